@@ -1,0 +1,108 @@
+"""Command-line entry: argument parsing and dispatch. Errors are printed, never raised."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from agent_tui import __version__
+from agent_tui.errors import AgentTuiError
+
+EXAMPLES = """\
+examples:
+  agent-tui                                  open the app in this directory
+  agent-tui run "add a --verbose flag to cli.py and run the tests"
+  agent-tui run --continue "now update the README"
+  agent-tui run --format json "..."          one JSON event per line
+  agent-tui sessions --json
+  agent-tui export SESSION_ID > session.json
+  agent-tui compact --continue "keep the list of failing tests"
+  agent-tui context
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\nRun '{self.prog} --help' for usage.\n")
+
+
+def _session_args(parser: argparse.ArgumentParser, *, model: bool = True) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "-c",
+        "--continue",
+        dest="cont",
+        action="store_true",
+        help="continue the latest session in this directory",
+    )
+    group.add_argument("-s", "--session", metavar="ID", help="continue the session with this id")
+    if model:
+        parser.add_argument(
+            "-m", "--model", metavar="MODEL", help="litellm model id, e.g. openai/gpt-5.1"
+        )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="agent-tui",
+        description="A terminal coding agent.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"agent-tui {__version__}")
+    _session_args(parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    run = commands.add_parser("run", help="run one prompt headless and print the answer")
+    _session_args(run)
+    run.add_argument(
+        "--format",
+        choices=["text", "json"],
+        default="text",
+        help="text (default) or one JSON event per line",
+    )
+    run.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="TOOL",
+        help="allow a tool set to 'ask' (e.g. --allow bash); repeatable",
+    )
+    run.add_argument("message", nargs="+", help="the prompt")
+
+    sessions = commands.add_parser("sessions", help="list sessions")
+    sessions.add_argument("--json", action="store_true", help="print JSON")
+    sessions.add_argument("--here", action="store_true", help="only this directory's sessions")
+
+    export = commands.add_parser("export", help="print a whole session as JSON")
+    export.add_argument("session_id", metavar="SESSION_ID")
+
+    compact = commands.add_parser("compact", help="summarise a session now")
+    _session_args(compact)
+    compact.add_argument("instructions", nargs="*", help="extra instructions for the summary")
+
+    context = commands.add_parser("context", help="show what fills the context window")
+    context.add_argument(
+        "-s", "--session", metavar="ID", help="session id (default: latest in this directory)"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command is None:
+            from agent_tui.tui.launch import launch
+
+            return launch(args)
+        from agent_tui import commands
+
+        return commands.dispatch(args)
+    except AgentTuiError as exc:
+        print(f"agent-tui: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("\nagent-tui: interrupted.", file=sys.stderr)
+        return 130

@@ -1,0 +1,192 @@
+"""Headless commands: run, sessions, export, compact, context."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime as dt
+import json
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from agent_tui import paths
+from agent_tui.config import Config, load_config
+from agent_tui.errors import NotFoundError, UsageError
+from agent_tui.headless import JsonView, TextView
+from agent_tui.provider.auth import credentials
+from agent_tui.session.context import EngineContext
+from agent_tui.session.engine import Engine
+from agent_tui.session.loop import LoopResult
+from agent_tui.session.usage import context_usage
+from agent_tui.storage.db import Database
+from agent_tui.storage.models import Session
+
+
+@contextlib.asynccontextmanager
+async def open_engine(config: Config) -> AsyncIterator[Engine]:
+    db = await Database.open(paths.database_path())
+    try:
+        yield Engine(EngineContext(db=db, config=config))
+    finally:
+        await db.close()
+
+
+async def resolve_session(
+    engine: Engine, session_id: str | None, cont: bool, *, create: bool
+) -> Session:
+    db = engine.ctx.db
+    directory = Path.cwd()
+    if session_id:
+        return await db.find_session_by_prefix(session_id)
+    if cont or not create:
+        session = await db.latest_session(str(directory))
+        if session is None:
+            raise NotFoundError(
+                f'No session to continue in {directory}. Start one with: agent-tui run "..." '
+                "(or list all sessions with: agent-tui sessions)."
+            )
+        return session
+    return await engine.new_session(directory)
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    config = load_config({"model": args.model} if getattr(args, "model", None) else None)
+    handler = {
+        "run": _run,
+        "sessions": _sessions,
+        "export": _export,
+        "compact": _compact,
+        "context": _context,
+    }[args.command]
+    return asyncio.run(handler(args, config))
+
+
+def _exit_code(result: LoopResult | None, err_stream: object = None) -> int:
+    if result is None:
+        return 0
+    if result.outcome == "aborted":
+        print("agent-tui: interrupted; what was streamed is saved.", file=sys.stderr)
+        return 130
+    if result.outcome == "error":
+        print(f"agent-tui: {result.error or 'the run failed.'}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _install_interrupt(engine: Engine, session_id: str) -> None:
+    """First Ctrl+C interrupts the step (streamed text is kept); the second quits."""
+    loop = asyncio.get_running_loop()
+
+    def on_interrupt() -> None:
+        engine.abort(session_id)
+        loop.remove_signal_handler(signal.SIGINT)
+
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, on_interrupt)
+
+
+async def _run(args: argparse.Namespace, config: Config) -> int:
+    for tool in args.allow:
+        config.permission[tool] = "allow"
+    text = " ".join(args.message)
+    if text.strip() == "-":
+        text = sys.stdin.read()
+    if not text.strip():
+        raise UsageError('The message is empty: agent-tui run "what to do".')
+    view = JsonView() if args.format == "json" else TextView()
+    async with open_engine(config) as engine:
+        engine.ctx.bus.subscribe(view)
+        if not (args.session or args.cont):
+            # Fail before creating an empty session the model could never answer.
+            credentials(args.model or config.model, config)
+        session = await resolve_session(engine, args.session, args.cont, create=True)
+        _install_interrupt(engine, session.id)
+        try:
+            result = await engine.prompt(session.id, text, model=args.model)
+        finally:
+            view.close()
+        if args.format == "text":
+            print(f"session {session.id}", file=sys.stderr)
+    return _exit_code(result)
+
+
+async def _compact(args: argparse.Namespace, config: Config) -> int:
+    view = TextView()
+    async with open_engine(config) as engine:
+        engine.ctx.bus.subscribe(view)
+        session = await resolve_session(engine, args.session, args.cont, create=False)
+        _install_interrupt(engine, session.id)
+        try:
+            result = await engine.compact(
+                session.id, " ".join(args.instructions) or None, model=args.model
+            )
+        finally:
+            view.close()
+    return _exit_code(result)
+
+
+def _time(ms: int) -> str:
+    return dt.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M")
+
+
+async def _sessions(args: argparse.Namespace, config: Config) -> int:
+    async with open_engine(config) as engine:
+        db = engine.ctx.db
+        sessions = await db.list_sessions(str(Path.cwd()) if args.here else None)
+        summaries = await db.session_summaries([s.id for s in sessions])
+    rows = []
+    for session in sessions:
+        summary = summaries[session.id]
+        rows.append(
+            {
+                "id": session.id,
+                "title": session.title,
+                "directory": session.directory,
+                "created": session.created,
+                "updated": session.updated,
+                "messages": summary.messages,
+                "compactions": summary.compactions,
+                "context": context_usage(summary.last_assistant, summary.cost).model_dump(),
+            }
+        )
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    if not rows:
+        print('No sessions yet. Start one with: agent-tui run "..." or agent-tui')
+        return 0
+    for row in rows:
+        usage = row["context"]
+        percent = f"{usage['percent']:.0f}%" if usage["percent"] is not None else "—"
+        print(
+            f"{row['id']}  {_time(row['updated'])}  {row['messages']:>4} msgs  "
+            f"{percent:>4}  {row['title'] or '(untitled)'}  [{row['directory']}]"
+        )
+    return 0
+
+
+async def _export(args: argparse.Namespace, config: Config) -> int:
+    async with open_engine(config) as engine:
+        session = await engine.ctx.db.find_session_by_prefix(args.session_id)
+        export = await engine.ctx.db.export_session(session.id)
+    print(export.model_dump_json(indent=2))
+    return 0
+
+
+async def _context(args: argparse.Namespace, config: Config) -> int:
+    from agent_tui.provider.limits import model_info
+    from agent_tui.session.breakdown import breakdown, render
+    from agent_tui.session.loop import load_history, model_of
+
+    async with open_engine(config) as engine:
+        session = await resolve_session(engine, args.session, False, create=False)
+        history = await load_history(engine.ctx, session)
+        model = model_info(model_of(history, config.model), config)
+        result = breakdown(
+            history, model, config, Path(session.directory), engine.ctx.registry.definitions()
+        )
+    print(render(result))
+    return 0

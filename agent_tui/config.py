@@ -1,0 +1,262 @@
+"""Configuration: pydantic models, file lookup and merging, `{env:NAME}` references."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from agent_tui import paths
+from agent_tui.errors import ConfigError
+
+DEFAULT_MODEL = "anthropic/claude-sonnet-4-5"
+CONFIG_FILE_NAME = "agent-tui.json"
+ENV_REF = re.compile(r"^\{env:([A-Za-z_][A-Za-z0-9_]*)\}$")
+
+PermissionLevel = Literal["allow", "ask", "deny"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ProviderConfig(_Strict):
+    api_base: str | None = None
+    """Base URL of the provider's API (e.g. a local OpenAI-compatible server)."""
+    api_key: SecretStr | None = None
+    """The key itself, or `{env:NAME}` to read it from an environment variable."""
+
+
+class ModelLimit(_Strict):
+    context: int = Field(default=0, ge=0)
+    """Context window in tokens; 0 means unknown (context % is not shown, never overflows)."""
+    input: int | None = Field(default=None, ge=0)
+    """Maximum input tokens, when the provider limits input separately."""
+    output: int | None = Field(default=None, ge=0)
+    """Maximum output tokens."""
+
+
+class ModelConfig(_Strict):
+    limit: ModelLimit = Field(default_factory=ModelLimit)
+
+
+class TruncationConfig(_Strict):
+    max_lines: int = Field(default=2000, ge=1)
+    """A tool output over this many lines is truncated and saved in full."""
+    max_bytes: int = Field(default=50 * 1024, ge=1)
+    """A tool output over this many bytes is truncated and saved in full."""
+
+
+class CompactionConfig(_Strict):
+    auto: bool = True
+    """Summarise automatically when the context window fills up."""
+    prune: bool = True
+    """Clear old tool outputs (beyond prune_protect tokens) before summarising."""
+    prune_protect: int = Field(default=40_000, ge=0)
+    """Tokens of the newest tool outputs that are never pruned."""
+    prune_minimum: int = Field(default=20_000, ge=0)
+    """Prune only when at least this many tokens would be freed."""
+    protected_tools: list[str] = Field(default_factory=lambda: ["skill"])
+    """Tools whose outputs are never pruned."""
+    output_token_max: int = Field(default=32_000, ge=1)
+    """Output tokens reserved for the answer when computing the usable window."""
+    reserved: int | None = Field(default=None, ge=0)
+    """Extra tokens kept free below the window (default: none beyond output_token_max)."""
+    preserve_recent_tokens: int | None = Field(default=None, ge=0)
+    """Newest turns kept verbatim after compaction (default 25% of usable, 2,000–15,000)."""
+    prompt: str | None = None
+    """A file path or the text of a prompt replacing prompts/compaction.txt."""
+    model: str | None = None
+    """A cheaper litellm model id for summaries (default: the session's model)."""
+
+
+class RetryConfig(_Strict):
+    max_attempts: int = Field(default=5, ge=1)
+    """Attempts for rate limits, 5xx and dropped connections (1 = no retry)."""
+    initial_delay: float = Field(default=2.0, ge=0)
+    """Seconds before the first retry; doubles each attempt unless Retry-After says otherwise."""
+    max_delay: float = Field(default=60.0, ge=0)
+    """Longest wait between attempts, in seconds."""
+
+
+class KeybindsConfig(_Strict):
+    leader: str = "ctrl+x"
+    """Leader key; the keys below marked (leader) follow it."""
+    compact: str = "c"
+    """(leader) summarise the session now."""
+    new_session: str = "n"
+    """(leader) start a new session."""
+    sessions: str = "l"
+    """(leader) list sessions."""
+    model: str = "m"
+    """(leader) choose the model."""
+    sidebar: str = "b"
+    """(leader) show or hide the sidebar."""
+    interrupt: str = "escape"
+    """Interrupt the running step or compaction."""
+    palette: str = "ctrl+p"
+    """Command palette."""
+
+
+class Config(_Strict):
+    model: str = DEFAULT_MODEL
+    """litellm model id, e.g. `openai/gpt-5.1` or `anthropic/claude-sonnet-4-5`."""
+    small_model: str | None = None
+    """A cheap model for session titles (default: the main model)."""
+    provider: dict[str, ProviderConfig] = Field(default_factory=dict)
+    """Per litellm provider: api_base, api_key."""
+    models: dict[str, ModelConfig] = Field(default_factory=dict)
+    """Per model id: limit.{context,input,output} overriding litellm's model info."""
+    permission: dict[str, PermissionLevel] = Field(default_factory=dict)
+    """Per tool: allow, ask or deny. Defaults: read-only tools allow; edit, write, bash ask."""
+    instructions: list[str] = Field(default_factory=list)
+    """Extra instruction files added to the system prompt."""
+    max_steps: int = Field(default=100, ge=1)
+    """Model calls per prompt before the agent is told to stop and summarise."""
+    doom_loop: int = Field(default=3, ge=0)
+    """Identical tool calls in a row before asking the person (0 disables)."""
+    retry: RetryConfig = Field(default_factory=RetryConfig)
+    truncation: TruncationConfig = Field(default_factory=TruncationConfig)
+    compaction: CompactionConfig = Field(default_factory=CompactionConfig)
+    keybinds: KeybindsConfig = Field(default_factory=KeybindsConfig)
+
+    # Where each value came from, for error messages; not part of the file format.
+    sources: list[str] = Field(default_factory=list, exclude=True)
+
+    def resolve_env(self) -> Config:
+        """Apply environment overrides that win over the file."""
+        if os.environ.get("AGENT_TUI_DISABLE_AUTOCOMPACT") == "1":
+            self.compaction.auto = False
+        if os.environ.get("AGENT_TUI_DISABLE_PRUNE") == "1":
+            self.compaction.prune = False
+        return self
+
+    def provider_for(self, model: str) -> tuple[str | None, str | None]:
+        """(api_base, api_key) for a model's provider, with `{env:NAME}` resolved."""
+        name = model.split("/", 1)[0] if "/" in model else "openai"
+        cfg = self.provider.get(name)
+        if cfg is None:
+            return None, None
+        key = cfg.api_key.get_secret_value() if cfg.api_key else None
+        return (
+            resolve_env_ref(cfg.api_base, f"provider.{name}.api_base"),
+            resolve_env_ref(key, f"provider.{name}.api_key"),
+        )
+
+    def limit_for(self, model: str) -> ModelLimit | None:
+        entry = self.models.get(model)
+        return entry.limit if entry else None
+
+
+def resolve_env_ref(value: str | None, field: str) -> str | None:
+    if value is None:
+        return None
+    match = ENV_REF.match(value)
+    if not match:
+        return value
+    name = match.group(1)
+    resolved = os.environ.get(name)
+    if not resolved:
+        raise ConfigError(
+            f"Config field {field} is {value!r}, but the environment variable {name} is not set.\n"
+            f"Set it (export {name}=...) or put the value in the config file."
+        )
+    return resolved
+
+
+def _strip_comments(value: Any) -> Any:
+    """Keys starting with `_` or `$` are documentation (see config.example.json)."""
+    if isinstance(value, dict):
+        return {
+            k: _strip_comments(v)
+            for k, v in value.items()
+            if not (isinstance(k, str) and k[:1] in "_$")
+        }
+    if isinstance(value, list):
+        return [_strip_comments(v) for v in value]
+    return value
+
+
+def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"Cannot read config file {path}: {exc.strerror or exc}.") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"Config file {path} is not UTF-8 text.") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"Config file {path} is not valid JSON: {exc.msg} at line {exc.lineno}, "
+            f"column {exc.colno}."
+        ) from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"Config file {path} must hold a JSON object ({{...}}).")
+    return _strip_comments(data)
+
+
+def _describe_error(err: dict[str, Any]) -> str:
+    field = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    if err["type"] == "extra_forbidden":
+        parent = Config
+        for part in err["loc"][:-1]:
+            ann = parent.model_fields.get(str(part)) if isinstance(parent, type) else None
+            parent = ann.annotation if ann else None  # type: ignore[assignment]
+        valid = ""
+        if isinstance(parent, type) and issubclass(parent, BaseModel):
+            valid = " Valid keys here: " + ", ".join(sorted(parent.model_fields)) + "."
+        return f"{field}: unknown key.{valid}"
+    return f"{field}: {err['msg']} (got {err.get('input')!r})"
+
+
+def config_files() -> list[Path]:
+    """The files that make up the config, lowest priority first."""
+    explicit = os.environ.get("AGENT_TUI_CONFIG")
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise ConfigError(
+                f"AGENT_TUI_CONFIG points to {path}, which does not exist. "
+                "Create it or unset AGENT_TUI_CONFIG."
+            )
+        return [path]
+    candidates = [paths.config_dir() / "config.json", Path.cwd() / CONFIG_FILE_NAME]
+    return [p for p in candidates if p.is_file()]
+
+
+def load_config(overrides: dict[str, Any] | None = None) -> Config:
+    """Load and validate the config; raise ConfigError naming the file and field."""
+    files = config_files()
+    merged: dict[str, Any] = {}
+    for path in files:
+        data = _read_json(path)
+        try:
+            Config.model_validate(data)
+        except ValidationError as exc:
+            details = "\n".join("  " + _describe_error(e) for e in exc.errors()[:10])
+            raise ConfigError(f"Invalid config in {path}:\n{details}") from exc
+        merged = _deep_merge(merged, data)
+    if overrides:
+        merged = _deep_merge(merged, overrides)
+    try:
+        config = Config.model_validate(merged)
+    except ValidationError as exc:
+        details = "\n".join("  " + _describe_error(e) for e in exc.errors()[:10])
+        raise ConfigError(f"Invalid config (command-line options):\n{details}") from exc
+    config.sources = [str(p) for p in files]
+    return config.resolve_env()

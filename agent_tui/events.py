@@ -1,0 +1,86 @@
+"""Engine events: everything a view (TUI or headless CLI) shows arrives as one of these."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from agent_tui.storage.models import Message, Part, Session
+
+
+class PartUpdated(BaseModel):
+    type: Literal["part.updated"] = "part.updated"
+    part: Part
+    delta: str | None = None
+    """The text appended by this update, when streaming."""
+
+
+class MessageUpdated(BaseModel):
+    type: Literal["message.updated"] = "message.updated"
+    info: Message
+
+
+class SessionUpdated(BaseModel):
+    type: Literal["session.updated"] = "session.updated"
+    session: Session
+
+
+SessionStatusKind = Literal["idle", "busy", "compacting", "retrying"]
+
+
+class SessionStatus(BaseModel):
+    type: Literal["session.status"] = "session.status"
+    session_id: str
+    status: SessionStatusKind
+    attempt: int | None = None
+    max_attempts: int | None = None
+    wait: float | None = None
+    message: str | None = None
+
+
+class SessionError(BaseModel):
+    type: Literal["session.error"] = "session.error"
+    session_id: str
+    kind: str
+    message: str
+
+
+class SessionCompacted(BaseModel):
+    type: Literal["session.compacted"] = "session.compacted"
+    session_id: str
+    auto: bool
+    summary_message_id: str
+
+
+class PermissionAsked(BaseModel):
+    type: Literal["permission.asked"] = "permission.asked"
+    id: str
+    session_id: str
+    tool: str
+    title: str
+    """What the tool will do, e.g. the command or `edit src/app.py`."""
+    detail: str = ""
+    """The full command or a diff, for the dialog."""
+    input: dict = Field(default_factory=dict)
+
+
+class Notice(BaseModel):
+    """A one-line note for the person (e.g. 'context size unknown for this model')."""
+
+    type: Literal["notice"] = "notice"
+    session_id: str | None = None
+    level: Literal["info", "warning", "error"] = "info"
+    message: str
+
+
+Event = (
+    PartUpdated
+    | MessageUpdated
+    | SessionUpdated
+    | SessionStatus
+    | SessionError
+    | SessionCompacted
+    | PermissionAsked
+    | Notice
+)

@@ -1,0 +1,96 @@
+"""The headless view of engine events for `agent-tui run`: text to stdout, tools to stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TextIO
+
+from agent_tui.events import Event, Notice, PartUpdated, SessionError, SessionStatus
+from agent_tui.storage.models import TextPart, ToolPart, ToolStateCompleted, ToolStateError
+
+SHORT_INPUT = 60
+
+
+def short_input(part: ToolPart) -> str:
+    data = part.state.input
+    for key in ("command", "file_path", "pattern", "path"):
+        if isinstance(data.get(key), str):
+            text = data[key]
+            break
+    else:
+        text = json.dumps(data, ensure_ascii=False) if data else ""
+    text = " ".join(text.split())
+    return text if len(text) <= SHORT_INPUT else text[: SHORT_INPUT - 1] + "…"
+
+
+def tool_line(part: ToolPart) -> str:
+    state = part.state
+    line = f"[{part.tool}] {short_input(part)} — {state.status}"
+    if isinstance(state, ToolStateError):
+        first = (state.error.splitlines() or [""])[0]
+        line += f": {first[:120]}"
+    elif isinstance(state, ToolStateCompleted):
+        if state.metadata.get("truncated"):
+            line += f" (truncated, full output: {state.metadata.get('output_path')})"
+        if state.metadata.get("exit_code") not in (None, 0):
+            line += f" (exit code {state.metadata['exit_code']})"
+    return line
+
+
+class TextView:
+    """Streams assistant text as it arrives; one stderr line per finished tool call."""
+
+    def __init__(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self._at_line_start = True
+        self._reported: set[str] = set()
+
+    def _newline(self) -> None:
+        if not self._at_line_start:
+            self.out.write("\n")
+            self.out.flush()
+            self._at_line_start = True
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, PartUpdated):
+            part = event.part
+            if isinstance(part, TextPart) and event.delta and not part.synthetic:
+                self.out.write(event.delta)
+                self.out.flush()
+                self._at_line_start = event.delta.endswith("\n")
+            elif isinstance(part, ToolPart) and isinstance(
+                part.state, (ToolStateCompleted, ToolStateError)
+            ):
+                key = f"{part.id}:{part.state.status}"
+                if key not in self._reported:
+                    self._reported.add(key)
+                    self._newline()
+                    print(tool_line(part), file=self.err, flush=True)
+        elif isinstance(event, SessionStatus) and event.status in ("retrying", "compacting"):
+            self._newline()
+            text = event.message or "Compacting the conversation…"
+            print(f"agent-tui: {text}", file=self.err, flush=True)
+        elif isinstance(event, Notice):
+            self._newline()
+            print(f"agent-tui: {event.message}", file=self.err, flush=True)
+        elif isinstance(event, SessionError):
+            self._newline()
+
+    def close(self) -> None:
+        self._newline()
+
+
+class JsonView:
+    """One JSON event per line on stdout, for scripts."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+
+    def __call__(self, event: Event) -> None:
+        self.out.write(event.model_dump_json() + "\n")
+        self.out.flush()
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,51 @@
+"""Time-ordered identifiers that sort as text in creation order."""
+
+from __future__ import annotations
+
+import secrets
+import string
+import threading
+import time
+
+_ALPHABET = string.ascii_letters + string.digits
+_lock = threading.Lock()
+_last_ms = 0
+_counter = 0
+
+
+def new_id(prefix: str) -> str:
+    """`prefix_` + 12 hex digits of ms time + 4 hex digits of counter + 8 random chars.
+
+    Within one process ids are strictly increasing even inside the same millisecond.
+    """
+    global _last_ms, _counter
+    with _lock:
+        now = int(time.time() * 1000)
+        if now <= _last_ms:
+            _counter += 1
+            if _counter > 0xFFFF:
+                _last_ms += 1
+                _counter = 0
+            now = _last_ms
+        else:
+            _last_ms = now
+            _counter = 0
+        counter = _counter
+    rand = "".join(secrets.choice(_ALPHABET) for _ in range(8))
+    return f"{prefix}_{now:012x}{counter:04x}{rand}"
+
+
+def session_id() -> str:
+    return new_id("ses")
+
+
+def message_id() -> str:
+    return new_id("msg")
+
+
+def part_id() -> str:
+    return new_id("prt")
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)

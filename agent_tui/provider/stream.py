@@ -1,0 +1,187 @@
+"""One streamed model call through litellm, normalised into provider events."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from agent_tui.errors import ProviderError
+from agent_tui.provider.errors import map_exception
+from agent_tui.provider.loader import litellm
+from agent_tui.storage.models import CacheTokens, Tokens
+
+
+class ModelRequest(BaseModel):
+    model: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    api_base: str | None = None
+    api_key: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+
+
+class TextDelta(BaseModel):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ReasoningDelta(BaseModel):
+    type: Literal["reasoning"] = "reasoning"
+    text: str
+
+
+class ToolCallStart(BaseModel):
+    type: Literal["tool-start"] = "tool-start"
+    call_id: str
+    name: str
+
+
+class ToolInputDelta(BaseModel):
+    type: Literal["tool-delta"] = "tool-delta"
+    call_id: str
+    delta: str
+
+
+class ToolCallReady(BaseModel):
+    type: Literal["tool-ready"] = "tool-ready"
+    call_id: str
+    name: str
+    arguments: str
+
+
+class StepFinish(BaseModel):
+    type: Literal["finish"] = "finish"
+    reason: str
+    usage: Tokens
+    has_usage: bool = True
+
+
+ProviderEvent = (
+    TextDelta | ReasoningDelta | ToolCallStart | ToolInputDelta | ToolCallReady | StepFinish
+)
+
+
+def normalise_usage(usage: Any) -> Tokens:
+    """litellm Usage -> {input, output, reasoning, cache: {read, write}}, input uncached only."""
+
+    def get(obj: Any, name: str) -> int:
+        if obj is None:
+            return 0
+        value = obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+        return int(value or 0)
+
+    prompt = get(usage, "prompt_tokens")
+    completion = get(usage, "completion_tokens")
+    prompt_details = (
+        usage.get("prompt_tokens_details")
+        if isinstance(usage, dict)
+        else getattr(usage, "prompt_tokens_details", None)
+    )
+    completion_details = (
+        usage.get("completion_tokens_details")
+        if isinstance(usage, dict)
+        else getattr(usage, "completion_tokens_details", None)
+    )
+    cache_read = get(usage, "cache_read_input_tokens") or get(prompt_details, "cached_tokens")
+    cache_write = get(usage, "cache_creation_input_tokens")
+    reasoning = get(completion_details, "reasoning_tokens")
+    return Tokens(
+        input=max(prompt - cache_read - cache_write, 0),
+        output=max(completion - reasoning, 0),
+        reasoning=reasoning,
+        cache=CacheTokens(read=cache_read, write=cache_write),
+    )
+
+
+class _ToolCallBuffer:
+    def __init__(self, call_id: str, name: str) -> None:
+        self.call_id = call_id
+        self.name = name
+        self.arguments: list[str] = []
+
+
+async def stream_model(request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+    """Stream one completion. Raises ProviderError (mapped) on failures."""
+    lib = litellm()
+    kwargs: dict[str, Any] = {
+        "model": request.model,
+        "messages": request.messages,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "num_retries": 0,
+        "max_retries": 0,
+    }
+    if request.tools:
+        kwargs["tools"] = request.tools
+    for key in ("api_base", "api_key", "max_tokens", "temperature"):
+        value = getattr(request, key)
+        if value is not None:
+            kwargs[key] = value
+    try:
+        response = await lib.acompletion(**kwargs)
+        async for event in _events(response):
+            yield event
+    except ProviderError:
+        raise
+    except Exception as exc:  # every litellm/httpx failure becomes a mapped ProviderError
+        raise map_exception(exc, model=request.model) from exc
+
+
+async def _events(response: Any) -> AsyncIterator[ProviderEvent]:
+    calls: dict[int, _ToolCallBuffer] = {}
+    finish_reason: str | None = None
+    usage: Tokens | None = None
+    async for chunk in response:
+        chunk_usage = getattr(chunk, "usage", None)
+        if chunk_usage:
+            usage = normalise_usage(chunk_usage)
+        for choice in chunk.choices or []:
+            delta = choice.delta
+            reasoning = getattr(delta, "reasoning_content", None)
+            if reasoning:
+                yield ReasoningDelta(text=reasoning)
+            if delta.content:
+                yield TextDelta(text=delta.content)
+            for call in getattr(delta, "tool_calls", None) or []:
+                index = call.index if call.index is not None else len(calls)
+                buffer = calls.get(index)
+                fn = call.function
+                if buffer is None:
+                    buffer = _ToolCallBuffer(call.id or f"call_{index}", (fn and fn.name) or "")
+                    calls[index] = buffer
+                    yield ToolCallStart(call_id=buffer.call_id, name=buffer.name)
+                if fn and fn.arguments:
+                    buffer.arguments.append(fn.arguments)
+                    yield ToolInputDelta(call_id=buffer.call_id, delta=fn.arguments)
+            if choice.finish_reason:
+                finish_reason = choice.finish_reason
+    for buffer in calls.values():
+        yield ToolCallReady(
+            call_id=buffer.call_id, name=buffer.name, arguments="".join(buffer.arguments)
+        )
+    reason = finish_reason or ("tool_calls" if calls else "unknown")
+    if calls and reason == "stop":
+        reason = "tool_calls"  # some providers say stop while calling tools
+    yield StepFinish(reason=reason, usage=usage or Tokens(), has_usage=usage is not None)
+
+
+async def complete_text(request: ModelRequest) -> str:
+    """A short non-tool call (titles, summaries of chunks): the streamed text joined."""
+    parts: list[str] = []
+    async for event in stream_model(request):
+        if isinstance(event, TextDelta):
+            parts.append(event.text)
+    return "".join(parts)
+
+
+def parse_arguments(raw: str) -> dict[str, Any] | None:
+    """The tool input as a dict, or None when it is not a JSON object."""
+    try:
+        value = json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None

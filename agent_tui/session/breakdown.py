@@ -1,0 +1,129 @@
+"""`agent-tui context`: estimated tokens by category and the next compaction threshold."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from agent_tui.config import Config
+from agent_tui.provider.limits import ModelInfo
+from agent_tui.session.messages import CLEARED_OUTPUT, filter_compacted, tool_result_text
+from agent_tui.session.overflow import usable_tokens
+from agent_tui.session.system import build_system
+from agent_tui.session.tokens import count_tokens
+from agent_tui.storage.models import (
+    AssistantMessage,
+    MessageWithParts,
+    TextPart,
+    ToolPart,
+    ToolStateCompleted,
+)
+
+
+class ContextBreakdown(BaseModel):
+    model: str
+    system_prompt: int = 0
+    tool_definitions: int = 0
+    user_text: int = 0
+    assistant_text: int = 0
+    tool_outputs: int = 0
+    pruned: int = 0
+    """Tokens sent for cleared outputs (their placeholders)."""
+    pruned_saved: int = 0
+    """Tokens those outputs would cost if they were still sent."""
+    summary: int = 0
+    context_limit: int = 0
+    threshold: int = 0
+    """Automatic compaction fires when a step's input + cache.read + output exceeds this."""
+    last_step_tokens: int = 0
+    compacted: bool = False
+
+    @property
+    def total(self) -> int:
+        return (
+            self.system_prompt
+            + self.tool_definitions
+            + self.user_text
+            + self.assistant_text
+            + self.tool_outputs
+            + self.pruned
+            + self.summary
+        )
+
+
+def breakdown(
+    history: list[MessageWithParts],
+    model: ModelInfo,
+    config: Config,
+    directory: Path,
+    tool_definitions: list[dict],
+) -> ContextBreakdown:
+    count = lambda text: count_tokens(text, model.id)  # noqa: E731
+    system, _ = build_system(model.id, directory, config)
+    result = ContextBreakdown(
+        model=model.id,
+        system_prompt=sum(count(s) for s in system),
+        tool_definitions=count(json.dumps(tool_definitions)) if tool_definitions else 0,
+        context_limit=model.limit.context,
+        threshold=usable_tokens(model.limit, config.compaction),
+    )
+    for message in filter_compacted(history):
+        info = message.info
+        is_summary = isinstance(info, AssistantMessage) and info.summary
+        result.compacted = result.compacted or is_summary
+        for part in message.parts:
+            if isinstance(part, TextPart) and not part.ignored:
+                tokens = count(part.text)
+                if is_summary:
+                    result.summary += tokens
+                elif info.role == "user":
+                    result.user_text += tokens
+                else:
+                    result.assistant_text += tokens
+            elif isinstance(part, ToolPart):
+                result.assistant_text += count(part.tool + json.dumps(part.state.input))
+                state = part.state
+                if isinstance(state, ToolStateCompleted) and state.time.compacted:
+                    result.pruned += count(CLEARED_OUTPUT)
+                    result.pruned_saved += count(state.output)
+                else:
+                    result.tool_outputs += count(tool_result_text(part))
+        if isinstance(info, AssistantMessage) and info.finish and not is_summary:
+            result.last_step_tokens = (
+                info.tokens.input + info.tokens.cache.read + info.tokens.output
+            )
+    return result
+
+
+def render(b: ContextBreakdown) -> str:
+    rows = [
+        ("System prompt", b.system_prompt),
+        ("Tool definitions", b.tool_definitions),
+        ("User text", b.user_text),
+        ("Assistant text and tool calls", b.assistant_text),
+        ("Tool outputs", b.tool_outputs),
+        ("Pruned outputs (placeholders)", b.pruned),
+        ("Summary", b.summary),
+    ]
+    width = max(len(name) for name, _ in rows)
+    lines = [f"Context for {b.model} (estimated with the local tokenizer)", ""]
+    for name, tokens in rows:
+        share = f"{tokens * 100 / b.context_limit:5.1f}%" if b.context_limit else ""
+        lines.append(f"  {name:<{width}}  {tokens:>9,}  {share}")
+    lines.append(f"  {'Total':<{width}}  {b.total:>9,}")
+    lines.append("")
+    if b.pruned_saved:
+        lines.append(f"Pruning saves about {b.pruned_saved:,} tokens of old tool outputs.")
+    if b.context_limit:
+        lines.append(
+            f"Context window: {b.context_limit:,} tokens. Automatic compaction fires when "
+            f"a step uses more than {b.threshold:,} (last step: {b.last_step_tokens:,})."
+        )
+    else:
+        lines.append(
+            "Context window unknown for this model: set models.<id>.limit.context "
+            "to enable context % and automatic compaction."
+        )
+    return "\n".join(lines)

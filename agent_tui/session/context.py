@@ -1,0 +1,35 @@
+"""What every part of a running session needs: storage, config, events, tools."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent_tui import paths
+from agent_tui.bus import Bus
+from agent_tui.config import Config, PermissionLevel
+from agent_tui.events import Event
+from agent_tui.storage.db import Database
+from agent_tui.tool.base import AskPermission
+from agent_tui.tool.registry import ToolRegistry
+
+
+@dataclass
+class EngineContext:
+    db: Database
+    config: Config
+    bus: Bus = field(default_factory=Bus)
+    registry: ToolRegistry = field(default_factory=ToolRegistry.default)
+    ask: AskPermission | None = None
+    """How to ask the person; None refuses every `ask` (headless run)."""
+    output_dir: Path = field(default_factory=paths.tool_output_dir)
+    session_permissions: dict[str, dict[str, PermissionLevel]] = field(default_factory=dict)
+
+    def publish(self, event: Event) -> None:
+        self.bus.publish(event)
+
+    def permissions_for(self, session_id: str) -> dict[str, PermissionLevel]:
+        """Config permissions plus the person's 'always allow' answers in this session."""
+        if session_id not in self.session_permissions:
+            self.session_permissions[session_id] = dict(self.config.permission)
+        return self.session_permissions[session_id]

@@ -1,0 +1,104 @@
+"""The engine's front door: views send commands in (prompt, compact, abort) and render
+the events that come out of the bus."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from agent_tui.errors import UsageError
+from agent_tui.events import MessageUpdated, PartUpdated, SessionUpdated
+from agent_tui.ids import message_id, part_id
+from agent_tui.provider.auth import credentials
+from agent_tui.session import compaction
+from agent_tui.session.context import EngineContext
+from agent_tui.session.loop import LoopResult, SessionLoop, load_history, model_of
+from agent_tui.storage.models import Session, TextPart, UserMessage
+
+TITLE_LENGTH = 50
+
+
+def default_title(text: str) -> str:
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "New session")
+    return first if len(first) <= TITLE_LENGTH else first[: TITLE_LENGTH - 1].rstrip() + "…"
+
+
+class Engine:
+    def __init__(self, ctx: EngineContext) -> None:
+        self.ctx = ctx
+        self._aborts: dict[str, asyncio.Event] = {}
+        self._runs: dict[str, asyncio.Task[LoopResult]] = {}
+
+    # ---- sessions ---------------------------------------------------------------------
+
+    async def new_session(self, directory: Path) -> Session:
+        session = await self.ctx.db.create_session(str(directory))
+        self.ctx.publish(SessionUpdated(session=session))
+        return session
+
+    def is_busy(self, session_id: str) -> bool:
+        task = self._runs.get(session_id)
+        return task is not None and not task.done()
+
+    async def session_model(self, session_id: str) -> str:
+        """The model of the session's newest user message, else the configured one."""
+        session = await self.ctx.db.get_session(session_id)
+        return model_of(await load_history(self.ctx, session), self.ctx.config.model)
+
+    # ---- commands ---------------------------------------------------------------------
+
+    async def prompt(
+        self, session_id: str, text: str, *, model: str | None = None
+    ) -> LoopResult | None:
+        """Add a user message and run the loop; while the loop runs, the message is queued
+        (it reaches the model as a reminder) and None is returned."""
+        if not text.strip():
+            raise UsageError("The message is empty: type something to send.")
+        model = model or await self.session_model(session_id)
+        credentials(model, self.ctx.config)  # fail before saving anything the model can't answer
+        session = await self.ctx.db.get_session(session_id)
+        info = UserMessage(id=message_id(), session_id=session_id, model=model)
+        part = TextPart(id=part_id(), session_id=session_id, message_id=info.id, text=text)
+        await self.ctx.db.upsert_message(info)
+        await self.ctx.db.upsert_part(part, flush=True)
+        self.ctx.publish(MessageUpdated(info=info))
+        self.ctx.publish(PartUpdated(part=part))
+        if not session.title:
+            session.title = default_title(text)
+            await self.ctx.db.update_session(session)
+            self.ctx.publish(SessionUpdated(session=session))
+        if self.is_busy(session_id):
+            return None
+        return await self.run(session_id)
+
+    async def compact(
+        self, session_id: str, instructions: str | None = None, *, model: str | None = None
+    ) -> LoopResult | None:
+        """Manual compaction (`/compact [instructions]`): summarise now, then stop."""
+        model = model or await self.session_model(session_id)
+        credentials(self.ctx.config.compaction.model or model, self.ctx.config)
+        await compaction.create_request(
+            self.ctx, session_id, auto=False, model=model, instructions=instructions
+        )
+        if self.is_busy(session_id):
+            return None
+        return await self.run(session_id)
+
+    async def run(self, session_id: str) -> LoopResult:
+        abort = asyncio.Event()
+        self._aborts[session_id] = abort
+        task = asyncio.create_task(SessionLoop(self.ctx, session_id, abort).run())
+        self._runs[session_id] = task
+        try:
+            return await task
+        finally:
+            self._runs.pop(session_id, None)
+            self._aborts.pop(session_id, None)
+
+    def abort(self, session_id: str) -> bool:
+        """Interrupt the running step or compaction; streamed text is kept."""
+        event = self._aborts.get(session_id)
+        if event is None:
+            return False
+        event.set()
+        return True

@@ -1,0 +1,293 @@
+"""The session loop: read history after the boundary -> decide -> call or compact -> repeat."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent_tui import paths
+from agent_tui.errors import CompactionError
+from agent_tui.events import Notice, SessionError, SessionStatus
+from agent_tui.ids import message_id
+from agent_tui.provider.limits import ModelInfo, model_info
+from agent_tui.session import compaction, prune
+from agent_tui.session.context import EngineContext
+from agent_tui.session.messages import arrange_after_compaction, history_start, summary_for
+from agent_tui.session.overflow import fits, is_overflow
+from agent_tui.session.processor import StepOutcome, StepProcessor
+from agent_tui.session.request import build_request, estimate_tokens
+from agent_tui.session.tokens import counter_for
+from agent_tui.storage.models import (
+    AssistantMessage,
+    CompactionPart,
+    MessageWithParts,
+    Session,
+    UserMessage,
+)
+
+# Compactions in one loop without a successful model step in between: past this the
+# history cannot be made to fit, so stop instead of summarising forever.
+MAX_COMPACTIONS_WITHOUT_PROGRESS = 2
+
+
+@dataclass
+class LoopResult:
+    outcome: StepOutcome | str = "stop"
+    error: str | None = None
+    steps: int = 0
+    compactions: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+async def load_history(ctx: EngineContext, session: Session) -> list[MessageWithParts]:
+    """Messages from the stored boundary on, never a scan of everything before it."""
+    messages = await ctx.db.messages(session.id, since_id=history_start(session))
+    return arrange_after_compaction(messages, session)
+
+
+def _latest(history: list[MessageWithParts], role: str) -> MessageWithParts | None:
+    candidates = [m for m in history if m.info.role == role]
+    return max(candidates, key=lambda m: m.info.id) if candidates else None
+
+
+def _finished_after(history: list[MessageWithParts], session: Session) -> AssistantMessage | None:
+    """The newest finished normal step after the latest compaction (not the summary)."""
+    boundary = session.compaction_id or ""
+    best: AssistantMessage | None = None
+    for message in history:
+        info = message.info
+        if (
+            isinstance(info, AssistantMessage)
+            and info.finish
+            and not info.summary
+            and info.id > boundary
+            and (best is None or info.id > best.id)
+        ):
+            best = info
+    return best
+
+
+def _pending_compaction(
+    history: list[MessageWithParts], last_user: MessageWithParts
+) -> CompactionPart | None:
+    for part in last_user.parts:
+        if isinstance(part, CompactionPart) and summary_for(history, last_user.info.id) is None:
+            return part
+    return None
+
+
+class SessionLoop:
+    def __init__(self, ctx: EngineContext, session_id: str, abort: asyncio.Event) -> None:
+        self.ctx = ctx
+        self.session_id = session_id
+        self.abort = abort
+        self.result = LoopResult()
+        self._loop_start_user: str | None = None
+        self._overflow_retried = False
+        self._compactions_since_step = 0
+        self._noted_unknown: set[str] = set()
+
+    def _status(self, status: str, message: str | None = None) -> None:
+        self.ctx.publish(
+            SessionStatus(
+                session_id=self.session_id,
+                status=status,  # type: ignore[arg-type]
+                message=message,
+            )
+        )
+
+    def _stop(self, outcome: str, error: str | None = None) -> None:
+        self.result.outcome = outcome
+        self.result.error = error
+        if error:
+            self.ctx.publish(SessionError(session_id=self.session_id, kind=outcome, message=error))
+
+    def _model(self, model_id: str) -> ModelInfo:
+        info = model_info(model_id, self.ctx.config)
+        if not info.known and model_id not in self._noted_unknown:
+            self._noted_unknown.add(model_id)
+            note = (
+                f"The context window of {model_id} is unknown: context % is not shown and "
+                f'automatic compaction is off. Set models."{model_id}".limit.context in '
+                "agent-tui.json to enable both."
+            )
+            self.result.notes.append(note)
+            self.ctx.publish(Notice(session_id=self.session_id, level="warning", message=note))
+        return info
+
+    async def run(self) -> LoopResult:
+        # Parts left pending/running by a crash become "interrupted"; a half-written
+        # summary is discarded so its compaction request is processed again.
+        await self.ctx.db.interrupted_parts_cleanup(self.session_id)
+        await self.ctx.db.discard_unfinished_summaries(self.session_id)
+        # Loading a tokenizer takes ~0.5 s: do it off the event loop.
+        await asyncio.to_thread(counter_for, self.ctx.config.model)
+        self._status("busy")
+        try:
+            await self._run()
+        finally:
+            if self.ctx.config.compaction.prune and not self.abort.is_set():
+                session = await self.ctx.db.get_session(self.session_id)
+                history = await load_history(self.ctx, session)
+                await prune.prune(self.ctx, history, model_of(history, self.ctx.config.model))
+            await self.ctx.db.flush()
+            self._status("idle")
+        return self.result
+
+    async def _run(self) -> None:
+        config = self.ctx.config
+        while True:
+            if self.abort.is_set():
+                return self._stop("aborted")
+            session = await self.ctx.db.get_session(self.session_id)
+            history = await load_history(self.ctx, session)
+            last_user = _latest(history, "user")
+            if last_user is None:
+                return self._stop("stop")
+            last_assistant = _latest(history, "assistant")
+            if self._loop_start_user is None:
+                self._loop_start_user = last_user.info.id
+            if last_assistant is not None and last_assistant.info.id > last_user.info.id:
+                info = last_assistant.info
+                assert isinstance(info, AssistantMessage)
+                if info.error or info.finish not in (None, "tool_calls"):
+                    return self._stop(self.result.outcome if self.result.steps else "stop")
+            assert isinstance(last_user.info, UserMessage)
+            model_id = last_user.info.model or config.model
+            model = self._model(model_id)
+
+            request_part = _pending_compaction(history, last_user)
+            if request_part is not None:
+                if not await self._compact(session, history, last_user, request_part, model):
+                    return None
+                continue
+
+            finished = _finished_after(history, session)
+            if (
+                config.compaction.auto
+                and finished is not None
+                and is_overflow(finished.tokens, model.limit, config.compaction)
+            ):
+                if await self._prune_or_compact(session, history, model, last_user):
+                    continue
+
+            self.result.steps += 1
+            last_step = self.result.steps >= config.max_steps
+            tools = [] if last_step else self.ctx.registry.definitions()
+            request, notes = build_request(
+                history,
+                model=model_id,
+                directory=Path(session.directory),
+                config=config,
+                tools=tools,
+                reminder_after=self._loop_start_user,
+                final_instruction=paths.read_prompt("max_steps.txt") if last_step else None,
+            )
+            for note in notes:
+                self.ctx.publish(Notice(session_id=self.session_id, level="warning", message=note))
+            estimate = estimate_tokens(request.messages, request.tools, model_id)
+            if (
+                config.compaction.auto
+                and not fits(estimate, model.limit, config.compaction)
+                and self._compactions_since_step < MAX_COMPACTIONS_WITHOUT_PROGRESS
+            ):
+                self.result.steps -= 1
+                if await self._prune_or_compact(session, history, model, last_user):
+                    continue
+
+            assistant = AssistantMessage(
+                id=message_id(),
+                session_id=self.session_id,
+                parent_id=last_user.info.id,
+                model=model_id,
+                agent=last_user.info.agent,
+            )
+            outcome = await StepProcessor(
+                self.ctx, assistant, Path(session.directory), self.abort, model
+            ).run(request, estimate)
+            self.result.outcome = outcome
+            if outcome == "overflow":
+                if self._overflow_retried or not config.compaction.auto:
+                    return self._stop("error", assistant.error.message if assistant.error else None)
+                self._overflow_retried = True
+                await compaction.create_request(
+                    self.ctx, self.session_id, auto=True, overflow=True, model=model_id
+                )
+                continue
+            if outcome == "error":
+                return self._stop("error", assistant.error.message if assistant.error else None)
+            if outcome == "aborted":
+                return self._stop("aborted")
+            self._compactions_since_step = 0
+            self._overflow_retried = False
+            await self.ctx.db.touch_session(self.session_id)
+
+    async def _prune_or_compact(
+        self,
+        session: Session,
+        history: list[MessageWithParts],
+        model: ModelInfo,
+        last_user: MessageWithParts,
+    ) -> bool:
+        """Over budget: prune first; if that is not enough, queue an automatic compaction.
+        Returns True when the loop should re-read the history."""
+        config = self.ctx.config
+        if config.compaction.prune:
+            freed = await prune.prune(self.ctx, history, model.id)
+            if freed:
+                fresh = await load_history(self.ctx, await self.ctx.db.get_session(session.id))
+                request, _ = build_request(
+                    fresh,
+                    model=model.id,
+                    directory=Path(session.directory),
+                    config=config,
+                    tools=self.ctx.registry.definitions(),
+                )
+                if fits(
+                    estimate_tokens(request.messages, request.tools, model.id),
+                    model.limit,
+                    config.compaction,
+                ):
+                    return True
+        if self._compactions_since_step >= MAX_COMPACTIONS_WITHOUT_PROGRESS:
+            self._stop("error", compaction.NO_PROGRESS_MESSAGE)
+            return False
+        await compaction.create_request(self.ctx, self.session_id, auto=True, model=model.id)
+        return True
+
+    async def _compact(
+        self,
+        session: Session,
+        history: list[MessageWithParts],
+        request_msg: MessageWithParts,
+        part: CompactionPart,
+        model: ModelInfo,
+    ) -> bool:
+        self._compactions_since_step += 1
+        self.result.compactions += 1
+        if self._compactions_since_step > MAX_COMPACTIONS_WITHOUT_PROGRESS:
+            self._stop("error", compaction.NO_PROGRESS_MESSAGE)
+            return False
+        self._status("compacting")
+        try:
+            outcome = await compaction.process(
+                self.ctx, session, history, request_msg, part, model, self.abort
+            )
+        except CompactionError as exc:
+            self._stop("error", str(exc))
+            return False
+        finally:
+            self._status("busy")
+        if outcome != "stop":
+            self._stop(outcome, None if outcome == "aborted" else "Compaction failed.")
+            return False
+        return True
+
+
+def model_of(history: list[MessageWithParts], default: str) -> str:
+    """The model of the newest user message in the history, else `default`."""
+    for message in sorted(history, key=lambda m: m.info.id, reverse=True):
+        if isinstance(message.info, UserMessage) and message.info.model:
+            return message.info.model
+    return default

@@ -1,0 +1,177 @@
+"""History after the compaction boundary, and its conversion to provider messages."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agent_tui.storage.models import (
+    AssistantMessage,
+    CompactionPart,
+    FilePart,
+    MessageWithParts,
+    Session,
+    SubtaskPart,
+    TextPart,
+    ToolPart,
+    ToolStateCompleted,
+    ToolStateError,
+    UserMessage,
+)
+
+COMPACTION_QUESTION = "What did we do so far?"
+CLEARED_OUTPUT = "[Old tool result content cleared]"
+INTERRUPTED_OUTPUT = "[Tool execution was interrupted]"
+CONTINUE_TEXT = "Continue if you have next steps"
+
+
+def summary_for(messages: list[MessageWithParts], compaction_id: str) -> MessageWithParts | None:
+    """The finished summary answering a compaction request, if any."""
+    for message in reversed(messages):
+        info = message.info
+        if (
+            isinstance(info, AssistantMessage)
+            and info.summary
+            and info.parent_id == compaction_id
+            and info.finish
+            and not info.error
+        ):
+            return message
+    return None
+
+
+def arrange_after_compaction(
+    messages: list[MessageWithParts], session: Session
+) -> list[MessageWithParts]:
+    """[question, summary, kept tail, later messages] from messages loaded since the boundary."""
+    compaction_id = session.compaction_id
+    if compaction_id is None:
+        return messages
+    summary = summary_for(messages, compaction_id)
+    head = [m for m in messages if m.info.id == compaction_id]
+    tail = [m for m in messages if m.info.id < compaction_id]
+    later = [m for m in messages if m.info.id > compaction_id and m is not summary]
+    return head + ([summary] if summary else []) + tail + later
+
+
+def history_start(session: Session) -> str | None:
+    if session.compaction_id is None:
+        return None
+    return min(session.compaction_id, session.tail_start_id or session.compaction_id)
+
+
+def _user_content(message: MessageWithParts, *, reminder: bool) -> list[dict[str, Any]]:
+    content: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, TextPart) and not part.ignored and part.text:
+            text = part.text
+            if reminder and not part.synthetic:
+                text = (
+                    "<system-reminder>\nThe user sent the following message while you were "
+                    f"working:\n{text}\n\nPlease address this message and continue with your "
+                    "tasks.\n</system-reminder>"
+                )
+            content.append({"type": "text", "text": text})
+        elif isinstance(part, CompactionPart):
+            content.append({"type": "text", "text": COMPACTION_QUESTION})
+        elif isinstance(part, SubtaskPart):
+            content.append({"type": "text", "text": part.prompt})
+        elif isinstance(part, FilePart):
+            if part.mime.startswith("image/"):
+                content.append({"type": "image_url", "image_url": {"url": part.url}})
+            else:
+                content.append(
+                    {"type": "text", "text": f"[Attached file: {part.filename or part.url}]"}
+                )
+    return content
+
+
+def tool_result_text(part: ToolPart) -> str:
+    state = part.state
+    if isinstance(state, ToolStateCompleted):
+        return CLEARED_OUTPUT if state.time.compacted else state.output
+    if isinstance(state, ToolStateError):
+        return state.error or "Tool failed."
+    return INTERRUPTED_OUTPUT
+
+
+def _assistant_messages(message: MessageWithParts) -> list[dict[str, Any]]:
+    texts = [p.text for p in message.parts if isinstance(p, TextPart) and not p.ignored and p.text]
+    tools = [p for p in message.parts if isinstance(p, ToolPart)]
+    if not texts and not tools:
+        return []
+    out: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(texts) or None}
+    if tools:
+        out["tool_calls"] = [
+            {
+                "id": p.call_id,
+                "type": "function",
+                "function": {"name": p.tool, "arguments": json.dumps(p.state.input)},
+            }
+            for p in tools
+        ]
+    results = [
+        {"role": "tool", "tool_call_id": p.call_id, "content": tool_result_text(p)} for p in tools
+    ]
+    return [out, *results]
+
+
+def _is_compaction_request(message: MessageWithParts) -> bool:
+    return isinstance(message.info, UserMessage) and any(
+        isinstance(p, CompactionPart) for p in message.parts
+    )
+
+
+def filter_compacted(history: list[MessageWithParts]) -> list[MessageWithParts]:
+    """Drop compaction requests and summaries that are not the active boundary: a request
+    still pending, a summary that failed or was interrupted."""
+    active_summary = None
+    if len(history) > 1 and _is_compaction_request(history[0]):
+        candidate = history[1]
+        info = candidate.info
+        if (
+            isinstance(info, AssistantMessage)
+            and info.summary
+            and info.parent_id == history[0].info.id
+            and info.finish
+            and not info.error
+        ):
+            active_summary = candidate
+    out = []
+    for index, message in enumerate(history):
+        if _is_compaction_request(message) and not (index == 0 and active_summary):
+            continue
+        info = message.info
+        if isinstance(info, AssistantMessage) and info.summary and message is not active_summary:
+            continue
+        out.append(message)
+    return out
+
+
+def to_model_messages(
+    history: list[MessageWithParts], *, reminder_after: str | None = None
+) -> list[dict[str, Any]]:
+    """Provider (OpenAI-format) messages: every tool call paired with exactly one result,
+    consecutive user messages merged so roles alternate."""
+    out: list[dict[str, Any]] = []
+    for message in filter_compacted(history):
+        if isinstance(message.info, UserMessage):
+            reminder = reminder_after is not None and message.info.id > reminder_after
+            content = _user_content(message, reminder=reminder)
+            if not content:
+                continue
+            if out and out[-1]["role"] == "user":
+                out[-1]["content"].extend(content)
+            else:
+                out.append({"role": "user", "content": content})
+        else:
+            out.extend(_assistant_messages(message))
+    return out
+
+
+def last_finished_assistant(history: list[MessageWithParts]) -> AssistantMessage | None:
+    for message in reversed(history):
+        info = message.info
+        if isinstance(info, AssistantMessage) and info.finish and not info.summary:
+            return info
+    return None

@@ -1,0 +1,330 @@
+"""One model step: stream the answer into parts, run the tool calls, record usage."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+from typing import Literal
+
+from agent_tui.errors import ContextOverflowError, ProviderError, ToolError
+from agent_tui.events import MessageUpdated, PartUpdated, SessionStatus
+from agent_tui.ids import now_ms, part_id
+from agent_tui.provider.limits import ModelInfo, cost_of
+from agent_tui.provider.stream import (
+    ModelRequest,
+    ProviderEvent,
+    ReasoningDelta,
+    StepFinish,
+    TextDelta,
+    ToolCallReady,
+    ToolCallStart,
+    ToolInputDelta,
+    parse_arguments,
+    stream_model,
+)
+from agent_tui.session.context import EngineContext
+from agent_tui.session.messages import INTERRUPTED_OUTPUT
+from agent_tui.session.retry import retry_delay, sleep_unless
+from agent_tui.session.tokens import count_tokens
+from agent_tui.storage.models import (
+    AssistantMessage,
+    ErrorInfo,
+    Part,
+    PatchPart,
+    ReasoningPart,
+    StepFinishPart,
+    StepStartPart,
+    TextPart,
+    Tokens,
+    ToolPart,
+    ToolStateCompleted,
+    ToolStateError,
+    ToolStatePending,
+    ToolStateRunning,
+    ToolTime,
+)
+from agent_tui.tool.base import ToolContext
+
+StepOutcome = Literal["continue", "stop", "overflow", "error", "aborted"]
+
+
+class _Aborted(Exception):
+    pass
+
+
+class StepProcessor:
+    """Turns one streamed completion into stored parts and events."""
+
+    def __init__(
+        self,
+        ctx: EngineContext,
+        assistant: AssistantMessage,
+        directory: Path,
+        abort: asyncio.Event,
+        model: ModelInfo,
+        *,
+        run_tools: bool = True,
+    ) -> None:
+        self.ctx = ctx
+        self.assistant = assistant
+        self.directory = directory
+        self.abort = abort
+        self.model = model
+        self.run_tools = run_tools
+        self.text: TextPart | None = None
+        self.reasoning: ReasoningPart | None = None
+        self.tools: dict[str, ToolPart] = {}
+        self.ready: list[ToolCallReady] = []
+        self.streamed = False
+        self.error: ProviderError | None = None
+
+    # ---- persistence helpers ----------------------------------------------------------
+
+    async def _save(self, part: Part, delta: str | None = None, *, flush: bool = False) -> None:
+        await self.ctx.db.upsert_part(part, flush=flush)
+        self.ctx.publish(PartUpdated(part=part, delta=delta))
+
+    async def _save_message(self) -> None:
+        await self.ctx.db.upsert_message(self.assistant, flush=True)
+        self.ctx.publish(MessageUpdated(info=self.assistant))
+
+    def _ids(self) -> dict[str, str]:
+        return {
+            "id": part_id(),
+            "session_id": self.assistant.session_id,
+            "message_id": self.assistant.id,
+        }
+
+    # ---- the step ---------------------------------------------------------------------
+
+    async def run(self, request: ModelRequest, estimated_input: int = 0) -> StepOutcome:
+        await self._save_message()
+        await self._save(StepStartPart(**self._ids()), flush=True)
+        try:
+            finish = await self._stream_with_retries(request)
+        except _Aborted:
+            await self._interrupt("Interrupted by the person.")
+            return "aborted"
+        except asyncio.CancelledError:
+            with contextlib.suppress(BaseException):
+                await asyncio.shield(self._interrupt("Interrupted."))
+            raise
+        except ContextOverflowError as exc:
+            await self._fail(exc)
+            return "overflow"
+        except ProviderError as exc:
+            await self._fail(exc)
+            return "error"
+        if self.run_tools and self.ready:
+            await self._run_tools()
+        await self._finish(finish, request, estimated_input)
+        if self.abort.is_set():
+            await self._interrupt("Interrupted by the person.")
+            return "aborted"
+        if finish.reason == "unknown" and not finish.has_usage:
+            # The stream ended without a finish reason: keep what arrived and stop.
+            self.assistant.error = ErrorInfo(kind="stream", message="The stream stopped mid-way.")
+            await self._save_message()
+            return "error"
+        return "continue" if self.tools and self.run_tools else "stop"
+
+    async def _stream_with_retries(self, request: ModelRequest) -> StepFinish:
+        retry = self.ctx.config.retry
+        attempt = 1
+        while True:
+            try:
+                return await self._stream_abortable(request)
+            except ProviderError as exc:
+                if not exc.retryable or self.streamed or attempt >= retry.max_attempts:
+                    raise
+                wait = retry_delay(attempt, retry, exc.retry_after)
+                attempt += 1
+                self.ctx.publish(
+                    SessionStatus(
+                        session_id=self.assistant.session_id,
+                        status="retrying",
+                        attempt=attempt,
+                        max_attempts=retry.max_attempts,
+                        wait=wait,
+                        message=(
+                            f"{exc} — retrying in {wait:.0f} s, "
+                            f"attempt {attempt}/{retry.max_attempts}"
+                        ),
+                    )
+                )
+                if await sleep_unless(self.abort, wait):
+                    raise _Aborted() from exc
+                self.ctx.publish(SessionStatus(session_id=self.assistant.session_id, status="busy"))
+
+    async def _stream_abortable(self, request: ModelRequest) -> StepFinish:
+        consume = asyncio.create_task(self._consume(request))
+        aborted = asyncio.create_task(self.abort.wait())
+        try:
+            done, _ = await asyncio.wait({consume, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            consume.cancel()
+            aborted.cancel()
+            raise
+        if consume in done:
+            aborted.cancel()
+            return consume.result()
+        consume.cancel()
+        with contextlib.suppress(asyncio.CancelledError, ProviderError):
+            await consume
+        raise _Aborted()
+
+    async def _consume(self, request: ModelRequest) -> StepFinish:
+        async for event in stream_model(request):
+            if isinstance(event, StepFinish):
+                return event
+            await self._handle(event)
+        raise ProviderError(
+            "The provider stream ended without a finish event.", retryable=True, kind="stream"
+        )
+
+    async def _handle(self, event: ProviderEvent) -> None:
+        self.streamed = True
+        if isinstance(event, TextDelta):
+            if self.text is None:
+                self.text = TextPart(**self._ids(), start=now_ms())
+                self._close_reasoning()
+            self.text.text += event.text
+            await self._save(self.text, event.text)
+        elif isinstance(event, ReasoningDelta):
+            if self.reasoning is None:
+                self.reasoning = ReasoningPart(**self._ids(), start=now_ms())
+            self.reasoning.text += event.text
+            await self._save(self.reasoning, event.text)
+        elif isinstance(event, ToolCallStart):
+            part = ToolPart(**self._ids(), call_id=event.call_id, tool=event.name)
+            self.tools[event.call_id] = part
+            await self._save(part)
+        elif isinstance(event, ToolInputDelta):
+            part = self.tools[event.call_id]
+            assert isinstance(part.state, ToolStatePending)
+            part.state.raw += event.delta
+            await self._save(part)
+        elif isinstance(event, ToolCallReady):
+            part = self.tools[event.call_id]
+            part.state = ToolStatePending(
+                input=parse_arguments(event.arguments) or {}, raw=event.arguments
+            )
+            self.ready.append(event)
+            await self._save(part, flush=True)
+
+    def _close_reasoning(self) -> None:
+        if self.reasoning is not None and self.reasoning.end is None:
+            self.reasoning.end = now_ms()
+
+    # ---- tools ------------------------------------------------------------------------
+
+    async def _run_tools(self) -> None:
+        changed: list[str] = []
+        for call in self.ready:
+            part = self.tools[call.call_id]
+            if self.abort.is_set():
+                break
+            start = now_ms()
+            state_input = part.state.input
+            part.state = ToolStateRunning(
+                input=state_input, title=call.name, time=ToolTime(start=start)
+            )
+            await self._save(part, flush=True)
+            tool_ctx = ToolContext(
+                session_id=self.assistant.session_id,
+                message_id=self.assistant.id,
+                call_id=call.call_id,
+                directory=self.directory,
+                output_dir=self.ctx.output_dir,
+                truncation=self.ctx.config.truncation,
+                abort=self.abort,
+                ask=self.ctx.ask,
+                permissions=self.ctx.permissions_for(self.assistant.session_id),
+            )
+            try:
+                result = await self.ctx.registry.run(call.name, call.arguments, tool_ctx)
+            except ToolError as exc:
+                part.state = ToolStateError(
+                    input=state_input, error=str(exc), time=ToolTime(start=start, end=now_ms())
+                )
+            except Exception as exc:  # a tool bug must not kill the session
+                part.state = ToolStateError(
+                    input=state_input,
+                    error=f"The {call.name} tool failed: {type(exc).__name__}: {exc}",
+                    time=ToolTime(start=start, end=now_ms()),
+                )
+            else:
+                part.state = ToolStateCompleted(
+                    input=state_input,
+                    output=result.output,
+                    title=result.title,
+                    metadata=result.metadata,
+                    time=ToolTime(start=start, end=now_ms()),
+                )
+                changed.extend(f for f in result.metadata.get("files", []) if f not in changed)
+            await self._save(part, flush=True)
+        if changed:
+            await self._save(PatchPart(**self._ids(), files=changed), flush=True)
+
+    # ---- endings ----------------------------------------------------------------------
+
+    def _estimate_usage(self, request: ModelRequest, estimated_input: int) -> Tokens:
+        output = "".join(p.text for p in (self.text, self.reasoning) if p is not None)
+        output += "".join(
+            p.state.raw if isinstance(p.state, ToolStatePending) else ""
+            for p in self.tools.values()
+        )
+        return Tokens(input=estimated_input, output=count_tokens(output, request.model))
+
+    async def _finish(
+        self, finish: StepFinish, request: ModelRequest, estimated_input: int
+    ) -> None:
+        now = now_ms()
+        self._close_reasoning()
+        if self.text is not None:
+            self.text.end = now
+            await self._save(self.text)
+        if self.reasoning is not None:
+            await self._save(self.reasoning)
+        tokens = (
+            finish.usage if finish.has_usage else self._estimate_usage(request, estimated_input)
+        )
+        cost = cost_of(tokens, self.model.prices)
+        await self._save(
+            StepFinishPart(**self._ids(), reason=finish.reason, tokens=tokens, cost=cost)
+        )
+        self.assistant.tokens = tokens
+        self.assistant.cost = cost
+        self.assistant.finish = finish.reason
+        self.assistant.completed = now
+        self.assistant.context_limit = self.model.limit.context
+        await self._save_message()
+
+    async def _interrupt(self, message: str) -> None:
+        """Keep streamed text; tools not finished become 'interrupted' errors."""
+        now = now_ms()
+        for part in self.tools.values():
+            if not isinstance(part.state, (ToolStateCompleted, ToolStateError)):
+                part.state = ToolStateError(
+                    input=part.state.input,
+                    error=INTERRUPTED_OUTPUT,
+                    time=ToolTime(
+                        start=getattr(getattr(part.state, "time", None), "start", None) or now,
+                        end=now,
+                    ),
+                )
+                await self._save(part)
+        for part in (self.text, self.reasoning):
+            if part is not None and part.end is None:
+                part.end = now
+                await self._save(part)
+        self.assistant.error = ErrorInfo(kind="aborted", message=message)
+        self.assistant.completed = now
+        await self._save_message()
+
+    async def _fail(self, exc: ProviderError) -> None:
+        self.error = exc
+        await self._interrupt(str(exc))
+        self.assistant.error = ErrorInfo(kind=exc.kind, message=str(exc))
+        await self._save_message()

@@ -1,0 +1,65 @@
+"""Assemble the next model request from the history and estimate its size."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agent_tui.config import Config
+from agent_tui.provider.auth import credentials
+from agent_tui.provider.stream import ModelRequest
+from agent_tui.session.messages import to_model_messages
+from agent_tui.session.system import build_system
+from agent_tui.session.tokens import count_tokens
+from agent_tui.storage.models import MessageWithParts
+
+MESSAGE_OVERHEAD_TOKENS = 4
+
+
+def _content_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "".join(block.get("text", "") for block in content if isinstance(block, dict))
+
+
+def estimate_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]], model: str) -> int:
+    """A local estimate of a request's input tokens (provider usage is the truth)."""
+    total = 0
+    for message in messages:
+        total += MESSAGE_OVERHEAD_TOKENS + count_tokens(
+            _content_text(message.get("content")), model
+        )
+        for call in message.get("tool_calls") or []:
+            fn = call["function"]
+            total += count_tokens(fn["name"] + fn["arguments"], model)
+    if tools:
+        total += count_tokens(json.dumps(tools), model)
+    return total
+
+
+def build_request(
+    history: list[MessageWithParts],
+    *,
+    model: str,
+    directory: Path,
+    config: Config,
+    tools: list[dict[str, Any]],
+    reminder_after: str | None = None,
+    final_instruction: str | None = None,
+) -> tuple[ModelRequest, list[str]]:
+    """(request, notes). System prompt as two messages, then the conversation."""
+    system, notes = build_system(model, directory, config)
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": text} for text in system if text
+    ]
+    messages.extend(to_model_messages(history, reminder_after=reminder_after))
+    if final_instruction:
+        messages.append({"role": "user", "content": [{"type": "text", "text": final_instruction}]})
+    api_base, api_key = credentials(model, config)
+    request = ModelRequest(
+        model=model, messages=messages, tools=tools, api_base=api_base, api_key=api_key
+    )
+    return request, notes

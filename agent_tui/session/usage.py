@@ -1,0 +1,27 @@
+"""Context usage for the sidebar and `sessions --json`: tokens, percent, cost."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from agent_tui.storage.models import AssistantMessage
+
+
+class ContextUsage(BaseModel):
+    tokens: int = 0
+    """input + output + reasoning + cache.read + cache.write of the last finished step."""
+    limit: int = 0
+    """The model's context window; 0 when unknown."""
+    percent: float | None = None
+    """tokens / limit * 100, None when the window is unknown."""
+    cost: float = 0.0
+    """USD spent in the session so far."""
+
+
+def context_usage(last_step: AssistantMessage | None, cost: float) -> ContextUsage:
+    if last_step is None:
+        return ContextUsage(cost=cost)
+    tokens = last_step.tokens.total
+    limit = last_step.context_limit
+    percent = round(tokens * 100 / limit, 1) if limit else None
+    return ContextUsage(tokens=tokens, limit=limit, percent=percent, cost=cost)

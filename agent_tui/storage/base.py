@@ -1,0 +1,31 @@
+"""What the Database's query mixins may use of its core (declared for type checkers)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import aiosqlite
+
+
+class DatabaseCore:
+    """Implemented by `Database`: the shared connection, its lock and the dirty maps."""
+
+    _path: Path
+
+    if TYPE_CHECKING:
+
+        def _transaction(
+            self, *, write: bool = True
+        ) -> AbstractAsyncContextManager[aiosqlite.Connection]: ...
+
+        async def _fetch(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]: ...
+
+        async def flush(self) -> None: ...
+
+        def _forget(
+            self, *, message_ids: Iterable[str] = (), session_id: str | None = None
+        ) -> None: ...

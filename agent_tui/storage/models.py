@@ -1,0 +1,245 @@
+"""Pydantic models of what is stored: sessions, messages and their parts."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_tui.ids import now_ms
+
+if TYPE_CHECKING:
+    from agent_tui.session.usage import ContextUsage
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class CacheTokens(_Model):
+    read: int = 0
+    write: int = 0
+
+
+class Tokens(_Model):
+    input: int = 0
+    output: int = 0
+    reasoning: int = 0
+    cache: CacheTokens = Field(default_factory=CacheTokens)
+
+    @property
+    def total(self) -> int:
+        """Everything the step occupied in the window (the sidebar's context figure)."""
+        return self.input + self.output + self.reasoning + self.cache.read + self.cache.write
+
+
+class Session(_Model):
+    id: str
+    title: str = ""
+    directory: str
+    parent_id: str | None = None
+    created: int = Field(default_factory=now_ms)
+    updated: int = Field(default_factory=now_ms)
+    # The compaction user message of the latest finished compaction, and the first
+    # message of the verbatim tail kept before it; history is read from there on.
+    compaction_id: str | None = None
+    tail_start_id: str | None = None
+
+
+# ---- messages -------------------------------------------------------------------------
+
+
+class UserMessage(_Model):
+    id: str
+    session_id: str
+    role: Literal["user"] = "user"
+    created: int = Field(default_factory=now_ms)
+    agent: str = "build"
+    model: str = ""
+    system: str | None = None
+
+
+class ErrorInfo(_Model):
+    kind: str
+    message: str
+
+
+class AssistantMessage(_Model):
+    id: str
+    session_id: str
+    role: Literal["assistant"] = "assistant"
+    created: int = Field(default_factory=now_ms)
+    completed: int | None = None
+    parent_id: str
+    model: str = ""
+    agent: str = "build"
+    summary: bool = False
+    finish: str | None = None
+    error: ErrorInfo | None = None
+    cost: float = 0.0
+    tokens: Tokens = Field(default_factory=Tokens)
+    context_limit: int = 0
+    """The model's context window when this step ran (0 = unknown), for context %."""
+
+
+Message = Annotated[UserMessage | AssistantMessage, Field(discriminator="role")]
+
+
+# ---- parts ----------------------------------------------------------------------------
+
+
+class _PartBase(_Model):
+    id: str
+    session_id: str
+    message_id: str
+
+
+class TextPart(_PartBase):
+    type: Literal["text"] = "text"
+    text: str = ""
+    synthetic: bool = False
+    ignored: bool = False
+    start: int | None = None
+    end: int | None = None
+
+
+class ReasoningPart(_PartBase):
+    type: Literal["reasoning"] = "reasoning"
+    text: str = ""
+    start: int | None = None
+    end: int | None = None
+
+
+class ToolTime(_Model):
+    start: int | None = None
+    end: int | None = None
+    compacted: int | None = None
+
+
+class ToolStatePending(_Model):
+    status: Literal["pending"] = "pending"
+    input: dict[str, Any] = Field(default_factory=dict)
+    raw: str = ""
+
+
+class ToolStateRunning(_Model):
+    status: Literal["running"] = "running"
+    input: dict[str, Any] = Field(default_factory=dict)
+    title: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    time: ToolTime = Field(default_factory=ToolTime)
+
+
+class ToolStateCompleted(_Model):
+    status: Literal["completed"] = "completed"
+    input: dict[str, Any] = Field(default_factory=dict)
+    output: str = ""
+    title: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    time: ToolTime = Field(default_factory=ToolTime)
+
+
+class ToolStateError(_Model):
+    status: Literal["error"] = "error"
+    input: dict[str, Any] = Field(default_factory=dict)
+    error: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    time: ToolTime = Field(default_factory=ToolTime)
+
+
+ToolState = Annotated[
+    ToolStatePending | ToolStateRunning | ToolStateCompleted | ToolStateError,
+    Field(discriminator="status"),
+]
+
+
+class ToolPart(_PartBase):
+    type: Literal["tool"] = "tool"
+    call_id: str
+    tool: str
+    state: ToolState = Field(default_factory=ToolStatePending)
+
+
+class FilePart(_PartBase):
+    type: Literal["file"] = "file"
+    mime: str
+    filename: str | None = None
+    url: str
+
+
+class CompactionPart(_PartBase):
+    type: Literal["compaction"] = "compaction"
+    auto: bool
+    overflow: bool = False
+    instructions: str | None = None
+
+
+class StepStartPart(_PartBase):
+    type: Literal["step-start"] = "step-start"
+
+
+class StepFinishPart(_PartBase):
+    type: Literal["step-finish"] = "step-finish"
+    reason: str
+    tokens: Tokens = Field(default_factory=Tokens)
+    cost: float = 0.0
+
+
+class PatchPart(_PartBase):
+    type: Literal["patch"] = "patch"
+    files: list[str] = Field(default_factory=list)
+
+
+class SubtaskPart(_PartBase):
+    type: Literal["subtask"] = "subtask"
+    prompt: str
+    description: str = ""
+    agent: str = "general"
+
+
+Part = Annotated[
+    TextPart
+    | ReasoningPart
+    | ToolPart
+    | FilePart
+    | CompactionPart
+    | StepStartPart
+    | StepFinishPart
+    | PatchPart
+    | SubtaskPart,
+    Field(discriminator="type"),
+]
+
+
+class MessageWithParts(_Model):
+    info: Message
+    parts: list[Part] = Field(default_factory=list)
+
+    @property
+    def role(self) -> str:
+        return self.info.role
+
+
+class SessionExport(_Model):
+    """`agent-tui export`: the whole session, every message with its parts."""
+
+    session: Session
+    messages: list[MessageWithParts]
+
+
+class SessionSummary(_Model):
+    """What `agent-tui sessions` shows beside a session, read in one pass."""
+
+    messages: int = 0
+    compactions: int = 0
+    """Finished summary messages (completed compactions)."""
+    cost: float = 0.0
+    """Sum of the cost of every assistant message."""
+    last_assistant: AssistantMessage | None = None
+    """The newest assistant message with a finish reason: its tokens give context %."""
+
+    @property
+    def usage(self) -> ContextUsage:
+        from agent_tui.session.usage import context_usage
+
+        return context_usage(self.last_assistant, self.cost)

@@ -1,0 +1,214 @@
+"""Session queries of the Database: create, find, list, update, delete, stats, import."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from agent_tui import ids
+from agent_tui.errors import NotFoundError, StorageError
+from agent_tui.ids import now_ms
+from agent_tui.storage import rows
+from agent_tui.storage.base import DatabaseCore
+from agent_tui.storage.models import AssistantMessage, Session, SessionExport, SessionSummary
+
+FIND_HINT = "Run `agent-tui sessions` to list session ids."
+MAX_CANDIDATES = 10
+"""How many matching ids an ambiguous prefix error lists."""
+_IN_CHUNK = 500
+"""Ids per `IN (...)` query, well under SQLite's bound-parameter limit."""
+
+_LAST_FINISHED = (
+    "SELECT info FROM message WHERE session_id = ? AND role = 'assistant' "
+    "AND json_extract(info, '$.finish') IS NOT NULL ORDER BY id DESC LIMIT 1"
+)
+_COUNTS = (
+    "SELECT session_id, count(*), "
+    "total(CASE WHEN role = 'assistant' THEN json_extract(info, '$.cost') END), "
+    "count(CASE WHEN role = 'assistant' AND json_extract(info, '$.summary') = 1 "
+    "AND json_extract(info, '$.finish') IS NOT NULL THEN 1 END) "
+    "FROM message WHERE session_id IN ({marks}) GROUP BY session_id"
+)
+_SUBTREE = (
+    "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT session.id FROM session "
+    "JOIN tree ON session.parent_id = tree.id) "
+)
+
+
+class AmbiguousIdError(NotFoundError):
+    """A session id prefix matches more than one session."""
+
+
+class SessionQueries(DatabaseCore):
+    """Session methods of Database."""
+
+    async def create_session(
+        self, directory: str, title: str = "", parent_id: str | None = None
+    ) -> Session:
+        session = Session(
+            id=ids.session_id(), directory=str(directory), title=title, parent_id=parent_id
+        )
+        async with self._transaction() as conn:
+            await conn.execute(rows.INSERT_SESSION, rows.session_row(session))
+        return session
+
+    async def get_session(self, session_id: str) -> Session:
+        await self.flush()  # pending message writes bump `updated`
+        found = await self._fetch(f"{rows.SELECT_SESSION} WHERE id = ?", (session_id,))
+        if not found:
+            raise NotFoundError(f"No session with id {session_id!r}. {FIND_HINT}")
+        return rows.parse_session(found[0])
+
+    async def update_session(self, session: Session) -> None:
+        """Save every field of `session` (its `updated` never moves backwards)."""
+        async with self._transaction() as conn:
+            cursor = await conn.execute(rows.UPDATE_SESSION, rows.session_update_row(session))
+            if cursor.rowcount == 0:
+                raise NotFoundError(f"No session with id {session.id!r}. {FIND_HINT}")
+
+    async def touch_session(self, session_id: str) -> None:
+        """Mark the session as active now (it moves to the top of the list)."""
+        async with self._transaction() as conn:
+            cursor = await conn.execute(rows.BUMP_SESSION, (now_ms(), session_id))
+            if cursor.rowcount == 0:
+                raise NotFoundError(f"No session with id {session_id!r}. {FIND_HINT}")
+
+    async def delete_session(self, session_id: str) -> int:
+        """Delete a session, its child sessions, and all their messages and parts.
+
+        Returns how many sessions were deleted.
+        """
+        await self.flush()
+        async with self._transaction() as conn:
+            doomed = [
+                row[0]
+                for row in await conn.execute_fetchall(
+                    f"{_SUBTREE} SELECT id FROM session WHERE id IN tree", (session_id,)
+                )
+            ]
+            if not doomed:
+                raise NotFoundError(f"No session with id {session_id!r}. {FIND_HINT}")
+            await conn.executemany("DELETE FROM session WHERE id = ?", [(i,) for i in doomed])
+        for sid in doomed:
+            self._forget(session_id=sid)
+        return len(doomed)
+
+    async def list_sessions(
+        self, directory: str | None = None, limit: int | None = None, *, roots_only: bool = False
+    ) -> list[Session]:
+        """Sessions, most recently updated first; `roots_only` skips subtask sessions."""
+        await self.flush()
+        where: list[str] = []
+        params: list[Any] = []
+        if directory is not None:
+            where.append("directory = ?")
+            params.append(str(directory))
+        if roots_only:
+            where.append("parent_id IS NULL")
+        sql = rows.SELECT_SESSION
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY updated DESC, id DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return [rows.parse_session(row) for row in await self._fetch(sql, params)]
+
+    async def latest_session(self, directory: str) -> Session | None:
+        """The most recently updated top-level session in `directory` (for --continue)."""
+        found = await self.list_sessions(directory, 1, roots_only=True)
+        return found[0] if found else None
+
+    async def find_session_by_prefix(self, prefix: str) -> Session:
+        """The session whose id is `prefix` or starts with it (`ses_` may be left out).
+
+        NotFoundError if none matches; AmbiguousIdError listing candidates if several do.
+        """
+        prefix = prefix.strip()
+        if not prefix:
+            raise NotFoundError(f"No session id given. {FIND_HINT}")
+        tries = [prefix] if prefix.startswith("ses_") else [prefix, f"ses_{prefix}"]
+        for start in tries:
+            found = await self._fetch(
+                f"{rows.SELECT_SESSION} WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+                (start, start + "\U0010ffff", MAX_CANDIDATES + 1),
+            )
+            sessions = [rows.parse_session(row) for row in found]
+            exact = [s for s in sessions if s.id == start]
+            if exact or len(sessions) == 1:
+                return (exact or sessions)[0]
+            if sessions:
+                listed = "\n".join(
+                    f"  {s.id}  {s.title}".rstrip() for s in sessions[:MAX_CANDIDATES]
+                )
+                more = "\n  ..." if len(sessions) > MAX_CANDIDATES else ""
+                raise AmbiguousIdError(
+                    f"Session id prefix {prefix!r} matches several sessions; "
+                    f"give more characters:\n{listed}{more}"
+                )
+        raise NotFoundError(f"No session id starts with {prefix!r}. {FIND_HINT}")
+
+    async def session_summaries(self, session_ids: Iterable[str]) -> dict[str, SessionSummary]:
+        """Message count, compactions, total cost and last finished assistant message.
+
+        One grouped query per 500 ids plus one indexed lookup per session; ids with no
+        messages (or unknown ids) get an empty summary.
+        """
+        await self.flush()
+        wanted = list(dict.fromkeys(session_ids))
+        result = {sid: SessionSummary() for sid in wanted}
+        async with self._transaction(write=False) as conn:
+            for start in range(0, len(wanted), _IN_CHUNK):
+                chunk = wanted[start : start + _IN_CHUNK]
+                sql = _COUNTS.format(marks=", ".join("?" * len(chunk)))
+                for sid, count, cost, compactions in await conn.execute_fetchall(sql, chunk):
+                    result[sid] = SessionSummary(messages=count, cost=cost, compactions=compactions)
+            for sid, summary in result.items():
+                if summary.messages:
+                    last = await conn.execute_fetchall(_LAST_FINISHED, (sid,))
+                    if last:
+                        summary.last_assistant = AssistantMessage.model_validate_json(last[0][0])
+        return result
+
+    async def session_stats(self, session_ids: Iterable[str]) -> dict[str, SessionSummary]:
+        """Same as `session_summaries`."""
+        return await self.session_summaries(session_ids)
+
+    async def import_session(self, export: SessionExport) -> Session:
+        """Store an exported session with its ids unchanged, all or nothing.
+
+        StorageError if a session with that id exists already.
+        """
+        session = export.session
+        strays = [m.info.id for m in export.messages if m.info.session_id != session.id]
+        strays += [
+            p.id
+            for m in export.messages
+            for p in m.parts
+            if p.session_id != session.id or p.message_id != m.info.id
+        ]
+        if strays:
+            raise StorageError(
+                f"Cannot import session {session.id}: {len(strays)} message(s) or part(s) "
+                f"belong to another session or message (first: {strays[0]})."
+            )
+        async with self._transaction() as conn:
+            exists = await conn.execute_fetchall(
+                "SELECT 1 FROM session WHERE id = ?", (session.id,)
+            )
+            if exists:
+                raise StorageError(
+                    f"A session with id {session.id} already exists in {self._path}; "
+                    f"nothing was imported."
+                )
+            await conn.execute(rows.INSERT_SESSION, rows.session_row(session))
+            await conn.executemany(
+                rows.UPSERT_MESSAGE, [rows.message_row(m.info) for m in export.messages]
+            )
+            await conn.executemany(
+                rows.UPSERT_PART, [rows.part_row(p) for m in export.messages for p in m.parts]
+            )
+        return session
+
+
+__all__ = ["AmbiguousIdError", "SessionQueries"]

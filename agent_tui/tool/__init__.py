@@ -1,0 +1,1 @@
+"""Coding tools the model can call: read, write, edit, bash, grep, glob, list."""

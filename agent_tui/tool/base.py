@@ -1,0 +1,76 @@
+"""What a tool is: pydantic parameters, a permission default, and an async execute."""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, Field
+
+from agent_tui.config import PermissionLevel, TruncationConfig
+
+PermissionReply = Literal["once", "always", "deny"]
+
+
+class PermissionRequest(BaseModel):
+    """Asked of the person when a tool's permission is `ask`."""
+
+    session_id: str
+    tool: str
+    """The permission key: a tool name, or `external_directory`."""
+    title: str
+    detail: str = ""
+    input: dict[str, Any] = Field(default_factory=dict)
+
+
+AskPermission = Callable[[PermissionRequest], Awaitable[PermissionReply]]
+
+
+class ToolResult(BaseModel):
+    title: str
+    output: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+@dataclass
+class ToolContext:
+    session_id: str
+    message_id: str
+    call_id: str
+    directory: Path
+    """The session's working directory; relative paths resolve against it."""
+    output_dir: Path
+    """Where truncated outputs are saved in full (data dir / tool-output)."""
+    truncation: TruncationConfig = field(default_factory=TruncationConfig)
+    abort: asyncio.Event = field(default_factory=asyncio.Event)
+    ask: AskPermission | None = None
+    """Ask the person (e.g. for a path outside the working directory)."""
+    permissions: dict[str, PermissionLevel] = field(default_factory=dict)
+
+
+class Tool(ABC):
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Params: ClassVar[type[BaseModel]]
+    default_permission: ClassVar[PermissionLevel] = "allow"
+
+    def definition(self) -> dict[str, Any]:
+        """The OpenAI-style function definition sent to the model."""
+        schema = self.Params.model_json_schema()
+        schema.pop("title", None)
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": schema},
+        }
+
+    def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
+        """(title, detail) shown in the permission dialog and on the tool line."""
+        return self.name, ""
+
+    @abstractmethod
+    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
+        """Run the tool. Raise ToolError for failures the model should see."""

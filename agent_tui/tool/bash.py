@@ -1,0 +1,198 @@
+"""The bash tool: run a command in its own process group, with a timeout and abort."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from agent_tui.errors import ToolError
+from agent_tui.tool.base import Tool, ToolContext, ToolResult
+from agent_tui.tool.bash_output import OutputCapture
+from agent_tui.tool.paths import resolve_path
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+KILL_GRACE_SECONDS = 2.0
+"""Time between SIGTERM and SIGKILL when stopping a command's process group."""
+DRAIN_SECONDS = 1.0
+"""After the shell exits, how long to keep reading output that background jobs may hold."""
+READ_CHUNK_BYTES = 64 * 1024
+
+Outcome = Literal["exited", "timed_out", "interrupted"]
+
+
+class BashParams(BaseModel):
+    command: str = Field(description="The bash command to run.")
+    timeout: int = Field(
+        default=DEFAULT_TIMEOUT_MS,
+        ge=1,
+        le=MAX_TIMEOUT_MS,
+        description=f"Timeout in ms (default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS}).",
+    )
+    description: str | None = Field(
+        default=None,
+        description="A short (5-10 words) description of what the command does.",
+    )
+    workdir: str | None = Field(
+        default=None,
+        description="Folder to run in, relative to the working directory (default: it).",
+    )
+
+
+def _command_env() -> dict[str, str]:
+    env = dict(os.environ)
+    # No pager or credential prompt may wait for a person who is not watching stdin.
+    env.update(PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0")
+    return env
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+async def _pump(stream: asyncio.StreamReader, capture: OutputCapture) -> None:
+    while chunk := await stream.read(READ_CHUNK_BYTES):
+        await capture.feed(chunk)
+
+
+async def _finish(tasks: set[asyncio.Task[Any]], seconds: float) -> bool:
+    """Wait up to `seconds` for all tasks; True when they all finished."""
+    pending = {t for t in tasks if not t.done()}
+    if pending:
+        _, pending = await asyncio.wait(pending, timeout=seconds)
+    return not pending
+
+
+class _ExitAwareProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """Signals the shell's exit as soon as it happens.
+
+    `Process.wait()` also waits for the output pipe to close, which a background job
+    (`server &`) can keep open for ever.
+    """
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self.exited = asyncio.Event()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        self.exited.set()
+
+
+async def _stop_group(pgid: int, tasks: set[asyncio.Task[Any]]) -> None:
+    """SIGTERM the whole group, SIGKILL whatever is left after a grace period."""
+    _signal_group(pgid, signal.SIGTERM)
+    await _finish(tasks, KILL_GRACE_SECONDS)
+    # Always: children that ignored SIGTERM or closed their output are still in the group.
+    _signal_group(pgid, signal.SIGKILL)
+    await _finish(tasks, KILL_GRACE_SECONDS)
+
+
+async def run_command(
+    command: str, cwd: Path, timeout_s: float, abort: asyncio.Event, capture: OutputCapture
+) -> tuple[Outcome, int | None]:
+    """Run `command` until it exits, times out or `abort` is set. (outcome, exit code)."""
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _ExitAwareProtocol(READ_CHUNK_BYTES, loop),
+        "/bin/bash",
+        "-c",
+        command,
+        cwd=cwd,
+        env=_command_env(),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,  # its own process group, so that we can stop all of it
+    )
+    pgid = transport.get_pid()
+    assert protocol.stdout is not None
+    pump = asyncio.create_task(_pump(protocol.stdout, capture))
+    exited = asyncio.create_task(protocol.exited.wait())
+    aborted = asyncio.create_task(abort.wait())
+    outcome: Outcome = "exited"
+    try:
+        done, _ = await asyncio.wait(
+            {exited, aborted}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED
+        )
+        if exited in done:
+            # Background jobs (`cmd &`) may hold the pipe open; do not wait for them.
+            await _finish({pump}, DRAIN_SECONDS)
+        else:
+            outcome = "interrupted" if aborted in done else "timed_out"
+            await _stop_group(pgid, {exited, pump})
+    finally:
+        if transport.get_returncode() is None:  # cancelled from outside: leave nothing running
+            _signal_group(pgid, signal.SIGKILL)
+            await _finish({exited, pump}, KILL_GRACE_SECONDS)
+        for task in (aborted, pump, exited):
+            task.cancel()
+        await asyncio.gather(aborted, pump, exited, return_exceptions=True)
+        transport.close()
+        await capture.close()
+    return outcome, transport.get_returncode()
+
+
+def _status_notes(outcome: Outcome, exit_code: int | None, timeout_ms: int) -> list[str]:
+    if outcome == "timed_out":
+        return [f"Command timed out after {timeout_ms} ms and was stopped."]
+    if outcome == "interrupted":
+        return ["Command was interrupted by the person."]
+    if exit_code is not None and exit_code < 0:
+        try:
+            name = signal.Signals(-exit_code).name
+        except ValueError:
+            name = f"signal {-exit_code}"
+        return [f"Command was killed by {name}.", f"Exit code: {exit_code}"]
+    if exit_code:
+        return [f"Exit code: {exit_code}"]
+    return []
+
+
+class BashTool(Tool):
+    name = "bash"
+    description = (
+        "Run a bash command in the working directory (or workdir) and return its combined "
+        "stdout and stderr. Stdin is closed, so interactive commands fail; pass flags such "
+        "as --yes. Commands are stopped after `timeout` ms (default 2 minutes). Long output "
+        "is cut to its last part and saved in full to a file you can read or grep. Prefer "
+        "the read, grep, glob and list tools over cat, grep, find and ls."
+    )
+    Params = BashParams
+    default_permission = "ask"
+
+    def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
+        assert isinstance(params, BashParams)
+        return params.command, params.command
+
+    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
+        assert isinstance(params, BashParams)
+        cwd = await resolve_path(ctx, params.workdir) if params.workdir else ctx.directory
+        if not cwd.is_dir():
+            raise ToolError(f"workdir {cwd} does not exist or is not a folder.")
+        capture = OutputCapture(ctx.output_dir, ctx.truncation)
+        outcome, exit_code = await run_command(
+            params.command, cwd, params.timeout / 1000, ctx.abort, capture
+        )
+        output, metadata = await asyncio.to_thread(capture.render)
+        notes = _status_notes(outcome, exit_code, params.timeout)
+        if not output and not notes:
+            output = "(no output)"
+        output = "\n\n".join(part for part in (output.rstrip("\n"), "\n".join(notes)) if part)
+        metadata["exit_code"] = exit_code
+        if outcome == "timed_out":
+            metadata["timed_out"] = True
+        elif outcome == "interrupted":
+            metadata["interrupted"] = True
+        if params.description:
+            metadata["description"] = params.description
+        return ToolResult(
+            title=params.description or params.command, output=output, metadata=metadata
+        )

@@ -1,0 +1,149 @@
+"""File helpers shared by the tools: binary detection, atomic writes, diffs, suggestions."""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import os
+import tempfile
+from pathlib import Path
+
+# Folders grep and glob never descend into: tooling, caches and dependencies.
+# fmt: off
+SKIP_DIRS = frozenset({
+    ".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache",
+    ".pytest_cache", ".ruff_cache", ".tox",
+})
+# fmt: on
+
+BINARY_SNIFF_BYTES = 8192
+DIFF_MAX_CHARS = 2 * 1024 * 1024
+"""Texts larger than this are not diffed (difflib is slow on huge inputs)."""
+
+# fmt: off
+BINARY_EXTENSIONS = frozenset({
+    ".png", ".jpg", ".jpeg", ".gif", ".bmp", ".ico", ".webp", ".tiff", ".psd", ".pdf", ".zip",
+    ".gz", ".tgz", ".bz2", ".xz", ".zst", ".7z", ".rar", ".tar", ".jar", ".war", ".exe", ".dll",
+    ".so", ".dylib", ".o", ".a", ".lib", ".obj", ".class", ".pyc", ".pyo", ".whl", ".egg",
+    ".bin", ".dat", ".db", ".sqlite", ".sqlite3", ".mp3", ".mp4", ".wav", ".flac", ".ogg",
+    ".avi", ".mov", ".mkv", ".webm", ".woff", ".woff2", ".ttf", ".otf", ".eot", ".doc", ".docx",
+    ".xls", ".xlsx", ".ppt", ".pptx", ".odt", ".wasm", ".pack", ".idx", ".parquet", ".npy",
+    ".npz", ".pkl", ".pt", ".onnx", ".safetensors",
+})
+# fmt: on
+
+
+def _read_umask() -> int:
+    # os.umask can only be read by setting it; do that once, at import, not in threads.
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return umask
+
+
+_UMASK = _read_umask()
+
+
+def looks_binary(head: bytes) -> bool:
+    return b"\0" in head
+
+
+def binary_reason(path: Path) -> str | None:
+    """Why `path` is a binary file (extension or a NUL byte), or None for text."""
+    if path.suffix.lower() in BINARY_EXTENSIONS:
+        return f"its extension is {path.suffix}"
+    with path.open("rb") as handle:
+        if looks_binary(handle.read(BINARY_SNIFF_BYTES)):
+            return f"it contains a NUL byte in its first {BINARY_SNIFF_BYTES // 1024} KB"
+    return None
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write to a temp file beside `path`, then rename over it: readers never see half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode: int | None = None
+    with contextlib.suppress(FileNotFoundError):
+        mode = path.stat().st_mode & 0o7777
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        # mkstemp creates 0600; new files get the usual umask-based mode instead.
+        os.chmod(tmp, 0o666 & ~_UMASK if mode is None else mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def unified_diff(old: str, new: str, name: str) -> str:
+    """A git-style unified diff of two texts (empty when they are equal)."""
+    if len(old) + len(new) > DIFF_MAX_CHARS:
+        return f"(diff of {name} not shown: the file is too large)"
+    old_lines = old.splitlines(keepends=True)
+    new_lines = new.splitlines(keepends=True)
+    lines = []
+    for line in difflib.unified_diff(old_lines, new_lines, f"a/{name}", f"b/{name}"):
+        lines.append(line)
+        if not line.endswith("\n"):
+            lines.append("\n\\ No newline at end of file\n")
+    return "".join(lines)
+
+
+def diff_stats(diff: str) -> tuple[int, int]:
+    """(additions, deletions) counted from a unified diff."""
+    additions = deletions = 0
+    for line in diff.splitlines():
+        if line.startswith("+") and not line.startswith("+++"):
+            additions += 1
+        elif line.startswith("-") and not line.startswith("---"):
+            deletions += 1
+    return additions, deletions
+
+
+def similar_names(path: Path, limit: int = 3) -> list[str]:
+    """Names in the same folder that look like `path`'s name (for 'did you mean')."""
+    try:
+        names = [entry.name for entry in os.scandir(path.parent)]
+    except OSError:
+        return []
+    wanted = path.name.lower()
+    close = difflib.get_close_matches(path.name, names, n=limit, cutoff=0.5)
+    related = [n for n in names if n not in close and (wanted in n.lower() or n.lower() in wanted)]
+    return (close + sorted(related))[:limit]
+
+
+def not_found_message(path: Path) -> str:
+    message = f"File not found: {path}"
+    if not path.parent.is_dir():
+        return f"{message} (the folder {path.parent} does not exist either)."
+    suggestions = similar_names(path)
+    if suggestions:
+        joined = ", ".join(str(path.parent / name) for name in suggestions)
+        return f"{message}. Did you mean: {joined}?"
+    return f"{message}."
+
+
+def os_error_message(exc: OSError) -> str:
+    """A one-line, person-readable description of an OSError."""
+    target = f": {exc.filename}" if exc.filename else ""
+    if isinstance(exc, PermissionError):
+        return f"Permission denied{target}."
+    if isinstance(exc, FileNotFoundError):
+        return f"No such file or folder{target}."
+    if isinstance(exc, IsADirectoryError):
+        return f"Expected a file but found a folder{target}."
+    if isinstance(exc, NotADirectoryError):
+        return f"A part of the path is not a folder{target}."
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    return f"{reason}{target}."
+
+
+def decode_text(data: bytes) -> tuple[str, bool]:
+    """(text, had_errors): UTF-8, with undecodable bytes replaced by U+FFFD."""
+    try:
+        return data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="replace"), True

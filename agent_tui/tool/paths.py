@@ -1,0 +1,73 @@
+"""Resolve tool paths against the working directory; guard paths outside it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_tui.errors import PermissionDenied
+from agent_tui.tool.base import PermissionRequest, ToolContext
+
+EXTERNAL_DIRECTORY = "external_directory"
+"""The permission key for paths outside the working directory."""
+
+
+def absolute_path(ctx: ToolContext, p: str | Path | None) -> Path:
+    """`p` made absolute against ctx.directory (`~` expanded, symlinks resolved)."""
+    if p is None or str(p).strip() == "":
+        return ctx.directory.resolve()
+    path = Path(p).expanduser()
+    if not path.is_absolute():
+        path = ctx.directory / path
+    return path.resolve()
+
+
+def is_inside(ctx: ToolContext, path: Path) -> bool:
+    return path.is_relative_to(ctx.directory.resolve())
+
+
+def display_path(ctx: ToolContext, path: Path) -> str:
+    """Relative to the working directory when inside it, absolute otherwise."""
+    root = ctx.directory.resolve()
+    if path == root:
+        return "."
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+
+
+async def resolve_path(ctx: ToolContext, p: str | Path | None) -> Path:
+    """Resolve `p`; a path outside the working directory needs `external_directory` permission.
+
+    `always` from the person allows every outside path for the rest of the session.
+    """
+    path = absolute_path(ctx, p)
+    if is_inside(ctx, path):
+        return path
+    level = ctx.permissions.get(EXTERNAL_DIRECTORY, "ask")
+    if level == "allow":
+        return path
+    if level == "deny":
+        raise PermissionDenied(
+            f"Access to {path} is denied: it is outside the working directory "
+            f'{ctx.directory} and permission.{EXTERNAL_DIRECTORY} is "deny" in the config.'
+        )
+    if ctx.ask is None:
+        raise PermissionDenied(
+            f"{path} is outside the working directory {ctx.directory}, and there is no one to "
+            "approve access to it. To allow paths outside the working directory, set "
+            f'"permission": {{"{EXTERNAL_DIRECTORY}": "allow"}} in agent-tui.json.'
+        )
+    reply = await ctx.ask(
+        PermissionRequest(
+            session_id=ctx.session_id,
+            tool=EXTERNAL_DIRECTORY,
+            title=f"Access {path} (outside the working directory)",
+            detail=str(path),
+            input={"path": str(path)},
+        )
+    )
+    if reply == "deny":
+        raise PermissionDenied(
+            f"The person denied access to {path}, which is outside the working directory."
+        )
+    if reply == "always":
+        ctx.permissions[EXTERNAL_DIRECTORY] = "allow"
+    return path

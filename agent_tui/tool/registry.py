@@ -1,0 +1,181 @@
+"""The tools the model can call, and the one way to run a call: parse, check, ask, execute."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from agent_tui.errors import PermissionDenied, ToolError
+from agent_tui.tool.base import PermissionRequest, Tool, ToolContext, ToolResult
+from agent_tui.tool.bash import BashTool
+from agent_tui.tool.edit import EditTool
+from agent_tui.tool.files import os_error_message
+from agent_tui.tool.glob import GlobTool
+from agent_tui.tool.grep import GrepTool
+from agent_tui.tool.ls import ListTool
+from agent_tui.tool.read import ReadTool
+from agent_tui.tool.truncation import truncate_output_async
+from agent_tui.tool.write import WriteTool
+
+log = logging.getLogger(__name__)
+
+TAIL_TRUNCATED_TOOLS = frozenset({"bash"})
+"""Tools whose outputs keep their end when truncated (where errors and summaries are)."""
+
+
+def compact_schema(params: type[BaseModel]) -> str:
+    """`file_path: string (required), offset: integer = 1` for error messages."""
+    schema = params.model_json_schema()
+    required = set(schema.get("required", []))
+    fields = []
+    for name, prop in schema.get("properties", {}).items():
+        kinds = [p.get("type", "any") for p in prop.get("anyOf", [prop])]
+        kind = " | ".join(k for k in kinds if k != "null") or "any"
+        if "null" in kinds:
+            kind += " | null"
+        if name in required:
+            fields.append(f"{name}: {kind} (required)")
+        else:
+            fields.append(f"{name}: {kind} = {json.dumps(prop.get('default'))}")
+    return "{" + ", ".join(fields) + "}"
+
+
+def _validation_message(tool: Tool, exc: ValidationError) -> str:
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(part) for part in err["loc"]) or "(arguments)"
+        problems.append(f"{where}: {err['msg']}")
+    return (
+        f"Invalid arguments for tool {tool.name}: {'; '.join(problems)}. "
+        f"Expected parameters: {compact_schema(tool.Params)}"
+    )
+
+
+def parse_arguments(tool: Tool, raw: str | dict[str, Any]) -> BaseModel:
+    """The model's raw arguments (JSON text or a dict) as the tool's Params, or ToolError."""
+    if isinstance(raw, str):
+        if not raw.strip():
+            raw = "{}"
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            quoted = raw if len(raw) <= 200 else raw[:200] + "..."
+            raise ToolError(
+                f"Arguments for tool {tool.name} are not valid JSON ({exc.msg} at line "
+                f"{exc.lineno}, column {exc.colno}): {quoted}"
+            ) from exc
+    if not isinstance(raw, dict):
+        raise ToolError(
+            f"Arguments for tool {tool.name} must be a JSON object, got {type(raw).__name__}. "
+            f"Expected parameters: {compact_schema(tool.Params)}"
+        )
+    try:
+        return tool.Params.model_validate(raw)
+    except ValidationError as exc:
+        raise ToolError(_validation_message(tool, exc)) from exc
+
+
+async def check_permission(tool: Tool, params: BaseModel, ctx: ToolContext) -> None:
+    """Raise PermissionDenied unless config or the person allows this call."""
+    level = ctx.permissions.get(tool.name, tool.default_permission)
+    if level == "allow":
+        return
+    if level == "deny":
+        raise PermissionDenied(
+            f'The {tool.name} tool is denied by config (permission.{tool.name} = "deny").'
+        )
+    try:
+        title, detail = tool.describe(params, ctx)
+    except ToolError:
+        raise  # the call cannot succeed (e.g. edit's old_string is missing): nobody is asked
+    except Exception:
+        log.exception("describe() of tool %s failed", tool.name)
+        title, detail = tool.name, json.dumps(params.model_dump())
+    if ctx.ask is None:
+        raise PermissionDenied(
+            f"The {tool.name} tool needs the person's approval, and nobody is here to approve "
+            "it. Do not retry; tell the person what you wanted to run. (To allow it, set "
+            f'"permission": {{"{tool.name}": "allow"}} in agent-tui.json, or run with '
+            f"--allow {tool.name}.)"
+        )
+    reply = await ctx.ask(
+        PermissionRequest(
+            session_id=ctx.session_id,
+            tool=tool.name,
+            title=title,
+            detail=detail,
+            input=params.model_dump(),
+        )
+    )
+    if reply == "deny":
+        raise PermissionDenied("The person denied permission to run this tool call.")
+    if reply == "always":
+        ctx.permissions[tool.name] = "allow"
+
+
+class ToolRegistry:
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.register(tool)
+
+    @classmethod
+    def default(cls) -> ToolRegistry:
+        return cls(
+            [ReadTool(), WriteTool(), EditTool(), BashTool(), GrepTool(), GlobTool(), ListTool()]
+        )
+
+    def register(self, tool: Tool) -> None:
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return sorted(self._tools)
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """OpenAI-style function definitions, sorted by name (a stable prompt prefix)."""
+        return [self._tools[name].definition() for name in self.names()]
+
+    async def run(
+        self, name: str, raw_arguments: str | dict[str, Any], ctx: ToolContext
+    ) -> ToolResult:
+        """Run one tool call. Every failure the model should see is a ToolError."""
+        tool = self._tools.get(name)
+        if tool is None:
+            raise ToolError(f"Unknown tool {name!r}. Available tools: {', '.join(self.names())}.")
+        params = parse_arguments(tool, raw_arguments)
+        await check_permission(tool, params, ctx)
+        result = await _execute(tool, params, ctx)
+        if "truncated" not in result.metadata:  # tools that size their own output set it
+            direction = "tail" if tool.name in TAIL_TRUNCATED_TOOLS else "head"
+            output, meta = await truncate_output_async(
+                result.output, ctx.truncation, ctx.output_dir, direction=direction
+            )
+            result = result.model_copy(
+                update={"output": output, "metadata": {**result.metadata, **meta}}
+            )
+        return result
+
+
+async def _execute(tool: Tool, params: BaseModel, ctx: ToolContext) -> ToolResult:
+    try:
+        return await tool.execute(params, ctx)
+    except ToolError:
+        raise
+    except OSError as exc:
+        raise ToolError(f"The {tool.name} tool failed: {os_error_message(exc)}") from exc
+    except UnicodeError as exc:
+        raise ToolError(
+            f"The {tool.name} tool failed: text could not be encoded or decoded ({exc})."
+        ) from exc
+    except Exception as exc:
+        log.exception("tool %s crashed", tool.name)
+        raise ToolError(
+            f"The {tool.name} tool failed unexpectedly: {type(exc).__name__}: {exc}"
+        ) from exc

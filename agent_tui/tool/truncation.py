@@ -1,0 +1,156 @@
+"""Truncate one tool output: keep a preview, save the full text, tell the model where it is."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, Literal
+
+from agent_tui.config import TruncationConfig
+from agent_tui.ids import new_id
+
+Direction = Literal["head", "tail"]
+
+HINT = (
+    "The tool call succeeded but the output was truncated. Full output saved to: {path}\n"
+    "Use the read tool with offset/limit to view specific sections, "
+    "or grep to search the full content."
+)
+
+
+def utf8_len(text: str) -> int:
+    # isascii() is a fast scan without allocating; only non-ASCII text pays for encoding.
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def count_lines(text: str) -> int:
+    """Lines as an editor counts them: a trailing newline does not start a new line."""
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def cut_utf8(text: str, max_bytes: int, *, from_end: bool = False) -> str:
+    """The longest head (or tail) of `text` that fits in `max_bytes`, never splitting a char."""
+    # A char is at most 4 bytes, so this slice already holds every char that could fit.
+    window = text[-max_bytes:] if from_end else text[:max_bytes]
+    data = window.encode("utf-8", "surrogatepass")
+    if len(data) <= max_bytes:
+        return window
+    if from_end:
+        cut = data[-max_bytes:]
+        # Skip continuation bytes (10xxxxxx) of a char whose start was cut off.
+        start = 0
+        while start < len(cut) and cut[start] & 0xC0 == 0x80:
+            start += 1
+        return cut[start:].decode("utf-8", "surrogatepass")
+    return _drop_partial_char(data[:max_bytes]).decode("utf-8", "surrogatepass")
+
+
+def _drop_partial_char(data: bytes) -> bytes:
+    """Drop an incomplete multi-byte sequence left at the end of a cut."""
+    tail = 0
+    while tail < min(3, len(data)) and data[-1 - tail] & 0xC0 == 0x80:
+        tail += 1
+    if tail == len(data):
+        return b""
+    lead = data[-1 - tail]
+    width = 1 if lead < 0x80 else 2 if lead >= 0xC0 and lead < 0xE0 else 3 if lead < 0xF0 else 4
+    return data if tail + 1 >= width else data[: -1 - tail]
+
+
+def _next_line(text: str, pos: int, direction: Direction) -> tuple[int, int]:
+    """(start, end) of the line after (head) or before (tail) position `pos`."""
+    if direction == "head":
+        newline = text.find("\n", pos)
+        return pos, len(text) if newline == -1 else newline + 1
+    # `pos` is the end of the previous (later) line; its own newline is at pos - 1.
+    start = text.rfind("\n", 0, pos - 1) + 1
+    return start, pos
+
+
+def build_preview(
+    text: str, config: TruncationConfig, direction: Direction
+) -> tuple[str, int, bool]:
+    """(preview, lines shown, whether a line was cut): whole lines while they fit; a line
+    is cut (never mid-character) only when not even one whole line fits."""
+    kept: list[str] = []
+    used = 0
+    cut = False
+    pos = 0 if direction == "head" else len(text)
+    while len(kept) < config.max_lines and (pos < len(text) if direction == "head" else pos > 0):
+        start, end = _next_line(text, pos, direction)
+        line = text[start:end]
+        size = utf8_len(line)
+        if used + size > config.max_bytes:
+            if not kept:
+                kept.append(cut_utf8(line, config.max_bytes, from_end=direction == "tail"))
+                cut = True
+            break
+        kept.append(line)
+        used += size
+        pos = end if direction == "head" else start
+    if direction == "tail":
+        kept.reverse()
+    return "".join(kept).rstrip("\n"), len(kept), cut
+
+
+def truncation_marker(removed_lines: int, cut: bool, direction: Direction, max_bytes: int) -> str:
+    """`... N lines truncated ...`, saying so when the one line shown was cut as well."""
+    parts = [f"{removed_lines} lines truncated"] if removed_lines else []
+    if cut:
+        which = "first" if direction == "head" else "last"
+        parts.append(f"the {which} line was cut to {max_bytes} bytes")
+    return f"... {'; '.join(parts)} ..."
+
+
+def format_truncated(preview: str, marker: str, path: Path, direction: Direction) -> str:
+    hint = HINT.format(path=path)
+    if direction == "head":
+        return f"{preview}\n\n{marker}\n\n{hint}"
+    return f"{marker}\n\n{preview}\n\n{hint}"
+
+
+def save_output(text: str, output_dir: Path) -> Path:
+    output_dir.mkdir(parents=True, exist_ok=True)
+    path = output_dir / f"{new_id('tool')}.txt"
+    path.write_text(text, encoding="utf-8", errors="surrogatepass")
+    return path
+
+
+def truncate_output(
+    text: str,
+    config: TruncationConfig,
+    output_dir: Path,
+    *,
+    direction: Direction = "head",
+) -> tuple[str, dict[str, Any]]:
+    """Return (text, {"truncated": False}) when it fits, else a preview and where the rest is."""
+    total_lines = count_lines(text)
+    total_bytes = utf8_len(text)
+    if total_lines <= config.max_lines and total_bytes <= config.max_bytes:
+        return text, {"truncated": False}
+    path = save_output(text, output_dir)
+    preview, shown, cut = build_preview(text, config, direction)
+    marker = truncation_marker(total_lines - shown, cut, direction, config.max_bytes)
+    output = format_truncated(preview, marker, path, direction)
+    return output, {
+        "truncated": True,
+        "output_path": str(path),
+        "total_lines": total_lines,
+        "total_bytes": total_bytes,
+    }
+
+
+async def truncate_output_async(
+    text: str,
+    config: TruncationConfig,
+    output_dir: Path,
+    *,
+    direction: Direction = "head",
+) -> tuple[str, dict[str, Any]]:
+    """`truncate_output` off the event loop (saving a large output takes a while)."""
+    if len(text) <= config.max_bytes // 4 and text.count("\n") < config.max_lines:
+        # Certainly fits (a char is at most 4 bytes): no thread hop for the common case.
+        return text, {"truncated": False}
+    return await asyncio.to_thread(truncate_output, text, config, output_dir, direction=direction)

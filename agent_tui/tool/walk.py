@@ -1,0 +1,102 @@
+"""Walking a folder tree the way the search tools do: skip tooling folders, match globs."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+
+from agent_tui.tool.files import SKIP_DIRS
+
+
+def walk_files(root: Path, skip_dirs: frozenset[str] = SKIP_DIRS) -> Iterator[Path]:
+    """Every file under `root`, not descending into `skip_dirs` or symlinked folders."""
+    for folder, dirs, files in os.walk(root, onerror=lambda _exc: None):
+        dirs[:] = sorted(d for d in dirs if d not in skip_dirs)
+        base = Path(folder)
+        for name in sorted(files):
+            yield base / name
+
+
+def expand_braces(pattern: str) -> list[str]:
+    """`*.{ts,tsx}` -> [`*.ts`, `*.tsx`] (nested braces too)."""
+    match = re.search(r"\{([^{}]*)\}", pattern)
+    if not match:
+        return [pattern]
+    head, tail = pattern[: match.start()], pattern[match.end() :]
+    results: list[str] = []
+    for option in match.group(1).split(","):
+        results.extend(expand_braces(head + option + tail))
+    return results
+
+
+def _translate(pattern: str) -> str:
+    """One brace-free glob to a regex over `/`-separated paths; `**` spans folders."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[":
+            end = pattern.find("]", i + 2)
+            if end == -1:
+                out.append(re.escape(char))
+            else:
+                body = pattern[i + 1 : end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body.replace(chr(92), chr(92) * 2)}]")
+                i = end
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return "".join(out)
+
+
+@lru_cache(maxsize=256)
+def compile_glob(pattern: str) -> re.Pattern[str]:
+    alternatives = [_translate(p) for p in expand_braces(pattern)]
+    return re.compile("(?:" + "|".join(alternatives) + r")\Z")
+
+
+def glob_matches(pattern: str, rel_path: str) -> bool:
+    """Match a `/`-separated relative path. A pattern without `/` matches the file name
+    at any depth (as ripgrep and .gitignore do)."""
+    pattern = pattern.removeprefix("./")
+    if "/" not in pattern:
+        rel_path = rel_path.rsplit("/", 1)[-1]
+    return compile_glob(pattern).match(rel_path) is not None
+
+
+def split_glob_base(pattern: str) -> tuple[str, str]:
+    """`/src/app/**/*.py` -> (`/src/app`, `**/*.py`): the folder part before any wildcard."""
+    parts = pattern.split("/")
+    fixed = 0
+    while fixed < len(parts) - 1 and not any(c in parts[fixed] for c in "*?[{"):
+        fixed += 1
+    return "/".join(parts[:fixed]) or "/", "/".join(parts[fixed:])
+
+
+def mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def newest_first(paths: list[Path]) -> list[Path]:
+    """Newest modification time first; ties (e.g. same second) by path for stable output."""
+    return sorted(paths, key=lambda p: (-mtime(p), str(p)))

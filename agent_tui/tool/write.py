@@ -1,0 +1,97 @@
+"""The write tool: create or overwrite a whole file, atomically."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from agent_tui.errors import ToolError
+from agent_tui.tool.base import Tool, ToolContext, ToolResult
+from agent_tui.tool.files import atomic_write, diff_stats, unified_diff
+from agent_tui.tool.paths import absolute_path, display_path, is_inside, resolve_path
+
+PREVIEW_LINES = 100
+"""Lines of a new file's content shown when asking for permission."""
+
+
+class WriteParams(BaseModel):
+    file_path: str = Field(
+        description="Path of the file to write, absolute or relative to the working directory."
+    )
+    content: str = Field(description="The complete new content of the file.")
+
+
+def read_existing(path: Path) -> str | None:
+    """The current text of `path` (None if missing); undecodable bytes are kept as escapes."""
+    try:
+        return path.read_bytes().decode("utf-8", errors="surrogateescape")
+    except FileNotFoundError:
+        return None
+
+
+def content_preview(content: str) -> str:
+    lines = content.splitlines()
+    if len(lines) <= PREVIEW_LINES:
+        return content
+    rest = len(lines) - PREVIEW_LINES
+    return "\n".join(lines[:PREVIEW_LINES]) + f"\n... ({rest} more lines)"
+
+
+def _plan(path: Path, content: str, name: str) -> tuple[str | None, str]:
+    """(old content, diff) for writing `content` to `path`."""
+    old = read_existing(path)
+    if old is None:
+        return None, unified_diff("", content, name)
+    return old, unified_diff(old, content, name)
+
+
+class WriteTool(Tool):
+    name = "write"
+    description = (
+        "Write a file, replacing it entirely if it exists (parent folders are created). "
+        "Prefer the edit tool for changing part of an existing file. Read an existing file "
+        "before overwriting it."
+    )
+    Params = WriteParams
+    default_permission = "ask"
+
+    def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
+        assert isinstance(params, WriteParams)
+        path = absolute_path(ctx, params.file_path)
+        name = display_path(ctx, path)
+        title = f"write {name}"
+        # Outside paths are checked (and maybe asked about) later; do not peek at them here.
+        if not is_inside(ctx, path) or not path.is_file():
+            return title, content_preview(params.content)
+        try:
+            _, diff = _plan(path, params.content, name)
+        except OSError:
+            return title, content_preview(params.content)
+        return title, diff or "(no changes)"
+
+    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
+        assert isinstance(params, WriteParams)
+        path = await resolve_path(ctx, params.file_path)
+        name = display_path(ctx, path)
+        if path.is_dir():
+            raise ToolError(f"{path} is a folder; give the path of a file to write.")
+        old, diff = await asyncio.to_thread(_plan, path, params.content, name)
+        data = params.content.encode("utf-8", errors="surrogateescape")
+        await asyncio.to_thread(atomic_write, path, data)
+        additions, deletions = diff_stats(diff)
+        verb = "Created" if old is None else "Wrote"
+        lines = params.content.count("\n") + (0 if params.content.endswith("\n") else 1)
+        output = f"{verb} {name} ({len(data)} bytes, {lines if params.content else 0} lines)."
+        return ToolResult(
+            title=name,
+            output=output,
+            metadata={
+                "files": [str(path)],
+                "diff": diff,
+                "created": old is None,
+                "additions": additions,
+                "deletions": deletions,
+            },
+        )

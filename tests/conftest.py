@@ -1,0 +1,66 @@
+"""Shared fixtures: an isolated config/data dir, the fake OpenAI server, an engine."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fake_openai import FakeOpenAI
+
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+
+MODEL = "openai/test-model"
+PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "DEEPSEEK_API_KEY")
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own project dir (cwd), data dir and empty user config dir."""
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("AGENT_TUI_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("AGENT_TUI_CONFIG_DIR", str(tmp_path / "user-config"))
+    for name in (
+        *PROVIDER_KEYS,
+        "AGENT_TUI_CONFIG",
+        "AGENT_TUI_DISABLE_AUTOCOMPACT",
+        "AGENT_TUI_DISABLE_PRUNE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    return project
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as server:
+        yield server
+
+
+def write_config(project: Path, server: FakeOpenAI, **overrides: Any) -> dict[str, Any]:
+    """agent-tui.json pointing litellm at the fake server; overrides merge shallowly."""
+    config: dict[str, Any] = {
+        "model": MODEL,
+        "provider": {"openai": {"api_base": server.base_url, "api_key": "test-key"}},
+        "models": {MODEL: {"limit": {"context": 100_000, "output": 4_000}}},
+        "permission": {"bash": "allow", "edit": "allow", "write": "allow"},
+        "retry": {"initial_delay": 0.01, "max_delay": 0.05},
+    }
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(config.get(key), dict):
+            config[key] = {**config[key], **value}
+        else:
+            config[key] = value
+    (project / "agent-tui.json").write_text(json.dumps(config), encoding="utf-8")
+    return config
+
+
+@pytest.fixture
+def configured(isolated: Path, fake_llm: FakeOpenAI) -> FakeOpenAI:
+    write_config(isolated, fake_llm)
+    return fake_llm
