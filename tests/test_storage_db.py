@@ -321,7 +321,10 @@ async def test_session_summaries(db: Database) -> None:
     assert found[busy.id].compactions == 1
     assert found[busy.id].cost == pytest.approx(0.875)
     assert found[busy.id].last_assistant == done
-    assert found[busy.id].usage.percent == pytest.approx(10.0)
+    from agent_tui.session.usage import context_usage
+
+    usage = context_usage(found[busy.id].last_assistant, found[busy.id].cost)
+    assert usage.percent == pytest.approx(10.0)
     assert found[empty.id].messages == 0 and found[empty.id].last_assistant is None
     assert found["ses_unknown"].messages == 0
     assert await db.session_stats([busy.id]) == {busy.id: found[busy.id]}

@@ -289,7 +289,10 @@ async def process(
 
     session.compaction_id = request_msg.info.id
     session.tail_start_id = tail[0].info.id if tail else None
-    await _check_converged(ctx, session, model)
+    summary.context_estimate = await _check_converged(ctx, session, model)
+    summary.context_limit = model.limit.context  # context % is of the session's model
+    summary.context_usable = usable_tokens(model.limit, config.compaction)
+    await ctx.db.upsert_message(summary, flush=True)
     await ctx.db.update_session(session)
     ctx.publish(SessionUpdated(session=session))
     ctx.publish(
@@ -302,8 +305,9 @@ async def process(
     return "stop"
 
 
-async def _check_converged(ctx: EngineContext, session: Session, model: ModelInfo) -> None:
-    """The new history must fit; drop the kept tail if needed, else stop clearly."""
+async def _check_converged(ctx: EngineContext, session: Session, model: ModelInfo) -> int:
+    """The new history must fit; drop the kept tail if needed, else stop clearly.
+    Returns the estimated size of the new history."""
     from agent_tui.session.loop import load_history
 
     for _ in range(2):
@@ -317,7 +321,7 @@ async def _check_converged(ctx: EngineContext, session: Session, model: ModelInf
         )
         size = estimate_tokens(request.messages, request.tools, model.id)
         if fits(size, model.limit, ctx.config.compaction):
-            return
+            return size
         if session.tail_start_id is None:
             break
         session.tail_start_id = None

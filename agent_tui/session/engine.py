@@ -13,19 +13,16 @@ from agent_tui.provider.auth import credentials
 from agent_tui.session import compaction
 from agent_tui.session.context import EngineContext
 from agent_tui.session.loop import LoopResult, SessionLoop, load_history, model_of
+from agent_tui.session.title import default_title, generate_title
 from agent_tui.storage.models import Session, TextPart, UserMessage
-
-TITLE_LENGTH = 50
-
-
-def default_title(text: str) -> str:
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "New session")
-    return first if len(first) <= TITLE_LENGTH else first[: TITLE_LENGTH - 1].rstrip() + "…"
 
 
 class Engine:
-    def __init__(self, ctx: EngineContext) -> None:
+    def __init__(self, ctx: EngineContext, *, model_titles: bool = False) -> None:
         self.ctx = ctx
+        self.model_titles = model_titles
+        """Ask the model for a title on the first message (the app does; `run` does not)."""
+        self._background: set[asyncio.Task[object]] = set()
         self._aborts: dict[str, asyncio.Event] = {}
         self._runs: dict[str, asyncio.Task[LoopResult]] = {}
 
@@ -67,6 +64,10 @@ class Engine:
             session.title = default_title(text)
             await self.ctx.db.update_session(session)
             self.ctx.publish(SessionUpdated(session=session))
+            if self.model_titles:
+                task = asyncio.create_task(generate_title(self.ctx, session_id, text, model))
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
         if self.is_busy(session_id):
             return None
         return await self.run(session_id)

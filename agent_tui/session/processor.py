@@ -25,6 +25,7 @@ from agent_tui.provider.stream import (
 )
 from agent_tui.session.context import EngineContext
 from agent_tui.session.messages import INTERRUPTED_OUTPUT
+from agent_tui.session.overflow import usable_tokens
 from agent_tui.session.retry import retry_delay, sleep_unless
 from agent_tui.session.tokens import count_tokens
 from agent_tui.storage.models import (
@@ -299,6 +300,7 @@ class StepProcessor:
         self.assistant.finish = finish.reason
         self.assistant.completed = now
         self.assistant.context_limit = self.model.limit.context
+        self.assistant.context_usable = usable_tokens(self.model.limit, self.ctx.config.compaction)
         await self._save_message()
 
     async def _interrupt(self, message: str) -> None:

@@ -14,6 +14,8 @@ class ContextUsage(BaseModel):
     """The model's context window; 0 when unknown."""
     percent: float | None = None
     """tokens / limit * 100, None when the window is unknown."""
+    threshold: int = 0
+    """Tokens at which automatic compaction fires (0 = unknown)."""
     cost: float = 0.0
     """USD spent in the session so far."""
 
@@ -22,6 +24,10 @@ def context_usage(last_step: AssistantMessage | None, cost: float) -> ContextUsa
     if last_step is None:
         return ContextUsage(cost=cost)
     tokens = last_step.tokens.total
+    if last_step.summary and last_step.context_estimate is not None:
+        tokens = last_step.context_estimate  # what the history occupies after compaction
     limit = last_step.context_limit
     percent = round(tokens * 100 / limit, 1) if limit else None
-    return ContextUsage(tokens=tokens, limit=limit, percent=percent, cost=cost)
+    return ContextUsage(
+        tokens=tokens, limit=limit, percent=percent, cost=cost, threshold=last_step.context_usable
+    )

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_tui.ids import now_ms
-
-if TYPE_CHECKING:
-    from agent_tui.session.usage import ContextUsage
 
 
 class _Model(BaseModel):
@@ -80,6 +77,10 @@ class AssistantMessage(_Model):
     tokens: Tokens = Field(default_factory=Tokens)
     context_limit: int = 0
     """The model's context window when this step ran (0 = unknown), for context %."""
+    context_usable: int = 0
+    """Tokens usable before automatic compaction fires (0 = unknown)."""
+    context_estimate: int | None = None
+    """On a summary: the estimated size of the history it leaves (its context use)."""
 
 
 Message = Annotated[UserMessage | AssistantMessage, Field(discriminator="role")]
@@ -237,9 +238,3 @@ class SessionSummary(_Model):
     """Sum of the cost of every assistant message."""
     last_assistant: AssistantMessage | None = None
     """The newest assistant message with a finish reason: its tokens give context %."""
-
-    @property
-    def usage(self) -> ContextUsage:
-        from agent_tui.session.usage import context_usage
-
-        return context_usage(self.last_assistant, self.cost)
