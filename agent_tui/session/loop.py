@@ -161,6 +161,9 @@ class SessionLoop:
             if request_part is not None:
                 if not await self._compact(session, history, last_user, request_part, model):
                     return None
+                # The history restarts at the summary: what follows it (a replayed or
+                # "continue" message) is the new start of this loop, not a queued message.
+                self._loop_start_user = None
                 continue
 
             finished = _finished_after(history, session)

@@ -1,0 +1,97 @@
+"""One assistant step: reasoning, text and tool lines in the order they arrived."""
+
+from __future__ import annotations
+
+from textual.containers import Vertical
+from textual.widget import Widget
+from textual.widgets import Static
+
+from agent_tui.storage.models import (
+    AssistantMessage,
+    Part,
+    PatchPart,
+    ReasoningPart,
+    TextPart,
+    ToolPart,
+)
+from agent_tui.tui.reasoning_part_view import ReasoningPartView
+from agent_tui.tui.text_part_view import TextPartView
+from agent_tui.tui.tool_line import ToolLine
+
+INTERRUPTED = "Interrupted — what was streamed is kept."
+
+
+def error_text(info: AssistantMessage) -> str | None:
+    if info.error is None:
+        return None
+    if info.error.kind == "aborted":
+        return INTERRUPTED
+    return f"Error: {info.error.message}"
+
+
+def part_widget(part: Part) -> Widget | None:
+    """A new widget for a part, or None for parts that are not shown (step markers)."""
+    if isinstance(part, TextPart):
+        return None if part.ignored or part.synthetic else TextPartView(part.text)
+    if isinstance(part, ReasoningPart):
+        return ReasoningPartView(part.text)
+    if isinstance(part, ToolPart):
+        return ToolLine(part)
+    if isinstance(part, PatchPart) and part.files:
+        return Static("changed: " + ", ".join(part.files), markup=False, classes="patch")
+    return None
+
+
+class AssistantMessageView(Vertical):
+    DEFAULT_CSS = """
+    AssistantMessageView { height: auto; margin: 0 0 1 0; }
+    AssistantMessageView > .patch { color: $text-muted; }
+    AssistantMessageView > .error { color: $error; }
+    """
+
+    def __init__(self, info: AssistantMessage, parts: list[Part] | None = None) -> None:
+        self.info = info
+        self._parts: dict[str, Widget] = {}
+        children: list[Widget] = []
+        for part in parts or []:
+            widget = part_widget(part)
+            if widget is not None:
+                self._parts[part.id] = widget
+                children.append(widget)
+        self._error = Static(error_text(info) or "", markup=False, classes="error")
+        self._error.display = info.error is not None
+        super().__init__(*children, self._error)
+
+    async def show_part(self, part: Part) -> None:
+        widget = self._parts.get(part.id)
+        if widget is None:
+            # Live text starts empty and streams; other parts are built whole.
+            live_text = isinstance(part, TextPart) and not (part.ignored or part.synthetic)
+            widget = TextPartView() if live_text else part_widget(part)
+            if widget is None:
+                return
+            self._parts[part.id] = widget
+            await self.mount(widget, before=self._error)
+        if isinstance(widget, TextPartView) and isinstance(part, TextPart):
+            await widget.show(part.text)
+        elif isinstance(widget, ReasoningPartView) and isinstance(part, ReasoningPart):
+            widget.show(part.text)
+        elif isinstance(widget, ToolLine) and isinstance(part, ToolPart):
+            widget.show(part)
+
+    async def show_info(self, info: AssistantMessage) -> None:
+        self.info = info
+        text = error_text(info)
+        if text is not None:
+            self._error.update(text)
+            self._error.display = True
+        if info.finish is not None or info.error is not None:
+            await self.finish()
+
+    async def finish(self) -> None:
+        for widget in self._parts.values():
+            if isinstance(widget, TextPartView):
+                await widget.finish()
+
+    def text_views(self) -> list[TextPartView]:
+        return [w for w in self._parts.values() if isinstance(w, TextPartView)]

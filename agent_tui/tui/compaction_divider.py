@@ -1,0 +1,55 @@
+"""Where a compaction happened: a divider line and the summary, collapsible."""
+
+from __future__ import annotations
+
+from textual.containers import Vertical
+from textual.widgets import Collapsible, Static
+
+from agent_tui.tui.text_part_view import TextPartView
+
+SUMMARY_TITLE = "Summary"
+
+
+def divider_label(auto: bool, state: str) -> str:
+    if state == "done":
+        return f"Conversation compacted — {'auto' if auto else 'manual'}"
+    if state == "cancelled":
+        return "Compaction cancelled — nothing was lost"
+    return "Compacting the conversation…"
+
+
+class CompactionDivider(Vertical):
+    DEFAULT_CSS = """
+    CompactionDivider { height: auto; margin: 1 0; }
+    CompactionDivider > .label {
+        width: 100%;
+        content-align: center middle;
+        color: $accent;
+        text-style: bold;
+        border-top: heavy $accent;
+        border-bottom: heavy $accent;
+    }
+    CompactionDivider Collapsible { border: none; padding: 0; background: transparent; }
+    CompactionDivider.-cancelled > .label { color: $text-muted; border-top: dashed $panel;
+        border-bottom: dashed $panel; }
+    """
+
+    def __init__(self, request_id: str, auto: bool, summary: str = "", state: str = "running"):
+        self.request_id = request_id
+        self.auto = auto
+        self.state = state
+        self._label = Static(divider_label(auto, state), markup=False, classes="label")
+        self._summary = TextPartView(summary)
+        self._collapsible = Collapsible(self._summary, title=SUMMARY_TITLE, collapsed=True)
+        super().__init__(self._label, self._collapsible)
+        self.set_class(state == "cancelled", "-cancelled")
+
+    async def show_summary(self, text: str) -> None:
+        await self._summary.show(text)
+
+    async def set_state(self, state: str) -> None:
+        self.state = state
+        self._label.update(divider_label(self.auto, state))
+        self.set_class(state == "cancelled", "-cancelled")
+        if state != "running":
+            await self._summary.finish()

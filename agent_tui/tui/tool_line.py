@@ -1,0 +1,117 @@
+"""One line per tool call with its status; expands to the input and output."""
+
+from __future__ import annotations
+
+import json
+
+from textual.markup import escape
+from textual.timer import Timer
+from textual.widgets import Collapsible, Static
+
+from agent_tui.headless import short_input
+from agent_tui.storage.models import ToolPart, ToolStateCompleted, ToolStateError
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+SPINNER_INTERVAL = 0.1
+OUTPUT_PREVIEW_LINES = 200
+"""Lines of output shown when expanded; the rest is in the database or the saved file."""
+STATUS_ICON = {"pending": "○", "completed": "✓", "error": "✗"}
+
+
+def tool_title(part: ToolPart, frame: int = 0) -> str:
+    """The one-line summary: icon, tool, short input, status and marks (markup-escaped)."""
+    state = part.state
+    icon = SPINNER[frame % len(SPINNER)] if state.status == "running" else STATUS_ICON[state.status]
+    line = f"{icon} {part.tool} {short_input(part)}".rstrip()
+    marks: list[str] = []
+    if isinstance(state, ToolStateError):
+        first = (state.error.splitlines() or [""])[0]
+        marks.append(f"error: {first[:80]}")
+    elif isinstance(state, ToolStateCompleted):
+        if state.time.compacted:
+            marks.append("pruned")
+        if state.metadata.get("truncated"):
+            marks.append(f"truncated, full output: {state.metadata.get('output_path')}")
+        exit_code = state.metadata.get("exit_code")
+        if exit_code not in (None, 0):
+            marks.append(f"exit code {exit_code}")
+    elif state.status == "running":
+        marks.append("running")
+    if marks:
+        line += " — " + "; ".join(marks)
+    return escape(line)
+
+
+def tool_body(part: ToolPart) -> str:
+    state = part.state
+    lines = ["Input:", json.dumps(state.input, indent=2, ensure_ascii=False)]
+    if isinstance(state, ToolStateCompleted):
+        if state.time.compacted:
+            lines += ["", "Output (pruned from the model's context, kept here):"]
+        else:
+            lines += ["", "Output:"]
+        output = state.output.splitlines()
+        lines += output[:OUTPUT_PREVIEW_LINES]
+        if len(output) > OUTPUT_PREVIEW_LINES:
+            lines.append(f"… {len(output) - OUTPUT_PREVIEW_LINES} more lines")
+    elif isinstance(state, ToolStateError):
+        lines += ["", "Error:", state.error]
+    return "\n".join(lines)
+
+
+class ToolLine(Collapsible):
+    DEFAULT_CSS = """
+    ToolLine {
+        border: none;
+        padding: 0;
+        margin: 0;
+        background: transparent;
+    }
+    ToolLine > Contents { padding: 0 0 0 2; color: $text-muted; }
+    ToolLine.-error CollapsibleTitle { color: $error; }
+    ToolLine.-running CollapsibleTitle { color: $warning; }
+    ToolLine.-completed CollapsibleTitle { color: $success; }
+    """
+
+    def __init__(self, part: ToolPart, *, id: str | None = None) -> None:
+        self.part = part
+        self._body: Static | None = None
+        self._frame = 0
+        self._spinner: Timer | None = None
+        super().__init__(
+            title=tool_title(part), collapsed=True, collapsed_symbol="›", expanded_symbol="⌄", id=id
+        )
+        self._set_status_class()
+
+    def on_mount(self) -> None:
+        self._sync_spinner()
+
+    def show(self, part: ToolPart) -> None:
+        self.part = part
+        self.title = tool_title(part, self._frame)
+        self._set_status_class()
+        self._sync_spinner()
+        if self._body is not None:
+            self._body.update(tool_body(part))
+
+    def _set_status_class(self) -> None:
+        for status in ("pending", "running", "completed", "error"):
+            self.set_class(self.part.state.status == status, f"-{status}")
+
+    def _sync_spinner(self) -> None:
+        running = self.part.state.status == "running"
+        if running and self._spinner is None and self.is_mounted:
+            self._spinner = self.set_interval(SPINNER_INTERVAL, self._spin)
+        elif not running and self._spinner is not None:
+            self._spinner.stop()
+            self._spinner = None
+
+    def _spin(self) -> None:
+        self._frame += 1
+        self.title = tool_title(self.part, self._frame)
+
+    def on_collapsible_expanded(self, event: Collapsible.Expanded) -> None:
+        """The body is built on first expansion: most tool lines are never opened."""
+        if event.collapsible is self and self._body is None:
+            self._body = Static(tool_body(self.part), markup=False)
+            self.query_one(Collapsible.Contents).mount(self._body)

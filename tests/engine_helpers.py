@@ -1,0 +1,76 @@
+"""Drive the real engine (real SQLite, litellm against the fake server) from async tests."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agent_tui import paths
+from agent_tui.config import load_config
+from agent_tui.session.context import EngineContext
+from agent_tui.session.engine import Engine
+from agent_tui.session.messages import COMPACTION_QUESTION, CONTINUE_TEXT
+from agent_tui.storage.db import Database
+
+
+@contextlib.asynccontextmanager
+async def open_engine(**engine_kwargs: Any) -> AsyncIterator[Engine]:
+    """An engine on the config in the cwd (see conftest.write_config) and the tmp data dir."""
+    db = await Database.open(paths.database_path())
+    try:
+        yield Engine(EngineContext(db=db, config=load_config()), **engine_kwargs)
+    finally:
+        await db.close()
+
+
+def text_of(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return "\n".join(block.get("text", "") for block in content)
+    return content or ""
+
+
+def conversation(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The request's messages without the system prompt."""
+    return [m for m in request["messages"] if m["role"] != "system"]
+
+
+def is_summary_request(request: dict[str, Any]) -> bool:
+    return not request.get("tools") and "Summarise the conversation above" in text_of(
+        request["messages"][-1]
+    )
+
+
+def starts_with_summary(request: dict[str, Any], summary: str) -> bool:
+    conv = conversation(request)
+    return (
+        conv[0]["role"] == "user"
+        and text_of(conv[0]) == COMPACTION_QUESTION
+        and conv[1]["role"] == "assistant"
+        and text_of(conv[1]) == summary
+    )
+
+
+def ends_with_continue(request: dict[str, Any]) -> bool:
+    last = conversation(request)[-1]
+    return last["role"] == "user" and text_of(last).endswith(CONTINUE_TEXT)
+
+
+def tool_pairs_ok(request: dict[str, Any]) -> bool:
+    """Every tool call has exactly one result right after its assistant message."""
+    messages = request["messages"]
+    for index, message in enumerate(messages):
+        calls = [c["id"] for c in message.get("tool_calls") or []]
+        if not calls:
+            continue
+        results = []
+        for follower in messages[index + 1 :]:
+            if follower["role"] != "tool":
+                break
+            results.append(follower["tool_call_id"])
+        if sorted(results) != sorted(calls):
+            return False
+    called = [c["id"] for m in messages for c in m.get("tool_calls") or []]
+    answered = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
+    return sorted(answered) == sorted(called)
