@@ -93,5 +93,5 @@ class AssistantMessageView(Vertical):
             if isinstance(widget, TextPartView):
                 await widget.finish()
 
-    def text_views(self) -> list[TextPartView]:
-        return [w for w in self._parts.values() if isinstance(w, TextPartView)]
+    def plain_text(self) -> str:
+        return "".join(w.text for w in self._parts.values() if isinstance(w, TextPartView))

@@ -27,20 +27,21 @@ class TextPartView(Markdown):
 
     def __init__(self, text: str = "", *, id: str | None = None) -> None:
         super().__init__(text, id=id)
-        self._shown = len(text)
+        self._text = text
         self._committed = len(text)
         self._stream: MarkdownStream | None = None
         self.commit_log: list[tuple[float, int]] | None = None
 
     @property
-    def shown(self) -> int:
-        return self._shown
+    def text(self) -> str:
+        """Everything handed to the stream so far."""
+        return self._text
 
     async def show(self, text: str) -> None:
         """Stream the part of `text` not shown yet."""
-        if len(text) <= self._shown:
+        if len(text) <= len(self._text):
             return
-        new, self._shown = text[self._shown :], len(text)
+        new, self._text = text[len(self._text) :], text
         if self._stream is None:
             self._stream = Markdown.get_stream(self)
         await self._stream.write(new)

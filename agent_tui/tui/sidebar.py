@@ -1,0 +1,97 @@
+"""The right-hand panel: session, model, context use, cost, compactions, changed files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Label, ProgressBar, Static
+
+from agent_tui.session.usage import ContextUsage
+from agent_tui.tui.session_stats import SessionStats
+
+WARNING_SHARE = 0.8
+"""The bar turns to warning at this share of the auto-compaction threshold."""
+MAX_FILES_SHOWN = 12
+
+
+def context_level(usage: ContextUsage) -> str:
+    """'ok', 'warning' or 'error' for the context bar's colour."""
+    if not usage.threshold:
+        return "ok"
+    if usage.tokens >= usage.threshold:
+        return "error"
+    if usage.tokens >= usage.threshold * WARNING_SHARE:
+        return "warning"
+    return "ok"
+
+
+def context_text(usage: ContextUsage) -> str:
+    if not usage.limit:
+        return f"{usage.tokens:,} tokens\nwindow unknown"
+    return f"{usage.tokens:,} / {usage.limit:,} tokens\n{usage.percent or 0:.1f}% used"
+
+
+def short_path(name: str, directory: str) -> str:
+    try:
+        return os.path.relpath(name, directory) if Path(name).is_absolute() else name
+    except ValueError:
+        return name
+
+
+class Sidebar(VerticalScroll):
+    DEFAULT_CSS = """
+    Sidebar {
+        width: 32;
+        dock: right;
+        border-left: vkey $panel;
+        padding: 0 1;
+        background: $surface;
+    }
+    Sidebar > .heading { color: $text-muted; text-style: bold; margin-top: 1; }
+    Sidebar > #sidebar-title { text-style: bold; }
+    Sidebar ProgressBar Bar { width: 1fr; }
+    Sidebar ProgressBar Bar > .bar--bar { color: $success; }
+    Sidebar ProgressBar.-warning Bar > .bar--bar { color: $warning; }
+    Sidebar ProgressBar.-error Bar > .bar--bar { color: $error; }
+    Sidebar #sidebar-files { color: $text-muted; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static("New session", id="sidebar-title", markup=False)
+        yield Static("", id="sidebar-directory", markup=False)
+        yield Label("Model", classes="heading")
+        yield Static("", id="sidebar-model", markup=False)
+        yield Label("Context", classes="heading")
+        yield Static("", id="sidebar-context", markup=False)
+        yield ProgressBar(total=100, show_eta=False, show_percentage=False, id="sidebar-bar")
+        yield Static("", id="sidebar-cost", markup=False)
+        yield Static("", id="sidebar-compactions", markup=False)
+        yield Label("Files changed", classes="heading")
+        yield Static("none yet", id="sidebar-files", markup=False)
+
+    def show_session(self, title: str, directory: str, model: str) -> None:
+        self.query_one("#sidebar-title", Static).update(title or "New session")
+        self.query_one("#sidebar-directory", Static).update(directory)
+        self.query_one("#sidebar-model", Static).update(model)
+
+    def show_stats(self, stats: SessionStats, directory: str) -> None:
+        usage = stats.usage()
+        self.query_one("#sidebar-context", Static).update(context_text(usage))
+        bar = self.query_one("#sidebar-bar", ProgressBar)
+        bar.update(progress=min(usage.percent or 0, 100))
+        level = context_level(usage)
+        bar.set_class(level == "warning", "-warning")
+        bar.set_class(level == "error", "-error")
+        self.query_one("#sidebar-cost", Static).update(f"Cost ${usage.cost:.4f}")
+        count = stats.compactions
+        self.query_one("#sidebar-compactions", Static).update(
+            f"{count} compaction{'s' if count != 1 else ''}"
+        )
+        files = [short_path(f, directory) for f in stats.files]
+        text = "\n".join(files[-MAX_FILES_SHOWN:]) or "none yet"
+        if len(files) > MAX_FILES_SHOWN:
+            text = f"… {len(files) - MAX_FILES_SHOWN} more\n" + text
+        self.query_one("#sidebar-files", Static).update(text)
