@@ -16,7 +16,7 @@ from agent_tui.session.context import EngineContext
 from agent_tui.session.messages import arrange_after_compaction, history_start, summary_for
 from agent_tui.session.overflow import fits, is_overflow
 from agent_tui.session.processor import StepOutcome, StepProcessor
-from agent_tui.session.request import build_request, estimate_tokens
+from agent_tui.session.request import build_request, estimate_next, estimate_tokens
 from agent_tui.session.tokens import counter_for
 from agent_tui.storage.models import (
     AssistantMessage,
@@ -189,15 +189,18 @@ class SessionLoop:
             )
             for note in notes:
                 self.ctx.publish(Notice(session_id=self.session_id, level="warning", message=note))
-            estimate = estimate_tokens(request.messages, request.tools, model_id)
-            if (
-                config.compaction.auto
-                and not fits(estimate, model.limit, config.compaction)
-                and self._compactions_since_step < MAX_COMPACTIONS_WITHOUT_PROGRESS
-            ):
-                self.result.steps -= 1
-                if await self._prune_or_compact(session, history, model, last_user):
-                    continue
+            estimate = estimate_next(history, request, finished)
+            if config.compaction.auto and not fits(estimate, model.limit, config.compaction):
+                # Near the threshold: count everything locally before deciding (a prune
+                # since the last step makes the quick estimate too high).
+                estimate = estimate_tokens(request.messages, request.tools, model_id)
+                if (
+                    not fits(estimate, model.limit, config.compaction)
+                    and self._compactions_since_step < MAX_COMPACTIONS_WITHOUT_PROGRESS
+                ):
+                    self.result.steps -= 1
+                    if await self._prune_or_compact(session, history, model, last_user):
+                        continue
 
             assistant = AssistantMessage(
                 id=message_id(),

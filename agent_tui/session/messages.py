@@ -16,6 +16,8 @@ from agent_tui.storage.models import (
     ToolPart,
     ToolStateCompleted,
     ToolStateError,
+    ToolStatePending,
+    ToolStateRunning,
     UserMessage,
 )
 
@@ -95,6 +97,22 @@ def tool_result_text(part: ToolPart) -> str:
     return INTERRUPTED_OUTPUT
 
 
+_ARGUMENTS_MEMO: dict[str, str] = {}
+_ARGUMENTS_MEMO_MAX = 100_000
+
+
+def _arguments_json(part: ToolPart) -> str:
+    """The call's input as JSON; memoised once the call is finished (its input is final)."""
+    if isinstance(part.state, (ToolStatePending, ToolStateRunning)):
+        return json.dumps(part.state.input)
+    cached = _ARGUMENTS_MEMO.get(part.id)
+    if cached is None:
+        if len(_ARGUMENTS_MEMO) >= _ARGUMENTS_MEMO_MAX:
+            _ARGUMENTS_MEMO.clear()
+        cached = _ARGUMENTS_MEMO[part.id] = json.dumps(part.state.input)
+    return cached
+
+
 def _assistant_messages(message: MessageWithParts) -> list[dict[str, Any]]:
     texts = [p.text for p in message.parts if isinstance(p, TextPart) and not p.ignored and p.text]
     tools = [p for p in message.parts if isinstance(p, ToolPart)]
@@ -106,7 +124,7 @@ def _assistant_messages(message: MessageWithParts) -> list[dict[str, Any]]:
             {
                 "id": p.call_id,
                 "type": "function",
-                "function": {"name": p.tool, "arguments": json.dumps(p.state.input)},
+                "function": {"name": p.tool, "arguments": _arguments_json(p)},
             }
             for p in tools
         ]

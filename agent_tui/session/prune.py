@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from agent_tui.config import CompactionConfig
 from agent_tui.events import PartUpdated
@@ -26,7 +26,7 @@ def _file_of(part: ToolPart) -> str | None:
     value = part.state.input.get("file_path") or part.state.input.get("filePath")
     if not isinstance(value, str):
         return None
-    return str(Path(value))
+    return os.path.normpath(value)
 
 
 def select_prunable(

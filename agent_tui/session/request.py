@@ -9,10 +9,10 @@ from typing import Any
 from agent_tui.config import Config
 from agent_tui.provider.auth import credentials
 from agent_tui.provider.stream import ModelRequest
-from agent_tui.session.messages import to_model_messages
+from agent_tui.session.messages import to_model_messages, tool_result_text
 from agent_tui.session.system import build_system
 from agent_tui.session.tokens import count_tokens
-from agent_tui.storage.models import MessageWithParts
+from agent_tui.storage.models import AssistantMessage, MessageWithParts, ToolPart
 
 MESSAGE_OVERHEAD_TOKENS = 4
 
@@ -40,6 +40,30 @@ def estimate_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]],
     return total
 
 
+def estimate_next(history: list[MessageWithParts], request: ModelRequest,
+                  last: AssistantMessage | None) -> int:
+    """The size of `request`: the provider's usage of the last finished step plus a local
+    count of what came after it (its tool outputs, newer messages). Only new content is
+    tokenized, so this stays cheap however long the history after the boundary is.
+    Without such a step (new session, just compacted) everything is counted locally."""
+    model = request.model
+    if last is None or last.tokens.total == 0:
+        return estimate_tokens(request.messages, request.tools, model)
+    tokens = last.tokens
+    total = tokens.input + tokens.cache.read + tokens.cache.write + tokens.output
+    newer: list[MessageWithParts] = []
+    for message in history:
+        if message.info.id == last.id:
+            total += sum(
+                MESSAGE_OVERHEAD_TOKENS + count_tokens(tool_result_text(part), model)
+                for part in message.parts
+                if isinstance(part, ToolPart)
+            )
+        elif message.info.id > last.id:
+            newer.append(message)
+    return total + estimate_tokens(to_model_messages(newer), [], model)
+
+
 def build_request(
     history: list[MessageWithParts],
     *,
@@ -59,7 +83,9 @@ def build_request(
     if final_instruction:
         messages.append({"role": "user", "content": [{"type": "text", "text": final_instruction}]})
     api_base, api_key = credentials(model, config)
-    request = ModelRequest(
-        model=model, messages=messages, tools=tools, api_base=api_base, api_key=api_key
+    # Built from validated models: skip re-validating a large message list every step.
+    request = ModelRequest.model_construct(
+        model=model, messages=messages, tools=tools, api_base=api_base, api_key=api_key,
+        max_tokens=None, temperature=None,
     )
     return request, notes

@@ -18,6 +18,7 @@ import os
 import re
 import tempfile
 import types
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,8 @@ LARGE_TEXT_CHARS = 1_000_000  # above this, count evenly spaced samples and scal
 SAMPLE_WINDOWS = 8
 SAMPLE_WINDOW_CHARS = 32_000
 
+MEMO_MIN_CHARS = 256  # shorter texts are cheaper to count than to look up
+MEMO_ENTRIES = 20_000
 ESTIMATE_NOTE = "estimated: no tokenizer could be loaded offline"
 
 
@@ -57,11 +60,12 @@ def encoding_for_model(model: str) -> str:
 class TokenCounter:
     """Counts tokens of text for one encoding; `exact` is False when estimating."""
 
-    __slots__ = ("_encoding", "encoding_name", "exact", "note")
+    __slots__ = ("_encoding", "_memo", "encoding_name", "exact", "note")
 
     def __init__(self, encoding_name: str, encoding: Encoding | None) -> None:
         self.encoding_name = encoding_name
         self._encoding = encoding
+        self._memo: OrderedDict[str, int] = OrderedDict()
         self.exact = encoding is not None
         self.note = "" if self.exact else ESTIMATE_NOTE
 
@@ -69,9 +73,23 @@ class TokenCounter:
         """Tokens in `text`; special-token strings count as ordinary text.
 
         Exact for texts up to LARGE_TEXT_CHARS; beyond that, sampled to bound the time.
+        Long texts are memoised: the loop and prune count the same tool outputs each step.
         """
         if not text:
             return 0
+        if len(text) < MEMO_MIN_CHARS:
+            return self._count(text)
+        cached = self._memo.get(text)
+        if cached is not None:
+            self._memo.move_to_end(text)
+            return cached
+        tokens = self._count(text)
+        self._memo[text] = tokens
+        if len(self._memo) > MEMO_ENTRIES:
+            self._memo.popitem(last=False)
+        return tokens
+
+    def _count(self, text: str) -> int:
         if self._encoding is None:
             return estimate_tokens(text, self.encoding_name)
         if len(text) <= LARGE_TEXT_CHARS:

@@ -10,11 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 import aiosqlite
 
+from agent_tui.storage.history_cache import HistoryCache
+
 
 class DatabaseCore:
     """Implemented by `Database`: the shared connection, its lock and the dirty maps."""
 
     _path: Path
+    _history: HistoryCache
 
     if TYPE_CHECKING:
 

@@ -26,6 +26,7 @@ from agent_tui.errors import NotFoundError, StorageError
 from agent_tui.ids import now_ms
 from agent_tui.storage import rows, sqlite_errors
 from agent_tui.storage.connection import open_connection
+from agent_tui.storage.history_cache import HistoryCache
 from agent_tui.storage.models import Message, MessageWithParts, Part, SessionExport
 from agent_tui.storage.recovery import RecoveryQueries
 from agent_tui.storage.sessions import SessionQueries
@@ -65,6 +66,7 @@ class Database(SessionQueries, RecoveryQueries):
         self._stats = WriterStats()
         self._closed = False
         self._flusher: asyncio.Task[None] | None = None
+        self._history = HistoryCache()
 
     @classmethod
     async def open(
@@ -172,6 +174,7 @@ class Database(SessionQueries, RecoveryQueries):
         """Save a message; with flush=False it is written by the next batch."""
         self._check_open()
         self._dirty_messages[info.id] = info
+        self._history.on_message(info)
         await self._after_write(flush)
 
     async def upsert_part(self, part: Part, *, flush: bool = False) -> None:
@@ -182,6 +185,7 @@ class Database(SessionQueries, RecoveryQueries):
         """
         self._check_open()
         self._dirty_parts[part.id] = part
+        self._history.on_part(part)
         await self._after_write(flush)
 
     async def _after_write(self, flush: bool) -> None:
@@ -288,6 +292,7 @@ class Database(SessionQueries, RecoveryQueries):
     def _forget(self, *, message_ids: Iterable[str] = (), session_id: str | None = None) -> None:
         """Drop pending writes of deleted rows, so a flush does not bring them back."""
         gone = set(message_ids)
+        self._history.forget(all_sessions=True)
         for key, info in list(self._dirty_messages.items()):
             if key in gone or info.session_id == session_id:
                 del self._dirty_messages[key]
@@ -333,10 +338,17 @@ class Database(SessionQueries, RecoveryQueries):
         """Messages with id >= since_id (all if None) in id order, each with its parts.
 
         Both queries are range scans of the (session_id, id) indexes, so history
-        before since_id (the compaction boundary) is never read.
+        before since_id (the compaction boundary) is never read. Parsed results are
+        cached and kept current by this process's writes (see history_cache.py); the
+        returned models are shared with the cache: update them through upsert_*.
         """
-        await self.flush()
         lower = since_id or ""
+        version = await self._fetch("PRAGMA data_version")
+        self._history.check_version(version[0][0])
+        cached = self._history.get(session_id, lower)
+        if cached is not None:
+            return cached
+        await self.flush()
         async with self._transaction(write=False) as conn:
             message_rows = await conn.execute_fetchall(rows.HISTORY_MESSAGES, (session_id, lower))
             part_rows = await conn.execute_fetchall(rows.HISTORY_PARTS, (session_id, lower))
@@ -346,7 +358,13 @@ class Database(SessionQueries, RecoveryQueries):
             holder = by_id.get(message_id)
             if holder is not None:
                 holder.parts.append(rows.parse_part(data))
-        return result
+        self._history.put(session_id, lower, result)
+        # Writes made while this read waited are in the dirty maps, not in the rows.
+        for info in list(self._dirty_messages.values()):
+            self._history.on_message(info)
+        for part in list(self._dirty_parts.values()):
+            self._history.on_part(part)
+        return list(self._history.get(session_id, lower) or result)
 
     async def all_messages(self, session_id: str) -> list[MessageWithParts]:
         return await self.messages(session_id)

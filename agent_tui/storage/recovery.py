@@ -95,6 +95,12 @@ class RecoveryQueries(DatabaseCore):
             fixed_infos = [rows.message_row(info) for info in infos if info is not None]
             await conn.executemany(rows.UPSERT_MESSAGE, fixed_infos)
             await conn.executemany(rows.UPSERT_PART, fixed_parts)
+        for info in infos:
+            if info is not None:
+                self._history.on_message(info)
+        for part in parts:
+            if part is not None:
+                self._history.on_part(part)
         return len(fixed_parts) + len(fixed_infos)
 
     async def discard_unfinished_summaries(self, session_id: str) -> int:

@@ -179,6 +179,7 @@ class SessionQueries(DatabaseCore):
 
         StorageError if a session with that id exists already.
         """
+        self._history.forget(session_ids=[export.session.id])
         session = export.session
         strays = [m.info.id for m in export.messages if m.info.session_id != session.id]
         strays += [

@@ -131,6 +131,7 @@ class ToolRegistry:
 
     def register(self, tool: Tool) -> None:
         self._tools[tool.name] = tool
+        self._definitions: list[dict[str, Any]] | None = None
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -139,8 +140,11 @@ class ToolRegistry:
         return sorted(self._tools)
 
     def definitions(self) -> list[dict[str, Any]]:
-        """OpenAI-style function definitions, sorted by name (a stable prompt prefix)."""
-        return [self._tools[name].definition() for name in self.names()]
+        """OpenAI-style function definitions, sorted by name (a stable prompt prefix).
+        Built once: JSON schema generation costs milliseconds and runs every step."""
+        if getattr(self, "_definitions", None) is None:
+            self._definitions = [self._tools[name].definition() for name in self.names()]
+        return self._definitions
 
     async def run(
         self, name: str, raw_arguments: str | dict[str, Any], ctx: ToolContext

@@ -54,7 +54,7 @@ class SessionView(VerticalScroll):
         super().__init__(id=id)
         self.session: Session | None = None
         self._infos: dict[str, Message] = {}
-        self._widgets: dict[str, Widget] = {}
+        self._views: dict[str, Widget] = {}
         self._summary_of: dict[str, str] = {}
         self._earlier: list[MessageWithParts] = []
         self._summaries: dict[str, MessageWithParts] = {}
@@ -70,7 +70,7 @@ class SessionView(VerticalScroll):
         await self.remove_children()
         self.session = session
         self._infos.clear()
-        self._widgets.clear()
+        self._views.clear()
         self._summary_of.clear()
         self._summaries = {
             m.info.parent_id: m
@@ -125,7 +125,7 @@ class SessionView(VerticalScroll):
             elif text := _user_text(message):
                 widget = UserMessageView(text)
             if widget is not None:
-                self._widgets[info.id] = widget
+                self._views[info.id] = widget
                 widgets.append(widget)
         return widgets
 
@@ -133,16 +133,16 @@ class SessionView(VerticalScroll):
         boundary = history_start(self.session) if self.session else None
         if boundary is None:
             return
-        for key, widget in self._widgets.items():
+        for key, widget in self._views.items():
             widget.set_class(key < boundary, "-compacted")
 
     # ---- live events ------------------------------------------------------------------
 
     async def apply(self, event: Event) -> None:
         if isinstance(event, PartUpdated):
-            await self._on_part(event)
+            await self._show_part(event)
         elif isinstance(event, MessageUpdated):
-            await self._on_message(event.info)
+            await self._show_message(event.info)
         elif isinstance(event, SessionStatus):
             self._busy = event.status != "idle"
             if event.status == "idle":
@@ -151,65 +151,68 @@ class SessionView(VerticalScroll):
             self.session = event.session
         elif isinstance(event, SessionCompacted):
             request_id = self._summary_of.get(event.summary_message_id)
-            divider = self._widgets.get(request_id or "")
+            divider = self._views.get(request_id or "")
             if isinstance(divider, CompactionDivider):
                 divider.auto = event.auto
                 await divider.set_state("done")
             self._dim_compacted()
 
     async def _append(self, key: str, widget: Widget) -> None:
-        self._widgets[key] = widget
+        self._views[key] = widget
         await self.mount(widget)
 
-    async def _on_message(self, info: Message) -> None:
+    async def _show_message(self, info: Message) -> None:
         is_new = info.id not in self._infos
         self._infos[info.id] = info
         if not isinstance(info, AssistantMessage):
             return
         if info.summary:
             self._summary_of[info.id] = info.parent_id
-            divider = self._widgets.get(info.parent_id)
+            divider = self._views.get(info.parent_id)
             if isinstance(divider, CompactionDivider) and info.error is not None:
                 await divider.set_state("cancelled")
             return
         if is_new:
-            for widget in self._widgets.values():
+            for widget in self._views.values():
                 if isinstance(widget, UserMessageView) and widget.queued:
                     widget.queued = False
-        view = self._widgets.get(info.id)
+        view = self._views.get(info.id)
         if isinstance(view, AssistantMessageView):
             await view.show_info(info)
         elif info.error is not None:
             await self._append(info.id, AssistantMessageView(info))
 
-    async def _on_part(self, event: PartUpdated) -> None:
+    async def _show_part(self, event: PartUpdated) -> None:
         part = event.part
         info = self._infos.get(part.message_id)
         request_id = self._summary_of.get(part.message_id)
         if request_id is not None:
-            divider = self._widgets.get(request_id)
+            divider = self._views.get(request_id)
             if isinstance(divider, CompactionDivider) and isinstance(part, TextPart):
                 await divider.show_summary(part.text)
             return
         if isinstance(info, AssistantMessage):
-            view = self._widgets.get(info.id)
+            view = self._views.get(info.id)
             if not isinstance(view, AssistantMessageView):
                 view = AssistantMessageView(info)
                 await self._append(info.id, view)
             await view.show_part(part)
-        elif part.message_id not in self._widgets:
+        elif part.message_id not in self._views:
             if isinstance(part, CompactionPart):
                 await self._append(part.message_id, CompactionDivider(part.message_id, part.auto))
             elif isinstance(part, TextPart) and not part.synthetic and part.text:
                 await self._append(part.message_id, UserMessageView(part.text, queued=self._busy))
 
     async def _cancel_running_dividers(self) -> None:
-        for widget in self._widgets.values():
+        for widget in self._views.values():
             if isinstance(widget, CompactionDivider) and widget.state == "running":
                 await widget.set_state("cancelled")
 
     # ---- queries for tests and the app ------------------------------------------------
 
     def text_of_last_assistant(self) -> str:
-        views = [w for w in self._widgets.values() if isinstance(w, AssistantMessageView)]
+        views = [w for w in self._views.values() if isinstance(w, AssistantMessageView)]
         return views[-1].plain_text() if views else ""
+
+    def models_used(self) -> list[str]:
+        return [info.model for info in self._infos.values() if info.model]

@@ -1,0 +1,346 @@
+"""The Textual app: a view of engine events plus the commands a person sends in."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import time
+from pathlib import Path
+
+from textual import events
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Static, TextArea
+
+from agent_tui.config import Config
+from agent_tui.errors import AgentTuiError
+from agent_tui.events import (
+    Event,
+    MessageUpdated,
+    Notice,
+    PartUpdated,
+    SessionCompacted,
+    SessionError,
+    SessionStatus,
+    SessionUpdated,
+)
+from agent_tui.session.context import EngineContext
+from agent_tui.session.engine import Engine
+from agent_tui.storage.db import Database
+from agent_tui.storage.models import AssistantMessage, PatchPart, Session, ToolPart
+from agent_tui.tool.base import PermissionReply, PermissionRequest
+from agent_tui.tui import slash_commands
+from agent_tui.tui.app_commands import AppCommands
+from agent_tui.tui.command_provider import AgentCommands
+from agent_tui.tui.event_pump import EventPump
+from agent_tui.tui.permission_screen import PermissionScreen
+from agent_tui.tui.prompt_input import PromptInput
+from agent_tui.tui.session_stats import SessionStats
+from agent_tui.tui.session_view import SessionView
+from agent_tui.tui.sidebar import Sidebar
+from agent_tui.tui.status_line import StatusLine
+
+MIN_WIDTH, MIN_HEIGHT = 80, 24
+QUIT_WINDOW = 2.0
+"""Seconds in which a second Ctrl+C quits."""
+LEADER_WINDOW = 2.0
+"""Seconds the leader key waits for its second key."""
+NOTIFY_SEVERITY = {"info": "information", "warning": "warning", "error": "error"}
+
+
+def event_session(event: Event) -> str | None:
+    if isinstance(event, PartUpdated):
+        return event.part.session_id
+    if isinstance(event, MessageUpdated):
+        return event.info.session_id
+    if isinstance(event, SessionUpdated):
+        return event.session.id
+    return event.session_id
+
+
+class AgentApp(AppCommands, App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "agent-tui"
+    COMMANDS = {AgentCommands}
+    BINDINGS = [Binding("ctrl+c", "quit_twice", "Quit (twice)", priority=True)]
+
+    def __init__(
+        self,
+        config: Config,
+        db: Database,
+        session: Session | None = None,
+        *,
+        model: str | None = None,
+        model_titles: bool = True,
+        directory: Path | None = None,
+        directory_label: str | None = None,
+    ) -> None:
+        keys = config.keybinds
+        self.COMMAND_PALETTE_BINDING = keys.palette
+        super().__init__()
+        self.config = config
+        self.db = db
+        self.session = session
+        self.model_override = model
+        self.directory = directory or Path.cwd()
+        self.directory_label = directory_label
+        self.engine = Engine(EngineContext(db=db, config=config, ask=self.ask_permission),
+                             model_titles=model_titles)
+        self.pump = EventPump(self)
+        self.stats = SessionStats()
+        self.session_model = model or config.model
+        self.status = "idle"
+        self._ctrl_c_at = 0.0
+        self._leader_at = 0.0
+        self.loaded = asyncio.Event()
+        self.bind(keys.interrupt, "interrupt", description="Interrupt")
+        # Priority: the prompt's own ctrl+x (cut) must not swallow the leader.
+        self._bindings.bind(keys.leader, "leader", "Leader", priority=True)
+
+    # ---- layout -----------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="main"):
+            with Vertical(id="chat"):
+                yield SessionView(id="view")
+                yield StatusLine(id="status")
+                yield Static("", id="completions", markup=False)
+                yield PromptInput(id="prompt")
+            yield Sidebar(id="sidebar")
+        yield Static(
+            f"Terminal too small: agent-tui needs {MIN_WIDTH}×{MIN_HEIGHT}.",
+            id="too-small",
+            markup=False,
+        )
+        yield Footer()
+
+    @property
+    def view(self) -> SessionView:
+        return self.query_one("#view", SessionView)
+
+    @property
+    def prompt(self) -> PromptInput:
+        return self.query_one("#prompt", PromptInput)
+
+    @property
+    def sidebar(self) -> Sidebar:
+        return self.query_one("#sidebar", Sidebar)
+
+    @property
+    def status_line(self) -> StatusLine:
+        return self.query_one("#status", StatusLine)
+
+    def on_mount(self) -> None:
+        self.pump.attach(self.engine.ctx.bus)
+        self.prompt.focus()
+        self._check_size(self.size.width, self.size.height)
+        self.run_worker(self._start(), exit_on_error=False)
+
+    async def _start(self) -> None:
+        await self.show_session(self.session)
+        # litellm costs seconds to import: start it now that the first frame is up.
+        from agent_tui.provider.loader import preload_in_background
+
+        preload_in_background()
+        self.loaded.set()
+
+    def on_unmount(self) -> None:
+        self.pump.detach()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._check_size(event.size.width, event.size.height)
+
+    def _check_size(self, width: int, height: int) -> None:
+        self.set_class(width < MIN_WIDTH or height < MIN_HEIGHT, "-too-small")
+
+    # ---- sessions ---------------------------------------------------------------------
+
+    async def show_session(self, session: Session | None) -> None:
+        """Load a session (or a blank new one) into the view and the sidebar."""
+        self.session = session
+        messages = await self.db.all_messages(session.id) if session else []
+        self.stats = SessionStats.of(messages)
+        if session is not None and self.model_override is None:
+            self.session_model = await self.engine.session_model(session.id)
+        await self.view.load(session, messages)
+        self._refresh_sidebar()
+        self.status_line.set_status(
+            "busy" if session and self.engine.is_busy(session.id) else "idle"
+        )
+        # Mounted history is long-lived: keep it out of the collector's way.
+        gc.collect()
+        gc.freeze()
+
+    async def ensure_session(self) -> Session:
+        if self.session is None:
+            self.session = await self.engine.new_session(self.directory)
+            self._refresh_sidebar()
+        return self.session
+
+    def _refresh_sidebar(self) -> None:
+        session = self.session
+        directory = session.directory if session else str(self.directory)
+        title = session.title if session and session.title else "New session"
+        self.sidebar.show_session(title, self.directory_label or directory, self.current_model)
+        self.sidebar.show_stats(self.stats, directory)
+
+    @property
+    def current_model(self) -> str:
+        return self.model_override or self.session_model
+
+    # ---- engine events ----------------------------------------------------------------
+
+    async def on_event_pump_batch(self, _: EventPump.Batch) -> None:
+        for event in self.pump.take():
+            try:
+                await self._apply(event)
+            except Exception as exc:  # a view bug must not take the app down
+                self.log.error(f"failed to show {event.type}: {exc!r}")
+                self.notify(f"Display error: {exc}", severity="error")
+
+    async def _apply(self, event: Event) -> None:
+        session_id = event_session(event)
+        if isinstance(event, Notice) and session_id is None:
+            self.notify(event.message, severity=NOTIFY_SEVERITY[event.level])  # type: ignore[arg-type]
+            return
+        if self.session is None or session_id != self.session.id:
+            return
+        if isinstance(event, Notice):
+            self.notify(event.message, severity=NOTIFY_SEVERITY[event.level])  # type: ignore[arg-type]
+        elif isinstance(event, SessionError):
+            self.notify(event.message, title="Error", severity="error", timeout=10)
+        elif isinstance(event, SessionStatus):
+            self.status = event.status
+            self.status_line.set_status(event.status, event.message)
+        elif isinstance(event, SessionUpdated):
+            self.session = event.session
+            self._refresh_sidebar()
+        elif isinstance(event, MessageUpdated):
+            self.stats.observe_message(event.info)
+            if isinstance(event.info, AssistantMessage) and event.info.finish:
+                self._refresh_sidebar()
+        elif isinstance(event, PartUpdated) and isinstance(event.part, (ToolPart, PatchPart)):
+            before = len(self.stats.files)
+            self.stats.observe_part(event.part)
+            if len(self.stats.files) != before:
+                self._refresh_sidebar()
+        elif isinstance(event, SessionCompacted):
+            summary = await self.db.get_message(event.summary_message_id)
+            self.stats.observe_message(summary)
+            self._refresh_sidebar()
+        await self.view.apply(event)
+
+    # ---- permissions ------------------------------------------------------------------
+
+    async def ask_permission(self, request: PermissionRequest) -> PermissionReply:
+        answer: asyncio.Future[PermissionReply] = asyncio.get_running_loop().create_future()
+
+        def done(reply: PermissionReply | None) -> None:
+            if not answer.done():
+                answer.set_result(reply or "deny")
+
+        self.push_screen(PermissionScreen(request), callback=done)
+        return await answer
+
+    # ---- the prompt -------------------------------------------------------------------
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if event.text_area is not self.prompt:
+            return
+        found = self.prompt.completions()
+        hint = "   ".join(f"{c.usage} — {c.help}" for c in found[:3])
+        self.query_one("#completions", Static).update(hint)
+        self.query_one("#completions").set_class(bool(found), "-shown")
+
+    def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
+        text = event.text
+        if not text.strip():
+            return
+        parsed = slash_commands.parse(text)
+        if parsed is not None:
+            name, args = parsed
+            command = slash_commands.find(name)
+            if command is None:
+                self.notify(f"Unknown command /{name}: /help lists them.", severity="warning")
+                return
+            self.prompt.remember(text)
+            self.prompt.clear()
+            self.run_command(command, args)
+            return
+        self.prompt.remember(text)
+        self.prompt.clear()
+        self.run_worker(self._send(text), exit_on_error=False)
+
+    async def _send(self, text: str) -> None:
+        try:
+            session = await self.ensure_session()
+            await self.engine.prompt(session.id, text, model=self.model_override)
+        except AgentTuiError as exc:
+            self._restore(text)
+            self.notify(str(exc), title="Not sent", severity="error", timeout=10)
+        except Exception as exc:
+            self._restore(text)
+            self.notify(f"{type(exc).__name__}: {exc}", title="Not sent", severity="error")
+
+    def _restore(self, text: str) -> None:
+        """Put a failed message back so nothing typed is lost."""
+        current = self.prompt.text
+        self.prompt.load_text(text if not current.strip() else f"{text}\n{current}")
+        self.prompt.move_cursor(self.prompt.document.end)
+
+    # ---- keys -------------------------------------------------------------------------
+
+    def action_interrupt(self) -> None:
+        if self.session is not None and self.engine.abort(self.session.id):
+            self.status_line.set_hint("Interrupting…")
+            self.set_timer(1.0, lambda: self.status_line.set_hint(None))
+
+    def action_quit_twice(self) -> None:
+        now = time.monotonic()
+        if now - self._ctrl_c_at < QUIT_WINDOW:
+            self.exit(0)
+            return
+        self._ctrl_c_at = now
+        self.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW)
+
+    def action_leader(self) -> None:
+        self._leader_at = time.monotonic()
+        self.prompt.leader_active = True
+        keys = self.config.keybinds
+        self.status_line.set_hint(
+            f"{keys.leader}: {keys.compact} compact · {keys.new_session} new session · "
+            f"{keys.sessions} sessions · {keys.model} model · {keys.sidebar} sidebar"
+        )
+        self.set_timer(LEADER_WINDOW, self._leader_timeout)
+
+    def _leader_timeout(self) -> None:
+        if time.monotonic() - self._leader_at >= LEADER_WINDOW - 0.01:
+            self.prompt.leader_active = False
+            self.status_line.set_hint(None)
+
+    def on_prompt_input_leader_key(self, event: PromptInput.LeaderKey) -> None:
+        self.run_leader(event.key)
+
+    def on_key(self, event: events.Key) -> None:
+        if self.prompt.leader_active and time.monotonic() - self._leader_at < LEADER_WINDOW:
+            self.prompt.leader_active = False
+            event.stop()
+            self.run_leader(event.key)
+
+    def run_leader(self, key: str) -> None:
+        self.status_line.set_hint(None)
+        keys = self.config.keybinds
+        actions = {
+            keys.compact: self.action_compact,
+            keys.new_session: self.action_new_session,
+            keys.sessions: self.action_sessions,
+            keys.model: self.action_choose_model,
+            keys.sidebar: self.action_toggle_sidebar,
+        }
+        action = actions.get(key)
+        if action is not None and time.monotonic() - self._leader_at < LEADER_WINDOW:
+            action()
+
+    def action_toggle_sidebar(self) -> None:
+        self.sidebar.display = not self.sidebar.display

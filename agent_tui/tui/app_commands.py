@@ -1,0 +1,151 @@
+"""What the slash commands, leader keys and palette do (mixed into AgentApp)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agent_tui.errors import AgentTuiError
+from agent_tui.session.usage import context_usage
+from agent_tui.tui.model_screen import ModelScreen
+from agent_tui.tui.sessions_screen import SessionRow, SessionsScreen
+from agent_tui.tui.slash_commands import COMMANDS, SlashCommand
+from agent_tui.tui.text_screen import TextScreen
+
+if TYPE_CHECKING:
+    from agent_tui.tui.app import AgentApp
+
+SESSIONS_LISTED = 200
+
+
+def help_text(app: AgentApp) -> str:
+    keys = app.config.keybinds
+    lines = ["Commands (type / for completion, Tab completes):", ""]
+    for command in COMMANDS:
+        alias = f" (alias /{', /'.join(command.aliases)})" if command.aliases else ""
+        leader = f"   [{keys.leader} {getattr(keys, command.keybind)}]" if command.keybind else ""
+        lines.append(f"  {command.usage:<26}{command.help}{alias}{leader}")
+    lines += [
+        "",
+        "Keys:",
+        "  Enter                     send (while the agent works, the message is queued)",
+        "  Shift+Enter, Ctrl+J       new line",
+        "  Up / Down                 previous / next message (on the first / last line)",
+        f"  {keys.interrupt:<26}interrupt the running step or compaction",
+        f"  {keys.leader} {keys.sidebar:<{24 - len(keys.leader)}}show / hide the sidebar",
+        f"  {keys.palette:<26}command palette",
+        "  Ctrl+C twice              quit",
+        "",
+        "Keys are set under \"keybinds\" in agent-tui.json.",
+    ]
+    return "\n".join(lines)
+
+
+class AppCommands:
+    """Command implementations; `self` is the AgentApp."""
+
+    def run_command(self: AgentApp, command: SlashCommand, args: str) -> None:
+        method: Callable[..., Any] = getattr(self, f"action_{command.action}")
+        result = method(args or None) if command.takes_args else method()
+        if isinstance(result, Awaitable):
+            self.run_worker(result, exit_on_error=False)
+
+    def _guard(self: AgentApp, work: Callable[[], Awaitable[Any]]) -> None:
+        async def guarded() -> None:
+            try:
+                await work()
+            except AgentTuiError as exc:
+                self.notify(str(exc), severity="error", timeout=10)
+
+        self.run_worker(guarded(), exit_on_error=False)
+
+    def action_compact(self: AgentApp, instructions: str | None = None) -> None:
+        async def compact() -> None:
+            if self.session is None:
+                self.notify("Nothing to compact yet: send a message first.", severity="warning")
+                return
+            await self.engine.compact(self.session.id, instructions, model=self.model_override)
+
+        self._guard(compact)
+
+    def action_new_session(self: AgentApp) -> None:
+        self._guard(lambda: self.show_session(None))
+
+    def action_sessions(self: AgentApp) -> None:
+        async def pick() -> None:
+            sessions = await self.db.list_sessions(limit=SESSIONS_LISTED, roots_only=True)
+            summaries = await self.db.session_summaries([s.id for s in sessions])
+            current = self.session.id if self.session else None
+            rows = [
+                SessionRow(
+                    s,
+                    context_usage(summaries[s.id].last_assistant, summaries[s.id].cost),
+                    s.id == current,
+                )
+                for s in sessions
+            ]
+            self.push_screen(SessionsScreen(rows), callback=self._switch_to)
+
+        self._guard(pick)
+
+    def _switch_to(self: AgentApp, session_id: str | None) -> None:
+        if session_id is None or (self.session and self.session.id == session_id):
+            return
+
+        async def switch() -> None:
+            await self.show_session(await self.db.get_session(session_id))
+
+        self._guard(switch)
+
+    def action_choose_model(self: AgentApp) -> None:
+        config = self.config
+        models = [self.current_model, config.model, *config.models]
+        if config.small_model:
+            models.append(config.small_model)
+        models += self.view.models_used()
+
+        def chosen(model: str | None) -> None:
+            if model:
+                self.model_override = model
+                self._refresh_sidebar()
+                self.notify(f"Next prompts use {model}.")
+
+        self.push_screen(ModelScreen([m for m in models if m], self.current_model), chosen)
+
+    def action_context(self: AgentApp) -> None:
+        async def show() -> None:
+            from agent_tui.provider.limits import model_info
+            from agent_tui.session.breakdown import breakdown, render
+            from agent_tui.session.loop import load_history
+
+            if self.session is None:
+                self.notify("The context is empty: no message sent yet.")
+                return
+            history = await load_history(self.engine.ctx, self.session)
+            model = model_info(self.current_model, self.config)
+            tools = self.engine.ctx.registry.definitions()
+            directory = Path(self.session.directory)
+            # Counting tokens loads a tokenizer (~0.5 s the first time): off the event loop.
+            result = await asyncio.to_thread(
+                breakdown, history, model, self.config, directory, tools
+            )
+            self.push_screen(TextScreen("Context", render(result)))
+
+        self._guard(show)
+
+    def action_export(self: AgentApp) -> None:
+        async def export() -> None:
+            if self.session is None:
+                self.notify("Nothing to export yet.", severity="warning")
+                return
+            data = await self.db.export_session(self.session.id)
+            path = self.directory / f"agent-tui-{self.session.id}.json"
+            await asyncio.to_thread(path.write_text, data.model_dump_json(indent=2), "utf-8")
+            self.notify(f"Exported to {path}")
+
+        self._guard(export)
+
+    def action_help(self: AgentApp) -> None:
+        self.push_screen(TextScreen("Help", help_text(self)))

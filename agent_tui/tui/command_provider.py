@@ -1,0 +1,35 @@
+"""The command palette (Ctrl+P) offers the same commands as the slash registry."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING, cast
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from agent_tui.tui.slash_commands import COMMANDS, SlashCommand
+
+if TYPE_CHECKING:
+    from agent_tui.tui.app import AgentApp
+
+
+class AgentCommands(Provider):
+    def _run(self, command: SlashCommand) -> None:
+        cast("AgentApp", self.app).run_command(command, "")
+
+    async def discover(self) -> Hits:
+        for command in COMMANDS:
+            yield DiscoveryHit(f"/{command.name}", partial(self._run, command), help=command.help)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for command in COMMANDS:
+            text = f"/{command.name} {command.help}"
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(
+                    score,
+                    matcher.highlight(f"/{command.name}"),
+                    partial(self._run, command),
+                    help=command.help,
+                )

@@ -1,0 +1,50 @@
+"""Asks the person whether a tool call may run: allow once, always (this session), deny."""
+
+from __future__ import annotations
+
+from rich.syntax import Syntax
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Static
+
+from agent_tui.tool.base import PermissionReply, PermissionRequest
+
+
+def _detail(request: PermissionRequest) -> Static:
+    detail = request.detail or request.title
+    if detail.startswith(("---", "diff ", "@@")) or "\n@@ " in detail:
+        return Static(Syntax(detail, "diff", theme="ansi_dark", word_wrap=True), id="detail")
+    return Static(detail, markup=False, id="detail")
+
+
+class PermissionScreen(ModalScreen[PermissionReply]):
+    CSS_PATH = "permission_screen.tcss"
+    BINDINGS = [
+        Binding("a", "reply('once')", "Allow once"),
+        Binding("A,shift+a", "reply('always')", "Always allow"),
+        Binding("d,escape", "reply('deny')", "Deny"),
+    ]
+
+    def __init__(self, request: PermissionRequest) -> None:
+        super().__init__()
+        self.request = request
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(f"Allow {self.request.tool}?", id="question")
+            yield Static(self.request.title, markup=False, id="title")
+            with VerticalScroll(id="detail-scroll"):
+                yield _detail(self.request)
+            with Horizontal(id="buttons"):
+                yield Button("Allow once [a]", id="once", variant="primary")
+                yield Button("Always allow (session) [A]", id="always", variant="warning")
+                yield Button("Deny [d]", id="deny", variant="error")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id)  # type: ignore[arg-type]
+
+    def action_reply(self, reply: PermissionReply) -> None:
+        self.dismiss(reply)

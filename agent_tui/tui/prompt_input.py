@@ -1,0 +1,119 @@
+"""The multi-line prompt: Enter sends, Shift+Enter / Ctrl+J add a line, Up/Down history."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.message import Message
+from textual.widgets import TextArea
+
+from agent_tui.tui import slash_commands
+
+NEWLINE_KEYS = {"shift+enter", "ctrl+j", "newline"}
+
+
+class PromptInput(TextArea):
+    DEFAULT_CSS = """
+    PromptInput {
+        height: auto;
+        min-height: 3;
+        max-height: 10;
+        border: round $primary;
+    }
+    PromptInput:focus { border: round $accent; }
+    """
+
+    class Submitted(Message):
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    class LeaderKey(Message):
+        """A key pressed after the leader key; it is not typed into the prompt."""
+
+        def __init__(self, key: str) -> None:
+            super().__init__()
+            self.key = key
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, soft_wrap=True, show_line_numbers=False, compact=True)
+        self.leader_active = False
+        self.sent_history: list[str] = []
+        self._history_index: int | None = None
+        self._draft = ""
+
+    async def _on_key(self, event: events.Key) -> None:
+        key = event.key
+        handled = True
+        if self.leader_active:
+            self.leader_active = False
+            self.post_message(self.LeaderKey(key))
+        elif key == "enter":
+            self.post_message(self.Submitted(self.text))
+        elif key in NEWLINE_KEYS:
+            start, end = self.selection
+            self._replace_via_keyboard("\n", start, end)
+        elif key == "tab" and self.complete():
+            pass
+        elif key == "up" and self.cursor_location[0] == 0 and self.sent_history:
+            self.recall(-1)
+        elif key == "down" and self.cursor_location[0] == self.document.line_count - 1:
+            handled = self.recall(1)
+        else:
+            handled = False
+        if handled:
+            event.stop()
+            event.prevent_default()
+            return
+        await super()._on_key(event)
+
+    # ---- history ----------------------------------------------------------------------
+
+    def remember(self, text: str) -> None:
+        if text.strip() and (not self.sent_history or self.sent_history[-1] != text):
+            self.sent_history.append(text)
+        self._history_index = None
+
+    def recall(self, step: int) -> bool:
+        """Move through history; True if the prompt changed."""
+        if self._history_index is None:
+            if step > 0:
+                return False
+            self._draft = self.text
+            index = len(self.sent_history) - 1
+        else:
+            index = self._history_index + step
+        if index >= len(self.sent_history):
+            self._history_index = None
+            self.load_text(self._draft)
+        elif index >= 0:
+            self._history_index = index
+            self.load_text(self.sent_history[index])
+        else:
+            return False
+        self.move_cursor(self.document.end)
+        return True
+
+    # ---- completion -------------------------------------------------------------------
+
+    def completions(self) -> list[slash_commands.SlashCommand]:
+        text = self.text
+        if not text.startswith("/") or any(ch.isspace() for ch in text):
+            return []
+        return slash_commands.matching(text[1:])
+
+    def complete(self) -> bool:
+        """Complete a unique (or common) slash command prefix; True if anything changed."""
+        found = self.completions()
+        if not found:
+            return False
+        names = [c.name for c in found]
+        common = names[0]
+        for name in names[1:]:
+            while not name.startswith(common):
+                common = common[:-1]
+        target = f"/{common}" + (" " if len(found) == 1 else "")
+        if target == self.text:
+            return False
+        self.load_text(target)
+        self.move_cursor(self.document.end)
+        return True

@@ -1,0 +1,62 @@
+"""Pick a session to switch to: title, directory, updated, context %."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Label, OptionList
+from textual.widgets.option_list import Option
+
+from agent_tui.session.usage import ContextUsage
+from agent_tui.storage.models import Session
+
+
+@dataclass
+class SessionRow:
+    session: Session
+    usage: ContextUsage
+    current: bool = False
+
+
+def _updated(ms: int) -> str:
+    return dt.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M")
+
+
+def row_text(row: SessionRow) -> Text:
+    percent = f"{row.usage.percent:.0f}%" if row.usage.percent is not None else "—"
+    mark = "● " if row.current else "  "
+    text = Text(mark)
+    text.append(row.session.title or "(untitled)", style="bold")
+    text.append(f"\n    {_updated(row.session.updated)}  ctx {percent:>4}  ", style="dim")
+    text.append(row.session.directory, style="dim")
+    return text
+
+
+class SessionsScreen(ModalScreen[str | None]):
+    CSS_PATH = "sessions_screen.tcss"
+    BINDINGS = [Binding("escape", "cancel", "Close")]
+
+    def __init__(self, rows: list[SessionRow]) -> None:
+        super().__init__()
+        self.rows = rows
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="box"):
+            yield Label("Sessions — Enter switches, Esc closes", id="heading")
+            options = [Option(row_text(r), id=r.session.id) for r in self.rows]
+            yield OptionList(*options, id="sessions")
+            if not self.rows:
+                yield Label("No sessions yet.")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(event.option.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

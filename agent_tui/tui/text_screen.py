@@ -1,0 +1,29 @@
+"""A modal with read-only text: /help and /context."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Label, Static
+
+
+class TextScreen(ModalScreen[None]):
+    CSS_PATH = "text_screen.tcss"
+    BINDINGS = [Binding("escape,q,enter", "dismiss_screen", "Close")]
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__()
+        self.heading = title
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="box"):
+            yield Label(self.heading, id="heading")
+            with VerticalScroll(id="body"):
+                yield Static(self.text, markup=False)
+            yield Label("Esc closes", id="close-hint")
+
+    def action_dismiss_screen(self) -> None:
+        self.dismiss(None)
