@@ -17,6 +17,7 @@ from agent_tui.config import Config, load_config
 from agent_tui.errors import NotFoundError, UsageError
 from agent_tui.headless import JsonView, TextView
 from agent_tui.provider.auth import credentials
+from agent_tui.provider.loader import preload_in_background
 from agent_tui.session.context import EngineContext
 from agent_tui.session.engine import Engine
 from agent_tui.session.loop import LoopResult
@@ -53,6 +54,8 @@ async def resolve_session(
 
 
 def dispatch(args: argparse.Namespace) -> int:
+    if args.command in ("run", "compact"):
+        preload_in_background()  # overlap litellm's ~4 s import with config and DB work
     config = load_config({"model": args.model} if getattr(args, "model", None) else None)
     handler = {
         "run": _run,

@@ -1,0 +1,141 @@
+"""Engine start-up and streaming costs. Prints:
+
+- time to `agent-tui --help` (no litellm, no Textual on that path);
+- time from starting `agent-tui run` to the first streamed byte on stdout, against the
+  fake OpenAI server on 127.0.0.1 (litellm's real HTTP path);
+- the engine's per-delta cost (part update + event + batched SQLite write) when a reply
+  streams at 1,000 deltas/s, and the writer's busy share.
+
+    .venv/bin/python bench/bench_engine.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from agent_tui.config import Config  # noqa: E402
+from agent_tui.ids import message_id  # noqa: E402
+from agent_tui.provider.limits import ModelInfo, Prices  # noqa: E402
+from agent_tui.provider.stream import TextDelta  # noqa: E402
+from agent_tui.session.context import EngineContext  # noqa: E402
+from agent_tui.session.processor import StepProcessor  # noqa: E402
+from agent_tui.storage.db import Database  # noqa: E402
+from agent_tui.storage.models import AssistantMessage, UserMessage  # noqa: E402
+from tests.fake_openai import FakeOpenAI, Text  # noqa: E402
+
+AGENT_TUI = [sys.executable, "-m", "agent_tui"]
+
+
+def median_ms(samples: list[float]) -> str:
+    return (
+        f"median {statistics.median(samples) * 1000:.0f} ms "
+        f"(min {min(samples) * 1000:.0f}, max {max(samples) * 1000:.0f}, n={len(samples)})"
+    )
+
+
+def bench_help(runs: int = 5) -> None:
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([*AGENT_TUI, "--help"], check=True, capture_output=True, cwd=ROOT)
+        samples.append(time.perf_counter() - start)
+    print(f"agent-tui --help: {median_ms(samples)}")
+
+
+def bench_first_byte(runs: int = 3) -> None:
+    samples, totals = [], []
+    with FakeOpenAI() as server, tempfile.TemporaryDirectory() as tmp:
+        server.responder = lambda body: Text("streamed reply " * 20)
+        project = Path(tmp) / "project"
+        project.mkdir()
+        (project / "agent-tui.json").write_text(
+            json.dumps(
+                {
+                    "model": "openai/bench",
+                    "provider": {"openai": {"api_base": server.base_url, "api_key": "x"}},
+                    "models": {"openai/bench": {"limit": {"context": 100000, "output": 4000}}},
+                }
+            )
+        )
+        env = {
+            **os.environ,
+            "AGENT_TUI_DATA_DIR": str(Path(tmp) / "data"),
+            "AGENT_TUI_CONFIG_DIR": str(Path(tmp) / "cfg"),
+            "PYTHONPATH": str(ROOT),
+        }
+        for _ in range(runs):
+            start = time.perf_counter()
+            proc = subprocess.Popen(
+                [*AGENT_TUI, "run", "hello"],
+                cwd=project,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+            assert proc.stdout is not None
+            proc.stdout.read(1)
+            samples.append(time.perf_counter() - start)
+            proc.stdout.read()
+            proc.wait()
+            totals.append(time.perf_counter() - start)
+    print(f"agent-tui run: first streamed byte {median_ms(samples)}; whole run {median_ms(totals)}")
+
+
+async def bench_deltas(rate: int = 1_000, seconds: float = 3.0) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        db = await Database.open(Path(tmp) / "bench.db")
+        ctx = EngineContext(db=db, config=Config())
+        events = 0
+        ctx.bus.subscribe(lambda event: None)
+        session = await db.create_session(tmp)
+        user = UserMessage(id=message_id(), session_id=session.id)
+        await db.upsert_message(user, flush=True)
+        assistant = AssistantMessage(id=message_id(), session_id=session.id, parent_id=user.id)
+        model = ModelInfo(id="openai/bench", limit={"context": 0}, prices=Prices(), known=False)
+        processor = StepProcessor(ctx, assistant, Path(tmp), asyncio.Event(), model)
+        await db.upsert_message(assistant, flush=True)
+        total = int(rate * seconds)
+        handle_cpu = 0.0
+        start_stats = db.stats
+        start = time.perf_counter()
+        for index in range(total):
+            due = start + index / rate
+            delay = due - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            t0 = time.process_time()
+            await processor._handle(TextDelta(text="tok "))
+            handle_cpu += time.process_time() - t0
+            events += 1
+        await db.flush()
+        elapsed = time.perf_counter() - start
+        stats = db.stats
+        busy = (stats.flush_seconds - start_stats.flush_seconds) / elapsed * 100
+        flushes = stats.flushes - start_stats.flushes
+        per_flush = (stats.flush_seconds - start_stats.flush_seconds) / max(flushes, 1) * 1000
+        print(
+            f"{events:,} deltas at {events / elapsed:,.0f}/s: {handle_cpu / events * 1e6:.0f} µs "
+            f"CPU per delta on the event loop; writer busy {busy:.1f}% "
+            f"({flushes} flushes, {per_flush:.1f} ms each)"
+        )
+        text = (await db.messages(session.id))[-1].parts[-1]
+        assert len(text.text) == 4 * total  # everything streamed is on disk
+        await db.close()
+
+
+if __name__ == "__main__":
+    bench_help()
+    bench_first_byte()
+    asyncio.run(bench_deltas())
