@@ -9,7 +9,7 @@ from typing import Any
 from agent_tui import paths
 from agent_tui.errors import CompactionError
 from agent_tui.events import MessageUpdated, PartUpdated, SessionCompacted, SessionUpdated
-from agent_tui.ids import message_id, part_id
+from agent_tui.ids import message_id, now_ms, part_id
 from agent_tui.provider.auth import credentials
 from agent_tui.provider.limits import ModelInfo, model_info
 from agent_tui.provider.stream import ModelRequest, complete_text
@@ -22,6 +22,7 @@ from agent_tui.session.tokens import count_tokens
 from agent_tui.storage.models import (
     AssistantMessage,
     CompactionPart,
+    ErrorInfo,
     MessageWithParts,
     Session,
     TextPart,
@@ -350,3 +351,21 @@ async def _add_user_text(
     await ctx.db.upsert_part(part, flush=True)
     ctx.publish(MessageUpdated(info=info))
     ctx.publish(PartUpdated(part=part))
+
+
+async def record_failure(
+    ctx: EngineContext, request_msg: MessageWithParts, model: str, message: str
+) -> None:
+    """A summary message holding the error: the request counts as answered."""
+    info = AssistantMessage(
+        id=message_id(),
+        session_id=request_msg.info.session_id,
+        parent_id=request_msg.info.id,
+        model=model,
+        agent="compaction",
+        summary=True,
+        completed=now_ms(),
+        error=ErrorInfo(kind="compaction", message=message),
+    )
+    await ctx.db.upsert_message(info, flush=True)
+    ctx.publish(MessageUpdated(info=info))

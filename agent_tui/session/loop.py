@@ -13,9 +13,9 @@ from agent_tui.ids import message_id
 from agent_tui.provider.limits import ModelInfo, model_info
 from agent_tui.session import compaction, prune
 from agent_tui.session.context import EngineContext
-from agent_tui.session.messages import arrange_after_compaction, history_start, summary_for
+from agent_tui.session.messages import arrange_after_compaction, history_start
 from agent_tui.session.overflow import fits, is_overflow
-from agent_tui.session.processor import StepOutcome, StepProcessor
+from agent_tui.session.processor import StepOutcome, StepProcessor, call_signature
 from agent_tui.session.request import build_request, estimate_next, estimate_tokens
 from agent_tui.session.tokens import counter_for
 from agent_tui.storage.models import (
@@ -23,6 +23,7 @@ from agent_tui.storage.models import (
     CompactionPart,
     MessageWithParts,
     Session,
+    ToolPart,
     UserMessage,
 )
 
@@ -69,12 +70,33 @@ def _finished_after(history: list[MessageWithParts], session: Session) -> Assist
 
 
 def _pending_compaction(
-    history: list[MessageWithParts], last_user: MessageWithParts
-) -> CompactionPart | None:
-    for part in last_user.parts:
-        if isinstance(part, CompactionPart) and summary_for(history, last_user.info.id) is None:
-            return part
+    history: list[MessageWithParts],
+) -> tuple[MessageWithParts, CompactionPart] | None:
+    """The newest compaction request with no summary attempt yet. Usually the newest
+    user message; after a crash mid-compaction (the half summary is discarded on resume)
+    it may be older, and is still processed first."""
+    answered = {
+        m.info.parent_id for m in history if isinstance(m.info, AssistantMessage) and m.info.summary
+    }
+    for message in sorted(history, key=lambda m: m.info.id, reverse=True):
+        if not isinstance(message.info, UserMessage) or message.info.id in answered:
+            continue
+        for part in message.parts:
+            if isinstance(part, CompactionPart):
+                return message, part
     return None
+
+
+def _recent_calls(history: list[MessageWithParts], limit: int) -> list[str]:
+    """Signatures of the newest `limit` tool calls, oldest first."""
+    found: list[str] = []
+    for message in reversed(history):
+        for part in reversed(message.parts):
+            if isinstance(part, ToolPart):
+                found.append(call_signature(part.tool, part.state.input))
+                if len(found) >= limit:
+                    return found[::-1]
+    return found[::-1]
 
 
 class SessionLoop:
@@ -157,9 +179,10 @@ class SessionLoop:
             model_id = last_user.info.model or config.model
             model = self._model(model_id)
 
-            request_part = _pending_compaction(history, last_user)
-            if request_part is not None:
-                if not await self._compact(session, history, last_user, request_part, model):
+            pending = _pending_compaction(history)
+            if pending is not None:
+                request_msg, request_part = pending
+                if not await self._compact(session, history, request_msg, request_part, model):
                     return None
                 # The history restarts at the summary: what follows it (a replayed or
                 # "continue" message) is the new start of this loop, not a queued message.
@@ -210,7 +233,12 @@ class SessionLoop:
                 agent=last_user.info.agent,
             )
             outcome = await StepProcessor(
-                self.ctx, assistant, Path(session.directory), self.abort, model
+                self.ctx,
+                assistant,
+                Path(session.directory),
+                self.abort,
+                model,
+                recent_calls=_recent_calls(history, config.doom_loop),
             ).run(request, estimate)
             self.result.outcome = outcome
             if outcome == "overflow":
@@ -281,6 +309,8 @@ class SessionLoop:
                 self.ctx, session, history, request_msg, part, model, self.abort
             )
         except CompactionError as exc:
+            # Recorded as a failed summary, so the request is not retried for ever.
+            await compaction.record_failure(self.ctx, request_msg, model.id, str(exc))
             self._stop("error", str(exc))
             return False
         finally:

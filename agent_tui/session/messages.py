@@ -183,7 +183,17 @@ def to_model_messages(
             else:
                 out.append({"role": "user", "content": content})
         else:
-            out.extend(_assistant_messages(message))
+            produced = _assistant_messages(message)
+            if produced and out and out[-1]["role"] == "assistant":
+                # Two assistant turns in a row (an interrupted step, then another):
+                # providers want one, so merge the text into the earlier message.
+                earlier, later = out[-1], produced[0]
+                texts = [t for t in (earlier.get("content"), later.get("content")) if t]
+                earlier["content"] = "\n\n".join(texts) or None
+                if later.get("tool_calls"):
+                    earlier["tool_calls"] = later["tool_calls"]
+                produced = produced[1:]
+            out.extend(produced)
     return out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from pathlib import Path
 from typing import Literal
 
@@ -45,7 +46,15 @@ from agent_tui.storage.models import (
     ToolStateRunning,
     ToolTime,
 )
-from agent_tui.tool.base import ToolContext
+from agent_tui.tool.base import PermissionRequest, ToolContext
+
+DOOM_LOOP = "doom_loop"
+FILE_CHANGING_TOOLS = {"edit", "write"}
+
+
+def call_signature(tool: str, arguments: dict) -> str:
+    return tool + json.dumps(arguments, sort_keys=True)
+
 
 StepOutcome = Literal["continue", "stop", "overflow", "error", "aborted"]
 
@@ -66,6 +75,7 @@ class StepProcessor:
         model: ModelInfo,
         *,
         run_tools: bool = True,
+        recent_calls: list[str] | None = None,
     ) -> None:
         self.ctx = ctx
         self.assistant = assistant
@@ -79,6 +89,10 @@ class StepProcessor:
         self.ready: list[ToolCallReady] = []
         self.streamed = False
         self.error: ProviderError | None = None
+        self.recent_calls = list(recent_calls or [])
+        """Signatures of the session's latest tool calls, oldest first (doom-loop check)."""
+        self.doom: str | None = None
+        """Set when a repeated identical call stopped the step."""
 
     # ---- persistence helpers ----------------------------------------------------------
 
@@ -123,6 +137,10 @@ class StepProcessor:
         if self.abort.is_set():
             await self._interrupt("Interrupted by the person.")
             return "aborted"
+        if self.doom is not None:
+            self.assistant.error = ErrorInfo(kind="doom_loop", message=self.doom)
+            await self._save_message()
+            return "error"
         if finish.reason == "unknown" and not finish.has_usage:
             # The stream ended without a finish reason: keep what arrived and stop.
             self.assistant.error = ErrorInfo(kind="stream", message="The stream stopped mid-way.")
@@ -242,12 +260,23 @@ class StepProcessor:
                 abort=self.abort,
                 ask=self.ctx.ask,
                 permissions=self.ctx.permissions_for(self.assistant.session_id),
+                redact=self.ctx.redact,
             )
+            if not await self._allow_repeat(call, tool_ctx):
+                part.state = ToolStateError(
+                    input=state_input,
+                    error=self.doom or "",
+                    time=ToolTime(start=start, end=now_ms()),
+                )
+                await self._save(part, flush=True)
+                break
             try:
                 result = await self.ctx.registry.run(call.name, call.arguments, tool_ctx)
             except ToolError as exc:
                 part.state = ToolStateError(
-                    input=state_input, error=str(exc), time=ToolTime(start=start, end=now_ms())
+                    input=state_input,
+                    error=self.ctx.redact(str(exc)),
+                    time=ToolTime(start=start, end=now_ms()),
                 )
             except Exception as exc:  # a tool bug must not kill the session
                 part.state = ToolStateError(
@@ -263,10 +292,48 @@ class StepProcessor:
                     metadata=result.metadata,
                     time=ToolTime(start=start, end=now_ms()),
                 )
-                changed.extend(f for f in result.metadata.get("files", []) if f not in changed)
+                files = result.metadata.get("files") if call.name in FILE_CHANGING_TOOLS else None
+                if isinstance(files, list):
+                    changed.extend(f for f in files if f not in changed)
             await self._save(part, flush=True)
         if changed:
             await self._save(PatchPart(**self._ids(), files=changed), flush=True)
+
+    async def _allow_repeat(self, call: ToolCallReady, tool_ctx: ToolContext) -> bool:
+        """Doom loop: the same call with the same input `doom_loop` times in a row asks
+        the person (the app) or stops (headless)."""
+        signature = call_signature(call.name, self.tools[call.call_id].state.input)
+        self.recent_calls.append(signature)
+        limit = self.ctx.config.doom_loop
+        if not limit or len(self.recent_calls) < limit:
+            return True
+        if any(s != signature for s in self.recent_calls[-limit:]):
+            return True
+        permissions = tool_ctx.permissions
+        if permissions.get(DOOM_LOOP) == "allow":
+            return True
+        reason = (
+            f"The {call.name} tool was called {limit} times in a row with the same input; "
+            "stopped to avoid a loop. Try a different approach (config doom_loop sets "
+            "the limit, 0 turns the check off)."
+        )
+        if self.ctx.ask is not None:
+            reply = await self.ctx.ask(
+                PermissionRequest(
+                    session_id=self.assistant.session_id,
+                    tool=DOOM_LOOP,
+                    title=f"{call.name} called {limit} times in a row with the same input",
+                    detail=call.arguments,
+                    input=self.tools[call.call_id].state.input,
+                )
+            )
+            if reply == "always":
+                permissions[DOOM_LOOP] = "allow"
+            if reply != "deny":
+                return True
+            reason = f"The person stopped a repeated {call.name} call ({limit} times in a row)."
+        self.doom = reason
+        return False
 
     # ---- endings ----------------------------------------------------------------------
 
@@ -327,6 +394,7 @@ class StepProcessor:
 
     async def _fail(self, exc: ProviderError) -> None:
         self.error = exc
-        await self._interrupt(str(exc))
-        self.assistant.error = ErrorInfo(kind=exc.kind, message=str(exc))
+        message = self.ctx.redact(str(exc))  # providers echo parts of rejected keys
+        await self._interrupt(message)
+        self.assistant.error = ErrorInfo(kind=exc.kind, message=message)
         await self._save_message()

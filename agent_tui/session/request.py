@@ -40,8 +40,9 @@ def estimate_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]],
     return total
 
 
-def estimate_next(history: list[MessageWithParts], request: ModelRequest,
-                  last: AssistantMessage | None) -> int:
+def estimate_next(
+    history: list[MessageWithParts], request: ModelRequest, last: AssistantMessage | None
+) -> int:
     """The size of `request`: the provider's usage of the last finished step plus a local
     count of what came after it (its tool outputs, newer messages). Only new content is
     tokenized, so this stays cheap however long the history after the boundary is.
@@ -85,7 +86,12 @@ def build_request(
     api_base, api_key = credentials(model, config)
     # Built from validated models: skip re-validating a large message list every step.
     request = ModelRequest.model_construct(
-        model=model, messages=messages, tools=tools, api_base=api_base, api_key=api_key,
-        max_tokens=None, temperature=None,
+        model=model,
+        messages=messages,
+        tools=tools,
+        api_base=api_base,
+        api_key=api_key,
+        max_tokens=None,
+        temperature=None,
     )
     return request, notes

@@ -50,6 +50,8 @@ class ToolContext:
     ask: AskPermission | None = None
     """Ask the person (e.g. for a path outside the working directory)."""
     permissions: dict[str, PermissionLevel] = field(default_factory=dict)
+    redact: Callable[[str], str] | None = None
+    """Removes API keys from outputs before the model sees them (see secrets.py)."""
 
 
 class Tool(ABC):

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agent_tui.errors import ToolError
+from agent_tui.secrets import tool_environment
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
 from agent_tui.tool.bash_output import OutputCapture
 from agent_tui.tool.paths import resolve_path
@@ -46,7 +47,7 @@ class BashParams(BaseModel):
 
 
 def _command_env() -> dict[str, str]:
-    env = dict(os.environ)
+    env = tool_environment()  # no provider API keys in commands the model runs
     # No pager or credential prompt may wait for a person who is not watching stdin.
     env.update(PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0")
     return env

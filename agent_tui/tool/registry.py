@@ -156,6 +156,8 @@ class ToolRegistry:
         params = parse_arguments(tool, raw_arguments)
         await check_permission(tool, params, ctx)
         result = await _execute(tool, params, ctx)
+        if ctx.redact is not None:
+            result = result.model_copy(update={"output": ctx.redact(result.output)})
         if "truncated" not in result.metadata:  # tools that size their own output set it
             direction = "tail" if tool.name in TAIL_TRUNCATED_TOOLS else "head"
             output, meta = await truncate_output_async(

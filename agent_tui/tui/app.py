@@ -60,7 +60,7 @@ def event_session(event: Event) -> str | None:
 
 
 class AgentApp(AppCommands, App[int]):
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "agent-tui"
     COMMANDS = {AgentCommands}
     BINDINGS = [Binding("ctrl+c", "quit_twice", "Quit (twice)", priority=True)]
@@ -85,8 +85,9 @@ class AgentApp(AppCommands, App[int]):
         self.model_override = model
         self.directory = directory or Path.cwd()
         self.directory_label = directory_label
-        self.engine = Engine(EngineContext(db=db, config=config, ask=self.ask_permission),
-                             model_titles=model_titles)
+        self.engine = Engine(
+            EngineContext(db=db, config=config, ask=self.ask_permission), model_titles=model_titles
+        )
         self.pump = EventPump(self)
         self.stats = SessionStats()
         self.session_model = model or config.model

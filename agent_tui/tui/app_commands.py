@@ -38,7 +38,7 @@ def help_text(app: AgentApp) -> str:
         f"  {keys.palette:<26}command palette",
         "  Ctrl+C twice              quit",
         "",
-        "Keys are set under \"keybinds\" in agent-tui.json.",
+        'Keys are set under "keybinds" in agent-tui.json.',
     ]
     return "\n".join(lines)
 

@@ -9,6 +9,7 @@ from textual.widgets import TextArea
 from agent_tui.tui import slash_commands
 
 NEWLINE_KEYS = {"shift+enter", "ctrl+j", "newline"}
+PLACEHOLDER = "Message the agent — Enter sends, Ctrl+J new line, / for commands"
 
 
 class PromptInput(TextArea):
@@ -18,6 +19,7 @@ class PromptInput(TextArea):
         min-height: 3;
         max-height: 10;
         border: round $primary;
+        padding: 0 1;
     }
     PromptInput:focus { border: round $accent; }
     """
@@ -35,7 +37,13 @@ class PromptInput(TextArea):
             self.key = key
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, soft_wrap=True, show_line_numbers=False, compact=True)
+        super().__init__(
+            id=id,
+            soft_wrap=True,
+            show_line_numbers=False,
+            placeholder=PLACEHOLDER,
+            highlight_cursor_line=False,
+        )
         self.leader_active = False
         self.sent_history: list[str] = []
         self._history_index: int | None = None
@@ -52,8 +60,8 @@ class PromptInput(TextArea):
         elif key in NEWLINE_KEYS:
             start, end = self.selection
             self._replace_via_keyboard("\n", start, end)
-        elif key == "tab" and self.complete():
-            pass
+        elif key == "tab" and self.completions():
+            self.complete()
         elif key == "up" and self.cursor_location[0] == 0 and self.sent_history:
             self.recall(-1)
         elif key == "down" and self.cursor_location[0] == self.document.line_count - 1:

@@ -29,6 +29,8 @@ def context_level(usage: ContextUsage) -> str:
 
 
 def context_text(usage: ContextUsage) -> str:
+    if not usage.limit and not usage.tokens:
+        return "0 tokens\nno step yet"
     if not usage.limit:
         return f"{usage.tokens:,} tokens\nwindow unknown"
     return f"{usage.tokens:,} / {usage.limit:,} tokens\n{usage.percent or 0:.1f}% used"

@@ -1,0 +1,111 @@
+"""Doom-loop detection and keeping API keys away from the model and the database."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent_tui.cli import main
+from agent_tui.storage.models import ToolPart, ToolStateError
+from agent_tui.tool.base import PermissionReply, PermissionRequest
+from tests.conftest import write_config
+from tests.engine_helpers import open_engine
+from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
+
+SAME = ToolCalls([Call("bash", json.dumps({"command": "echo same"}))])
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, out, err
+
+
+def test_doom_loop_stops_headless_run(
+    configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configured.script(SAME, SAME, SAME, Text("never reached"))
+    code, _, err = run_cli(capsys, "run", "loop please")
+    assert code == 1
+    assert "called 3 times in a row with the same input" in err
+    assert len(configured.requests) == 3
+    assert err.count("[bash] echo same — completed") == 2
+    assert "[bash] echo same — error" in err
+
+
+def test_doom_loop_can_be_disabled(
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_config(isolated, fake_llm, doom_loop=0)
+    fake_llm.script(SAME, SAME, SAME, Text("done"))
+    code, out, err = run_cli(capsys, "run", "loop please")
+    assert code == 0, err
+    assert "done" in out
+
+
+@pytest.mark.parametrize(("reply", "outcome"), [("once", "stop"), ("deny", "error")])
+async def test_doom_loop_asks_the_person(
+    configured: FakeOpenAI, reply: PermissionReply, outcome: str
+) -> None:
+    asked: list[PermissionRequest] = []
+
+    async def ask(request: PermissionRequest) -> PermissionReply:
+        asked.append(request)
+        return reply
+
+    configured.script(SAME, SAME, SAME, Text("done"))
+    async with open_engine() as engine:
+        engine.ctx.ask = ask
+        session = await engine.new_session(Path.cwd())
+        result = await engine.prompt(session.id, "loop please")
+        assert result is not None and result.outcome == outcome
+        assert [r.tool for r in asked] == ["doom_loop"]
+        assert "3 times in a row" in asked[0].title
+        history = await engine.ctx.db.all_messages(session.id)
+        tools = [p for m in history for p in m.parts if isinstance(p, ToolPart)]
+        assert isinstance(tools[-1].state, ToolStateError) == (reply == "deny")
+
+
+def test_api_keys_never_reach_the_model_or_the_database(
+    isolated: Path,
+    fake_llm: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    secret = "sk-test-SECRET-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    write_config(
+        isolated,
+        fake_llm,
+        provider={"openai": {"api_base": fake_llm.base_url, "api_key": "{env:OPENAI_API_KEY}"}},
+    )
+    (isolated / ".env").write_text(f"OPENAI_API_KEY={secret}\n")
+    fake_llm.script(
+        ToolCalls(
+            [
+                Call("bash", json.dumps({"command": 'echo "env:$OPENAI_API_KEY:"; cat .env'})),
+                Call("read", json.dumps({"file_path": ".env"})),
+                Call("grep", json.dumps({"pattern": "sk-test", "path": "."})),
+            ]
+        ),
+        Text("ok"),
+    )
+    code, _, err = run_cli(capsys, "run", "show me the key")
+    assert code == 0, err
+    assert fake_llm.headers[0]["authorization"] == f"Bearer {secret}"  # used for the call
+    sent = json.dumps(fake_llm.requests[1])
+    assert secret not in sent
+    results = [m["content"] for m in fake_llm.requests[1]["messages"] if m["role"] == "tool"]
+    assert results[0].startswith("env::")  # the variable is not in the command's env
+    assert all("[REDACTED]" in r for r in results)
+    code, out, _ = run_cli(capsys, "sessions", "--json")
+    session_id = json.loads(out)[0]["id"]
+    code, exported, _ = run_cli(capsys, "export", session_id)
+    assert secret not in exported
+    data_dir = isolated.parent / "data"
+    for path in data_dir.rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
