@@ -101,18 +101,30 @@ async def run_command(
 ) -> tuple[Outcome, int | None]:
     """Run `command` until it exits, times out or `abort` is set. (outcome, exit code)."""
     loop = asyncio.get_running_loop()
-    transport, protocol = await loop.subprocess_exec(
-        lambda: _ExitAwareProtocol(READ_CHUNK_BYTES, loop),
-        "/bin/bash",
-        "-c",
-        command,
-        cwd=cwd,
-        env=_command_env(),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,  # its own process group, so that we can stop all of it
+    create = asyncio.ensure_future(
+        loop.subprocess_exec(
+            lambda: _ExitAwareProtocol(READ_CHUNK_BYTES, loop),
+            "/bin/bash",
+            "-c",
+            command,
+            cwd=cwd,
+            env=_command_env(),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,  # its own process group, so that we can stop all of it
+        )
     )
+    try:
+        transport, protocol = await asyncio.shield(create)
+    except asyncio.CancelledError:
+        # Cancelled while the pipes were being connected: the command may already run
+        # (and have started children); asyncio would kill only the shell.
+        with contextlib.suppress(Exception):
+            started, _ = await create
+            _signal_group(started.get_pid(), signal.SIGKILL)
+            started.close()
+        raise
     pgid = transport.get_pid()
     assert protocol.stdout is not None
     pump = asyncio.create_task(_pump(protocol.stdout, capture))
