@@ -47,16 +47,28 @@ OUTPUT = "def handler(request):\n    return process(request.body)  # line of out
 
 def assistant_parts(session_id: str, msg_id: str, n: int) -> list:
     ids = {"session_id": session_id, "message_id": msg_id}
-    parts: list = [StepStartPart(id=part_id(), **ids),
-                   TextPart(id=part_id(), text=f"Working on step {n}. " * 5, **ids)]
+    parts: list = [
+        StepStartPart(id=part_id(), **ids),
+        TextPart(id=part_id(), text=f"Working on step {n}. " * 5, **ids),
+    ]
     for k in range(PARTS_PER_ASSISTANT - 3):
-        parts.append(ToolPart(
-            id=part_id(), call_id=f"call_{n}_{k}", tool="read", **ids,
-            state=ToolStateCompleted(input={"file_path": f"src/module_{n % 50}_{k}.py"},
-                                     output=OUTPUT, title="read",
-                                     time=ToolTime(start=1, end=2))))
-    parts.append(StepFinishPart(id=part_id(), reason="stop", **ids,
-                                tokens=Tokens(input=20_000, output=500)))
+        parts.append(
+            ToolPart(
+                id=part_id(),
+                call_id=f"call_{n}_{k}",
+                tool="read",
+                **ids,
+                state=ToolStateCompleted(
+                    input={"file_path": f"src/module_{n % 50}_{k}.py"},
+                    output=OUTPUT,
+                    title="read",
+                    time=ToolTime(start=1, end=2),
+                ),
+            )
+        )
+    parts.append(
+        StepFinishPart(id=part_id(), reason="stop", **ids, tokens=Tokens(input=20_000, output=500))
+    )
     return parts
 
 
@@ -69,25 +81,51 @@ async def build_session(db: Database, messages: int, compactions: int) -> str:
         if made and made % every == 0 and made // every <= compactions:
             request = UserMessage(id=message_id(), session_id=session.id, model=MODEL)
             await db.upsert_message(request)
-            await db.upsert_part(CompactionPart(id=part_id(), session_id=session.id,
-                                                message_id=request.id, auto=True))
-            summary = AssistantMessage(id=message_id(), session_id=session.id,
-                                       parent_id=request.id, model=MODEL, summary=True,
-                                       finish="stop", tokens=Tokens(input=90_000, output=3_000))
+            await db.upsert_part(
+                CompactionPart(
+                    id=part_id(), session_id=session.id, message_id=request.id, auto=True
+                )
+            )
+            summary = AssistantMessage(
+                id=message_id(),
+                session_id=session.id,
+                parent_id=request.id,
+                model=MODEL,
+                summary=True,
+                finish="stop",
+                tokens=Tokens(input=90_000, output=3_000),
+            )
             await db.upsert_message(summary)
-            await db.upsert_part(TextPart(id=part_id(), session_id=session.id,
-                                          message_id=summary.id, text="## Objective\n" * 200))
+            await db.upsert_part(
+                TextPart(
+                    id=part_id(),
+                    session_id=session.id,
+                    message_id=summary.id,
+                    text="## Objective\n" * 200,
+                )
+            )
             last_compaction = request.id
             made += 2
             parts += 2
             continue
         user = UserMessage(id=message_id(), session_id=session.id, model=MODEL)
         await db.upsert_message(user)
-        await db.upsert_part(TextPart(id=part_id(), session_id=session.id, message_id=user.id,
-                                      text=f"Please continue with task {made}."))
-        assistant = AssistantMessage(id=message_id(), session_id=session.id, parent_id=user.id,
-                                     model=MODEL, finish="stop",
-                                     tokens=Tokens(input=20_000, output=500))
+        await db.upsert_part(
+            TextPart(
+                id=part_id(),
+                session_id=session.id,
+                message_id=user.id,
+                text=f"Please continue with task {made}.",
+            )
+        )
+        assistant = AssistantMessage(
+            id=message_id(),
+            session_id=session.id,
+            parent_id=user.id,
+            model=MODEL,
+            finish="stop",
+            tokens=Tokens(input=20_000, output=500),
+        )
         await db.upsert_message(assistant)
         for part in assistant_parts(session.id, assistant.id, made):
             await db.upsert_part(part)
@@ -104,17 +142,23 @@ async def build_session(db: Database, messages: int, compactions: int) -> str:
 
 
 def config() -> Config:
-    return Config(model=MODEL,
-                  provider={"openai": ProviderConfig(api_base="http://127.0.0.1:9/v1",
-                                                     api_key="x")},
-                  models={MODEL: ModelConfig(limit=ModelLimit(context=1_000_000, output=8_000))})
+    return Config(
+        model=MODEL,
+        provider={"openai": ProviderConfig(api_base="http://127.0.0.1:9/v1", api_key="x")},
+        models={MODEL: ModelConfig(limit=ModelLimit(context=1_000_000, output=8_000))},
+    )
 
 
 async def assemble(ctx: EngineContext, session_id: str) -> tuple[int, int]:
     session = await ctx.db.get_session(session_id)
     history = await load_history(ctx, session)
-    request, _ = build_request(history, model=MODEL, directory=Path.cwd(), config=ctx.config,
-                               tools=ctx.registry.definitions())
+    request, _ = build_request(
+        history,
+        model=MODEL,
+        directory=Path.cwd(),
+        config=ctx.config,
+        tools=ctx.registry.definitions(),
+    )
     estimate = estimate_next(history, request, _finished_after(history, session))
     return len(history), estimate
 
@@ -147,18 +191,24 @@ async def main() -> None:
             t0 = time.perf_counter()
             await assemble(ctx, session_id)
             samples.append(time.perf_counter() - t0)
-        print(f"history after the last compaction: {count:,} messages, "
-              f"next request ~{estimate:,} tokens")
-        print(f"assemble next request (load + build + estimate): {timed(samples)}   "
-              f"[goal < 50 ms]; first after opening the database (parses from disk): "
-              f"{cold * 1000:.0f} ms")
+        print(
+            f"history after the last compaction: {count:,} messages, "
+            f"next request ~{estimate:,} tokens"
+        )
+        print(
+            f"assemble next request (load + build + estimate): {timed(samples)}   "
+            f"[goal < 50 ms]; first after opening the database (parses from disk): "
+            f"{cold * 1000:.0f} ms"
+        )
 
         session = await db.get_session(session_id)
         fresh = await Database.open(Path(tmp) / "bench.db")  # no parsed-history cache
         t0 = time.perf_counter()
         everything = await fresh.all_messages(session_id)
-        print(f"for comparison, parsing all {len(everything):,} messages from disk: "
-              f"{(time.perf_counter() - t0) * 1000:.0f} ms")
+        print(
+            f"for comparison, parsing all {len(everything):,} messages from disk: "
+            f"{(time.perf_counter() - t0) * 1000:.0f} ms"
+        )
         await fresh.close()
 
         history = await load_history(ctx, session)
@@ -168,8 +218,10 @@ async def main() -> None:
             marked, tokens = select_prunable(history, ctx.config.compaction, MODEL)
             prune_samples.append(time.perf_counter() - t0)
         parts = sum(len(m.parts) for m in history)
-        print(f"first prune pass (nothing pruned yet) over {parts:,} parts: "
-              f"{timed(prune_samples)}; would clear {len(marked):,} outputs (~{tokens:,} tokens)")
+        print(
+            f"first prune pass (nothing pruned yet) over {parts:,} parts: "
+            f"{timed(prune_samples)}; would clear {len(marked):,} outputs (~{tokens:,} tokens)"
+        )
         await db.close()
 
 
