@@ -27,8 +27,26 @@ def litellm() -> ModuleType:
             module.suppress_debug_info = True
             module.telemetry = False
             module.drop_params = True
+            _warm_up(module)
             _module = module
     return _module
+
+
+def _warm_up(module: ModuleType) -> None:
+    """Do what litellm otherwise does lazily inside the first request (~2 s): import
+    the OpenAI SDK's resources (behind every OpenAI-compatible provider) and load the
+    tokenizer it uses to price streamed responses (offline, from its bundled files)."""
+    import importlib
+
+    for name in ("openai.resources", "litellm.llms.openai.openai"):
+        try:
+            importlib.import_module(name)
+        except ImportError:  # a litellm layout change must not break start-up
+            continue
+    try:
+        module.token_counter(model="gpt-4o", text="warm up")
+    except Exception:  # only a warm-up: the request path reports real problems
+        pass
 
 
 def preload_in_background() -> threading.Thread:
