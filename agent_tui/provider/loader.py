@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import threading
 from types import ModuleType
@@ -43,10 +45,15 @@ def _warm_up(module: ModuleType) -> None:
             importlib.import_module(name)
         except ImportError:  # a litellm layout change must not break start-up
             continue
-    try:
+    with contextlib.suppress(Exception):  # only a warm-up: requests report real problems
         module.token_counter(model="gpt-4o", text="warm up")
-    except Exception:  # only a warm-up: the request path reports real problems
-        pass
+
+
+async def load_litellm() -> ModuleType:
+    """litellm without blocking the event loop (the import takes seconds)."""
+    if _module is not None:
+        return _module
+    return await asyncio.to_thread(litellm)
 
 
 def preload_in_background() -> threading.Thread:

@@ -10,6 +10,7 @@ from agent_tui.errors import UsageError
 from agent_tui.events import MessageUpdated, PartUpdated, SessionUpdated
 from agent_tui.ids import message_id, part_id
 from agent_tui.provider.auth import credentials
+from agent_tui.provider.loader import load_litellm
 from agent_tui.session import compaction
 from agent_tui.session.context import EngineContext
 from agent_tui.session.loop import LoopResult, SessionLoop, load_history, model_of
@@ -52,6 +53,7 @@ class Engine:
         if not text.strip():
             raise UsageError("The message is empty: type something to send.")
         model = model or await self.session_model(session_id)
+        await load_litellm()  # on a thread: the engine's sync litellm calls then find it loaded
         credentials(model, self.ctx.config)  # fail before saving anything the model can't answer
         session = await self.ctx.db.get_session(session_id)
         info = UserMessage(id=message_id(), session_id=session_id, model=model)
@@ -77,6 +79,7 @@ class Engine:
     ) -> LoopResult | None:
         """Manual compaction (`/compact [instructions]`): summarise now, then stop."""
         model = model or await self.session_model(session_id)
+        await load_litellm()
         credentials(self.ctx.config.compaction.model or model, self.ctx.config)
         await compaction.create_request(
             self.ctx, session_id, auto=False, model=model, instructions=instructions
@@ -86,6 +89,7 @@ class Engine:
         return await self.run(session_id)
 
     async def run(self, session_id: str) -> LoopResult:
+        await load_litellm()
         abort = asyncio.Event()
         self._aborts[session_id] = abort
         task = asyncio.create_task(SessionLoop(self.ctx, session_id, abort).run())
