@@ -117,7 +117,7 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
 
 
 async def _compact(args: argparse.Namespace, config: Config) -> int:
-    view = TextView()
+    view = TextView(show_summaries=True)
     async with open_engine(config) as engine:
         engine.ctx.bus.subscribe(view)
         session = await resolve_session(engine, args.session, args.cont, create=False)

@@ -6,8 +6,21 @@ import json
 import sys
 from typing import TextIO
 
-from agent_tui.events import Event, Notice, PartUpdated, SessionError, SessionStatus
-from agent_tui.storage.models import TextPart, ToolPart, ToolStateCompleted, ToolStateError
+from agent_tui.events import (
+    Event,
+    MessageUpdated,
+    Notice,
+    PartUpdated,
+    SessionError,
+    SessionStatus,
+)
+from agent_tui.storage.models import (
+    AssistantMessage,
+    TextPart,
+    ToolPart,
+    ToolStateCompleted,
+    ToolStateError,
+)
 
 SHORT_INPUT = 60
 
@@ -41,11 +54,16 @@ def tool_line(part: ToolPart) -> str:
 class TextView:
     """Streams assistant text as it arrives; one stderr line per finished tool call."""
 
-    def __init__(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
+    def __init__(
+        self, out: TextIO | None = None, err: TextIO | None = None, *, show_summaries: bool = False
+    ) -> None:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
+        self.show_summaries = show_summaries
+        """`compact` prints the summary; `run` keeps stdout for the answer."""
         self._at_line_start = True
         self._reported: set[str] = set()
+        self._summaries: set[str] = set()
 
     def _newline(self) -> None:
         if not self._at_line_start:
@@ -54,9 +72,13 @@ class TextView:
             self._at_line_start = True
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, PartUpdated):
+        if isinstance(event, MessageUpdated):
+            if isinstance(event.info, AssistantMessage) and event.info.summary:
+                self._summaries.add(event.info.id)
+        elif isinstance(event, PartUpdated):
             part = event.part
-            if isinstance(part, TextPart) and event.delta and not part.synthetic:
+            hidden = part.message_id in self._summaries and not self.show_summaries
+            if isinstance(part, TextPart) and event.delta and not part.synthetic and not hidden:
                 self.out.write(event.delta)
                 self.out.flush()
                 self._at_line_start = event.delta.endswith("\n")

@@ -130,28 +130,74 @@ def _looks_like_overflow(detail: str) -> bool:
     return any(phrase in lowered for phrase in _OVERFLOW_PHRASES)
 
 
-def map_exception(exc: BaseException, *, model: str) -> ProviderError:
-    """Turn any exception from a litellm call into a ProviderError for the loop."""
-    rule = None
+# What an HTTP status means when litellm only says "APIError" or "BadRequestError".
+STATUS_RULES: dict[int, str] = {
+    401: "AuthenticationError",
+    402: "PaymentRequiredError",
+    403: "PermissionDeniedError",
+    404: "NotFoundError",
+    408: "Timeout",
+    413: "ContextWindowExceededError",
+    422: "UnprocessableEntityError",
+    429: "RateLimitError",
+}
+CATCH_ALL_KINDS = {"server", "bad_request"}
+CONNECTION_CAUSES = {
+    "APIConnectionError",
+    "ConnectError",
+    "ConnectTimeout",
+    "ConnectionRefusedError",
+    "ConnectionResetError",
+    "ClientConnectorError",
+    "ServerDisconnectedError",
+    "gaierror",
+}
+
+
+def _rule_for(exc: BaseException) -> ErrorRule | None:
     for cls in type(exc).__mro__:
         rule = ERROR_TABLE.get(cls.__name__)
         if rule:
-            break
-    detail = _detail(exc)
+            return rule
+    return None
+
+
+def _caused_by_connection(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if type(current).__name__ in CONNECTION_CAUSES:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _refine(rule: ErrorRule | None, exc: BaseException, detail: str) -> ErrorRule | None:
+    """Generic rules (APIError, BadRequestError, InternalServerError) are refined by the
+    HTTP status, by an overflow message, or by a connection failure in the cause chain."""
+    if rule is not None and rule.kind not in CATCH_ALL_KINDS:
+        return rule
     status = getattr(exc, "status_code", None)
-    if rule is not None and rule.kind == "bad_request":
-        # litellm calls some 401/403s BadRequestError; the status code is the truth.
-        if status == 401:
-            rule = ERROR_TABLE["AuthenticationError"]
-        elif status == 403:
-            rule = ERROR_TABLE["PermissionDeniedError"]
-        elif _looks_like_overflow(detail):
-            rule = ERROR_TABLE["ContextWindowExceededError"]
-    if rule is None:
-        if isinstance(exc, (ConnectionError, TimeoutError)):
-            rule = ERROR_TABLE["APIConnectionError"]
-        else:
-            rule = ErrorRule(False, "error", "The model call failed.")
+    if isinstance(status, int) and status in STATUS_RULES:
+        return ERROR_TABLE[STATUS_RULES[status]]
+    if _looks_like_overflow(detail):
+        return ERROR_TABLE["ContextWindowExceededError"]
+    if _caused_by_connection(exc):
+        return ERROR_TABLE["APIConnectionError"]
+    if rule is None and isinstance(exc, (ConnectionError, TimeoutError)):
+        return ERROR_TABLE["APIConnectionError"]
+    if rule is not None and rule.kind == "server" and isinstance(status, int) and status < 500:
+        return ErrorRule(False, "bad_request", "The provider rejected the request.")
+    return rule
+
+
+def map_exception(exc: BaseException, *, model: str) -> ProviderError:
+    """Turn any exception from a litellm call into a ProviderError for the loop."""
+    detail = _detail(exc)
+    rule = _refine(_rule_for(exc), exc, detail) or ErrorRule(
+        False, "error", "The model call failed."
+    )
     message = f"{rule.sentence} ({model}: {detail})" if detail else f"{rule.sentence} ({model})"
     if rule.kind == "context_overflow":
         return ContextOverflowError(message)

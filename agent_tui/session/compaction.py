@@ -34,6 +34,10 @@ NO_PROGRESS_MESSAGE = (
     "Nothing was lost: start a new session (/new, or `agent-tui run` without --continue), "
     "or choose a model with a larger window."
 )
+OVERFLOW_ADVICE = (
+    "It still did not fit after compacting. Start a new session (/new, or `agent-tui run` "
+    "without --continue), ask for less output at once, or choose a model with a larger window."
+)
 SUMMARY_REQUEST = "Summarise the conversation above following the structure in your instructions."
 CHUNK_SHARE = 0.6  # of the summariser's usable window, per chunk of history
 

@@ -173,7 +173,10 @@ class SessionLoop:
             if last_assistant is not None and last_assistant.info.id > last_user.info.id:
                 info = last_assistant.info
                 assert isinstance(info, AssistantMessage)
-                if info.error or info.finish not in (None, "tool_calls"):
+                # A summary answers its compaction request; it ends the loop only when
+                # no newer user message waits (a request left by a crash may be older).
+                answered_latest = not info.summary or info.parent_id == last_user.info.id
+                if answered_latest and (info.error or info.finish not in (None, "tool_calls")):
                     return self._stop(self.result.outcome if self.result.steps else "stop")
             assert isinstance(last_user.info, UserMessage)
             model_id = last_user.info.model or config.model
@@ -243,7 +246,8 @@ class SessionLoop:
             self.result.outcome = outcome
             if outcome == "overflow":
                 if self._overflow_retried or not config.compaction.auto:
-                    return self._stop("error", assistant.error.message if assistant.error else None)
+                    detail = assistant.error.message if assistant.error else "Context overflow."
+                    return self._stop("error", f"{detail} {compaction.OVERFLOW_ADVICE}")
                 self._overflow_retried = True
                 await compaction.create_request(
                     self.ctx, self.session_id, auto=True, overflow=True, model=model_id

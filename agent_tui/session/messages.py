@@ -114,7 +114,11 @@ def _arguments_json(part: ToolPart) -> str:
 
 
 def _assistant_messages(message: MessageWithParts) -> list[dict[str, Any]]:
-    texts = [p.text for p in message.parts if isinstance(p, TextPart) and not p.ignored and p.text]
+    texts = [
+        p.text
+        for p in message.parts
+        if isinstance(p, TextPart) and not p.ignored and p.text.strip()
+    ]
     tools = [p for p in message.parts if isinstance(p, ToolPart)]
     if not texts and not tools:
         return []

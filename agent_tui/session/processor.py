@@ -167,7 +167,7 @@ class StepProcessor:
                         max_attempts=retry.max_attempts,
                         wait=wait,
                         message=(
-                            f"{exc} — retrying in {wait:.0f} s, "
+                            f"{exc} — retrying in {wait:.1f} s, "
                             f"attempt {attempt}/{retry.max_attempts}"
                         ),
                     )

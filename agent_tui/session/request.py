@@ -82,7 +82,11 @@ def build_request(
     ]
     messages.extend(to_model_messages(history, reminder_after=reminder_after))
     if final_instruction:
-        messages.append({"role": "user", "content": [{"type": "text", "text": final_instruction}]})
+        block = {"type": "text", "text": final_instruction}
+        if messages[-1]["role"] == "user":  # keep roles alternating
+            messages[-1] = {**messages[-1], "content": [*messages[-1]["content"], block]}
+        else:
+            messages.append({"role": "user", "content": [block]})
     api_base, api_key = credentials(model, config)
     # Built from validated models: skip re-validating a large message list every step.
     request = ModelRequest.model_construct(
