@@ -1,0 +1,337 @@
+"""How the app keeps up with a fast stream, and how fast it starts. Prints figures only.
+
+    /work/venv/bin/python bench/bench_tui.py [--full]
+
+1. Streams a 20,000-token Markdown reply with code blocks into the headless app
+   (App.run_test at 120×40) by publishing engine events (PartUpdated with deltas) from
+   a timed producer, one event per token, at 200, 1,000 and 5,000 tokens/s. Direct
+   events isolate the UI's cost from the provider and the database. At 200 tokens/s
+   only the first 4,000 tokens are streamed unless --full (20,000 would take 100 s).
+   Reported: lag between a delta's arrival and its text being committed to the Markdown
+   widget (p50/p99/max), catch-up after the last delta, frame times (one screen update:
+   layout + compositor + output, p50/p99/max), and key latency while streaming (a key
+   event posted every 100 ms until its binding's action runs).
+2. Time from launch to the first drawn frame: `agent-tui` in a pseudo-terminal, until
+   the prompt's placeholder is written to the terminal (3 runs).
+
+Goals: keeps up at 1,000 tokens/s with at most 100 ms lag; keys answered within 50 ms
+while streaming; first frame under 1 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import fcntl
+import json
+import os
+import pty
+import select
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+TOTAL_TOKENS = 20_000
+SLOW_RATE_TOKENS = 4_000
+RATES = (200, 1_000, 5_000)
+TICK = 0.01
+"""Seconds between provider chunks: each tick publishes the tokens due by then."""
+KEY_INTERVAL = 0.1
+SIZE = (120, 40)
+FIRST_FRAME_RUNS = 3
+FIRST_FRAME_MARKER = b"Message the"
+
+
+def markdown_tokens(total: int) -> list[str]:
+    """A Markdown reply (headings, prose, lists, code blocks) split into ~token pieces."""
+    section = [
+        "## Step {n}: refactor the loader\n\n",
+        "The loader reads every file twice, which is why start-up is slow on large "
+        "repositories. We cache the parsed result keyed by path and mtime, and we only "
+        "invalidate entries whose file changed since the last scan. **Note:** the cache "
+        "must be bounded, so we use an LRU with `maxsize=512`.\n\n",
+        "- keep the public API unchanged\n- add tests for stale entries\n"
+        "- measure before and after\n\n",
+        "```python\nfrom functools import lru_cache\nfrom pathlib import Path\n\n\n"
+        "@lru_cache(maxsize=512)\ndef load(path: Path, mtime: float) -> dict[str, str]:\n"
+        '    """Parse one file; the mtime makes edits invalidate the entry."""\n'
+        "    result: dict[str, str] = {}\n    for line in path.read_text().splitlines():\n"
+        '        key, _, value = line.partition("=")\n'
+        "        result[key.strip()] = value.strip()\n    return result\n```\n\n",
+    ]
+    pieces: list[str] = []
+    n = 1
+    while len(pieces) < total:
+        text = "".join(section).replace("{n}", str(n))
+        word = ""
+        for ch in text:
+            word += ch
+            if ch in " \n" or len(word) >= 4:
+                pieces.append(word)
+                word = ""
+        if word:
+            pieces.append(word)
+        n += 1
+    return pieces[:total]
+
+
+def percentile(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def ms(value: float) -> str:
+    return f"{value * 1000:7.1f} ms"
+
+
+# ---- streaming ------------------------------------------------------------------------
+
+
+def install_frame_timer(frames: list[float]) -> Callable[[], None]:
+    """Time every screen update (layout + compositor + output)."""
+    from textual.screen import Screen
+
+    original = Screen._on_timer_update
+
+    def timed(self: Screen) -> None:
+        start = time.perf_counter()
+        original(self)
+        frames.append(time.perf_counter() - start)
+
+    Screen._on_timer_update = timed  # type: ignore[method-assign]
+
+    def restore() -> None:
+        Screen._on_timer_update = original  # type: ignore[method-assign]
+
+    return restore
+
+
+async def stream_once(rate: int, tokens: list[str], data_dir: Path) -> dict[str, Any]:
+    from textual import events
+
+    from agent_tui.config import Config
+    from agent_tui.events import MessageUpdated, PartUpdated
+    from agent_tui.ids import message_id, part_id
+    from agent_tui.storage.db import Database
+    from agent_tui.storage.models import AssistantMessage, TextPart, UserMessage
+    from agent_tui.tui.app import AgentApp
+    from agent_tui.tui.text_part_view import TextPartView
+
+    key_latencies: list[float] = []
+    pending_keys: list[float] = []
+
+    class BenchApp(AgentApp):
+        def action_bench_ping(self) -> None:
+            if pending_keys:
+                key_latencies.append(time.perf_counter() - pending_keys.pop(0))
+
+    db = await Database.open(data_dir / f"bench-{rate}.db")
+    app = BenchApp(Config(model="openai/bench"), db, model_titles=False, directory=data_dir)
+    app.bind("f12", "bench_ping", show=False)
+    frames: list[float] = []
+    restore = install_frame_timer(frames)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await app.loaded.wait()
+            session = await app.engine.new_session(data_dir)
+            await app.show_session(session)
+            publish = app.engine.ctx.publish
+            user = UserMessage(id=message_id(), session_id=session.id, model="openai/bench")
+            publish(MessageUpdated(info=user))
+            publish(
+                PartUpdated(
+                    part=TextPart(
+                        id=part_id(),
+                        session_id=session.id,
+                        message_id=user.id,
+                        text="Refactor the loader, please.",
+                    )
+                )
+            )
+            info = AssistantMessage(
+                id=message_id(), session_id=session.id, parent_id=user.id, model="openai/bench"
+            )
+            publish(MessageUpdated(info=info))
+            part = TextPart(id=part_id(), session_id=session.id, message_id=info.id)
+            arrivals: list[tuple[float, int]] = []
+            await pilot.pause()
+            frames.clear()
+
+            async def keys() -> None:
+                while True:
+                    await asyncio.sleep(KEY_INTERVAL)
+                    pending_keys.append(time.perf_counter())
+                    app.post_message(events.Key("f12", None))
+
+            key_task = asyncio.create_task(keys())
+            view: TextPartView | None = None
+            start = time.perf_counter()
+            sent = 0
+            while sent < len(tokens):
+                due = min(len(tokens), int((time.perf_counter() - start) * rate) + 1)
+                for token in tokens[sent:due]:
+                    part.text += token
+                    publish(PartUpdated(part=part, delta=token))
+                    arrivals.append((time.perf_counter(), len(part.text)))
+                sent = due
+                if view is None:
+                    found = app.query(TextPartView)
+                    if found:
+                        view = found.last()
+                        view.commit_log = []
+                await asyncio.sleep(TICK)
+            last_delta = time.perf_counter()
+            stream_seconds = last_delta - start
+            key_task.cancel()
+            info.finish = "stop"
+            publish(MessageUpdated(info=info))
+            assert view is not None and view.commit_log is not None
+            while not view.commit_log or view.commit_log[-1][1] < len(part.text):
+                await asyncio.sleep(0.005)
+            catch_up = view.commit_log[-1][0] - last_delta
+            frames_during = list(frames)
+            await pilot.pause()
+            commits = view.commit_log
+    finally:
+        restore()
+        await db.close()
+    lags = []
+    j = 0
+    for arrived, length in arrivals:
+        while commits[j][1] < length:
+            j += 1
+        lags.append(max(commits[j][0] - arrived, 0.0))
+    return {
+        "rate": rate,
+        "tokens": len(tokens),
+        "achieved": len(tokens) / stream_seconds,
+        "lags": lags,
+        "catch_up": catch_up,
+        "frames": frames_during,
+        "appends": len(commits),
+        "keys": key_latencies,
+    }
+
+
+def report_stream(result: dict[str, Any]) -> None:
+    lags, frames, keys = result["lags"], result["frames"], result["keys"]
+    print(
+        f"\n{result['rate']:>5} tokens/s  ({result['tokens']:,} tokens, producer achieved "
+        f"{result['achieved']:,.0f}/s, {result['appends']} Markdown appends)"
+    )
+    print(
+        f"  render lag     p50 {ms(percentile(lags, 50))}  p99 {ms(percentile(lags, 99))}"
+        f"  max {ms(max(lags))}"
+    )
+    print(f"  catch-up after last delta {ms(result['catch_up'])}")
+    print(
+        f"  frame time     p50 {ms(percentile(frames, 50))}  p99 {ms(percentile(frames, 99))}"
+        f"  max {ms(max(frames) if frames else float('nan'))}  ({len(frames)} frames)"
+    )
+    print(
+        f"  key latency    p50 {ms(percentile(keys, 50))}  p99 {ms(percentile(keys, 99))}"
+        f"  max {ms(max(keys) if keys else float('nan'))}  ({len(keys)} keys)"
+    )
+
+
+# ---- first frame ----------------------------------------------------------------------
+
+
+def first_frame_once(workdir: Path) -> float:
+    env = {
+        **os.environ,
+        "AGENT_TUI_DATA_DIR": str(workdir / "data"),
+        "AGENT_TUI_CONFIG_DIR": str(workdir / "user-config"),
+        "TERM": "xterm-256color",
+    }
+    exe = Path(sys.executable).with_name("agent-tui")
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [str(exe)],
+        cwd=workdir,
+        env=env,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+    )
+    os.close(slave)
+    seen = b""
+    elapsed = float("nan")
+    try:
+        deadline = start + 20
+        while time.perf_counter() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            seen += chunk
+            if FIRST_FRAME_MARKER in seen:
+                elapsed = time.perf_counter() - start
+                break
+        os.write(master, b"\x03")
+        time.sleep(0.1)
+        os.write(master, b"\x03")
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    finally:
+        os.close(master)
+    return elapsed
+
+
+def first_frame(workdir: Path) -> list[float]:
+    (workdir / "agent-tui.json").write_text(
+        json.dumps(
+            {
+                "model": "openai/bench",
+                "provider": {"openai": {"api_base": "http://127.0.0.1:9/v1", "api_key": "none"}},
+            }
+        ),
+        encoding="utf-8",
+    )
+    return [first_frame_once(workdir) for _ in range(FIRST_FRAME_RUNS)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--full", action="store_true", help="20,000 tokens at 200/s too")
+    parser.add_argument("--rates", type=int, nargs="*", default=list(RATES))
+    args = parser.parse_args()
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    tokens = markdown_tokens(TOTAL_TOKENS)
+    print(
+        f"Reply: {len(tokens):,} tokens, {sum(map(len, tokens)):,} characters, "
+        f"{''.join(tokens).count('```') // 2} code blocks; terminal {SIZE[0]}×{SIZE[1]}"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        os.environ["AGENT_TUI_DATA_DIR"] = str(workdir / "data")
+        for rate in args.rates:
+            count = len(tokens) if (rate > 200 or args.full) else SLOW_RATE_TOKENS
+            result = asyncio.run(stream_once(rate, tokens[:count], workdir))
+            report_stream(result)
+        print("\nlaunch to first frame (agent-tui in a 100×30 pty, 3 runs):")
+        times = first_frame(workdir)
+        print("  " + "  ".join(ms(t) for t in times) + f"   median {ms(statistics.median(times))}")
+
+
+if __name__ == "__main__":
+    main()

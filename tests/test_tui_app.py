@@ -1,0 +1,193 @@
+"""The Textual app end to end: Pilot against the fake OpenAI server, real SQLite."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from textual.widgets import OptionList, Static
+
+from agent_tui.storage.models import TextPart
+from agent_tui.tui.app import AgentApp
+from agent_tui.tui.compaction_divider import CompactionDivider
+from agent_tui.tui.permission_screen import PermissionScreen
+from agent_tui.tui.sessions_screen import SessionsScreen
+from agent_tui.tui.tool_line import ToolLine
+from agent_tui.tui.user_message_view import UserMessageView
+from tests.conftest import write_config
+from tests.fake_openai import Call, FakeOpenAI, Hang, Text, ToolCalls, Usage
+from tests.tui_helpers import open_app, sidebar_context, type_and_send, view_text, wait_for
+
+SIZE = (100, 30)
+
+
+async def test_typed_message_streams_and_sidebar_percent_changes(configured: FakeOpenAI) -> None:
+    reply = "Here is **bold** text and code:\n\n```python\nprint('hi')\n```\n"
+    configured.script(Text(reply, usage=Usage(prompt_tokens=20_000, completion_tokens=5_000)))
+    app = await open_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.loaded.wait()
+        assert "0 / 100,000" not in sidebar_context(app)
+        await type_and_send(pilot, "hello there")
+        await wait_for(pilot, lambda: "25.0%" in sidebar_context(app), "percent")
+        await wait_for(pilot, lambda: app.status == "idle")
+        assert view_text(app) == reply
+        assert app.prompt.text == ""
+        assert app.session is not None and app.session.title == "hello there"
+    await app.db.close()
+    assert configured.requests[-1]["messages"][-1]["content"][0]["text"] == "hello there"
+
+
+def _last_user_text(request: dict) -> str:
+    content = request["messages"][-1]["content"]
+    return content if isinstance(content, str) else json.dumps(content)
+
+
+def _dividers(app: AgentApp) -> list[CompactionDivider]:
+    return list(app.query(CompactionDivider))
+
+
+@pytest.mark.parametrize("how", ["slash", "leader"])
+async def test_compact_by_command_and_leader_key(configured: FakeOpenAI, how: str) -> None:
+    configured.script(
+        Text("First answer.", usage=Usage(prompt_tokens=30_000, completion_tokens=2_000)),
+        Text("SUMMARY: we said hello."),
+    )
+    app = await open_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.loaded.wait()
+        await type_and_send(pilot, "hello")
+        await wait_for(pilot, lambda: "32.0%" in sidebar_context(app), "first percent")
+        await wait_for(pilot, lambda: app.status == "idle")
+        if how == "slash":
+            await type_and_send(pilot, "/compact keep the greeting")
+        else:
+            await pilot.press("ctrl+x", "c")
+        await wait_for(pilot, lambda: len(configured.requests) == 2, "summary request")
+        await wait_for(
+            pilot, lambda: _dividers(app) and _dividers(app)[0].state == "done", "divider"
+        )
+        await wait_for(pilot, lambda: "32.0%" not in sidebar_context(app), "percent drop")
+        await wait_for(pilot, lambda: app.status == "idle")
+        divider = _dividers(app)[0]
+        assert "manual" in str(divider.query_one(".label", Static).render())
+        usage = app.stats.usage()
+        assert usage.percent is not None and usage.percent < 32.0
+        assert "1 compaction" in str(app.query_one("#sidebar-compactions", Static).render())
+        # The older messages stay, dimmed.
+        assert app.query(UserMessageView).first().has_class("-compacted")
+    await app.db.close()
+    summary_request = configured.requests[1]
+    assert "Summarise the conversation" in _last_user_text(summary_request)
+    assert ("keep the greeting" in _last_user_text(summary_request)) == (how == "slash")
+    assert "tools" not in summary_request
+
+
+async def test_escape_interrupts_slow_stream_and_keeps_partial_text(
+    configured: FakeOpenAI,
+) -> None:
+    configured.script(Hang(text="partial", delay=30))
+    app = await open_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.loaded.wait()
+        await type_and_send(pilot, "go slowly")
+        await wait_for(pilot, lambda: view_text(app) == "partial", "partial text")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.status == "idle", "idle after abort")
+        assert view_text(app) == "partial"
+        assert "Interrupted" in str(app.query_one(".error", Static).render())
+        assert app.session is not None
+        messages = await app.db.all_messages(app.session.id)
+    await app.db.close()
+    texts = [p.text for m in messages for p in m.parts if isinstance(p, TextPart)]
+    assert texts == ["go slowly", "partial"]
+    assert messages[-1].info.error is not None
+
+
+async def test_queued_message_reaches_model_as_reminder(configured: FakeOpenAI) -> None:
+    configured.script(Text("slow answer " * 5, chunk_size=4, delay=0.05), Text("Noted."))
+    app = await open_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.loaded.wait()
+        await type_and_send(pilot, "first task")
+        await wait_for(pilot, lambda: view_text(app).startswith("slow"), "streaming")
+        await type_and_send(pilot, "also check the docs")
+        await wait_for(
+            pilot, lambda: any(v.queued for v in app.query(UserMessageView)), "queued mark"
+        )
+        await wait_for(pilot, lambda: len(configured.requests) == 2, "second request")
+        await wait_for(pilot, lambda: app.status == "idle" and view_text(app) == "Noted.")
+        assert not any(v.queued for v in app.query(UserMessageView))
+    await app.db.close()
+    second = json.dumps(configured.requests[1]["messages"])
+    assert "<system-reminder>" in second and "also check the docs" in second
+
+
+@pytest.mark.parametrize("answer", ["once", "always", "deny"])
+async def test_permission_dialog_choices(isolated: Path, fake_llm: FakeOpenAI, answer: str) -> None:
+    write_config(isolated, fake_llm, permission={"bash": "ask"})
+    fake_llm.script(
+        ToolCalls([Call("bash", json.dumps({"command": "echo ran-first"}))]),
+        Text("first done"),
+        ToolCalls([Call("bash", json.dumps({"command": "echo ran-second"}))]),
+        Text("second done"),
+    )
+    key = {"once": "a", "always": "A", "deny": "d"}[answer]
+    app = await open_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.loaded.wait()
+        await type_and_send(pilot, "run it")
+        await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen), "dialog")
+        assert "echo ran-first" in str(app.screen.query_one("#title", Static).render())
+        await pilot.press(key)
+        await wait_for(pilot, lambda: app.status == "idle" and "first done" in view_text(app))
+        await type_and_send(pilot, "again")
+        if answer == "always":
+            await wait_for(pilot, lambda: "second done" in view_text(app), "no second dialog")
+            assert not isinstance(app.screen, PermissionScreen)
+        else:
+            await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen), "dialog 2")
+            await pilot.press("a")
+            await wait_for(pilot, lambda: "second done" in view_text(app))
+        await wait_for(pilot, lambda: app.status == "idle")
+        lines = [str(t.title) for t in app.query(ToolLine)]
+    await app.db.close()
+    first_result = next(m for m in fake_llm.requests[1]["messages"] if m["role"] == "tool")
+    if answer == "deny":
+        assert "denied" in first_result["content"].lower()
+        assert "ran-first" not in first_result["content"].replace("echo ran-first", "")
+        assert "error" in lines[0]
+    else:
+        assert "ran-first" in first_result["content"]
+        assert lines[0].startswith("✓ bash echo ran-first")
+
+
+async def test_switching_sessions_shows_the_right_history(configured: FakeOpenAI) -> None:
+    configured.script(Text("answer one"), Text("answer two"))
+    app = await open_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.loaded.wait()
+        await type_and_send(pilot, "question one")
+        await wait_for(pilot, lambda: app.status == "idle" and view_text(app) == "answer one")
+        first = app.session
+        await type_and_send(pilot, "/new")
+        await wait_for(pilot, lambda: app.session is None and not app.query(UserMessageView))
+        await type_and_send(pilot, "question two")
+        await wait_for(pilot, lambda: app.status == "idle" and view_text(app) == "answer two")
+        await pilot.press("ctrl+x", "l")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen), "session list")
+        options = app.screen.query_one(OptionList)
+        assert options.option_count == 2
+        index = next(
+            i
+            for i in range(2)
+            if options.get_option_at_index(i).id == first.id  # type: ignore[union-attr]
+        )
+        options.highlighted = index
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.session is not None and app.session.id == first.id)
+        await wait_for(pilot, lambda: view_text(app) == "answer one")
+        users = [v.text for v in app.query(UserMessageView)]
+        assert users == ["question one"]
+    await app.db.close()

@@ -1,0 +1,86 @@
+"""Snapshots of the main screen: a streamed reply, a tool call, a compaction divider, the
+sidebar. Deterministic: fixed usage figures, no titles from the model, a fixed directory
+label, and the screenshot is taken when the session is idle (no spinner, no clock)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from agent_tui import paths
+from agent_tui.config import load_config
+from agent_tui.storage.db import Database
+from agent_tui.tui.app import AgentApp
+from agent_tui.tui.compaction_divider import CompactionDivider
+from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls, Usage
+from tests.tui_helpers import type_and_send, view_text, wait_for
+
+REPLY = """The shell printed **hello**. Here is the script:
+
+```python
+def greet(name: str) -> str:
+    return f"hello {name}"
+```
+"""
+
+
+class SnapshotApp(AgentApp):
+    """Opens its database inside the loop the snapshot plugin runs the app in."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            load_config(),
+            None,
+            model_titles=False,
+            directory_label="~/project",  # type: ignore[arg-type]
+        )
+
+    async def run_async(self, **kwargs: Any) -> Any:
+        self.db = await Database.open(paths.database_path())
+        self.engine.ctx.db = self.db
+        try:
+            return await super().run_async(**kwargs)
+        finally:
+            await self.db.close()
+
+
+async def _conversation(pilot: Pilot) -> None:
+    app = pilot.app
+    assert isinstance(app, SnapshotApp)
+    await app.loaded.wait()
+    app.prompt.cursor_blink = False
+    await type_and_send(pilot, "say hello with the shell")
+    await wait_for(pilot, lambda: app.status == "idle" and view_text(app) == REPLY, "reply")
+    await type_and_send(pilot, "/compact")
+    await wait_for(
+        pilot,
+        lambda: (
+            app.status == "idle" and any(d.state == "done" for d in app.query(CompactionDivider))
+        ),
+        "compaction",
+    )
+    await type_and_send(pilot, "thanks")
+    await wait_for(pilot, lambda: app.status == "idle" and view_text(app) == "You're welcome.")
+    app.clear_notifications()
+    await pilot.pause()
+
+
+def _script(server: FakeOpenAI) -> None:
+    server.script(
+        ToolCalls(
+            [Call("bash", json.dumps({"command": "echo hello"}))],
+            usage=Usage(prompt_tokens=9_000, completion_tokens=100),
+        ),
+        Text(REPLY, usage=Usage(prompt_tokens=9_500, completion_tokens=300)),
+        Text("We ran `echo hello` and showed a greet() function."),
+        Text("You're welcome.", usage=Usage(prompt_tokens=1_200, completion_tokens=10)),
+    )
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36)], ids=["80x24", "120x36"])
+def test_main_screen(configured: FakeOpenAI, snap_compare: Any, size: tuple[int, int]) -> None:
+    _script(configured)
+    assert snap_compare(SnapshotApp(), terminal_size=size, run_before=_conversation)

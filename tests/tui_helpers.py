@@ -1,0 +1,59 @@
+"""Helpers for the TUI tests: build the app against the test config, wait for state."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import Static
+
+from agent_tui import paths
+from agent_tui.config import load_config
+from agent_tui.storage.db import Database
+from agent_tui.tui.app import AgentApp
+
+WAIT_TIMEOUT = 15.0
+
+
+async def open_app(**kwargs: object) -> AgentApp:
+    config = load_config()
+    db = await Database.open(paths.database_path())
+    kwargs.setdefault("model_titles", False)
+    kwargs.setdefault("directory_label", "~/project")
+    return AgentApp(config, db, **kwargs)  # type: ignore[arg-type]
+
+
+async def wait_for(
+    pilot: Pilot, predicate: Callable[[], object], what: str = "", timeout: float = WAIT_TIMEOUT
+) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or predicate}")
+        await pilot.pause(0.01)
+
+
+async def type_and_send(pilot: Pilot, text: str) -> None:
+    app = pilot.app
+    assert isinstance(app, AgentApp)
+    app.prompt.focus()
+    app.prompt.load_text(text)
+    await pilot.press("enter")
+
+
+def sidebar_context(app: AgentApp) -> str:
+    return str(app.query_one("#sidebar-context", Static).render())
+
+
+def view_text(app: AgentApp) -> str:
+    return app.view.text_of_last_assistant()
+
+
+async def close(app: AgentApp) -> None:
+    await app.db.close()
+
+
+def project_dir() -> Path:
+    return Path.cwd()
