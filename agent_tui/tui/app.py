@@ -44,6 +44,8 @@ from agent_tui.tui.status_line import StatusLine
 MIN_WIDTH, MIN_HEIGHT = 80, 24
 QUIT_WINDOW = 2.0
 """Seconds in which a second Ctrl+C quits."""
+PRELOAD_DELAY = 0.5
+"""Seconds after the session is shown before litellm starts importing."""
 LEADER_WINDOW = 2.0
 """Seconds the leader key waits for its second key."""
 NOTIFY_SEVERITY = {"info": "information", "warning": "warning", "error": "error"}
@@ -140,11 +142,15 @@ class AgentApp(AppCommands, App[int]):
 
     async def _start(self) -> None:
         await self.show_session(self.session)
-        # litellm costs seconds to import: start it now that the first frame is up.
+        # litellm costs seconds to import on a thread that competes with the UI for the
+        # GIL: start it once the first frame has been painted, not during it.
+        self.set_timer(PRELOAD_DELAY, self._preload)
+        self.loaded.set()
+
+    def _preload(self) -> None:
         from agent_tui.provider.loader import preload_in_background
 
         preload_in_background()
-        self.loaded.set()
 
     def on_unmount(self) -> None:
         self.pump.detach()
