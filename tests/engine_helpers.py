@@ -6,12 +6,23 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
+
 from agent_tui import paths
+from agent_tui.cli import main
 from agent_tui.config import load_config
 from agent_tui.session.context import EngineContext
 from agent_tui.session.engine import Engine
 from agent_tui.session.messages import COMPACTION_QUESTION, CONTINUE_TEXT
 from agent_tui.storage.db import Database
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """`agent-tui ARGV` in-process: (exit code, stdout, stderr); never a traceback."""
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, out, err
 
 
 @contextlib.asynccontextmanager

@@ -7,18 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_tui.cli import main
 from agent_tui.config import Config, _strip_comments
 from tests.conftest import MODEL, write_config
-from tests.engine_helpers import is_summary_request
+from tests.engine_helpers import is_summary_request, run_cli
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls, Usage
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
 
 
 def sessions(capsys: pytest.CaptureFixture[str]) -> list[dict]:

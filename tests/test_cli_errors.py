@@ -9,14 +9,8 @@ import pytest
 
 from agent_tui.cli import main
 from tests.conftest import write_config
+from tests.engine_helpers import run_cli
 from tests.fake_openai import FakeOpenAI, Text
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
 
 
 def test_malformed_config_names_file_and_position(

@@ -7,15 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_tui.cli import main
 from tests.conftest import write_config
+from tests.engine_helpers import run_cli
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def latest_session_id(capsys: pytest.CaptureFixture[str]) -> str:

@@ -24,10 +24,9 @@ import pytest
 
 import agent_tui
 from agent_tui import paths
-from agent_tui.cli import main
 from agent_tui.session.messages import COMPACTION_QUESTION, INTERRUPTED_OUTPUT
 from tests.conftest import write_config
-from tests.engine_helpers import conversation, is_summary_request, text_of, tool_pairs_ok
+from tests.engine_helpers import conversation, is_summary_request, run_cli, text_of, tool_pairs_ok
 from tests.fake_openai import Call, FakeOpenAI, Hang, Text, ToolCalls
 
 REPO_ROOT = Path(agent_tui.__file__).resolve().parents[1]
@@ -153,13 +152,6 @@ def kill9(proc: subprocess.Popen[bytes]) -> list[int]:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     return below
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
 
 
 def sessions(capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:

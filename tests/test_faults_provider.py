@@ -13,19 +13,11 @@ from typing import Any
 
 import pytest
 
-from agent_tui.cli import main
 from agent_tui.events import Event, SessionStatus
 from agent_tui.provider.errors import ERROR_TABLE
 from tests.conftest import write_config
-from tests.engine_helpers import conversation, open_engine, text_of
+from tests.engine_helpers import conversation, open_engine, run_cli, text_of
 from tests.fake_openai import Drop, Error, FakeOpenAI, Malformed, Text, context_overflow
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
 
 
 def latest_export(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:

@@ -11,16 +11,9 @@ from pathlib import Path
 import pytest
 
 from agent_tui import paths
-from agent_tui.cli import main
 from agent_tui.storage.schema import latest_version
+from tests.engine_helpers import run_cli
 from tests.fake_openai import FakeOpenAI
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
 
 
 def one_paragraph(err: str) -> str:

@@ -7,21 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from agent_tui.cli import main
 from agent_tui.storage.models import ToolPart, ToolStateError
 from agent_tui.tool.base import PermissionReply, PermissionRequest
 from tests.conftest import write_config
-from tests.engine_helpers import open_engine
+from tests.engine_helpers import open_engine, run_cli
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
 
 SAME = ToolCalls([Call("bash", json.dumps({"command": "echo same"}))])
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
 
 
 def test_doom_loop_stops_headless_run(
