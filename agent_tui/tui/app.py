@@ -44,6 +44,9 @@ from agent_tui.tui.status_line import StatusLine
 MIN_WIDTH, MIN_HEIGHT = 80, 24
 QUIT_WINDOW = 2.0
 """Seconds in which a second Ctrl+C quits."""
+IDLE_GC_THRESHOLDS = gc.get_threshold()
+STREAMING_GC_THRESHOLDS = (100_000, 50, 50)
+"""Rarer young collections while a step streams (each pass was a visible stall)."""
 PRELOAD_DELAY = 0.5
 """Seconds after the session is shown before litellm starts importing."""
 LEADER_WINDOW = 2.0
@@ -220,10 +223,19 @@ class AgentApp(AppCommands, App[int]):
         elif isinstance(event, SessionStatus):
             self.status = event.status
             self.status_line.set_status(event.status, event.message)
+            if event.status == "idle":
+                gc.unfreeze()  # what was frozen for the stream may be collected again
+                gc.set_threshold(*IDLE_GC_THRESHOLDS)
         elif isinstance(event, SessionUpdated):
             self.session = event.session
             self._refresh_sidebar()
         elif isinstance(event, MessageUpdated):
+            if isinstance(event.info, AssistantMessage) and event.info.completed is None:
+                # A step starts streaming: move everything alive now out of the
+                # collector's reach, so its passes only scan what the stream creates
+                # (full collections stalled frames by hundreds of ms; see bench_tui).
+                gc.freeze()
+                gc.set_threshold(*STREAMING_GC_THRESHOLDS)
             self.stats.observe_message(event.info)
             if isinstance(event.info, AssistantMessage) and event.info.finish:
                 self._refresh_sidebar()
