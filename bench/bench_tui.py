@@ -26,6 +26,7 @@ import fcntl
 import json
 import os
 import pty
+import re
 import select
 import signal
 import statistics
@@ -48,6 +49,7 @@ KEY_INTERVAL = 0.1
 SIZE = (120, 40)
 FIRST_FRAME_RUNS = 3
 FIRST_FRAME_MARKER = b"Message the"
+ANSI_SEQUENCE = re.compile(rb"\x1b(\[[0-9;?<>=$]*[ -/]*[@-~]|\][^\x07]*\x07|[()][0-9A-Za-z])")
 
 
 def markdown_tokens(total: int) -> list[str]:
@@ -281,7 +283,8 @@ def first_frame_once(workdir: Path) -> float:
             except OSError:
                 break
             seen += chunk
-            if FIRST_FRAME_MARKER in seen:
+            # Styles split the text with escape sequences: look at the text alone.
+            if FIRST_FRAME_MARKER in ANSI_SEQUENCE.sub(b"", seen):
                 elapsed = time.perf_counter() - start
                 break
         os.write(master, b"\x03")
