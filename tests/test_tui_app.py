@@ -191,3 +191,33 @@ async def test_switching_sessions_shows_the_right_history(configured: FakeOpenAI
         users = [v.text for v in app.query(UserMessageView)]
         assert users == ["question one"]
     await app.db.close()
+
+
+async def test_escape_cancels_compaction_without_losing_anything(
+    configured: FakeOpenAI,
+) -> None:
+    configured.script(Text("first answer"), Hang(text="half a sum", delay=30), Text("later"))
+    app = await open_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.loaded.wait()
+        await type_and_send(pilot, "first question")
+        await wait_for(pilot, lambda: app.status == "idle" and view_text(app) == "first answer")
+        await type_and_send(pilot, "/compact")
+        await wait_for(pilot, lambda: app.status == "compacting", "compacting status")
+        assert "Compacting" in str(app.status_line.render())
+        await wait_for(pilot, lambda: len(configured.requests) == 2, "summary request")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.status == "idle", "idle after cancel")
+        assert app.session is not None
+        session = await app.db.get_session(app.session.id)
+        assert session.compaction_id is None  # the boundary did not move
+        await type_and_send(pilot, "go on")
+        await wait_for(pilot, lambda: len(configured.requests) == 3, "next request")
+        await wait_for(pilot, lambda: app.status == "idle")
+        messages = await app.db.all_messages(app.session.id)
+    await app.db.close()
+    sent = json.dumps(configured.requests[2]["messages"])
+    assert "first question" in sent and "first answer" in sent  # nothing lost
+    assert "half a sum" not in sent  # the cancelled summary is not history
+    texts = [p.text for m in messages for p in m.parts if isinstance(p, TextPart)]
+    assert "half a sum" in texts  # ...but it is kept in the database
