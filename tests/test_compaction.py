@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from agent_tui.session.engine import Engine
 from agent_tui.session.messages import CLEARED_OUTPUT, COMPACTION_QUESTION, CONTINUE_TEXT
-from agent_tui.storage.models import AssistantMessage, CompactionPart, TextPart
+from agent_tui.storage.models import AssistantMessage, CompactionPart, Session, TextPart
 from tests.conftest import MODEL, write_config
 from tests.engine_helpers import (
     conversation,
@@ -32,6 +33,19 @@ def bash(command: str, usage: Usage | None = None) -> ToolCalls:
 def words(n: int, tag: str) -> str:
     """A bash command printing ~n tokens, tagged so the output can be recognised."""
     return f"python3 -c \"print('{tag} ' + 'word ' * {n})\""
+
+
+async def four_turns_with_big_outputs(
+    engine: Engine, fake_llm: FakeOpenAI, directory: Path
+) -> Session:
+    """Turns 1-3 each run bash printing ~2,000 tokens tagged OUT<n>; turn 4 only chats."""
+    session = await engine.new_session(directory)
+    for turn in (1, 2, 3):
+        fake_llm.script(bash(words(2_000, f"OUT{turn}")), Text(f"done {turn}"))
+        await engine.prompt(session.id, f"turn {turn}")
+    fake_llm.script(Text("ok"))
+    await engine.prompt(session.id, "turn 4")
+    return session
 
 
 async def test_fires_on_the_step_that_crosses_usable_and_not_before(
@@ -94,12 +108,7 @@ async def test_prune_clears_old_outputs_keeps_pairs_and_two_newest_turns(
 ) -> None:
     write_config(isolated, fake_llm, compaction={"prune_protect": 0, "prune_minimum": 100})
     async with open_engine() as engine:
-        session = await engine.new_session(isolated)
-        for turn in (1, 2, 3):
-            fake_llm.script(bash(words(2_000, f"OUT{turn}")), Text(f"done {turn}"))
-            await engine.prompt(session.id, f"turn {turn}")
-        fake_llm.script(Text("ok"))
-        await engine.prompt(session.id, "turn 4")
+        session = await four_turns_with_big_outputs(engine, fake_llm, isolated)
         request = fake_llm.requests[-1]
         results = [m["content"] for m in request["messages"] if m["role"] == "tool"]
         assert len(results) == 3
@@ -141,12 +150,7 @@ async def test_prune_can_be_switched_off(
     monkeypatch.setenv("AGENT_TUI_DISABLE_PRUNE", "1")
     write_config(isolated, fake_llm, compaction={"prune_protect": 0, "prune_minimum": 100})
     async with open_engine() as engine:
-        session = await engine.new_session(isolated)
-        for turn in (1, 2, 3):
-            fake_llm.script(bash(words(2_000, f"OUT{turn}")), Text(f"done {turn}"))
-            await engine.prompt(session.id, f"turn {turn}")
-        fake_llm.script(Text("ok"))
-        await engine.prompt(session.id, "turn 4")
+        session = await four_turns_with_big_outputs(engine, fake_llm, isolated)
         results = [m["content"] for m in fake_llm.requests[-1]["messages"] if m["role"] == "tool"]
         assert results[0].startswith("OUT1")
 
