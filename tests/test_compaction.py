@@ -150,7 +150,7 @@ async def test_prune_can_be_switched_off(
     monkeypatch.setenv("AGENT_TUI_DISABLE_PRUNE", "1")
     write_config(isolated, fake_llm, compaction={"prune_protect": 0, "prune_minimum": 100})
     async with open_engine() as engine:
-        session = await four_turns_with_big_outputs(engine, fake_llm, isolated)
+        await four_turns_with_big_outputs(engine, fake_llm, isolated)
         results = [m["content"] for m in fake_llm.requests[-1]["messages"] if m["role"] == "tool"]
         assert results[0].startswith("OUT1")
 
