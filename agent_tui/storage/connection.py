@@ -7,10 +7,12 @@ import contextlib
 import logging
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 import aiosqlite
 
+from agent_tui.errors import StorageError
 from agent_tui.storage import schema, sqlite_errors
 
 log = logging.getLogger(__name__)
@@ -47,6 +49,30 @@ def _precheck(path: Path) -> None:
         raise sqlite_errors.unreadable(path, f"the directory {path.parent} is not writable")
 
 
+LOCK_RETRY_SECONDS = 0.05
+
+
+async def _prepare(conn: aiosqlite.Connection, path: Path, busy_timeout_ms: int) -> None:
+    """WAL, pragmas and migrations. Two processes creating a new file at the same moment
+    can get SQLITE_BUSY without the busy handler (switching to WAL needs an exclusive
+    lock), so lock errors here are retried until the busy timeout has passed."""
+    deadline = time.monotonic() + busy_timeout_ms / 1000
+    while True:
+        try:
+            rows = await conn.execute_fetchall("PRAGMA journal_mode = WAL")
+            if str(rows[0][0]).lower() != "wal":
+                log.warning("%s: WAL journal mode unavailable (got %s)", path, rows[0][0])
+            await conn.execute("PRAGMA synchronous = NORMAL")
+            await conn.execute("PRAGMA foreign_keys = ON")
+            await schema.migrate(conn, path)
+            return
+        except (sqlite3.OperationalError, StorageError) as exc:
+            locked = "locked" in str(exc).lower() or "busy" in str(exc).lower()
+            if not locked or time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(LOCK_RETRY_SECONDS)
+
+
 async def open_connection(path: Path, busy_timeout_ms: int) -> aiosqlite.Connection:
     """Connect, validate, set the PRAGMAs and migrate; every failure is a StorageError.
 
@@ -63,12 +89,7 @@ async def open_connection(path: Path, busy_timeout_ms: int) -> aiosqlite.Connect
         conn.row_factory = sqlite3.Row
         await conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         await schema.check(conn, path)
-        rows = await conn.execute_fetchall("PRAGMA journal_mode = WAL")
-        if str(rows[0][0]).lower() != "wal":
-            log.warning("%s: WAL journal mode unavailable (got %s)", path, rows[0][0])
-        await conn.execute("PRAGMA synchronous = NORMAL")
-        await conn.execute("PRAGMA foreign_keys = ON")
-        await schema.migrate(conn, path)
+        await _prepare(conn, path, busy_timeout_ms)
     except BaseException as exc:
         with contextlib.suppress(Exception):
             await conn.close()

@@ -124,7 +124,7 @@ class AppCommands:
                 self.notify("The context is empty: no message sent yet.")
                 return
             history = await load_history(self.engine.ctx, self.session)
-            model = model_info(self.current_model, self.config)
+            model = await asyncio.to_thread(model_info, self.current_model, self.config)
             tools = self.engine.ctx.registry.definitions()
             directory = Path(self.session.directory)
             # Counting tokens loads a tokenizer (~0.5 s the first time): off the event loop.
