@@ -16,8 +16,8 @@ from agent_tui import paths
 from agent_tui.config import Config, load_config
 from agent_tui.errors import NotFoundError, UsageError
 from agent_tui.headless import JsonView, TextView
-from agent_tui.provider.auth import credentials
-from agent_tui.provider.loader import load_litellm, preload_in_background
+from agent_tui.provider.auth import check_credentials
+from agent_tui.provider.loader import preload_in_background
 from agent_tui.session.context import EngineContext
 from agent_tui.session.engine import Engine
 from agent_tui.session.loop import LoopResult
@@ -103,11 +103,8 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
     async with open_engine(config) as engine:
         engine.ctx.bus.subscribe(view)
         if not (args.session or args.cont):
-            # Fail before creating an empty session the model could never answer. The
-            # import is awaited on a thread: blocking the loop here would stall a
-            # database transaction in flight and hold its lock against other processes.
-            await load_litellm()
-            credentials(args.model or config.model, config)
+            # Fail before creating an empty session the model could never answer.
+            await check_credentials(args.model or config.model, config)
         session = await resolve_session(engine, args.session, args.cont, create=True)
         _install_interrupt(engine, session.id)
         try:

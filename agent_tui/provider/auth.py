@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent_tui.config import Config
 from agent_tui.errors import ConfigError
-from agent_tui.provider.loader import litellm
+from agent_tui.provider.loader import litellm, load_litellm
 
 # Local OpenAI-compatible servers usually need no key, but the SDK insists on one.
 PLACEHOLDER_KEY = "sk-no-key-required"
@@ -35,3 +35,10 @@ def credentials(model: str, config: Config) -> tuple[str | None, str | None]:
         f'(export {missing[0]}=...) or add "provider": {{"{name}": {{"api_key": '
         f'"{{env:{missing[0]}}}"}}}} to agent-tui.json.'
     )
+
+
+async def check_credentials(model: str, config: Config) -> None:
+    """`credentials` from async code: litellm's import (seconds) runs on a thread, so the
+    event loop, and any database transaction in flight on it, is never held up."""
+    await load_litellm()
+    credentials(model, config)

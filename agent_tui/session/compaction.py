@@ -8,7 +8,7 @@ from typing import Any
 
 from agent_tui import paths
 from agent_tui.errors import CompactionError
-from agent_tui.events import MessageUpdated, PartUpdated, SessionCompacted, SessionUpdated
+from agent_tui.events import MessageUpdated, SessionCompacted, SessionUpdated
 from agent_tui.ids import message_id, now_ms, part_id
 from agent_tui.provider.auth import credentials
 from agent_tui.provider.limits import ModelInfo, model_info
@@ -61,11 +61,7 @@ async def create_request(
         overflow=overflow,
         instructions=instructions or None,
     )
-    await ctx.db.upsert_message(info)
-    await ctx.db.upsert_part(part, flush=True)
-    ctx.publish(MessageUpdated(info=info))
-    ctx.publish(PartUpdated(part=part))
-    return MessageWithParts(info=info, parts=[part])
+    return await ctx.add_message(info, part)
 
 
 def compaction_prompt(ctx: EngineContext, directory: Path) -> str:
@@ -351,10 +347,7 @@ async def _add_user_text(
     part = TextPart(
         id=part_id(), session_id=session_id, message_id=info.id, text=text, synthetic=synthetic
     )
-    await ctx.db.upsert_message(info)
-    await ctx.db.upsert_part(part, flush=True)
-    ctx.publish(MessageUpdated(info=info))
-    ctx.publish(PartUpdated(part=part))
+    await ctx.add_message(info, part)
 
 
 async def record_failure(

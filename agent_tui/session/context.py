@@ -9,9 +9,10 @@ from agent_tui import paths
 from agent_tui.bus import Bus
 from agent_tui.config import Config, PermissionLevel, resolve_env_ref
 from agent_tui.errors import ConfigError
-from agent_tui.events import Event
+from agent_tui.events import Event, MessageUpdated, PartUpdated
 from agent_tui.secrets import Redactor
 from agent_tui.storage.db import Database
+from agent_tui.storage.models import MessageWithParts, Part, UserMessage
 from agent_tui.tool.base import AskPermission
 from agent_tui.tool.registry import ToolRegistry
 
@@ -33,6 +34,14 @@ class EngineContext:
 
     def publish(self, event: Event) -> None:
         self.bus.publish(event)
+
+    async def add_message(self, info: UserMessage, part: Part) -> MessageWithParts:
+        """Save a new message with its one part (on disk now) and announce both."""
+        await self.db.upsert_message(info)
+        await self.db.upsert_part(part, flush=True)
+        self.publish(MessageUpdated(info=info))
+        self.publish(PartUpdated(part=part))
+        return MessageWithParts(info=info, parts=[part])
 
     def permissions_for(self, session_id: str) -> dict[str, PermissionLevel]:
         """Config permissions plus the person's 'always allow' answers in this session."""

@@ -7,9 +7,9 @@ import asyncio
 from pathlib import Path
 
 from agent_tui.errors import UsageError
-from agent_tui.events import MessageUpdated, PartUpdated, SessionUpdated
+from agent_tui.events import SessionUpdated
 from agent_tui.ids import message_id, part_id
-from agent_tui.provider.auth import credentials
+from agent_tui.provider.auth import check_credentials
 from agent_tui.provider.loader import load_litellm
 from agent_tui.session import compaction
 from agent_tui.session.context import EngineContext
@@ -53,15 +53,12 @@ class Engine:
         if not text.strip():
             raise UsageError("The message is empty: type something to send.")
         model = model or await self.session_model(session_id)
-        await load_litellm()  # on a thread: the engine's sync litellm calls then find it loaded
-        credentials(model, self.ctx.config)  # fail before saving anything the model can't answer
+        # Fail before saving anything the model can't answer.
+        await check_credentials(model, self.ctx.config)
         session = await self.ctx.db.get_session(session_id)
         info = UserMessage(id=message_id(), session_id=session_id, model=model)
         part = TextPart(id=part_id(), session_id=session_id, message_id=info.id, text=text)
-        await self.ctx.db.upsert_message(info)
-        await self.ctx.db.upsert_part(part, flush=True)
-        self.ctx.publish(MessageUpdated(info=info))
-        self.ctx.publish(PartUpdated(part=part))
+        await self.ctx.add_message(info, part)
         if not session.title:
             session.title = default_title(text)
             await self.ctx.db.update_session(session)
@@ -79,8 +76,7 @@ class Engine:
     ) -> LoopResult | None:
         """Manual compaction (`/compact [instructions]`): summarise now, then stop."""
         model = model or await self.session_model(session_id)
-        await load_litellm()
-        credentials(self.ctx.config.compaction.model or model, self.ctx.config)
+        await check_credentials(self.ctx.config.compaction.model or model, self.ctx.config)
         await compaction.create_request(
             self.ctx, session_id, auto=False, model=model, instructions=instructions
         )
