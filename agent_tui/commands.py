@@ -153,6 +153,11 @@ async def _sessions(args: argparse.Namespace, config: Config) -> int:
                 "messages": summary.messages,
                 "compactions": summary.compactions,
                 "context": context_usage(summary.last_assistant, summary.cost).model_dump(),
+                "tokens": {
+                    "input": summary.input_tokens,
+                    "cache_read": summary.cache_read,
+                    "cache_write": summary.cache_write,
+                },
             }
         )
     if args.json:

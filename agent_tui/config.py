@@ -40,8 +40,19 @@ class ModelLimit(_Strict):
     """Maximum output tokens."""
 
 
+class ReasoningConfig(_Strict):
+    effort: Literal["minimal", "low", "medium", "high"] | None = None
+    """Reasoning effort, passed as litellm's `reasoning_effort` (OpenAI, Gemini, Claude)."""
+    budget_tokens: int | None = Field(default=None, ge=1024)
+    """Extended-thinking budget in tokens (Anthropic `thinking`); wins over effort."""
+
+
 class ModelConfig(_Strict):
     limit: ModelLimit = Field(default_factory=ModelLimit)
+    cache: bool = True
+    """Prompt caching: cache_control breakpoints (Claude) or prompt_cache_key (OpenAI)."""
+    reasoning: ReasoningConfig | None = None
+    """Reasoning / thinking for this model, e.g. {"effort": "medium"} or {"budget_tokens": 8000}."""
 
 
 class TruncationConfig(_Strict):
@@ -110,7 +121,8 @@ class Config(_Strict):
     provider: dict[str, ProviderConfig] = Field(default_factory=dict)
     """Per litellm provider: api_base, api_key."""
     models: dict[str, ModelConfig] = Field(default_factory=dict)
-    """Per model id: limit.{context,input,output} overriding litellm's model info."""
+    """Per model id: limit.{context,input,output} overriding litellm's model info, cache
+    (prompt caching on/off) and reasoning ({effort} or {budget_tokens})."""
     permission: dict[str, PermissionLevel] = Field(default_factory=dict)
     """Per tool: allow, ask or deny. Defaults: read-only tools allow; edit, write, bash ask."""
     instructions: list[str] = Field(default_factory=list)
@@ -150,6 +162,10 @@ class Config(_Strict):
     def limit_for(self, model: str) -> ModelLimit | None:
         entry = self.models.get(model)
         return entry.limit if entry else None
+
+    def model_settings(self, model: str) -> ModelConfig:
+        """The `models.<id>` entry of a model, or the defaults."""
+        return self.models.get(model) or ModelConfig()
 
 
 def resolve_env_ref(value: str | None, field: str) -> str | None:

@@ -38,12 +38,19 @@ def test_real_model_thresholds(model: str, context: int, output: int, usable: in
     assert is_overflow(edge.model_copy(update={"output": 1_001}), info.limit, DEFAULT)
 
 
-def test_cache_reads_count_and_reasoning_does_not() -> None:
+def test_cache_reads_and_writes_count_and_reasoning_does_not() -> None:
     limit = ModelLimit(context=10_000, output=2_000)  # usable 8,000
     assert usable_tokens(limit, DEFAULT) == 8_000
     assert is_overflow(Tokens(input=1_000, cache=CacheTokens(read=7_001)), limit, DEFAULT)
+    # 90% read from the cache: fresh input alone is tiny, the prompt is not.
+    assert is_overflow(
+        Tokens(input=100, output=200, cache=CacheTokens(read=7_000, write=701)), limit, DEFAULT
+    )
     assert not is_overflow(
-        Tokens(input=1_000, reasoning=50_000, cache=CacheTokens(write=9_000)), limit, DEFAULT
+        Tokens(input=100, output=200, cache=CacheTokens(read=7_000, write=700)), limit, DEFAULT
+    )
+    assert not is_overflow(
+        Tokens(input=1_000, reasoning=50_000, cache=CacheTokens(write=6_000)), limit, DEFAULT
     )
 
 

@@ -46,11 +46,14 @@ def model_info(model: str, config: Config) -> ModelInfo:
     override = config.limit_for(model)
     if override is not None:
         limit = limit.model_copy(update=override.model_dump(exclude_unset=True))
+    input_price = raw.get("input_cost_per_token") or 0.0
+    # A model without cache prices is charged the input price for cached tokens (the
+    # usage still says how many were cached): never cheaper than it really was.
     prices = Prices(
-        input=raw.get("input_cost_per_token") or 0.0,
+        input=input_price,
         output=raw.get("output_cost_per_token") or 0.0,
-        cache_read=raw.get("cache_read_input_token_cost") or 0.0,
-        cache_write=raw.get("cache_creation_input_token_cost") or 0.0,
+        cache_read=raw.get("cache_read_input_token_cost") or input_price,
+        cache_write=raw.get("cache_creation_input_token_cost") or input_price,
     )
     return ModelInfo(id=model, limit=limit, prices=prices, known=limit.context > 0)
 

@@ -22,6 +22,8 @@ class ModelRequest(BaseModel):
     api_key: str | None = None
     max_tokens: int | None = None
     temperature: float | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Further litellm parameters: prompt_cache_key, reasoning_effort, thinking."""
 
 
 class TextDelta(BaseModel):
@@ -32,6 +34,16 @@ class TextDelta(BaseModel):
 class ReasoningDelta(BaseModel):
     type: Literal["reasoning"] = "reasoning"
     text: str
+
+
+class ReasoningSigned(BaseModel):
+    """The end of a thinking block: its signature (Anthropic), which must be sent back
+    with the block's exact text for the model to continue a tool-use turn; or a whole
+    redacted block (`redacted` holds its opaque data)."""
+
+    type: Literal["reasoning-signed"] = "reasoning-signed"
+    signature: str = ""
+    redacted: str | None = None
 
 
 class ToolCallStart(BaseModel):
@@ -61,7 +73,13 @@ class StepFinish(BaseModel):
 
 
 ProviderEvent = (
-    TextDelta | ReasoningDelta | ToolCallStart | ToolInputDelta | ToolCallReady | StepFinish
+    TextDelta
+    | ReasoningDelta
+    | ReasoningSigned
+    | ToolCallStart
+    | ToolInputDelta
+    | ToolCallReady
+    | StepFinish
 )
 
 
@@ -97,6 +115,16 @@ def normalise_usage(usage: Any) -> Tokens:
     )
 
 
+def _signed(block: Any) -> ReasoningSigned | None:
+    """A signature or redacted block from litellm's `thinking_blocks` delta; the
+    thinking text itself arrives as `reasoning_content`."""
+    get = block.get if isinstance(block, dict) else lambda key: getattr(block, key, None)
+    if get("type") == "redacted_thinking" and get("data"):
+        return ReasoningSigned(redacted=get("data"))
+    signature = get("signature")
+    return ReasoningSigned(signature=signature) if signature else None
+
+
 class _ToolCallBuffer:
     def __init__(self, call_id: str, name: str) -> None:
         self.call_id = call_id
@@ -121,6 +149,7 @@ async def stream_model(request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         value = getattr(request, key)
         if value is not None:
             kwargs[key] = value
+    kwargs.update(request.options)
     try:
         response = await lib.acompletion(**kwargs)
         async for event in _events(response):
@@ -144,6 +173,10 @@ async def _events(response: Any) -> AsyncIterator[ProviderEvent]:
             reasoning = getattr(delta, "reasoning_content", None)
             if reasoning:
                 yield ReasoningDelta(text=reasoning)
+            for block in getattr(delta, "thinking_blocks", None) or []:
+                signed = _signed(block)
+                if signed is not None:
+                    yield signed
             if delta.content:
                 yield TextDelta(text=delta.content)
             for call in getattr(delta, "tool_calls", None) or []:

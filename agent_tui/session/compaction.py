@@ -319,6 +319,7 @@ async def _check_converged(ctx: EngineContext, session: Session, model: ModelInf
             directory=Path(session.directory),
             config=ctx.config,
             tools=ctx.registry.definitions(),
+            session_id=session.id,
         )
         size = estimate_tokens(request.messages, request.tools, model.id)
         if fits(size, model.limit, ctx.config.compaction):

@@ -210,6 +210,7 @@ class SessionLoop:
                 directory=Path(session.directory),
                 config=config,
                 tools=tools,
+                session_id=session.id,
                 reminder_after=self._loop_start_user,
                 final_instruction=paths.read_prompt("max_steps.txt") if last_step else None,
             )
@@ -281,6 +282,7 @@ class SessionLoop:
                     directory=Path(session.directory),
                     config=config,
                     tools=self.ctx.registry.definitions(),
+                    session_id=session.id,
                 )
                 if fits(
                     estimate_tokens(request.messages, request.tools, model.id),

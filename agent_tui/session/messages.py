@@ -10,6 +10,7 @@ from agent_tui.storage.models import (
     CompactionPart,
     FilePart,
     MessageWithParts,
+    ReasoningPart,
     Session,
     SubtaskPart,
     TextPart,
@@ -113,7 +114,21 @@ def _arguments_json(part: ToolPart) -> str:
     return cached
 
 
-def _assistant_messages(message: MessageWithParts) -> list[dict[str, Any]]:
+def thinking_blocks(message: MessageWithParts) -> list[dict[str, Any]]:
+    """Signed (or redacted) thinking blocks of an assistant message, as Anthropic wants
+    them back: a thinking model continuing a tool-use turn needs them verbatim."""
+    blocks: list[dict[str, Any]] = []
+    for part in message.parts:
+        if not isinstance(part, ReasoningPart):
+            continue
+        if part.redacted:
+            blocks.append({"type": "redacted_thinking", "data": part.redacted})
+        elif part.signature:
+            blocks.append({"type": "thinking", "thinking": part.text, "signature": part.signature})
+    return blocks
+
+
+def _assistant_messages(message: MessageWithParts, *, keep_thinking: bool) -> list[dict[str, Any]]:
     texts = [
         p.text
         for p in message.parts
@@ -123,6 +138,9 @@ def _assistant_messages(message: MessageWithParts) -> list[dict[str, Any]]:
     if not texts and not tools:
         return []
     out: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(texts) or None}
+    thinking = thinking_blocks(message) if keep_thinking else []
+    if thinking:
+        out["thinking_blocks"] = thinking
     if tools:
         out["tool_calls"] = [
             {
@@ -171,10 +189,14 @@ def filter_compacted(history: list[MessageWithParts]) -> list[MessageWithParts]:
 
 
 def to_model_messages(
-    history: list[MessageWithParts], *, reminder_after: str | None = None
+    history: list[MessageWithParts],
+    *,
+    reminder_after: str | None = None,
+    keep_thinking: bool = False,
 ) -> list[dict[str, Any]]:
     """Provider (OpenAI-format) messages: every tool call paired with exactly one result,
-    consecutive user messages merged so roles alternate."""
+    consecutive user messages merged so roles alternate. `keep_thinking` sends signed
+    thinking blocks back (Anthropic models)."""
     out: list[dict[str, Any]] = []
     for message in filter_compacted(history):
         if isinstance(message.info, UserMessage):
@@ -187,7 +209,7 @@ def to_model_messages(
             else:
                 out.append({"role": "user", "content": content})
         else:
-            produced = _assistant_messages(message)
+            produced = _assistant_messages(message, keep_thinking=keep_thinking)
             if produced and out and out[-1]["role"] == "assistant":
                 # Two assistant turns in a row (an interrupted step, then another):
                 # providers want one, so merge the text into the earlier message.
@@ -196,6 +218,8 @@ def to_model_messages(
                 earlier["content"] = "\n\n".join(texts) or None
                 if later.get("tool_calls"):
                     earlier["tool_calls"] = later["tool_calls"]
+                if later.get("thinking_blocks"):
+                    earlier["thinking_blocks"] = later["thinking_blocks"]
                 produced = produced[1:]
             out.extend(produced)
     return out

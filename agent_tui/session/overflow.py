@@ -24,10 +24,19 @@ def usable_tokens(limit: ModelLimit, config: CompactionConfig) -> int:
 
 
 def is_overflow(tokens: Tokens, limit: ModelLimit, config: CompactionConfig) -> bool:
-    """`input + cache.read + output > usable`; a context of 0 never overflows."""
+    """`input + cache.read + cache.write + output > usable`: a step whose fresh input is
+    small because most of it was read from (or written to) the prompt cache still fills
+    the window. Reasoning is left out: providers drop it from later requests (Anthropic
+    keeps only the current tool-use turn's, which the next step's usage then reports as
+    input). A context of 0 never overflows."""
     if limit.context == 0:
         return False
-    return tokens.input + tokens.cache.read + tokens.output > usable_tokens(limit, config)
+    return prompt_and_output(tokens) > usable_tokens(limit, config)
+
+
+def prompt_and_output(tokens: Tokens) -> int:
+    """What a step leaves in the window: its whole prompt, cached or not, and its answer."""
+    return tokens.input + tokens.cache.read + tokens.cache.write + tokens.output
 
 
 def fits(estimate: int, limit: ModelLimit, config: CompactionConfig) -> bool:

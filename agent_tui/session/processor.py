@@ -16,6 +16,7 @@ from agent_tui.provider.stream import (
     ModelRequest,
     ProviderEvent,
     ReasoningDelta,
+    ReasoningSigned,
     StepFinish,
     TextDelta,
     ToolCallReady,
@@ -215,6 +216,8 @@ class StepProcessor:
                 self.reasoning = ReasoningPart(**self._ids(), start=now_ms())
             self.reasoning.text += event.text
             await self._save(self.reasoning, event.text)
+        elif isinstance(event, ReasoningSigned):
+            await self._sign_reasoning(event)
         elif isinstance(event, ToolCallStart):
             part = ToolPart(**self._ids(), call_id=event.call_id, tool=event.name)
             self.tools[event.call_id] = part
@@ -231,6 +234,21 @@ class StepProcessor:
             )
             self.ready.append(event)
             await self._save(part, flush=True)
+
+    async def _sign_reasoning(self, event: ReasoningSigned) -> None:
+        """A thinking block is complete: keep its signature (or redacted data) so it can
+        be sent back exactly; the next thinking text starts a new block."""
+        if event.redacted is not None and self.reasoning is not None:
+            self._close_reasoning()
+            await self._save(self.reasoning)
+            self.reasoning = None
+        if self.reasoning is None:
+            self.reasoning = ReasoningPart(**self._ids(), start=now_ms())
+        self.reasoning.signature = event.signature or None
+        self.reasoning.redacted = event.redacted
+        self.reasoning.end = now_ms()
+        await self._save(self.reasoning, flush=True)
+        self.reasoning = None
 
     def _close_reasoning(self) -> None:
         if self.reasoning is not None and self.reasoning.end is None:

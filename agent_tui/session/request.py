@@ -9,7 +9,9 @@ from typing import Any
 from agent_tui.config import Config
 from agent_tui.provider.auth import credentials
 from agent_tui.provider.stream import ModelRequest
+from agent_tui.session.cache import cache_style, mark_breakpoints
 from agent_tui.session.messages import to_model_messages, tool_result_text
+from agent_tui.session.overflow import prompt_and_output
 from agent_tui.session.system import build_system
 from agent_tui.session.tokens import count_tokens
 from agent_tui.storage.models import AssistantMessage, MessageWithParts, ToolPart
@@ -35,6 +37,8 @@ def estimate_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]],
         for call in message.get("tool_calls") or []:
             fn = call["function"]
             total += count_tokens(fn["name"] + fn["arguments"], model)
+        for block in message.get("thinking_blocks") or []:
+            total += count_tokens(block.get("thinking") or block.get("data") or "", model)
     if tools:
         total += count_tokens(json.dumps(tools), model)
     return total
@@ -50,8 +54,7 @@ def estimate_next(
     model = request.model
     if last is None or last.tokens.total == 0:
         return estimate_tokens(request.messages, request.tools, model)
-    tokens = last.tokens
-    total = tokens.input + tokens.cache.read + tokens.cache.write + tokens.output
+    total = prompt_and_output(last.tokens)  # cache reads and writes are prompt too
     newer: list[MessageWithParts] = []
     for message in history:
         if message.info.id == last.id:
@@ -65,6 +68,20 @@ def estimate_next(
     return total + estimate_tokens(to_model_messages(newer), [], model)
 
 
+def model_options(model: str, config: Config, session_id: str | None) -> dict[str, Any]:
+    """litellm parameters beyond the messages: the OpenAI prompt cache key, reasoning."""
+    settings = config.model_settings(model)
+    options: dict[str, Any] = {}
+    if settings.cache and session_id and cache_style(model) == "openai":
+        options["prompt_cache_key"] = session_id
+    reasoning = settings.reasoning
+    if reasoning is not None and reasoning.budget_tokens:
+        options["thinking"] = {"type": "enabled", "budget_tokens": reasoning.budget_tokens}
+    elif reasoning is not None and reasoning.effort:
+        options["reasoning_effort"] = reasoning.effort
+    return options
+
+
 def build_request(
     history: list[MessageWithParts],
     *,
@@ -74,19 +91,27 @@ def build_request(
     tools: list[dict[str, Any]],
     reminder_after: str | None = None,
     final_instruction: str | None = None,
+    session_id: str | None = None,
 ) -> tuple[ModelRequest, list[str]]:
-    """(request, notes). System prompt as two messages, then the conversation."""
+    """(request, notes). System prompt as two messages, then the conversation; for Claude
+    models the cache breakpoints (session/cache.py). Everything that changes from step
+    to step comes after the cached prefix: earlier messages are rebuilt byte for byte."""
     system, notes = build_system(model, directory, config)
+    anthropic = cache_style(model) == "anthropic"
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": text} for text in system if text
     ]
-    messages.extend(to_model_messages(history, reminder_after=reminder_after))
+    messages.extend(
+        to_model_messages(history, reminder_after=reminder_after, keep_thinking=anthropic)
+    )
     if final_instruction:
         block = {"type": "text", "text": final_instruction}
         if messages[-1]["role"] == "user":  # keep roles alternating
             messages[-1] = {**messages[-1], "content": [*messages[-1]["content"], block]}
         else:
             messages.append({"role": "user", "content": [block]})
+    if anthropic and config.model_settings(model).cache:
+        messages = mark_breakpoints(messages)
     api_base, api_key = credentials(model, config)
     # Built from validated models: skip re-validating a large message list every step.
     request = ModelRequest.model_construct(
@@ -97,5 +122,6 @@ def build_request(
         api_key=api_key,
         max_tokens=None,
         temperature=None,
+        options=model_options(model, config, session_id),
     )
     return request, notes

@@ -18,6 +18,12 @@ class ContextUsage(BaseModel):
     """Tokens at which automatic compaction fires (0 = unknown)."""
     cost: float = 0.0
     """USD spent in the session so far."""
+    cache_read: int = 0
+    """Prompt tokens of the last step read from the provider's prompt cache."""
+    cache_write: int = 0
+    """Prompt tokens of the last step written to the prompt cache."""
+    cache_share: float | None = None
+    """cache_read / all prompt tokens of the last step, in percent (None before a step)."""
 
 
 def context_usage(last_step: AssistantMessage | None, cost: float) -> ContextUsage:
@@ -28,6 +34,15 @@ def context_usage(last_step: AssistantMessage | None, cost: float) -> ContextUsa
         tokens = last_step.context_estimate  # what the history occupies after compaction
     limit = last_step.context_limit
     percent = round(tokens * 100 / limit, 1) if limit else None
+    step = last_step.tokens
+    prompt = step.input + step.cache.read + step.cache.write
     return ContextUsage(
-        tokens=tokens, limit=limit, percent=percent, cost=cost, threshold=last_step.context_usable
+        tokens=tokens,
+        limit=limit,
+        percent=percent,
+        cost=cost,
+        threshold=last_step.context_usable,
+        cache_read=step.cache.read,
+        cache_write=step.cache.write,
+        cache_share=round(step.cache.read * 100 / prompt, 1) if prompt else None,
     )

@@ -109,6 +109,10 @@ class ReasoningPart(_PartBase):
     text: str = ""
     start: int | None = None
     end: int | None = None
+    signature: str | None = None
+    """Anthropic's signature of this thinking block: sent back with the exact text."""
+    redacted: str | None = None
+    """An Anthropic redacted_thinking block's opaque data (no readable text)."""
 
 
 class ToolTime(_Model):
@@ -236,5 +240,11 @@ class SessionSummary(_Model):
     """Finished summary messages (completed compactions)."""
     cost: float = 0.0
     """Sum of the cost of every assistant message."""
+    input_tokens: int = 0
+    """Prompt tokens sent uncached, over the whole session."""
+    cache_read: int = 0
+    """Prompt tokens read from the provider's cache, over the whole session."""
+    cache_write: int = 0
+    """Prompt tokens written to the provider's cache, over the whole session."""
     last_assistant: AssistantMessage | None = None
     """The newest assistant message with a finish reason: its tokens give context %."""

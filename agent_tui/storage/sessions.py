@@ -26,7 +26,10 @@ _COUNTS = (
     "SELECT session_id, count(*), "
     "total(CASE WHEN role = 'assistant' THEN json_extract(info, '$.cost') END), "
     "count(CASE WHEN role = 'assistant' AND json_extract(info, '$.summary') = 1 "
-    "AND json_extract(info, '$.finish') IS NOT NULL THEN 1 END) "
+    "AND json_extract(info, '$.finish') IS NOT NULL THEN 1 END), "
+    "total(CASE WHEN role = 'assistant' THEN json_extract(info, '$.tokens.input') END), "
+    "total(CASE WHEN role = 'assistant' THEN json_extract(info, '$.tokens.cache.read') END), "
+    "total(CASE WHEN role = 'assistant' THEN json_extract(info, '$.tokens.cache.write') END) "
     "FROM message WHERE session_id IN ({marks}) GROUP BY session_id"
 )
 _SUBTREE = (
@@ -161,8 +164,23 @@ class SessionQueries(DatabaseCore):
             for start in range(0, len(wanted), _IN_CHUNK):
                 chunk = wanted[start : start + _IN_CHUNK]
                 sql = _COUNTS.format(marks=", ".join("?" * len(chunk)))
-                for sid, count, cost, compactions in await conn.execute_fetchall(sql, chunk):
-                    result[sid] = SessionSummary(messages=count, cost=cost, compactions=compactions)
+                for (
+                    sid,
+                    count,
+                    cost,
+                    compactions,
+                    fresh,
+                    read,
+                    write,
+                ) in await conn.execute_fetchall(sql, chunk):
+                    result[sid] = SessionSummary(
+                        messages=count,
+                        cost=cost,
+                        compactions=compactions,
+                        input_tokens=int(fresh),
+                        cache_read=int(read),
+                        cache_write=int(write),
+                    )
             for sid, summary in result.items():
                 if summary.messages:
                     last = await conn.execute_fetchall(_LAST_FINISHED, (sid,))

@@ -36,6 +36,14 @@ def context_text(usage: ContextUsage) -> str:
     return f"{usage.tokens:,} / {usage.limit:,} tokens\n{usage.percent or 0:.1f}% used"
 
 
+def cost_text(usage: ContextUsage) -> str:
+    """'Cost $0.1234', with the last step's prompt-cache hit share when there was one."""
+    text = f"Cost ${usage.cost:.4f}"
+    if usage.cache_share is not None and (usage.cache_read or usage.cache_write):
+        text += f" · cache {usage.cache_share:.0f}%"
+    return text
+
+
 def short_path(name: str, directory: str) -> str:
     try:
         return os.path.relpath(name, directory) if Path(name).is_absolute() else name
@@ -87,7 +95,7 @@ class Sidebar(VerticalScroll):
         level = context_level(usage)
         bar.set_class(level == "warning", "-warning")
         bar.set_class(level == "error", "-error")
-        self.query_one("#sidebar-cost", Static).update(f"Cost ${usage.cost:.4f}")
+        self.query_one("#sidebar-cost", Static).update(cost_text(usage))
         count = stats.compactions
         self.query_one("#sidebar-compactions", Static).update(
             f"{count} compaction{'s' if count != 1 else ''}"
