@@ -187,7 +187,7 @@ async def _export(args: argparse.Namespace, config: Config) -> int:
 async def _context(args: argparse.Namespace, config: Config) -> int:
     from agent_tui.provider.limits import model_info
     from agent_tui.session.breakdown import breakdown, render
-    from agent_tui.session.loop import load_history, model_of
+    from agent_tui.session.history import load_history, model_of
 
     async with open_engine(config) as engine:
         session = await resolve_session(engine, args.session, False, create=False)

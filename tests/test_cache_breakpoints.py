@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
@@ -18,6 +19,10 @@ from agent_tui.session.cache import (
     mark_breakpoints,
 )
 from agent_tui.session.request import model_options
+from agent_tui.storage.models import AssistantMessage
+from tests.conftest import write_config
+from tests.engine_helpers import open_engine
+from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls, Usage
 
 TOOLS = [
     {
@@ -155,3 +160,21 @@ def test_prompt_cache_key_and_reasoning_options() -> None:
     assert model_options("anthropic/claude-sonnet-4-5", config, "s") == {
         "thinking": {"type": "enabled", "budget_tokens": 4096}
     }
+
+
+async def test_openai_requests_carry_the_session_as_prompt_cache_key(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    write_config(isolated, fake_llm)
+    fake_llm.script(
+        ToolCalls([Call("bash", '{"command": "echo hi"}')], usage=Usage(2_000, 50)),
+        Text("done", usage=Usage(2_100, 10, cached_tokens=1_900)),
+    )
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+        await engine.prompt(session.id, "go")
+        export = await engine.ctx.db.export_session(session.id)
+    assert [body.get("prompt_cache_key") for body in fake_llm.requests] == [session.id] * 2
+    assert all(count_breakpoints(body["messages"]) == 0 for body in fake_llm.requests)
+    last = [m.info for m in export.messages if isinstance(m.info, AssistantMessage)][-1]
+    assert (last.tokens.input, last.tokens.cache.read, last.tokens.cache.write) == (200, 1_900, 0)

@@ -14,6 +14,7 @@ from agent_tui.provider.auth import credentials
 from agent_tui.provider.limits import ModelInfo, model_info
 from agent_tui.provider.stream import ModelRequest, complete_text
 from agent_tui.session.context import EngineContext
+from agent_tui.session.history import load_history
 from agent_tui.session.messages import CONTINUE_TEXT, to_model_messages
 from agent_tui.session.overflow import fits, preserve_recent_budget, usable_tokens
 from agent_tui.session.processor import StepOutcome, StepProcessor
@@ -309,8 +310,6 @@ async def process(
 async def _check_converged(ctx: EngineContext, session: Session, model: ModelInfo) -> int:
     """The new history must fit; drop the kept tail if needed, else stop clearly.
     Returns the estimated size of the new history."""
-    from agent_tui.session.loop import load_history
-
     for _ in range(2):
         history = await load_history(ctx, session)
         request, _ = build_request(

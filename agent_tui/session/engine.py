@@ -13,7 +13,8 @@ from agent_tui.provider.auth import check_credentials
 from agent_tui.provider.loader import load_litellm
 from agent_tui.session import compaction
 from agent_tui.session.context import EngineContext
-from agent_tui.session.loop import LoopResult, SessionLoop, load_history, model_of
+from agent_tui.session.history import load_history, model_of
+from agent_tui.session.loop import LoopResult, SessionLoop
 from agent_tui.session.title import default_title, generate_title
 from agent_tui.storage.models import Session, TextPart, UserMessage
 

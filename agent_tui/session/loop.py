@@ -13,7 +13,7 @@ from agent_tui.ids import message_id
 from agent_tui.provider.limits import ModelInfo, model_info
 from agent_tui.session import compaction, prune
 from agent_tui.session.context import EngineContext
-from agent_tui.session.messages import arrange_after_compaction, history_start
+from agent_tui.session.history import load_history, model_of
 from agent_tui.session.overflow import fits, is_overflow
 from agent_tui.session.processor import StepOutcome, StepProcessor, call_signature
 from agent_tui.session.request import build_request, estimate_next, estimate_tokens
@@ -27,6 +27,8 @@ from agent_tui.storage.models import (
     UserMessage,
 )
 
+__all__ = ["LoopResult", "SessionLoop", "load_history", "model_of"]
+
 # Compactions in one loop without a successful model step in between: past this the
 # history cannot be made to fit, so stop instead of summarising forever.
 MAX_COMPACTIONS_WITHOUT_PROGRESS = 2
@@ -39,12 +41,6 @@ class LoopResult:
     steps: int = 0
     compactions: int = 0
     notes: list[str] = field(default_factory=list)
-
-
-async def load_history(ctx: EngineContext, session: Session) -> list[MessageWithParts]:
-    """Messages from the stored boundary on, never a scan of everything before it."""
-    messages = await ctx.db.messages(session.id, since_id=history_start(session))
-    return arrange_after_compaction(messages, session)
 
 
 def _latest(history: list[MessageWithParts], role: str) -> MessageWithParts | None:
@@ -325,11 +321,3 @@ class SessionLoop:
             self._stop(outcome, None if outcome == "aborted" else "Compaction failed.")
             return False
         return True
-
-
-def model_of(history: list[MessageWithParts], default: str) -> str:
-    """The model of the newest user message in the history, else `default`."""
-    for message in sorted(history, key=lambda m: m.info.id, reverse=True):
-        if isinstance(message.info, UserMessage) and message.info.model:
-            return message.info.model
-    return default

@@ -118,7 +118,7 @@ class AppCommands:
         async def show() -> None:
             from agent_tui.provider.limits import model_info
             from agent_tui.session.breakdown import breakdown, render
-            from agent_tui.session.loop import load_history
+            from agent_tui.session.history import load_history
 
             if self.session is None:
                 self.notify("The context is empty: no message sent yet.")

@@ -1,0 +1,21 @@
+"""Reading a session's history: the messages from the stored compaction boundary on."""
+
+from __future__ import annotations
+
+from agent_tui.session.context import EngineContext
+from agent_tui.session.messages import arrange_after_compaction, history_start
+from agent_tui.storage.models import MessageWithParts, Session, UserMessage
+
+
+async def load_history(ctx: EngineContext, session: Session) -> list[MessageWithParts]:
+    """Messages from the stored boundary on, never a scan of everything before it."""
+    messages = await ctx.db.messages(session.id, since_id=history_start(session))
+    return arrange_after_compaction(messages, session)
+
+
+def model_of(history: list[MessageWithParts], default: str) -> str:
+    """The model of the newest user message in the history, else `default`."""
+    for message in sorted(history, key=lambda m: m.info.id, reverse=True):
+        if isinstance(message.info, UserMessage) and message.info.model:
+            return message.info.model
+    return default
