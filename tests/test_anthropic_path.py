@@ -3,6 +3,7 @@ and the fake Anthropic server with its prefix cache (tests/fake_anthropic.py).""
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -288,3 +289,42 @@ async def test_the_sidebar_shows_the_cache_share_of_the_last_step(
         views = list(app.query(ReasoningPartView))
         assert len(views) == 2 and all(view.collapsed for view in views)
     await app.db.close()
+
+
+def _without_marks(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_marks(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_without_marks(v) for v in value]
+    return value
+
+
+async def test_the_prefix_is_byte_stable_from_step_to_step(
+    isolated: Path, anthropic: FakeAnthropic
+) -> None:
+    """Tools, system and every earlier message are sent again unchanged (breakpoints
+    aside) at every step and across turns, so the cache can be read."""
+    (isolated / "AGENTS.md").write_text("Use tabs.\n", encoding="utf-8")
+    configure(isolated, anthropic)
+    anthropic.script(
+        bash(lines("A")),
+        ToolUse([Call("bash", '{"command": "echo x"}'), Call("read", '{"path": "AGENTS.md"}')]),
+        Text("first turn done"),
+        bash("echo second"),
+        Text("second turn done"),
+    )
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+        await engine.prompt(session.id, "first")
+        await engine.prompt(session.id, "second")
+    bodies = [_without_marks(body) for body in anthropic.requests]
+    assert len(bodies) == 5
+    for earlier, later in itertools.pairwise(bodies):
+        assert later["tools"] == earlier["tools"]
+        assert later["system"] == earlier["system"]
+        sent = earlier["messages"]
+        # The last message of the earlier request may grow (tool results are merged
+        # with the next user text); everything before it is identical.
+        assert later["messages"][: len(sent) - 1] == sent[:-1]
+        last = later["messages"][len(sent) - 1]
+        assert last["content"][: len(sent[-1]["content"])] == sent[-1]["content"]

@@ -119,9 +119,15 @@ async def test_queued_message_reaches_model_as_reminder(configured: FakeOpenAI) 
         await wait_for(pilot, lambda: len(configured.requests) == 2, "second request")
         await wait_for(pilot, lambda: app.status == "idle" and view_text(app) == "Noted.")
         assert not any(v.queued for v in app.query(UserMessageView))
+        configured.script(Text("third done"))
+        await type_and_send(pilot, "third task")
+        await wait_for(pilot, lambda: app.status == "idle" and view_text(app) == "third done")
     await app.db.close()
     second = json.dumps(configured.requests[1]["messages"])
     assert "<system-reminder>" in second and "also check the docs" in second
+    # In the next turn the queued message is sent exactly as before (a stable prefix).
+    sent = configured.requests[1]["messages"]
+    assert configured.requests[2]["messages"][: len(sent)] == sent
 
 
 @pytest.mark.parametrize("answer", ["once", "always", "deny"])

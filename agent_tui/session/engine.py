@@ -57,7 +57,9 @@ class Engine:
         # Fail before saving anything the model can't answer.
         await check_credentials(model, self.ctx.config)
         session = await self.ctx.db.get_session(session_id)
-        info = UserMessage(id=message_id(), session_id=session_id, model=model)
+        info = UserMessage(
+            id=message_id(), session_id=session_id, model=model, queued=self.is_busy(session_id)
+        )
         part = TextPart(id=part_id(), session_id=session_id, message_id=info.id, text=text)
         await self.ctx.add_message(info, part)
         if not session.title:

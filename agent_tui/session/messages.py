@@ -200,7 +200,9 @@ def to_model_messages(
     out: list[dict[str, Any]] = []
     for message in filter_compacted(history):
         if isinstance(message.info, UserMessage):
-            reminder = reminder_after is not None and message.info.id > reminder_after
+            reminder = message.info.queued or (
+                reminder_after is not None and message.info.id > reminder_after
+            )
             content = _user_content(message, reminder=reminder)
             if not content:
                 continue

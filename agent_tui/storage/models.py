@@ -54,6 +54,9 @@ class UserMessage(_Model):
     agent: str = "build"
     model: str = ""
     system: str | None = None
+    queued: bool = False
+    """Sent while the agent was working: it reaches the model as a reminder, then and in
+    every later request (the cached prompt prefix must not change)."""
 
 
 class ErrorInfo(_Model):
