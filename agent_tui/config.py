@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from agent_tui import paths
 from agent_tui.errors import ConfigError
@@ -77,8 +77,15 @@ class CompactionConfig(_Strict):
     """Output tokens reserved for the answer when computing the usable window."""
     reserved: int | None = Field(default=None, ge=0)
     """Extra tokens kept free below the window (default: none beyond output_token_max)."""
-    preserve_recent_tokens: int | None = Field(default=None, ge=0)
-    """Newest turns kept verbatim after compaction (default 25% of usable, 2,000–15,000)."""
+    tail_tokens: int | None = Field(
+        default=None,
+        ge=0,
+        validation_alias=AliasChoices("tail_tokens", "preserve_recent_tokens"),
+    )
+    """Newest steps kept verbatim after compaction (default 20% of usable, at most 40,000)."""
+    user_tokens: int | None = Field(default=None, ge=0)
+    """The person's own messages restated verbatim after a summary (default 5% of usable,
+    at most 10,000)."""
     prompt: str | None = None
     """A file path or the text of a prompt replacing prompts/compaction.txt."""
     model: str | None = None

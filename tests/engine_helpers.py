@@ -48,9 +48,9 @@ def conversation(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def is_summary_request(request: dict[str, Any]) -> bool:
-    return not request.get("tools") and "Summarise the conversation above" in text_of(
-        request["messages"][-1]
-    )
+    """The summariser's request: its last message asks for the summary (it carries the
+    conversation's own tools so that a prompt cache can serve it)."""
+    return "Summarise the conversation above" in text_of(request["messages"][-1])
 
 
 def starts_with_summary(request: dict[str, Any], summary: str) -> bool:

@@ -10,6 +10,7 @@ import pytest
 
 from agent_tui.session.engine import Engine
 from agent_tui.session.messages import CLEARED_OUTPUT, COMPACTION_QUESTION, CONTINUE_TEXT
+from agent_tui.session.restate import restated_text
 from agent_tui.storage.models import AssistantMessage, CompactionPart, Session, TextPart
 from tests.conftest import MODEL, write_config
 from tests.engine_helpers import (
@@ -91,7 +92,9 @@ async def test_manual_compaction_has_no_continue_and_carries_instructions(
         summary_request = configured.requests[1]
         assert is_summary_request(summary_request)
         assert "keep the list of failing tests" in text_of(summary_request["messages"][-1])
-        assert "first answer" in json.dumps(summary_request["messages"])
+        # The question is summarised; the newest step (the answer) is the kept tail.
+        assert "first question" in json.dumps(summary_request["messages"])
+        assert "first answer" not in json.dumps(summary_request["messages"])
         history = await engine.ctx.db.all_messages(session.id)
         assert not any(
             isinstance(p, TextPart) and p.text == CONTINUE_TEXT for m in history for p in m.parts
@@ -100,7 +103,10 @@ async def test_manual_compaction_has_no_continue_and_carries_instructions(
         after = configured.requests[2]
         assert starts_with_summary(after, "MANUAL-SUMMARY")
         assert CONTINUE_TEXT not in json.dumps(after["messages"])
-        assert text_of(conversation(after)[-1]) == "second question"
+        restated, answer, question = conversation(after)[2:]
+        assert "<message>\nfirst question\n</message>" in text_of(restated)
+        assert (answer["role"], text_of(answer)) == ("assistant", "first answer")
+        assert text_of(question) == "second question"
 
 
 async def test_prune_clears_old_outputs_keeps_pairs_and_two_newest_turns(
@@ -188,7 +194,10 @@ async def test_overflow_error_compacts_and_retries_once(configured: FakeOpenAI) 
         assert is_summary_request(summary)
         assert "the big question" not in json.dumps(summary["messages"])  # left out...
         assert starts_with_summary(retry, "OVERFLOW-SUMMARY")
-        assert text_of(conversation(retry)[-1]) == "the big question"  # ...and replayed
+        last = text_of(conversation(retry)[-1])
+        assert last.endswith("\nthe big question")  # ...and replayed, once
+        assert last.count("the big question") == 1
+        assert "<message>\nsmall talk\n</message>" in last  # the person's words restated
         assert CONTINUE_TEXT not in json.dumps(retry["messages"])
         history = await engine.ctx.db.all_messages(session.id)
         parts = [p for m in history for p in m.parts if isinstance(p, CompactionPart)]
@@ -227,7 +236,7 @@ async def test_recent_tail_is_kept_verbatim(isolated: Path, fake_llm: FakeOpenAI
         assert [text_of(m) for m in conv] == [
             COMPACTION_QUESTION,
             "TAIL-SUMMARY",
-            "recent question",
+            restated_text(["old question"]) + "\nrecent question",
             "RECENT-ANSWER",
             "new question",
         ]
@@ -245,12 +254,17 @@ async def test_second_compaction_is_anchored_on_the_first(configured: FakeOpenAI
         await engine.compact(session.id)
         second = configured.requests[3]
         assert is_summary_request(second)
-        system = second["messages"][0]["content"]
-        assert "merges it" in system and "later conversation wins" in system
+        instruction = text_of(second["messages"][-1])
+        assert "merges it" in instruction and "later conversation wins" in instruction
         body = json.dumps(second["messages"])
-        assert "FIRST-SUMMARY" in body and "q2" in body and "q1" not in body
+        assert "FIRST-SUMMARY" in body and "q2" in body
+        # q1 was summarised the first time: it is there only as the person's words.
+        assert body.count("q1") == 1 and "<message>\\nq1\\n</message>" in body
         await engine.prompt(session.id, "q3")
         assert starts_with_summary(configured.requests[4], "SECOND-SUMMARY")
+        # Both questions survive both compactions, newest first.
+        after = conversation(configured.requests[4])
+        assert [text_of(m) for m in after[2:]] == [restated_text(["q2", "q1"]), "a2", "q3"]
         session = await engine.ctx.db.get_session(session.id)
         summaries = [
             m

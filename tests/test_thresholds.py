@@ -8,8 +8,9 @@ from agent_tui.config import CompactionConfig, Config, ModelConfig, ModelLimit
 from agent_tui.provider.limits import model_info
 from agent_tui.session.overflow import (
     is_overflow,
-    preserve_recent_budget,
+    tail_budget,
     usable_tokens,
+    user_budget,
 )
 from agent_tui.storage.models import CacheTokens, Tokens
 
@@ -87,13 +88,15 @@ def test_config_overrides_litellm_limits() -> None:
     assert not unknown.known and unknown.limit.context == 0
 
 
-def test_preserve_recent_budget_is_a_clamped_quarter() -> None:
-    assert preserve_recent_budget(ModelLimit(context=200_000, output=64_000), DEFAULT) == 15_000
-    assert preserve_recent_budget(ModelLimit(context=40_000, output=4_000), DEFAULT) == 9_000
-    assert preserve_recent_budget(ModelLimit(context=8_000, output=4_000), DEFAULT) == 2_000
-    assert (
-        preserve_recent_budget(
-            ModelLimit(context=8_000), CompactionConfig(preserve_recent_tokens=123)
-        )
-        == 123
-    )
+def test_tail_and_user_budgets_are_clamped_shares_of_usable() -> None:
+    # 200k window, 32k output reserve: usable 168,000.
+    assert tail_budget(ModelLimit(context=200_000, output=64_000), DEFAULT) == 33_600
+    assert user_budget(ModelLimit(context=200_000, output=64_000), DEFAULT) == 8_400
+    assert tail_budget(ModelLimit(context=1_000_000, output=64_000), DEFAULT) == 40_000
+    assert user_budget(ModelLimit(context=1_000_000, output=64_000), DEFAULT) == 10_000
+    assert tail_budget(ModelLimit(context=20_000, output=4_000), DEFAULT) == 3_200
+    assert user_budget(ModelLimit(context=20_000, output=4_000), DEFAULT) == 800
+    assert tail_budget(ModelLimit(context=4_000, output=2_000), DEFAULT) == 1_000
+    assert tail_budget(ModelLimit(context=8_000), CompactionConfig(tail_tokens=123)) == 123
+    # The old key name still works.
+    assert CompactionConfig.model_validate({"preserve_recent_tokens": 77}).tail_tokens == 77

@@ -81,7 +81,9 @@ async def test_compact_by_command_and_leader_key(configured: FakeOpenAI, how: st
     summary_request = configured.requests[1]
     assert "Summarise the conversation" in _last_user_text(summary_request)
     assert ("keep the greeting" in _last_user_text(summary_request)) == (how == "slash")
-    assert "tools" not in summary_request
+    # The conversation's own tools and system prompt: a prompt cache serves the prefix.
+    assert summary_request["tools"] == configured.requests[0]["tools"]
+    assert summary_request["messages"][0] == configured.requests[0]["messages"][0]
 
 
 async def test_escape_interrupts_slow_stream_and_keeps_partial_text(

@@ -13,12 +13,15 @@ from agent_tui.ids import message_id, now_ms, part_id
 from agent_tui.provider.auth import credentials
 from agent_tui.provider.limits import ModelInfo, model_info
 from agent_tui.provider.stream import ModelRequest, complete_text
+from agent_tui.session.chunks import chunk_messages, flatten_for_summary
 from agent_tui.session.context import EngineContext
 from agent_tui.session.history import load_history
 from agent_tui.session.messages import CONTINUE_TEXT, to_model_messages
-from agent_tui.session.overflow import fits, preserve_recent_budget, usable_tokens
+from agent_tui.session.overflow import fits, tail_budget, usable_tokens, user_budget
 from agent_tui.session.processor import StepOutcome, StepProcessor
 from agent_tui.session.request import build_request, estimate_tokens
+from agent_tui.session.restate import choose_restated
+from agent_tui.session.tail import choose_tail, shorten_step
 from agent_tui.session.tokens import count_tokens
 from agent_tui.storage.models import (
     AssistantMessage,
@@ -27,6 +30,7 @@ from agent_tui.storage.models import (
     MessageWithParts,
     Session,
     TextPart,
+    ToolPart,
     UserMessage,
 )
 
@@ -40,7 +44,9 @@ OVERFLOW_ADVICE = (
     "without --continue), ask for less output at once, or choose a model with a larger window."
 )
 SUMMARY_REQUEST = "Summarise the conversation above following the structure in your instructions."
-CHUNK_SHARE = 0.6  # of the summariser's usable window, per chunk of history
+EARLIER_SUMMARY_SHARE = 0.15
+"""Room kept in each chunk request for the summary of the chunks before it."""
+MIN_CHUNK_TOKENS = 1_000
 
 
 async def create_request(
@@ -88,96 +94,10 @@ def _is_anchor(prior: list[MessageWithParts]) -> bool:
     )
 
 
-def _turns(messages: list[MessageWithParts]) -> list[list[MessageWithParts]]:
-    turns: list[list[MessageWithParts]] = []
-    for message in messages:
-        if isinstance(message.info, UserMessage) or not turns:
-            turns.append([message])
-        else:
-            turns[-1].append(message)
-    return turns
-
-
-def message_tokens(messages: list[MessageWithParts], model: str) -> int:
-    return estimate_tokens(to_model_messages(messages), [], model)
-
-
-def choose_tail(
-    candidates: list[MessageWithParts], budget: int, model: str
-) -> list[MessageWithParts]:
-    """The newest whole turns that fit `budget`; the oldest turn is always summarised."""
-    turns = _turns(candidates)
-    kept: list[list[MessageWithParts]] = []
-    used = 0
-    for turn in reversed(turns[1:]):
-        if not isinstance(turn[0].info, UserMessage):
-            break
-        size = message_tokens(turn, model)
-        if used + size > budget:
-            break
-        kept.insert(0, turn)
-        used += size
-    return [m for turn in kept for m in turn]
-
-
-def flatten_for_summary(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Tool calls and results as text, consecutive roles merged: no tools are sent."""
-    out: list[dict[str, Any]] = []
-
-    def add(role: str, text: str) -> None:
-        if not text:
-            return
-        if out and out[-1]["role"] == role:
-            out[-1]["content"] += "\n\n" + text
-        else:
-            out.append({"role": role, "content": text})
-
-    for message in messages:
-        role = message["role"]
-        content = message.get("content")
-        if isinstance(content, list):
-            text = "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
-        else:
-            text = content or ""
-        if role == "tool":
-            add("user", f"[Tool result]\n{text}")
-            continue
-        calls = [
-            f"[Tool call {c['function']['name']}: {c['function']['arguments']}]"
-            for c in message.get("tool_calls") or []
-        ]
-        add("assistant" if role == "assistant" else "user", "\n".join(filter(None, [text, *calls])))
-    return out
-
-
-def _cut(text: str, max_tokens: int, model: str) -> str:
-    """Keep head and tail of a text too large for one chunk."""
-    tokens = count_tokens(text, model)
-    if tokens <= max_tokens:
-        return text
-    keep = max(int(len(text) * max_tokens / tokens / 2) - 50, 100)
-    return f"{text[:keep]}\n\n[... {tokens - max_tokens} tokens omitted ...]\n\n{text[-keep:]}"
-
-
-def chunk_messages(
-    messages: list[dict[str, Any]], budget: int, model: str
-) -> list[list[dict[str, Any]]]:
-    chunks: list[list[dict[str, Any]]] = [[]]
-    used = 0
-    for message in messages:
-        text = _cut(message["content"], budget, model)
-        size = count_tokens(text, model) + 4
-        if chunks[-1] and used + size > budget:
-            chunks.append([])
-            used = 0
-        chunks[-1].append({"role": message["role"], "content": text})
-        used += size
-    return chunks
-
-
 def _summary_messages(
     system: str, chunk: list[dict[str, Any]], earlier: str | None, instructions: str | None
 ) -> list[dict[str, Any]]:
+    """One chunk of a span too large for one request, as a plain transcript."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
     if earlier:
         messages.append({"role": "user", "content": f"Earlier summary of this session:\n{earlier}"})
@@ -212,7 +132,9 @@ async def process(
     model: ModelInfo,
     abort: asyncio.Event,
 ) -> StepOutcome:
-    """Summarise what precedes `request_msg`; on success move the session's boundary."""
+    """Summarise what precedes `request_msg` but the verbatim tail; on success move the
+    session's boundary. Afterwards the model sees: the summary, the person's own words
+    from the summarised span, the newest steps verbatim, then what came after."""
     config = ctx.config
     index = next(i for i, m in enumerate(history) if m.info.id == request_msg.info.id)
     prior = history[:index]
@@ -222,7 +144,10 @@ async def process(
         candidates = [m for m in candidates if m.info.id > session.compaction_id]
 
     replay: MessageWithParts | None = None
+    tail: list[MessageWithParts] = []
+    oversize = False
     if part.overflow:
+        # The provider refused the request: keep no tail, ask the question again after.
         users = [
             m
             for m in candidates
@@ -230,33 +155,127 @@ async def process(
             and any(isinstance(p, TextPart) and not p.synthetic for p in m.parts)
         ]
         replay = users[-1] if users else None
-        tail: list[MessageWithParts] = []
     else:
-        tail = choose_tail(
-            candidates, preserve_recent_budget(model.limit, config.compaction), model.id
+        tail, oversize = choose_tail(
+            candidates, tail_budget(model.limit, config.compaction), model.id
         )
     summarised = [m for m in prior if m not in tail and m is not replay]
     new_content = summarised[2:] if anchored else summarised
     if not new_content and replay is None:
         raise CompactionError("Nothing to compact yet: the session has no new messages.")
+    earlier = (
+        prior[1].info.restated if anchored and isinstance(prior[1].info, AssistantMessage) else []
+    )
+    restated = choose_restated(
+        new_content, earlier, user_budget(model.limit, config.compaction), model.id
+    )
 
     summary_model = (
         model_info(config.compaction.model, config) if config.compaction.model else model
     )
+    summary = AssistantMessage(
+        id=message_id(),
+        session_id=session.id,
+        parent_id=request_msg.info.id,
+        model=summary_model.id,
+        agent="compaction",
+        summary=True,
+        restated=restated,
+    )
+    instruction = _instruction(ctx, Path(session.directory), anchored, part.instructions)
+    request = _whole_span_request(ctx, session, summarised, summary_model, instruction)
+    if request is None:
+        outcome = await _summarise_in_chunks(
+            ctx, session, summarised, summary, summary_model, anchored, part, abort
+        )
+    else:
+        outcome = await StepProcessor(
+            ctx, summary, Path(session.directory), abort, summary_model, run_tools=False
+        ).run(request)
+    if outcome != "stop":
+        return outcome
+
+    session.compaction_id = request_msg.info.id
+    session.tail_start_id = tail[0].info.id if tail else None
+    if oversize:
+        await shorten_step(ctx, tail[-1], tail_budget(model.limit, config.compaction), model.id)
+    summary.context_estimate = await _check_converged(ctx, session, model)
+    summary.context_limit = model.limit.context  # context % is of the session's model
+    summary.context_usable = usable_tokens(model.limit, config.compaction)
+    await ctx.db.upsert_message(summary, flush=True)
+    await ctx.db.update_session(session)
+    ctx.publish(SessionUpdated(session=session))
+    ctx.publish(
+        SessionCompacted(session_id=session.id, auto=part.auto, summary_message_id=summary.id)
+    )
+    if replay is not None:
+        await _add_user_text(ctx, session.id, request_msg, _text_of(replay), synthetic=False)
+    elif part.auto:
+        await _add_user_text(ctx, session.id, request_msg, CONTINUE_TEXT, synthetic=True)
+    return "stop"
+
+
+def _instruction(
+    ctx: EngineContext, directory: Path, anchored: bool, instructions: str | None
+) -> str:
+    """The compaction prompt, sent as the last user message of the summary request."""
+    text = compaction_prompt(ctx, directory).strip()
+    if anchored:
+        text += "\n\n" + paths.read_prompt("compaction_anchor.txt").strip()
+    text += "\n\n" + SUMMARY_REQUEST
+    if instructions:
+        text += f"\n\nAdditional instructions from the person:\n{instructions}"
+    return text
+
+
+def _whole_span_request(
+    ctx: EngineContext,
+    session: Session,
+    summarised: list[MessageWithParts],
+    summary_model: ModelInfo,
+    instruction: str,
+) -> ModelRequest | None:
+    """The summary request in one call: the conversation's own system prompt, tools and
+    messages (so a provider's prompt cache serves it at a tenth of the price), then the
+    instruction. No `tool_choice`: changing it invalidates Anthropic's cached messages,
+    so the instruction forbids tools and any call is ignored. None when it does not fit
+    the summarising model's window."""
+    request, _ = build_request(
+        summarised,
+        model=summary_model.id,
+        directory=Path(session.directory),
+        config=ctx.config,
+        tools=ctx.registry.definitions(),
+        session_id=session.id,
+        final_instruction=instruction,
+    )
+    size = estimate_tokens(request.messages, request.tools, summary_model.id)
+    if not fits(size, summary_model.limit, ctx.config.compaction):
+        return None
+    return request
+
+
+async def _summarise_in_chunks(
+    ctx: EngineContext,
+    session: Session,
+    summarised: list[MessageWithParts],
+    summary: AssistantMessage,
+    summary_model: ModelInfo,
+    anchored: bool,
+    part: CompactionPart,
+    abort: asyncio.Event,
+) -> StepOutcome:
+    """A span too large for one request: the fewest chunks the window allows, each
+    summary carried into the next; the last one is streamed into `summary`."""
+    config = ctx.config
     system = compaction_prompt(ctx, Path(session.directory))
     if anchored:
         system += "\n\n" + paths.read_prompt("compaction_anchor.txt")
-    transcript = flatten_for_summary(to_model_messages(summarised))
+    part_ids = {p.call_id: p.id for m in summarised for p in m.parts if isinstance(p, ToolPart)}
+    transcript = flatten_for_summary(to_model_messages(summarised), part_ids)
     budget = usable_tokens(summary_model.limit, config.compaction)
-    prompt_tokens = count_tokens(system, summary_model.id) + 200
-    chunk_budget = max(int(budget * CHUNK_SHARE) - prompt_tokens, 1_000) if budget else 0
-    total = sum(count_tokens(m["content"], summary_model.id) for m in transcript)
-    chunks = (
-        chunk_messages(transcript, chunk_budget, summary_model.id)
-        if (budget and total > chunk_budget)
-        else [transcript]
-    )
-
+    reserve = count_tokens(system, summary_model.id) + int(budget * EARLIER_SUMMARY_SHARE)
+    chunks = chunk_messages(transcript, max(budget - reserve, MIN_CHUNK_TOKENS), summary_model.id)
     api_base, api_key = credentials(summary_model.id, config)
     earlier: str | None = None
     for chunk in chunks[:-1]:
@@ -275,36 +294,9 @@ async def process(
         api_key=api_key,
         messages=_summary_messages(system, chunks[-1], earlier, part.instructions),
     )
-    summary = AssistantMessage(
-        id=message_id(),
-        session_id=session.id,
-        parent_id=request_msg.info.id,
-        model=summary_model.id,
-        agent="compaction",
-        summary=True,
-    )
-    outcome = await StepProcessor(
+    return await StepProcessor(
         ctx, summary, Path(session.directory), abort, summary_model, run_tools=False
     ).run(request)
-    if outcome != "stop":
-        return outcome
-
-    session.compaction_id = request_msg.info.id
-    session.tail_start_id = tail[0].info.id if tail else None
-    summary.context_estimate = await _check_converged(ctx, session, model)
-    summary.context_limit = model.limit.context  # context % is of the session's model
-    summary.context_usable = usable_tokens(model.limit, config.compaction)
-    await ctx.db.upsert_message(summary, flush=True)
-    await ctx.db.update_session(session)
-    ctx.publish(SessionUpdated(session=session))
-    ctx.publish(
-        SessionCompacted(session_id=session.id, auto=part.auto, summary_message_id=summary.id)
-    )
-    if replay is not None:
-        await _add_user_text(ctx, session.id, request_msg, _text_of(replay), synthetic=False)
-    elif part.auto:
-        await _add_user_text(ctx, session.id, request_msg, CONTINUE_TEXT, synthetic=True)
-    return "stop"
 
 
 async def _check_converged(ctx: EngineContext, session: Session, model: ModelInfo) -> int:

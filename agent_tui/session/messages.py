@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agent_tui.session.restate import BRIDGE_TEXT, restated_text
 from agent_tui.storage.models import (
     AssistantMessage,
     CompactionPart,
@@ -92,7 +93,9 @@ def _user_content(message: MessageWithParts, *, reminder: bool) -> list[dict[str
 def tool_result_text(part: ToolPart) -> str:
     state = part.state
     if isinstance(state, ToolStateCompleted):
-        return CLEARED_OUTPUT if state.time.compacted else state.output
+        if state.time.compacted:
+            return CLEARED_OUTPUT
+        return state.shortened if state.shortened is not None else state.output
     if isinstance(state, ToolStateError):
         return state.error or "Tool failed."
     return INTERRUPTED_OUTPUT
@@ -134,11 +137,13 @@ def _assistant_messages(message: MessageWithParts, *, keep_thinking: bool) -> li
         for p in message.parts
         if isinstance(p, TextPart) and not p.ignored and p.text.strip()
     ]
-    tools = [p for p in message.parts if isinstance(p, ToolPart)]
+    summary = isinstance(message.info, AssistantMessage) and message.info.summary
+    # A summary is text only: a summariser that called a tool anyway had it ignored.
+    tools = [] if summary else [p for p in message.parts if isinstance(p, ToolPart)]
     if not texts and not tools:
         return []
     out: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(texts) or None}
-    thinking = thinking_blocks(message) if keep_thinking else []
+    thinking = thinking_blocks(message) if keep_thinking and not summary else []
     if thinking:
         out["thinking_blocks"] = thinking
     if tools:
@@ -198,6 +203,7 @@ def to_model_messages(
     consecutive user messages merged so roles alternate. `keep_thinking` sends signed
     thinking blocks back (Anthropic models)."""
     out: list[dict[str, Any]] = []
+    after_summary = False
     for message in filter_compacted(history):
         if isinstance(message.info, UserMessage):
             reminder = message.info.queued or (
@@ -206,13 +212,17 @@ def to_model_messages(
             content = _user_content(message, reminder=reminder)
             if not content:
                 continue
+            after_summary = False
             if out and out[-1]["role"] == "user":
                 out[-1]["content"].extend(content)
             else:
                 out.append({"role": "user", "content": content})
         else:
             produced = _assistant_messages(message, keep_thinking=keep_thinking)
-            if produced and out and out[-1]["role"] == "assistant":
+            if produced and after_summary:
+                # The kept tail starts mid-turn with a step: keep roles alternating.
+                out.append({"role": "user", "content": [{"type": "text", "text": BRIDGE_TEXT}]})
+            elif produced and out and out[-1]["role"] == "assistant":
                 # Two assistant turns in a row (an interrupted step, then another):
                 # providers want one, so merge the text into the earlier message.
                 earlier, later = out[-1], produced[0]
@@ -224,6 +234,12 @@ def to_model_messages(
                     earlier["thinking_blocks"] = later["thinking_blocks"]
                 produced = produced[1:]
             out.extend(produced)
+            info = message.info
+            after_summary = bool(produced) and isinstance(info, AssistantMessage) and info.summary
+            if after_summary and info.restated:
+                text = restated_text(info.restated)
+                out.append({"role": "user", "content": [{"type": "text", "text": text}]})
+                after_summary = False
     return out
 
 

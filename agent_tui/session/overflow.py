@@ -5,9 +5,17 @@ from __future__ import annotations
 from agent_tui.config import CompactionConfig, ModelLimit
 from agent_tui.storage.models import Tokens
 
-PRESERVE_RECENT_SHARE = 0.25
-PRESERVE_RECENT_MIN = 2_000
-PRESERVE_RECENT_MAX = 15_000
+TAIL_SHARE = 0.20
+"""Newest steps kept verbatim after a compaction, as a share of usable. With the system
+prompt, the summary and the person's words this leaves the prompt under half of usable
+after compacting, so the next compaction is far away; at a 20k window it keeps the 3-5
+newest tool results of ~750 tokens."""
+TAIL_MIN = 1_000
+TAIL_MAX = 40_000
+"""Past this a verbatim tail adds cost to every step but no continuity: the summary
+carries the older state."""
+USER_SHARE = 0.05
+USER_MAX = 10_000
 
 
 def usable_tokens(limit: ModelLimit, config: CompactionConfig) -> int:
@@ -43,12 +51,22 @@ def fits(estimate: int, limit: ModelLimit, config: CompactionConfig) -> bool:
     return limit.context == 0 or estimate <= usable_tokens(limit, config)
 
 
-def preserve_recent_budget(limit: ModelLimit, config: CompactionConfig) -> int:
-    """Tokens of newest whole turns kept verbatim after a compaction."""
-    if config.preserve_recent_tokens is not None:
-        return config.preserve_recent_tokens
+def _share(limit: ModelLimit, config: CompactionConfig, share: float, low: int, high: int) -> int:
     usable = usable_tokens(limit, config)
     if usable == 0:
-        return PRESERVE_RECENT_MIN
-    share = int(usable * PRESERVE_RECENT_SHARE)
-    return max(PRESERVE_RECENT_MIN, min(share, PRESERVE_RECENT_MAX))
+        return low
+    return max(low, min(int(usable * share), high))
+
+
+def tail_budget(limit: ModelLimit, config: CompactionConfig) -> int:
+    """Tokens of newest steps kept verbatim after a compaction (`compaction.tail_tokens`)."""
+    if config.tail_tokens is not None:
+        return config.tail_tokens
+    return _share(limit, config, TAIL_SHARE, TAIL_MIN, TAIL_MAX)
+
+
+def user_budget(limit: ModelLimit, config: CompactionConfig) -> int:
+    """Tokens of the person's own messages restated after a summary (`user_tokens`)."""
+    if config.user_tokens is not None:
+        return config.user_tokens
+    return _share(limit, config, USER_SHARE, 0, USER_MAX)

@@ -84,6 +84,9 @@ class AssistantMessage(_Model):
     """Tokens usable before automatic compaction fires (0 = unknown)."""
     context_estimate: int | None = None
     """On a summary: the estimated size of the history it leaves (its context use)."""
+    restated: list[str] = Field(default_factory=list)
+    """On a summary: the person's own messages from the summarised span, newest first,
+    restated verbatim right after the summary."""
 
 
 Message = Annotated[UserMessage | AssistantMessage, Field(discriminator="role")]
@@ -145,6 +148,9 @@ class ToolStateCompleted(_Model):
     title: str = ""
     metadata: dict[str, Any] = Field(default_factory=dict)
     time: ToolTime = Field(default_factory=ToolTime)
+    shortened: str | None = None
+    """What the model sees instead of `output` after a compaction kept this step in the
+    verbatim tail but it did not fit: a preview and the path of the full output."""
 
 
 class ToolStateError(_Model):

@@ -1,0 +1,74 @@
+"""The verbatim tail a compaction keeps: the newest whole steps that fit a budget.
+
+A step is one assistant message with all its tool calls and their results; it is never
+split. The tail is counted in steps, not user turns: in agentic work one turn is often
+the whole session, and the step the agent was in the middle of is what it needs most.
+"""
+
+from __future__ import annotations
+
+from agent_tui.config import TruncationConfig
+from agent_tui.session.context import EngineContext
+from agent_tui.session.messages import to_model_messages
+from agent_tui.session.request import estimate_tokens
+from agent_tui.session.tokens import count_tokens
+from agent_tui.storage.models import (
+    AssistantMessage,
+    MessageWithParts,
+    ToolPart,
+    ToolStateCompleted,
+)
+from agent_tui.tool.truncation import truncate_output_async
+
+BYTES_PER_TOKEN = 3
+"""Conservative: code and logs run 3-4 characters a token."""
+MIN_SHORTENED_BYTES = 2_000
+
+
+def message_tokens(messages: list[MessageWithParts], model: str) -> int:
+    return estimate_tokens(to_model_messages(messages), [], model)
+
+
+def choose_tail(
+    candidates: list[MessageWithParts], budget: int, model: str
+) -> tuple[list[MessageWithParts], bool]:
+    """(tail, oversize): the newest messages, whole steps and the user messages between
+    them, while they fit `budget`; the oldest candidate is always summarised. The newest
+    step is kept even when it alone is over budget (`oversize`: shorten it)."""
+    kept: list[MessageWithParts] = []
+    used = 0
+    for message in reversed(candidates[1:]):
+        size = message_tokens([message], model)
+        if used + size > budget:
+            if not kept and isinstance(message.info, AssistantMessage):
+                return [message], True
+            break
+        kept.insert(0, message)
+        used += size
+    return kept, False
+
+
+async def shorten_step(ctx: EngineContext, step: MessageWithParts, budget: int, model: str) -> None:
+    """Fit an oversize tail step into `budget` by the truncation rules: each long tool
+    output becomes a preview plus the path of the full text, which the model can read.
+    The original output stays in the database."""
+    outputs = [
+        p for p in step.parts if isinstance(p, ToolPart) and isinstance(p.state, ToolStateCompleted)
+    ]
+    if not outputs:
+        return
+    rest = message_tokens([step], model) - sum(_output_tokens(p, model) for p in outputs)
+    share = max((budget - rest) * BYTES_PER_TOKEN // len(outputs), MIN_SHORTENED_BYTES)
+    limits = TruncationConfig(max_lines=ctx.config.truncation.max_lines, max_bytes=share)
+    for part in outputs:
+        state = part.state
+        assert isinstance(state, ToolStateCompleted)
+        text, meta = await truncate_output_async(state.output, limits, ctx.output_dir)
+        if meta.get("truncated"):
+            state.shortened = text
+            await ctx.db.upsert_part(part, flush=True)
+
+
+def _output_tokens(part: ToolPart, model: str) -> int:
+    state = part.state
+    return count_tokens(state.output, model) if isinstance(state, ToolStateCompleted) else 0
