@@ -171,6 +171,10 @@ async def test_compaction_fires_on_the_step_whose_cached_prompt_crosses_usable(
     # Without the cache write the step would not have crossed: the write matters.
     assert counted - usage["cache_creation_input_tokens"] <= usable
     assert usage["cache_read_input_tokens"] > 0.5 * prompt_of(usage)
+    # The summary request is the conversation itself plus the instruction: its prefix
+    # comes from the cache (a tenth of the price) instead of being paid again.
+    summarising = anthropic.usages[crossed + 1]
+    assert summarising["cache_read_input_tokens"] >= 0.8 * prompt_of(summarising), summarising
 
 
 async def test_a_thinking_model_calls_tools_over_three_steps(

@@ -296,7 +296,8 @@ async def test_history_too_large_for_the_summariser_is_chunked(
         result = await engine.compact(session.id)
         assert result is not None and result.outcome == "stop", result
     summary_requests = fake_llm.requests[4:]
-    assert len(summary_requests) >= 2
+    # ~6,000 tokens of history, ~4,300 per chunk at this window: the fewest is two.
+    assert len(summary_requests) == 2
     assert all(r["model"] == "small-summariser" for r in summary_requests)
     assert "Earlier summary of this session" in json.dumps(summary_requests[-1]["messages"])
     for request in summary_requests:

@@ -19,7 +19,7 @@ from agent_tui.session.history import load_history
 from agent_tui.session.messages import CONTINUE_TEXT, to_model_messages
 from agent_tui.session.overflow import fits, tail_budget, usable_tokens, user_budget
 from agent_tui.session.processor import StepOutcome, StepProcessor
-from agent_tui.session.request import build_request, estimate_tokens
+from agent_tui.session.request import build_request, estimate_tokens, provider_scale
 from agent_tui.session.restate import choose_restated
 from agent_tui.session.tail import choose_tail, shorten_step
 from agent_tui.session.tokens import count_tokens
@@ -143,6 +143,16 @@ async def process(
     if session.compaction_id:
         candidates = [m for m in candidates if m.info.id > session.compaction_id]
 
+    # Budgets are shares of the window, which the provider measures: convert them to
+    # local token counts by how the provider counted the last step.
+    scale = provider_scale(
+        prior,
+        model=model.id,
+        directory=Path(session.directory),
+        config=config,
+        tools=ctx.registry.definitions(),
+    )
+    tail_tokens = int(tail_budget(model.limit, config.compaction) / scale)
     replay: MessageWithParts | None = None
     tail: list[MessageWithParts] = []
     oversize = False
@@ -156,9 +166,7 @@ async def process(
         ]
         replay = users[-1] if users else None
     else:
-        tail, oversize = choose_tail(
-            candidates, tail_budget(model.limit, config.compaction), model.id
-        )
+        tail, oversize = choose_tail(candidates, tail_tokens, model.id)
     summarised = [m for m in prior if m not in tail and m is not replay]
     new_content = summarised[2:] if anchored else summarised
     if not new_content and replay is None:
@@ -166,9 +174,8 @@ async def process(
     earlier = (
         prior[1].info.restated if anchored and isinstance(prior[1].info, AssistantMessage) else []
     )
-    restated = choose_restated(
-        new_content, earlier, user_budget(model.limit, config.compaction), model.id
-    )
+    user_tokens = int(user_budget(model.limit, config.compaction) / scale)
+    restated = choose_restated(new_content, earlier, user_tokens, model.id)
 
     summary_model = (
         model_info(config.compaction.model, config) if config.compaction.model else model
@@ -198,7 +205,7 @@ async def process(
     session.compaction_id = request_msg.info.id
     session.tail_start_id = tail[0].info.id if tail else None
     if oversize:
-        await shorten_step(ctx, tail[-1], tail_budget(model.limit, config.compaction), model.id)
+        await shorten_step(ctx, tail[-1], tail_tokens, model.id)
     summary.context_estimate = await _check_converged(ctx, session, model)
     summary.context_limit = model.limit.context  # context % is of the session's model
     summary.context_usable = usable_tokens(model.limit, config.compaction)
@@ -249,8 +256,15 @@ def _whole_span_request(
         session_id=session.id,
         final_instruction=instruction,
     )
-    size = estimate_tokens(request.messages, request.tools, summary_model.id)
-    if not fits(size, summary_model.limit, ctx.config.compaction):
+    scale = provider_scale(
+        summarised,
+        model=summary_model.id,
+        directory=Path(session.directory),
+        config=ctx.config,
+        tools=request.tools,
+    )
+    size = estimate_tokens(request.messages, request.tools, summary_model.id) * scale
+    if not fits(int(size), summary_model.limit, ctx.config.compaction):
         return None
     return request
 

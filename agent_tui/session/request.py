@@ -10,13 +10,19 @@ from agent_tui.config import Config
 from agent_tui.provider.auth import credentials
 from agent_tui.provider.stream import ModelRequest
 from agent_tui.session.cache import cache_style, mark_breakpoints
-from agent_tui.session.messages import to_model_messages, tool_result_text
+from agent_tui.session.messages import (
+    last_finished_assistant,
+    to_model_messages,
+    tool_result_text,
+)
 from agent_tui.session.overflow import prompt_and_output
 from agent_tui.session.system import build_system
 from agent_tui.session.tokens import count_tokens
 from agent_tui.storage.models import AssistantMessage, MessageWithParts, ToolPart
 
 MESSAGE_OVERHEAD_TOKENS = 4
+SCALE_BOUNDS = (0.5, 2.0)
+"""Provider token counts stay within this factor of the local estimate."""
 
 
 def _content_text(content: Any) -> str:
@@ -125,3 +131,28 @@ def build_request(
         options=model_options(model, config, session_id),
     )
     return request, notes
+
+
+def provider_scale(
+    history: list[MessageWithParts],
+    *,
+    model: str,
+    directory: Path,
+    config: Config,
+    tools: list[dict[str, Any]],
+) -> float:
+    """How the provider counts compared with the local estimate: the newest finished
+    step's prompt as the provider reported it, over the local count of the same request.
+    Tokenizers differ by 10-40% (code, numbers, other languages); sizing a request that
+    must fit the window by the provider's measure avoids both overflow and waste."""
+    last = last_finished_assistant(history)
+    if last is None or last.model != model:
+        return 1.0
+    prompt = last.tokens.input + last.tokens.cache.read + last.tokens.cache.write
+    if not prompt:
+        return 1.0
+    before = [m for m in history if m.info.id < last.id]
+    request, _ = build_request(before, model=model, directory=directory, config=config, tools=tools)
+    local = estimate_tokens(request.messages, request.tools, model)
+    low, high = SCALE_BOUNDS
+    return min(max(prompt / local, low), high) if local else 1.0

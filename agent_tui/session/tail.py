@@ -20,9 +20,9 @@ from agent_tui.storage.models import (
 )
 from agent_tui.tool.truncation import truncate_output_async
 
-BYTES_PER_TOKEN = 3
-"""Conservative: code and logs run 3-4 characters a token."""
-MIN_SHORTENED_BYTES = 2_000
+HINT_BYTES = 400
+"""The truncation marker and the saved-path hint added to a preview."""
+MIN_SHORTENED_BYTES = 1_000
 
 
 def message_tokens(messages: list[MessageWithParts], model: str) -> int:
@@ -34,7 +34,10 @@ def choose_tail(
 ) -> tuple[list[MessageWithParts], bool]:
     """(tail, oversize): the newest messages, whole steps and the user messages between
     them, while they fit `budget`; the oldest candidate is always summarised. The newest
-    step is kept even when it alone is over budget (`oversize`: shorten it)."""
+    step is kept even when it alone is over budget (`oversize`: shorten it); a budget of
+    0 keeps nothing."""
+    if budget <= 0:
+        return [], False
     kept: list[MessageWithParts] = []
     used = 0
     for message in reversed(candidates[1:]):
@@ -57,12 +60,16 @@ async def shorten_step(ctx: EngineContext, step: MessageWithParts, budget: int, 
     ]
     if not outputs:
         return
-    rest = message_tokens([step], model) - sum(_output_tokens(p, model) for p in outputs)
-    share = max((budget - rest) * BYTES_PER_TOKEN // len(outputs), MIN_SHORTENED_BYTES)
-    limits = TruncationConfig(max_lines=ctx.config.truncation.max_lines, max_bytes=share)
+    sizes = {p.id: _output_tokens(p, model) for p in outputs}
+    rest = message_tokens([step], model) - sum(sizes.values())
+    share = max(budget - rest, 0) // len(outputs)
     for part in outputs:
         state = part.state
         assert isinstance(state, ToolStateCompleted)
+        # The output's own characters per token: numbers and code run denser than prose.
+        chars_per_token = len(state.output) / max(sizes[part.id], 1)
+        max_bytes = max(int(share * chars_per_token) - HINT_BYTES, MIN_SHORTENED_BYTES)
+        limits = TruncationConfig(max_lines=ctx.config.truncation.max_lines, max_bytes=max_bytes)
         text, meta = await truncate_output_async(state.output, limits, ctx.output_dir)
         if meta.get("truncated"):
             state.shortened = text
