@@ -116,3 +116,26 @@ async def test_a_newest_step_over_the_tail_budget_is_kept_shortened(
     assert "BIG line 549 " in part.state.output and part.state.shortened == shortened
     summaries = [m.info for m in export.messages if isinstance(m.info, AssistantMessage)]
     assert any(info.summary and info.restated == ["make a big output"] for info in summaries)
+
+
+async def test_a_summariser_that_calls_a_tool_is_asked_again_without_tools(
+    configured: FakeOpenAI,
+) -> None:
+    configured.script(
+        Text("first answer"),
+        ToolCalls([Call("bash", '{"command": "ls"}')], text=""),
+        Text("REAL-SUMMARY"),
+        Text("next answer"),
+    )
+    async with open_engine() as engine:
+        session = await engine.new_session(Path.cwd())
+        await engine.prompt(session.id, "first question")
+        result = await engine.compact(session.id)
+        assert result is not None and result.outcome == "stop", result
+        assert len(configured.requests) == 3, "the loop stops after the manual compaction"
+        first, second = configured.requests[1:]
+        assert "tool_choice" not in first and second["tool_choice"] == "none"
+        await engine.prompt(session.id, "second question")
+    after = conversation(configured.requests[-1])
+    assert [text_of(m) for m in after[:2]] == [COMPACTION_QUESTION, "REAL-SUMMARY"]
+    assert "ls" not in json.dumps(after)

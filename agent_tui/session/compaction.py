@@ -196,9 +196,9 @@ async def process(
             ctx, session, summarised, summary, summary_model, anchored, part, abort
         )
     else:
-        outcome = await StepProcessor(
-            ctx, summary, Path(session.directory), abort, summary_model, run_tools=False
-        ).run(request)
+        outcome, summary = await _summarise_whole(
+            ctx, session, summary, summary_model, request, abort
+        )
     if outcome != "stop":
         return outcome
 
@@ -220,6 +220,46 @@ async def process(
     elif part.auto:
         await _add_user_text(ctx, session.id, request_msg, CONTINUE_TEXT, synthetic=True)
     return "stop"
+
+
+async def _summarise_whole(
+    ctx: EngineContext,
+    session: Session,
+    summary: AssistantMessage,
+    summary_model: ModelInfo,
+    request: ModelRequest,
+    abort: asyncio.Event,
+) -> tuple[StepOutcome, AssistantMessage]:
+    """One summariser call. A model that calls a tool instead of answering is asked once
+    more with tools disabled (`tool_choice: none`, which costs the cached prefix)."""
+    directory = Path(session.directory)
+    for attempt in range(2):
+        processor = StepProcessor(ctx, summary, directory, abort, summary_model, run_tools=False)
+        outcome = await processor.run(request)
+        if outcome != "stop":
+            return outcome, summary
+        if summary.finish == "tool_calls":
+            summary.finish = "stop"  # its tool calls are never run, nor sent back
+        answered = processor.text is not None and processor.text.text.strip()
+        if answered or attempt == 1:
+            if not answered:
+                raise CompactionError("The summariser answered without a summary.")
+            await ctx.db.upsert_message(summary, flush=True)
+            return outcome, summary
+        summary.error = ErrorInfo(kind="compaction", message="Called a tool instead of answering.")
+        await ctx.db.upsert_message(summary, flush=True)
+        ctx.publish(MessageUpdated(info=summary))
+        summary = AssistantMessage(
+            id=message_id(),
+            session_id=summary.session_id,
+            parent_id=summary.parent_id,
+            model=summary.model,
+            agent=summary.agent,
+            summary=True,
+            restated=summary.restated,
+        )
+        request = request.model_copy(update={"options": {**request.options, "tool_choice": "none"}})
+    raise AssertionError("unreachable")
 
 
 def _instruction(
