@@ -90,6 +90,9 @@ class CompactionConfig(_Strict):
     """A file path or the text of a prompt replacing prompts/compaction.txt."""
     model: str | None = None
     """A cheaper litellm model id for summaries (default: the session's model)."""
+    budget_reminder: float = Field(default=0.5, ge=0, le=1)
+    """Past this fraction of usable, each model request ends with a short reminder of the
+    tokens used, the usable window and the compaction threshold (0 = never)."""
 
 
 class RetryConfig(_Strict):

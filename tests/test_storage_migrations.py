@@ -31,15 +31,22 @@ def columns_of(path: Path, table: str) -> set[str]:
 
 
 async def make_v1_database(path: Path):
-    """A database at the current version with one session, message and part."""
-    async with await Database.open(path) as db:
+    """A database at schema version 1 (before the search index) with one session,
+    message and part: made with the current code, then taken back to version 1."""
+    db = await Database.open(path)
+    async with db:
         session = await db.create_session("/repo", "old work")
         info = UserMessage(id=ids.message_id(), session_id=session.id)
         await db.upsert_message(info)
         await db.upsert_part(
             TextPart(id=ids.part_id(), session_id=session.id, message_id=info.id, text="kept")
         )
-        return await db.export_session(session.id)
+        exported = await db.export_session(session.id)
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP TABLE part_fts")
+        conn.execute("DROP TABLE search_state")
+        conn.execute("UPDATE schema_version SET version = 1")
+    return exported
 
 
 async def test_a_new_file_gets_the_latest_schema(tmp_path: Path) -> None:
@@ -80,13 +87,13 @@ async def test_pending_migrations_run_and_data_survives(
     monkeypatch.setattr(schema, "MIGRATIONS", pretend)
     async with await Database.open(path) as db:
         assert await db.export_session(exported.session.id) == exported
-    assert version_of(path) == 3
+    assert version_of(path) == 4
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT pinned FROM session").fetchall() == [(1,)]
 
     async with await Database.open(path):  # already current: nothing runs twice
         pass
-    assert version_of(path) == 3
+    assert version_of(path) == 4
 
 
 async def test_a_failing_migration_is_rolled_back(
@@ -95,7 +102,7 @@ async def test_a_failing_migration_is_rolled_back(
     path = tmp_path / "old.db"
     exported = await make_v1_database(path)
     broken = ("CREATE TABLE half_done (x INTEGER)", "THIS IS NOT SQL")
-    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, broken])
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS[:1], broken])
     with pytest.raises(StorageError, match="schema version 2") as caught:
         await Database.open(path)
     assert "rolled back" in str(caught.value)
@@ -106,3 +113,13 @@ async def test_a_failing_migration_is_rolled_back(
     monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
     async with await Database.open(path) as db:
         assert await db.export_session(exported.session.id) == exported
+
+
+async def test_an_old_database_is_indexed_for_recall_in_the_background(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    exported = await make_v1_database(path)
+    async with await Database.open(path) as db:
+        await db.wait_indexed()
+        hits = await db.search_parts(exported.session.id, "kept")
+    assert [hit.excerpt for hit in hits] == ["kept"]
+    assert version_of(path) == schema.latest_version() == 2

@@ -56,7 +56,7 @@ class EchoTool(Tool):
 def test_default_registry_definitions(registry: ToolRegistry) -> None:
     definitions = registry.definitions()
     names = [d["function"]["name"] for d in definitions]
-    assert names == ["bash", "edit", "glob", "grep", "list", "read", "write"]
+    assert names == ["bash", "edit", "glob", "grep", "list", "read", "recall", "write"]
     for definition in definitions:
         assert definition["type"] == "function"
         assert definition["function"]["description"]
@@ -67,7 +67,7 @@ def test_default_registry_definitions(registry: ToolRegistry) -> None:
     defaults = {name: registry.get(name).default_permission for name in names}  # type: ignore[union-attr]
     assert defaults == {
         "bash": "ask", "edit": "ask", "write": "ask",
-        "glob": "allow", "grep": "allow", "list": "allow", "read": "allow",
+        "glob": "allow", "grep": "allow", "list": "allow", "read": "allow", "recall": "allow",
     }  # fmt: skip
 
 
@@ -75,7 +75,7 @@ async def test_unknown_tool(registry: ToolRegistry, ctx: ToolContext) -> None:
     with pytest.raises(ToolError) as info:
         await registry.run("rm", "{}", ctx)
     assert str(info.value) == (
-        "Unknown tool 'rm'. Available tools: bash, edit, glob, grep, list, read, write."
+        "Unknown tool 'rm'. Available tools: bash, edit, glob, grep, list, read, recall, write."
     )
 
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from agent_tui.config import Config
 from agent_tui.provider.limits import ModelInfo
-from agent_tui.session.messages import CLEARED_OUTPUT, filter_compacted, tool_result_text
+from agent_tui.session.messages import filter_compacted, tool_result_text
 from agent_tui.session.overflow import usable_tokens
 from agent_tui.session.system import build_system
 from agent_tui.session.tokens import count_tokens
@@ -86,13 +86,16 @@ def breakdown(
                 result.assistant_text += count(part.tool + json.dumps(part.state.input))
                 state = part.state
                 if isinstance(state, ToolStateCompleted) and state.time.compacted:
-                    result.pruned += count(CLEARED_OUTPUT)
+                    result.pruned += count(tool_result_text(part))
                     result.pruned_saved += count(state.output)
                 else:
                     result.tool_outputs += count(tool_result_text(part))
         if isinstance(info, AssistantMessage) and info.finish and not is_summary:
             result.last_step_tokens = (
-                info.tokens.input + info.tokens.cache.read + info.tokens.output
+                info.tokens.input
+                + info.tokens.cache.read
+                + info.tokens.cache.write
+                + info.tokens.output
             )
     return result
 

@@ -16,7 +16,12 @@ from agent_tui.session.context import EngineContext
 from agent_tui.session.history import load_history, model_of
 from agent_tui.session.overflow import fits, is_overflow
 from agent_tui.session.processor import StepOutcome, StepProcessor, call_signature
-from agent_tui.session.request import build_request, estimate_next, estimate_tokens
+from agent_tui.session.request import (
+    budget_reminder_for,
+    build_request,
+    estimate_next,
+    estimate_tokens,
+)
 from agent_tui.session.tokens import counter_for
 from agent_tui.storage.models import (
     AssistantMessage,
@@ -209,6 +214,7 @@ class SessionLoop:
                 session_id=session.id,
                 reminder_after=self._loop_start_user,
                 final_instruction=paths.read_prompt("max_steps.txt") if last_step else None,
+                budget_reminder=budget_reminder_for(finished, model.limit, config.compaction),
             )
             for note in notes:
                 self.ctx.publish(Notice(session_id=self.session_id, level="warning", message=note))

@@ -94,7 +94,7 @@ def tool_result_text(part: ToolPart) -> str:
     state = part.state
     if isinstance(state, ToolStateCompleted):
         if state.time.compacted:
-            return CLEARED_OUTPUT
+            return f"{CLEARED_OUTPUT} (recall id {part.id})"
         return state.shortened if state.shortened is not None else state.output
     if isinstance(state, ToolStateError):
         return state.error or "Tool failed."

@@ -279,6 +279,7 @@ class StepProcessor:
                 ask=self.ctx.ask,
                 permissions=self.ctx.permissions_for(self.assistant.session_id),
                 redact=self.ctx.redact,
+                history=self.ctx.db,
             )
             if not await self._allow_repeat(call, tool_ctx):
                 part.state = ToolStateError(

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_tui.config import Config
+from agent_tui.config import CompactionConfig, Config, ModelLimit
 from agent_tui.provider.auth import credentials
 from agent_tui.provider.stream import ModelRequest
 from agent_tui.session.cache import cache_style, mark_breakpoints
@@ -15,7 +15,7 @@ from agent_tui.session.messages import (
     to_model_messages,
     tool_result_text,
 )
-from agent_tui.session.overflow import prompt_and_output
+from agent_tui.session.overflow import prompt_and_output, usable_tokens
 from agent_tui.session.system import build_system
 from agent_tui.session.tokens import count_tokens
 from agent_tui.storage.models import AssistantMessage, MessageWithParts, ToolPart
@@ -74,6 +74,45 @@ def estimate_next(
     return total + estimate_tokens(to_model_messages(newer), [], model)
 
 
+def budget_reminder_text(used: int, usable: int, auto: bool) -> str:
+    """The context budget as the model sees it: plain numbers, and the threshold of
+    automatic compaction (which fires when a step uses more than usable) when it is on."""
+    percent = round(100 * used / usable)
+    threshold = f"Automatic compaction at {usable} tokens; prefer" if auto else "Prefer"
+    return (
+        f"<system-reminder>Context: {used} of {usable} usable tokens used ({percent}%). "
+        f"{threshold} offset/limit reads and grep over whole files.</system-reminder>"
+    )
+
+
+def budget_reminder_for(
+    last: AssistantMessage | None, limit: ModelLimit, config: CompactionConfig
+) -> str | None:
+    """The reminder for the next request once the last finished step used more than
+    `config.budget_reminder` of usable; None before that, or when the window is unknown."""
+    usable = usable_tokens(limit, config)
+    if last is None or usable == 0 or config.budget_reminder == 0:
+        return None
+    used = prompt_and_output(last.tokens)
+    if used <= config.budget_reminder * usable:
+        return None
+    return budget_reminder_text(used, usable, config.auto)
+
+
+def _append_user_text(messages: list[dict[str, Any]], text: str) -> None:
+    """Add a text block at the very end, as part of the last user turn (roles alternate).
+    The last message is replaced, never changed in place: it may be shared."""
+    block = {"type": "text", "text": text}
+    last = messages[-1]
+    if last["role"] == "user":
+        content = last["content"]
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        messages[-1] = {**last, "content": [*content, block]}
+    else:
+        messages.append({"role": "user", "content": [block]})
+
+
 def model_options(model: str, config: Config, session_id: str | None) -> dict[str, Any]:
     """litellm parameters beyond the messages: the OpenAI prompt cache key, reasoning."""
     settings = config.model_settings(model)
@@ -98,10 +137,12 @@ def build_request(
     reminder_after: str | None = None,
     final_instruction: str | None = None,
     session_id: str | None = None,
+    budget_reminder: str | None = None,
 ) -> tuple[ModelRequest, list[str]]:
     """(request, notes). System prompt as two messages, then the conversation; for Claude
     models the cache breakpoints (session/cache.py). Everything that changes from step
-    to step comes after the cached prefix: earlier messages are rebuilt byte for byte."""
+    to step comes after the cached prefix: earlier messages are rebuilt byte for byte.
+    `budget_reminder` goes last, after the breakpoints, so no cache ever holds it."""
     system, notes = build_system(model, directory, config)
     anthropic = cache_style(model) == "anthropic"
     messages: list[dict[str, Any]] = [
@@ -111,13 +152,13 @@ def build_request(
         to_model_messages(history, reminder_after=reminder_after, keep_thinking=anthropic)
     )
     if final_instruction:
-        block = {"type": "text", "text": final_instruction}
-        if messages[-1]["role"] == "user":  # keep roles alternating
-            messages[-1] = {**messages[-1], "content": [*messages[-1]["content"], block]}
-        else:
-            messages.append({"role": "user", "content": [block]})
+        _append_user_text(messages, final_instruction)
     if anthropic and config.model_settings(model).cache:
         messages = mark_breakpoints(messages)
+    if budget_reminder:
+        # Joins the last user turn (tool results and user text are one API message), so
+        # the breakpoints marked above stay on the same blocks.
+        _append_user_text(messages, budget_reminder)
     api_base, api_key = credentials(model, config)
     # Built from validated models: skip re-validating a large message list every step.
     request = ModelRequest.model_construct(

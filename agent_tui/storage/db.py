@@ -29,6 +29,7 @@ from agent_tui.storage.connection import open_connection
 from agent_tui.storage.history_cache import HistoryCache
 from agent_tui.storage.models import Message, MessageWithParts, Part, SessionExport
 from agent_tui.storage.recovery import RecoveryQueries
+from agent_tui.storage.search import INDEX_PART, SearchQueries, searchable_text
 from agent_tui.storage.sessions import SessionQueries
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,7 @@ class WriterStats:
     flush_seconds: float = 0.0
 
 
-class Database(SessionQueries, RecoveryQueries):
+class Database(SessionQueries, RecoveryQueries, SearchQueries):
     """The agent-tui session store. Create with `await Database.open(path)`."""
 
     def __init__(self, conn: aiosqlite.Connection, path: Path, flush_interval: float) -> None:
@@ -66,6 +67,7 @@ class Database(SessionQueries, RecoveryQueries):
         self._stats = WriterStats()
         self._closed = False
         self._flusher: asyncio.Task[None] | None = None
+        self._backfill: asyncio.Task[int] | None = None
         self._history = HistoryCache()
 
     @classmethod
@@ -85,13 +87,32 @@ class Database(SessionQueries, RecoveryQueries):
         conn = await open_connection(path, busy_timeout_ms)
         db = cls(conn, path, flush_interval)
         db._flusher = asyncio.create_task(db._flush_loop(), name=f"agent-tui flush {path}")
+        db._backfill = asyncio.create_task(db._backfill_quietly(), name=f"agent-tui index {path}")
         return db
+
+    async def _backfill_quietly(self) -> int:
+        """The search index for parts stored before it existed; a failure only means
+        those parts are not found by recall yet (the next open tries again)."""
+        try:
+            return await self.backfill_search_index()
+        except (StorageError, sqlite3.Error) as exc:
+            log.warning("search index backfill of %s stopped: %s", self._path, exc)
+            return 0
+
+    async def wait_indexed(self) -> None:
+        """Wait for the background search-index backfill (tests, benchmarks)."""
+        if self._backfill is not None:
+            await self._backfill
 
     async def close(self) -> None:
         """Flush pending writes and close. Safe to call twice."""
         if self._closed:
             return
         try:
+            if self._backfill is not None and not self._backfill.done():
+                self._backfill.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._backfill
             if self._flusher is not None:
                 self._flusher.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -222,10 +243,16 @@ class Database(SessionQueries, RecoveryQueries):
             # Serialized before BEGIN, so the file's write lock is held only for SQL.
             message_rows = self._serialize(messages, rows.message_row)
             part_rows = self._serialize(parts, rows.part_row)
+            index_rows = [
+                (text, part.session_id, part.id)
+                for part in parts.values()
+                if (text := searchable_text(part))
+            ]
             touched = {info.session_id for info in messages.values()}
             try:
                 async with self._locked_transaction(write=True) as conn:
                     written = await self._write_batch(conn, message_rows, part_rows, touched)
+                    await conn.executemany(INDEX_PART, index_rows)
             except BaseException:
                 self._requeue(messages, parts)
                 raise

@@ -16,6 +16,7 @@ import aiosqlite
 
 from agent_tui.errors import StorageError
 from agent_tui.storage import sqlite_errors
+from agent_tui.storage.search import FTS_MIGRATION
 
 MigrationFn = Callable[[aiosqlite.Connection], Awaitable[None]]
 Migration = Sequence[str] | MigrationFn
@@ -53,7 +54,8 @@ _V1: tuple[str, ...] = (
     "CREATE INDEX session_directory_updated ON session(directory, updated)",
 )
 
-MIGRATIONS: list[Migration] = [_V1]
+# V2: the full-text index of the recall tool (storage/search.py).
+MIGRATIONS: list[Migration] = [_V1, FTS_MIGRATION]
 
 
 def latest_version() -> int:

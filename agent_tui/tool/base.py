@@ -7,13 +7,27 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
 from agent_tui.config import PermissionLevel, TruncationConfig
 
+if TYPE_CHECKING:
+    from agent_tui.storage.models import MessageWithParts
+    from agent_tui.storage.search import SearchHit
+
 PermissionReply = Literal["once", "always", "deny"]
+
+
+class HistorySearch(Protocol):
+    """What the recall tool reads: the session store's search (storage/search.py)."""
+
+    async def search_parts(
+        self, session_id: str, query: str, limit: int = 8
+    ) -> list[SearchHit]: ...
+
+    async def find_original(self, session_id: str, item_id: str) -> MessageWithParts | None: ...
 
 
 class PermissionRequest(BaseModel):
@@ -52,6 +66,8 @@ class ToolContext:
     permissions: dict[str, PermissionLevel] = field(default_factory=dict)
     redact: Callable[[str], str] | None = None
     """Removes API keys from outputs before the model sees them (see secrets.py)."""
+    history: HistorySearch | None = None
+    """The session's stored history, for the recall tool."""
 
 
 class Tool(ABC):

@@ -18,6 +18,7 @@ from agent_tui.tool.glob import GlobTool
 from agent_tui.tool.grep import GrepTool
 from agent_tui.tool.ls import ListTool
 from agent_tui.tool.read import ReadTool
+from agent_tui.tool.recall import RecallTool
 from agent_tui.tool.truncation import truncate_output_async
 from agent_tui.tool.write import WriteTool
 
@@ -126,7 +127,16 @@ class ToolRegistry:
     @classmethod
     def default(cls) -> ToolRegistry:
         return cls(
-            [ReadTool(), WriteTool(), EditTool(), BashTool(), GrepTool(), GlobTool(), ListTool()]
+            [
+                ReadTool(),
+                WriteTool(),
+                EditTool(),
+                BashTool(),
+                GrepTool(),
+                GlobTool(),
+                ListTool(),
+                RecallTool(),
+            ]
         )
 
     def register(self, tool: Tool) -> None:

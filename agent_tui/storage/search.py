@@ -1,0 +1,218 @@
+"""Full-text search over a session's stored text, for the recall tool.
+
+An SQLite FTS5 table holds one row per finished part (user and assistant text, reasoning,
+tool input and the original output, pruned or not), keyed by the part's rowid. Rows are
+written in the same transaction as the part, so the index is current on every write;
+databases from before the index are indexed by a background backfill after opening.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter
+
+from agent_tui.storage import rows
+from agent_tui.storage.base import DatabaseCore
+from agent_tui.storage.models import (
+    AssistantMessage,
+    MessageWithParts,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolPart,
+    ToolStateCompleted,
+    ToolStateError,
+)
+
+log = logging.getLogger(__name__)
+
+FTS_MIGRATION: tuple[str, ...] = (
+    "CREATE VIRTUAL TABLE part_fts USING fts5("
+    "body, session_id UNINDEXED, tokenize = 'unicode61 remove_diacritics 2')",
+    "CREATE TABLE search_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # Parts stored before the index existed are indexed from this rowid on.
+    "INSERT INTO search_state (key, value) VALUES ('backfill', '0')",
+)
+INDEX_PART = (
+    "INSERT OR REPLACE INTO part_fts (rowid, body, session_id) "
+    "SELECT rowid, ?, ? FROM part WHERE id = ?"
+)
+BACKFILL_BATCH = 500
+RECALL_TOOL = "recall"
+EXCERPT_TOKENS = 24
+_PART = TypeAdapter(Part)
+_TERM = re.compile(r'"([^"]+)"|(\S+)')
+
+
+class SearchHit(BaseModel):
+    """One match: where it is, what it is, and a short excerpt around it."""
+
+    part_id: str
+    message_id: str
+    role: str
+    kind: str
+    """text, reasoning or tool."""
+    tool: str | None = None
+    created: int = 0
+    excerpt: str
+    compacted: bool = False
+    """Before the compaction boundary: the model sees only the summary of it."""
+    pruned: bool = False
+    """A tool output cleared from the model's view ("[Old tool result content cleared]")."""
+
+
+def searchable_text(part: Part) -> str | None:
+    """The text a finished part is found by; None while it is still streaming or running."""
+    if isinstance(part, TextPart):
+        if part.ignored or (part.start is not None and part.end is None):
+            return None
+        return part.text or None
+    if isinstance(part, ReasoningPart):
+        return part.text if part.end is not None and part.text else None
+    if isinstance(part, ToolPart):
+        if part.tool == RECALL_TOOL:
+            return None  # its results are copies of other parts: finding them is noise
+        state = part.state
+        if isinstance(state, ToolStateCompleted):
+            result = state.output
+        elif isinstance(state, ToolStateError):
+            result = state.error
+        else:
+            return None
+        return f"{part.tool} {json.dumps(state.input, ensure_ascii=False)}\n{result}"
+    return None
+
+
+def fts_query(query: str, *, any_term: bool = False) -> str | None:
+    """Words and "quoted phrases" as an FTS5 query: every term must match (or any one,
+    with `any_term`). Terms are quoted, so FTS5 syntax in them is taken literally."""
+    terms = [phrase or word for phrase, word in _TERM.findall(query)]
+    quoted = ['"' + term.replace('"', '""') + '"' for term in terms if term.strip()]
+    if not quoted:
+        return None
+    return (" OR " if any_term else " ").join(quoted)
+
+
+class SearchQueries(DatabaseCore):
+    """Search methods of Database."""
+
+    async def search_parts(self, session_id: str, query: str, limit: int = 8) -> list[SearchHit]:
+        """The best matches for `query` in the session: all words first, else any word."""
+        await self.flush()
+        boundary = await self._history_start(session_id)
+        for any_term in (False, True):
+            match = fts_query(query, any_term=any_term)
+            if match is None:
+                return []
+            rows = await self._fetch(
+                "SELECT part.id, part.message_id, part.data, message.role, message.info, "
+                f"snippet(part_fts, 0, '', '', '…', {EXCERPT_TOKENS}) "
+                "FROM part_fts JOIN part ON part.rowid = part_fts.rowid "
+                "JOIN message ON message.id = part.message_id "
+                "WHERE part_fts MATCH ? AND part_fts.session_id = ? "
+                "ORDER BY bm25(part_fts) LIMIT ?",
+                (match, session_id, limit),
+            )
+            if rows:
+                return [_hit(row, boundary) for row in rows]
+        return []
+
+    async def find_original(self, session_id: str, item_id: str) -> MessageWithParts | None:
+        """A message with all its parts, or a message holding just the one part asked
+        for, as stored (pruned outputs in full); None if not in this session."""
+        await self.flush()
+        found = await self._fetch(
+            "SELECT message_id FROM part WHERE id = ? AND session_id = ?", (item_id, session_id)
+        )
+        message_id = found[0][0] if found else item_id
+        info = await self._fetch(
+            "SELECT info FROM message WHERE id = ? AND session_id = ?", (message_id, session_id)
+        )
+        if not info:
+            return None
+        parts = await self._fetch(
+            "SELECT data FROM part WHERE message_id = ? AND (? = '' OR id = ?) ORDER BY id",
+            (message_id, item_id if found else "", item_id),
+        )
+        return MessageWithParts(
+            info=rows.parse_message(info[0][0]), parts=[rows.parse_part(r[0]) for r in parts]
+        )
+
+    async def _history_start(self, session_id: str) -> str | None:
+        rows = await self._fetch(
+            "SELECT compaction_id, tail_start_id FROM session WHERE id = ?", (session_id,)
+        )
+        if not rows or rows[0][0] is None:
+            return None
+        compaction_id, tail_start = rows[0]
+        return min(compaction_id, tail_start or compaction_id)
+
+    async def backfill_search_index(self) -> int:
+        """Index parts stored before the index existed, a batch per transaction so the
+        session stays responsive; returns how many parts were indexed."""
+        indexed = 0
+        while True:
+            async with self._transaction() as conn:
+                state = await conn.execute_fetchall(
+                    "SELECT value FROM search_state WHERE key = 'backfill'"
+                )
+                if not state or state[0][0] == "done":
+                    return indexed
+                batch = await conn.execute_fetchall(
+                    "SELECT rowid, session_id, data FROM part WHERE rowid > ? "
+                    "ORDER BY rowid LIMIT ?",
+                    (int(state[0][0]), BACKFILL_BATCH),
+                )
+                rows = []
+                for rowid, session_id, data in batch:
+                    text = _text_of_row(data)
+                    if text:
+                        rows.append((rowid, text, session_id))
+                await conn.executemany(
+                    "INSERT OR REPLACE INTO part_fts (rowid, body, session_id) VALUES (?, ?, ?)",
+                    rows,
+                )
+                done = len(batch) < BACKFILL_BATCH
+                mark = "done" if done else str(batch[-1][0])
+                await conn.execute(
+                    "UPDATE search_state SET value = ? WHERE key = 'backfill'", (mark,)
+                )
+            indexed += len(rows)
+            if done:
+                return indexed
+            await asyncio.sleep(0)  # let the session's own work run between batches
+
+
+def _text_of_row(data: str) -> str | None:
+    try:
+        return searchable_text(_PART.validate_json(data))
+    except ValueError:  # a row this version cannot read is simply not searchable
+        return None
+
+
+def _hit(row: Any, boundary: str | None) -> SearchHit:
+    part_id, message_id, data, role, info, excerpt = row
+    part = _PART.validate_json(data)
+    created = json.loads(info).get("created", 0)
+    tool = part.tool if isinstance(part, ToolPart) else None
+    pruned = isinstance(part, ToolPart) and bool(
+        isinstance(part.state, ToolStateCompleted) and part.state.time.compacted
+    )
+    if role == "assistant" and AssistantMessage.model_validate_json(info).summary:
+        role = "summary"
+    return SearchHit(
+        part_id=part_id,
+        message_id=message_id,
+        role=role,
+        kind=part.type,
+        tool=tool,
+        created=int(created or 0),
+        excerpt=" ".join(excerpt.split()),
+        compacted=boundary is not None and message_id < boundary,
+        pruned=pruned,
+    )
