@@ -17,6 +17,8 @@ examples:
   agent-tui sessions --json
   agent-tui export SESSION_ID > session.json
   agent-tui compact --continue "keep the list of failing tests"
+  agent-tui compact --dry-run --continue
+  agent-tui uncompact --continue
   agent-tui context
 """
 
@@ -80,7 +82,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     compact = commands.add_parser("compact", help="summarise a session now")
     _session_args(compact)
+    compact.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what would be summarised and kept, and send nothing",
+    )
     compact.add_argument("instructions", nargs="*", help="extra instructions for the summary")
+
+    uncompact = commands.add_parser(
+        "uncompact", help="take back the newest compaction (if the history fits)"
+    )
+    _session_args(uncompact)
 
     context = commands.add_parser("context", help="show what fills the context window")
     context.add_argument(

@@ -18,6 +18,7 @@ from agent_tui.errors import NotFoundError, UsageError
 from agent_tui.headless import JsonView, TextView
 from agent_tui.provider.auth import check_credentials
 from agent_tui.provider.loader import preload_in_background
+from agent_tui.session.compaction_plan import render_plan
 from agent_tui.session.context import EngineContext
 from agent_tui.session.engine import Engine
 from agent_tui.session.loop import LoopResult
@@ -54,7 +55,7 @@ async def resolve_session(
 
 
 def dispatch(args: argparse.Namespace) -> int:
-    if args.command in ("run", "compact"):
+    if args.command in ("run", "compact", "uncompact"):
         preload_in_background()  # overlap litellm's ~4 s import with config and DB work
     config = load_config({"model": args.model} if getattr(args, "model", None) else None)
     handler = {
@@ -62,6 +63,7 @@ def dispatch(args: argparse.Namespace) -> int:
         "sessions": _sessions,
         "export": _export,
         "compact": _compact,
+        "uncompact": _uncompact,
         "context": _context,
     }[args.command]
     return asyncio.run(handler(args, config))
@@ -117,6 +119,14 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
 
 
 async def _compact(args: argparse.Namespace, config: Config) -> int:
+    if args.dry_run:
+        async with open_engine(config) as engine:
+            session = await resolve_session(engine, args.session, args.cont, create=False)
+            plan = await engine.compaction_plan(
+                session.id, " ".join(args.instructions) or None, model=args.model
+            )
+        print(render_plan(plan))
+        return 0
     view = TextView(show_summaries=True)
     async with open_engine(config) as engine:
         engine.ctx.bus.subscribe(view)
@@ -173,6 +183,18 @@ async def _sessions(args: argparse.Namespace, config: Config) -> int:
             f"{row['id']}  {_time(row['updated'])}  {row['messages']:>4} msgs  "
             f"{percent:>4}  {row['title'] or '(untitled)'}  [{row['directory']}]"
         )
+    return 0
+
+
+async def _uncompact(args: argparse.Namespace, config: Config) -> int:
+    async with open_engine(config) as engine:
+        session = await resolve_session(engine, args.session, args.cont, create=False)
+        done = await engine.uncompact(session.id, model=args.model)
+    print(
+        f"Compaction undone: the model sees the {done.messages} messages before it again "
+        f"(about {done.estimated:,} of {done.usable:,} usable tokens). The summary stays "
+        "in the session, marked reverted."
+    )
     return 0
 
 

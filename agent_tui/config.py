@@ -117,6 +117,8 @@ class KeybindsConfig(_Strict):
     """(leader) choose the model."""
     sidebar: str = "b"
     """(leader) show or hide the sidebar."""
+    uncompact: str = "z"
+    """(leader) take back the newest compaction."""
     interrupt: str = "escape"
     """Interrupt the running step or compaction."""
     palette: str = "ctrl+p"

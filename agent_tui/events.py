@@ -53,6 +53,14 @@ class SessionCompacted(BaseModel):
     summary_message_id: str
 
 
+class CompactionUndone(BaseModel):
+    """The newest compaction was taken back (`uncompact`): its summary is reverted."""
+
+    type: Literal["session.uncompacted"] = "session.uncompacted"
+    session_id: str
+    summary_message_id: str
+
+
 class PermissionAsked(BaseModel):
     type: Literal["permission.asked"] = "permission.asked"
     id: str
@@ -81,6 +89,7 @@ Event = (
     | SessionStatus
     | SessionError
     | SessionCompacted
+    | CompactionUndone
     | PermissionAsked
     | Notice
 )

@@ -13,16 +13,21 @@ from agent_tui.ids import message_id, now_ms, part_id
 from agent_tui.provider.auth import credentials
 from agent_tui.provider.limits import ModelInfo, model_info
 from agent_tui.provider.stream import ModelRequest, complete_text
-from agent_tui.session.chunks import chunk_messages, flatten_for_summary
+from agent_tui.session.compaction_plan import (
+    SUMMARY_REQUEST,
+    chunk_plan,
+    compaction_prompt,
+    instruction_text,
+    select_span,
+    whole_span_request,
+)
 from agent_tui.session.context import EngineContext
 from agent_tui.session.history import load_history
-from agent_tui.session.messages import CONTINUE_TEXT, to_model_messages
-from agent_tui.session.overflow import fits, tail_budget, usable_tokens, user_budget
+from agent_tui.session.messages import CONTINUE_TEXT
+from agent_tui.session.overflow import fits, usable_tokens
 from agent_tui.session.processor import StepOutcome, StepProcessor
-from agent_tui.session.request import build_request, estimate_tokens, provider_scale
-from agent_tui.session.restate import choose_restated
-from agent_tui.session.tail import choose_tail, shorten_step
-from agent_tui.session.tokens import count_tokens
+from agent_tui.session.request import build_request, estimate_tokens
+from agent_tui.session.tail import shorten_step
 from agent_tui.storage.models import (
     AssistantMessage,
     CompactionPart,
@@ -30,7 +35,6 @@ from agent_tui.storage.models import (
     MessageWithParts,
     Session,
     TextPart,
-    ToolPart,
     UserMessage,
 )
 
@@ -43,10 +47,6 @@ OVERFLOW_ADVICE = (
     "It still did not fit after compacting. Start a new session (/new, or `agent-tui run` "
     "without --continue), ask for less output at once, or choose a model with a larger window."
 )
-SUMMARY_REQUEST = "Summarise the conversation above following the structure in your instructions."
-EARLIER_SUMMARY_SHARE = 0.15
-"""Room kept in each chunk request for the summary of the chunks before it."""
-MIN_CHUNK_TOKENS = 1_000
 
 
 async def create_request(
@@ -69,29 +69,6 @@ async def create_request(
         instructions=instructions or None,
     )
     return await ctx.add_message(info, part)
-
-
-def compaction_prompt(ctx: EngineContext, directory: Path) -> str:
-    """config `compaction.prompt` (a file path or the text itself) or prompts/compaction.txt."""
-    custom = ctx.config.compaction.prompt
-    if custom:
-        for candidate in (Path(custom).expanduser(), directory / custom):
-            try:
-                if candidate.is_file():
-                    return candidate.read_text(encoding="utf-8")
-            except OSError:
-                continue
-        return custom
-    return paths.read_prompt("compaction.txt")
-
-
-def _is_anchor(prior: list[MessageWithParts]) -> bool:
-    return (
-        len(prior) > 1
-        and any(isinstance(p, CompactionPart) for p in prior[0].parts)
-        and isinstance(prior[1].info, AssistantMessage)
-        and prior[1].info.summary
-    )
 
 
 def _summary_messages(
@@ -137,45 +114,11 @@ async def process(
     from the summarised span, the newest steps verbatim, then what came after."""
     config = ctx.config
     index = next(i for i, m in enumerate(history) if m.info.id == request_msg.info.id)
-    prior = history[:index]
-    anchored = _is_anchor(prior)
-    candidates = prior[2:] if anchored else prior
-    if session.compaction_id:
-        candidates = [m for m in candidates if m.info.id > session.compaction_id]
-
-    # Budgets are shares of the window, which the provider measures: convert them to
-    # local token counts by how the provider counted the last step.
-    scale = provider_scale(
-        prior,
-        model=model.id,
-        directory=Path(session.directory),
-        config=config,
-        tools=ctx.registry.definitions(),
-    )
-    tail_tokens = int(tail_budget(model.limit, config.compaction) / scale)
-    replay: MessageWithParts | None = None
-    tail: list[MessageWithParts] = []
-    oversize = False
-    if part.overflow:
-        # The provider refused the request: keep no tail, ask the question again after.
-        users = [
-            m
-            for m in candidates
-            if isinstance(m.info, UserMessage)
-            and any(isinstance(p, TextPart) and not p.synthetic for p in m.parts)
-        ]
-        replay = users[-1] if users else None
-    else:
-        tail, oversize = choose_tail(candidates, tail_tokens, model.id)
-    summarised = [m for m in prior if m not in tail and m is not replay]
-    new_content = summarised[2:] if anchored else summarised
-    if not new_content and replay is None:
+    span = select_span(ctx, session, history[:index], model, overflow=part.overflow)
+    if not span.new_content and span.replay is None:
         raise CompactionError("Nothing to compact yet: the session has no new messages.")
-    earlier = (
-        prior[1].info.restated if anchored and isinstance(prior[1].info, AssistantMessage) else []
-    )
-    user_tokens = int(user_budget(model.limit, config.compaction) / scale)
-    restated = choose_restated(new_content, earlier, user_tokens, model.id)
+    anchored, summarised, tail, replay = span.anchored, span.summarised, span.tail, span.replay
+    restated = span.restated
 
     summary_model = (
         model_info(config.compaction.model, config) if config.compaction.model else model
@@ -189,8 +132,8 @@ async def process(
         summary=True,
         restated=restated,
     )
-    instruction = _instruction(ctx, Path(session.directory), anchored, part.instructions)
-    request = _whole_span_request(ctx, session, summarised, summary_model, instruction)
+    instruction = instruction_text(ctx, Path(session.directory), anchored, part.instructions)
+    request = whole_span_request(ctx, session, summarised, summary_model, instruction)
     if request is None:
         outcome = await _summarise_in_chunks(
             ctx, session, summarised, summary, summary_model, anchored, part, abort
@@ -204,9 +147,10 @@ async def process(
 
     session.compaction_id = request_msg.info.id
     session.tail_start_id = tail[0].info.id if tail else None
-    if oversize:
-        await shorten_step(ctx, tail[-1], tail_tokens, model.id)
+    if span.oversize:
+        await shorten_step(ctx, tail[-1], span.tail_tokens, model.id)
     summary.context_estimate = await _check_converged(ctx, session, model)
+    summary.tail_start_id = session.tail_start_id  # where the history restarts, for uncompact
     summary.context_limit = model.limit.context  # context % is of the session's model
     summary.context_usable = usable_tokens(model.limit, config.compaction)
     await ctx.db.upsert_message(summary, flush=True)
@@ -215,10 +159,16 @@ async def process(
     ctx.publish(
         SessionCompacted(session_id=session.id, auto=part.auto, summary_message_id=summary.id)
     )
+    followup = None
     if replay is not None:
-        await _add_user_text(ctx, session.id, request_msg, _text_of(replay), synthetic=False)
+        followup = await _add_user_text(
+            ctx, session.id, request_msg, _text_of(replay), synthetic=False
+        )
     elif part.auto:
-        await _add_user_text(ctx, session.id, request_msg, CONTINUE_TEXT, synthetic=True)
+        followup = await _add_user_text(ctx, session.id, request_msg, CONTINUE_TEXT, synthetic=True)
+    if followup is not None:
+        summary.followup_id = followup.info.id
+        await ctx.db.upsert_message(summary, flush=True)
     return "stop"
 
 
@@ -262,53 +212,6 @@ async def _summarise_whole(
     raise AssertionError("unreachable")
 
 
-def _instruction(
-    ctx: EngineContext, directory: Path, anchored: bool, instructions: str | None
-) -> str:
-    """The compaction prompt, sent as the last user message of the summary request."""
-    text = compaction_prompt(ctx, directory).strip()
-    if anchored:
-        text += "\n\n" + paths.read_prompt("compaction_anchor.txt").strip()
-    text += "\n\n" + SUMMARY_REQUEST
-    if instructions:
-        text += f"\n\nAdditional instructions from the person:\n{instructions}"
-    return text
-
-
-def _whole_span_request(
-    ctx: EngineContext,
-    session: Session,
-    summarised: list[MessageWithParts],
-    summary_model: ModelInfo,
-    instruction: str,
-) -> ModelRequest | None:
-    """The summary request in one call: the conversation's own system prompt, tools and
-    messages (so a provider's prompt cache serves it at a tenth of the price), then the
-    instruction. No `tool_choice`: changing it invalidates Anthropic's cached messages,
-    so the instruction forbids tools and any call is ignored. None when it does not fit
-    the summarising model's window."""
-    request, _ = build_request(
-        summarised,
-        model=summary_model.id,
-        directory=Path(session.directory),
-        config=ctx.config,
-        tools=ctx.registry.definitions(),
-        session_id=session.id,
-        final_instruction=instruction,
-    )
-    scale = provider_scale(
-        summarised,
-        model=summary_model.id,
-        directory=Path(session.directory),
-        config=ctx.config,
-        tools=request.tools,
-    )
-    size = estimate_tokens(request.messages, request.tools, summary_model.id) * scale
-    if not fits(int(size), summary_model.limit, ctx.config.compaction):
-        return None
-    return request
-
-
 async def _summarise_in_chunks(
     ctx: EngineContext,
     session: Session,
@@ -325,11 +228,7 @@ async def _summarise_in_chunks(
     system = compaction_prompt(ctx, Path(session.directory))
     if anchored:
         system += "\n\n" + paths.read_prompt("compaction_anchor.txt")
-    part_ids = {p.call_id: p.id for m in summarised for p in m.parts if isinstance(p, ToolPart)}
-    transcript = flatten_for_summary(to_model_messages(summarised), part_ids)
-    budget = usable_tokens(summary_model.limit, config.compaction)
-    reserve = count_tokens(system, summary_model.id) + int(budget * EARLIER_SUMMARY_SHARE)
-    chunks = chunk_messages(transcript, max(budget - reserve, MIN_CHUNK_TOKENS), summary_model.id)
+    chunks = chunk_plan(ctx, summarised, summary_model, system)
     api_base, api_key = credentials(summary_model.id, config)
     earlier: str | None = None
     for chunk in chunks[:-1]:
@@ -385,7 +284,7 @@ def _text_of(message: MessageWithParts) -> str:
 
 async def _add_user_text(
     ctx: EngineContext, session_id: str, like: MessageWithParts, text: str, *, synthetic: bool
-) -> None:
+) -> MessageWithParts:
     assert isinstance(like.info, UserMessage)
     info = UserMessage(
         id=message_id(), session_id=session_id, model=like.info.model, agent=like.info.agent
@@ -393,7 +292,7 @@ async def _add_user_text(
     part = TextPart(
         id=part_id(), session_id=session_id, message_id=info.id, text=text, synthetic=synthetic
     )
-    await ctx.add_message(info, part)
+    return await ctx.add_message(info, part)
 
 
 async def record_failure(

@@ -10,12 +10,15 @@ from agent_tui.errors import UsageError
 from agent_tui.events import SessionUpdated
 from agent_tui.ids import message_id, part_id
 from agent_tui.provider.auth import check_credentials
+from agent_tui.provider.limits import model_info
 from agent_tui.provider.loader import load_litellm
 from agent_tui.session import compaction
+from agent_tui.session.compaction_plan import CompactionPlan, plan
 from agent_tui.session.context import EngineContext
 from agent_tui.session.history import load_history, model_of
 from agent_tui.session.loop import LoopResult, SessionLoop
 from agent_tui.session.title import default_title, generate_title
+from agent_tui.session.uncompact import Uncompacted, uncompact
 from agent_tui.storage.models import Session, TextPart, UserMessage
 
 
@@ -86,6 +89,31 @@ class Engine:
         if self.is_busy(session_id):
             return None
         return await self.run(session_id)
+
+    async def compaction_plan(
+        self, session_id: str, instructions: str | None = None, *, model: str | None = None
+    ) -> CompactionPlan:
+        """What `compact` would do now (`--dry-run`): nothing is sent or saved."""
+        model = model or await self.session_model(session_id)
+        session = await self.ctx.db.get_session(session_id)
+        history = await load_history(self.ctx, session)
+        if not history:
+            raise UsageError("Nothing to compact yet: the session has no messages.")
+        await load_litellm()
+        info = await asyncio.to_thread(model_info, model, self.ctx.config)
+        return await asyncio.to_thread(plan, self.ctx, session, history, info, instructions)
+
+    async def uncompact(self, session_id: str, *, model: str | None = None) -> Uncompacted:
+        """Take back the newest compaction (UsageError if there is none or it won't fit)."""
+        if self.is_busy(session_id):
+            raise UsageError(
+                "The agent is working: interrupt it (Esc) before undoing a compaction."
+            )
+        model = model or await self.session_model(session_id)
+        session = await self.ctx.db.get_session(session_id)
+        await load_litellm()  # credentials and model info need it: never on the event loop
+        info = await asyncio.to_thread(model_info, model, self.ctx.config)
+        return await uncompact(self.ctx, session, info)
 
     async def run(self, session_id: str) -> LoopResult:
         await load_litellm()

@@ -39,6 +39,7 @@ def summary_for(messages: list[MessageWithParts], compaction_id: str) -> Message
             and info.parent_id == compaction_id
             and info.finish
             and not info.error
+            and not info.reverted
         ):
             return message
     return None
@@ -180,6 +181,7 @@ def filter_compacted(history: list[MessageWithParts]) -> list[MessageWithParts]:
             and info.parent_id == history[0].info.id
             and info.finish
             and not info.error
+            and not info.reverted
         ):
             active_summary = candidate
     out = []

@@ -1,8 +1,27 @@
-"""Prune: clear old tool outputs (marked `time.compacted`, never deleted)."""
+"""Prune: clear old tool outputs (marked `time.compacted`, never deleted).
+
+The walk goes back from the newest message, skipping the 2 newest user turns, and stops at
+a summary or an already-pruned output. Of the outputs it passes, the `prune_protect`
+budget keeps the most useful and everything else is cleared. Cleared first to last:
+
+1. outputs superseded by a later read or edit of the same file (never protected);
+2. plain successful outputs;
+3. successful outputs the assistant quoted later (it relied on them);
+4. failed outputs (bash exit code not 0, or error lines): the model needs them most;
+5. failed outputs that were quoted later.
+
+The budget is spent in the reverse order, newest first within each rank, so with all
+outputs of one rank this is the plain newest-first cut. Calls that ended in an error
+(`ToolStateError`) and protected tools are never cleared.
+"""
 
 from __future__ import annotations
 
 import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
 
 from agent_tui.config import CompactionConfig
 from agent_tui.events import PartUpdated
@@ -12,6 +31,7 @@ from agent_tui.session.tokens import count_tokens
 from agent_tui.storage.models import (
     AssistantMessage,
     MessageWithParts,
+    TextPart,
     ToolPart,
     ToolStateCompleted,
     UserMessage,
@@ -20,6 +40,63 @@ from agent_tui.storage.models import (
 PROTECTED_TURNS = 2
 FILE_READERS = {"read"}
 FILE_WRITERS = {"edit", "write"}
+QUOTE_MIN_CHARS = 20
+"""Shorter lines (`return None`, `}`) recur by chance, so repeating one is no quote."""
+SUPERSEDED = -1
+"""Rank of an output a later read or edit shows better; other ranks are 2*failed + quoted."""
+
+# Both are searched in "\n" + text: a leading literal lets `re` skip ahead (3-7x faster).
+# Lines that report a failure, at the start of a line as shells and test runners print them.
+_ERROR_LINE = re.compile(r"\n(?:Error|ERROR|Traceback|FAILED|error[:\[]|fatal:)")
+_LINE_NUMBER = re.compile(r"\n *\d+\t")  # the read tool's cat -n prefix
+
+
+@dataclass
+class _Candidate:
+    part: ToolPart
+    tokens: int
+    rank: int
+    kept: bool = False
+
+
+class _Later:
+    """What happens after the point the walk has reached: files touched, lines quoted.
+
+    A quote is a whole line, a `> ` quoted line or a `code span` of a later assistant text
+    or tool input, so checking an output is set lookups, not a scan of the conversation.
+    """
+
+    def __init__(self) -> None:
+        self.files: set[str] = set()
+        self.quoted: set[str] = set()
+
+    def touch(self, part: ToolPart, path: str | None, walked: bool) -> None:
+        """An edit or write (in any state) supersedes older reads of its file; so does a
+        read in the protected turns, and a completed one further back."""
+        completed = isinstance(part.state, ToolStateCompleted)
+        if path and (
+            part.tool in FILE_WRITERS or (part.tool in FILE_READERS and (completed or not walked))
+        ):
+            self.files.add(path)
+
+    def quote(self, text: str) -> None:
+        for raw in text.splitlines():
+            line = raw.strip().lstrip(">").strip()
+            for piece in [line, *line.split("`")[1::2]]:
+                if len(piece := piece.strip()) >= QUOTE_MIN_CHARS:
+                    self.quoted.add(piece)
+
+    def quotes_from(self, output: str, numbered: bool) -> bool:
+        """Whether a later text repeats a line distinctive of `output` (found once in it)."""
+        if not self.quoted:
+            return False
+        text = _LINE_NUMBER.sub("\n", "\n" + output) if numbered else output
+        lines = list(map(str.strip, text.splitlines()))
+        hits = self.quoted.intersection(lines)  # usually empty: no need to count lines
+        if not hits:
+            return False
+        counts = Counter(lines)  # a line found twice (or all dashes) is no fingerprint
+        return any(counts[line] == 1 and any(c.isalpha() for c in line) for line in hits)
 
 
 def _file_of(part: ToolPart) -> str | None:
@@ -29,53 +106,83 @@ def _file_of(part: ToolPart) -> str | None:
     return os.path.normpath(value)
 
 
-def select_prunable(
-    history: list[MessageWithParts], config: CompactionConfig, model: str
-) -> tuple[list[ToolPart], int]:
-    """(parts to mark, their estimated tokens); empty when below `prune_minimum`.
+def _strings(value: Any) -> list[str]:
+    """Every string in a tool input, however nested (an edit's old_string, a list of edits)."""
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return [text for item in items for text in _strings(item)]
 
-    Walk back from the newest message, skipping the last 2 user turns, stopping at a
-    summary or an already-pruned output. Outputs superseded by a later read or edit of
-    the same file go first; other outputs beyond `prune_protect` tokens follow.
-    """
+
+def _failed(part: ToolPart, state: ToolStateCompleted) -> bool:
+    """A call that completed but whose output reports a failure."""
+    code = state.metadata.get("exit_code")  # set by the bash tool; None when it never exited
+    if part.tool == "bash" and isinstance(code, int) and code != 0:
+        return True
+    if part.tool in FILE_READERS:  # a file's content is not a report of this call
+        return False
+    return _ERROR_LINE.search("\n" + state.output) is not None
+
+
+def _candidate(part: ToolPart, path: str | None, later: _Later, model: str) -> _Candidate:
+    state = part.state
+    assert isinstance(state, ToolStateCompleted)
+    tokens = count_tokens(state.output, model)
+    if part.tool in FILE_READERS and path in later.files:
+        return _Candidate(part, tokens, SUPERSEDED)
+    quoted = later.quotes_from(state.output, numbered=part.tool in FILE_READERS)
+    return _Candidate(part, tokens, 2 * _failed(part, state) + quoted)
+
+
+def _collect(
+    history: list[MessageWithParts], config: CompactionConfig, model: str
+) -> list[_Candidate]:
+    """Outputs that may be cleared, newest first, each ranked against what came after it."""
     turns = 0
-    protected_total = 0
-    marked: list[ToolPart] = []
-    marked_total = 0
-    touched_later: set[str] = set()  # files read or changed after the point we walk to
+    found: list[_Candidate] = []
+    later = _Later()
     for message in reversed(history):
         if isinstance(message.info, UserMessage):
             turns += 1
-        if isinstance(message.info, AssistantMessage) and message.info.summary:
+        elif message.info.summary:
             break
-        tools = [p for p in reversed(message.parts) if isinstance(p, ToolPart)]
-        if turns < PROTECTED_TURNS:
-            touched_later.update(
-                f for p in tools if (f := _file_of(p)) and p.tool in FILE_READERS | FILE_WRITERS
-            )
-            continue
-        for part in tools:
-            state = part.state
-            path = _file_of(part)
-            if not isinstance(state, ToolStateCompleted) or part.tool in config.protected_tools:
-                if path and part.tool in FILE_WRITERS:
-                    touched_later.add(path)
+        walked = turns >= PROTECTED_TURNS
+        for part in reversed(message.parts):
+            if isinstance(part, TextPart) and isinstance(message.info, AssistantMessage):
+                later.quote(part.text)
+            if not isinstance(part, ToolPart):
                 continue
-            if state.time.compacted:
-                return _decide(marked, marked_total, config)
-            tokens = count_tokens(state.output, model)
-            superseded = part.tool in FILE_READERS and path is not None and path in touched_later
-            if superseded:
-                marked.append(part)
-                marked_total += tokens
-            else:
-                protected_total += tokens
-                if protected_total > config.prune_protect:
-                    marked.append(part)
-                    marked_total += tokens
-            if path and part.tool in FILE_READERS | FILE_WRITERS:
-                touched_later.add(path)
-    return _decide(marked, marked_total, config)
+            path = _file_of(part)
+            prunable = isinstance(part.state, ToolStateCompleted)
+            if walked and prunable and part.tool not in config.protected_tools:
+                if part.state.time.compacted:
+                    return found
+                found.append(_candidate(part, path, later, model))
+            later.touch(part, path, walked)
+            for text in _strings(part.state.input):
+                later.quote(text)
+    return found
+
+
+def _protect(found: list[_Candidate], budget: int) -> None:
+    """Spend the budget on the highest ranks first, newest first within a rank; as in a
+    plain newest-first walk, the output that crosses the budget and all after it go."""
+    total = 0
+    for candidate in sorted(found, key=lambda c: -c.rank):  # stable: newest first per rank
+        total += candidate.tokens
+        if candidate.rank == SUPERSEDED or total > budget:
+            return
+        candidate.kept = True
+
+
+def select_prunable(
+    history: list[MessageWithParts], config: CompactionConfig, model: str
+) -> tuple[list[ToolPart], int]:
+    """(parts to mark, their estimated tokens); empty when below `prune_minimum`."""
+    found = _collect(history, config, model)
+    _protect(found, config.prune_protect)
+    marked = [c for c in found if not c.kept]
+    return _decide([c.part for c in marked], sum(c.tokens for c in marked), config)
 
 
 def _decide(

@@ -87,6 +87,13 @@ class AssistantMessage(_Model):
     restated: list[str] = Field(default_factory=list)
     """On a summary: the person's own messages from the summarised span, newest first,
     restated verbatim right after the summary."""
+    tail_start_id: str | None = None
+    """On a summary: the first message of the verbatim tail it kept (for uncompact)."""
+    followup_id: str | None = None
+    """On a summary: the message the compaction added after it ("continue" or the replayed
+    question), hidden again if the compaction is undone."""
+    reverted: bool = False
+    """On a summary: the compaction was undone; the history before it is back."""
 
 
 Message = Annotated[UserMessage | AssistantMessage, Field(discriminator="role")]

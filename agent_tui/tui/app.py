@@ -16,6 +16,7 @@ from textual.widgets import Footer, Static, TextArea
 from agent_tui.config import Config
 from agent_tui.errors import AgentTuiError
 from agent_tui.events import (
+    CompactionUndone,
     Event,
     MessageUpdated,
     Notice,
@@ -248,6 +249,9 @@ class AgentApp(AppCommands, App[int]):
             summary = await self.db.get_message(event.summary_message_id)
             self.stats.observe_message(summary)
             self._refresh_sidebar()
+        elif isinstance(event, CompactionUndone) and self.session is not None:
+            self.stats = SessionStats.of(await self.db.all_messages(self.session.id))
+            self._refresh_sidebar()
         await self.view.apply(event)
 
     # ---- permissions ------------------------------------------------------------------
@@ -329,7 +333,8 @@ class AgentApp(AppCommands, App[int]):
         keys = self.config.keybinds
         self.status_line.set_hint(
             f"{keys.leader}: {keys.compact} compact · {keys.new_session} new session · "
-            f"{keys.sessions} sessions · {keys.model} model · {keys.sidebar} sidebar"
+            f"{keys.sessions} sessions · {keys.model} model · {keys.sidebar} sidebar · "
+            f"{keys.uncompact} uncompact"
         )
         self.set_timer(LEADER_WINDOW, self._leader_timeout)
 
@@ -356,6 +361,7 @@ class AgentApp(AppCommands, App[int]):
             keys.sessions: self.action_sessions,
             keys.model: self.action_choose_model,
             keys.sidebar: self.action_toggle_sidebar,
+            keys.uncompact: self.action_uncompact,
         }
         action = actions.get(key)
         if action is not None and time.monotonic() - self._leader_at < LEADER_WINDOW:

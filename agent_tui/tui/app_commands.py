@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_tui.errors import AgentTuiError
+from agent_tui.session.compaction_plan import render_plan
 from agent_tui.session.usage import context_usage
 from agent_tui.tui.model_screen import ModelScreen
 from agent_tui.tui.sessions_screen import SessionRow, SessionsScreen
@@ -43,6 +44,9 @@ def help_text(app: AgentApp) -> str:
     return "\n".join(lines)
 
 
+DRY_RUN = "--dry-run"
+
+
 class AppCommands:
     """Command implementations; `self` is the AgentApp."""
 
@@ -66,9 +70,30 @@ class AppCommands:
             if self.session is None:
                 self.notify("Nothing to compact yet: send a message first.", severity="warning")
                 return
+            rest = (instructions or "").strip()
+            if rest == DRY_RUN or rest.startswith(DRY_RUN + " "):
+                extra = rest[len(DRY_RUN) :].strip() or None
+                plan = await self.engine.compaction_plan(
+                    self.session.id, extra, model=self.model_override
+                )
+                self.push_screen(TextScreen("Compaction dry run", render_plan(plan)))
+                return
             await self.engine.compact(self.session.id, instructions, model=self.model_override)
 
         self._guard(compact)
+
+    def action_uncompact(self: AgentApp) -> None:
+        async def uncompact() -> None:
+            if self.session is None:
+                self.notify("Nothing to undo: send a message first.", severity="warning")
+                return
+            done = await self.engine.uncompact(self.session.id, model=self.model_override)
+            self.notify(
+                f"Compaction undone: {done.messages} earlier messages are back "
+                f"(about {done.estimated:,} of {done.usable:,} usable tokens)."
+            )
+
+        self._guard(uncompact)
 
     def action_new_session(self: AgentApp) -> None:
         self._guard(lambda: self.show_session(None))

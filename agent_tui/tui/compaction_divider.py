@@ -15,6 +15,8 @@ def divider_label(auto: bool, state: str) -> str:
         return f"Conversation compacted — {'auto' if auto else 'manual'}"
     if state == "cancelled":
         return "Compaction cancelled — nothing was lost"
+    if state == "undone":
+        return "Compaction undone — the history before it is back"
     return "Compacting the conversation…"
 
 

@@ -36,7 +36,8 @@ class SessionStats:
         if not isinstance(info, AssistantMessage):
             return
         self.costs[info.id] = info.cost
-        if info.finish is None or info.error is not None:
+        if info.finish is None or info.error is not None or info.reverted:
+            self.summaries.discard(info.id)
             return
         if info.summary:
             self.summaries.add(info.id)

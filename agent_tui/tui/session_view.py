@@ -7,6 +7,7 @@ from textual.widget import Widget
 from textual.widgets import Button
 
 from agent_tui.events import (
+    CompactionUndone,
     Event,
     MessageUpdated,
     PartUpdated,
@@ -118,10 +119,10 @@ class SessionView(VerticalScroll):
             elif (part := _compaction(message)) is not None:
                 summary = self._summaries.get(info.id)
                 done = summary is not None and summary.info.finish and not summary.info.error
+                undone = done and summary.info.reverted  # type: ignore[union-attr]
                 text = _user_text(summary) if summary else ""
-                widget = CompactionDivider(
-                    info.id, part.auto, text, "done" if done else "cancelled"
-                )
+                state = "undone" if undone else "done" if done else "cancelled"
+                widget = CompactionDivider(info.id, part.auto, text, state)
             elif text := _user_text(message):
                 widget = UserMessageView(text)
             if widget is not None:
@@ -131,10 +132,8 @@ class SessionView(VerticalScroll):
 
     def _dim_compacted(self) -> None:
         boundary = history_start(self.session) if self.session else None
-        if boundary is None:
-            return
         for key, widget in self._views.items():
-            widget.set_class(key < boundary, "-compacted")
+            widget.set_class(boundary is not None and key < boundary, "-compacted")
 
     # ---- live events ------------------------------------------------------------------
 
@@ -155,6 +154,12 @@ class SessionView(VerticalScroll):
             if isinstance(divider, CompactionDivider):
                 divider.auto = event.auto
                 await divider.set_state("done")
+            self._dim_compacted()
+        elif isinstance(event, CompactionUndone):
+            request_id = self._summary_of.get(event.summary_message_id)
+            divider = self._views.get(request_id or "")
+            if isinstance(divider, CompactionDivider):
+                await divider.set_state("undone")
             self._dim_compacted()
 
     async def _append(self, key: str, widget: Widget) -> None:

@@ -24,11 +24,17 @@ class SlashCommand:
 COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand(
         "compact",
-        "Summarise the conversation now (optional extra instructions)",
+        "Summarise the conversation now (extra instructions; --dry-run to preview)",
         "compact",
         aliases=("summarize",),
         takes_args=True,
         keybind="compact",
+    ),
+    SlashCommand(
+        "uncompact",
+        "Take back the newest compaction (the history before it returns)",
+        "uncompact",
+        keybind="uncompact",
     ),
     SlashCommand("new", "Start a new session", "new_session", keybind="new_session"),
     SlashCommand("sessions", "Switch to another session", "sessions", keybind="sessions"),

@@ -1,0 +1,320 @@
+"""Which part of the history a compaction summarises and which it keeps, and the dry run
+that reports it without sending anything."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from agent_tui import paths
+from agent_tui.provider.limits import ModelInfo, model_info
+from agent_tui.provider.stream import ModelRequest
+from agent_tui.session.chunks import chunk_messages, flatten_for_summary
+from agent_tui.session.context import EngineContext
+from agent_tui.session.messages import to_model_messages
+from agent_tui.session.overflow import fits, tail_budget, usable_tokens, user_budget
+from agent_tui.session.request import build_request, estimate_tokens, provider_scale
+from agent_tui.session.restate import choose_restated, restated_text
+from agent_tui.session.tail import choose_tail, message_tokens
+from agent_tui.session.tokens import count_tokens
+from agent_tui.storage.models import (
+    AssistantMessage,
+    CompactionPart,
+    MessageWithParts,
+    Session,
+    TextPart,
+    ToolPart,
+    UserMessage,
+)
+
+SUMMARY_REQUEST = "Summarise the conversation above following the structure in your instructions."
+EARLIER_SUMMARY_SHARE = 0.15
+"""Room kept in each chunk request for the summary of the chunks before it."""
+MIN_CHUNK_TOKENS = 1_000
+SUMMARY_GUESS_SHARE = 0.05
+"""A dry run's guess at the summary's length, as a share of usable (at most 4,000)."""
+SUMMARY_GUESS_MAX = 4_000
+
+
+@dataclass
+class Span:
+    """What a compaction summarises, keeps and restates."""
+
+    prior: list[MessageWithParts]
+    anchored: bool
+    """The history starts with an earlier summary, which the new one merges."""
+    tail: list[MessageWithParts]
+    oversize: bool
+    summarised: list[MessageWithParts]
+    new_content: list[MessageWithParts]
+    replay: MessageWithParts | None
+    restated: list[str]
+    scale: float
+    tail_tokens: int
+    """The tail budget in local token counts."""
+    user_tokens: int
+    notes: list[str] = field(default_factory=list)
+
+
+def select_span(
+    ctx: EngineContext,
+    session: Session,
+    prior: list[MessageWithParts],
+    model: ModelInfo,
+    *,
+    overflow: bool = False,
+) -> Span:
+    """Split the history before a compaction request into summarised / kept."""
+    config = ctx.config
+    anchored = is_anchor(prior)
+    candidates = prior[2:] if anchored else prior
+    if session.compaction_id:
+        candidates = [m for m in candidates if m.info.id > session.compaction_id]
+    # Budgets are shares of the window, which the provider measures: convert them to
+    # local token counts by how the provider counted the last step.
+    scale = provider_scale(
+        prior,
+        model=model.id,
+        directory=Path(session.directory),
+        config=config,
+        tools=ctx.registry.definitions(),
+    )
+    tail_tokens = int(tail_budget(model.limit, config.compaction) / scale)
+    user_tokens = int(user_budget(model.limit, config.compaction) / scale)
+    replay: MessageWithParts | None = None
+    tail: list[MessageWithParts] = []
+    oversize = False
+    if overflow:
+        # The provider refused the request: keep no tail, ask the question again after.
+        users = [
+            m
+            for m in candidates
+            if isinstance(m.info, UserMessage)
+            and any(isinstance(p, TextPart) and not p.synthetic for p in m.parts)
+        ]
+        replay = users[-1] if users else None
+    else:
+        tail, oversize = choose_tail(candidates, tail_tokens, model.id)
+    summarised = [m for m in prior if m not in tail and m is not replay]
+    new_content = summarised[2:] if anchored else summarised
+    anchor = prior[1].info if anchored else None
+    earlier = anchor.restated if isinstance(anchor, AssistantMessage) else []
+    restated = choose_restated(new_content, earlier, user_tokens, model.id)
+    return Span(
+        prior=prior,
+        anchored=anchored,
+        tail=tail,
+        oversize=oversize,
+        summarised=summarised,
+        new_content=new_content,
+        replay=replay,
+        restated=restated,
+        scale=scale,
+        tail_tokens=tail_tokens,
+        user_tokens=user_tokens,
+    )
+
+
+def compaction_prompt(ctx: EngineContext, directory: Path) -> str:
+    """config `compaction.prompt` (a file path or the text itself) or prompts/compaction.txt."""
+    custom = ctx.config.compaction.prompt
+    if custom:
+        for candidate in (Path(custom).expanduser(), directory / custom):
+            try:
+                if candidate.is_file():
+                    return candidate.read_text(encoding="utf-8")
+            except OSError:
+                continue
+        return custom
+    return paths.read_prompt("compaction.txt")
+
+
+def is_anchor(prior: list[MessageWithParts]) -> bool:
+    return (
+        len(prior) > 1
+        and any(isinstance(p, CompactionPart) for p in prior[0].parts)
+        and isinstance(prior[1].info, AssistantMessage)
+        and prior[1].info.summary
+    )
+
+
+def instruction_text(
+    ctx: EngineContext, directory: Path, anchored: bool, instructions: str | None
+) -> str:
+    """The compaction prompt, sent as the last user message of the summary request."""
+    text = compaction_prompt(ctx, directory).strip()
+    if anchored:
+        text += "\n\n" + paths.read_prompt("compaction_anchor.txt").strip()
+    text += "\n\n" + SUMMARY_REQUEST
+    if instructions:
+        text += f"\n\nAdditional instructions from the person:\n{instructions}"
+    return text
+
+
+def whole_span_request(
+    ctx: EngineContext,
+    session: Session,
+    summarised: list[MessageWithParts],
+    summary_model: ModelInfo,
+    instruction: str,
+) -> ModelRequest | None:
+    """The summary request in one call: the conversation's own system prompt, tools and
+    messages (so a provider's prompt cache serves it at a tenth of the price), then the
+    instruction. No `tool_choice`: changing it invalidates Anthropic's cached messages,
+    so the instruction forbids tools and any call is ignored. None when it does not fit
+    the summarising model's window."""
+    request, _ = build_request(
+        summarised,
+        model=summary_model.id,
+        directory=Path(session.directory),
+        config=ctx.config,
+        tools=ctx.registry.definitions(),
+        session_id=session.id,
+        final_instruction=instruction,
+    )
+    scale = provider_scale(
+        summarised,
+        model=summary_model.id,
+        directory=Path(session.directory),
+        config=ctx.config,
+        tools=request.tools,
+    )
+    size = estimate_tokens(request.messages, request.tools, summary_model.id) * scale
+    if not fits(int(size), summary_model.limit, ctx.config.compaction):
+        return None
+    return request
+
+
+class CompactionPlan(BaseModel):
+    """What a compaction would do (`compact --dry-run`); tokens as the provider counts."""
+
+    summarised_messages: int
+    summarised_turns: int
+    """The person's messages in the summarised part."""
+    summarised_tokens: int
+    chunks: int
+    """Summariser calls: 1 when the part fits the summarising model's window."""
+    tail_messages: int
+    tail_steps: int
+    tail_tokens: int
+    tail_budget: int
+    oversize_step: bool
+    restated_messages: int
+    user_budget: int
+    estimated_after: int
+    """The prompt right after (system, tools, summary guess, restated words, tail)."""
+    usable: int
+    summarising_model: str
+    prompt_source: str
+
+
+def prompt_source(ctx: EngineContext, directory: Path) -> str:
+    custom = ctx.config.compaction.prompt
+    if not custom:
+        return "default (prompts/compaction.txt)"
+    for candidate in (Path(custom).expanduser(), directory / custom):
+        if candidate.is_file():
+            return f"compaction.prompt: file {candidate}"
+    return "compaction.prompt: text from the config"
+
+
+def plan(
+    ctx: EngineContext,
+    session: Session,
+    history: list[MessageWithParts],
+    model: ModelInfo,
+    instructions: str | None = None,
+) -> CompactionPlan:
+    """The dry run: the same selection a compaction makes now, and no request sent."""
+    config = ctx.config
+    directory = Path(session.directory)
+    span = select_span(ctx, session, history, model)
+    summary_model = (
+        model_info(config.compaction.model, config) if config.compaction.model else model
+    )
+    instruction = instruction_text(ctx, directory, span.anchored, instructions)
+    request = whole_span_request(ctx, session, span.summarised, summary_model, instruction)
+    full, _ = build_request(
+        span.summarised,
+        model=summary_model.id,
+        directory=directory,
+        config=config,
+        tools=ctx.registry.definitions(),
+        final_instruction=instruction,
+    )
+    summarised_tokens = int(
+        estimate_tokens(full.messages, full.tools, summary_model.id) * span.scale
+    )
+    chunks = 1 if request is not None else len(_chunks(ctx, span, summary_model, directory))
+    base, _ = build_request(
+        [], model=model.id, directory=directory, config=config, tools=ctx.registry.definitions()
+    )
+    usable = usable_tokens(model.limit, config.compaction)
+    summary_guess = min(int(usable * SUMMARY_GUESS_SHARE), SUMMARY_GUESS_MAX)
+    restated = count_tokens(restated_text(span.restated), model.id) if span.restated else 0
+    tail_local = message_tokens(span.tail, model.id)
+    after = (
+        estimate_tokens(base.messages, base.tools, model.id) + restated + tail_local
+    ) * span.scale + summary_guess
+    return CompactionPlan(
+        summarised_messages=len(span.new_content),
+        summarised_turns=sum(1 for m in span.new_content if isinstance(m.info, UserMessage)),
+        summarised_tokens=summarised_tokens,
+        chunks=chunks,
+        tail_messages=len(span.tail),
+        tail_steps=sum(1 for m in span.tail if isinstance(m.info, AssistantMessage)),
+        tail_tokens=int(tail_local * span.scale),
+        tail_budget=tail_budget(model.limit, config.compaction),
+        oversize_step=span.oversize,
+        restated_messages=len(span.restated),
+        user_budget=user_budget(model.limit, config.compaction),
+        estimated_after=int(after),
+        usable=usable,
+        summarising_model=summary_model.id,
+        prompt_source=prompt_source(ctx, directory),
+    )
+
+
+def _chunks(
+    ctx: EngineContext, span: Span, summary_model: ModelInfo, directory: Path
+) -> list[list[dict]]:
+    system = compaction_prompt(ctx, directory)
+    if span.anchored:
+        system += "\n\n" + paths.read_prompt("compaction_anchor.txt")
+    return chunk_plan(ctx, span.summarised, summary_model, system)
+
+
+def chunk_plan(
+    ctx: EngineContext, summarised: list[MessageWithParts], summary_model: ModelInfo, system: str
+) -> list[list[dict]]:
+    """The fewest chunks of the summarised part that fit the summarising model's window."""
+    part_ids = {p.call_id: p.id for m in summarised for p in m.parts if isinstance(p, ToolPart)}
+    transcript = flatten_for_summary(to_model_messages(summarised), part_ids)
+    budget = usable_tokens(summary_model.limit, ctx.config.compaction)
+    reserve = count_tokens(system, summary_model.id) + int(budget * EARLIER_SUMMARY_SHARE)
+    return chunk_messages(transcript, max(budget - reserve, MIN_CHUNK_TOKENS), summary_model.id)
+
+
+def render_plan(plan: CompactionPlan) -> str:
+    """The dry run as a person reads it."""
+    calls = "one summariser call" if plan.chunks == 1 else f"{plan.chunks} chunks"
+    oversize = (
+        " (the newest step alone is larger: its outputs are shortened)"
+        if plan.oversize_step
+        else ""
+    )
+    return "\n".join(
+        [
+            "Compaction dry run — nothing was sent.",
+            f"  Summarised: {plan.summarised_messages} messages ({plan.summarised_turns} from "
+            f"you), about {plan.summarised_tokens:,} tokens, in {calls}.",
+            f"  Kept verbatim: {plan.tail_steps} newest steps ({plan.tail_messages} messages), "
+            f"about {plan.tail_tokens:,} tokens of the {plan.tail_budget:,} tail budget{oversize}.",
+            f"  Your words restated: {plan.restated_messages} messages "
+            f"(budget {plan.user_budget:,} tokens).",
+            f"  After: about {plan.estimated_after:,} of {plan.usable:,} usable tokens.",
+            f"  Summarising model: {plan.summarising_model}; prompt: {plan.prompt_source}.",
+        ]
+    )

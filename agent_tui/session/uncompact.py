@@ -1,0 +1,187 @@
+"""Taking back the newest compaction: the model sees again what it saw before it.
+
+Nothing is deleted. The summary stays in the database and in `export`, marked reverted;
+the session's boundary moves back to the compaction before it (or to the start); what
+the compaction added (a "continue" message, a replayed question, shortened tail outputs)
+is hidden or restored. Pruned outputs stay placeholders, as they were before.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from agent_tui.errors import UsageError
+from agent_tui.events import CompactionUndone, MessageUpdated, SessionUpdated
+from agent_tui.provider.limits import ModelInfo
+from agent_tui.session.context import EngineContext
+from agent_tui.session.messages import (
+    arrange_after_compaction,
+    filter_compacted,
+    history_start,
+    to_model_messages,
+)
+from agent_tui.session.overflow import prompt_and_output, usable_tokens
+from agent_tui.session.request import build_request, estimate_tokens, provider_scale
+from agent_tui.storage.models import (
+    AssistantMessage,
+    MessageWithParts,
+    Session,
+    TextPart,
+    ToolPart,
+    ToolStateCompleted,
+)
+
+
+class Uncompacted(BaseModel):
+    summary_id: str
+    messages: int
+    """Messages the model sees again."""
+    estimated: int
+    usable: int
+
+
+def _summaries(messages: list[MessageWithParts]) -> list[AssistantMessage]:
+    return [
+        m.info
+        for m in messages
+        if isinstance(m.info, AssistantMessage)
+        and m.info.summary
+        and m.info.finish
+        and not m.info.error
+        and not m.info.reverted
+    ]
+
+
+async def uncompact(ctx: EngineContext, session: Session, model: ModelInfo) -> Uncompacted:
+    """Undo the newest compaction if the history before it fits the usable window;
+    UsageError (nothing changed) otherwise."""
+    if session.compaction_id is None:
+        raise UsageError("This session has no compaction to undo.")
+    messages = await ctx.db.all_messages(session.id)
+    summaries = _summaries(messages)
+    current = next((s for s in summaries if s.parent_id == session.compaction_id), None)
+    if current is None:
+        raise UsageError("This session has no compaction to undo.")
+    earlier = [s for s in summaries if s.id < current.id]
+    previous = earlier[-1] if earlier else None
+    restored = session.model_copy(
+        update={
+            "compaction_id": previous.parent_id if previous else None,
+            "tail_start_id": previous.tail_start_id if previous else None,
+        }
+    )
+    current = current.model_copy(update={"reverted": True})
+    hidden = _hide_followup(messages, current)
+    history = _history_after(messages, restored, current, hidden)
+    estimated, usable = _size(ctx, restored, history, model, before=current.parent_id)
+    if usable and estimated > usable:
+        raise UsageError(
+            f"Undoing the newest compaction would need about {estimated:,} tokens, "
+            f"{estimated - usable:,} more than the {usable:,} usable in {model.id}'s window. "
+            "Nothing was changed."
+        )
+    await ctx.db.upsert_message(current, flush=True)
+    for part in hidden:
+        await ctx.db.upsert_part(part)
+    for part in _unshorten(messages, current):
+        await ctx.db.upsert_part(part)
+    await ctx.db.update_session(restored)
+    await ctx.db.flush()
+    ctx.publish(MessageUpdated(info=current))
+    ctx.publish(SessionUpdated(session=restored))
+    ctx.publish(CompactionUndone(session_id=session.id, summary_message_id=current.id))
+    return Uncompacted(
+        summary_id=current.id,
+        messages=len(filter_compacted(history)),
+        estimated=estimated,
+        usable=usable,
+    )
+
+
+def _hide_followup(messages: list[MessageWithParts], summary: AssistantMessage) -> list[TextPart]:
+    """The "continue" message or replayed question the compaction added, as ignored."""
+    hidden: list[TextPart] = []
+    for message in messages:
+        if message.info.id != summary.followup_id:
+            continue
+        for part in message.parts:
+            if isinstance(part, TextPart) and not part.ignored:
+                hidden.append(part.model_copy(update={"ignored": True}))
+    return hidden
+
+
+def _unshorten(messages: list[MessageWithParts], summary: AssistantMessage) -> list[ToolPart]:
+    """Tail outputs the compaction shortened get their full text back."""
+    restored: list[ToolPart] = []
+    start = summary.tail_start_id or summary.parent_id
+    for message in messages:
+        if not start <= message.info.id < summary.parent_id:
+            continue
+        for part in message.parts:
+            if isinstance(part, ToolPart) and isinstance(part.state, ToolStateCompleted):
+                if part.state.shortened is not None:
+                    state = part.state.model_copy(update={"shortened": None})
+                    restored.append(part.model_copy(update={"state": state}))
+    return restored
+
+
+def _history_after(
+    messages: list[MessageWithParts],
+    session: Session,
+    reverted: AssistantMessage,
+    hidden: list[TextPart],
+) -> list[MessageWithParts]:
+    """The history the model would see with the boundary moved back (nothing saved)."""
+    start = history_start(session) or ""
+    replaced = {p.id: p for p in hidden}
+    view: list[MessageWithParts] = []
+    for message in messages:
+        if message.info.id < start:
+            continue
+        info = reverted if message.info.id == reverted.id else message.info
+        parts = [replaced.get(p.id, p) for p in message.parts]
+        view.append(MessageWithParts(info=info, parts=parts))
+    return arrange_after_compaction(view, session)
+
+
+def _size(
+    ctx: EngineContext,
+    session: Session,
+    history: list[MessageWithParts],
+    model: ModelInfo,
+    *,
+    before: str,
+) -> tuple[int, int]:
+    """(estimated prompt tokens as the provider counts them, usable): the larger of the
+    local count (scaled to the provider's measure) and the provider's own figure for the
+    last step before the compaction plus what came after it."""
+    config = ctx.config
+    tools = ctx.registry.definitions()
+    directory = Path(session.directory)
+    request, _ = build_request(
+        history, model=model.id, directory=directory, config=config, tools=tools
+    )
+    scale = provider_scale(history, model=model.id, directory=directory, config=config, tools=tools)
+    estimated = int(estimate_tokens(request.messages, request.tools, model.id) * scale)
+    last = _last_step(history, before)
+    if last is not None:
+        newer = [m for m in history if m.info.id > last.id]
+        after = estimate_tokens(to_model_messages(newer), [], model.id) * scale
+        estimated = max(estimated, prompt_and_output(last.tokens) + int(after))
+    return estimated, usable_tokens(model.limit, config.compaction)
+
+
+def _last_step(history: list[MessageWithParts], before: str) -> AssistantMessage | None:
+    """The newest finished step before the compaction: its usage is the provider's
+    measure of the history that compaction replaced."""
+    steps = [
+        m.info
+        for m in history
+        if isinstance(m.info, AssistantMessage)
+        and m.info.finish
+        and not m.info.summary
+        and m.info.id < before
+    ]
+    return max(steps, key=lambda info: info.id) if steps else None
