@@ -222,7 +222,27 @@ async def main() -> None:
             f"first prune pass (nothing pruned yet) over {parts:,} parts: "
             f"{timed(prune_samples)}; would clear {len(marked):,} outputs (~{tokens:,} tokens)"
         )
+        await recall_timings(db, session_id, args.messages)
         await db.close()
+
+
+async def recall_timings(db: Database, session_id: str, messages: int) -> None:
+    """The recall tool's search over the whole session (every part is indexed)."""
+    indexed = (await db._fetch("SELECT count(*) FROM part_fts"))[0][0]
+    queries = {
+        "rare words (one message)": f"continue task {messages // 2}",
+        "common word (every output)": "handler",
+        "quoted phrase": '"line of output"',
+        "no match": "zebra-quartz",
+    }
+    for label, query in queries.items():
+        samples = []
+        for _ in range(10):
+            t0 = time.perf_counter()
+            hits = await db.search_parts(session_id, query, 8)
+            samples.append(time.perf_counter() - t0)
+        print(f"recall {label:<28} {len(hits)} hits  {timed(samples)}   [goal < 100 ms]")
+    print(f"search index: {indexed:,} parts")
 
 
 if __name__ == "__main__":
