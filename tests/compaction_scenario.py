@@ -119,3 +119,89 @@ def marker_fate(requests: list[dict[str, Any]], steps: int) -> dict[str, int]:
         else:
             fate["lost"] += 1
     return fate
+
+
+# -- planted facts over a long multi-turn session (bench_fidelity --facts) ----------------
+
+FACT_KINDS = ("path", "command", "error", "number")
+FACT_GENERATOR = '''import json, sys
+n = int(sys.argv[1])
+facts = json.load(open("facts.json"))
+fact = facts.get(str(n))
+for line in range(50):
+    if fact and line == 25:
+        print(fact)
+    else:
+        print(f"step {n:03d} line {line:02d}: value={n * 31 + line} path=src/mod_{n}/f{line}.py ok")
+'''
+
+
+def planted_fact(kind: str, k: int) -> str:
+    """One fact line of a kind; each has a distinctive phrase recall is asked for."""
+    return {
+        "path": f"wrote the ledger to src/billing/ledger_{k:02d}_final.py",
+        "command": f"ran: pytest -k test_refund_{k:02d} --maxfail=1",
+        "error": f"ValueError: negative balance in account {7000 + k}",
+        "number": f"the checksum of batch {k:02d} is {918273 + k * 37}",
+    }[kind]
+
+
+def fact_query(kind: str, k: int) -> str:
+    return {
+        "path": f'"ledger_{k:02d}_final"',
+        "command": f'"test_refund_{k:02d}"',
+        "error": f'"account {7000 + k}"',
+        "number": f'"batch {k:02d}"',
+    }[kind]
+
+
+@dataclass
+class FactScenario:
+    """`turns` requests from the person, each making the agent run `steps_per_turn` tool
+    calls; facts of every kind planted in outputs, and a constraint in each request."""
+
+    turns: int = 5
+    steps_per_turn: int = 30
+    every: int = 4
+    calls_made: int = 0
+    summaries: int = 0
+    facts: dict[int, tuple[str, int]] = field(default_factory=dict)
+
+    @property
+    def steps(self) -> int:
+        return self.turns * self.steps_per_turn
+
+    def install(self, project: Path, server: FakeOpenAI) -> list[str]:
+        """Write the generator and its facts; returns the person's requests."""
+        lines: dict[str, str] = {}
+        for index, step in enumerate(range(2, self.steps, self.every)):
+            kind = FACT_KINDS[index % len(FACT_KINDS)]
+            self.facts[step] = (kind, index)
+            lines[str(step)] = planted_fact(kind, index)
+        (project / "facts.json").write_text(json.dumps(lines), encoding="utf-8")
+        (project / "gen.py").write_text(FACT_GENERATOR, encoding="utf-8")
+        server.responder = self.respond
+        return [
+            f"Part {turn}: run gen.py for the next {self.steps_per_turn} steps. "
+            f"Constraint {turn}: never modify config/prod_{turn:02d}.yaml."
+            for turn in range(self.turns)
+        ]
+
+    def respond(self, body: dict[str, Any]) -> Text | ToolCalls:
+        if is_summary_request(body):
+            self.summaries += 1
+            return Text(f"SUMMARY-{self.summaries}: " + "progress detail " * 150)
+        done_in_turn = self.calls_made % self.steps_per_turn
+        turn_over = self.calls_made and done_in_turn == 0 and _ended_turn(body)
+        if turn_over or self.calls_made >= self.steps:
+            return Text("This part is done.")
+        n = self.calls_made
+        self.calls_made += 1
+        command = json.dumps({"command": f"python3 gen.py {n}"})
+        return ToolCalls([Call("bash", command, id=f"call_{n:03d}")], text=f"Step {n}.")
+
+
+def _ended_turn(body: dict[str, Any]) -> bool:
+    """The last message is a tool result: the agent is mid-turn, so the turn has not
+    ended yet (one more reply ends it)."""
+    return body["messages"][-1]["role"] == "tool"
