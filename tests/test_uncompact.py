@@ -143,7 +143,7 @@ def test_cli_dry_run_sends_nothing_and_uncompact_prints(
     assert len(configured.requests) == sent, "a dry run sends nothing"
     assert "nothing was sent" in out
     # A fifth of the 96,000 usable keeps both answers and the second question verbatim.
-    assert "Summarised: 1 messages (1 from you)" in out and "one summariser call" in out
+    assert "Summarised: 1 message (1 from you)" in out and "one summariser call" in out
     assert "Kept verbatim: 2 newest steps (3 messages)" in out
     assert "prompt: default (prompts/compaction.txt)" in out
     assert f"Summarising model: {MODEL.split('/', 1)[1]}" in out or MODEL in out

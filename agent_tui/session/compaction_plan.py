@@ -252,7 +252,10 @@ def plan(
         [], model=model.id, directory=directory, config=config, tools=ctx.registry.definitions()
     )
     usable = usable_tokens(model.limit, config.compaction)
-    summary_guess = min(int(usable * SUMMARY_GUESS_SHARE), SUMMARY_GUESS_MAX)
+    # A summary is rarely more than half of what it replaces.
+    summary_guess = min(
+        int(usable * SUMMARY_GUESS_SHARE), SUMMARY_GUESS_MAX, summarised_tokens // 2
+    )
     restated = count_tokens(restated_text(span.restated), model.id) if span.restated else 0
     tail_local = message_tokens(span.tail, model.id)
     after = (
@@ -297,6 +300,10 @@ def chunk_plan(
     return chunk_messages(transcript, max(budget - reserve, MIN_CHUNK_TOKENS), summary_model.id)
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def render_plan(plan: CompactionPlan) -> str:
     """The dry run as a person reads it."""
     calls = "one summariser call" if plan.chunks == 1 else f"{plan.chunks} chunks"
@@ -308,11 +315,13 @@ def render_plan(plan: CompactionPlan) -> str:
     return "\n".join(
         [
             "Compaction dry run — nothing was sent.",
-            f"  Summarised: {plan.summarised_messages} messages ({plan.summarised_turns} from "
-            f"you), about {plan.summarised_tokens:,} tokens, in {calls}.",
-            f"  Kept verbatim: {plan.tail_steps} newest steps ({plan.tail_messages} messages), "
-            f"about {plan.tail_tokens:,} tokens of the {plan.tail_budget:,} tail budget{oversize}.",
-            f"  Your words restated: {plan.restated_messages} messages "
+            f"  Summarised: {_count(plan.summarised_messages, 'message')} "
+            f"({plan.summarised_turns} from you), about {plan.summarised_tokens:,} tokens, "
+            f"in {calls}.",
+            f"  Kept verbatim: {_count(plan.tail_steps, 'newest step')} "
+            f"({_count(plan.tail_messages, 'message')}), about {plan.tail_tokens:,} tokens "
+            f"of the {plan.tail_budget:,} tail budget{oversize}.",
+            f"  Your words restated: {_count(plan.restated_messages, 'message')} "
             f"(budget {plan.user_budget:,} tokens).",
             f"  After: about {plan.estimated_after:,} of {plan.usable:,} usable tokens.",
             f"  Summarising model: {plan.summarising_model}; prompt: {plan.prompt_source}.",
