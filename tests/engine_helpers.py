@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -85,3 +86,23 @@ def tool_pairs_ok(request: dict[str, Any]) -> bool:
     called = [c["id"] for m in messages for c in m.get("tool_calls") or []]
     answered = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
     return sorted(answered) == sorted(called)
+
+
+def anthropic_body(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The request body litellm builds for the Anthropic Messages API from OpenAI-format
+    messages (tool results and user text merge into one user message)."""
+    from agent_tui.provider.loader import litellm
+
+    return (
+        litellm()
+        .AnthropicConfig()
+        .transform_request(
+            model="claude-sonnet-4-5",
+            messages=copy.deepcopy(messages),
+            optional_params={"tools": tools} if tools else {},
+            litellm_params={},
+            headers={},
+        )
+    )

@@ -3,14 +3,12 @@ once a step has used more than `compaction.budget_reminder` of the usable window
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any
 
 from agent_tui.config import Config
 from agent_tui.ids import message_id, part_id, session_id
-from agent_tui.provider.loader import litellm
 from agent_tui.session.cache import MAX_BREAKPOINTS, count_breakpoints
 from agent_tui.session.request import budget_reminder_text, build_request
 from agent_tui.storage.models import (
@@ -23,7 +21,7 @@ from agent_tui.storage.models import (
     UserMessage,
 )
 from tests.conftest import MODEL, write_config
-from tests.engine_helpers import is_summary_request, open_engine
+from tests.engine_helpers import anthropic_body, is_summary_request, open_engine
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls, Usage
 
 SMALL = {MODEL: {"limit": {"context": 10_000, "output": 2_000}}}  # usable = 8,000
@@ -198,21 +196,6 @@ def _history(*, ends_with_tool_results: bool) -> list[MessageWithParts]:
     return history
 
 
-def _anthropic_body(messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """The body litellm sends to the Anthropic Messages API (tool + user messages merge)."""
-    return (
-        litellm()
-        .AnthropicConfig()
-        .transform_request(
-            model="claude-sonnet-4-5",
-            messages=copy.deepcopy(messages),
-            optional_params={},
-            litellm_params={},
-            headers={},
-        )
-    )
-
-
 def _marks(body: dict[str, Any]) -> list[tuple[int, int, str]]:
     """(message index, block index, block type) of every cache_control in the messages."""
     return [
@@ -251,7 +234,7 @@ def test_on_a_claude_request_the_reminder_follows_every_breakpoint(isolated: Pat
             assert request.messages[:-1] == plain.messages[:-1]
 
         # As Anthropic receives it: the same marked blocks, the reminder last, unmarked.
-        body, plain_body = _anthropic_body(request.messages), _anthropic_body(plain.messages)
+        body, plain_body = anthropic_body(request.messages), anthropic_body(plain.messages)
         assert _marks(body) == _marks(plain_body) and _marks(body)
         assert len(body["messages"]) == len(plain_body["messages"])  # joined the last turn
         last_block = body["messages"][-1]["content"][-1]

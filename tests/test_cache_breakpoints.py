@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_tui.config import Config, ModelConfig
-from agent_tui.provider.loader import litellm
 from agent_tui.session.cache import (
     MAX_BREAKPOINTS,
     cache_style,
@@ -21,7 +20,7 @@ from agent_tui.session.cache import (
 from agent_tui.session.request import model_options
 from agent_tui.storage.models import AssistantMessage
 from tests.conftest import write_config
-from tests.engine_helpers import open_engine
+from tests.engine_helpers import anthropic_body, open_engine
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls, Usage
 
 TOOLS = [
@@ -55,21 +54,6 @@ def _conversation(steps: int, calls_per_step: int = 2) -> list[dict[str, Any]]:
     return messages
 
 
-def _anthropic_body(messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """The request body litellm builds for the Anthropic Messages API."""
-    return (
-        litellm()
-        .AnthropicConfig()
-        .transform_request(
-            model="claude-sonnet-4-5",
-            messages=copy.deepcopy(messages),
-            optional_params={"tools": TOOLS},
-            litellm_params={},
-            headers={},
-        )
-    )
-
-
 def _marked_blocks(body: dict[str, Any]) -> list[tuple[str, int, str]]:
     """(where, message index, block type) of every cache_control in an Anthropic body."""
     found = [
@@ -88,7 +72,7 @@ def test_system_blocks_and_last_two_messages_are_marked() -> None:
     messages = _conversation(steps=3)
     marked = mark_breakpoints(messages)
     assert count_breakpoints(marked) == MAX_BREAKPOINTS
-    body = _anthropic_body(marked)
+    body = anthropic_body(marked, TOOLS)
     last = len(body["messages"]) - 1
     assert _marked_blocks(body) == [
         ("system", 0, "text"),
@@ -115,7 +99,7 @@ def test_a_user_message_after_a_text_answer_is_marked_on_its_last_block() -> Non
         {"role": "assistant", "content": "hello"},
         {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
     ]
-    body = _anthropic_body(mark_breakpoints(messages))
+    body = anthropic_body(mark_breakpoints(messages), TOOLS)
     assert _marked_blocks(body)[2:] == [("assistant", 1, "text"), ("user", 2, "text")]
     assert body["messages"][2]["content"][-1]["text"] == "b"
 
@@ -131,7 +115,7 @@ def test_never_more_than_four_breakpoints(systems: int, steps: int, calls: int) 
     messages[:0] = [{"role": "system", "content": f"system {n}"} for n in range(systems)]
     marked = mark_breakpoints(messages)
     assert count_breakpoints(marked) <= MAX_BREAKPOINTS
-    assert len(_marked_blocks(_anthropic_body(marked))) <= MAX_BREAKPOINTS
+    assert len(_marked_blocks(anthropic_body(marked, TOOLS))) <= MAX_BREAKPOINTS
 
 
 def test_which_models_get_which_kind_of_caching() -> None:
