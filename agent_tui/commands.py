@@ -218,5 +218,7 @@ async def _context(args: argparse.Namespace, config: Config) -> int:
         result = breakdown(
             history, model, config, Path(session.directory), engine.ctx.registry.definitions()
         )
+        withheld = engine.ctx.tool_env.withheld_line()
     print(render(result))
+    print(withheld)
     return 0

@@ -60,6 +60,27 @@ class TruncationConfig(_Strict):
     """A tool output over this many lines is truncated and saved in full."""
     max_bytes: int = Field(default=50 * 1024, ge=1)
     """A tool output over this many bytes is truncated and saved in full."""
+    max_saved_bytes: int = Field(default=50 * 1024 * 1024, ge=1024)
+    """A saved full output is cut to this size: its head and tail are kept, with a line
+    saying how much was cut from the middle."""
+    retention_days: int = Field(default=7, ge=0)
+    """Saved outputs older than this are deleted when agent-tui starts (0 = keep for ever)."""
+
+
+class ShellEnvConfig(_Strict):
+    exclude: list[str] = Field(default_factory=list)
+    """More name patterns (fnmatch, case-insensitive) withheld from commands, on top of
+    *KEY*, *SECRET*, *TOKEN*, *PASSWORD*, *CREDENTIAL*; their values are redacted."""
+    include: list[str] = Field(default_factory=list)
+    """Names or patterns passed to commands although an exclude pattern matches them."""
+    set: dict[str, str] = Field(default_factory=dict)
+    """Variables set for every command (they win over agent-tui's own environment; PAGER,
+    GIT_PAGER and GIT_TERMINAL_PROMPT stay as bash sets them)."""
+
+
+class ShellConfig(_Strict):
+    env: ShellEnvConfig = Field(default_factory=ShellEnvConfig)
+    """The environment of the processes tools start (bash)."""
 
 
 class CompactionConfig(_Strict):
@@ -147,6 +168,8 @@ class Config(_Strict):
     truncation: TruncationConfig = Field(default_factory=TruncationConfig)
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
     keybinds: KeybindsConfig = Field(default_factory=KeybindsConfig)
+    shell: ShellConfig = Field(default_factory=ShellConfig)
+    """What commands the model runs may see of the environment."""
 
     # Where each value came from, for error messages; not part of the file format.
     sources: list[str] = Field(default_factory=list, exclude=True)

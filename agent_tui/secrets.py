@@ -1,51 +1,74 @@
-"""Keep API keys out of what the model sees and what is stored.
+"""Which environment variables the tools' processes get, and which values are secrets.
 
 Keys reach agent-tui through the environment or the config (`{env:NAME}`); they must
 never come back in a tool output (`env`, `cat .env`, an error echoing a header), in the
-database or in exports. Tool outputs and stored error texts pass through `redact`, and
-the bash tool runs without the provider key variables.
+database or in exports. Commands run without the variables whose names look secret
+(`DEFAULT_EXCLUDE` plus config `shell.env.exclude`, minus `shell.env.include`), and the
+values of those variables and of the configured keys are redacted (redact.py).
 """
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 
-REDACTED = "[REDACTED]"
-MIN_SECRET_LENGTH = 8  # shorter values would redact ordinary words
-SECRET_NAME = re.compile(
-    r"(API_?KEY|API_?TOKEN|ACCESS_?TOKEN|AUTH_?TOKEN|SECRET|PASSWORD|PRIVATE_?KEY)",
-    re.IGNORECASE,
-)
-PROVIDER_KEY_NAME = re.compile(r"(_API_KEY|_API_TOKEN|_AUTH_TOKEN)$", re.IGNORECASE)
+DEFAULT_EXCLUDE = ("*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*", "*CREDENTIAL*")
+"""Names withheld from tools' processes (fnmatch patterns, case-insensitive)."""
 
 
-def secret_values(environ: Mapping[str, str], extra: Iterable[str | None] = ()) -> list[str]:
-    """Values of secret-looking environment variables plus configured keys, longest
-    first so that a key containing another is replaced whole."""
-    values = {v for k, v in environ.items() if SECRET_NAME.search(k) and v}
-    values.update(v for v in extra if v)
-    return sorted((v for v in values if len(v) >= MIN_SECRET_LENGTH), key=len, reverse=True)
+def matches_any(name: str, patterns: Iterable[str]) -> bool:
+    upper = name.upper()
+    return any(fnmatchcase(upper, pattern.upper()) for pattern in patterns)
 
 
-class Redactor:
-    def __init__(self, secrets: Iterable[str]) -> None:
-        self.secrets = [s for s in secrets if s]
-        self._pattern = (
-            re.compile("|".join(re.escape(s) for s in self.secrets)) if self.secrets else None
-        )
+@dataclass(frozen=True)
+class ToolEnvironment:
+    """The environment for processes the tools start, and what was left out of it."""
 
-    def __call__(self, text: str) -> str:
-        if self._pattern is None or not text:
-            return text
-        return self._pattern.sub(REDACTED, text)
+    env: dict[str, str]
+    withheld: dict[str, str] = field(default_factory=dict)
+    """Name -> value of every variable left out (the values are redacted everywhere)."""
 
     @classmethod
-    def from_environment(cls, extra: Iterable[str | None] = ()) -> Redactor:
-        return cls(secret_values(os.environ, extra))
+    def build(
+        cls,
+        environ: Mapping[str, str],
+        exclude: Iterable[str] = (),
+        include: Iterable[str] = (),
+        fixed: Mapping[str, str] | None = None,
+    ) -> ToolEnvironment:
+        """`environ` minus names matching DEFAULT_EXCLUDE or `exclude`, unless they match
+        `include`; then `fixed` (config `shell.env.set`) on top."""
+        patterns = (*DEFAULT_EXCLUDE, *exclude)
+        include = tuple(include)
+        env: dict[str, str] = {}
+        withheld: dict[str, str] = {}
+        for name, value in environ.items():
+            if matches_any(name, patterns) and not matches_any(name, include):
+                withheld[name] = value
+            else:
+                env[name] = value
+        env.update(fixed or {})
+        for name in fixed or {}:
+            withheld.pop(name, None)
+        return cls(env=env, withheld=withheld)
 
+    def withheld_line(self) -> str:
+        """The names (never the values) of the variables left out, for `context`."""
+        if not self.withheld:
+            return "Withheld from tools: none (shell.env.exclude adds name patterns)"
+        names = ", ".join(sorted(self.withheld))
+        return f"Withheld from tools: {names} (shell.env.include puts one back)"
 
-def tool_environment() -> dict[str, str]:
-    """The environment for commands the model runs: without provider keys."""
-    return {k: v for k, v in os.environ.items() if not PROVIDER_KEY_NAME.search(k)}
+    def known_secrets(self, configured_keys: Mapping[str, str] | None = None) -> dict[str, str]:
+        """Secret value -> the name it is redacted as: withheld variables first, then the
+        configured keys (`provider.<name>.api_key`). A value the tools see anyway under
+        another name (HOME's path in a withheld KEYS_DIR) is not treated as a secret;
+        a configured key always is."""
+        visible = set(self.env.values())
+        known = {v: n for n, v in sorted(self.withheld.items()) if v and v not in visible}
+        for name, value in (configured_keys or {}).items():
+            if value:
+                known.setdefault(value, name)
+        return known

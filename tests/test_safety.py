@@ -1,4 +1,4 @@
-"""Doom-loop detection and keeping API keys away from the model and the database."""
+"""Doom-loop detection (keeping secrets away from the model: test_secrets.py)."""
 
 from __future__ import annotations
 
@@ -59,45 +59,3 @@ async def test_doom_loop_asks_the_person(
         history = await engine.ctx.db.all_messages(session.id)
         tools = [p for m in history for p in m.parts if isinstance(p, ToolPart)]
         assert isinstance(tools[-1].state, ToolStateError) == (reply == "deny")
-
-
-def test_api_keys_never_reach_the_model_or_the_database(
-    isolated: Path,
-    fake_llm: FakeOpenAI,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    secret = "sk-test-SECRET-0123456789abcdef"
-    monkeypatch.setenv("OPENAI_API_KEY", secret)
-    write_config(
-        isolated,
-        fake_llm,
-        provider={"openai": {"api_base": fake_llm.base_url, "api_key": "{env:OPENAI_API_KEY}"}},
-    )
-    (isolated / ".env").write_text(f"OPENAI_API_KEY={secret}\n")
-    fake_llm.script(
-        ToolCalls(
-            [
-                Call("bash", json.dumps({"command": 'echo "env:$OPENAI_API_KEY:"; cat .env'})),
-                Call("read", json.dumps({"file_path": ".env"})),
-                Call("grep", json.dumps({"pattern": "sk-test", "path": "."})),
-            ]
-        ),
-        Text("ok"),
-    )
-    code, _, err = run_cli(capsys, "run", "show me the key")
-    assert code == 0, err
-    assert fake_llm.headers[0]["authorization"] == f"Bearer {secret}"  # used for the call
-    sent = json.dumps(fake_llm.requests[1])
-    assert secret not in sent
-    results = [m["content"] for m in fake_llm.requests[1]["messages"] if m["role"] == "tool"]
-    assert results[0].startswith("env::")  # the variable is not in the command's env
-    assert all("[REDACTED]" in r for r in results)
-    code, out, _ = run_cli(capsys, "sessions", "--json")
-    session_id = json.loads(out)[0]["id"]
-    code, exported, _ = run_cli(capsys, "export", session_id)
-    assert secret not in exported
-    data_dir = isolated.parent / "data"
-    for path in data_dir.rglob("*"):
-        if path.is_file():
-            assert secret.encode() not in path.read_bytes(), path

@@ -113,7 +113,7 @@ async def test_100_mb_output_is_handled_quickly(tmp_path: Path) -> None:
     assert meta["truncated"] is True
     assert meta["total_lines"] == 1_000_000
     assert meta["total_bytes"] == 100_000_000
-    assert Path(meta["output_path"]).stat().st_size == 100_000_000
+    assert Path(meta["output_path"]).stat().st_size <= TruncationConfig().max_saved_bytes
     assert len(out.encode()) < 60 * 1024
     assert "lines truncated" in out
     assert elapsed < 10, f"took {elapsed:.1f}s"

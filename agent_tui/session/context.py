@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -10,7 +11,8 @@ from agent_tui.bus import Bus
 from agent_tui.config import Config, PermissionLevel, resolve_env_ref
 from agent_tui.errors import ConfigError
 from agent_tui.events import Event, MessageUpdated, PartUpdated
-from agent_tui.secrets import Redactor
+from agent_tui.redact import Redactor
+from agent_tui.secrets import ToolEnvironment
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import MessageWithParts, Part, UserMessage
 from agent_tui.tool.base import AskPermission
@@ -27,10 +29,18 @@ class EngineContext:
     """How to ask the person; None refuses every `ask` (headless run)."""
     output_dir: Path = field(default_factory=paths.tool_output_dir)
     session_permissions: dict[str, dict[str, PermissionLevel]] = field(default_factory=dict)
+    tool_env: ToolEnvironment = field(init=False)
+    """The environment of processes the tools start, and the variables withheld from it."""
     redact: Redactor = field(init=False)
+    redactions: dict[str, int] = field(default_factory=dict)
+    """Per session: secrets redacted from tool outputs and errors since the engine started."""
 
     def __post_init__(self) -> None:
-        self.redact = Redactor.from_environment(_configured_keys(self.config))
+        policy = self.config.shell.env
+        self.tool_env = ToolEnvironment.build(
+            os.environ, policy.exclude, policy.include, policy.set
+        )
+        self.redact = Redactor(self.tool_env.known_secrets(_configured_keys(self.config)))
 
     def publish(self, event: Event) -> None:
         self.bus.publish(event)
@@ -50,14 +60,17 @@ class EngineContext:
         return self.session_permissions[session_id]
 
 
-def _configured_keys(config: Config) -> list[str]:
-    keys = []
+def _configured_keys(config: Config) -> dict[str, str]:
+    """`provider.<name>.api_key` -> the key, `{env:NAME}` resolved."""
+    keys: dict[str, str] = {}
     for name, provider in config.provider.items():
         if provider.api_key is None:
             continue
-        raw = provider.api_key.get_secret_value()
+        where = f"provider.{name}.api_key"
         try:
-            keys.append(resolve_env_ref(raw, f"provider.{name}.api_key"))
+            key = resolve_env_ref(provider.api_key.get_secret_value(), where)
         except ConfigError:
             continue  # reported when that provider is used
-    return [k for k in keys if k]
+        if key:
+            keys[where] = key
+    return keys

@@ -4,6 +4,7 @@ the events that come out of the bus."""
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import Future
 from pathlib import Path
 
 from agent_tui.errors import UsageError
@@ -20,6 +21,7 @@ from agent_tui.session.loop import LoopResult, SessionLoop
 from agent_tui.session.title import default_title, generate_title
 from agent_tui.session.uncompact import Uncompacted, uncompact
 from agent_tui.storage.models import Session, TextPart, UserMessage
+from agent_tui.tool.saved_outputs import start_cleanup
 
 
 class Engine:
@@ -30,6 +32,10 @@ class Engine:
         self._background: set[asyncio.Task[object]] = set()
         self._aborts: dict[str, asyncio.Event] = {}
         self._runs: dict[str, asyncio.Task[LoopResult]] = {}
+        self.saved_outputs_cleanup: Future[int] = start_cleanup(
+            ctx.output_dir, ctx.config.truncation.retention_days
+        )
+        """Deleting saved outputs older than truncation.retention_days, in the background."""
 
     # ---- sessions ---------------------------------------------------------------------
 

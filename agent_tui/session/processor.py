@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from agent_tui.errors import ContextOverflowError, ProviderError, ToolError
-from agent_tui.events import MessageUpdated, PartUpdated, SessionStatus
+from agent_tui.events import MessageUpdated, Notice, PartUpdated, SessionStatus
 from agent_tui.ids import now_ms, part_id
 from agent_tui.provider.limits import ModelInfo, cost_of
 from agent_tui.provider.stream import (
@@ -167,7 +167,7 @@ class StepProcessor:
                         attempt=attempt,
                         max_attempts=retry.max_attempts,
                         wait=wait,
-                        message=(
+                        message=self.ctx.redact(
                             f"{exc} — retrying in {wait:.1f} s, "
                             f"attempt {attempt}/{retry.max_attempts}"
                         ),
@@ -258,6 +258,7 @@ class StepProcessor:
 
     async def _run_tools(self) -> None:
         changed: list[str] = []
+        redacted = 0
         for call in self.ready:
             part = self.tools[call.call_id]
             if self.abort.is_set():
@@ -279,6 +280,7 @@ class StepProcessor:
                 ask=self.ctx.ask,
                 permissions=self.ctx.permissions_for(self.assistant.session_id),
                 redact=self.ctx.redact,
+                env=self.ctx.tool_env.env,
                 history=self.ctx.db,
             )
             if not await self._allow_repeat(call, tool_ctx):
@@ -291,19 +293,17 @@ class StepProcessor:
                 break
             try:
                 result = await self.ctx.registry.run(call.name, call.arguments, tool_ctx)
-            except ToolError as exc:
+            except Exception as exc:  # a ToolError, or a tool bug that must not kill the session
+                text = str(exc)
+                if not isinstance(exc, ToolError):
+                    text = f"The {call.name} tool failed: {type(exc).__name__}: {exc}"
+                error, count = self.ctx.redact.redact(text)
+                redacted += count
                 part.state = ToolStateError(
-                    input=state_input,
-                    error=self.ctx.redact(str(exc)),
-                    time=ToolTime(start=start, end=now_ms()),
-                )
-            except Exception as exc:  # a tool bug must not kill the session
-                part.state = ToolStateError(
-                    input=state_input,
-                    error=f"The {call.name} tool failed: {type(exc).__name__}: {exc}",
-                    time=ToolTime(start=start, end=now_ms()),
+                    input=state_input, error=error, time=ToolTime(start=start, end=now_ms())
                 )
             else:
+                redacted += result.metadata.get("redacted", 0)
                 part.state = ToolStateCompleted(
                     input=state_input,
                     output=result.output,
@@ -317,6 +317,18 @@ class StepProcessor:
             await self._save(part, flush=True)
         if changed:
             await self._save(PatchPart(**self._ids(), files=changed), flush=True)
+        if redacted:
+            self._note_redactions(redacted)
+
+    def _note_redactions(self, count: int) -> None:
+        """One notice per step: how many secrets this step's tools had in their outputs."""
+        session_id = self.assistant.session_id
+        total = self.ctx.redactions.get(session_id, 0) + count
+        self.ctx.redactions[session_id] = total
+        message = f"{count} secret{'s' if count != 1 else ''} redacted from tool output"
+        if total > count:
+            message += f" ({total} in this session)"
+        self.ctx.publish(Notice(session_id=session_id, level="info", message=message))
 
     async def _allow_repeat(self, call: ToolCallReady, tool_ctx: ToolContext) -> bool:
         """Doom loop: the same call with the same input `doom_loop` times in a row asks

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from agent_tui.config import PermissionLevel, TruncationConfig
+from agent_tui.redact import Redactor
 
 if TYPE_CHECKING:
     from agent_tui.storage.models import MessageWithParts
@@ -64,8 +65,11 @@ class ToolContext:
     ask: AskPermission | None = None
     """Ask the person (e.g. for a path outside the working directory)."""
     permissions: dict[str, PermissionLevel] = field(default_factory=dict)
-    redact: Callable[[str], str] | None = None
-    """Removes API keys from outputs before the model sees them (see secrets.py)."""
+    redact: Redactor | None = None
+    """Replaces secrets in outputs before they are saved or sent (see redact.py)."""
+    env: dict[str, str] | None = None
+    """The environment of processes the tools start, secrets withheld (computed once
+    by the engine, see secrets.py); None: agent-tui's own minus the default exclusions."""
     history: HistorySearch | None = None
     """The session's stored history, for the recall tool."""
 

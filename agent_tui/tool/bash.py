@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agent_tui.errors import ToolError
-from agent_tui.secrets import tool_environment
+from agent_tui.secrets import ToolEnvironment
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
 from agent_tui.tool.bash_output import OutputCapture
 from agent_tui.tool.paths import resolve_path
@@ -46,11 +46,16 @@ class BashParams(BaseModel):
     )
 
 
-def _command_env() -> dict[str, str]:
-    env = tool_environment()  # no provider API keys in commands the model runs
-    # No pager or credential prompt may wait for a person who is not watching stdin.
-    env.update(PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0")
-    return env
+NON_INTERACTIVE = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+"""No pager or credential prompt may wait for a person who is not watching stdin."""
+
+
+def command_env(tool_env: dict[str, str] | None) -> dict[str, str]:
+    """The tools' environment (secrets withheld, see secrets.py) plus NON_INTERACTIVE.
+    Without one (a bare ToolContext), agent-tui's own minus the default exclusions."""
+    if tool_env is None:
+        tool_env = ToolEnvironment.build(os.environ).env
+    return {**tool_env, **NON_INTERACTIVE}
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -97,7 +102,12 @@ async def _stop_group(pgid: int, tasks: set[asyncio.Task[Any]]) -> None:
 
 
 async def run_command(
-    command: str, cwd: Path, timeout_s: float, abort: asyncio.Event, capture: OutputCapture
+    command: str,
+    cwd: Path,
+    timeout_s: float,
+    abort: asyncio.Event,
+    capture: OutputCapture,
+    env: dict[str, str],
 ) -> tuple[Outcome, int | None]:
     """Run `command` until it exits, times out or `abort` is set. (outcome, exit code)."""
     loop = asyncio.get_running_loop()
@@ -108,7 +118,7 @@ async def run_command(
             "-c",
             command,
             cwd=cwd,
-            env=_command_env(),
+            env=env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
@@ -190,9 +200,9 @@ class BashTool(Tool):
         cwd = await resolve_path(ctx, params.workdir) if params.workdir else ctx.directory
         if not cwd.is_dir():
             raise ToolError(f"workdir {cwd} does not exist or is not a folder.")
-        capture = OutputCapture(ctx.output_dir, ctx.truncation)
+        capture = OutputCapture(ctx.output_dir, ctx.truncation, ctx.redact)
         outcome, exit_code = await run_command(
-            params.command, cwd, params.timeout / 1000, ctx.abort, capture
+            params.command, cwd, params.timeout / 1000, ctx.abort, capture, command_env(ctx.env)
         )
         output, metadata = await asyncio.to_thread(capture.render)
         notes = _status_notes(outcome, exit_code, params.timeout)
@@ -200,6 +210,8 @@ class BashTool(Tool):
             output = "(no output)"
         output = "\n\n".join(part for part in (output.rstrip("\n"), "\n".join(notes)) if part)
         metadata["exit_code"] = exit_code
+        if capture.redactions:
+            metadata["redacted"] = capture.redactions
         if outcome == "timed_out":
             metadata["timed_out"] = True
         elif outcome == "interrupted":

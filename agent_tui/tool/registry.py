@@ -166,8 +166,11 @@ class ToolRegistry:
         params = parse_arguments(tool, raw_arguments)
         await check_permission(tool, params, ctx)
         result = await _execute(tool, params, ctx)
-        if ctx.redact is not None:
-            result = result.model_copy(update={"output": ctx.redact(result.output)})
+        if ctx.redact is not None:  # before truncation: the saved full output is redacted too
+            output, count = ctx.redact.redact(result.output)
+            count += result.metadata.get("redacted", 0)  # found by the tool itself (bash)
+            metadata = {**result.metadata, "redacted": count} if count else result.metadata
+            result = result.model_copy(update={"output": output, "metadata": metadata})
         if "truncated" not in result.metadata:  # tools that size their own output set it
             direction = "tail" if tool.name in TAIL_TRUNCATED_TOOLS else "head"
             output, meta = await truncate_output_async(

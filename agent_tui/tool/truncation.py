@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agent_tui.config import TruncationConfig
-from agent_tui.ids import new_id
+from agent_tui.tool.saved_outputs import save_output
 
 Direction = Literal["head", "tail"]
 
@@ -111,13 +111,6 @@ def format_truncated(preview: str, marker: str, path: Path, direction: Direction
     return f"{marker}\n\n{preview}\n\n{hint}"
 
 
-def save_output(text: str, output_dir: Path) -> Path:
-    output_dir.mkdir(parents=True, exist_ok=True)
-    path = output_dir / f"{new_id('tool')}.txt"
-    path.write_text(text, encoding="utf-8", errors="surrogatepass")
-    return path
-
-
 def truncate_output(
     text: str,
     config: TruncationConfig,
@@ -130,7 +123,7 @@ def truncate_output(
     total_bytes = utf8_len(text)
     if total_lines <= config.max_lines and total_bytes <= config.max_bytes:
         return text, {"truncated": False}
-    path = save_output(text, output_dir)
+    path = save_output(text, output_dir, config.max_saved_bytes)
     preview, shown, cut = build_preview(text, config, direction)
     marker = truncation_marker(total_lines - shown, cut, direction, config.max_bytes)
     output = format_truncated(preview, marker, path, direction)

@@ -156,7 +156,8 @@ class AppCommands:
             result = await asyncio.to_thread(
                 breakdown, history, model, self.config, directory, tools
             )
-            self.push_screen(TextScreen("Context", render(result)))
+            withheld = self.engine.ctx.tool_env.withheld_line()
+            self.push_screen(TextScreen("Context", f"{render(result)}\n{withheld}"))
 
         self._guard(show)
 
