@@ -19,6 +19,8 @@ examples:
   agent-tui compact --continue "keep the list of failing tests"
   agent-tui compact --dry-run --continue
   agent-tui uncompact --continue
+  agent-tui undo --continue                  restore the files of the newest turn
+  agent-tui redo --continue
   agent-tui context
 """
 
@@ -93,6 +95,18 @@ def build_parser() -> argparse.ArgumentParser:
         "uncompact", help="take back the newest compaction (if the history fits)"
     )
     _session_args(uncompact)
+
+    for name, text in (
+        ("undo", "undo the newest turn: restore the files it changed, hide it from the model"),
+        ("redo", "redo the turn undone last (until a new message is sent)"),
+    ):
+        turn = commands.add_parser(name, help=text)
+        _session_args(turn, model=False)
+        turn.add_argument(
+            "--force",
+            action="store_true",
+            help="overwrite files you changed since the turn (refused otherwise)",
+        )
 
     context = commands.add_parser("context", help="show what fills the context window")
     context.add_argument(

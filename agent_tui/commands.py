@@ -1,4 +1,4 @@
-"""Headless commands: run, sessions, export, compact, context."""
+"""Headless commands: run, sessions, export, compact, uncompact, undo, redo, context."""
 
 from __future__ import annotations
 
@@ -64,6 +64,8 @@ def dispatch(args: argparse.Namespace) -> int:
         "export": _export,
         "compact": _compact,
         "uncompact": _uncompact,
+        "undo": _undo,
+        "redo": _redo,
         "context": _context,
     }[args.command]
     return asyncio.run(handler(args, config))
@@ -93,6 +95,22 @@ def _install_interrupt(engine: Engine, session_id: str) -> None:
         loop.add_signal_handler(signal.SIGINT, on_interrupt)
 
 
+def _expand_custom_command(text: str) -> tuple[str, str | None]:
+    """`/NAME args` naming a custom command -> (its expanded body, its model); any other
+    text is sent as typed."""
+    from agent_tui.custom_commands import load_custom_commands, parse_invocation
+    from agent_tui.tui.slash_commands import builtin_names
+
+    invocation = parse_invocation(text)
+    if invocation is None:
+        return text, None
+    loaded = load_custom_commands(Path.cwd(), builtin_names())
+    command = loaded.commands.get(invocation[0])
+    if command is None:
+        return text, None
+    return command.expand(invocation[1]), command.model
+
+
 async def _run(args: argparse.Namespace, config: Config) -> int:
     for tool in args.allow:
         config.permission[tool] = "allow"
@@ -101,16 +119,18 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
         text = sys.stdin.read()
     if not text.strip():
         raise UsageError('The message is empty: agent-tui run "what to do".')
+    text, command_model = _expand_custom_command(text)
+    model = args.model or command_model
     view = JsonView() if args.format == "json" else TextView()
     async with open_engine(config) as engine:
         engine.ctx.bus.subscribe(view)
         if not (args.session or args.cont):
             # Fail before creating an empty session the model could never answer.
-            await check_credentials(args.model or config.model, config)
+            await check_credentials(model or config.model, config)
         session = await resolve_session(engine, args.session, args.cont, create=True)
         _install_interrupt(engine, session.id)
         try:
-            result = await engine.prompt(session.id, text, model=args.model)
+            result = await engine.prompt(session.id, text, model=model)
         finally:
             view.close()
         if args.format == "text":
@@ -195,6 +215,32 @@ async def _uncompact(args: argparse.Namespace, config: Config) -> int:
         f"(about {done.estimated:,} of {done.usable:,} usable tokens). The summary stays "
         "in the session, marked reverted."
     )
+    return 0
+
+
+async def _undo(args: argparse.Namespace, config: Config) -> int:
+    return await _turn(args, config, undo=True)
+
+
+async def _redo(args: argparse.Namespace, config: Config) -> int:
+    return await _turn(args, config, undo=False)
+
+
+async def _turn(args: argparse.Namespace, config: Config, *, undo: bool) -> int:
+    async with open_engine(config) as engine:
+        session = await resolve_session(engine, args.session, args.cont, create=False)
+        if undo:
+            done = await engine.undo(session.id, force=args.force)
+        else:
+            done = await engine.redo(session.id, force=args.force)
+    verb = "undone" if undo else "redone"
+    print(f"Turn {verb}: {len(done.files)} file{'s' if len(done.files) != 1 else ''} restored.")
+    for name in done.files:
+        print(f"  {name}")
+    if done.overwritten:
+        print(f"Overwritten (changed by you since): {', '.join(done.overwritten)}")
+    if undo and done.prompt:
+        print(f"Its prompt was:\n{done.prompt}")
     return 0
 
 

@@ -140,6 +140,10 @@ class KeybindsConfig(_Strict):
     """(leader) show or hide the sidebar."""
     uncompact: str = "z"
     """(leader) take back the newest compaction."""
+    undo: str = "u"
+    """(leader) undo the newest turn: restore its files, put its prompt back."""
+    redo: str = "r"
+    """(leader) redo the turn undone last."""
     interrupt: str = "escape"
     """Interrupt the running step or compaction."""
     palette: str = "ctrl+p"
@@ -164,6 +168,9 @@ class Config(_Strict):
     """Model calls per prompt before the agent is told to stop and summarise."""
     doom_loop: int = Field(default=3, ge=0)
     """Identical tool calls in a row before asking the person (0 disables)."""
+    snapshot: bool = True
+    """Snapshot the working tree (a shadow git repository under the data dir) before and
+    after each step that runs tools, so /undo and /redo can restore files. Needs git."""
     retry: RetryConfig = Field(default_factory=RetryConfig)
     truncation: TruncationConfig = Field(default_factory=TruncationConfig)
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)

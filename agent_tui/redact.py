@@ -140,6 +140,8 @@ class StreamRedactor:
         self._max_hold = max(STREAM_MAX_HOLD_CHARS, 2 * redactor.longest)
         self._pieces: list[str] = []
         self._size = 0
+        self._context = ""
+        """The last character released: a pattern's word boundary depends on it."""
 
     def feed(self, text: str) -> str:
         """Add text; return the redacted text that is safe to pass on (often empty)."""
@@ -154,7 +156,14 @@ class StreamRedactor:
 
     def _release(self, *, final: bool) -> str:
         text = "".join(self._pieces)
-        spans = self.redactor.find(text)
+        # Search with the character before the cut in front, as the whole text would be;
+        # a match starting in it was released already.
+        offset = len(self._context)
+        spans = [
+            Span(span.start - offset, span.end - offset, span.name)
+            for span in self.redactor.find(self._context + text)
+            if span.start >= offset
+        ]
         cut = len(text) if final else len(text) - self._hold
         # A secret that reaches the cut (or the end: it may go on) is held back whole.
         for span in spans:
@@ -165,4 +174,6 @@ class StreamRedactor:
         self.count += len(kept)
         rest = text[cut:]
         self._pieces, self._size = ([rest], len(rest)) if rest else ([], 0)
+        if cut:
+            self._context = text[cut - 1]
         return replace_spans(text[:cut], kept)

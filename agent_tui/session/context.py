@@ -15,6 +15,7 @@ from agent_tui.redact import Redactor
 from agent_tui.secrets import ToolEnvironment
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import MessageWithParts, Part, UserMessage
+from agent_tui.storage.snapshot import Snapshots, snapshot_root
 from agent_tui.tool.base import AskPermission
 from agent_tui.tool.registry import ToolRegistry
 
@@ -34,6 +35,9 @@ class EngineContext:
     redact: Redactor = field(init=False)
     redactions: dict[str, int] = field(default_factory=dict)
     """Per session: secrets redacted from tool outputs and errors since the engine started."""
+    snapshot_dir: Path = field(default_factory=snapshot_root)
+    """Shadow git repositories of the projects' working trees (undo/redo)."""
+    _snapshots: dict[Path, Snapshots] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         policy = self.config.shell.env
@@ -52,6 +56,14 @@ class EngineContext:
         self.publish(MessageUpdated(info=info))
         self.publish(PartUpdated(part=part))
         return MessageWithParts(info=info, parts=[part])
+
+    def snapshots(self, directory: Path) -> Snapshots | None:
+        """The snapshot repository of a session directory; None when turned off in config."""
+        if not self.config.snapshot:
+            return None
+        if directory not in self._snapshots:
+            self._snapshots[directory] = Snapshots(directory, self.snapshot_dir)
+        return self._snapshots[directory]
 
     def permissions_for(self, session_id: str) -> dict[str, PermissionLevel]:
         """Config permissions plus the person's 'always allow' answers in this session."""

@@ -7,20 +7,35 @@ import asyncio
 from concurrent.futures import Future
 from pathlib import Path
 
-from agent_tui.errors import UsageError
-from agent_tui.events import SessionUpdated
-from agent_tui.ids import message_id, part_id
+from agent_tui.errors import AgentTuiError, UsageError
+from agent_tui.events import PartUpdated, SessionUpdated
+from agent_tui.ids import message_id, now_ms, part_id
 from agent_tui.provider.auth import check_credentials
 from agent_tui.provider.limits import model_info
 from agent_tui.provider.loader import load_litellm
 from agent_tui.session import compaction
+from agent_tui.session import undo as turns
 from agent_tui.session.compaction_plan import CompactionPlan, plan
 from agent_tui.session.context import EngineContext
 from agent_tui.session.history import load_history, model_of
 from agent_tui.session.loop import LoopResult, SessionLoop
+from agent_tui.session.mentions import resolve_mentions
+from agent_tui.session.shell import shell_text
 from agent_tui.session.title import default_title, generate_title
 from agent_tui.session.uncompact import Uncompacted, uncompact
-from agent_tui.storage.models import Session, TextPart, UserMessage
+from agent_tui.session.undo import TurnRestored
+from agent_tui.storage.models import (
+    Part,
+    Session,
+    TextPart,
+    ToolPart,
+    ToolStateCompleted,
+    ToolStateError,
+    ToolStateRunning,
+    ToolTime,
+    UserMessage,
+)
+from agent_tui.tool.base import ToolContext
 from agent_tui.tool.saved_outputs import start_cleanup
 
 
@@ -70,7 +85,20 @@ class Engine:
             id=message_id(), session_id=session_id, model=model, queued=self.is_busy(session_id)
         )
         part = TextPart(id=part_id(), session_id=session_id, message_id=info.id, text=text)
+        attachments = await resolve_mentions(
+            text, self._tool_context(session, info.id), self.ctx.registry
+        )
         await self.ctx.add_message(info, part)
+        for attachment in attachments:  # the model reads them; the view shows the typed text
+            await self._add_part(
+                TextPart(
+                    id=part_id(),
+                    session_id=session_id,
+                    message_id=info.id,
+                    text=attachment.text,
+                    synthetic=True,
+                )
+            )
         if not session.title:
             session.title = default_title(text)
             await self.ctx.db.update_session(session)
@@ -82,6 +110,80 @@ class Engine:
         if self.is_busy(session_id):
             return None
         return await self.run(session_id)
+
+    async def run_shell(self, session_id: str, command: str) -> ToolPart:
+        """`!command`: the person runs a shell command in the session's folder (theirs,
+        so nobody is asked). It is saved as a user message: a bash tool part the view
+        shows as a tool line, and synthetic text with the output that the model reads
+        with the next message. The model is not called."""
+        if not command.strip():
+            raise UsageError("The command is empty: type a shell command after the !.")
+        session = await self.ctx.db.get_session(session_id)
+        info = UserMessage(
+            id=message_id(),
+            session_id=session_id,
+            model=await self.session_model(session_id),
+            queued=self.is_busy(session_id),
+        )
+        arguments = {"command": command}
+        start = now_ms()
+        part = ToolPart(
+            id=part_id(),
+            session_id=session_id,
+            message_id=info.id,
+            call_id=f"shell-{info.id}",
+            tool="bash",
+            state=ToolStateRunning(input=arguments, title=command, time=ToolTime(start=start)),
+        )
+        await self.ctx.add_message(info, part)
+        ctx = self._tool_context(session, info.id, part.call_id)
+        ctx.permissions["bash"] = "allow"
+        try:
+            result = await self.ctx.registry.run("bash", arguments, ctx)
+        except AgentTuiError as exc:
+            part.state = ToolStateError(
+                input=arguments, error=str(exc), time=ToolTime(start=start, end=now_ms())
+            )
+            output = str(exc)
+        else:
+            part.state = ToolStateCompleted(
+                input=arguments,
+                output=result.output,
+                title=command,
+                metadata=result.metadata,
+                time=ToolTime(start=start, end=now_ms()),
+            )
+            output = result.output
+        await self._add_part(part)
+        await self._add_part(
+            TextPart(
+                id=part_id(),
+                session_id=session_id,
+                message_id=info.id,
+                text=shell_text(command, output),
+                synthetic=True,
+            )
+        )
+        return part
+
+    def _tool_context(self, session: Session, message: str, call_id: str = "") -> ToolContext:
+        """What a tool run on the person's behalf needs (mentions, `!command`): nobody
+        is asked, so only what config or 'always' allows runs beyond the given grants."""
+        return ToolContext(
+            session_id=session.id,
+            message_id=message,
+            call_id=call_id,
+            directory=Path(session.directory),
+            output_dir=self.ctx.output_dir,
+            truncation=self.ctx.config.truncation,
+            permissions=dict(self.ctx.permissions_for(session.id)),
+            redact=self.ctx.redact,
+            env=self.ctx.tool_env.env,
+        )
+
+    async def _add_part(self, part: Part) -> None:
+        await self.ctx.db.upsert_part(part, flush=True)
+        self.ctx.publish(PartUpdated(part=part))
 
     async def compact(
         self, session_id: str, instructions: str | None = None, *, model: str | None = None
@@ -120,6 +222,31 @@ class Engine:
         await load_litellm()  # credentials and model info need it: never on the event loop
         info = await asyncio.to_thread(model_info, model, self.ctx.config)
         return await uncompact(self.ctx, session, info)
+
+    # ---- undo / redo of turns (files included) --------------------------------------
+
+    def _check_idle(self, session_id: str, what: str) -> None:
+        if self.is_busy(session_id):
+            raise UsageError(f"The agent is working: interrupt it (Esc) before {what}.")
+
+    async def undo(self, session_id: str, *, force: bool = False) -> TurnRestored:
+        """Undo the newest turn: restore the files it changed and hide it from the model
+        (UndoConflict, nothing changed, when the person changed one of them since)."""
+        self._check_idle(session_id, "undoing a turn")
+        return await turns.undo(self.ctx, await self.ctx.db.get_session(session_id), force=force)
+
+    async def redo(self, session_id: str, *, force: bool = False) -> TurnRestored:
+        """Redo the turn undone last (until a new message is sent)."""
+        self._check_idle(session_id, "redoing a turn")
+        return await turns.redo(self.ctx, await self.ctx.db.get_session(session_id), force=force)
+
+    async def session_diff(self, session_id: str) -> str:
+        """The unified diff of every file the session's turns changed ("" if none)."""
+        return await turns.diff(self.ctx, await self.ctx.db.get_session(session_id))
+
+    async def session_numstat(self, session_id: str) -> dict[str, tuple[int, int]]:
+        """Lines added and removed per file the session's turns changed."""
+        return await turns.numstat(self.ctx, await self.ctx.db.get_session(session_id))
 
     async def run(self, session_id: str) -> LoopResult:
         await load_litellm()

@@ -8,8 +8,11 @@ from agent_tui.storage.models import MessageWithParts, Session, UserMessage
 
 
 async def load_history(ctx: EngineContext, session: Session) -> list[MessageWithParts]:
-    """Messages from the stored boundary on, never a scan of everything before it."""
+    """Messages from the stored boundary on (undone turns left out), never a scan of
+    everything before it."""
     messages = await ctx.db.messages(session.id, since_id=history_start(session))
+    # Turns taken back with /undo stay in the database but are no longer the history.
+    messages = [m for m in messages if not m.info.undone]
     return arrange_after_compaction(messages, session)
 
 

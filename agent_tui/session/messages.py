@@ -170,7 +170,7 @@ def _is_compaction_request(message: MessageWithParts) -> bool:
 
 def filter_compacted(history: list[MessageWithParts]) -> list[MessageWithParts]:
     """Drop compaction requests and summaries that are not the active boundary: a request
-    still pending, a summary that failed or was interrupted."""
+    still pending, a summary that failed or was interrupted; and undone turns."""
     active_summary = None
     if len(history) > 1 and _is_compaction_request(history[0]):
         candidate = history[1]
@@ -189,6 +189,8 @@ def filter_compacted(history: list[MessageWithParts]) -> list[MessageWithParts]:
         if _is_compaction_request(message) and not (index == 0 and active_summary):
             continue
         info = message.info
+        if info.undone:  # a turn taken back with /undo
+            continue
         if isinstance(info, AssistantMessage) and info.summary and message is not active_summary:
             continue
         out.append(message)

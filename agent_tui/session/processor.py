@@ -47,6 +47,7 @@ from agent_tui.storage.models import (
     ToolStateRunning,
     ToolTime,
 )
+from agent_tui.storage.snapshot import SnapshotError
 from agent_tui.tool.base import PermissionRequest, ToolContext
 
 DOOM_LOOP = "doom_loop"
@@ -256,9 +257,40 @@ class StepProcessor:
 
     # ---- tools ------------------------------------------------------------------------
 
+    async def _track(self) -> str | None:
+        """The working tree's snapshot now; None without git or when it fails (never an
+        error in the loop: undo is then unavailable for this step)."""
+        snapshots = self.ctx.snapshots(self.directory)
+        if snapshots is None or not snapshots.available:
+            return None
+        try:
+            return await snapshots.track()
+        except (SnapshotError, OSError) as exc:
+            self.ctx.publish(
+                Notice(
+                    session_id=self.assistant.session_id,
+                    level="warning",
+                    message=f"No snapshot for undo: {exc}",
+                )
+            )
+            return None
+
+    async def _patch(self, before: str | None, changed: list[str]) -> None:
+        """Record what the step's tools changed: the snapshot trees and the changed paths
+        (every change, bash included, when snapshots work; else what edit/write reported)."""
+        after = await self._track() if before is not None else None
+        snapshots = self.ctx.snapshots(self.directory)
+        if before is not None and after is not None and snapshots is not None:
+            with contextlib.suppress(SnapshotError):
+                changed = await snapshots.changed_files(before, after)
+        if changed:
+            patch = PatchPart(**self._ids(), files=changed, before=before, after=after)
+            await self._save(patch, flush=True)
+
     async def _run_tools(self) -> None:
         changed: list[str] = []
         redacted = 0
+        before = await self._track()
         for call in self.ready:
             part = self.tools[call.call_id]
             if self.abort.is_set():
@@ -315,8 +347,7 @@ class StepProcessor:
                 if isinstance(files, list):
                     changed.extend(f for f in files if f not in changed)
             await self._save(part, flush=True)
-        if changed:
-            await self._save(PatchPart(**self._ids(), files=changed), flush=True)
+        await self._patch(before, changed)
         if redacted:
             self._note_redactions(redacted)
 

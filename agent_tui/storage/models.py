@@ -57,6 +57,9 @@ class UserMessage(_Model):
     queued: bool = False
     """Sent while the agent was working: it reaches the model as a reminder, then and in
     every later request (the cached prompt prefix must not change)."""
+    undone: bool = False
+    """The turn this message started was undone (`/undo`): hidden from the model and the
+    view, kept in the database until a redo brings it back."""
 
 
 class ErrorInfo(_Model):
@@ -94,6 +97,8 @@ class AssistantMessage(_Model):
     question), hidden again if the compaction is undone."""
     reverted: bool = False
     """On a summary: the compaction was undone; the history before it is back."""
+    undone: bool = False
+    """The turn this step belongs to was undone (`/undo`): hidden from the model."""
 
 
 Message = Annotated[UserMessage | AssistantMessage, Field(discriminator="role")]
@@ -209,6 +214,11 @@ class StepFinishPart(_PartBase):
 class PatchPart(_PartBase):
     type: Literal["patch"] = "patch"
     files: list[str] = Field(default_factory=list)
+    """Paths relative to the session directory that the step changed."""
+    before: str | None = None
+    """Snapshot tree hash of the working tree before the step ran its tools (for undo)."""
+    after: str | None = None
+    """Snapshot tree hash after the step's tools (for redo); None without snapshots."""
 
 
 class SubtaskPart(_PartBase):

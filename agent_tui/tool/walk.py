@@ -100,3 +100,72 @@ def mtime(path: Path) -> float:
 def newest_first(paths: list[Path]) -> list[Path]:
     """Newest modification time first; ties (e.g. same second) by path for stable output."""
     return sorted(paths, key=lambda p: (-mtime(p), str(p)))
+
+
+# ---- .gitignore -----------------------------------------------------------------------
+
+
+class GitIgnore:
+    """The patterns of the .gitignore files met on a walk (the common subset of the
+    format: `#` comments, `!` negation, a trailing `/` for folders only, a `/` inside the
+    pattern anchoring it to its file's folder). The last matching pattern wins."""
+
+    def __init__(self) -> None:
+        self._rules: list[tuple[str, re.Pattern[str], bool, bool]] = []
+        """(folder of the .gitignore, compiled pattern, negated, folders only)."""
+
+    def add_file(self, folder: str, path: Path) -> None:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return
+        for raw in text.splitlines():
+            line = raw.rstrip()
+            if not line or line.startswith("#"):
+                continue
+            negated = line.startswith("!")
+            line = line.removeprefix("!").removeprefix("\\")
+            dir_only = line.endswith("/")
+            line = line.rstrip("/")
+            if not line:
+                continue
+            anchored = "/" in line
+            line = line.lstrip("/")
+            pattern = line if anchored else f"**/{line}"
+            self._rules.append((folder, compile_glob(pattern), negated, dir_only))
+
+    def ignored(self, rel_path: str, is_dir: bool) -> bool:
+        """`rel_path` is `/`-separated and relative to the walk's root."""
+        verdict = False
+        for folder, pattern, negated, dir_only in self._rules:
+            if dir_only and not is_dir:
+                continue
+            if folder:
+                if not rel_path.startswith(folder + "/"):
+                    continue
+                local = rel_path[len(folder) + 1 :]
+            else:
+                local = rel_path
+            if pattern.match(local):
+                verdict = not negated
+        return verdict
+
+
+def walk_project_files(root: Path, skip_dirs: frozenset[str] = SKIP_DIRS) -> list[str]:
+    """Every file under `root` as a `/`-separated relative path, honouring the
+    .gitignore files found on the way (the file picker's index)."""
+    found: list[str] = []
+    ignore = GitIgnore()
+    for folder, dirs, files in os.walk(root, onerror=lambda _exc: None):
+        rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
+        rel_dir = "" if rel_dir == "." else rel_dir
+        prefix = f"{rel_dir}/" if rel_dir else ""
+        if ".gitignore" in files:
+            ignore.add_file(rel_dir, Path(folder) / ".gitignore")
+        dirs[:] = sorted(
+            d for d in dirs if d not in skip_dirs and not ignore.ignored(prefix + d, True)
+        )
+        found.extend(
+            prefix + name for name in sorted(files) if not ignore.ignored(prefix + name, False)
+        )
+    return found

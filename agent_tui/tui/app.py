@@ -35,12 +35,14 @@ from agent_tui.tui import slash_commands
 from agent_tui.tui.app_commands import AppCommands
 from agent_tui.tui.command_provider import AgentCommands
 from agent_tui.tui.event_pump import EventPump
+from agent_tui.tui.file_picker_screen import FilePickerScreen
 from agent_tui.tui.permission_screen import PermissionScreen
 from agent_tui.tui.prompt_input import PromptInput
 from agent_tui.tui.session_stats import SessionStats
 from agent_tui.tui.session_view import SessionView
 from agent_tui.tui.sidebar import Sidebar
 from agent_tui.tui.status_line import StatusLine
+from agent_tui.tui.undo_commands import UndoCommands
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
 QUIT_WINDOW = 2.0
@@ -65,7 +67,7 @@ def event_session(event: Event) -> str | None:
     return event.session_id
 
 
-class AgentApp(AppCommands, App[int]):
+class AgentApp(AppCommands, UndoCommands, App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "agent-tui"
     COMMANDS = {AgentCommands}
@@ -146,6 +148,7 @@ class AgentApp(AppCommands, App[int]):
 
     async def _start(self) -> None:
         await self.show_session(self.session)
+        await self.load_custom_commands()
         # litellm costs seconds to import on a thread that competes with the UI for the
         # GIL: start it once the first frame has been painted, not during it.
         self.set_timer(PRELOAD_DELAY, self._preload)
@@ -171,11 +174,13 @@ class AgentApp(AppCommands, App[int]):
         """Load a session (or a blank new one) into the view and the sidebar."""
         self.session = session
         messages = await self.db.all_messages(session.id) if session else []
+        messages = [m for m in messages if not m.info.undone]  # taken back with /undo
         self.stats = SessionStats.of(messages)
         if session is not None and self.model_override is None:
             self.session_model = await self.engine.session_model(session.id)
         await self.view.load(session, messages)
         self._refresh_sidebar()
+        self.run_worker(self.refresh_changes(), exit_on_error=False)
         self.status_line.set_status(
             "busy" if session and self.engine.is_busy(session.id) else "idle"
         )
@@ -227,6 +232,7 @@ class AgentApp(AppCommands, App[int]):
             if event.status == "idle":
                 gc.unfreeze()  # what was frozen for the stream may be collected again
                 gc.set_threshold(*IDLE_GC_THRESHOLDS)
+                self.run_worker(self.refresh_changes(), exit_on_error=False)
         elif isinstance(event, SessionUpdated):
             self.session = event.session
             self._refresh_sidebar()
@@ -280,10 +286,15 @@ class AgentApp(AppCommands, App[int]):
         text = event.text
         if not text.strip():
             return
+        if text.lstrip().startswith("!"):  # the person's own shell command
+            self.prompt.remember(text)
+            self.prompt.clear()
+            self.run_worker(self._shell(text.lstrip()[1:].strip()), exit_on_error=False)
+            return
         parsed = slash_commands.parse(text)
         if parsed is not None:
             name, args = parsed
-            command = slash_commands.find(name)
+            command = slash_commands.find(name, self.prompt.custom_commands)
             if command is None:
                 self.notify(f"Unknown command /{name}: /help lists them.", severity="warning")
                 return
@@ -295,16 +306,38 @@ class AgentApp(AppCommands, App[int]):
         self.prompt.clear()
         self.run_worker(self._send(text), exit_on_error=False)
 
-    async def _send(self, text: str) -> None:
+    async def _send(self, text: str, *, model: str | None = None, typed: str = "") -> None:
+        """Send `text`; `model` overrides for this message (a custom command's), `typed`
+        is what goes back in the prompt on failure when it differs from `text`."""
         try:
             session = await self.ensure_session()
-            await self.engine.prompt(session.id, text, model=self.model_override)
+            await self.engine.prompt(session.id, text, model=model or self.model_override)
         except AgentTuiError as exc:
-            self._restore(text)
+            self._restore(typed or text)
             self.notify(str(exc), title="Not sent", severity="error", timeout=10)
         except Exception as exc:
-            self._restore(text)
+            self._restore(typed or text)
             self.notify(f"{type(exc).__name__}: {exc}", title="Not sent", severity="error")
+
+    async def _shell(self, command: str) -> None:
+        try:
+            session = await self.ensure_session()
+            await self.engine.run_shell(session.id, command)
+        except AgentTuiError as exc:
+            self._restore(f"!{command}")
+            self.notify(str(exc), title="Not run", severity="error", timeout=10)
+
+    # ---- @file mentions -----------------------------------------------------------------
+
+    def on_prompt_input_mention_started(self, _: PromptInput.MentionStarted) -> None:
+        root = Path(self.session.directory) if self.session else self.directory
+        self.push_screen(FilePickerScreen(root), callback=self._insert_mention)
+
+    def _insert_mention(self, path: str | None) -> None:
+        """The `@` is already typed: the path (and a space) goes right after it."""
+        self.prompt.focus()
+        if path:
+            self.prompt.insert(f"{path} ")
 
     def _restore(self, text: str) -> None:
         """Put a failed message back so nothing typed is lost."""
@@ -334,7 +367,7 @@ class AgentApp(AppCommands, App[int]):
         self.status_line.set_hint(
             f"{keys.leader}: {keys.compact} compact · {keys.new_session} new session · "
             f"{keys.sessions} sessions · {keys.model} model · {keys.sidebar} sidebar · "
-            f"{keys.uncompact} uncompact"
+            f"{keys.uncompact} uncompact · {keys.undo} undo · {keys.redo} redo"
         )
         self.set_timer(LEADER_WINDOW, self._leader_timeout)
 
@@ -362,6 +395,8 @@ class AgentApp(AppCommands, App[int]):
             keys.model: self.action_choose_model,
             keys.sidebar: self.action_toggle_sidebar,
             keys.uncompact: self.action_uncompact,
+            keys.undo: self.action_undo,
+            keys.redo: self.action_redo,
         }
         action = actions.get(key)
         if action is not None and time.monotonic() - self._leader_at < LEADER_WINDOW:

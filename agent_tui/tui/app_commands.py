@@ -7,9 +7,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent_tui.custom_commands import CustomCommand, load_custom_commands
 from agent_tui.errors import AgentTuiError
 from agent_tui.session.compaction_plan import render_plan
 from agent_tui.session.usage import context_usage
+from agent_tui.tui import slash_commands
 from agent_tui.tui.model_screen import ModelScreen
 from agent_tui.tui.sessions_screen import SessionRow, SessionsScreen
 from agent_tui.tui.slash_commands import COMMANDS, SlashCommand
@@ -24,7 +26,7 @@ SESSIONS_LISTED = 200
 def help_text(app: AgentApp) -> str:
     keys = app.config.keybinds
     lines = ["Commands (type / for completion, Tab completes):", ""]
-    for command in COMMANDS:
+    for command in app.slash_command_list:
         alias = f" (alias /{', /'.join(command.aliases)})" if command.aliases else ""
         leader = f"   [{keys.leader} {getattr(keys, command.keybind)}]" if command.keybind else ""
         lines.append(f"  {command.usage:<26}{command.help}{alias}{leader}")
@@ -34,6 +36,8 @@ def help_text(app: AgentApp) -> str:
         "  Enter                     send (while the agent works, the message is queued)",
         "  Shift+Enter, Ctrl+J       new line",
         "  Up / Down                 previous / next message (on the first / last line)",
+        "  @                         attach a file or folder (a picker opens; fuzzy filter)",
+        "  !command                  run a shell command; the model sees it next message",
         f"  {keys.interrupt:<26}interrupt the running step or compaction",
         f"  {keys.leader} {keys.sidebar:<{24 - len(keys.leader)}}show / hide the sidebar",
         f"  {keys.palette:<26}command palette",
@@ -50,7 +54,41 @@ DRY_RUN = "--dry-run"
 class AppCommands:
     """Command implementations; `self` is the AgentApp."""
 
+    custom_commands: dict[str, CustomCommand] = {}
+    """Custom slash commands by name (custom_commands.py), loaded at start."""
+
+    @property
+    def slash_command_list(self: AgentApp) -> tuple[SlashCommand, ...]:
+        """Built-in commands, then the custom ones (for /help and the palette)."""
+        return (*COMMANDS, *self.prompt.custom_commands)
+
+    async def load_custom_commands(self: AgentApp) -> None:
+        """Read the custom command files (once, at start); warn once about any named
+        like a built-in."""
+        loaded = await asyncio.to_thread(
+            load_custom_commands, self.directory, slash_commands.builtin_names()
+        )
+        self.custom_commands = loaded.commands
+        self.prompt.custom_commands = tuple(
+            slash_commands.custom(c.name, c.help) for c in loaded.commands.values()
+        )
+        if (warning := loaded.warning()) is not None:
+            self.notify(warning, severity="warning", timeout=10)
+
+    def run_custom_command(self: AgentApp, name: str, args: str) -> None:
+        """Send a custom command's body, its arguments filled in."""
+        command = self.custom_commands[name]
+        typed = f"/{name} {args}".rstrip()
+        text = command.expand(args)
+        if not text:
+            self.notify(f"/{name} is empty: {command.path} has no text.", severity="warning")
+            return
+        self.run_worker(self._send(text, model=command.model, typed=typed), exit_on_error=False)
+
     def run_command(self: AgentApp, command: SlashCommand, args: str) -> None:
+        if command.action == slash_commands.CUSTOM_ACTION:
+            self.run_custom_command(command.name, args)
+            return
         method: Callable[..., Any] = getattr(self, f"action_{command.action}")
         result = method(args or None) if command.takes_args else method()
         if isinstance(result, Awaitable):

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from agent_tui.tui.slash_commands import COMMANDS, SlashCommand
+from agent_tui.tui.slash_commands import SlashCommand
 
 if TYPE_CHECKING:
     from agent_tui.tui.app import AgentApp
@@ -17,13 +17,16 @@ class AgentCommands(Provider):
     def _run(self, command: SlashCommand) -> None:
         cast("AgentApp", self.app).run_command(command, "")
 
+    def _commands(self) -> tuple[SlashCommand, ...]:
+        return cast("AgentApp", self.app).slash_command_list
+
     async def discover(self) -> Hits:
-        for command in COMMANDS:
+        for command in self._commands():
             yield DiscoveryHit(f"/{command.name}", partial(self._run, command), help=command.help)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for command in COMMANDS:
+        for command in self._commands():
             text = f"/{command.name} {command.help}"
             score = matcher.match(text)
             if score > 0:

@@ -36,6 +36,9 @@ class PromptInput(TextArea):
             super().__init__()
             self.key = key
 
+    class MentionStarted(Message):
+        """`@` typed at the start of a word: the app opens the file picker."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(
             id=id,
@@ -48,6 +51,8 @@ class PromptInput(TextArea):
         self.sent_history: list[str] = []
         self._history_index: int | None = None
         self._draft = ""
+        self.custom_commands: tuple[slash_commands.SlashCommand, ...] = ()
+        """The custom slash commands (custom_commands.py), completed like built-ins."""
 
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
@@ -72,7 +77,15 @@ class PromptInput(TextArea):
             event.stop()
             event.prevent_default()
             return
+        starts_mention = event.character == "@" and self._at_word_start()
         await super()._on_key(event)
+        if starts_mention:
+            self.post_message(self.MentionStarted())
+
+    def _at_word_start(self) -> bool:
+        row, column = self.cursor_location
+        before = self.document.get_line(row)[:column]
+        return not before or before[-1].isspace()
 
     # ---- history ----------------------------------------------------------------------
 
@@ -107,7 +120,7 @@ class PromptInput(TextArea):
         text = self.text
         if not text.startswith("/") or any(ch.isspace() for ch in text):
             return []
-        return slash_commands.matching(text[1:])
+        return slash_commands.matching(text[1:], self.custom_commands)
 
     def complete(self) -> bool:
         """Complete a unique (or common) slash command prefix; True if anything changed."""

@@ -22,6 +22,8 @@ class SessionStats:
     summaries: set[str] = field(default_factory=set)
     last_step: AssistantMessage | None = None
     files: list[str] = field(default_factory=list)
+    changes: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Lines added and removed per file (from the snapshots; the app sets it)."""
 
     @classmethod
     def of(cls, messages: list[MessageWithParts]) -> SessionStats:

@@ -23,9 +23,12 @@ from agent_tui.storage.models import (
     MessageWithParts,
     Session,
     TextPart,
+    ToolPart,
+    UserMessage,
 )
 from agent_tui.tui.assistant_message_view import AssistantMessageView
 from agent_tui.tui.compaction_divider import CompactionDivider
+from agent_tui.tui.tool_line import ToolLine
 from agent_tui.tui.user_message_view import UserMessageView
 
 PAGE_SIZE = 100
@@ -36,6 +39,19 @@ def _user_text(message: MessageWithParts) -> str:
     return "\n".join(
         p.text for p in message.parts if isinstance(p, TextPart) and not p.synthetic and p.text
     )
+
+
+def _shell_tool(message: MessageWithParts) -> ToolPart | None:
+    """The bash part of a person's `!command` (a user message with a tool part)."""
+    return next((p for p in message.parts if isinstance(p, ToolPart)), None)
+
+
+def shell_line(part: ToolPart) -> ToolLine:
+    """A `!command` as a tool line, open: the person ran it to see its output."""
+    line = ToolLine(part)
+    line.add_class("-shell")
+    line.collapsed = False
+    return line
 
 
 def _compaction(message: MessageWithParts) -> CompactionPart | None:
@@ -49,6 +65,7 @@ class SessionView(VerticalScroll):
     SessionView { padding: 0 1; }
     SessionView .-compacted { opacity: 60%; }
     SessionView #load-earlier { width: 100%; margin: 0 0 1 0; }
+    SessionView ToolLine.-shell { margin: 1 0 0 0; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -123,6 +140,8 @@ class SessionView(VerticalScroll):
                 text = _user_text(summary) if summary else ""
                 state = "undone" if undone else "done" if done else "cancelled"
                 widget = CompactionDivider(info.id, part.auto, text, state)
+            elif isinstance(info, UserMessage) and (tool := _shell_tool(message)) is not None:
+                widget = shell_line(tool)
             elif text := _user_text(message):
                 widget = UserMessageView(text)
             if widget is not None:
@@ -167,6 +186,12 @@ class SessionView(VerticalScroll):
         await self.mount(widget)
 
     async def _show_message(self, info: Message) -> None:
+        if info.undone:  # taken back with /undo: out of the view (redo reloads the session)
+            self._infos.pop(info.id, None)
+            view = self._views.pop(info.id, None)
+            if view is not None:
+                await view.remove()
+            return
         is_new = info.id not in self._infos
         self._infos[info.id] = info
         if not isinstance(info, AssistantMessage):
@@ -202,6 +227,12 @@ class SessionView(VerticalScroll):
                 view = AssistantMessageView(info)
                 await self._append(info.id, view)
             await view.show_part(part)
+        elif isinstance(part, ToolPart):  # a `!command`
+            view = self._views.get(part.message_id)
+            if isinstance(view, ToolLine):
+                view.show(part)
+            else:
+                await self._append(part.message_id, shell_line(part))
         elif part.message_id not in self._views:
             if isinstance(part, CompactionPart):
                 await self._append(part.message_id, CompactionDivider(part.message_id, part.auto))

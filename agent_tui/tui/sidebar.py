@@ -100,7 +100,9 @@ class Sidebar(VerticalScroll):
         self.query_one("#sidebar-compactions", Static).update(
             f"{count} compaction{'s' if count != 1 else ''}"
         )
-        files = [short_path(f, directory) for f in stats.files]
+        files = list(dict.fromkeys(short_path(f, directory) for f in stats.files))
+        if stats.changes:  # snapshots know every change, bash included, with line counts
+            files = [f"{name} +{a} −{r}" for name, (a, r) in sorted(stats.changes.items())]
         text = "\n".join(files[-MAX_FILES_SHOWN:]) or "none yet"
         if len(files) > MAX_FILES_SHOWN:
             text = f"… {len(files) - MAX_FILES_SHOWN} more\n" + text

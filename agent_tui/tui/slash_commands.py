@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -15,10 +16,11 @@ class SlashCommand:
     takes_args: bool = False
     keybind: str | None = None
     """The `keybinds` field of its leader key, if any."""
+    arg_hint: str = "[instructions]"
 
     @property
     def usage(self) -> str:
-        return f"/{self.name}" + (" [instructions]" if self.takes_args else "")
+        return f"/{self.name}" + (f" {self.arg_hint}" if self.takes_args else "")
 
 
 COMMANDS: tuple[SlashCommand, ...] = (
@@ -36,6 +38,14 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "uncompact",
         keybind="uncompact",
     ),
+    SlashCommand(
+        "undo",
+        "Undo the newest turn: restore the files it changed, put its prompt back",
+        "undo",
+        keybind="undo",
+    ),
+    SlashCommand("redo", "Redo the turn undone last", "redo", keybind="redo"),
+    SlashCommand("diff", "Show the files this session changed, as a diff", "diff"),
     SlashCommand("new", "Start a new session", "new_session", keybind="new_session"),
     SlashCommand("sessions", "Switch to another session", "sessions", keybind="sessions"),
     SlashCommand("model", "Choose the model for the next prompts", "choose_model", keybind="model"),
@@ -46,19 +56,35 @@ COMMANDS: tuple[SlashCommand, ...] = (
 )
 
 
-def matching(prefix: str) -> list[SlashCommand]:
-    """Commands whose name or an alias starts with `prefix` (without the slash)."""
+CUSTOM_ACTION = "custom_command"
+"""The action of a custom command (custom_commands.py): its body is sent as a prompt."""
+
+
+def builtin_names() -> set[str]:
+    """Names and aliases a custom command cannot take."""
+    return {n for c in COMMANDS for n in (c.name, *c.aliases)}
+
+
+def custom(name: str, help: str) -> SlashCommand:
+    return SlashCommand(name, help, CUSTOM_ACTION, takes_args=True, arg_hint="[arguments]")
+
+
+def matching(prefix: str, extra: Sequence[SlashCommand] = ()) -> list[SlashCommand]:
+    """Commands whose name or an alias starts with `prefix` (without the slash);
+    `extra`: the custom commands."""
     prefix = prefix.lower()
-    return [c for c in COMMANDS if any(n.startswith(prefix) for n in (c.name, *c.aliases))]
+    return [
+        c for c in (*COMMANDS, *extra) if any(n.startswith(prefix) for n in (c.name, *c.aliases))
+    ]
 
 
-def find(name: str) -> SlashCommand | None:
+def find(name: str, extra: Sequence[SlashCommand] = ()) -> SlashCommand | None:
     """The command called `name`, by name or alias, else a unique prefix match."""
     name = name.lower()
-    for command in COMMANDS:
+    for command in (*COMMANDS, *extra):
         if name in (command.name, *command.aliases):
             return command
-    found = matching(name)
+    found = matching(name, extra)
     return found[0] if len(found) == 1 else None
 
 

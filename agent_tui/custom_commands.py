@@ -1,0 +1,130 @@
+"""Custom slash commands: Markdown files whose body is sent as the prompt.
+
+`.agent-tui/commands/NAME.md` in the working directory (project) and
+`<config dir>/commands/NAME.md` (user); a project command overrides a user one. The
+body's `$ARGUMENTS` becomes everything after `/NAME`, `$1`, `$2`… the single words.
+An optional front matter (`---` lines around `key: value` lines) sets `description`
+and `model`.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_tui import paths
+
+PROJECT_COMMANDS_DIR = Path(".agent-tui") / "commands"
+USER_COMMANDS_DIR = "commands"
+"""Under the user config dir."""
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+PLACEHOLDER_RE = re.compile(r"\$(ARGUMENTS|\d+)")
+
+
+@dataclass(frozen=True)
+class CustomCommand:
+    name: str
+    body: str
+    path: Path
+    scope: str
+    """`project` or `user`."""
+    description: str = ""
+    model: str | None = None
+
+    @property
+    def help(self) -> str:
+        return self.description or f"Custom command ({self.scope}: {self.path.name})"
+
+    def expand(self, arguments: str) -> str:
+        """The body with `$ARGUMENTS` and `$1`, `$2`… replaced (missing ones are empty)."""
+        try:
+            words = shlex.split(arguments)
+        except ValueError:  # an unbalanced quote: plain whitespace split
+            words = arguments.split()
+
+        def value(match: re.Match[str]) -> str:
+            if match.group(1) == "ARGUMENTS":
+                return arguments.strip()
+            index = int(match.group(1)) - 1
+            return words[index] if 0 <= index < len(words) else ""
+
+        # One pass: an argument that itself contains `$1` is not expanded again.
+        return PLACEHOLDER_RE.sub(value, self.body).strip()
+
+
+def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
+    """({key: value}, body) of a `---\\nkey: value\\n---\\nbody` file; no header: ({}, text)."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return {}, text
+    for end in range(1, len(lines)):
+        if lines[end].strip() == "---":
+            meta: dict[str, str] = {}
+            for line in lines[1:end]:
+                key, sep, value = line.partition(":")
+                if sep and key.strip():
+                    meta[key.strip().lower()] = value.strip().strip("\"'")
+            return meta, "\n".join(lines[end + 1 :])
+    return {}, text  # no closing line: it was not a header
+
+
+def _load_dir(folder: Path, scope: str) -> dict[str, CustomCommand]:
+    found: dict[str, CustomCommand] = {}
+    try:
+        files = sorted(folder.glob("*.md"))
+    except OSError:
+        return found
+    for path in files:
+        name = path.stem
+        if not NAME_RE.match(name) or not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        meta, body = parse_front_matter(text)
+        found[name.lower()] = CustomCommand(
+            name=name.lower(),
+            body=body.strip(),
+            path=path,
+            scope=scope,
+            description=meta.get("description", ""),
+            model=meta.get("model") or None,
+        )
+    return found
+
+
+@dataclass
+class LoadedCommands:
+    commands: dict[str, CustomCommand]
+    shadowed: list[CustomCommand]
+    """Files named like a built-in command: not loaded (the built-in wins)."""
+
+    def warning(self) -> str | None:
+        if not self.shadowed:
+            return None
+        files = ", ".join(str(c.path) for c in self.shadowed)
+        return f"Custom commands named like built-in ones are ignored (rename them): {files}"
+
+
+def load_custom_commands(directory: Path, reserved: Collection[str] = ()) -> LoadedCommands:
+    """User commands, then project ones over them; names in `reserved` (built-ins and
+    their aliases) are never taken."""
+    merged = _load_dir(paths.config_dir() / USER_COMMANDS_DIR, "user")
+    merged.update(_load_dir(directory / PROJECT_COMMANDS_DIR, "project"))
+    reserved = {r.lower() for r in reserved}
+    shadowed = [c for name, c in merged.items() if name in reserved]
+    commands = {name: c for name, c in merged.items() if name not in reserved}
+    return LoadedCommands(commands, shadowed)
+
+
+def parse_invocation(text: str) -> tuple[str, str] | None:
+    """('review', 'src/app.py') for '/review src/app.py'; None if not a slash command."""
+    stripped = text.strip()
+    if not stripped.startswith("/") or stripped.startswith("//"):
+        return None
+    name, _, args = stripped[1:].partition(" ")
+    return name.lower(), args.strip()

@@ -1,0 +1,84 @@
+"""The `@` file picker: the project's files (gitignore honoured), fuzzy filtered as the
+person types; Enter or a click inserts the chosen path after the `@`."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, OptionList
+from textual.widgets.option_list import Option
+
+from agent_tui.session.mentions import FileIndex
+
+
+class FilePickerScreen(ModalScreen[str | None]):
+    CSS_PATH = "file_picker_screen.tcss"
+    BINDINGS = [
+        Binding("escape", "cancel", "Close"),
+        Binding("down", "move(1)", show=False),
+        Binding("up", "move(-1)", show=False),
+    ]
+
+    def __init__(self, root: Path) -> None:
+        super().__init__()
+        self.root = root
+        self.index: FileIndex | None = None
+        self.indexed = asyncio.Event()
+        """Set once the file list is built (tests wait on it)."""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="box"):
+            yield Label("Attach a file — type to filter, Enter to insert", id="picker-title")
+            yield Input(placeholder="path", id="picker-input")
+            yield OptionList(id="picker-files")
+
+    def on_mount(self) -> None:
+        self.query_one("#picker-input", Input).focus()
+        self.run_worker(self._build(), exit_on_error=False)
+
+    async def _build(self) -> None:
+        # Walking a big tree takes a while: off the event loop, once per opening.
+        self.index = await asyncio.to_thread(FileIndex.build, self.root)
+        self.query_one("#picker-title", Label).update(
+            f"Attach a file ({len(self.index.paths):,} files) — type to filter, Enter to insert"
+        )
+        self._show(self.query_one("#picker-input", Input).value)
+        self.indexed.set()
+
+    def _show(self, query: str) -> None:
+        if self.index is None:
+            return
+        options = self.query_one("#picker-files", OptionList)
+        options.clear_options()
+        options.add_options([Option(path, id=path) for path in self.index.filter(query)])
+        if options.option_count:
+            options.highlighted = 0
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._show(event.value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        options = self.query_one("#picker-files", OptionList)
+        if options.highlighted is None:
+            self.dismiss(None)
+            return
+        self.dismiss(options.get_option_at_index(options.highlighted).id)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(event.option.id)
+
+    def action_move(self, step: int) -> None:
+        options = self.query_one("#picker-files", OptionList)
+        if options.option_count:
+            current = options.highlighted or 0
+            options.highlighted = max(0, min(options.option_count - 1, current + step))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
