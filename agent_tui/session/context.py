@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,13 +11,13 @@ from agent_tui import paths
 from agent_tui.bus import Bus
 from agent_tui.config import Config, PermissionLevel, resolve_env_ref
 from agent_tui.errors import ConfigError
-from agent_tui.events import Event, MessageUpdated, PartUpdated
+from agent_tui.events import Event, MessageUpdated, Notice, PartUpdated
 from agent_tui.redact import Redactor
 from agent_tui.secrets import ToolEnvironment
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import MessageWithParts, Part, UserMessage
 from agent_tui.storage.snapshot import Snapshots, snapshot_root
-from agent_tui.tool.base import AskPermission
+from agent_tui.tool.base import AskPermission, ToolContext
 from agent_tui.tool.registry import ToolRegistry
 
 
@@ -56,6 +57,44 @@ class EngineContext:
         self.publish(MessageUpdated(info=info))
         self.publish(PartUpdated(part=part))
         return MessageWithParts(info=info, parts=[part])
+
+    def tool_context(
+        self,
+        session_id: str,
+        message_id: str,
+        directory: Path,
+        *,
+        call_id: str = "",
+        abort: asyncio.Event | None = None,
+        permissions: dict[str, PermissionLevel] | None = None,
+    ) -> ToolContext:
+        """What a tool call needs: the session's folder, permissions, the environment and
+        redaction policy, and the session's history (for recall)."""
+        return ToolContext(
+            session_id=session_id,
+            message_id=message_id,
+            call_id=call_id,
+            directory=directory,
+            output_dir=self.output_dir,
+            truncation=self.config.truncation,
+            abort=abort or asyncio.Event(),
+            ask=self.ask,
+            permissions=(
+                permissions if permissions is not None else self.permissions_for(session_id)
+            ),
+            redact=self.redact,
+            env=self.tool_env.env,
+            history=self.db,
+        )
+
+    def note_redactions(self, session_id: str, count: int) -> None:
+        """One notice per step: how many secrets its tools had in their outputs."""
+        total = self.redactions.get(session_id, 0) + count
+        self.redactions[session_id] = total
+        message = f"{count} secret{'s' if count != 1 else ''} redacted from tool output"
+        if total > count:
+            message += f" ({total} in this session)"
+        self.publish(Notice(session_id=session_id, level="info", message=message))
 
     def snapshots(self, directory: Path) -> Snapshots | None:
         """The snapshot repository of a session directory; None when turned off in config."""

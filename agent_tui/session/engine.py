@@ -169,17 +169,15 @@ class Engine:
     def _tool_context(self, session: Session, message: str, call_id: str = "") -> ToolContext:
         """What a tool run on the person's behalf needs (mentions, `!command`): nobody
         is asked, so only what config or 'always' allows runs beyond the given grants."""
-        return ToolContext(
-            session_id=session.id,
-            message_id=message,
+        context = self.ctx.tool_context(
+            session.id,
+            message,
+            Path(session.directory),
             call_id=call_id,
-            directory=Path(session.directory),
-            output_dir=self.ctx.output_dir,
-            truncation=self.ctx.config.truncation,
             permissions=dict(self.ctx.permissions_for(session.id)),
-            redact=self.ctx.redact,
-            env=self.ctx.tool_env.env,
         )
+        context.ask = None
+        return context
 
     async def _add_part(self, part: Part) -> None:
         await self.ctx.db.upsert_part(part, flush=True)

@@ -13,9 +13,10 @@ from agent_tui.ids import message_id
 from agent_tui.provider.limits import ModelInfo, model_info
 from agent_tui.session import compaction, prune
 from agent_tui.session.context import EngineContext
+from agent_tui.session.doom_loop import call_signature
 from agent_tui.session.history import load_history, model_of
 from agent_tui.session.overflow import fits, is_overflow
-from agent_tui.session.processor import StepOutcome, StepProcessor, call_signature
+from agent_tui.session.processor import StepOutcome, StepProcessor
 from agent_tui.session.request import (
     budget_reminder_for,
     build_request,

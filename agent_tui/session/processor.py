@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from pathlib import Path
 from typing import Literal
 
@@ -26,6 +25,7 @@ from agent_tui.provider.stream import (
     stream_model,
 )
 from agent_tui.session.context import EngineContext
+from agent_tui.session.doom_loop import repeat_refusal
 from agent_tui.session.messages import INTERRUPTED_OUTPUT
 from agent_tui.session.overflow import usable_tokens
 from agent_tui.session.retry import retry_delay, sleep_unless
@@ -48,14 +48,8 @@ from agent_tui.storage.models import (
     ToolTime,
 )
 from agent_tui.storage.snapshot import SnapshotError
-from agent_tui.tool.base import PermissionRequest, ToolContext
 
-DOOM_LOOP = "doom_loop"
 FILE_CHANGING_TOOLS = {"edit", "write"}
-
-
-def call_signature(tool: str, arguments: dict) -> str:
-    return tool + json.dumps(arguments, sort_keys=True)
 
 
 StepOutcome = Literal["continue", "stop", "overflow", "error", "aborted"]
@@ -301,21 +295,23 @@ class StepProcessor:
                 input=state_input, title=call.name, time=ToolTime(start=start)
             )
             await self._save(part, flush=True)
-            tool_ctx = ToolContext(
-                session_id=self.assistant.session_id,
-                message_id=self.assistant.id,
+            tool_ctx = self.ctx.tool_context(
+                self.assistant.session_id,
+                self.assistant.id,
+                self.directory,
                 call_id=call.call_id,
-                directory=self.directory,
-                output_dir=self.ctx.output_dir,
-                truncation=self.ctx.config.truncation,
                 abort=self.abort,
-                ask=self.ctx.ask,
-                permissions=self.ctx.permissions_for(self.assistant.session_id),
-                redact=self.ctx.redact,
-                env=self.ctx.tool_env.env,
-                history=self.ctx.db,
             )
-            if not await self._allow_repeat(call, tool_ctx):
+            self.doom = await repeat_refusal(
+                self.ctx,
+                self.assistant.session_id,
+                self.recent_calls,
+                call.name,
+                state_input,
+                call.arguments,
+                tool_ctx.permissions,
+            )
+            if self.doom is not None:
                 part.state = ToolStateError(
                     input=state_input,
                     error=self.doom or "",
@@ -349,53 +345,7 @@ class StepProcessor:
             await self._save(part, flush=True)
         await self._patch(before, changed)
         if redacted:
-            self._note_redactions(redacted)
-
-    def _note_redactions(self, count: int) -> None:
-        """One notice per step: how many secrets this step's tools had in their outputs."""
-        session_id = self.assistant.session_id
-        total = self.ctx.redactions.get(session_id, 0) + count
-        self.ctx.redactions[session_id] = total
-        message = f"{count} secret{'s' if count != 1 else ''} redacted from tool output"
-        if total > count:
-            message += f" ({total} in this session)"
-        self.ctx.publish(Notice(session_id=session_id, level="info", message=message))
-
-    async def _allow_repeat(self, call: ToolCallReady, tool_ctx: ToolContext) -> bool:
-        """Doom loop: the same call with the same input `doom_loop` times in a row asks
-        the person (the app) or stops (headless)."""
-        signature = call_signature(call.name, self.tools[call.call_id].state.input)
-        self.recent_calls.append(signature)
-        limit = self.ctx.config.doom_loop
-        if not limit or len(self.recent_calls) < limit:
-            return True
-        if any(s != signature for s in self.recent_calls[-limit:]):
-            return True
-        permissions = tool_ctx.permissions
-        if permissions.get(DOOM_LOOP) == "allow":
-            return True
-        reason = (
-            f"The {call.name} tool was called {limit} times in a row with the same input; "
-            "stopped to avoid a loop. Try a different approach (config doom_loop sets "
-            "the limit, 0 turns the check off)."
-        )
-        if self.ctx.ask is not None:
-            reply = await self.ctx.ask(
-                PermissionRequest(
-                    session_id=self.assistant.session_id,
-                    tool=DOOM_LOOP,
-                    title=f"{call.name} called {limit} times in a row with the same input",
-                    detail=call.arguments,
-                    input=self.tools[call.call_id].state.input,
-                )
-            )
-            if reply == "always":
-                permissions[DOOM_LOOP] = "allow"
-            if reply != "deny":
-                return True
-            reason = f"The person stopped a repeated {call.name} call ({limit} times in a row)."
-        self.doom = reason
-        return False
+            self.ctx.note_redactions(self.assistant.session_id, redacted)
 
     # ---- endings ----------------------------------------------------------------------
 
