@@ -25,14 +25,19 @@ from agent_tui.session.loop import LoopResult
 from agent_tui.session.usage import context_usage
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import Session
+from agent_tui.storage.sessions import session_tree
 
 
 @contextlib.asynccontextmanager
 async def open_engine(config: Config) -> AsyncIterator[Engine]:
     db = await Database.open(paths.database_path())
+    engine = None
     try:
-        yield Engine(EngineContext(db=db, config=config))
+        engine = Engine(EngineContext(db=db, config=config))
+        yield engine
     finally:
+        if engine is not None:
+            await engine.close()
         await db.close()
 
 
@@ -171,11 +176,13 @@ async def _sessions(args: argparse.Namespace, config: Config) -> int:
         sessions = await db.list_sessions(str(Path.cwd()) if args.here else None)
         summaries = await db.session_summaries([s.id for s in sessions])
     rows = []
-    for session in sessions:
+    for session, depth in session_tree(sessions):  # subagents' sessions under their parent
         summary = summaries[session.id]
         rows.append(
             {
                 "id": session.id,
+                "parent_id": session.parent_id,
+                "depth": depth,
                 "title": session.title,
                 "directory": session.directory,
                 "created": session.created,
@@ -200,7 +207,8 @@ async def _sessions(args: argparse.Namespace, config: Config) -> int:
         usage = row["context"]
         percent = f"{usage['percent']:.0f}%" if usage["percent"] is not None else "—"
         print(
-            f"{row['id']}  {_time(row['updated'])}  {row['messages']:>4} msgs  "
+            f"{'  ' * row['depth']}{row['id']}  {_time(row['updated'])}  "
+            f"{row['messages']:>4} msgs  "
             f"{percent:>4}  {row['title'] or '(untitled)'}  [{row['directory']}]"
         )
     return 0

@@ -6,7 +6,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
@@ -125,6 +125,16 @@ class RetryConfig(_Strict):
     """Longest wait between attempts, in seconds."""
 
 
+class AgentConfig(_Strict):
+    prompt: str | None = None
+    """Instructions for this subagent, added after the built-in ones (prompts/task.txt)."""
+    model: str | None = None
+    """litellm model id for this subagent (default: the calling session's model)."""
+    tools: list[str] | None = None
+    """Tools it may call (default: the read-only ones: read, grep, glob, list, recall,
+    webfetch); `task` is never given to a subagent."""
+
+
 class KeybindsConfig(_Strict):
     leader: str = "ctrl+x"
     """Leader key; the keys below marked (leader) follow it."""
@@ -148,6 +158,42 @@ class KeybindsConfig(_Strict):
     """Interrupt the running step or compaction."""
     palette: str = "ctrl+p"
     """Command palette."""
+
+
+MCP_DEFAULT_TIMEOUT_MS = 10_000
+"""How long an MCP server may take to start and list its tools (OpenCode's `timeout`)."""
+
+
+class McpLocalConfig(_Strict):
+    """An MCP server agent-tui starts as a process and talks to over stdin/stdout."""
+
+    type: Literal["local"] = "local"
+    command: list[str] = Field(min_length=1)
+    """The program and its arguments, e.g. ["npx", "-y", "@modelcontextprotocol/server-memory"]."""
+    environment: dict[str, str] = Field(default_factory=dict)
+    """Variables set for the server on top of the tools' environment (`shell.env`); a value
+    `{env:NAME}` reads agent-tui's own variable NAME."""
+    enabled: bool = True
+    """False keeps the entry without starting the server."""
+    timeout: int = Field(default=MCP_DEFAULT_TIMEOUT_MS, ge=1)
+    """Milliseconds the server may take to start and list its tools."""
+
+
+class McpRemoteConfig(_Strict):
+    """An MCP server reached over streamable HTTP."""
+
+    type: Literal["remote"] = "remote"
+    url: str
+    """The server's MCP endpoint, e.g. https://example.com/mcp."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """HTTP headers sent with every request; a value `{env:NAME}` reads the variable NAME."""
+    enabled: bool = True
+    """False keeps the entry without connecting."""
+    timeout: int = Field(default=MCP_DEFAULT_TIMEOUT_MS, ge=1)
+    """Milliseconds the server may take to answer the handshake and list its tools."""
+
+
+McpServerConfig = Annotated[McpLocalConfig | McpRemoteConfig, Field(discriminator="type")]
 
 
 class Config(_Strict):
@@ -177,6 +223,11 @@ class Config(_Strict):
     keybinds: KeybindsConfig = Field(default_factory=KeybindsConfig)
     shell: ShellConfig = Field(default_factory=ShellConfig)
     """What commands the model runs may see of the environment."""
+    mcp: dict[str, McpServerConfig] = Field(default_factory=dict)
+    """MCP servers by name: their tools are offered as `NAME_TOOL` (permission default ask;
+    `"NAME_*"` keys in `permission` match them)."""
+    agent: dict[str, AgentConfig] = Field(default_factory=dict)
+    """Subagents the task tool can run, by name: prompt, model, tools."""
 
     # Where each value came from, for error messages; not part of the file format.
     sources: list[str] = Field(default_factory=list, exclude=True)

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agent_tui.storage.models import Message, Part, Session
+from agent_tui.storage.models import Message, Part, Session, TodoItem
 
 
 class PartUpdated(BaseModel):
@@ -61,6 +61,14 @@ class CompactionUndone(BaseModel):
     summary_message_id: str
 
 
+class TodosUpdated(BaseModel):
+    """The session's todo list was replaced (todowrite)."""
+
+    type: Literal["todos.updated"] = "todos.updated"
+    session_id: str
+    todos: list[TodoItem]
+
+
 class PermissionAsked(BaseModel):
     type: Literal["permission.asked"] = "permission.asked"
     id: str
@@ -90,6 +98,7 @@ Event = (
     | SessionError
     | SessionCompacted
     | CompactionUndone
+    | TodosUpdated
     | PermissionAsked
     | Notice
 )

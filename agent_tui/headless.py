@@ -13,6 +13,7 @@ from agent_tui.events import (
     PartUpdated,
     SessionError,
     SessionStatus,
+    SessionUpdated,
 )
 from agent_tui.storage.models import (
     AssistantMessage,
@@ -27,7 +28,7 @@ SHORT_INPUT = 60
 
 def short_input(part: ToolPart) -> str:
     data = part.state.input
-    for key in ("command", "file_path", "pattern", "path"):
+    for key in ("command", "file_path", "pattern", "path", "description"):
         if isinstance(data.get(key), str):
             text = data[key]
             break
@@ -48,6 +49,8 @@ def tool_line(part: ToolPart) -> str:
             line += f" (truncated, full output: {state.metadata.get('output_path')})"
         if state.metadata.get("exit_code") not in (None, 0):
             line += f" (exit code {state.metadata['exit_code']})"
+        if isinstance(state.metadata.get("session_id"), str):  # a subagent's session
+            line += f" (session {state.metadata['session_id']})"
     return line
 
 
@@ -64,6 +67,8 @@ class TextView:
         self._at_line_start = True
         self._reported: set[str] = set()
         self._summaries: set[str] = set()
+        self._children: set[str] = set()
+        """Subagents' sessions: their text stays off stdout, their tool lines indented."""
 
     def _newline(self) -> None:
         if not self._at_line_start:
@@ -72,12 +77,15 @@ class TextView:
             self._at_line_start = True
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, MessageUpdated):
+        if isinstance(event, SessionUpdated) and event.session.parent_id:
+            self._children.add(event.session.id)
+        elif isinstance(event, MessageUpdated):
             if isinstance(event.info, AssistantMessage) and event.info.summary:
                 self._summaries.add(event.info.id)
         elif isinstance(event, PartUpdated):
             part = event.part
-            hidden = part.message_id in self._summaries and not self.show_summaries
+            child = part.session_id in self._children
+            hidden = child or (part.message_id in self._summaries and not self.show_summaries)
             if isinstance(part, TextPart) and event.delta and not part.synthetic and not hidden:
                 self.out.write(event.delta)
                 self.out.flush()
@@ -89,7 +97,8 @@ class TextView:
                 if key not in self._reported:
                     self._reported.add(key)
                     self._newline()
-                    print(tool_line(part), file=self.err, flush=True)
+                    indent = "  ↳ " if child else ""
+                    print(indent + tool_line(part), file=self.err, flush=True)
         elif isinstance(event, SessionStatus) and event.status in ("retrying", "compacting"):
             self._newline()
             text = event.message or "Compacting the conversation…"

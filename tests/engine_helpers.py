@@ -30,9 +30,13 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
 async def open_engine(**engine_kwargs: Any) -> AsyncIterator[Engine]:
     """An engine on the config in the cwd (see conftest.write_config) and the tmp data dir."""
     db = await Database.open(paths.database_path())
+    engine = None
     try:
-        yield Engine(EngineContext(db=db, config=load_config()), **engine_kwargs)
+        engine = Engine(EngineContext(db=db, config=load_config()), **engine_kwargs)
+        yield engine
     finally:
+        if engine is not None:
+            await engine.close()  # MCP servers
         await db.close()
 
 

@@ -27,6 +27,7 @@ from agent_tui.session.messages import CONTINUE_TEXT
 from agent_tui.session.overflow import fits, usable_tokens
 from agent_tui.session.processor import StepOutcome, StepProcessor
 from agent_tui.session.request import build_request, estimate_tokens
+from agent_tui.session.restate import todos_block
 from agent_tui.session.tail import shorten_step
 from agent_tui.storage.models import (
     AssistantMessage,
@@ -37,6 +38,7 @@ from agent_tui.storage.models import (
     TextPart,
     UserMessage,
 )
+from agent_tui.tool.todo import render_todos
 
 NO_PROGRESS_MESSAGE = (
     "Compaction could not make the conversation fit the model's context window. "
@@ -72,7 +74,11 @@ async def create_request(
 
 
 def _summary_messages(
-    system: str, chunk: list[dict[str, Any]], earlier: str | None, instructions: str | None
+    system: str,
+    chunk: list[dict[str, Any]],
+    earlier: str | None,
+    instructions: str | None,
+    todos: str = "",
 ) -> list[dict[str, Any]]:
     """One chunk of a span too large for one request, as a plain transcript."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
@@ -80,6 +86,8 @@ def _summary_messages(
         messages.append({"role": "user", "content": f"Earlier summary of this session:\n{earlier}"})
     messages.extend(chunk)
     final = SUMMARY_REQUEST
+    if todos:
+        final += "\n\n" + todos_block(todos)
     if instructions:
         final += f"\n\nAdditional instructions from the person:\n{instructions}"
     if messages[-1]["role"] == "user":
@@ -119,6 +127,7 @@ async def process(
         raise CompactionError("Nothing to compact yet: the session has no new messages.")
     anchored, summarised, tail, replay = span.anchored, span.summarised, span.tail, span.replay
     restated = span.restated
+    todos = await ctx.db.get_todos(session.id)
 
     summary_model = (
         model_info(config.compaction.model, config) if config.compaction.model else model
@@ -131,8 +140,11 @@ async def process(
         agent="compaction",
         summary=True,
         restated=restated,
+        todos=render_todos(todos) if todos else "",
     )
-    instruction = instruction_text(ctx, Path(session.directory), anchored, part.instructions)
+    instruction = instruction_text(
+        ctx, Path(session.directory), anchored, part.instructions, summary.todos
+    )
     request = whole_span_request(ctx, session, summarised, summary_model, instruction)
     if request is None:
         outcome = await _summarise_in_chunks(
@@ -207,6 +219,7 @@ async def _summarise_whole(
             agent=summary.agent,
             summary=True,
             restated=summary.restated,
+            todos=summary.todos,
         )
         request = request.model_copy(update={"options": {**request.options, "tool_choice": "none"}})
     raise AssertionError("unreachable")
@@ -236,7 +249,7 @@ async def _summarise_in_chunks(
             model=summary_model.id,
             api_base=api_base,
             api_key=api_key,
-            messages=_summary_messages(system, chunk, earlier, part.instructions),
+            messages=_summary_messages(system, chunk, earlier, part.instructions, summary.todos),
         )
         earlier = await _abortable(complete_text(request), abort)
         if earlier is None:
@@ -245,7 +258,7 @@ async def _summarise_in_chunks(
         model=summary_model.id,
         api_base=api_base,
         api_key=api_key,
-        messages=_summary_messages(system, chunks[-1], earlier, part.instructions),
+        messages=_summary_messages(system, chunks[-1], earlier, part.instructions, summary.todos),
     )
     return await StepProcessor(
         ctx, summary, Path(session.directory), abort, summary_model, run_tools=False

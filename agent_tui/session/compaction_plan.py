@@ -16,7 +16,7 @@ from agent_tui.session.context import EngineContext
 from agent_tui.session.messages import to_model_messages
 from agent_tui.session.overflow import fits, tail_budget, usable_tokens, user_budget
 from agent_tui.session.request import build_request, estimate_tokens, provider_scale
-from agent_tui.session.restate import choose_restated, restated_text
+from agent_tui.session.restate import choose_restated, restated_text, todos_block
 from agent_tui.session.tail import choose_tail, message_tokens
 from agent_tui.session.tokens import count_tokens
 from agent_tui.storage.models import (
@@ -141,13 +141,20 @@ def is_anchor(prior: list[MessageWithParts]) -> bool:
 
 
 def instruction_text(
-    ctx: EngineContext, directory: Path, anchored: bool, instructions: str | None
+    ctx: EngineContext,
+    directory: Path,
+    anchored: bool,
+    instructions: str | None,
+    todos: str = "",
 ) -> str:
-    """The compaction prompt, sent as the last user message of the summary request."""
+    """The compaction prompt, sent as the last user message of the summary request;
+    `todos` is the session's rendered todo list."""
     text = compaction_prompt(ctx, directory).strip()
     if anchored:
         text += "\n\n" + paths.read_prompt("compaction_anchor.txt").strip()
     text += "\n\n" + SUMMARY_REQUEST
+    if todos:
+        text += "\n\n" + todos_block(todos)
     if instructions:
         text += f"\n\nAdditional instructions from the person:\n{instructions}"
     return text

@@ -14,10 +14,11 @@ from agent_tui.errors import ConfigError
 from agent_tui.events import Event, MessageUpdated, Notice, PartUpdated
 from agent_tui.redact import Redactor
 from agent_tui.secrets import ToolEnvironment
+from agent_tui.session.todos import SessionTodos
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import MessageWithParts, Part, UserMessage
 from agent_tui.storage.snapshot import Snapshots, snapshot_root
-from agent_tui.tool.base import AskPermission, ToolContext
+from agent_tui.tool.base import AskPermission, Subagents, ToolContext
 from agent_tui.tool.registry import ToolRegistry
 
 
@@ -39,6 +40,8 @@ class EngineContext:
     snapshot_dir: Path = field(default_factory=snapshot_root)
     """Shadow git repositories of the projects' working trees (undo/redo)."""
     _snapshots: dict[Path, Snapshots] = field(default_factory=dict)
+    subagents: Subagents | None = None
+    """Runs the task tool's child sessions (the Engine sets it; None: no subagents)."""
 
     def __post_init__(self) -> None:
         policy = self.config.shell.env
@@ -85,6 +88,8 @@ class EngineContext:
             redact=self.redact,
             env=self.tool_env.env,
             history=self.db,
+            subagents=self.subagents,
+            todos=SessionTodos(self.db, self.publish),
         )
 
     def note_redactions(self, session_id: str, count: int) -> None:

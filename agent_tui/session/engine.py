@@ -10,6 +10,7 @@ from pathlib import Path
 from agent_tui.errors import AgentTuiError, UsageError
 from agent_tui.events import PartUpdated, SessionUpdated
 from agent_tui.ids import message_id, now_ms, part_id
+from agent_tui.mcp.servers import McpServers
 from agent_tui.provider.auth import check_credentials
 from agent_tui.provider.limits import model_info
 from agent_tui.provider.loader import load_litellm
@@ -21,6 +22,7 @@ from agent_tui.session.history import load_history, model_of
 from agent_tui.session.loop import LoopResult, SessionLoop
 from agent_tui.session.mentions import resolve_mentions
 from agent_tui.session.shell import shell_text
+from agent_tui.session.subagent import Subagents
 from agent_tui.session.title import default_title, generate_title
 from agent_tui.session.uncompact import Uncompacted, uncompact
 from agent_tui.session.undo import TurnRestored
@@ -42,6 +44,9 @@ from agent_tui.tool.saved_outputs import start_cleanup
 class Engine:
     def __init__(self, ctx: EngineContext, *, model_titles: bool = False) -> None:
         self.ctx = ctx
+        self.subagents = Subagents(ctx)
+        """Runs the task tool's child sessions on this engine's loop."""
+        ctx.subagents = self.subagents
         self.model_titles = model_titles
         """Ask the model for a title on the first message (the app does; `run` does not)."""
         self._background: set[asyncio.Task[object]] = set()
@@ -51,6 +56,9 @@ class Engine:
             ctx.output_dir, ctx.config.truncation.retention_days
         )
         """Deleting saved outputs older than truncation.retention_days, in the background."""
+        self.mcp = McpServers(ctx.config.mcp, ctx.registry, ctx.publish, ctx.tool_env.env)
+        """The MCP servers: started now in the background, their tools registered when ready."""
+        self.mcp.start()
 
     # ---- sessions ---------------------------------------------------------------------
 
@@ -61,6 +69,8 @@ class Engine:
 
     def is_busy(self, session_id: str) -> bool:
         task = self._runs.get(session_id)
+        if session_id in self.subagents.running:  # a subagent's session: its parent runs it
+            return True
         return task is not None and not task.done()
 
     async def session_model(self, session_id: str) -> str:
@@ -248,6 +258,8 @@ class Engine:
 
     async def run(self, session_id: str) -> LoopResult:
         await load_litellm()
+        self.mcp.start()  # the engine may have been made before the event loop ran
+        await self.mcp.wait_ready()  # their tools in the first request (each within its timeout)
         abort = asyncio.Event()
         self._aborts[session_id] = abort
         task = asyncio.create_task(SessionLoop(self.ctx, session_id, abort).run())
@@ -258,9 +270,14 @@ class Engine:
             self._runs.pop(session_id, None)
             self._aborts.pop(session_id, None)
 
+    async def close(self) -> None:
+        """Stop what the engine started outside a run: the MCP servers (their processes)."""
+        await self.mcp.close()
+
     def abort(self, session_id: str) -> bool:
         """Interrupt the running step or compaction; streamed text is kept."""
-        event = self._aborts.get(session_id)
+        # A subagent's session shares its parent's event: Esc there stops the whole turn.
+        event = self._aborts.get(session_id) or self.subagents.running.get(session_id)
         if event is None:
             return False
         event.set()

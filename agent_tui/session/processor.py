@@ -50,6 +50,8 @@ from agent_tui.storage.models import (
 from agent_tui.storage.snapshot import SnapshotError
 
 FILE_CHANGING_TOOLS = {"edit", "write"}
+CONCURRENT_TOOLS = frozenset({"task"})
+"""Tools whose consecutive calls in one step run at the same time (subagents)."""
 
 
 StepOutcome = Literal["continue", "stop", "overflow", "error", "aborted"]
@@ -57,6 +59,17 @@ StepOutcome = Literal["continue", "stop", "overflow", "error", "aborted"]
 
 class _Aborted(Exception):
     pass
+
+
+def _batches(calls: list[ToolCallReady]) -> list[list[ToolCallReady]]:
+    """The step's calls in order, consecutive task calls grouped to run concurrently."""
+    batches: list[list[ToolCallReady]] = []
+    for call in calls:
+        if call.name in CONCURRENT_TOOLS and batches and batches[-1][0].name in CONCURRENT_TOOLS:
+            batches[-1].append(call)
+        else:
+            batches.append([call])
+    return batches
 
 
 class StepProcessor:
@@ -282,70 +295,77 @@ class StepProcessor:
             await self._save(patch, flush=True)
 
     async def _run_tools(self) -> None:
-        changed: list[str] = []
-        redacted = 0
+        """Run the step's calls in order; consecutive task calls (subagents) run at the
+        same time, each saving its own part."""
+        self._changed: list[str] = []
+        self._redacted = 0
         before = await self._track()
-        for call in self.ready:
-            part = self.tools[call.call_id]
-            if self.abort.is_set():
+        for batch in _batches(self.ready):
+            if self.abort.is_set() or self.doom is not None:
                 break
-            start = now_ms()
-            state_input = part.state.input
-            part.state = ToolStateRunning(
-                input=state_input, title=call.name, time=ToolTime(start=start)
-            )
-            await self._save(part, flush=True)
-            tool_ctx = self.ctx.tool_context(
-                self.assistant.session_id,
-                self.assistant.id,
-                self.directory,
-                call_id=call.call_id,
-                abort=self.abort,
-            )
-            self.doom = await repeat_refusal(
-                self.ctx,
-                self.assistant.session_id,
-                self.recent_calls,
-                call.name,
-                state_input,
-                call.arguments,
-                tool_ctx.permissions,
-            )
-            if self.doom is not None:
-                part.state = ToolStateError(
-                    input=state_input,
-                    error=self.doom or "",
-                    time=ToolTime(start=start, end=now_ms()),
-                )
-                await self._save(part, flush=True)
-                break
-            try:
-                result = await self.ctx.registry.run(call.name, call.arguments, tool_ctx)
-            except Exception as exc:  # a ToolError, or a tool bug that must not kill the session
-                text = str(exc)
-                if not isinstance(exc, ToolError):
-                    text = f"The {call.name} tool failed: {type(exc).__name__}: {exc}"
-                error, count = self.ctx.redact.redact(text)
-                redacted += count
-                part.state = ToolStateError(
-                    input=state_input, error=error, time=ToolTime(start=start, end=now_ms())
-                )
+            if len(batch) == 1:
+                await self._run_call(batch[0])
             else:
-                redacted += result.metadata.get("redacted", 0)
-                part.state = ToolStateCompleted(
-                    input=state_input,
-                    output=result.output,
-                    title=result.title,
-                    metadata=result.metadata,
-                    time=ToolTime(start=start, end=now_ms()),
-                )
-                files = result.metadata.get("files") if call.name in FILE_CHANGING_TOOLS else None
-                if isinstance(files, list):
-                    changed.extend(f for f in files if f not in changed)
+                await asyncio.gather(*(self._run_call(call) for call in batch))
+        await self._patch(before, self._changed)
+        if self._redacted:
+            self.ctx.note_redactions(self.assistant.session_id, self._redacted)
+
+    async def _run_call(self, call: ToolCallReady) -> None:
+        part = self.tools[call.call_id]
+        start = now_ms()
+        state_input = part.state.input
+        part.state = ToolStateRunning(
+            input=state_input, title=call.name, time=ToolTime(start=start)
+        )
+        await self._save(part, flush=True)
+        tool_ctx = self.ctx.tool_context(
+            self.assistant.session_id,
+            self.assistant.id,
+            self.directory,
+            call_id=call.call_id,
+            abort=self.abort,
+        )
+        doom = await repeat_refusal(
+            self.ctx,
+            self.assistant.session_id,
+            self.recent_calls,
+            call.name,
+            state_input,
+            call.arguments,
+            tool_ctx.permissions,
+        )
+        if doom is not None:
+            self.doom = doom
+            part.state = ToolStateError(
+                input=state_input, error=doom, time=ToolTime(start=start, end=now_ms())
+            )
             await self._save(part, flush=True)
-        await self._patch(before, changed)
-        if redacted:
-            self.ctx.note_redactions(self.assistant.session_id, redacted)
+            return
+        try:
+            result = await self.ctx.registry.run(call.name, call.arguments, tool_ctx)
+        except Exception as exc:  # a ToolError, or a tool bug that must not kill the session
+            text = str(exc)
+            if not isinstance(exc, ToolError):
+                text = f"The {call.name} tool failed: {type(exc).__name__}: {exc}"
+            error, count = self.ctx.redact.redact(text)
+            self._redacted += count
+            part.state = ToolStateError(
+                input=state_input, error=error, time=ToolTime(start=start, end=now_ms())
+            )
+        else:
+            self._redacted += result.metadata.get("redacted", 0)
+            part.state = ToolStateCompleted(
+                input=state_input,
+                output=result.output,
+                title=result.title,
+                metadata=result.metadata,
+                time=ToolTime(start=start, end=now_ms()),
+            )
+            files = result.metadata.get("files") if call.name in FILE_CHANGING_TOOLS else None
+            if isinstance(files, list):
+                self._changed.extend(f for f in files if f not in self._changed)
+        await self._save(part, flush=True)
 
     # ---- endings ----------------------------------------------------------------------
 

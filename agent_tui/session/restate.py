@@ -11,6 +11,9 @@ RESTATE_HEADER = (
     "summary above replaces, verbatim, newest first:"
 )
 BRIDGE_TEXT = "The newest steps of our conversation follow verbatim."
+TODOS_HEADER = "The current todo list:"
+"""Heads the todo list in the summary request and where it is restated after a summary."""
+TODOS_RESTATED = "The todo list when the summary above was written (todoread shows it now):"
 MESSAGE_OVERHEAD_TOKENS = 8
 
 
@@ -51,3 +54,8 @@ def choose_restated(
 def restated_text(texts: list[str]) -> str:
     quoted = "\n\n".join(f"<message>\n{text}\n</message>" for text in texts)
     return f"{RESTATE_HEADER}\n\n{quoted}"
+
+
+def todos_block(todos: str, header: str = TODOS_HEADER) -> str:
+    """The rendered todo list under its header (empty when there is no list)."""
+    return f"{header}\n{todos}" if todos else ""

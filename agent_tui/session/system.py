@@ -8,6 +8,7 @@ from pathlib import Path
 
 from agent_tui import paths
 from agent_tui.config import Config
+from agent_tui.skills import load_skills, skills_section
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
 
@@ -85,4 +86,7 @@ def build_system(model: str, directory: Path, config: Config) -> tuple[list[str]
             continue
         if text:
             sections.append(f"Instructions from: {path}\n{text}")
+    skills = skills_section(load_skills(directory))
+    if skills:
+        sections.append(skills)
     return [paths.read_prompt(base_prompt_name(model)).strip(), "\n\n".join(sections)], notes

@@ -31,6 +31,7 @@ from agent_tui.storage.models import Message, MessageWithParts, Part, SessionExp
 from agent_tui.storage.recovery import RecoveryQueries
 from agent_tui.storage.search import INDEX_PART, SearchQueries, searchable_text
 from agent_tui.storage.sessions import SessionQueries
+from agent_tui.storage.todos import TodoQueries
 
 log = logging.getLogger(__name__)
 Row = TypeVar("Row", bound=tuple[Any, ...])
@@ -52,7 +53,7 @@ class WriterStats:
     flush_seconds: float = 0.0
 
 
-class Database(SessionQueries, RecoveryQueries, SearchQueries):
+class Database(SessionQueries, RecoveryQueries, SearchQueries, TodoQueries):
     """The agent-tui session store. Create with `await Database.open(path)`."""
 
     def __init__(self, conn: aiosqlite.Connection, path: Path, flush_interval: float) -> None:

@@ -90,6 +90,9 @@ class AssistantMessage(_Model):
     restated: list[str] = Field(default_factory=list)
     """On a summary: the person's own messages from the summarised span, newest first,
     restated verbatim right after the summary."""
+    todos: str = ""
+    """On a summary: the session's todo list when it was written (rendered), restated
+    right after the summary."""
     tail_start_id: str | None = None
     """On a summary: the first message of the verbatim tail it kept (for uncompact)."""
     followup_id: str | None = None
@@ -265,7 +268,9 @@ class SessionSummary(_Model):
     compactions: int = 0
     """Finished summary messages (completed compactions)."""
     cost: float = 0.0
-    """Sum of the cost of every assistant message."""
+    """Sum of the cost of every assistant message, its child sessions' (subagents) included."""
+    subtasks_cost: float = 0.0
+    """The part of `cost` spent in child sessions (the task tool's subagents)."""
     input_tokens: int = 0
     """Prompt tokens sent uncached, over the whole session."""
     cache_read: int = 0
@@ -274,3 +279,18 @@ class SessionSummary(_Model):
     """Prompt tokens written to the provider's cache, over the whole session."""
     last_assistant: AssistantMessage | None = None
     """The newest assistant message with a finish reason: its tokens give context %."""
+
+
+# ---- todos ----------------------------------------------------------------------------
+
+TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
+TodoPriority = Literal["high", "medium", "low"]
+
+
+class TodoItem(_Model):
+    """One entry of a session's todo list (written by the todowrite tool)."""
+
+    id: str
+    content: str
+    status: TodoStatus = "pending"
+    priority: TodoPriority = "medium"

@@ -17,6 +17,7 @@ import aiosqlite
 from agent_tui.errors import StorageError
 from agent_tui.storage import sqlite_errors
 from agent_tui.storage.search import FTS_MIGRATION
+from agent_tui.storage.todos import TODO_MIGRATION
 
 MigrationFn = Callable[[aiosqlite.Connection], Awaitable[None]]
 Migration = Sequence[str] | MigrationFn
@@ -55,7 +56,8 @@ _V1: tuple[str, ...] = (
 )
 
 # V2: the full-text index of the recall tool (storage/search.py).
-MIGRATIONS: list[Migration] = [_V1, FTS_MIGRATION]
+# V3: the sessions' todo lists (storage/todos.py).
+MIGRATIONS: list[Migration] = [_V1, FTS_MIGRATION, TODO_MIGRATION]
 
 
 def latest_version() -> int:

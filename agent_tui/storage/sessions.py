@@ -37,6 +37,15 @@ _SUBTREE = (
     "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT session.id FROM session "
     "JOIN tree ON session.parent_id = tree.id) "
 )
+_DESCENDANTS = (
+    "WITH RECURSIVE tree(root, id) AS (SELECT id, id FROM session WHERE id IN ({marks}) "
+    "UNION ALL SELECT tree.root, session.id FROM session JOIN tree ON session.parent_id = tree.id) "
+)
+_CHILD_COSTS = (
+    _DESCENDANTS + "SELECT tree.root, total(json_extract(message.info, '$.cost')) FROM tree "
+    "JOIN message ON message.session_id = tree.id AND message.role = 'assistant' "
+    "WHERE tree.id != tree.root GROUP BY tree.root"
+)
 
 
 class AmbiguousIdError(NotFoundError):
@@ -118,6 +127,19 @@ class SessionQueries(DatabaseCore):
             params.append(limit)
         return [rows.parse_session(row) for row in await self._fetch(sql, params)]
 
+    async def descendants(self, session_ids: Iterable[str]) -> list[Session]:
+        """The child sessions (subagents) of these sessions, their children included."""
+        await self.flush()
+        wanted = list(dict.fromkeys(session_ids))
+        found: list[Session] = []
+        for start in range(0, len(wanted), _IN_CHUNK):
+            chunk = wanted[start : start + _IN_CHUNK]
+            sql = _DESCENDANTS.format(marks=", ".join("?" * len(chunk))) + (
+                f"{rows.SELECT_SESSION} WHERE id IN (SELECT id FROM tree WHERE id != root)"
+            )
+            found += [rows.parse_session(row) for row in await self._fetch(sql, chunk)]
+        return found
+
     async def latest_session(self, directory: str) -> Session | None:
         """The most recently updated top-level session in `directory` (for --continue)."""
         found = await self.list_sessions(directory, 1, roots_only=True)
@@ -182,6 +204,10 @@ class SessionQueries(DatabaseCore):
                         cache_read=int(read),
                         cache_write=int(write),
                     )
+                sql = _CHILD_COSTS.format(marks=", ".join("?" * len(chunk)))
+                for sid, cost in await conn.execute_fetchall(sql, chunk):
+                    result[sid].subtasks_cost = cost
+                    result[sid].cost += cost
             for sid, summary in result.items():
                 if summary.messages:
                     last = await conn.execute_fetchall(_LAST_FINISHED, (sid,))
@@ -231,4 +257,25 @@ class SessionQueries(DatabaseCore):
         return session
 
 
-__all__ = ["AmbiguousIdError", "SessionQueries"]
+def session_tree(sessions: list[Session]) -> list[tuple[Session, int]]:
+    """(session, depth) with each child session right under its parent, in the given
+    order otherwise; a child whose parent is not in the list stands at the top level."""
+    listed = {s.id for s in sessions}
+    children: dict[str, list[Session]] = {}
+    for session in sessions:
+        if session.parent_id in listed:
+            children.setdefault(session.parent_id, []).append(session)
+    ordered: list[tuple[Session, int]] = []
+
+    def add(session: Session, depth: int) -> None:
+        ordered.append((session, depth))
+        for child in children.get(session.id, []):
+            add(child, depth + 1)
+
+    for session in sessions:
+        if session.parent_id not in listed:
+            add(session, 0)
+    return ordered
+
+
+__all__ = ["AmbiguousIdError", "SessionQueries", "session_tree"]

@@ -15,7 +15,7 @@ from agent_tui.config import PermissionLevel, TruncationConfig
 from agent_tui.redact import Redactor
 
 if TYPE_CHECKING:
-    from agent_tui.storage.models import MessageWithParts
+    from agent_tui.storage.models import MessageWithParts, TodoItem
     from agent_tui.storage.search import SearchHit
 
 PermissionReply = Literal["once", "always", "deny"]
@@ -29,6 +29,31 @@ class HistorySearch(Protocol):
     ) -> list[SearchHit]: ...
 
     async def find_original(self, session_id: str, item_id: str) -> MessageWithParts | None: ...
+
+
+class TodoStore(Protocol):
+    """What the todo tools read and write: the session's list (session/todos.py)."""
+
+    async def get_todos(self, session_id: str) -> list[TodoItem]: ...
+
+    async def set_todos(self, session_id: str, items: list[TodoItem]) -> None: ...
+
+
+class SubagentAnswer(BaseModel):
+    """What a subagent's child session ended with."""
+
+    session_id: str
+    text: str
+    cost: float = 0.0
+    """The child session's cost (its own children's included)."""
+
+
+class Subagents(Protocol):
+    """What the task tool calls: runs a child session with the same loop (session/subagent.py)."""
+
+    async def run_task(
+        self, ctx: ToolContext, description: str, prompt: str, agent: str | None
+    ) -> SubagentAnswer: ...
 
 
 class PermissionRequest(BaseModel):
@@ -72,6 +97,10 @@ class ToolContext:
     by the engine, see secrets.py); None: agent-tui's own minus the default exclusions."""
     history: HistorySearch | None = None
     """The session's stored history, for the recall tool."""
+    subagents: Subagents | None = None
+    """Runs child sessions, for the task tool (None: subagents are unavailable)."""
+    todos: TodoStore | None = None
+    """The session's todo list, for todowrite and todoread."""
 
 
 class Tool(ABC):

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable
+from fnmatch import fnmatchcase
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from agent_tui.config import PermissionLevel
 from agent_tui.errors import PermissionDenied, ToolError
 from agent_tui.tool.base import PermissionRequest, Tool, ToolContext, ToolResult
 from agent_tui.tool.bash import BashTool
@@ -19,7 +21,11 @@ from agent_tui.tool.grep import GrepTool
 from agent_tui.tool.ls import ListTool
 from agent_tui.tool.read import ReadTool
 from agent_tui.tool.recall import RecallTool
+from agent_tui.tool.skill import SkillTool
+from agent_tui.tool.task import TaskTool
+from agent_tui.tool.todo import TodoReadTool, TodoWriteTool
 from agent_tui.tool.truncation import truncate_output_async
+from agent_tui.tool.webfetch import WebFetchTool
 from agent_tui.tool.write import WriteTool
 
 log = logging.getLogger(__name__)
@@ -80,9 +86,23 @@ def parse_arguments(tool: Tool, raw: str | dict[str, Any]) -> BaseModel:
         raise ToolError(_validation_message(tool, exc)) from exc
 
 
+def permission_level(
+    permissions: dict[str, PermissionLevel], name: str, default: PermissionLevel
+) -> PermissionLevel:
+    """The level for a tool: its own key, else the longest matching wildcard key
+    (`"github_*": "ask"`, fnmatch), else the tool's default."""
+    if name in permissions:
+        return permissions[name]
+    patterns = [key for key in permissions if "*" in key or "?" in key or "[" in key]
+    patterns = [key for key in patterns if fnmatchcase(name, key)]
+    if patterns:
+        return permissions[max(patterns, key=len)]
+    return default
+
+
 async def check_permission(tool: Tool, params: BaseModel, ctx: ToolContext) -> None:
     """Raise PermissionDenied unless config or the person allows this call."""
-    level = ctx.permissions.get(tool.name, tool.default_permission)
+    level = permission_level(ctx.permissions, tool.name, tool.default_permission)
     if level == "allow":
         return
     if level == "deny":
@@ -136,12 +156,22 @@ class ToolRegistry:
                 GlobTool(),
                 ListTool(),
                 RecallTool(),
+                TodoWriteTool(),
+                TodoReadTool(),
+                SkillTool(),
+                WebFetchTool(),
+                TaskTool(),
             ]
         )
 
     def register(self, tool: Tool) -> None:
         self._tools[tool.name] = tool
         self._definitions: list[dict[str, Any]] | None = None
+
+    def view(self, names: Iterable[str]) -> ToolRegistry:
+        """A registry of only these tools (a subagent's set): the model is offered only
+        them, and a call to any other is refused as an unknown tool."""
+        return ToolRegistry(self._tools[name] for name in names if name in self._tools)
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)

@@ -25,6 +25,7 @@ from agent_tui.events import (
     SessionError,
     SessionStatus,
     SessionUpdated,
+    TodosUpdated,
 )
 from agent_tui.session.context import EngineContext
 from agent_tui.session.engine import Engine
@@ -180,6 +181,7 @@ class AgentApp(AppCommands, UndoCommands, App[int]):
             self.session_model = await self.engine.session_model(session.id)
         await self.view.load(session, messages)
         self._refresh_sidebar()
+        self.sidebar.show_todos(await self.db.get_todos(session.id) if session else [])
         self.run_worker(self.refresh_changes(), exit_on_error=False)
         self.status_line.set_status(
             "busy" if session and self.engine.is_busy(session.id) else "idle"
@@ -255,6 +257,8 @@ class AgentApp(AppCommands, UndoCommands, App[int]):
             summary = await self.db.get_message(event.summary_message_id)
             self.stats.observe_message(summary)
             self._refresh_sidebar()
+        elif isinstance(event, TodosUpdated):
+            self.sidebar.show_todos(event.todos)
         elif isinstance(event, CompactionUndone) and self.session is not None:
             self.stats = SessionStats.of(await self.db.all_messages(self.session.id))
             self._refresh_sidebar()

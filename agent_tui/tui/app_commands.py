@@ -11,11 +11,13 @@ from agent_tui.custom_commands import CustomCommand, load_custom_commands
 from agent_tui.errors import AgentTuiError
 from agent_tui.session.compaction_plan import render_plan
 from agent_tui.session.usage import context_usage
+from agent_tui.storage.sessions import session_tree
 from agent_tui.tui import slash_commands
 from agent_tui.tui.model_screen import ModelScreen
 from agent_tui.tui.sessions_screen import SessionRow, SessionsScreen
 from agent_tui.tui.slash_commands import COMMANDS, SlashCommand
 from agent_tui.tui.text_screen import TextScreen
+from agent_tui.tui.tool_line import ToolLine
 
 if TYPE_CHECKING:
     from agent_tui.tui.app import AgentApp
@@ -138,7 +140,8 @@ class AppCommands:
 
     def action_sessions(self: AgentApp) -> None:
         async def pick() -> None:
-            sessions = await self.db.list_sessions(limit=SESSIONS_LISTED, roots_only=True)
+            roots = await self.db.list_sessions(limit=SESSIONS_LISTED, roots_only=True)
+            sessions = roots + await self.db.descendants(s.id for s in roots)
             summaries = await self.db.session_summaries([s.id for s in sessions])
             current = self.session.id if self.session else None
             rows = [
@@ -146,12 +149,17 @@ class AppCommands:
                     s,
                     context_usage(summaries[s.id].last_assistant, summaries[s.id].cost),
                     s.id == current,
+                    depth,
                 )
-                for s in sessions
+                for s, depth in session_tree(sessions)  # subagents under their parent
             ]
             self.push_screen(SessionsScreen(rows), callback=self._switch_to)
 
         self._guard(pick)
+
+    def on_tool_line_open_session(self: AgentApp, event: ToolLine.OpenSession) -> None:
+        event.stop()
+        self._switch_to(event.session_id)
 
     def _switch_to(self: AgentApp, session_id: str | None) -> None:
         if session_id is None or (self.session and self.session.id == session_id):
@@ -198,6 +206,9 @@ class AppCommands:
             self.push_screen(TextScreen("Context", f"{render(result)}\n{withheld}"))
 
         self._guard(show)
+
+    def action_mcp(self: AgentApp) -> None:
+        self.push_screen(TextScreen("MCP servers", self.engine.mcp.render()))
 
     def action_export(self: AgentApp) -> None:
         async def export() -> None:

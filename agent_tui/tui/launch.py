@@ -39,7 +39,10 @@ async def _run(args: argparse.Namespace) -> int:
         from agent_tui.tui.app import AgentApp
 
         app = AgentApp(config, db, session, model=model)
-        await app.run_async()
+        try:
+            await app.run_async()
+        finally:
+            await app.engine.close()  # MCP server processes end with the app
         return app.return_code or 0
     finally:
         await db.close()

@@ -51,6 +51,9 @@ class SessionStats:
         if isinstance(part, PatchPart):
             found = part.files
         elif isinstance(part, ToolPart) and isinstance(part.state, ToolStateCompleted):
+            cost = part.state.metadata.get("cost") if part.tool == "task" else None
+            if isinstance(cost, (int, float)):  # a subagent's child session
+                self.costs[part.id] = float(cost)
             files = part.state.metadata.get("files")
             found = [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
         for name in found:

@@ -22,6 +22,8 @@ class SessionRow:
     session: Session
     usage: ContextUsage
     current: bool = False
+    depth: int = 0
+    """0 for a session the person started; 1 for its subagents' sessions, and so on."""
 
 
 def _updated(ms: int) -> str:
@@ -31,9 +33,12 @@ def _updated(ms: int) -> str:
 def row_text(row: SessionRow) -> Text:
     percent = f"{row.usage.percent:.0f}%" if row.usage.percent is not None else "—"
     mark = "● " if row.current else "  "
-    text = Text(mark)
+    text = Text("    " * row.depth + mark)
     text.append(row.session.title or "(untitled)", style="bold")
-    text.append(f"\n    {_updated(row.session.updated)}  ctx {percent:>4}  ", style="dim")
+    text.append(
+        f"\n    {'    ' * row.depth}{_updated(row.session.updated)}  ctx {percent:>4}  ",
+        style="dim",
+    )
     text.append(row.session.directory, style="dim")
     return text
 

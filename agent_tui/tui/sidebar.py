@@ -10,11 +10,13 @@ from textual.containers import VerticalScroll
 from textual.widgets import Label, ProgressBar, Static
 
 from agent_tui.session.usage import ContextUsage
+from agent_tui.storage.models import TodoItem
 from agent_tui.tui.session_stats import SessionStats
 
 WARNING_SHARE = 0.8
 """The bar turns to warning at this share of the auto-compaction threshold."""
 MAX_FILES_SHOWN = 12
+TODO_MARK = {"pending": "○", "in_progress": "◐", "completed": "●", "cancelled": "✕"}
 
 
 def context_level(usage: ContextUsage) -> str:
@@ -44,6 +46,10 @@ def cost_text(usage: ContextUsage) -> str:
     return text
 
 
+def todos_text(items: list[TodoItem]) -> str:
+    return "\n".join(f"{TODO_MARK[item.status]} {item.content}" for item in items)
+
+
 def short_path(name: str, directory: str) -> str:
     try:
         return os.path.relpath(name, directory) if Path(name).is_absolute() else name
@@ -67,6 +73,8 @@ class Sidebar(VerticalScroll):
     Sidebar ProgressBar.-warning Bar > .bar--bar { color: $warning; }
     Sidebar ProgressBar.-error Bar > .bar--bar { color: $error; }
     Sidebar #sidebar-files { color: $text-muted; }
+    Sidebar > .-todos { display: none; }
+    Sidebar.-has-todos > .-todos { display: block; }
     """
 
     def compose(self) -> ComposeResult:
@@ -79,6 +87,8 @@ class Sidebar(VerticalScroll):
         yield ProgressBar(total=100, show_eta=False, show_percentage=False, id="sidebar-bar")
         yield Static("", id="sidebar-cost", markup=False)
         yield Static("", id="sidebar-compactions", markup=False)
+        yield Label("Todo", classes="heading -todos", id="sidebar-todo-heading")
+        yield Static("", id="sidebar-todos", classes="-todos", markup=False)
         yield Label("Files changed", classes="heading")
         yield Static("none yet", id="sidebar-files", markup=False)
 
@@ -107,3 +117,8 @@ class Sidebar(VerticalScroll):
         if len(files) > MAX_FILES_SHOWN:
             text = f"… {len(files) - MAX_FILES_SHOWN} more\n" + text
         self.query_one("#sidebar-files", Static).update(text)
+
+    def show_todos(self, items: list[TodoItem]) -> None:
+        """The session's todo list; the section is hidden while the list is empty."""
+        self.query_one("#sidebar-todos", Static).update(todos_text(items))
+        self.set_class(bool(items), "-has-todos")

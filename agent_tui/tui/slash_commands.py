@@ -50,6 +50,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("sessions", "Switch to another session", "sessions", keybind="sessions"),
     SlashCommand("model", "Choose the model for the next prompts", "choose_model", keybind="model"),
     SlashCommand("context", "Show what fills the context window", "context"),
+    SlashCommand("mcp", "List the MCP servers, their state and their tools", "mcp"),
     SlashCommand("export", "Write this session as JSON to a file here", "export"),
     SlashCommand("help", "List commands and keys", "help"),
     SlashCommand("quit", "Quit agent-tui", "quit", aliases=("exit",)),

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
+from textual.binding import Binding
 from textual.markup import escape
+from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Collapsible, Static
 
@@ -32,6 +34,8 @@ def tool_title(part: ToolPart, frame: int = 0) -> str:
             marks.append("pruned")
         if state.metadata.get("truncated"):
             marks.append(f"truncated, full output: {state.metadata.get('output_path')}")
+        if isinstance(state.metadata.get("session_id"), str):  # a subagent's child session
+            marks.append(f"session {state.metadata['session_id']}")
         exit_code = state.metadata.get("exit_code")
         if exit_code not in (None, 0):
             marks.append(f"exit code {exit_code}")
@@ -56,7 +60,17 @@ def tool_body(part: ToolPart) -> str:
             lines.append(f"… {len(output) - OUTPUT_PREVIEW_LINES} more lines")
     elif isinstance(state, ToolStateError):
         lines += ["", "Error:", state.error]
+    child = child_session(part)
+    if child is not None:
+        lines += ["", f"Subagent session {child}: press o to open it."]
     return "\n".join(lines)
+
+
+def child_session(part: ToolPart) -> str | None:
+    """The child session a task call ran (a subagent), if any."""
+    state = part.state
+    found = state.metadata.get("session_id") if isinstance(state, ToolStateCompleted) else None
+    return found if isinstance(found, str) else None
 
 
 class ToolLine(Collapsible):
@@ -72,6 +86,14 @@ class ToolLine(Collapsible):
     ToolLine.-running CollapsibleTitle { color: $warning; }
     ToolLine.-completed CollapsibleTitle { color: $success; }
     """
+    BINDINGS = [Binding("o", "open_session", "Open subagent session", show=False)]
+
+    class OpenSession(Message):
+        """Show the child session of a task call (a subagent)."""
+
+        def __init__(self, session_id: str) -> None:
+            super().__init__()
+            self.session_id = session_id
 
     def __init__(self, part: ToolPart, *, id: str | None = None) -> None:
         self.part = part
@@ -109,6 +131,11 @@ class ToolLine(Collapsible):
     def _spin(self) -> None:
         self._frame += 1
         self.title = tool_title(self.part, self._frame)
+
+    def action_open_session(self) -> None:
+        child = child_session(self.part)
+        if child is not None:
+            self.post_message(self.OpenSession(child))
 
     def on_collapsible_expanded(self, event: Collapsible.Expanded) -> None:
         """The body is built on first expansion: most tool lines are never opened."""

@@ -1,0 +1,238 @@
+"""One MCP server: its connection (a process over stdio, or streamable HTTP), owned by
+one background task from start to close, and the calls made through it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+from agent_tui.config import McpLocalConfig, McpRemoteConfig
+from agent_tui.errors import ConfigError
+
+if TYPE_CHECKING:
+    import mcp_types
+    from mcp import ClientSession
+
+log = logging.getLogger(__name__)
+
+ServerState = Literal["starting", "connected", "failed", "disabled", "closed"]
+
+STDERR_TAIL_BYTES = 2000
+"""How much of a failed server's stderr the warning shows."""
+ENV_REFERENCE = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+CLOSE_TIMEOUT = 8.0
+"""Seconds to wait for a server to wind down (the SDK's own waits are bounded by ~6 s)."""
+
+
+@dataclass
+class McpServer:
+    """A configured server and, once started, its live session."""
+
+    name: str
+    config: McpLocalConfig | McpRemoteConfig
+    state: ServerState = "starting"
+    error: str = ""
+    """Why it failed (with its stderr tail for a local server)."""
+    tools: list[mcp_types.Tool] = field(default_factory=list)
+    _session: ClientSession | None = None
+    _stop: asyncio.Event = field(default_factory=asyncio.Event)
+    _ready: asyncio.Event = field(default_factory=asyncio.Event)
+    _task: asyncio.Task[None] | None = None
+    _stderr: IO[bytes] | None = None
+    on_fail: Callable[[McpServer], None] | None = None
+    """Told once when the server fails to start or stops answering."""
+
+    def __post_init__(self) -> None:
+        if not self.config.enabled:
+            self.state = "disabled"
+            self._ready.set()
+
+    @property
+    def timeout(self) -> float:
+        return self.config.timeout / 1000
+
+    def start(self, env: dict[str, str], cwd: Path) -> None:
+        """Connect in a background task (it owns the connection until close())."""
+        if self.state == "starting" and self._task is None:
+            self._task = asyncio.create_task(self._run(env, cwd), name=f"mcp-{self.name}")
+
+    async def wait_ready(self) -> None:
+        """Until the server is connected or has failed (bounded by its timeout)."""
+        await self._ready.wait()
+
+    async def _run(self, env: dict[str, str], cwd: Path) -> None:
+        import anyio
+        from mcp import ClientSession
+
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                read, write = await stack.enter_async_context(await self._transport(env, cwd))
+                session = await stack.enter_async_context(ClientSession(read, write))
+                with anyio.fail_after(self.timeout):
+                    await session.initialize()
+                    self.tools = await _list_tools(session)
+                self._session = session
+                self.state = "connected"
+                self._ready.set()
+                await self._stop.wait()
+        except Exception as exc:
+            self._fail(_describe(exc, self.timeout))
+        finally:
+            self._session = None
+            if self.state in ("starting", "connected"):  # closed (or cancelled) by us
+                self.state = "closed"
+            self._ready.set()
+            if self._stderr is not None:
+                self._stderr.close()
+
+    async def _transport(self, env: dict[str, str], cwd: Path) -> Any:
+        """The SDK's transport context for this server's type."""
+        if isinstance(self.config, McpLocalConfig):
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            extra = {
+                key: expand_env(value, f"mcp.{self.name}.environment.{key}")
+                for key, value in self.config.environment.items()
+            }
+            command, *args = self.config.command
+            self._stderr = await asyncio.to_thread(tempfile.TemporaryFile)
+            parameters = StdioServerParameters(
+                command=command, args=args, env={**env, **extra}, cwd=cwd
+            )
+            return stdio_client(parameters, errlog=self._stderr)  # type: ignore[arg-type]
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        headers = {
+            key: expand_env(value, f"mcp.{self.name}.headers.{key}")
+            for key, value in self.config.headers.items()
+        }
+        return _remote(self.config.url, create_mcp_http_client(headers=headers))
+
+    def _fail(self, reason: str) -> None:
+        if self.state == "failed":
+            return
+        self.state = "failed"
+        tail = self.stderr_tail()
+        self.error = f"{reason}\n{tail}" if tail else reason
+        if self.on_fail is not None:
+            self.on_fail(self)
+
+    def stderr_tail(self) -> str:
+        """The end of a local server's stderr ("" if none)."""
+        if self._stderr is None or self._stderr.closed:
+            return ""
+        try:
+            self._stderr.seek(0, 2)
+            size = self._stderr.tell()
+            self._stderr.seek(max(0, size - STDERR_TAIL_BYTES))
+            return self._stderr.read().decode("utf-8", "replace").strip()
+        except (OSError, ValueError):
+            return ""
+
+    async def call(
+        self, tool: str, arguments: dict[str, Any], abort: asyncio.Event
+    ) -> mcp_types.CallToolResult:
+        """Call one of its tools: RuntimeError when the server is not running or the call
+        fails, InterruptedError when `abort` is set first."""
+        session = self._session
+        if session is None or self.state != "connected":
+            raise RuntimeError(f"the server is not running ({self.state}). {self.error}".strip())
+        call = asyncio.create_task(session.call_tool(tool, arguments))
+        aborted = asyncio.create_task(abort.wait())
+        try:
+            await asyncio.wait({call, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            aborted.cancel()
+            if not call.done():
+                call.cancel()
+        if call.cancelled():
+            raise InterruptedError("the call was interrupted")
+        try:
+            return call.result()
+        except Exception as exc:
+            if _connection_closed(exc):
+                self._fail("the server stopped")
+                self._stop.set()  # the owner task winds the connection down
+                raise RuntimeError(self.error) from exc
+            raise RuntimeError(_describe(exc, self.timeout)) from exc
+
+    async def close(self) -> None:
+        """Stop the server (a local one's process is terminated by the SDK)."""
+        self._stop.set()
+        task = self._task
+        if task is None or task.done():
+            return
+        if self.state == "starting":
+            task.cancel()  # the SDK's own shutdown is shielded: the process still ends
+        try:
+            await asyncio.wait_for(asyncio.shield(task), CLOSE_TIMEOUT)
+        except (TimeoutError, asyncio.CancelledError):
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+        if self.state == "connected":
+            self.state = "closed"
+
+
+@contextlib.asynccontextmanager
+async def _remote(url: str, client: Any) -> Any:
+    """streamable_http_client over our own httpx client (it carries the headers)."""
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with client, streamable_http_client(url, http_client=client) as streams:
+        yield streams
+
+
+async def _list_tools(session: ClientSession) -> list[mcp_types.Tool]:
+    """Every page of tools/list."""
+    import mcp_types
+
+    result = await session.list_tools()
+    tools = list(result.tools)
+    while result.next_cursor:
+        result = await session.list_tools(
+            params=mcp_types.PaginatedRequestParams(cursor=result.next_cursor)
+        )
+        tools.extend(result.tools)
+    return tools
+
+
+def expand_env(value: str, where: str) -> str:
+    """`{env:NAME}` anywhere in a value (`Bearer {env:TOKEN}`) -> the variable's value."""
+
+    def variable(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if not os.environ.get(name):
+            raise ConfigError(f"Config field {where} uses {{env:{name}}}, but {name} is not set.")
+        return os.environ[name]
+
+    return ENV_REFERENCE.sub(variable, value)
+
+
+def _connection_closed(exc: BaseException) -> bool:
+    import mcp_types
+    from mcp.shared.exceptions import MCPError
+
+    return isinstance(exc, MCPError) and exc.error.code == mcp_types.CONNECTION_CLOSED
+
+
+def _describe(exc: BaseException, timeout: float) -> str:
+    if isinstance(exc, TimeoutError):
+        return f"no answer within {timeout:g} s (raise mcp.<name>.timeout, in ms)"
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {exc.filename or exc}"
+    if isinstance(exc, ConfigError):
+        return str(exc)
+    if _connection_closed(exc):
+        return "the server closed the connection (did its process exit?)"
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_describe(inner, timeout) for inner in exc.exceptions)
+    return f"{type(exc).__name__}: {exc}".rstrip(": ")

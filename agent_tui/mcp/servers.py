@@ -1,0 +1,134 @@
+"""The configured MCP servers: started in the background with the engine, their tools
+registered in the engine's tool registry once they answer, closed with the engine."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from agent_tui.config import McpLocalConfig, McpServerConfig
+from agent_tui.events import Event, Notice
+from agent_tui.mcp.server import McpServer
+from agent_tui.mcp.tool import McpTool, tool_schema
+from agent_tui.tool.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
+
+
+def _import_sdk() -> None:
+    """The SDK costs ~0.4 s to import: done on a thread, never on the event loop."""
+    import anyio  # noqa: F401
+    import mcp.client.stdio
+    import mcp.client.streamable_http  # noqa: F401
+
+
+class McpServers:
+    def __init__(
+        self,
+        configs: dict[str, McpServerConfig],
+        registry: ToolRegistry,
+        publish: Callable[[Event], None],
+        env: dict[str, str],
+        directory: Path | None = None,
+    ) -> None:
+        self.servers = {name: McpServer(name, config) for name, config in configs.items()}
+        self.registry = registry
+        self.publish = publish
+        self.env = env
+        """The tools' environment (secrets withheld); a server's `environment` goes on top."""
+        self.directory = directory or Path.cwd()
+        self._starting: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start every enabled server in the background (needs a running event loop; a
+        no-op without one, or when already started, or with no servers)."""
+        if self._starting is not None or not any(
+            s.state == "starting" for s in self.servers.values()
+        ):
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._starting = asyncio.create_task(self._start_all(), name="mcp-start")
+
+    async def _start_all(self) -> None:
+        try:
+            await asyncio.to_thread(_import_sdk)
+        except ImportError as exc:
+            for server in self.servers.values():
+                if server.state == "starting":
+                    server.state = "failed"
+                    server.error = f"the mcp package cannot be imported: {exc}"
+                    self._warn(server)
+            return
+        starting = [s for s in self.servers.values() if s.state == "starting"]
+        for server in starting:
+            server.on_fail = self._warn
+            server.start(self.env, self.directory)
+        await asyncio.gather(*(self._register_when_ready(s) for s in starting))
+
+    async def _register_when_ready(self, server: McpServer) -> None:
+        await server.wait_ready()
+        if server.state != "connected":
+            return
+        for tool in server.tools:
+            wrapped = McpTool(server, tool)
+            if self.registry.get(wrapped.name) is not None:
+                self.publish(
+                    Notice(
+                        level="warning",
+                        message=f"MCP server {server.name}: tool {tool.name} is not offered, "
+                        f"its name {wrapped.name} is taken by another tool.",
+                    )
+                )
+                continue
+            self.registry.register(wrapped)
+
+    async def wait_ready(self) -> None:
+        """Until every server has connected (its tools registered) or failed; each is
+        bounded by its own timeout. Cancelling the waiter leaves the start running."""
+        if self._starting is not None:
+            await asyncio.shield(self._starting)
+
+    def _warn(self, server: McpServer) -> None:
+        self.publish(
+            Notice(level="warning", message=f"MCP server {server.name} failed: {server.error}")
+        )
+
+    async def close(self) -> None:
+        """Stop every server; no server process outlives this."""
+        if self._starting is not None and not self._starting.done():
+            self._starting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._starting
+        await asyncio.gather(*(server.close() for server in self.servers.values()))
+
+    def render(self) -> str:
+        """The /mcp screen: each server, its state and its tools."""
+        if not self.servers:
+            return (
+                "No MCP servers configured.\n\n"
+                'Add them under "mcp" in agent-tui.json, e.g.\n'
+                '  "mcp": {"files": {"type": "local", "command": ["npx", "-y", '
+                '"@modelcontextprotocol/server-filesystem", "."]}}'
+            )
+        lines: list[str] = []
+        for name, server in sorted(self.servers.items()):
+            config = server.config
+            where = " ".join(config.command) if isinstance(config, McpLocalConfig) else config.url
+            lines.append(f"{name}  [{server.state}]  {config.type}: {where}")
+            if server.error:
+                lines += [f"    {line}" for line in server.error.splitlines()]
+            for tool in server.tools:
+                wrapped = McpTool(server, tool)
+                offered = self.registry.get(wrapped.name)
+                registered = isinstance(offered, McpTool) and offered.server is server
+                params = ", ".join(tool_schema(tool).get("properties", {}))
+                mark = "" if registered else "  (not offered: name taken)"
+                lines.append(f"    {wrapped.name}({params}){mark}")
+            lines.append("")
+        return "\n".join(lines).rstrip()

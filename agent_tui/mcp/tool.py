@@ -1,0 +1,116 @@
+"""An MCP server's tool as one of ours: `SERVER_TOOL`, the server's JSON schema as its
+parameters, permission `ask` by default; the registry redacts and truncates its output."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from agent_tui.config import PermissionLevel
+from agent_tui.errors import ToolError
+from agent_tui.tool.base import Tool, ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    import mcp_types
+
+    from agent_tui.mcp.server import McpServer
+
+TOOL_NAME_MAX = 64
+"""Providers reject longer function names (OpenAI: ^[a-zA-Z0-9_-]{1,64}$)."""
+DETAIL_MAX = 2000
+"""Characters of the arguments shown in the permission dialog."""
+
+
+class McpArguments(BaseModel):
+    """Any JSON object: the server validates its own arguments against its schema."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def tool_name(server: str, tool: str) -> str:
+    """`server_tool`, with characters providers reject replaced by `_`."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", f"{server}_{tool}")[:TOOL_NAME_MAX]
+
+
+class McpTool(Tool):
+    Params = McpArguments
+    default_permission: ClassVar[PermissionLevel] = "ask"
+
+    def __init__(self, server: McpServer, tool: mcp_types.Tool) -> None:
+        self.server = server
+        self.tool = tool
+        self.name = tool_name(server.name, tool.name)  # type: ignore[misc]
+        self.description = (  # type: ignore[misc]
+            tool.description or tool.title or f"The {tool.name} tool of the {server.name} server."
+        )
+
+    def definition(self) -> dict[str, Any]:
+        schema = dict(tool_schema(self.tool))
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": schema,
+            },
+        }
+
+    def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
+        detail = json.dumps(params.model_dump(), ensure_ascii=False)
+        if len(detail) > DETAIL_MAX:
+            detail = detail[:DETAIL_MAX] + "…"
+        return f"{self.server.name}: {self.tool.name}", detail
+
+    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
+        where = f"The {self.tool.name} tool of the MCP server {self.server.name}"
+        try:
+            result = await self.server.call(self.tool.name, params.model_dump(), ctx.abort)
+        except InterruptedError as exc:
+            raise ToolError(f"{where}: {exc}.") from exc
+        except RuntimeError as exc:
+            raise ToolError(f"{where} failed: {exc}") from exc
+        output = render_result(result)
+        if result.is_error:
+            raise ToolError(f"{where} returned an error: {output}")
+        return ToolResult(
+            title=f"{self.server.name}: {self.tool.name}",
+            output=output,
+            metadata={"mcp_server": self.server.name},
+        )
+
+
+def tool_schema(tool: mcp_types.Tool) -> dict[str, Any]:
+    """The tool's input schema as a function's parameters (an object, always)."""
+    schema = dict(tool.input_schema or {})
+    schema.setdefault("type", "object")
+    schema.setdefault("properties", {})
+    return schema
+
+
+def render_result(result: mcp_types.CallToolResult) -> str:
+    """Text content as is; images, audio and resources as a one-line summary."""
+    pieces = [_render_block(block) for block in result.content]
+    if not pieces and result.structured_content is not None:
+        pieces.append(json.dumps(result.structured_content, ensure_ascii=False, indent=2))
+    return "\n".join(pieces) if pieces else "(no output)"
+
+
+def _render_block(block: Any) -> str:
+    kind = getattr(block, "type", "")
+    if kind == "text":
+        return str(block.text)
+    if kind in ("image", "audio"):
+        size = len(block.data) * 3 // 4  # base64
+        return f"[{kind}: {block.mime_type}, about {size:,} bytes, not shown]"
+    if kind == "resource_link":
+        return f"[resource link: {block.uri}]"
+    if kind == "resource":
+        resource = block.resource
+        text = getattr(resource, "text", None)
+        if text is not None:
+            return f"[resource {resource.uri}]\n{text}"
+        return f"[resource {resource.uri} ({resource.mime_type or 'binary'}), not shown]"
+    return f"[{kind or type(block).__name__} content, not shown]"

@@ -1,0 +1,152 @@
+"""Subagents: the task tool's child sessions, run by the same loop and storage.
+
+A child session (`Session.parent_id`) has its own history, context window and
+compaction; its tools are a view of the registry (read-only by default, never `task`).
+It shares the parent's abort event, so interrupting the parent stops the child too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+
+from agent_tui import paths
+from agent_tui.config import AgentConfig
+from agent_tui.errors import AgentTuiError, ToolError
+from agent_tui.events import PartUpdated, SessionUpdated
+from agent_tui.ids import message_id, part_id
+from agent_tui.provider.auth import check_credentials
+from agent_tui.session.context import EngineContext
+from agent_tui.session.history import load_history
+from agent_tui.session.loop import SessionLoop
+from agent_tui.storage.models import AssistantMessage, Session, TextPart, UserMessage
+from agent_tui.tool.base import SubagentAnswer, ToolContext
+from agent_tui.tool.registry import ToolRegistry
+from agent_tui.tool.task import TASK_TOOL
+
+READ_ONLY_TOOLS = ("read", "grep", "glob", "list", "recall", "webfetch")
+"""A subagent's tools unless its config names others (those not registered are skipped)."""
+DEFAULT_AGENT = "task"
+"""The agent name recorded on a child's first message when none is given."""
+NO_ANSWER = "(The subagent finished without a final message.)"
+
+
+class Subagents:
+    """Runs task tool calls as child sessions (set on `EngineContext.subagents`)."""
+
+    def __init__(self, ctx: EngineContext) -> None:
+        self.ctx = ctx
+        self.running: dict[str, asyncio.Event] = {}
+        """Child sessions running now -> the abort event they share with their parent."""
+
+    def agent(self, name: str | None) -> AgentConfig:
+        if name is None:
+            return AgentConfig()
+        found = self.ctx.config.agent.get(name)
+        if found is None:
+            known = ", ".join(sorted(self.ctx.config.agent)) or "none"
+            raise ToolError(
+                f"No subagent named {name!r} (configured in agent-tui.json `agent`: {known}). "
+                "Leave `agent` out to run the default read-only subagent."
+            )
+        return found
+
+    def tools(self, agent: AgentConfig) -> ToolRegistry:
+        """The child's registry: only its tools, and never `task` (no recursion)."""
+        registry = self.ctx.registry
+        if agent.tools is None:
+            return registry.view(name for name in READ_ONLY_TOOLS if name != TASK_TOOL)
+        unknown = [name for name in agent.tools if registry.get(name) is None]
+        if unknown:
+            raise ToolError(
+                f"The subagent's tools name unknown tools: {', '.join(unknown)}. "
+                f"Known tools: {', '.join(registry.names())}."
+            )
+        return registry.view(name for name in agent.tools if name != TASK_TOOL)
+
+    async def run_task(
+        self, ctx: ToolContext, description: str, prompt: str, agent: str | None
+    ) -> SubagentAnswer:
+        config = self.agent(agent)
+        child_ctx = copy.copy(self.ctx)  # same storage, bus, permissions; its own tools
+        child_ctx.registry = self.tools(config)
+        model = config.model or await self._parent_model(ctx.message_id)
+        try:
+            await check_credentials(model, self.ctx.config)
+        except AgentTuiError as exc:
+            raise ToolError(f"The subagent cannot use {model}: {exc}") from exc
+        parent = await self.ctx.db.get_session(ctx.session_id)
+        child = await self._start(parent, description, prompt, model, agent, config)
+        self.running[child.id] = ctx.abort
+        try:
+            result = await SessionLoop(child_ctx, child.id, ctx.abort).run()
+        finally:
+            self.running.pop(child.id, None)
+        if result.outcome == "aborted" or ctx.abort.is_set():
+            raise ToolError(f"The subagent was interrupted (session {child.id}).")
+        if result.error:
+            raise ToolError(f"The subagent failed (session {child.id}): {result.error}")
+        summary = (await self.ctx.db.session_summaries([child.id]))[child.id]
+        return SubagentAnswer(
+            session_id=child.id, text=await self._answer(child_ctx, child.id), cost=summary.cost
+        )
+
+    async def _parent_model(self, assistant_id: str) -> str:
+        try:
+            info = await self.ctx.db.get_message(assistant_id)
+        except AgentTuiError:
+            return self.ctx.config.model
+        return (
+            info.model
+            if isinstance(info, AssistantMessage) and info.model
+            else self.ctx.config.model
+        )
+
+    async def _start(
+        self,
+        parent: Session,
+        description: str,
+        prompt: str,
+        model: str,
+        agent: str | None,
+        config: AgentConfig,
+    ) -> Session:
+        """The child session and its first message: the subagent's instructions (read by
+        the model, not shown) and the task's prompt."""
+        child = await self.ctx.db.create_session(parent.directory, description, parent.id)
+        self.ctx.publish(SessionUpdated(session=child))
+        # The person's "always" answers in the parent hold for its subagents too.
+        self.ctx.session_permissions[child.id] = dict(self.ctx.permissions_for(parent.id))
+        info = UserMessage(
+            id=message_id(), session_id=child.id, model=model, agent=agent or DEFAULT_AGENT
+        )
+        instructions = paths.read_prompt("task.txt").strip()
+        if config.prompt:
+            instructions += "\n\n" + config.prompt.strip()
+        await self.ctx.add_message(
+            info,
+            TextPart(
+                id=part_id(),
+                session_id=child.id,
+                message_id=info.id,
+                text=instructions,
+                synthetic=True,
+            ),
+        )
+        part = TextPart(id=part_id(), session_id=child.id, message_id=info.id, text=prompt)
+        await self.ctx.db.upsert_part(part, flush=True)
+        self.ctx.publish(PartUpdated(part=part))
+        return child
+
+    async def _answer(self, ctx: EngineContext, session_id: str) -> str:
+        """The text of the child's newest finished step (its final answer)."""
+        history = await load_history(ctx, await ctx.db.get_session(session_id))
+        for message in sorted(history, key=lambda m: m.info.id, reverse=True):
+            info = message.info
+            if isinstance(info, AssistantMessage) and not info.summary and info.finish:
+                text = "\n".join(
+                    p.text for p in message.parts if isinstance(p, TextPart) and not p.synthetic
+                ).strip()
+                if text:
+                    return text
+        return NO_ANSWER

@@ -1,0 +1,88 @@
+"""Skills: folders of instructions for one kind of task, loaded by the model on demand.
+
+`.agent-tui/skills/NAME/SKILL.md` in the working directory (project) and
+`<config dir>/skills/NAME/SKILL.md` (user); a project skill overrides a user one of the
+same name. The front matter (`---` lines around `key: value` lines) gives `name` (the
+folder's name when missing) and `description`. The system prompt lists every skill's
+name and description; the skill tool returns a body, with the folder it lives in so
+that files the body mentions can be read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_tui import paths
+from agent_tui.custom_commands import parse_front_matter
+
+PROJECT_SKILLS_DIR = Path(".agent-tui") / "skills"
+USER_SKILLS_DIR = "skills"
+"""Under the user config dir."""
+SKILL_FILE = "SKILL.md"
+SKILLS_HEADER = (
+    "Skills: instructions for particular kinds of task, each with files of its own. When "
+    "a task matches a skill's description, load the skill with the skill tool before "
+    "starting, and follow it."
+)
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    description: str
+    body: str
+    path: Path
+    """The SKILL.md file."""
+    scope: str
+    """`project` or `user`."""
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+
+def _load_dir(root: Path, scope: str) -> dict[str, Skill]:
+    found: dict[str, Skill] = {}
+    try:
+        files = sorted(root.glob(f"*/{SKILL_FILE}"))
+    except OSError:
+        return found
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        meta, body = parse_front_matter(text)
+        name = (meta.get("name") or path.parent.name).strip()
+        if name:
+            found[name.lower()] = Skill(
+                name=name,
+                description=" ".join(meta.get("description", "").split()),
+                body=body.strip(),
+                path=path,
+                scope=scope,
+            )
+    return found
+
+
+def load_skills(directory: Path) -> dict[str, Skill]:
+    """Skills by lower-case name: the user's, then the project's over them."""
+    skills = _load_dir(paths.config_dir() / USER_SKILLS_DIR, "user")
+    skills.update(_load_dir(directory / PROJECT_SKILLS_DIR, "project"))
+    return skills
+
+
+def skills_section(skills: dict[str, Skill]) -> str:
+    """The system prompt's list of skills, sorted by name (the same bytes every step);
+    empty when there are none."""
+    if not skills:
+        return ""
+    lines = [SKILLS_HEADER, "<skills>"]
+    for key in sorted(skills):
+        skill = skills[key]
+        lines.append(
+            f"- {skill.name}: {skill.description}" if skill.description else f"- {skill.name}"
+        )
+    lines.append("</skills>")
+    return "\n".join(lines)

@@ -1,0 +1,52 @@
+"""The skill tool: the body of one of the skills the system prompt lists (skills.py).
+
+Its outputs are never pruned (config `compaction.protected_tools`): a skill followed
+early in a long session stays in force.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from pydantic import BaseModel, Field
+
+from agent_tui.errors import ToolError
+from agent_tui.skills import load_skills
+from agent_tui.tool.base import Tool, ToolContext, ToolResult
+
+
+class SkillParams(BaseModel):
+    name: str = Field(description="The skill's name, as listed in the system prompt.")
+
+
+class SkillTool(Tool):
+    name = "skill"
+    description = (
+        "Load a skill: the instructions for a kind of task listed under Skills in the "
+        "system prompt. Returns the skill's text and its folder; read files it mentions "
+        "relative to that folder."
+    )
+    Params = SkillParams
+    default_permission = "allow"
+
+    def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
+        assert isinstance(params, SkillParams)
+        return params.name, ""
+
+    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
+        assert isinstance(params, SkillParams)
+        skills = await asyncio.to_thread(load_skills, ctx.directory)
+        skill = skills.get(params.name.strip().lower())
+        if skill is None:
+            available = ", ".join(skills[key].name for key in sorted(skills)) or "none"
+            raise ToolError(f"No skill named {params.name!r}. Available skills: {available}.")
+        output = (
+            f'<skill name="{skill.name}">\n'
+            f"Skill folder: {skill.folder} (paths in this skill are relative to it)\n\n"
+            f"{skill.body}\n</skill>"
+        )
+        return ToolResult(
+            title=skill.name,
+            output=output,
+            metadata={"path": str(skill.path), "folder": str(skill.folder)},
+        )

@@ -1,0 +1,114 @@
+"""The todowrite and todoread tools: the session's todo list, kept in the session store.
+
+The list outlives compaction: the summary request shows it to the summariser and the
+summary restates it afterwards (session/compaction.py), and the app's sidebar shows it.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from agent_tui.errors import ToolError
+from agent_tui.storage.models import TodoItem, TodoPriority, TodoStatus
+from agent_tui.tool.base import TodoStore, Tool, ToolContext, ToolResult
+
+STATUS_MARK = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
+EMPTY_TEXT = "(the todo list is empty)"
+
+
+def render_todos(items: list[TodoItem]) -> str:
+    """`[x] Write the tests (high, id 1)` per item; the model and the summary read this."""
+    if not items:
+        return EMPTY_TEXT
+    return "\n".join(
+        f"{STATUS_MARK[item.status]} {item.content} ({item.priority}, id {item.id})"
+        for item in items
+    )
+
+
+def todo_counts(items: list[TodoItem]) -> str:
+    done = sum(1 for item in items if item.status == "completed")
+    return f"{done}/{len(items)} done"
+
+
+class TodoEntry(BaseModel):
+    content: str = Field(description="What to do, in a short imperative sentence.")
+    status: TodoStatus = Field(
+        default="pending",
+        description="pending, in_progress (one at a time), completed or cancelled.",
+    )
+    priority: TodoPriority = Field(default="medium", description="high, medium or low.")
+    id: str | None = Field(
+        default=None, description="A stable id for the item (default: its position, 1-based)."
+    )
+
+
+class TodoWriteParams(BaseModel):
+    todos: list[TodoEntry] = Field(
+        description="The whole updated list: it replaces the previous one (send [] to clear)."
+    )
+
+
+class TodoReadParams(BaseModel):
+    pass
+
+
+def _store(ctx: ToolContext) -> TodoStore:
+    if ctx.todos is None:
+        raise ToolError("The todo list is not available in this session.")
+    return ctx.todos
+
+
+class TodoWriteTool(Tool):
+    name = "todowrite"
+    description = (
+        "Write the session's todo list (it replaces the whole list). Use it for work of "
+        "three or more steps: plan the steps, mark one in_progress before starting it and "
+        "completed as soon as it is done, add what you discover. The person sees the list; "
+        "it survives compaction."
+    )
+    Params = TodoWriteParams
+    default_permission = "allow"
+
+    def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
+        assert isinstance(params, TodoWriteParams)
+        return f"{len(params.todos)} todos", ""
+
+    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
+        assert isinstance(params, TodoWriteParams)
+        items = [
+            TodoItem(
+                id=entry.id or str(index),
+                content=entry.content.strip(),
+                status=entry.status,
+                priority=entry.priority,
+            )
+            for index, entry in enumerate(params.todos, start=1)
+        ]
+        ids = [item.id for item in items]
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        if repeated:
+            raise ToolError(f"Todo ids must be unique; repeated: {', '.join(repeated)}.")
+        if any(not item.content for item in items):
+            raise ToolError("Every todo needs a non-empty content.")
+        await _store(ctx).set_todos(ctx.session_id, items)
+        return ToolResult(
+            title=f"Todos {todo_counts(items)}",
+            output=render_todos(items),
+            metadata={"todos": [item.model_dump(mode="json") for item in items]},
+        )
+
+
+class TodoReadTool(Tool):
+    name = "todoread"
+    description = "Read the session's todo list as todowrite last wrote it."
+    Params = TodoReadParams
+    default_permission = "allow"
+
+    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
+        items = await _store(ctx).get_todos(ctx.session_id)
+        return ToolResult(
+            title=f"Todos {todo_counts(items)}",
+            output=render_todos(items),
+            metadata={"todos": [item.model_dump(mode="json") for item in items]},
+        )
