@@ -145,8 +145,8 @@ async def process(
     instruction = instruction_text(
         ctx, Path(session.directory), anchored, part.instructions, summary.todos
     )
-    request = whole_span_request(ctx, session, summarised, summary_model, instruction)
-    if request is None:
+    request, size = whole_span_request(ctx, session, span, summary_model, instruction)
+    if not fits(size, summary_model.limit, config.compaction):
         outcome = await _summarise_in_chunks(
             ctx, session, summarised, summary, summary_model, anchored, part, abort
         )

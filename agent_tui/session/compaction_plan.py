@@ -43,6 +43,8 @@ class Span:
     """What a compaction summarises, keeps and restates."""
 
     prior: list[MessageWithParts]
+    model: str
+    """The session's model, whose step usage `scale` was measured on."""
     anchored: bool
     """The history starts with an earlier summary, which the new one merges."""
     tail: list[MessageWithParts]
@@ -56,6 +58,11 @@ class Span:
     """The tail budget in local token counts."""
     user_tokens: int
     notes: list[str] = field(default_factory=list)
+
+    def scale_for(self, model: str) -> float:
+        """Provider tokens per local token for `model`: measured for the session's model;
+        another model (a summariser from config) has no usage here to measure by."""
+        return self.scale if model == self.model else 1.0
 
 
 def select_span(
@@ -104,6 +111,7 @@ def select_span(
     restated = choose_restated(new_content, earlier, user_tokens, model.id)
     return Span(
         prior=prior,
+        model=model.id,
         anchored=anchored,
         tail=tail,
         oversize=oversize,
@@ -117,18 +125,29 @@ def select_span(
     )
 
 
+def _prompt_file(custom: str, directory: Path) -> Path | None:
+    """The file `compaction.prompt` names (as given, or relative to the project), if any."""
+    for candidate in (Path(custom).expanduser(), directory / custom):
+        try:
+            if candidate.is_file():
+                return candidate
+        except OSError:
+            continue
+    return None
+
+
 def compaction_prompt(ctx: EngineContext, directory: Path) -> str:
     """config `compaction.prompt` (a file path or the text itself) or prompts/compaction.txt."""
     custom = ctx.config.compaction.prompt
-    if custom:
-        for candidate in (Path(custom).expanduser(), directory / custom):
-            try:
-                if candidate.is_file():
-                    return candidate.read_text(encoding="utf-8")
-            except OSError:
-                continue
-        return custom
-    return paths.read_prompt("compaction.txt")
+    if not custom:
+        return paths.read_prompt("compaction.txt")
+    file = _prompt_file(custom, directory)
+    if file is not None:
+        try:
+            return file.read_text(encoding="utf-8")
+        except OSError:
+            pass
+    return custom
 
 
 def is_anchor(prior: list[MessageWithParts]) -> bool:
@@ -163,17 +182,17 @@ def instruction_text(
 def whole_span_request(
     ctx: EngineContext,
     session: Session,
-    summarised: list[MessageWithParts],
+    span: Span,
     summary_model: ModelInfo,
     instruction: str,
-) -> ModelRequest | None:
+) -> tuple[ModelRequest, int]:
     """The summary request in one call: the conversation's own system prompt, tools and
     messages (so a provider's prompt cache serves it at a tenth of the price), then the
     instruction. No `tool_choice`: changing it invalidates Anthropic's cached messages,
-    so the instruction forbids tools and any call is ignored. None when it does not fit
-    the summarising model's window."""
+    so the instruction forbids tools and any call is ignored. Returns the request and
+    its size as the provider counts it; the caller chunks when that does not fit."""
     request, _ = build_request(
-        summarised,
+        span.summarised,
         model=summary_model.id,
         directory=Path(session.directory),
         config=ctx.config,
@@ -181,17 +200,8 @@ def whole_span_request(
         session_id=session.id,
         final_instruction=instruction,
     )
-    scale = provider_scale(
-        summarised,
-        model=summary_model.id,
-        directory=Path(session.directory),
-        config=ctx.config,
-        tools=request.tools,
-    )
-    size = estimate_tokens(request.messages, request.tools, summary_model.id) * scale
-    if not fits(int(size), summary_model.limit, ctx.config.compaction):
-        return None
-    return request
+    size = estimate_tokens(request.messages, request.tools, summary_model.id)
+    return request, int(size * span.scale_for(summary_model.id))
 
 
 class CompactionPlan(BaseModel):
@@ -221,9 +231,9 @@ def prompt_source(ctx: EngineContext, directory: Path) -> str:
     custom = ctx.config.compaction.prompt
     if not custom:
         return "default (prompts/compaction.txt)"
-    for candidate in (Path(custom).expanduser(), directory / custom):
-        if candidate.is_file():
-            return f"compaction.prompt: file {candidate}"
+    file = _prompt_file(custom, directory)
+    if file is not None:
+        return f"compaction.prompt: file {file}"
     return "compaction.prompt: text from the config"
 
 
@@ -242,19 +252,9 @@ def plan(
         model_info(config.compaction.model, config) if config.compaction.model else model
     )
     instruction = instruction_text(ctx, directory, span.anchored, instructions)
-    request = whole_span_request(ctx, session, span.summarised, summary_model, instruction)
-    full, _ = build_request(
-        span.summarised,
-        model=summary_model.id,
-        directory=directory,
-        config=config,
-        tools=ctx.registry.definitions(),
-        final_instruction=instruction,
-    )
-    summarised_tokens = int(
-        estimate_tokens(full.messages, full.tools, summary_model.id) * span.scale
-    )
-    chunks = 1 if request is not None else len(_chunks(ctx, span, summary_model, directory))
+    _, summarised_tokens = whole_span_request(ctx, session, span, summary_model, instruction)
+    one_call = fits(summarised_tokens, summary_model.limit, config.compaction)
+    chunks = 1 if one_call else len(_chunks(ctx, span, summary_model, directory))
     base, _ = build_request(
         [], model=model.id, directory=directory, config=config, tools=ctx.registry.definitions()
     )

@@ -20,6 +20,7 @@ from agent_tui.session.messages import (
     arrange_after_compaction,
     filter_compacted,
     history_start,
+    last_finished_assistant,
     to_model_messages,
 )
 from agent_tui.session.overflow import prompt_and_output, usable_tokens
@@ -165,23 +166,11 @@ def _size(
     )
     scale = provider_scale(history, model=model.id, directory=directory, config=config, tools=tools)
     estimated = int(estimate_tokens(request.messages, request.tools, model.id) * scale)
-    last = _last_step(history, before)
+    # The newest finished step before the compaction: its usage is the provider's measure
+    # of the history that compaction replaced.
+    last = last_finished_assistant([m for m in history if m.info.id < before])
     if last is not None:
         newer = [m for m in history if m.info.id > last.id]
         after = estimate_tokens(to_model_messages(newer), [], model.id) * scale
         estimated = max(estimated, prompt_and_output(last.tokens) + int(after))
     return estimated, usable_tokens(model.limit, config.compaction)
-
-
-def _last_step(history: list[MessageWithParts], before: str) -> AssistantMessage | None:
-    """The newest finished step before the compaction: its usage is the provider's
-    measure of the history that compaction replaced."""
-    steps = [
-        m.info
-        for m in history
-        if isinstance(m.info, AssistantMessage)
-        and m.info.finish
-        and not m.info.summary
-        and m.info.id < before
-    ]
-    return max(steps, key=lambda info: info.id) if steps else None
