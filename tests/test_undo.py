@@ -196,3 +196,27 @@ async def test_snapshot_honours_gitignore_and_skips_git_dir(tmp_path: Path) -> N
         check=True,
     ).stdout.split()
     assert listed == [".gitignore", "b.txt"]
+
+
+async def test_a_snapshot_never_holds_agent_tuis_own_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A project that contains the data dir (agent-tui run in the home directory)."""
+    work = tmp_path / "home"
+    data = work / ".local" / "agent-tui"
+    monkeypatch.setenv("AGENT_TUI_DATA_DIR", str(data))
+    (data / "tool-output").mkdir(parents=True)
+    (data / "agent-tui.db").write_text("database")
+    (work / "notes.txt").write_text("mine")
+    snapshots = Snapshots(work, data / "snapshot")
+    first = await snapshots.track()
+    (data / "tool-output" / "tool_1.txt").write_text("saved output")
+    second = await snapshots.track()
+    assert first == second, "agent-tui's own files changed, the snapshot did not"
+    listed = subprocess.run(
+        ["git", "--git-dir", str(snapshots.git_dir), "ls-tree", "-r", "--name-only", second],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert listed == ["notes.txt"]

@@ -92,7 +92,24 @@ class Snapshots:
         if not (self.git_dir / "HEAD").exists():
             await asyncio.to_thread(self.git_dir.mkdir, parents=True, exist_ok=True)
             await self._git("init", "--quiet")
+        await asyncio.to_thread(self._exclude_own_files)
         self._ready = True
+
+    def _exclude_own_files(self) -> None:
+        """agent-tui's own data (the database, saved outputs, this very repository) may
+        lie inside the work tree, e.g. when the project is the home directory: never
+        snapshot it, or every step would copy the growing shadow repository into itself."""
+        lines = []
+        for own in (paths.data_dir(), self.git_dir.parent):
+            try:
+                relative = own.resolve().relative_to(self.directory)
+            except ValueError:
+                continue  # outside the work tree
+            if relative.parts:
+                lines.append(f"/{relative.as_posix()}/")
+        exclude = self.git_dir / "info" / "exclude"
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        exclude.write_text("".join(f"{line}\n" for line in dict.fromkeys(lines)))
 
     async def track(self) -> str | None:
         """Record the work tree now; returns its tree hash (None without git)."""
