@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from agent_tui import __version__
+from agent_tui import __version__, procs
 from agent_tui.errors import AgentTuiError
 
 EXAMPLES = """\
@@ -14,6 +14,7 @@ examples:
   agent-tui run "add a --verbose flag to cli.py and run the tests"
   agent-tui run --continue "now update the README"
   agent-tui run --format json "..."          one JSON event per line
+  agent-tui run --agent plan "..."          investigate and print a plan; change nothing
   agent-tui sessions --json
   agent-tui export SESSION_ID > session.json
   agent-tui compact --continue "keep the list of failing tests"
@@ -67,6 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="text (default) or one JSON event per line",
     )
     run.add_argument(
+        "--agent",
+        metavar="NAME",
+        help="the primary agent: build (default), plan (read-only; prints the plan), or "
+        "one defined in config or .agent-tui/agents/",
+    )
+    run.add_argument(
         "--allow",
         action="append",
         default=[],
@@ -118,11 +125,17 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    procs.reap_in_background()  # what a killed agent-tui left running (procs.py)
+    restore_signals = procs.install_exit_signals()
     try:
         if args.command is None:
             from agent_tui.tui.launch import launch
 
             return launch(args)
+        if args.command in ("run", "compact", "uncompact"):
+            from agent_tui.provider.loader import preload_in_background
+
+            preload_in_background(tokenizer=False)  # before the engine's own imports
         from agent_tui import commands
 
         return commands.dispatch(args)
@@ -132,3 +145,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nagent-tui: interrupted.", file=sys.stderr)
         return 130
+    finally:
+        procs.shutdown()  # nothing a tool started outlives agent-tui
+        restore_signals()

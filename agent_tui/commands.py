@@ -17,6 +17,7 @@ from agent_tui.config import Config, load_config
 from agent_tui.errors import NotFoundError, UsageError
 from agent_tui.headless import JsonView, TextView
 from agent_tui.provider.auth import check_credentials
+from agent_tui.provider.defaults import choose_model
 from agent_tui.provider.loader import preload_in_background
 from agent_tui.session.compaction_plan import render_plan
 from agent_tui.session.context import EngineContext
@@ -60,7 +61,8 @@ async def resolve_session(
 
 
 def dispatch(args: argparse.Namespace) -> int:
-    if args.command in ("run", "compact", "uncompact"):
+    calls_model = args.command in ("run", "compact", "uncompact")
+    if calls_model:
         preload_in_background()  # overlap litellm's ~4 s import with config and DB work
     config = load_config({"model": args.model} if getattr(args, "model", None) else None)
     handler = {
@@ -73,7 +75,13 @@ def dispatch(args: argparse.Namespace) -> int:
         "redo": _redo,
         "context": _context,
     }[args.command]
-    return asyncio.run(handler(args, config))
+
+    async def main() -> int:
+        # No model in the config: the keys present (or a local server) pick it.
+        await choose_model(config, probe=calls_model)
+        return await handler(args, config)
+
+    return asyncio.run(main())
 
 
 def _exit_code(result: LoopResult | None, err_stream: object = None) -> int:
@@ -131,11 +139,12 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
         engine.ctx.bus.subscribe(view)
         if not (args.session or args.cont):
             # Fail before creating an empty session the model could never answer.
-            await check_credentials(model or config.model, config)
+            agent = engine.primary_agent(args.agent, Path.cwd())  # before a session exists
+            await check_credentials(model or agent.model or config.model, config)
         session = await resolve_session(engine, args.session, args.cont, create=True)
         _install_interrupt(engine, session.id)
         try:
-            result = await engine.prompt(session.id, text, model=model)
+            result = await engine.prompt(session.id, text, model=model, agent=args.agent)
         finally:
             view.close()
         if args.format == "text":

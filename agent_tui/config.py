@@ -13,7 +13,9 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, Vali
 from agent_tui import paths
 from agent_tui.errors import ConfigError
 
-DEFAULT_MODEL = "anthropic/claude-sonnet-4-5"
+DEFAULT_MODEL = "anthropic/claude-sonnet-4-6"
+"""The model when the config names none and no key or local server picks one
+(provider/defaults.py `choose_model`); it is also Anthropic's default there."""
 CONFIG_FILE_NAME = "agent-tui.json"
 ENV_REF = re.compile(r"^\{env:([A-Za-z_][A-Za-z0-9_]*)\}$")
 
@@ -125,14 +127,50 @@ class RetryConfig(_Strict):
     """Longest wait between attempts, in seconds."""
 
 
+AgentMode = Literal["primary", "subagent", "all"]
+PermissionRule = PermissionLevel | dict[str, PermissionLevel]
+"""A level, or for bash a level per command pattern: {"*": "ask", "git status*": "allow"}."""
+
+
+class AgentPromptFile(_Strict):
+    file: str
+    """A prompt file: relative to the project directory (or, for a Markdown agent, its file)."""
+
+
 class AgentConfig(_Strict):
-    prompt: str | None = None
-    """Instructions for this subagent, added after the built-in ones (prompts/task.txt)."""
+    """An agent (agents.py), in OpenCode's shape: `agent.NAME` here, or the same keys in
+    the front matter of `.agent-tui/agents/NAME.md` with the prompt as the body."""
+
+    description: str = ""
+    """What it is for; the task tool lists subagents by it."""
+    mode: AgentMode | None = None
+    """primary (Tab cycles it), subagent (the task tool runs it) or all (both; the default
+    for a new agent; a built-in keeps its own)."""
     model: str | None = None
-    """litellm model id for this subagent (default: the calling session's model)."""
-    tools: list[str] | None = None
-    """Tools it may call (default: the read-only ones: read, grep, glob, list, recall,
-    webfetch); `task` is never given to a subagent."""
+    """litellm model id (default: the session's model)."""
+    reasoning: ReasoningConfig | None = None
+    """Reasoning settings for its requests, over the model's `models.<id>.reasoning`."""
+    prompt: str | AgentPromptFile | None = None
+    """Its instructions: text, `{file:path}` or {"file": path}. A primary agent's prompt
+    replaces the built-in base prompt; a subagent's follows prompts/task.txt."""
+    tools: list[str] | dict[str, bool] | None = None
+    """Tools offered: {NAME: true/false}, wildcards allowed ("github_*": false), the
+    longest matching key wins; a list names the only ones. Default: every tool for a
+    primary agent, the read-only ones for a subagent; `task` never runs inside a subagent."""
+    permission: dict[str, PermissionRule] = Field(default_factory=dict)
+    """Per tool: allow, ask or deny, over the top-level `permission`; bash also takes
+    {command pattern: level} (the longest matching pattern wins, every command of a
+    pipeline or chain must pass)."""
+    max_steps: int | None = Field(
+        default=None, ge=1, validation_alias=AliasChoices("max_steps", "steps", "maxSteps")
+    )
+    """Model calls per prompt for this agent (default: the top-level `max_steps`)."""
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    """Sampling temperature of its requests (default: the provider's)."""
+    hidden: bool = False
+    """A primary agent left out of the Tab cycle (still usable with `run --agent`)."""
+    color: str | None = None
+    """Accepted for OpenCode agent files; not used."""
 
 
 class KeybindsConfig(_Strict):
@@ -154,6 +192,10 @@ class KeybindsConfig(_Strict):
     """(leader) undo the newest turn: restore its files, put its prompt back."""
     redo: str = "r"
     """(leader) redo the turn undone last."""
+    agent_cycle: str = "a"
+    """(leader) switch to the next primary agent (build, plan, ...); Tab in an empty prompt too."""
+    permission_mode: str = "e"
+    """(leader) cycle ask / auto-accept edits for this session; Shift+Tab in the prompt too."""
     interrupt: str = "escape"
     """Interrupt the running step or compaction."""
     palette: str = "ctrl+p"
@@ -198,7 +240,9 @@ McpServerConfig = Annotated[McpLocalConfig | McpRemoteConfig, Field(discriminato
 
 class Config(_Strict):
     model: str = DEFAULT_MODEL
-    """litellm model id, e.g. `openai/gpt-5.1` or `anthropic/claude-sonnet-4-5`."""
+    """litellm model id, e.g. `openai/gpt-5.4` or `anthropic/claude-sonnet-4-6`. When no
+    file sets it, the first provider with a key picks it (ANTHROPIC_API_KEY,
+    OPENAI_API_KEY, GEMINI_API_KEY, ...), else a local Ollama / OpenAI-compatible server."""
     small_model: str | None = None
     """A cheap model for session titles (default: the main model)."""
     provider: dict[str, ProviderConfig] = Field(default_factory=dict)
@@ -227,7 +271,8 @@ class Config(_Strict):
     """MCP servers by name: their tools are offered as `NAME_TOOL` (permission default ask;
     `"NAME_*"` keys in `permission` match them)."""
     agent: dict[str, AgentConfig] = Field(default_factory=dict)
-    """Subagents the task tool can run, by name: prompt, model, tools."""
+    """Agents by name (agents.py): new ones, or changes to the built-in `build` and `plan`.
+    Markdown files in .agent-tui/agents/ and <config dir>/agents/ define them too."""
 
     # Where each value came from, for error messages; not part of the file format.
     sources: list[str] = Field(default_factory=list, exclude=True)

@@ -55,20 +55,30 @@ class CustomCommand:
         return PLACEHOLDER_RE.sub(value, self.body).strip()
 
 
-def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
-    """({key: value}, body) of a `---\\nkey: value\\n---\\nbody` file; no header: ({}, text)."""
+def split_front_matter(text: str) -> tuple[list[str], str] | None:
+    """(header lines, body) of a `---\\n...\\n---\\nbody` file; None without a header
+    (agents.py parses the lines as nested keys, commands as flat ones)."""
     lines = text.splitlines()
     if not lines or lines[0].strip() != "---":
-        return {}, text
+        return None
     for end in range(1, len(lines)):
         if lines[end].strip() == "---":
-            meta: dict[str, str] = {}
-            for line in lines[1:end]:
-                key, sep, value = line.partition(":")
-                if sep and key.strip():
-                    meta[key.strip().lower()] = value.strip().strip("\"'")
-            return meta, "\n".join(lines[end + 1 :])
-    return {}, text  # no closing line: it was not a header
+            return lines[1:end], "\n".join(lines[end + 1 :])
+    return None  # no closing line: it was not a header
+
+
+def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
+    """({key: value}, body) of a `---\\nkey: value\\n---\\nbody` file; no header: ({}, text)."""
+    split = split_front_matter(text)
+    if split is None:
+        return {}, text
+    header, body = split
+    meta: dict[str, str] = {}
+    for line in header:
+        key, sep, value = line.partition(":")
+        if sep and key.strip():
+            meta[key.strip().lower()] = value.strip().strip("\"'")
+    return meta, body
 
 
 def _load_dir(folder: Path, scope: str) -> dict[str, CustomCommand]:

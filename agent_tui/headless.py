@@ -6,6 +6,7 @@ import json
 import sys
 from typing import TextIO
 
+from agent_tui.agents import PLAN_EXIT_TOOL
 from agent_tui.events import (
     Event,
     MessageUpdated,
@@ -99,6 +100,10 @@ class TextView:
                     self._newline()
                     indent = "  ↳ " if child else ""
                     print(indent + tool_line(part), file=self.err, flush=True)
+                    plan = part.state.input.get("plan") if part.tool == PLAN_EXIT_TOOL else None
+                    if isinstance(plan, str) and not child and part.state.status == "completed":
+                        self.out.write(plan.strip() + "\n")  # `run --agent plan`: the answer
+                        self.out.flush()
         elif isinstance(event, SessionStatus) and event.status in ("retrying", "compacting"):
             self._newline()
             text = event.message or "Compacting the conversation…"

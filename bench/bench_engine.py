@@ -3,6 +3,9 @@
 - time to `agent-tui --help` (no litellm, no Textual on that path);
 - time from starting `agent-tui run` to the first streamed byte on stdout, against the
   fake OpenAI server on 127.0.0.1 (litellm's real HTTP path);
+- time from starting `agent-tui run` to its first request reaching that server, next to
+  `python -c "import litellm"` alone: the difference is what agent-tui itself adds;
+- the start-up reap's /proc scan for processes a killed agent-tui left (procs.py);
 - the engine's per-delta cost (part update + event + batched SQLite write) when a reply
   streams at 1,000 deltas/s, and the writer's busy share.
 
@@ -54,27 +57,94 @@ def bench_help(runs: int = 5) -> None:
     print(f"agent-tui --help: {median_ms(samples)}")
 
 
+def _run_env(server: FakeOpenAI, tmp: str) -> tuple[Path, dict[str, str]]:
+    """A project configured for the fake server, and the environment to run it in."""
+    project = Path(tmp) / "project"
+    project.mkdir(exist_ok=True)
+    (project / "agent-tui.json").write_text(
+        json.dumps(
+            {
+                "model": "openai/bench",
+                "provider": {"openai": {"api_base": server.base_url, "api_key": "x"}},
+                "models": {"openai/bench": {"limit": {"context": 100000, "output": 4000}}},
+            }
+        )
+    )
+    env = {
+        **os.environ,
+        "AGENT_TUI_DATA_DIR": str(Path(tmp) / "data"),
+        "AGENT_TUI_CONFIG_DIR": str(Path(tmp) / "cfg"),
+        "PYTHONPATH": str(ROOT),
+    }
+    return project, env
+
+
+def bench_import_litellm(runs: int = 3) -> float:
+    """`python -c "import litellm"` alone (local price map, as agent-tui sets it), from
+    launch to the import's end: it exits with os._exit, as `agent-tui run` does, since
+    tearing litellm's modules down at exit costs ~0.8 s more (printed for reference)."""
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+
+    def timed(code: str) -> list[float]:
+        samples = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True, env=env)
+            samples.append(time.perf_counter() - start)
+        return samples
+
+    with_teardown = timed("import litellm")
+    samples = timed("import litellm, os; os._exit(0)")
+    teardown_ms = statistics.median(with_teardown) * 1000
+    print(
+        f"import litellm alone: {median_ms(samples)} "
+        f"(with the interpreter's teardown: median {teardown_ms:.0f} ms)"
+    )
+    return statistics.median(samples)
+
+
+def bench_reap_scan(runs: int = 20) -> None:
+    """The start-up reap's /proc scan for orphaned tool processes (on its own thread)."""
+    from agent_tui import procs
+
+    if not procs.LINUX:
+        return
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        procs.scan(lambda owner: False)
+        samples.append(time.perf_counter() - start)
+    count = sum(1 for name in os.listdir("/proc") if name.isdigit())
+    print(f"orphan reap: /proc scan of {count} processes {median_ms(samples)}")
+
+
+def bench_first_request(runs: int = 3) -> float:
+    """From starting `agent-tui run` to its first request arriving at the fake server."""
+    samples = []
+    with FakeOpenAI() as server, tempfile.TemporaryDirectory() as tmp:
+        server.responder = lambda body: Text("ok")
+        project, env = _run_env(server, tmp)
+        for index in range(runs):
+            start = time.perf_counter()
+            proc = subprocess.Popen(
+                [*AGENT_TUI, "run", "hello"],
+                cwd=project,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            server.wait_for_requests(index + 1, timeout=60)
+            samples.append(time.perf_counter() - start)
+            proc.wait()
+    print(f"agent-tui run: launch → first request {median_ms(samples)}")
+    return statistics.median(samples)
+
+
 def bench_first_byte(runs: int = 3) -> None:
     samples, totals = [], []
     with FakeOpenAI() as server, tempfile.TemporaryDirectory() as tmp:
         server.responder = lambda body: Text("streamed reply " * 20)
-        project = Path(tmp) / "project"
-        project.mkdir()
-        (project / "agent-tui.json").write_text(
-            json.dumps(
-                {
-                    "model": "openai/bench",
-                    "provider": {"openai": {"api_base": server.base_url, "api_key": "x"}},
-                    "models": {"openai/bench": {"limit": {"context": 100000, "output": 4000}}},
-                }
-            )
-        )
-        env = {
-            **os.environ,
-            "AGENT_TUI_DATA_DIR": str(Path(tmp) / "data"),
-            "AGENT_TUI_CONFIG_DIR": str(Path(tmp) / "cfg"),
-            "PYTHONPATH": str(ROOT),
-        }
+        project, env = _run_env(server, tmp)
         for _ in range(runs):
             start = time.perf_counter()
             proc = subprocess.Popen(
@@ -137,5 +207,9 @@ async def bench_deltas(rate: int = 1_000, seconds: float = 3.0) -> None:
 
 if __name__ == "__main__":
     bench_help()
+    alone = bench_import_litellm()
+    first_request = bench_first_request()
+    print(f"launch → first request beyond import litellm: {(first_request - alone) * 1000:.0f} ms")
+    bench_reap_scan()
     bench_first_byte()
     asyncio.run(bench_deltas())

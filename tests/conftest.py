@@ -15,7 +15,18 @@ from tests.fake_openai import FakeOpenAI
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
 MODEL = "openai/test-model"
-PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "DEEPSEEK_API_KEY")
+PROVIDER_KEYS = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "OPENROUTER_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "MISTRAL_API_KEY",
+    "GROQ_API_KEY",
+    "XAI_API_KEY",
+)
+"""Every key provider/defaults.py reads: a developer's own keys must not pick the model."""
 
 
 @pytest.fixture(autouse=True)

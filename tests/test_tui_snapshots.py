@@ -1,10 +1,12 @@
 """Snapshots of the main screen: a streamed reply, a tool call, a compaction divider, the
-sidebar. Deterministic: fixed usage figures, no titles from the model, a fixed directory
-label, and the screenshot is taken when the session is idle (no spinner, no clock)."""
+sidebar; and the first screen of an empty session, with and without a model provider.
+Deterministic: fixed usage figures, no titles from the model, a fixed directory label, and
+the screenshot is taken when the session is idle (no spinner, no clock)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +14,7 @@ from textual.pilot import Pilot
 
 from agent_tui import paths
 from agent_tui.config import load_config
+from agent_tui.provider.defaults import PROVIDERS
 from agent_tui.storage.db import Database
 from agent_tui.tui.app import AgentApp
 from agent_tui.tui.compaction_divider import CompactionDivider
@@ -84,3 +87,27 @@ def _script(server: FakeOpenAI) -> None:
 def test_main_screen(configured: FakeOpenAI, snap_compare: Any, size: tuple[int, int]) -> None:
     _script(configured)
     assert snap_compare(SnapshotApp(), terminal_size=size, run_before=_conversation)
+
+
+async def _first_screen(pilot: Pilot) -> None:
+    app = pilot.app
+    assert isinstance(app, SnapshotApp)
+    await app.loaded.wait()
+    app.prompt.cursor_blink = False
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36)], ids=["80x24", "120x36"])
+def test_first_screen(configured: FakeOpenAI, snap_compare: Any, size: tuple[int, int]) -> None:
+    """The empty session: model, directory, window and the keys that matter."""
+    assert snap_compare(SnapshotApp(), terminal_size=size, run_before=_first_screen)
+
+
+def test_first_screen_without_provider(
+    isolated: Path, snap_compare: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No key, no model, no local server: the first screen says what to set."""
+    for provider in PROVIDERS:
+        for name in provider.env:
+            monkeypatch.delenv(name, raising=False)
+    assert snap_compare(SnapshotApp(), terminal_size=(120, 36), run_before=_first_screen)

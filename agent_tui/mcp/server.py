@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
+from agent_tui import procs
 from agent_tui.config import McpLocalConfig, McpRemoteConfig
 from agent_tui.errors import ConfigError
 
@@ -104,8 +105,10 @@ class McpServer:
             }
             command, *args = self.config.command
             self._stderr = await asyncio.to_thread(tempfile.TemporaryFile)
+            # The SDK starts it in its own session; the marker lets procs.py stop it
+            # (and anything it spawns) should agent-tui die without closing it.
             parameters = StdioServerParameters(
-                command=command, args=args, env={**env, **extra}, cwd=cwd
+                command=command, args=args, env=procs.process_env({**env, **extra}), cwd=cwd
             )
             return stdio_client(parameters, errlog=self._stderr)  # type: ignore[arg-type]
         from mcp.shared._httpx_utils import create_mcp_http_client

@@ -4,10 +4,31 @@ from __future__ import annotations
 
 from agent_tui.config import Config
 from agent_tui.errors import ConfigError
+from agent_tui.provider.defaults import (
+    LOCAL_PROVIDERS,
+    PROVIDERS,
+    model_is_configured,
+    needs_setup,
+    providers_with_keys,
+    setup_text,
+)
 from agent_tui.provider.loader import litellm, load_litellm
 
 # Local OpenAI-compatible servers usually need no key, but the SDK insists on one.
 PLACEHOLDER_KEY = "sk-no-key-required"
+SETUP_SUMMARY = (
+    "No model provider is set up: set an API key (e.g. OPENAI_API_KEY), start Ollama, or "
+    'set "model" and "provider" in agent-tui.json. The first screen lists every choice.'
+)
+
+
+class ProviderSetupError(ConfigError):
+    """No key for the model's provider. `summary` is the one-line form for a notification
+    (the app's first screen shows the whole text)."""
+
+    def __init__(self, message: str, summary: str) -> None:
+        super().__init__(message)
+        self.summary = summary
 
 
 def provider_name(model: str) -> str:
@@ -21,6 +42,9 @@ def credentials(model: str, config: Config) -> tuple[str | None, str | None]:
         return api_base, api_key
     if api_base:
         return api_base, PLACEHOLDER_KEY
+    if provider_name(model) in LOCAL_PROVIDERS:
+        return None, None  # litellm finds Ollama on localhost:11434 (or $OLLAMA_API_BASE)
+    check_setup(model, config)
     try:
         env = litellm().validate_environment(model)
     except Exception:
@@ -28,17 +52,42 @@ def credentials(model: str, config: Config) -> tuple[str | None, str | None]:
     missing = env.get("missing_keys") or []
     if env.get("keys_in_environment") or not missing:
         return None, None
+    raise ConfigError(_missing_key(model, config, missing))
+
+
+def _missing_key(model: str, config: Config, missing: list[str], joiner: str = " and ") -> str:
     name = provider_name(model)
-    variables = " and ".join(missing)
-    raise ConfigError(
+    variables = joiner.join(missing)
+    message = (
         f"No API key for provider '{name}' (model {model}). Set {variables} "
         f'(export {missing[0]}=...) or add "provider": {{"{name}": {{"api_key": '
         f'"{{env:{missing[0]}}}"}}}} to agent-tui.json.'
     )
+    others = providers_with_keys(config)
+    if others:
+        choices = ", ".join(p.model for p in others)
+        message += f"\nKeys are set for other providers: choose one with --model ({choices})."
+    return message
+
+
+def check_setup(model: str, config: Config) -> None:
+    """Without litellm: ConfigError when the model's provider surely has no key. With no
+    provider set up at all, the message lists every way to set one up."""
+    if not needs_setup(config, model):
+        return
+    known = next(p for p in PROVIDERS if p.name == provider_name(model))
+    missing = _missing_key(model, config, list(known.env), " or ")
+    if providers_with_keys(config):
+        raise ProviderSetupError(missing, missing)
+    if model == config.model and not model_is_configured(config):
+        # Nobody chose this model: no need to name it.
+        raise ProviderSetupError(setup_text(), SETUP_SUMMARY)
+    raise ProviderSetupError(f"{missing}\n\n{setup_text()}", missing)
 
 
 async def check_credentials(model: str, config: Config) -> None:
     """`credentials` from async code: litellm's import (seconds) runs on a thread, so the
     event loop, and any database transaction in flight on it, is never held up."""
+    check_setup(model, config)  # the common mistake, answered before litellm's import
     await load_litellm()
     credentials(model, config)

@@ -142,6 +142,9 @@ async def stream_model(request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         "stream_options": {"include_usage": True},
         "num_retries": 0,
         "max_retries": 0,
+        # Our tools are plain functions, never litellm's MCP gateway: skipping its check
+        # spares the first request importing the mcp SDK (~0.4 s).
+        "_skip_mcp_handler": True,
     }
     if request.tools:
         kwargs["tools"] = request.tools

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui import paths
+from agent_tui.agents import DEFAULT_AGENT
 from agent_tui.errors import CompactionError
 from agent_tui.events import MessageUpdated, SessionCompacted, SessionUpdated
 from agent_tui.ids import message_id, now_ms, part_id
@@ -25,6 +26,7 @@ from agent_tui.session.context import EngineContext
 from agent_tui.session.history import load_history
 from agent_tui.session.messages import CONTINUE_TEXT
 from agent_tui.session.overflow import fits, usable_tokens
+from agent_tui.session.plan import latest_plan, plan_block
 from agent_tui.session.processor import StepOutcome, StepProcessor
 from agent_tui.session.request import build_request, estimate_tokens
 from agent_tui.session.restate import todos_block
@@ -59,9 +61,11 @@ async def create_request(
     model: str,
     overflow: bool = False,
     instructions: str | None = None,
+    agent: str = DEFAULT_AGENT,
 ) -> MessageWithParts:
-    """A user message holding a compaction part; the loop processes it first."""
-    info = UserMessage(id=message_id(), session_id=session_id, model=model)
+    """A user message holding a compaction part; the loop processes it first. `agent`
+    is the turn's: the message that continues after the summary goes to it too."""
+    info = UserMessage(id=message_id(), session_id=session_id, model=model, agent=agent)
     part = CompactionPart(
         id=part_id(),
         session_id=session_id,
@@ -79,6 +83,7 @@ def _summary_messages(
     earlier: str | None,
     instructions: str | None,
     todos: str = "",
+    plan: str = "",
 ) -> list[dict[str, Any]]:
     """One chunk of a span too large for one request, as a plain transcript."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
@@ -88,6 +93,8 @@ def _summary_messages(
     final = SUMMARY_REQUEST
     if todos:
         final += "\n\n" + todos_block(todos)
+    if plan:
+        final += "\n\n" + plan_block(plan)
     if instructions:
         final += f"\n\nAdditional instructions from the person:\n{instructions}"
     if messages[-1]["role"] == "user":
@@ -141,10 +148,13 @@ async def process(
         summary=True,
         restated=restated,
         todos=render_todos(todos) if todos else "",
+        plan=latest_plan(history[:index]),
     )
     instruction = instruction_text(
         ctx, Path(session.directory), anchored, part.instructions, summary.todos
     )
+    if summary.plan:  # after the todo list, like it restated after the summary
+        instruction += "\n\n" + plan_block(summary.plan)
     request, size = whole_span_request(ctx, session, span, summary_model, instruction)
     if not fits(size, summary_model.limit, config.compaction):
         outcome = await _summarise_in_chunks(
@@ -220,6 +230,7 @@ async def _summarise_whole(
             summary=True,
             restated=summary.restated,
             todos=summary.todos,
+            plan=summary.plan,
         )
         request = request.model_copy(update={"options": {**request.options, "tool_choice": "none"}})
     raise AssertionError("unreachable")
@@ -249,7 +260,9 @@ async def _summarise_in_chunks(
             model=summary_model.id,
             api_base=api_base,
             api_key=api_key,
-            messages=_summary_messages(system, chunk, earlier, part.instructions, summary.todos),
+            messages=_summary_messages(
+                system, chunk, earlier, part.instructions, summary.todos, summary.plan
+            ),
         )
         earlier = await _abortable(complete_text(request), abort)
         if earlier is None:
@@ -258,7 +271,9 @@ async def _summarise_in_chunks(
         model=summary_model.id,
         api_base=api_base,
         api_key=api_key,
-        messages=_summary_messages(system, chunks[-1], earlier, part.instructions, summary.todos),
+        messages=_summary_messages(
+            system, chunks[-1], earlier, part.instructions, summary.todos, summary.plan
+        ),
     )
     return await StepProcessor(
         ctx, summary, Path(session.directory), abort, summary_model, run_tools=False

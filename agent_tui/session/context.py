@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_tui import paths
+from agent_tui.agents import AgentCatalog, AgentInfo, load_agents
 from agent_tui.bus import Bus
 from agent_tui.config import Config, PermissionLevel, resolve_env_ref
 from agent_tui.errors import ConfigError
@@ -19,7 +20,8 @@ from agent_tui.storage.db import Database
 from agent_tui.storage.models import MessageWithParts, Part, UserMessage
 from agent_tui.storage.snapshot import Snapshots, snapshot_root
 from agent_tui.tool.base import AskPermission, Subagents, ToolContext
-from agent_tui.tool.registry import ToolRegistry
+from agent_tui.tool.registry import PermissionMode, ToolRegistry
+from agent_tui.tool.task import TASK_TOOL, TaskTool
 
 
 @dataclass
@@ -42,6 +44,10 @@ class EngineContext:
     _snapshots: dict[Path, Snapshots] = field(default_factory=dict)
     subagents: Subagents | None = None
     """Runs the task tool's child sessions (the Engine sets it; None: no subagents)."""
+    agents: AgentCatalog | None = None
+    """The agents (agents.py); loaded by `agent_catalog` for the first directory asked."""
+    permission_modes: dict[str, PermissionMode] = field(default_factory=dict)
+    """Per session: the quick permission mode (ask / auto-edits); in memory, never saved."""
 
     def __post_init__(self) -> None:
         policy = self.config.shell.env
@@ -108,6 +114,22 @@ class EngineContext:
         if directory not in self._snapshots:
             self._snapshots[directory] = Snapshots(directory, self.snapshot_dir)
         return self._snapshots[directory]
+
+    def agent_catalog(self, directory: Path) -> AgentCatalog:
+        """The agents, loaded once (a stable prompt prefix): a warning per bad file, and
+        the task tool told which subagents it offers."""
+        if self.agents is None:
+            self.agents = load_agents(self.config, directory)
+            for warning in self.agents.warnings:
+                self.publish(Notice(session_id=None, level="warning", message=warning))
+            subagents = [(a.name, a.description) for a in self.agents.subagents()]
+            if subagents and self.registry.get(TASK_TOOL) is not None:
+                self.registry.register(TaskTool(subagents))
+        return self.agents
+
+    def agent_registry(self, agent: AgentInfo) -> ToolRegistry:
+        """The tools and permissions of a primary agent's steps."""
+        return self.registry.for_agent(agent, self.permission_modes)
 
     def permissions_for(self, session_id: str) -> dict[str, PermissionLevel]:
         """Config permissions plus the person's 'always allow' answers in this session."""

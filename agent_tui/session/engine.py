@@ -7,6 +7,7 @@ import asyncio
 from concurrent.futures import Future
 from pathlib import Path
 
+from agent_tui.agents import DEFAULT_AGENT, AgentInfo
 from agent_tui.errors import AgentTuiError, UsageError
 from agent_tui.events import PartUpdated, SessionUpdated
 from agent_tui.ids import message_id, now_ms, part_id
@@ -27,6 +28,7 @@ from agent_tui.session.title import default_title, generate_title
 from agent_tui.session.uncompact import Uncompacted, uncompact
 from agent_tui.session.undo import TurnRestored
 from agent_tui.storage.models import (
+    MessageWithParts,
     Part,
     Session,
     TextPart,
@@ -38,6 +40,7 @@ from agent_tui.storage.models import (
     UserMessage,
 )
 from agent_tui.tool.base import ToolContext
+from agent_tui.tool.registry import PermissionMode
 from agent_tui.tool.saved_outputs import start_cleanup
 
 
@@ -74,25 +77,62 @@ class Engine:
         return task is not None and not task.done()
 
     async def session_model(self, session_id: str) -> str:
-        """The model of the session's newest user message, else the configured one."""
+        """The model of the session's newest user message, else the configured one;
+        messages to an agent with a model of its own don't count (that is the agent's)."""
         session = await self.ctx.db.get_session(session_id)
-        return model_of(await load_history(self.ctx, session), self.ctx.config.model)
+        catalog = self.ctx.agent_catalog(Path(session.directory))
+
+        def own_model(message: MessageWithParts) -> bool:
+            info = message.info
+            agent = catalog.get(info.agent) if isinstance(info, UserMessage) else None
+            return agent is None or agent.model is None
+
+        history = [m for m in await load_history(self.ctx, session) if own_model(m)]
+        return model_of(history, self.ctx.config.model)
+
+    def primary_agent(self, name: str | None, directory: Path) -> AgentInfo:
+        """A primary agent by name (default: build); UsageError naming the valid ones."""
+        catalog = self.ctx.agent_catalog(directory)
+        found = catalog.get(name or DEFAULT_AGENT)
+        if found is None or not found.primary:
+            valid = ", ".join(a.name for a in catalog.agents.values() if a.primary)
+            kind = "a subagent (the task tool runs it)" if found else "not defined"
+            raise UsageError(f"Agent {name!r} is {kind}. Primary agents: {valid}.")
+        return found
+
+    def permission_mode(self, session_id: str) -> PermissionMode:
+        return self.ctx.permission_modes.get(session_id, "ask")
+
+    def set_permission_mode(self, session_id: str, mode: PermissionMode) -> None:
+        """ask, or auto-edits (edit and write run without asking); in memory only."""
+        self.ctx.permission_modes[session_id] = mode
 
     # ---- commands ---------------------------------------------------------------------
 
     async def prompt(
-        self, session_id: str, text: str, *, model: str | None = None
+        self,
+        session_id: str,
+        text: str,
+        *,
+        model: str | None = None,
+        agent: str | None = None,
     ) -> LoopResult | None:
-        """Add a user message and run the loop; while the loop runs, the message is queued
-        (it reaches the model as a reminder) and None is returned."""
+        """Add a user message for `agent` (default build) and run the loop; while the loop
+        runs, the message is queued (it reaches the model as a reminder) and None is
+        returned. The model: `model`, else the agent's own, else the session's."""
         if not text.strip():
             raise UsageError("The message is empty: type something to send.")
-        model = model or await self.session_model(session_id)
+        session = await self.ctx.db.get_session(session_id)
+        chosen = self.primary_agent(agent, Path(session.directory))
+        model = model or chosen.model or await self.session_model(session_id)
         # Fail before saving anything the model can't answer.
         await check_credentials(model, self.ctx.config)
-        session = await self.ctx.db.get_session(session_id)
         info = UserMessage(
-            id=message_id(), session_id=session_id, model=model, queued=self.is_busy(session_id)
+            id=message_id(),
+            session_id=session_id,
+            model=model,
+            agent=chosen.name,
+            queued=self.is_busy(session_id),
         )
         part = TextPart(id=part_id(), session_id=session_id, message_id=info.id, text=text)
         attachments = await resolve_mentions(

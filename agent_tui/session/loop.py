@@ -3,27 +3,33 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_tui import paths
+from agent_tui.agents import BUILD, AgentInfo
 from agent_tui.errors import CompactionError
 from agent_tui.events import Notice, SessionError, SessionStatus
 from agent_tui.ids import message_id
 from agent_tui.provider.limits import ModelInfo, model_info
+from agent_tui.provider.stream import ModelRequest
 from agent_tui.session import compaction, prune
 from agent_tui.session.context import EngineContext
 from agent_tui.session.doom_loop import call_signature
 from agent_tui.session.history import load_history, model_of
 from agent_tui.session.overflow import fits, is_overflow
+from agent_tui.session.plan import proposed_plan
 from agent_tui.session.processor import StepOutcome, StepProcessor
 from agent_tui.session.request import (
     budget_reminder_for,
     build_request,
     estimate_next,
     estimate_tokens,
+    size_bound,
 )
-from agent_tui.session.tokens import counter_for
+from agent_tui.session.system import instructions_read_once
+from agent_tui.session.tokens import counter_for, counter_ready
 from agent_tui.storage.models import (
     AssistantMessage,
     CompactionPart,
@@ -32,6 +38,7 @@ from agent_tui.storage.models import (
     ToolPart,
     UserMessage,
 )
+from agent_tui.tool.registry import ToolRegistry
 
 __all__ = ["LoopResult", "SessionLoop", "load_history", "model_of"]
 
@@ -47,6 +54,8 @@ class LoopResult:
     steps: int = 0
     compactions: int = 0
     notes: list[str] = field(default_factory=list)
+    plan: str | None = None
+    """The plan the plan agent proposed with plan_exit; the loop stopped after it."""
 
 
 def _latest(history: list[MessageWithParts], role: str) -> MessageWithParts | None:
@@ -102,11 +111,22 @@ def _recent_calls(history: list[MessageWithParts], limit: int) -> list[str]:
 
 
 class SessionLoop:
-    def __init__(self, ctx: EngineContext, session_id: str, abort: asyncio.Event) -> None:
+    def __init__(
+        self,
+        ctx: EngineContext,
+        session_id: str,
+        abort: asyncio.Event,
+        *,
+        agent: AgentInfo | None = None,
+    ) -> None:
         self.ctx = ctx
         self.session_id = session_id
         self.abort = abort
+        self.agent = agent
+        """A subagent's run: this agent for every step, on `ctx.registry` as given (its
+        view). None: each user message's own agent, with that agent's tools."""
         self.result = LoopResult()
+        self._plan_after: str | None = None
         self._loop_start_user: str | None = None
         self._overflow_retried = False
         self._compactions_since_step = 0
@@ -127,6 +147,21 @@ class SessionLoop:
         if error:
             self.ctx.publish(SessionError(session_id=self.session_id, kind=outcome, message=error))
 
+    def _agent(self, name: str, directory: Path) -> tuple[AgentInfo, ToolRegistry]:
+        """The agent a user message was sent to, and its registry (tools, permissions)."""
+        if self.agent is not None:
+            return self.agent, self.ctx.registry
+        catalog = self.ctx.agent_catalog(directory)
+        agent = catalog.get(name)
+        if agent is None or not agent.primary:
+            if name not in self._noted_unknown:
+                self._noted_unknown.add(name)
+                note = f"No primary agent named {name!r} any more: the build agent answers."
+                self.ctx.publish(Notice(session_id=self.session_id, level="warning", message=note))
+            agent = catalog.get(BUILD)
+            assert agent is not None  # built in, never removed
+        return agent, self.ctx.agent_registry(agent)
+
     def _model(self, model_id: str) -> ModelInfo:
         info = model_info(model_id, self.ctx.config)
         if not info.known and model_id not in self._noted_unknown:
@@ -140,16 +175,34 @@ class SessionLoop:
             self.ctx.publish(Notice(session_id=self.session_id, level="warning", message=note))
         return info
 
+    async def _estimate(
+        self,
+        history: list[MessageWithParts],
+        request: ModelRequest,
+        finished: AssistantMessage | None,
+        model: ModelInfo,
+    ) -> int:
+        """The next request's size for the overflow check. Loading a tokenizer takes
+        0.15-0.5 s; on a session's first step, when even the byte count of the request fits,
+        the count is left to after the reply (0: the processor counts it if the provider
+        reports no usage), so the first request leaves without waiting for the load."""
+        if not counter_ready(request.model):
+            if finished is None and fits(
+                size_bound(request.messages, request.tools), model.limit, self.ctx.config.compaction
+            ):
+                return 0
+            await asyncio.to_thread(counter_for, request.model)
+        return estimate_next(history, request, finished)
+
     async def run(self) -> LoopResult:
         # Parts left pending/running by a crash become "interrupted"; a half-written
         # summary is discarded so its compaction request is processed again.
         await self.ctx.db.interrupted_parts_cleanup(self.session_id)
         await self.ctx.db.discard_unfinished_summaries(self.session_id)
-        # Loading a tokenizer takes ~0.5 s: do it off the event loop.
-        await asyncio.to_thread(counter_for, self.ctx.config.model)
         self._status("busy")
         try:
-            await self._run()
+            with instructions_read_once():  # AGENTS.md etc.: read once per run, not per step
+                await self._run()
         finally:
             if self.ctx.config.compaction.prune and not self.abort.is_set():
                 session = await self.ctx.db.get_session(self.session_id)
@@ -172,6 +225,10 @@ class SessionLoop:
             last_assistant = _latest(history, "assistant")
             if self._loop_start_user is None:
                 self._loop_start_user = last_user.info.id
+            if self._plan_after is not None:
+                if last_user.info.id == self._plan_after:
+                    return self._stop("stop")  # the person answers the plan
+                self._plan_after = None  # a message arrived meanwhile: answer it
             if last_assistant is not None and last_assistant.info.id > last_user.info.id:
                 info = last_assistant.info
                 assert isinstance(info, AssistantMessage)
@@ -181,7 +238,8 @@ class SessionLoop:
                 if answered_latest and (info.error or info.finish not in (None, "tool_calls")):
                     return self._stop(self.result.outcome if self.result.steps else "stop")
             assert isinstance(last_user.info, UserMessage)
-            model_id = last_user.info.model or config.model
+            agent, registry = self._agent(last_user.info.agent, Path(session.directory))
+            model_id = last_user.info.model or agent.model or config.model
             model = self._model(model_id)
 
             pending = _pending_compaction(history)
@@ -204,8 +262,8 @@ class SessionLoop:
                     continue
 
             self.result.steps += 1
-            last_step = self.result.steps >= config.max_steps
-            tools = [] if last_step else self.ctx.registry.definitions()
+            last_step = self.result.steps >= (agent.max_steps or config.max_steps)
+            tools = [] if last_step else registry.definitions()
             request, notes = build_request(
                 history,
                 model=model_id,
@@ -216,10 +274,11 @@ class SessionLoop:
                 reminder_after=self._loop_start_user,
                 final_instruction=paths.read_prompt("max_steps.txt") if last_step else None,
                 budget_reminder=budget_reminder_for(finished, model.limit, config.compaction),
+                agent=agent,
             )
             for note in notes:
                 self.ctx.publish(Notice(session_id=self.session_id, level="warning", message=note))
-            estimate = estimate_next(history, request, finished)
+            estimate = await self._estimate(history, request, finished, model)
             if config.compaction.auto and not fits(estimate, model.limit, config.compaction):
                 # Near the threshold: count everything locally before deciding (a prune
                 # since the last step makes the quick estimate too high).
@@ -237,24 +296,40 @@ class SessionLoop:
                 session_id=self.session_id,
                 parent_id=last_user.info.id,
                 model=model_id,
-                agent=last_user.info.agent,
+                agent=agent.name,
             )
-            outcome = await StepProcessor(
-                self.ctx,
+            step_ctx = self.ctx
+            if registry is not self.ctx.registry:
+                step_ctx = copy.copy(self.ctx)  # the same engine; this agent's tools
+                step_ctx.registry = registry
+            processor = StepProcessor(
+                step_ctx,
                 assistant,
                 Path(session.directory),
                 self.abort,
                 model,
                 recent_calls=_recent_calls(history, config.doom_loop),
-            ).run(request, estimate)
+            )
+            outcome = await processor.run(request, estimate)
+            # Deferred by _estimate: load the tokenizer now, off the event loop.
+            await asyncio.to_thread(counter_for, model_id)
             self.result.outcome = outcome
+            plan = proposed_plan(processor.tools.values()) if outcome == "continue" else None
+            if plan:
+                self.result.plan = plan
+                self._plan_after = last_user.info.id
             if outcome == "overflow":
                 if self._overflow_retried or not config.compaction.auto:
                     detail = assistant.error.message if assistant.error else "Context overflow."
                     return self._stop("error", f"{detail} {compaction.OVERFLOW_ADVICE}")
                 self._overflow_retried = True
                 await compaction.create_request(
-                    self.ctx, self.session_id, auto=True, overflow=True, model=model_id
+                    self.ctx,
+                    self.session_id,
+                    auto=True,
+                    overflow=True,
+                    model=model_id,
+                    agent=agent.name,
                 )
                 continue
             if outcome == "error":
@@ -296,7 +371,10 @@ class SessionLoop:
         if self._compactions_since_step >= MAX_COMPACTIONS_WITHOUT_PROGRESS:
             self._stop("error", compaction.NO_PROGRESS_MESSAGE)
             return False
-        await compaction.create_request(self.ctx, self.session_id, auto=True, model=model.id)
+        assert isinstance(last_user.info, UserMessage)
+        await compaction.create_request(
+            self.ctx, self.session_id, auto=True, model=model.id, agent=last_user.info.agent
+        )
         return True
 
     async def _compact(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agent_tui.session.plan import PLAN_RESTATED, plan_block
 from agent_tui.session.restate import BRIDGE_TEXT, TODOS_RESTATED, restated_text, todos_block
 from agent_tui.storage.models import (
     AssistantMessage,
@@ -240,10 +241,12 @@ def to_model_messages(
             out.extend(produced)
             info = message.info
             after_summary = bool(produced) and isinstance(info, AssistantMessage) and info.summary
-            if after_summary and (info.restated or info.todos):
+            if after_summary and (info.restated or info.todos or info.plan):
                 texts = [restated_text(info.restated)] if info.restated else []
                 if info.todos:
                     texts.append(todos_block(info.todos, TODOS_RESTATED))
+                if info.plan:
+                    texts.append(plan_block(info.plan, PLAN_RESTATED))
                 content = [{"type": "text", "text": text} for text in texts]
                 out.append({"role": "user", "content": content})
                 after_summary = False

@@ -28,8 +28,9 @@ from agent_tui.session.context import EngineContext
 from agent_tui.session.doom_loop import repeat_refusal
 from agent_tui.session.messages import INTERRUPTED_OUTPUT
 from agent_tui.session.overflow import usable_tokens
+from agent_tui.session.request import estimate_tokens
 from agent_tui.session.retry import retry_delay, sleep_unless
-from agent_tui.session.tokens import count_tokens
+from agent_tui.session.tokens import count_tokens, counter_for
 from agent_tui.storage.models import (
     AssistantMessage,
     ErrorInfo,
@@ -387,6 +388,10 @@ class StepProcessor:
             await self._save(self.text)
         if self.reasoning is not None:
             await self._save(self.reasoning)
+        if not finish.has_usage:  # counted locally: load the tokenizer off the event loop
+            await asyncio.to_thread(counter_for, request.model)
+            if not estimated_input:
+                estimated_input = estimate_tokens(request.messages, request.tools, request.model)
         tokens = (
             finish.usage if finish.has_usage else self._estimate_usage(request, estimated_input)
         )

@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_tui.config import CompactionConfig, Config, ModelLimit
+from agent_tui import paths
+from agent_tui.agents import AgentInfo
+from agent_tui.config import CompactionConfig, Config, ModelLimit, ReasoningConfig
 from agent_tui.provider.auth import credentials
 from agent_tui.provider.stream import ModelRequest
 from agent_tui.session.cache import cache_style, mark_breakpoints
@@ -16,7 +18,7 @@ from agent_tui.session.messages import (
     tool_result_text,
 )
 from agent_tui.session.overflow import prompt_and_output, usable_tokens
-from agent_tui.session.system import build_system
+from agent_tui.session.system import base_prompt_name, build_system
 from agent_tui.session.tokens import count_tokens
 from agent_tui.storage.models import AssistantMessage, MessageWithParts, ToolPart
 
@@ -48,6 +50,12 @@ def estimate_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]],
     if tools:
         total += count_tokens(json.dumps(tools), model)
     return total
+
+
+def size_bound(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+    """An upper bound of `estimate_tokens` that needs no tokenizer: every token covers at
+    least one byte of its text, and a message's JSON is longer than its overhead."""
+    return len(json.dumps(messages)) + len(json.dumps(tools))
 
 
 def estimate_next(
@@ -113,18 +121,34 @@ def _append_user_text(messages: list[dict[str, Any]], text: str) -> None:
         messages.append({"role": "user", "content": [block]})
 
 
-def model_options(model: str, config: Config, session_id: str | None) -> dict[str, Any]:
-    """litellm parameters beyond the messages: the OpenAI prompt cache key, reasoning."""
+def model_options(
+    model: str,
+    config: Config,
+    session_id: str | None,
+    reasoning: ReasoningConfig | None = None,
+) -> dict[str, Any]:
+    """litellm parameters beyond the messages: the OpenAI prompt cache key, reasoning
+    (an agent's `reasoning` over the model's)."""
     settings = config.model_settings(model)
     options: dict[str, Any] = {}
     if settings.cache and session_id and cache_style(model) == "openai":
         options["prompt_cache_key"] = session_id
-    reasoning = settings.reasoning
+    reasoning = reasoning or settings.reasoning
     if reasoning is not None and reasoning.budget_tokens:
         options["thinking"] = {"type": "enabled", "budget_tokens": reasoning.budget_tokens}
     elif reasoning is not None and reasoning.effort:
         options["reasoning_effort"] = reasoning.effort
     return options
+
+
+def agent_header(agent: AgentInfo | None, model: str) -> str | None:
+    """The first system block of an agent's requests: its prompt, or the base prompt of
+    the model family, then a built-in's own rules (plan mode). None: the base prompt.
+    The same bytes at every step of an agent, so the provider's cache keeps it."""
+    if agent is None or (agent.prompt is None and agent.instructions is None):
+        return None
+    base = agent.prompt or paths.read_prompt(base_prompt_name(model))
+    return "\n\n".join(text.strip() for text in (base, agent.instructions) if text)
 
 
 def build_request(
@@ -138,12 +162,14 @@ def build_request(
     final_instruction: str | None = None,
     session_id: str | None = None,
     budget_reminder: str | None = None,
+    agent: AgentInfo | None = None,
 ) -> tuple[ModelRequest, list[str]]:
     """(request, notes). System prompt as two messages, then the conversation; for Claude
     models the cache breakpoints (session/cache.py). Everything that changes from step
     to step comes after the cached prefix: earlier messages are rebuilt byte for byte.
-    `budget_reminder` goes last, after the breakpoints, so no cache ever holds it."""
-    system, notes = build_system(model, directory, config)
+    `budget_reminder` goes last, after the breakpoints, so no cache ever holds it.
+    `agent` brings its prompt, temperature and reasoning (None: the build agent's)."""
+    system, notes = build_system(model, directory, config, agent_header(agent, model))
     anthropic = cache_style(model) == "anthropic"
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": text} for text in system if text
@@ -168,8 +194,8 @@ def build_request(
         api_base=api_base,
         api_key=api_key,
         max_tokens=None,
-        temperature=None,
-        options=model_options(model, config, session_id),
+        temperature=agent.temperature if agent else None,
+        options=model_options(model, config, session_id, agent.reasoning if agent else None),
     )
     return request, notes
 

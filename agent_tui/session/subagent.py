@@ -1,17 +1,21 @@
 """Subagents: the task tool's child sessions, run by the same loop and storage.
 
 A child session (`Session.parent_id`) has its own history, context window and
-compaction; its tools are a view of the registry (read-only by default, never `task`).
-It shares the parent's abort event, so interrupting the parent stops the child too.
+compaction; its agent (agents.py, mode subagent or all) sets its tools (read-only by
+default, never `task`), permissions, model and prompt, and the refusals of the agent
+that called it still hold (plan mode stays read-only inside its tasks). It shares the
+parent's abort event, so interrupting the parent stops the child too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
+from pathlib import Path
 
 from agent_tui import paths
-from agent_tui.config import AgentConfig
+from agent_tui.agents import AgentInfo
 from agent_tui.errors import AgentTuiError, ToolError
 from agent_tui.events import PartUpdated, SessionUpdated
 from agent_tui.ids import message_id, part_id
@@ -21,11 +25,8 @@ from agent_tui.session.history import load_history
 from agent_tui.session.loop import SessionLoop
 from agent_tui.storage.models import AssistantMessage, Session, TextPart, UserMessage
 from agent_tui.tool.base import SubagentAnswer, ToolContext
-from agent_tui.tool.registry import ToolRegistry
-from agent_tui.tool.task import TASK_TOOL
+from agent_tui.tool.registry import AGENT_ONLY_TOOLS, ToolRegistry
 
-READ_ONLY_TOOLS = ("read", "grep", "glob", "list", "recall", "webfetch")
-"""A subagent's tools unless its config names others (those not registered are skipped)."""
 DEFAULT_AGENT = "task"
 """The agent name recorded on a child's first message when none is given."""
 NO_ANSWER = "(The subagent finished without a final message.)"
@@ -39,38 +40,48 @@ class Subagents:
         self.running: dict[str, asyncio.Event] = {}
         """Child sessions running now -> the abort event they share with their parent."""
 
-    def agent(self, name: str | None) -> AgentConfig:
+    def agent(self, name: str | None, directory: Path) -> AgentInfo:
+        """The subagent named (the default read-only one when None)."""
         if name is None:
-            return AgentConfig()
-        found = self.ctx.config.agent.get(name)
-        if found is None:
-            known = ", ".join(sorted(self.ctx.config.agent)) or "none"
+            return AgentInfo(name=DEFAULT_AGENT, mode="subagent")
+        catalog = self.ctx.agent_catalog(directory)
+        found = catalog.get(name)
+        if found is None or not found.subagent:
+            known = ", ".join(a.name for a in catalog.subagents()) or "none"
             raise ToolError(
-                f"No subagent named {name!r} (configured in agent-tui.json `agent`: {known}). "
-                "Leave `agent` out to run the default read-only subagent."
+                f"No subagent named {name!r} (subagents: {known}). Leave `agent` out to "
+                "run the default read-only subagent."
             )
         return found
 
-    def tools(self, agent: AgentConfig) -> ToolRegistry:
-        """The child's registry: only its tools, and never `task` (no recursion)."""
+    def tools(self, agent: AgentInfo, caller: AgentInfo | None = None) -> ToolRegistry:
+        """The child's registry: its tools, never `task` (no recursion), under its own
+        permissions and the caller's refusals."""
         registry = self.ctx.registry
-        if agent.tools is None:
-            return registry.view(name for name in READ_ONLY_TOOLS if name != TASK_TOOL)
-        unknown = [name for name in agent.tools if registry.get(name) is None]
+        unknown = [
+            name
+            for name, enabled in agent.tools.items()
+            if enabled
+            and not any(c in name for c in "*?[")
+            and registry.get(name) is None
+            and name not in AGENT_ONLY_TOOLS
+        ]
         if unknown:
             raise ToolError(
                 f"The subagent's tools name unknown tools: {', '.join(unknown)}. "
                 f"Known tools: {', '.join(registry.names())}."
             )
-        return registry.view(name for name in agent.tools if name != TASK_TOOL)
+        also = (caller,) if caller is not None and caller.permission else ()
+        return registry.for_agent(agent, self.ctx.permission_modes, subagent=True, also=also)
 
     async def run_task(
         self, ctx: ToolContext, description: str, prompt: str, agent: str | None
     ) -> SubagentAnswer:
-        config = self.agent(agent)
+        parent_model, caller = await self._caller(ctx.message_id, ctx.directory)
+        config = self.agent(agent, ctx.directory)
         child_ctx = copy.copy(self.ctx)  # same storage, bus, permissions; its own tools
-        child_ctx.registry = self.tools(config)
-        model = config.model or await self._parent_model(ctx.message_id)
+        child_ctx.registry = self.tools(config, caller)
+        model = config.model or parent_model
         try:
             await check_credentials(model, self.ctx.config)
         except AgentTuiError as exc:
@@ -78,8 +89,10 @@ class Subagents:
         parent = await self.ctx.db.get_session(ctx.session_id)
         child = await self._start(parent, description, prompt, model, agent, config)
         self.running[child.id] = ctx.abort
+        # Its prompt is in its first message (after task.txt), not the system prompt.
+        run_as = dataclasses.replace(config, prompt=None, instructions=None)
         try:
-            result = await SessionLoop(child_ctx, child.id, ctx.abort).run()
+            result = await SessionLoop(child_ctx, child.id, ctx.abort, agent=run_as).run()
         finally:
             self.running.pop(child.id, None)
         if result.outcome == "aborted" or ctx.abort.is_set():
@@ -91,16 +104,16 @@ class Subagents:
             session_id=child.id, text=await self._answer(child_ctx, child.id), cost=summary.cost
         )
 
-    async def _parent_model(self, assistant_id: str) -> str:
+    async def _caller(self, assistant_id: str, directory: Path) -> tuple[str, AgentInfo | None]:
+        """(the model, the agent) of the step that made the task call."""
         try:
             info = await self.ctx.db.get_message(assistant_id)
         except AgentTuiError:
-            return self.ctx.config.model
-        return (
-            info.model
-            if isinstance(info, AssistantMessage) and info.model
-            else self.ctx.config.model
-        )
+            return self.ctx.config.model, None
+        if not isinstance(info, AssistantMessage):
+            return self.ctx.config.model, None
+        caller = self.ctx.agent_catalog(directory).get(info.agent)
+        return info.model or self.ctx.config.model, caller
 
     async def _start(
         self,
@@ -109,7 +122,7 @@ class Subagents:
         prompt: str,
         model: str,
         agent: str | None,
-        config: AgentConfig,
+        config: AgentInfo,
     ) -> Session:
         """The child session and its first message: the subagent's instructions (read by
         the model, not shown) and the task's prompt."""
@@ -117,6 +130,8 @@ class Subagents:
         self.ctx.publish(SessionUpdated(session=child))
         # The person's "always" answers in the parent hold for its subagents too.
         self.ctx.session_permissions[child.id] = dict(self.ctx.permissions_for(parent.id))
+        if parent.id in self.ctx.permission_modes:
+            self.ctx.permission_modes[child.id] = self.ctx.permission_modes[parent.id]
         info = UserMessage(
             id=message_id(), session_id=child.id, model=model, agent=agent or DEFAULT_AGENT
         )

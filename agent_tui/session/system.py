@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import datetime as dt
 import platform
+from collections.abc import Iterator
 from pathlib import Path
 
 from agent_tui import paths
@@ -71,13 +74,33 @@ def instruction_paths(directory: Path, config: Config) -> list[Path]:
     return unique
 
 
-def build_system(model: str, directory: Path, config: Config) -> tuple[list[str], list[str]]:
-    """([static header, environment + instructions], notes about missing files).
+Instructions = tuple[list[str], list[str]]
+"""(a section per instruction file, notes about files that could not be read)."""
+_read_once: contextvars.ContextVar[dict[tuple[Path, tuple[str, ...]], Instructions] | None] = (
+    contextvars.ContextVar("instruction_files", default=None)
+)
 
-    Two system messages so providers can cache the first across sessions.
-    """
+
+@contextlib.contextmanager
+def instructions_read_once() -> Iterator[None]:
+    """Within it (one loop run), instruction files are found and read once: every step
+    sends the same bytes (prompt caching reads the prefix byte for byte) without a
+    stat walk and file reads per step. An edit is picked up by the next run."""
+    token = _read_once.set({})
+    try:
+        yield
+    finally:
+        _read_once.reset(token)
+
+
+def _instructions(directory: Path, config: Config) -> Instructions:
+    cache = _read_once.get()
+    key = (directory, tuple(config.instructions))
+    if cache is not None and key in cache:
+        sections, notes = cache[key]
+        return list(sections), list(notes)
+    sections: list[str] = []
     notes: list[str] = []
-    sections = [environment_block(model, directory)]
     for path in instruction_paths(directory, config):
         try:
             text = path.read_text(encoding="utf-8", errors="replace").strip()
@@ -86,7 +109,23 @@ def build_system(model: str, directory: Path, config: Config) -> tuple[list[str]
             continue
         if text:
             sections.append(f"Instructions from: {path}\n{text}")
+    if cache is not None:
+        cache[key] = (list(sections), list(notes))
+    return sections, notes
+
+
+def build_system(
+    model: str, directory: Path, config: Config, header: str | None = None
+) -> tuple[list[str], list[str]]:
+    """([static header, environment + instructions], notes about missing files).
+
+    Two system messages so providers can cache the first across sessions. `header`
+    replaces the base prompt of the model family (an agent's own, session/request.py).
+    """
+    sections, notes = _instructions(directory, config)
+    sections = [environment_block(model, directory), *sections]
     skills = skills_section(load_skills(directory))
     if skills:
         sections.append(skills)
-    return [paths.read_prompt(base_prompt_name(model)).strip(), "\n\n".join(sections)], notes
+    base = header or paths.read_prompt(base_prompt_name(model)).strip()
+    return [base, "\n\n".join(sections)], notes

@@ -111,9 +111,19 @@ def count_tokens(text: str, model: str) -> int:
     return counter_for(model).count(text)
 
 
+def counter_ready(model: str) -> bool:
+    """Whether `model`'s counter is loaded, so counting costs no encoding load."""
+    return encoding_for_model(model) in _loaded
+
+
+_loaded: set[str] = set()
+
+
 @functools.cache  # one counter (and encoding load) per encoding
 def _counter(encoding_name: str) -> TokenCounter:
-    return TokenCounter(encoding_name, _load_encoding(encoding_name))
+    counter = TokenCounter(encoding_name, _load_encoding(encoding_name))
+    _loaded.add(encoding_name)
+    return counter
 
 
 def _sampled_count(encoding: Encoding, text: str) -> int:

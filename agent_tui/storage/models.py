@@ -52,6 +52,8 @@ class UserMessage(_Model):
     role: Literal["user"] = "user"
     created: int = Field(default_factory=now_ms)
     agent: str = "build"
+    """The agent this message was sent to (agents.py): its prompt, tools, permissions,
+    model and reasoning answer it. Rows from before agents existed load as build."""
     model: str = ""
     system: str | None = None
     queued: bool = False
@@ -93,6 +95,9 @@ class AssistantMessage(_Model):
     todos: str = ""
     """On a summary: the session's todo list when it was written (rendered), restated
     right after the summary."""
+    plan: str = ""
+    """On a summary: the newest plan proposed with plan_exit when it was written,
+    restated right after the summary."""
     tail_start_id: str | None = None
     """On a summary: the first message of the verbatim tail it kept (for uncompact)."""
     followup_id: str | None = None

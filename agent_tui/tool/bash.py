@@ -1,4 +1,7 @@
-"""The bash tool: run a command in its own process group, with a timeout and abort."""
+"""The bash tool: run a command in its own process group, with a timeout and abort.
+
+The group and the AGENT_TUI_OWNER marker in its environment let agent-tui stop whatever
+the command left running when it exits, or reap it at the next start (see procs.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from agent_tui import procs
 from agent_tui.errors import ToolError
 from agent_tui.secrets import ToolEnvironment
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
@@ -51,11 +55,12 @@ NON_INTERACTIVE = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0
 
 
 def command_env(tool_env: dict[str, str] | None) -> dict[str, str]:
-    """The tools' environment (secrets withheld, see secrets.py) plus NON_INTERACTIVE.
-    Without one (a bare ToolContext), agent-tui's own minus the default exclusions."""
+    """The tools' environment (secrets withheld, see secrets.py) plus NON_INTERACTIVE and
+    the owner marker (procs.py). Without one (a bare ToolContext), agent-tui's own minus
+    the default exclusions."""
     if tool_env is None:
         tool_env = ToolEnvironment.build(os.environ).env
-    return {**tool_env, **NON_INTERACTIVE}
+    return procs.process_env({**tool_env, **NON_INTERACTIVE})
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -136,6 +141,7 @@ async def run_command(
             started.close()
         raise
     pgid = transport.get_pid()
+    procs.track(pgid)  # stopped when agent-tui exits if background jobs outlive the shell
     assert protocol.stdout is not None
     pump = asyncio.create_task(_pump(protocol.stdout, capture))
     exited = asyncio.create_task(protocol.exited.wait())
@@ -160,6 +166,7 @@ async def run_command(
         await asyncio.gather(aborted, pump, exited, return_exceptions=True)
         transport.close()
         await capture.close()
+        procs.release(pgid)  # only once nothing of the command is left
     return outcome, transport.get_returncode()
 
 

@@ -4,25 +4,29 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from agent_tui.config import PermissionLevel
+from agent_tui.agents import PLAN_EXIT_TOOL, SUBAGENT_TOOLS, AgentInfo
+from agent_tui.config import PermissionLevel, PermissionRule
 from agent_tui.errors import PermissionDenied, ToolError
 from agent_tui.tool.base import PermissionRequest, Tool, ToolContext, ToolResult
 from agent_tui.tool.bash import BashTool
+from agent_tui.tool.bash_policy import STRICTNESS, command_level, rule_level
 from agent_tui.tool.edit import EditTool
 from agent_tui.tool.files import os_error_message
 from agent_tui.tool.glob import GlobTool
 from agent_tui.tool.grep import GrepTool
 from agent_tui.tool.ls import ListTool
+from agent_tui.tool.plan_exit import PlanExitTool
 from agent_tui.tool.read import ReadTool
 from agent_tui.tool.recall import RecallTool
 from agent_tui.tool.skill import SkillTool
-from agent_tui.tool.task import TaskTool
+from agent_tui.tool.task import TASK_TOOL, TaskTool
 from agent_tui.tool.todo import TodoReadTool, TodoWriteTool
 from agent_tui.tool.truncation import truncate_output_async
 from agent_tui.tool.webfetch import WebFetchTool
@@ -32,6 +36,14 @@ log = logging.getLogger(__name__)
 
 TAIL_TRUNCATED_TOOLS = frozenset({"bash"})
 """Tools whose outputs keep their end when truncated (where errors and summaries are)."""
+PermissionMode = Literal["ask", "auto-edits"]
+PERMISSION_MODES: tuple[PermissionMode, ...] = ("ask", "auto-edits")
+"""The quick permission mode of a session (in memory only): `auto-edits` runs edit and
+write without asking where they would ask; bash and everything else still ask."""
+EDIT_TOOLS = frozenset({"edit", "write"})
+AGENT_ONLY_TOOLS: dict[str, type[Tool]] = {PLAN_EXIT_TOOL: PlanExitTool}
+"""Tools only agents that name them in `tools` get (not in the default registry, so
+the build agent's tool list is the registry's own, byte for byte)."""
 
 
 def compact_schema(params: type[BaseModel]) -> str:
@@ -100,10 +112,13 @@ def permission_level(
     return default
 
 
-async def check_permission(tool: Tool, params: BaseModel, ctx: ToolContext) -> None:
-    """Raise PermissionDenied unless config or the person allows this call."""
+async def check_permission(
+    tool: Tool, params: BaseModel, ctx: ToolContext, *, auto_accept: bool = False
+) -> None:
+    """Raise PermissionDenied unless config or the person allows this call;
+    `auto_accept` (the session's auto-accept-edits mode) answers an `ask` with yes."""
     level = permission_level(ctx.permissions, tool.name, tool.default_permission)
-    if level == "allow":
+    if level == "allow" or (level == "ask" and auto_accept):
         return
     if level == "deny":
         raise PermissionDenied(
@@ -138,9 +153,70 @@ async def check_permission(tool: Tool, params: BaseModel, ctx: ToolContext) -> N
         ctx.permissions[tool.name] = "allow"
 
 
+def _rule(rules: dict[str, PermissionRule], name: str) -> PermissionRule | None:
+    """An agent's rule for a tool: its own key, else the longest matching wildcard."""
+    if name in rules:
+        return rules[name]
+    keys = [key for key in rules if any(c in key for c in "*?[") and fnmatchcase(name, key)]
+    return rules[max(keys, key=len)] if keys else None
+
+
+def _subject(params: BaseModel) -> str:
+    for key in ("file_path", "path", "url", "pattern"):
+        value = getattr(params, key, None)
+        if isinstance(value, str):
+            return value
+    return ""
+
+
+@dataclass(eq=False)
+class AgentPolicy:
+    """An agent's permissions over config's and the person's: its `deny` refuses (with
+    its own message, e.g. plan mode's), its `allow` runs without asking unless config
+    denies, anything else is asked as usual. A subagent also keeps the refusals of the
+    agent that started it (`also`), so plan mode holds inside its task calls."""
+
+    agent: AgentInfo
+    modes: Mapping[str, PermissionMode]
+    also: tuple[AgentInfo, ...] = ()
+
+    def _level(
+        self, agent: AgentInfo, tool: Tool, params: BaseModel, base: PermissionLevel
+    ) -> tuple[PermissionLevel | None, str]:
+        rule = _rule(agent.permission, tool.name)
+        if rule is None or isinstance(rule, str):
+            return rule, f"the {tool.name} tool"
+        command = getattr(params, "command", None)
+        if tool.name == "bash" and isinstance(command, str):
+            level, reason = command_level(rule, command, base)
+            return level, f"this bash command ({reason})"
+        subject = _subject(params)
+        level = rule_level(rule, subject) or rule.get("*")
+        return level, f"the {tool.name} tool on {subject or 'this input'}"
+
+    async def check(self, tool: Tool, params: BaseModel, ctx: ToolContext) -> None:
+        base = permission_level(ctx.permissions, tool.name, tool.default_permission)
+        verdict: PermissionLevel | None = None
+        for agent in (self.agent, *self.also):
+            level, what = self._level(agent, tool, params, base)
+            if level == "deny":
+                raise PermissionDenied(agent.refusal_for(what))
+            if agent is self.agent and level is not None:
+                verdict = level
+            elif level is not None and verdict is not None:
+                verdict = max(verdict, level, key=STRICTNESS.__getitem__)
+        if verdict == "allow" and base != "deny":
+            return
+        auto = tool.name in EDIT_TOOLS and self.modes.get(ctx.session_id) == "auto-edits"
+        await check_permission(tool, params, ctx, auto_accept=auto)
+
+
 class ToolRegistry:
-    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+    def __init__(self, tools: Iterable[Tool] = (), policy: AgentPolicy | None = None) -> None:
         self._tools: dict[str, Tool] = {}
+        self._views: dict[tuple[object, ...], ToolRegistry] = {}
+        self.policy = policy
+        """The agent whose permissions apply to every call (None: config's alone)."""
         for tool in tools:
             self.register(tool)
 
@@ -167,6 +243,50 @@ class ToolRegistry:
     def register(self, tool: Tool) -> None:
         self._tools[tool.name] = tool
         self._definitions: list[dict[str, Any]] | None = None
+        self._views = {}  # an MCP server's tools arrive late: agents see them from now on
+
+    def for_agent(
+        self,
+        agent: AgentInfo,
+        modes: Mapping[str, PermissionMode],
+        *,
+        subagent: bool = False,
+        also: tuple[AgentInfo, ...] = (),
+    ) -> ToolRegistry:
+        """The agent's registry: the tools its `tools` enables (a subagent's default is
+        the read-only ones, and never `task`) under its permissions. Kept while the tool
+        set is unchanged, so its definitions are built once (a stable prompt prefix)."""
+        key = (id(agent), id(modes), subagent, *(id(a) for a in also))
+        cached = self._views.get(key)
+        if cached is not None and cached.policy is not None and cached.policy.agent is agent:
+            return cached
+        names = [n for n in self.names() if not (subagent and n == TASK_TOOL)]
+        tools = [
+            self._tools[n]
+            for n in names
+            if agent.tool_enabled(n, not subagent or n in SUBAGENT_TOOLS)
+        ]
+        tools += [cls() for n, cls in AGENT_ONLY_TOOLS.items() if agent.tool_enabled(n, False)]
+        view = ToolRegistry(tools, AgentPolicy(agent, modes, also))
+        self._views[key] = view
+        return view
+        if subagent:
+            names = [
+                n
+                for n in self.names()
+                if n != TASK_TOOL and agent.tool_enabled(n, n in SUBAGENT_TOOLS)
+            ]
+        else:
+            names = [n for n in self.names() if agent.tool_enabled(n, True)]
+        tools = [self._tools[name] for name in names]
+        tools += [
+            cls() for name, cls in AGENT_ONLY_TOOLS.items() if agent.tool_enabled(name, False)
+        ]
+        view = ToolRegistry(tools, AgentPolicy(agent, modes, also))
+        self._views[tuple(id(k) for k in key)] = view
+        self._view_keys = getattr(self, "_view_keys", [])
+        self._view_keys.append(key)  # the objects whose ids key the cache stay alive
+        return view
 
     def view(self, names: Iterable[str]) -> ToolRegistry:
         """A registry of only these tools (a subagent's set): the model is offered only
@@ -194,7 +314,10 @@ class ToolRegistry:
         if tool is None:
             raise ToolError(f"Unknown tool {name!r}. Available tools: {', '.join(self.names())}.")
         params = parse_arguments(tool, raw_arguments)
-        await check_permission(tool, params, ctx)
+        if self.policy is not None:
+            await self.policy.check(tool, params, ctx)
+        else:
+            await check_permission(tool, params, ctx)
         result = await _execute(tool, params, ctx)
         if ctx.redact is not None:  # before truncation: the saved full output is redacted too
             output, count = ctx.redact.redact(result.output)

@@ -7,6 +7,8 @@ answer. The running is done by the session layer through `ToolContext.subagents`
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from agent_tui.errors import ToolError
@@ -25,7 +27,7 @@ class TaskParams(BaseModel):
     )
     agent: str | None = Field(
         default=None,
-        description="A subagent configured by name (config `agent`); default: the read-only one.",
+        description="A subagent listed in this tool's description; default: the read-only one.",
     )
 
 
@@ -44,6 +46,23 @@ class TaskTool(Tool):
         "it needs in the prompt."
     )
     Params = TaskParams
+
+    def __init__(self, subagents: list[tuple[str, str]] | None = None) -> None:
+        self.subagents = subagents or []
+        """(name, description) of the agents `agent` may name (agents.py, mode subagent
+        or all), listed in the description the model reads."""
+
+    def definition(self) -> dict[str, Any]:
+        definition = super().definition()
+        if self.subagents:
+            listed = "\n".join(
+                f"- {name}: {text or '(no description)'}" for name, text in self.subagents
+            )
+            definition["function"]["description"] += (
+                "\n\nSubagents you can name in `agent` (leave it out for the default "
+                f"read-only one):\n{listed}"
+            )
+        return definition
 
     def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
         assert isinstance(params, TaskParams)

@@ -33,6 +33,7 @@ from agent_tui.storage.db import Database
 from agent_tui.storage.models import AssistantMessage, PatchPart, Session, ToolPart
 from agent_tui.tool.base import PermissionReply, PermissionRequest
 from agent_tui.tui import slash_commands
+from agent_tui.tui.agent_modes import AgentModes
 from agent_tui.tui.app_commands import AppCommands
 from agent_tui.tui.command_provider import AgentCommands
 from agent_tui.tui.event_pump import EventPump
@@ -44,6 +45,7 @@ from agent_tui.tui.session_view import SessionView
 from agent_tui.tui.sidebar import Sidebar
 from agent_tui.tui.status_line import StatusLine
 from agent_tui.tui.undo_commands import UndoCommands
+from agent_tui.tui.welcome_view import WelcomeView
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
 QUIT_WINDOW = 2.0
@@ -58,6 +60,11 @@ LEADER_WINDOW = 2.0
 NOTIFY_SEVERITY = {"info": "information", "warning": "warning", "error": "error"}
 
 
+def _collect_and_freeze() -> None:
+    gc.collect()
+    gc.freeze()
+
+
 def event_session(event: Event) -> str | None:
     if isinstance(event, PartUpdated):
         return event.part.session_id
@@ -68,7 +75,7 @@ def event_session(event: Event) -> str | None:
     return event.session_id
 
 
-class AgentApp(AppCommands, UndoCommands, App[int]):
+class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "agent-tui"
     COMMANDS = {AgentCommands}
@@ -113,6 +120,7 @@ class AgentApp(AppCommands, UndoCommands, App[int]):
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
             with Vertical(id="chat"):
+                yield WelcomeView(id="welcome")
                 yield SessionView(id="view")
                 yield StatusLine(id="status")
                 yield Static("", id="completions", markup=False)
@@ -148,6 +156,7 @@ class AgentApp(AppCommands, UndoCommands, App[int]):
         self.run_worker(self._start(), exit_on_error=False)
 
     async def _start(self) -> None:
+        self.load_agents()
         await self.show_session(self.session)
         await self.load_custom_commands()
         # litellm costs seconds to import on a thread that competes with the UI for the
@@ -180,19 +189,22 @@ class AgentApp(AppCommands, UndoCommands, App[int]):
         if session is not None and self.model_override is None:
             self.session_model = await self.engine.session_model(session.id)
         await self.view.load(session, messages)
+        self.agent_of(messages)
+        self.show_welcome(not messages)
         self._refresh_sidebar()
         self.sidebar.show_todos(await self.db.get_todos(session.id) if session else [])
         self.run_worker(self.refresh_changes(), exit_on_error=False)
         self.status_line.set_status(
             "busy" if session and self.engine.is_busy(session.id) else "idle"
         )
-        # Mounted history is long-lived: keep it out of the collector's way.
-        gc.collect()
-        gc.freeze()
+        # Mounted history is long-lived: keep it out of the collector's way (after the
+        # first paint: a full collection over a long session's history delays it).
+        self.call_after_refresh(_collect_and_freeze)
 
     async def ensure_session(self) -> Session:
         if self.session is None:
             self.session = await self.engine.new_session(self.directory)
+            self.apply_permission_mode()
             self._refresh_sidebar()
         return self.session
 
@@ -200,8 +212,16 @@ class AgentApp(AppCommands, UndoCommands, App[int]):
         session = self.session
         directory = session.directory if session else str(self.directory)
         title = session.title if session and session.title else "New session"
-        self.sidebar.show_session(title, self.directory_label or directory, self.current_model)
+        self.sidebar.show_session(title, self.directory_label or directory, self.agent_model)
+        welcome = self.query_one("#welcome", WelcomeView)
+        if welcome.display:
+            welcome.show(self.config, self.current_model, self.directory_label or directory)
         self.sidebar.show_stats(self.stats, directory)
+
+    def show_welcome(self, shown: bool) -> None:
+        """The welcome view stands in for the conversation while it has no message."""
+        self.query_one("#welcome", WelcomeView).display = shown
+        self.view.display = not shown
 
     @property
     def current_model(self) -> str:
@@ -235,10 +255,12 @@ class AgentApp(AppCommands, UndoCommands, App[int]):
                 gc.unfreeze()  # what was frozen for the stream may be collected again
                 gc.set_threshold(*IDLE_GC_THRESHOLDS)
                 self.run_worker(self.refresh_changes(), exit_on_error=False)
+                self.show_pending_plan()
         elif isinstance(event, SessionUpdated):
             self.session = event.session
             self._refresh_sidebar()
         elif isinstance(event, MessageUpdated):
+            self.show_welcome(False)
             if isinstance(event.info, AssistantMessage) and event.info.completed is None:
                 # A step starts streaming: move everything alive now out of the
                 # collector's reach, so its passes only scan what the stream creates
@@ -249,6 +271,8 @@ class AgentApp(AppCommands, UndoCommands, App[int]):
             if isinstance(event.info, AssistantMessage) and event.info.finish:
                 self._refresh_sidebar()
         elif isinstance(event, PartUpdated) and isinstance(event.part, (ToolPart, PatchPart)):
+            if isinstance(event.part, ToolPart):
+                self.observe_plan(event.part)
             before = len(self.stats.files)
             self.stats.observe_part(event.part)
             if len(self.stats.files) != before:
@@ -315,10 +339,13 @@ class AgentApp(AppCommands, UndoCommands, App[int]):
         is what goes back in the prompt on failure when it differs from `text`."""
         try:
             session = await self.ensure_session()
-            await self.engine.prompt(session.id, text, model=model or self.model_override)
+            await self.engine.prompt(
+                session.id, text, model=model or self.model_override, agent=self.agent_name
+            )
         except AgentTuiError as exc:
             self._restore(typed or text)
-            self.notify(str(exc), title="Not sent", severity="error", timeout=10)
+            message = getattr(exc, "summary", None) or str(exc)  # the long form is on screen
+            self.notify(message, title="Not sent", severity="error", timeout=10)
         except Exception as exc:
             self._restore(typed or text)
             self.notify(f"{type(exc).__name__}: {exc}", title="Not sent", severity="error")
@@ -371,7 +398,8 @@ class AgentApp(AppCommands, UndoCommands, App[int]):
         self.status_line.set_hint(
             f"{keys.leader}: {keys.compact} compact · {keys.new_session} new session · "
             f"{keys.sessions} sessions · {keys.model} model · {keys.sidebar} sidebar · "
-            f"{keys.uncompact} uncompact · {keys.undo} undo · {keys.redo} redo"
+            f"{keys.uncompact} uncompact · {keys.undo} undo · {keys.redo} redo · "
+            f"{keys.agent_cycle} agent · {keys.permission_mode} auto-accept edits"
         )
         self.set_timer(LEADER_WINDOW, self._leader_timeout)
 
@@ -382,6 +410,12 @@ class AgentApp(AppCommands, UndoCommands, App[int]):
 
     def on_prompt_input_leader_key(self, event: PromptInput.LeaderKey) -> None:
         self.run_leader(event.key)
+
+    def on_prompt_input_agent_cycle(self, _: PromptInput.AgentCycle) -> None:
+        self.action_cycle_agent()
+
+    def on_prompt_input_permission_mode_cycle(self, _: PromptInput.PermissionModeCycle) -> None:
+        self.action_cycle_permission_mode()
 
     def on_key(self, event: events.Key) -> None:
         if self.prompt.leader_active and time.monotonic() - self._leader_at < LEADER_WINDOW:
@@ -401,6 +435,8 @@ class AgentApp(AppCommands, UndoCommands, App[int]):
             keys.uncompact: self.action_uncompact,
             keys.undo: self.action_undo,
             keys.redo: self.action_redo,
+            keys.agent_cycle: self.action_cycle_agent,
+            keys.permission_mode: self.action_cycle_permission_mode,
         }
         action = actions.get(key)
         if action is not None and time.monotonic() - self._leader_at < LEADER_WINDOW:

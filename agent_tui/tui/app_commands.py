@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_tui.custom_commands import CustomCommand, load_custom_commands
 from agent_tui.errors import AgentTuiError
+from agent_tui.provider.defaults import model_catalog
 from agent_tui.session.compaction_plan import render_plan
 from agent_tui.session.usage import context_usage
 from agent_tui.storage.sessions import session_tree
@@ -40,6 +41,10 @@ def help_text(app: AgentApp) -> str:
         "  Up / Down                 previous / next message (on the first / last line)",
         "  @                         attach a file or folder (a picker opens; fuzzy filter)",
         "  !command                  run a shell command; the model sees it next message",
+        f"  Tab (empty prompt)        next agent: build, plan (read-only), yours  [{keys.leader} "
+        f"{keys.agent_cycle}]",
+        f"  Shift+Tab                 auto-accept edits on / off for this session  "
+        f"[{keys.leader} {keys.permission_mode}]",
         f"  {keys.interrupt:<26}interrupt the running step or compaction",
         f"  {keys.leader} {keys.sidebar:<{24 - len(keys.leader)}}show / hide the sidebar",
         f"  {keys.palette:<26}command palette",
@@ -171,19 +176,20 @@ class AppCommands:
         self._guard(switch)
 
     def action_choose_model(self: AgentApp) -> None:
-        config = self.config
-        models = [self.current_model, config.model, *config.models]
-        if config.small_model:
-            models.append(config.small_model)
-        models += self.view.models_used()
-
         def chosen(model: str | None) -> None:
             if model:
                 self.model_override = model
                 self._refresh_sidebar()
                 self.notify(f"Next prompts use {model}.")
 
-        self.push_screen(ModelScreen([m for m in models if m], self.current_model), chosen)
+        async def pick() -> None:
+            # The configured models, then those of the providers with keys (litellm's map,
+            # read as JSON the first time: off the event loop).
+            used = [self.current_model, *self.view.models_used()]
+            rows = await asyncio.to_thread(model_catalog, self.config, used)
+            self.push_screen(ModelScreen(rows, self.current_model), chosen)
+
+        self._guard(pick)
 
     def action_context(self: AgentApp) -> None:
         async def show() -> None:

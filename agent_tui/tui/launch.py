@@ -13,6 +13,7 @@ from pathlib import Path
 from agent_tui import paths
 from agent_tui.config import load_config
 from agent_tui.errors import AgentTuiError, NotFoundError
+from agent_tui.provider.defaults import choose_model
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import Session
 
@@ -33,6 +34,9 @@ async def _initial_session(db: Database, args: argparse.Namespace) -> Session | 
 async def _run(args: argparse.Namespace) -> int:
     model = getattr(args, "model", None)
     config = load_config({"model": model} if model else None)
+    # No model in the config: the keys present pick it, or else a local server (probed
+    # briefly, only then); with nothing, the app's first screen says what to set.
+    await choose_model(config)
     db = await Database.open(paths.database_path())
     try:
         session = await _initial_session(db, args)

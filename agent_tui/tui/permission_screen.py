@@ -38,9 +38,9 @@ class PermissionScreen(ModalScreen[PermissionReply]):
             with VerticalScroll(id="detail-scroll"):
                 yield _detail(self.request)
             with Horizontal(id="buttons"):
-                yield Button("Allow once [a]", id="once", variant="primary")
-                yield Button("Always allow (session) [A]", id="always", variant="warning")
-                yield Button("Deny [d]", id="deny", variant="error")
+                yield Button("Allow once (a)", id="once", variant="primary")
+                yield Button("Always allow for this session (A)", id="always", variant="warning")
+                yield Button("Deny (d)", id="deny", variant="error")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

@@ -1,4 +1,6 @@
-"""The multi-line prompt: Enter sends, Shift+Enter / Ctrl+J add a line, Up/Down history."""
+"""The multi-line prompt: Enter sends, Shift+Enter / Ctrl+J add a line, Up/Down history,
+Tab in an empty prompt switches agents, Shift+Tab the permission mode; its border names
+the agent the next message goes to."""
 
 from __future__ import annotations
 
@@ -22,6 +24,13 @@ class PromptInput(TextArea):
         padding: 0 1;
     }
     PromptInput:focus { border: round $accent; }
+    PromptInput { border-title-align: right; border-title-color: $text-muted; }
+    PromptInput.-plan, PromptInput.-plan:focus {
+        border: round $warning; border-title-color: $warning;
+    }
+    PromptInput.-custom-agent, PromptInput.-custom-agent:focus {
+        border: round $secondary; border-title-color: $secondary;
+    }
     """
 
     class Submitted(Message):
@@ -38,6 +47,12 @@ class PromptInput(TextArea):
 
     class MentionStarted(Message):
         """`@` typed at the start of a word: the app opens the file picker."""
+
+    class AgentCycle(Message):
+        """Tab in an empty prompt: the next primary agent."""
+
+    class PermissionModeCycle(Message):
+        """Shift+Tab: ask <-> auto-accept edits."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(
@@ -67,6 +82,10 @@ class PromptInput(TextArea):
             self._replace_via_keyboard("\n", start, end)
         elif key == "tab" and self.completions():
             self.complete()
+        elif key == "tab" and not self.text.strip():
+            self.post_message(self.AgentCycle())
+        elif key == "shift+tab":
+            self.post_message(self.PermissionModeCycle())
         elif key == "up" and self.cursor_location[0] == 0 and self.sent_history:
             self.recall(-1)
         elif key == "down" and self.cursor_location[0] == self.document.line_count - 1:
@@ -81,6 +100,12 @@ class PromptInput(TextArea):
         await super()._on_key(event)
         if starts_mention:
             self.post_message(self.MentionStarted())
+
+    def show_agent(self, name: str) -> None:
+        """The agent the next message goes to: named on the border, coloured unless build."""
+        self.border_title = f"{name} · Tab switches"
+        self.set_class(name == "plan", "-plan")
+        self.set_class(name not in ("build", "plan"), "-custom-agent")
 
     def _at_word_start(self) -> bool:
         row, column = self.cursor_location

@@ -1,4 +1,4 @@
-"""The right-hand panel: session, model, context use, cost, compactions, changed files."""
+"""The right-hand panel: session, agent, model, context use, cost, compactions, changed files."""
 
 from __future__ import annotations
 
@@ -73,6 +73,8 @@ class Sidebar(VerticalScroll):
     Sidebar ProgressBar.-warning Bar > .bar--bar { color: $warning; }
     Sidebar ProgressBar.-error Bar > .bar--bar { color: $error; }
     Sidebar #sidebar-files { color: $text-muted; }
+    Sidebar #sidebar-agent { text-style: bold; }
+    Sidebar #sidebar-agent.-plan { color: $warning; }
     Sidebar > .-todos { display: none; }
     Sidebar.-has-todos > .-todos { display: block; }
     """
@@ -80,6 +82,8 @@ class Sidebar(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static("New session", id="sidebar-title", markup=False)
         yield Static("", id="sidebar-directory", markup=False)
+        yield Label("Agent", classes="heading")
+        yield Static("build", id="sidebar-agent", markup=False)
         yield Label("Model", classes="heading")
         yield Static("", id="sidebar-model", markup=False)
         yield Label("Context", classes="heading")
@@ -96,6 +100,12 @@ class Sidebar(VerticalScroll):
         self.query_one("#sidebar-title", Static).update(title or "New session")
         self.query_one("#sidebar-directory", Static).update(directory)
         self.query_one("#sidebar-model", Static).update(model)
+
+    def show_agent(self, name: str, description: str = "") -> None:
+        """The agent the next message goes to, and what it is for."""
+        agent = self.query_one("#sidebar-agent", Static)
+        agent.update(f"{name}\n{description}" if description else name)
+        agent.set_class(name == "plan", "-plan")
 
     def show_stats(self, stats: SessionStats, directory: str) -> None:
         usage = stats.usage()

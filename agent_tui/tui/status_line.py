@@ -1,4 +1,5 @@
-"""One line above the prompt: working / compacting with elapsed time / retrying / hints."""
+"""One line above the prompt: working / compacting with elapsed time / retrying / hints,
+and the quick permission mode when it is not the default."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from textual.widgets import Static
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 TICK = 0.1
+MODE_TEXT = {"auto-edits": "⏵⏵ auto-accept edits on (Shift+Tab to ask again)"}
+"""What the status line says about a permission mode other than `ask`."""
 
 
 class StatusLine(Static):
@@ -17,6 +20,7 @@ class StatusLine(Static):
     StatusLine.-busy { color: $accent; }
     StatusLine.-compacting { color: $warning; text-style: bold; }
     StatusLine.-retrying { color: $warning; }
+    StatusLine.-mode { color: $warning; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -24,6 +28,8 @@ class StatusLine(Static):
         self.status = "idle"
         self.message: str | None = None
         self.hint: str | None = None
+        self.mode = "ask"
+        """The session's quick permission mode (ask / auto-edits)."""
         self._since = time.monotonic()
         self._frame = 0
         self._timer: Timer | None = None
@@ -42,6 +48,11 @@ class StatusLine(Static):
             self._timer = self.set_interval(TICK, self._tick)
         self.refresh_text()
 
+    def set_mode(self, mode: str) -> None:
+        self.mode = mode
+        self.set_class(mode != "ask", "-mode")
+        self.refresh_text()
+
     def set_hint(self, hint: str | None) -> None:
         self.hint = hint
         self.refresh_text()
@@ -56,6 +67,11 @@ class StatusLine(Static):
     def render_text(self) -> str:
         if self.hint:
             return self.hint
+        activity = self._activity()
+        mode = MODE_TEXT.get(self.mode, "")
+        return f"{activity} · {mode}" if activity and mode else activity or mode
+
+    def _activity(self) -> str:
         elapsed = int(time.monotonic() - self._since)
         spin = SPINNER[self._frame % len(SPINNER)]
         if self.status == "compacting":

@@ -1,0 +1,375 @@
+"""Agents: the built-in primary agents `build` and `plan`, and those a person defines.
+
+In OpenCode's shape, so its users can bring their agents over: `agent.NAME` in
+agent-tui.json (config.AgentConfig), or a Markdown file `NAME.md` with the same keys in
+its front matter and the prompt as its body, in `<config dir>/agents/` (user) and
+`.agent-tui/agents/` (project). Later sources win key by key: built-in, user files,
+config, project files. Built-ins can be changed but not removed. A bad file is a one-line
+warning naming the file and field; the agent is skipped, nothing crashes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from agent_tui import paths
+from agent_tui.config import (
+    AgentConfig,
+    AgentMode,
+    AgentPromptFile,
+    Config,
+    PermissionLevel,
+    PermissionRule,
+    ReasoningConfig,
+)
+from agent_tui.custom_commands import split_front_matter
+
+BUILD = "build"
+PLAN = "plan"
+DEFAULT_AGENT = BUILD
+PROJECT_AGENTS_DIR = Path(".agent-tui") / "agents"
+USER_AGENTS_DIR = "agents"
+"""Under the user config dir."""
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+FILE_REF = re.compile(r"^\{file:(.+)\}$")
+PLAN_EXIT_TOOL = "plan_exit"
+"""Only agents whose `tools` name it get it (the plan agent)."""
+SUBAGENT_TOOLS = ("read", "grep", "glob", "list", "recall", "webfetch")
+"""A subagent's tools unless its config names others."""
+
+READ_ONLY_COMMANDS = (
+    "ls", "cat", "head", "tail", "wc", "pwd", "grep", "egrep", "fgrep", "rg", "find", "fd",
+    "tree", "file", "stat", "du", "df", "which", "type", "echo", "printf", "nl", "cut",
+    "diff", "cmp", "basename", "dirname", "realpath", "readlink", "uname", "date", "whoami",
+    "sort", "md5sum", "sha256sum", "git status", "git log", "git diff", "git show",
+    "git blame", "git grep", "git ls-files", "git rev-parse", "git branch --list",
+    "git branch -a", "git branch -v", "git remote -v", "git describe", "git shortlog",
+)  # fmt: skip
+"""Commands the plan agent may run (with any arguments but those tool/bash_policy.py
+refuses, such as find -exec or sort -o); `git branch` alone lists branches too."""
+
+
+def read_only_bash() -> dict[str, PermissionLevel]:
+    rules: dict[str, PermissionLevel] = {"*": "deny", "git branch": "allow"}
+    for command in READ_ONLY_COMMANDS:
+        rules[command] = "allow"
+        rules[f"{command} *"] = "allow"
+    return rules
+
+
+PLAN_REFUSAL = (
+    "Plan mode is on: {what} is refused. In plan mode you read and search (read, grep, "
+    "glob, list, and read-only bash such as ls, cat, rg, git status/log/diff/show); "
+    "nothing is changed. Finish investigating, then call plan_exit with your plan: the "
+    "person approves it, which switches to the build agent, or leaves plan mode with Tab."
+)
+
+
+@dataclass
+class AgentInfo:
+    """An agent as its requests use it (built-in, then config and files merged in)."""
+
+    name: str
+    description: str = ""
+    mode: AgentMode = "all"
+    model: str | None = None
+    reasoning: ReasoningConfig | None = None
+    prompt: str | None = None
+    """Replaces the base prompt of the model family (a subagent's follows task.txt)."""
+    instructions: str | None = None
+    """A built-in's own text after the base prompt (the plan agent's rules)."""
+    tools: dict[str, bool] = field(default_factory=dict)
+    permission: dict[str, PermissionRule] = field(default_factory=dict)
+    max_steps: int | None = None
+    temperature: float | None = None
+    hidden: bool = False
+    native: bool = False
+    """Built in (build, plan): can be changed, never removed."""
+    refusal: str | None = None
+    """The sentence a refused call gets ({what} is the call); default names the agent."""
+    source: str = "built-in"
+
+    @property
+    def primary(self) -> bool:
+        return self.mode in ("primary", "all")
+
+    @property
+    def subagent(self) -> bool:
+        return self.mode in ("subagent", "all")
+
+    def tool_enabled(self, name: str, default: bool) -> bool:
+        """Its own key, else the longest matching wildcard key, else `default`."""
+        if name in self.tools:
+            return self.tools[name]
+        keys = [k for k in self.tools if any(c in k for c in "*?[") and fnmatchcase(name, k)]
+        return self.tools[max(keys, key=len)] if keys else default
+
+    def refusal_for(self, what: str) -> str:
+        if self.refusal:
+            return self.refusal.format(what=what)
+        return (
+            f"The {self.name} agent may not do this: {what} is refused by its permissions "
+            f"(agent.{self.name}.permission). Switch agents to do it."
+        )
+
+
+def builtin_agents() -> dict[str, AgentInfo]:
+    return {
+        BUILD: AgentInfo(
+            name=BUILD,
+            description="The default agent: reads, changes files and runs commands.",
+            mode="primary",
+            native=True,
+        ),
+        PLAN: AgentInfo(
+            name=PLAN,
+            description="Plan mode: investigates and proposes a plan; changes nothing.",
+            mode="primary",
+            instructions=paths.read_prompt("plan.txt").strip(),
+            tools={PLAN_EXIT_TOOL: True},
+            permission={"edit": "deny", "write": "deny", "bash": read_only_bash()},
+            refusal=PLAN_REFUSAL,
+            native=True,
+        ),
+    }
+
+
+# ---- front matter: the YAML subset of OpenCode agent files ------------------------------
+
+
+class FrontMatterError(ValueError):
+    pass
+
+
+def _scalar(text: str) -> Any:
+    text = text.strip()
+    if not text:
+        return None
+    if text[0] in "[{\"'":
+        if text[0] == "'" and text.endswith("'") and len(text) > 1:
+            return text[1:-1].replace("''", "'")
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            if text.startswith("[") and text.endswith("]"):  # [a, b] without quotes
+                return [_scalar(item) for item in text[1:-1].split(",") if item.strip()]
+            if text.startswith("{") and FILE_REF.match(text):
+                return text
+            raise FrontMatterError(f"cannot read the value {text}") from None
+    lowered = text.lower()
+    if lowered in ("true", "yes"):
+        return True
+    if lowered in ("false", "no"):
+        return False
+    if lowered in ("null", "~"):
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _strip_comment(line: str) -> str:
+    if "#" not in line:
+        return line.rstrip()
+    quote = ""
+    for index, char in enumerate(line):
+        if char in "\"'" and not quote:
+            quote = char
+        elif char == quote:
+            quote = ""
+        elif char == "#" and not quote and (index == 0 or line[index - 1].isspace()):
+            return line[:index].rstrip()
+    return line.rstrip()
+
+
+def parse_header(lines: list[str]) -> dict[str, Any]:
+    """Nested `key: value` maps by indentation, `- item` lists, scalars, JSON values."""
+    rows = []
+    for number, raw in enumerate(lines, start=2):  # line 1 is the opening ---
+        line = _strip_comment(raw)
+        if line.strip():
+            rows.append((number, len(line) - len(line.lstrip()), line.strip()))
+
+    def block(start: int, indent: int) -> tuple[Any, int]:
+        if rows[start][2].startswith("- "):
+            items = []
+            index = start
+            while index < len(rows) and rows[index][1] == indent:
+                number, _, text = rows[index]
+                if not text.startswith("- "):
+                    raise FrontMatterError(f"line {number}: expected '- item'")
+                items.append(_scalar(text[2:]))
+                index += 1
+            return items, index
+        mapping: dict[str, Any] = {}
+        index = start
+        while index < len(rows) and rows[index][1] == indent:
+            number, _, text = rows[index]
+            key, sep, value = text.partition(":")
+            key = key.strip().strip("\"'")
+            if not sep or not key:
+                raise FrontMatterError(f"line {number}: expected 'key: value'")
+            index += 1
+            if value.strip():
+                mapping[key] = _scalar(value)
+            elif index < len(rows) and rows[index][1] > indent:
+                mapping[key], index = block(index, rows[index][1])
+            else:
+                mapping[key] = None
+        if index < len(rows) and rows[index][1] > indent:
+            raise FrontMatterError(f"line {rows[index][0]}: unexpected indentation")
+        return mapping, index
+
+    if not rows:
+        return {}
+    parsed, end = block(0, rows[0][1])
+    if end < len(rows) or not isinstance(parsed, dict):
+        raise FrontMatterError(f"line {rows[min(end, len(rows) - 1)][0]}: unexpected indentation")
+    return parsed
+
+
+# ---- loading ----------------------------------------------------------------------------
+
+
+@dataclass
+class AgentCatalog:
+    agents: dict[str, AgentInfo]
+    warnings: list[str] = field(default_factory=list)
+
+    def get(self, name: str) -> AgentInfo | None:
+        return self.agents.get(name)
+
+    def primary(self) -> list[AgentInfo]:
+        """The Tab cycle: build, plan, then the others by name."""
+        found = [a for a in self.agents.values() if a.primary and not a.hidden]
+        order = {BUILD: 0, PLAN: 1}
+        return sorted(found, key=lambda a: (order.get(a.name, 2), a.name))
+
+    def subagents(self) -> list[AgentInfo]:
+        return sorted((a for a in self.agents.values() if a.subagent), key=lambda a: a.name)
+
+    def warning(self) -> str | None:
+        return "\n".join(self.warnings) or None
+
+
+def _describe(error: dict[str, Any]) -> str:
+    where = ".".join(str(p) for p in error["loc"] if not isinstance(p, int)) or "(front matter)"
+    if error["type"] == "extra_forbidden":
+        return f"field {where}: unknown key (valid: {', '.join(sorted(AgentConfig.model_fields))})"
+    return f"field {where}: {error['msg']}"
+
+
+def _read_prompt(ref: str | AgentPromptFile, bases: list[Path], where: str) -> str:
+    """A prompt's text: itself, or the file `{file:path}` / {"file": path} names."""
+    if isinstance(ref, AgentPromptFile):
+        name = ref.file
+    elif match := FILE_REF.match(ref.strip()):
+        name = match.group(1).strip()
+    else:
+        return ref
+    path = Path(name).expanduser()
+    candidates = [path] if path.is_absolute() else [base / path for base in bases]
+    for candidate in candidates:
+        try:
+            return candidate.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+    raise FrontMatterError(f"{where}: field prompt: file {name} not found")
+
+
+def _tools(value: list[str] | dict[str, bool]) -> dict[str, bool]:
+    if isinstance(value, list):  # the only tools it may call
+        return {"*": False, **dict.fromkeys(value, True)}
+    return dict(value)
+
+
+def _merge(
+    base: AgentInfo | None, name: str, entry: AgentConfig, prompt: str | None, source: str
+) -> AgentInfo:
+    info = base or AgentInfo(name=name, source=source)
+    fields = entry.model_fields_set
+    if "description" in fields:
+        info.description = entry.description
+    if entry.mode is not None:
+        info.mode = entry.mode
+    for key in ("model", "reasoning", "max_steps", "temperature"):
+        if getattr(entry, key) is not None:
+            setattr(info, key, getattr(entry, key))
+    if "hidden" in fields:
+        info.hidden = entry.hidden
+    if prompt is not None:
+        info.prompt = prompt
+    if entry.tools is not None:
+        info.tools = {**info.tools, **_tools(entry.tools)}
+    if entry.permission:
+        info.permission = {**info.permission, **entry.permission}
+    info.source = source
+    return info
+
+
+def _apply(
+    agents: dict[str, AgentInfo],
+    name: str,
+    entry: AgentConfig,
+    bases: list[Path],
+    source: str,
+) -> None:
+    prompt = _read_prompt(entry.prompt, bases, source) if entry.prompt is not None else None
+    agents[name] = _merge(agents.get(name), name, entry, prompt, source)
+
+
+def _load_file(path: Path) -> tuple[AgentConfig, str]:
+    """(its keys, its body); FrontMatterError with the field or line that is wrong."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    split = split_front_matter(text)
+    header, body = split if split is not None else ([], text)
+    data = parse_header(header)
+    body = body.strip()
+    if body:
+        data["prompt"] = body
+    try:
+        return AgentConfig.model_validate(data), body
+    except ValidationError as exc:
+        raise FrontMatterError(_describe(exc.errors()[0])) from exc
+
+
+def _load_dir(folder: Path, agents: dict[str, AgentInfo], warnings: list[str]) -> None:
+    try:
+        files = sorted(folder.glob("*.md"))
+    except OSError:
+        return
+    for path in files:
+        if not path.is_file():
+            continue
+        if not NAME_RE.match(path.stem):
+            warnings.append(f"Agent file {path}: the name {path.stem!r} is not valid; skipped.")
+            continue
+        try:
+            entry, _ = _load_file(path)
+            _apply(agents, path.stem, entry, [path.parent, Path.cwd()], str(path))
+        except (FrontMatterError, OSError) as exc:
+            warnings.append(f"Agent file {path}: {exc}; skipped.")
+
+
+def load_agents(config: Config, directory: Path) -> AgentCatalog:
+    """Built-ins, then user files, config `agent`, project files (later wins key by key)."""
+    agents = builtin_agents()
+    warnings: list[str] = []
+    _load_dir(paths.config_dir() / USER_AGENTS_DIR, agents, warnings)
+    for name, entry in config.agent.items():
+        try:
+            _apply(agents, name, entry, [directory, paths.config_dir()], f"config agent.{name}")
+        except FrontMatterError as exc:
+            warnings.append(f"Config {exc}; agent {name} skipped.")
+    _load_dir(directory / PROJECT_AGENTS_DIR, agents, warnings)
+    return AgentCatalog(agents, warnings)

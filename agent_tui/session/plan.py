@@ -1,0 +1,72 @@
+"""The plan agent's plan: found in the history, carried through compaction, approved.
+
+`plan_exit` stores the plan as its tool part's input. A compaction puts the newest plan
+into the summary request and on the summary (`AssistantMessage.plan`), which
+messages.py restates right after the summary, like the todo list. The person's answer
+is an ordinary next message: approval goes to the build agent with the plan in it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from agent_tui.agents import PLAN_EXIT_TOOL
+from agent_tui.storage.models import (
+    AssistantMessage,
+    MessageWithParts,
+    Part,
+    ToolPart,
+    ToolStateCompleted,
+)
+
+PLAN_HEADER = "The newest plan proposed with plan_exit:"
+"""Heads the plan in the summary request."""
+PLAN_RESTATED = "The newest plan proposed with plan_exit when the summary above was written:"
+APPROVED = (
+    "I approve this plan. Switch from planning to building: carry it out now, step by "
+    "step, and verify it as it says."
+)
+REJECTED = "I reject this plan. Keep planning: revise it and present it again with plan_exit."
+
+
+def proposed_plan(parts: Iterable[Part]) -> str | None:
+    """The plan of the newest completed plan_exit call among `parts`."""
+    found = None
+    for part in parts:
+        if (
+            isinstance(part, ToolPart)
+            and part.tool == PLAN_EXIT_TOOL
+            and isinstance(part.state, ToolStateCompleted)
+        ):
+            plan = part.state.input.get("plan")
+            if isinstance(plan, str) and plan.strip():
+                found = plan.strip()
+    return found
+
+
+def latest_plan(history: list[MessageWithParts]) -> str:
+    """The newest plan in the history: a plan_exit call, else what the newest summary
+    restated ("" when there is none)."""
+    for message in reversed(history):
+        plan = proposed_plan(message.parts)
+        if plan:
+            return plan
+        info = message.info
+        if isinstance(info, AssistantMessage) and info.summary and info.plan:
+            return info.plan
+    return ""
+
+
+def plan_block(plan: str, header: str = PLAN_HEADER) -> str:
+    return f"{header}\n<plan>\n{plan}\n</plan>" if plan else ""
+
+
+def approval_text(plan: str) -> str:
+    """The next instruction once the person approves: for the build agent."""
+    return f"{APPROVED}\n\n<plan>\n{plan.strip()}\n</plan>"
+
+
+def rejection_text(note: str) -> str:
+    """The person's no, with their note: for the plan agent."""
+    note = note.strip()
+    return f"{REJECTED}\n\nMy note: {note}" if note else REJECTED

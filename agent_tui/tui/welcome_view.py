@@ -1,0 +1,116 @@
+"""The empty session: model, directory, window and the keys that matter, or, with no model
+provider set up, what to set. The app shows it while the session has no messages."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from agent_tui.config import Config, KeybindsConfig
+from agent_tui.provider.defaults import (
+    CONFIG_EXAMPLE,
+    LOCAL_SERVERS,
+    PROVIDERS,
+    context_window,
+    credentials_source,
+)
+
+
+def _grid(rows: list[tuple[str, Text | str]], key_style: str = "bold") -> Table:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style=key_style, no_wrap=True)
+    grid.add_column()
+    for key, value in rows:
+        grid.add_row(key, value)
+    return grid
+
+
+def key_rows(keys: KeybindsConfig) -> list[tuple[str, str]]:
+    """The keys as /help names them (app_commands.help_text)."""
+    return [
+        ("Enter", "send"),
+        ("Shift+Enter", "new line (also Ctrl+J)"),
+        ("@", "attach a file or folder"),
+        ("!command", "run a shell command"),
+        ("/compact", f"summarise the session now ({keys.leader} {keys.compact})"),
+        ("/model", f"choose the model ({keys.leader} {keys.model})"),
+        ("Tab", f"switch agent: build / plan, read-only ({keys.leader} {keys.agent_cycle})"),
+        ("Shift+Tab", f"auto-accept edits on/off ({keys.leader} {keys.permission_mode})"),
+        ("/help", "all commands and keys"),
+        (keys.palette, "command palette"),
+        (keys.interrupt, "interrupt the agent"),
+        ("Ctrl+C twice", "quit (or /quit)"),
+    ]
+
+
+def setup_block() -> Group:
+    """What to set when no provider is: the same choices as `defaults.setup_text`."""
+    variables = "  ".join(" or ".join(p.env) for p in PROVIDERS)
+    servers = ", ".join(f"{s.label} on port {s.port}" for s in LOCAL_SERVERS)
+    steps = _grid(
+        [
+            (
+                "1.",
+                Text.assemble("Set an API key, e.g. ", ("export OPENAI_API_KEY=sk-...", "bold")),
+            ),
+            ("", Text(variables, style="cyan")),
+            ("2.", f"Or start a local server: {servers} (ollama serve)."),
+            ("3.", 'Or set "model" and "provider" in agent-tui.json:'),
+            ("", Text(CONFIG_EXAMPLE, style="cyan")),
+        ],
+        key_style="dim",
+    )
+    return Group(
+        Text("No model provider is set up", style="bold yellow"),
+        Text("The first message would fail. Do one of these, then start agent-tui again:"),
+        steps,
+    )
+
+
+def welcome(config: Config, model: str, directory: str) -> RenderableType:
+    source = credentials_source(config, model)
+    window = context_window(model, config)
+    model_line = Text(model, style="bold")
+    if source is None:
+        model_line.append("  no key for it: see below", style="yellow")
+    elif source:
+        model_line.append(f"  {source}", style="dim")
+    info = _grid(
+        [
+            ("Model", model_line),
+            ("Directory", directory),
+            ("Window", f"{window:,} tokens" if window else "unknown"),
+        ]
+    )
+    parts: list[RenderableType] = [info, Text("")]
+    if source is None:
+        parts += [setup_block(), Text("")]
+    parts.append(_grid(key_rows(config.keybinds)))
+    return Group(*parts)
+
+
+class WelcomeView(VerticalScroll):
+    """Shown instead of the (empty) conversation until its first message."""
+
+    DEFAULT_CSS = """
+    WelcomeView { height: 1fr; padding: 1 2; }
+    WelcomeView > Static { width: 1fr; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.renderable: RenderableType = Text("")
+        self.needs_setup = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(self.renderable, id="welcome-body")
+
+    def show(self, config: Config, model: str, directory: str) -> None:
+        self.needs_setup = credentials_source(config, model) is None
+        self.renderable = welcome(config, model, directory)
+        self.set_class(self.needs_setup, "-setup")
+        self.query_one("#welcome-body", Static).update(self.renderable)

@@ -1,0 +1,145 @@
+"""What `agent-tui run` does before its first request: instruction files read once per
+loop run, and no heavy module it does not need (timings live in bench/bench_engine.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write_config
+from tests.engine_helpers import run_cli
+from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def system_text(request: dict) -> str:
+    parts = []
+    for message in request["messages"]:
+        if message["role"] == "system":
+            content = message["content"]
+            if isinstance(content, list):
+                content = "".join(block.get("text", "") for block in content)
+            parts.append(content)
+    return "\n".join(parts)
+
+
+def test_instruction_files_read_once_per_run(
+    configured: FakeOpenAI,
+    isolated: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    agents = isolated / "AGENTS.md"
+    agents.write_text("Always answer in haiku.", encoding="utf-8")
+    reads: list[Path] = []
+    read_text = Path.read_text
+
+    def counting_read_text(self: Path, *args: object, **kwargs: object) -> str:
+        if self.name == "AGENTS.md":
+            reads.append(self)
+        return read_text(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "read_text", counting_read_text)
+    configured.script(
+        ToolCalls([Call("bash", json.dumps({"command": "echo one"}))]),
+        ToolCalls([Call("bash", json.dumps({"command": "echo two"}))]),
+        Text("done"),
+    )
+    code, _, err = run_cli(capsys, "run", "three steps")
+    assert code == 0, err
+    assert len(configured.requests) == 3
+    assert reads == [agents], "AGENTS.md must be read once per run, not once per step"
+    systems = {system_text(request) for request in configured.requests}
+    assert len(systems) == 1, "the system prompt changed between steps of one run"
+    assert "Always answer in haiku." in systems.pop()
+
+    # An edit between runs is picked up by the next run.
+    agents.write_text("Always answer in limericks.", encoding="utf-8")
+    reads.clear()
+    configured.script(ToolCalls([Call("bash", '{"command": "echo three"}')]), Text("ok"))
+    code, _, err = run_cli(capsys, "run", "--continue", "again")
+    assert code == 0, err
+    assert reads == [agents]
+    first, second = configured.requests[3:]
+    assert "Always answer in limericks." in system_text(first)
+    assert "haiku" not in system_text(first)
+    assert system_text(first) == system_text(second)
+
+
+def test_run_imports_no_ui_or_mcp_sdk(isolated: Path, fake_llm: FakeOpenAI) -> None:
+    """Textual and the mcp SDK (which litellm's MCP gateway check would import with
+    `tools=`) stay off the path of a run with no MCP server configured."""
+    write_config(isolated, fake_llm)
+    fake_llm.script(ToolCalls([Call("bash", '{"command": "echo hi"}')]), Text("done"))
+    probe = (
+        "import sys\n"
+        "from agent_tui.cli import main\n"
+        "code = main(['run', 'hello'])\n"
+        "heavy = sorted(m for m in ('textual', 'mcp', 'markdownify', 'bs4') if m in sys.modules)\n"
+        "print('HEAVY', code, ','.join(heavy), file=sys.stderr)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=isolated,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    line = [x for x in done.stderr.splitlines() if x.startswith("HEAVY")]
+    assert line, done.stderr
+    assert line[0].split(" ", 2)[1:] == ["0", ""], line[0]
+    assert len(fake_llm.requests) == 2
+
+
+def test_the_first_request_does_not_wait_for_the_tokenizer(
+    configured: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A new session's first request fits by its byte count alone, so the tokenizer
+    (0.15-0.5 s to load) is loaded after the request has left, not before it."""
+    from agent_tui.session import tokens
+
+    tokens._counter.cache_clear()
+    tokens._loaded.clear()
+    requests_at_load: list[int] = []
+    load = tokens._load_encoding
+
+    def recording_load(name: str) -> object:
+        requests_at_load.append(len(configured.requests))
+        return load(name)
+
+    monkeypatch.setattr(tokens, "_load_encoding", recording_load)
+    configured.script(ToolCalls([Call("bash", '{"command": "echo hi"}')]), Text("done"))
+    code, _, err = run_cli(capsys, "run", "hello")
+    assert code == 0, err
+    assert requests_at_load and requests_at_load[0] >= 1, requests_at_load
+    assert len(configured.requests) == 2
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["plain words and code: def f(x): return x + 1", "中文的文本没有空格" * 20, "🙂" * 50, "a\n" * 300],
+)
+def test_the_byte_bound_is_never_below_the_token_count(text: str) -> None:
+    from agent_tui.session.request import estimate_tokens, size_bound
+
+    messages = [
+        {"role": "system", "content": text},
+        {"role": "user", "content": [{"type": "text", "text": text}]},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"function": {"name": "bash", "arguments": json.dumps({"c": text})}}],
+        },
+    ]
+    tools = [{"type": "function", "function": {"name": "bash", "description": text}}]
+    assert size_bound(messages, tools) >= estimate_tokens(messages, tools, "gpt-4o")
