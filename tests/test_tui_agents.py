@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from textual.widgets import Static
 
 from agent_tui.session.plan import APPROVED, REJECTED
@@ -68,8 +69,9 @@ async def test_tab_cycles_agents_and_shift_tab_the_permission_mode(
     await close(app)
 
 
+@pytest.mark.parametrize("key", ["y", "enter"])
 async def test_plan_approval_switches_to_build_and_sends_the_plan(
-    isolated: Path, configured: FakeOpenAI
+    isolated: Path, configured: FakeOpenAI, key: str
 ) -> None:
     configured.script(plan_exit(), Text("Building."))
     app = await open_app()
@@ -79,7 +81,7 @@ async def test_plan_approval_switches_to_build_and_sends_the_plan(
         await type_and_send(pilot, "plan a greet function")
         await wait_for(pilot, lambda: isinstance(app.screen, PlanScreen), "the plan screen")
         assert PLAN.splitlines()[0] in str(app.screen.query_one("#plan").source)  # type: ignore[attr-defined]
-        await pilot.press("y")
+        await pilot.press(key)  # Enter: the focused "Approve and build" button
         await wait_for(pilot, lambda: len(configured.requests) == 2, "the build request")
         assert app.agent_name == "build" and not app.prompt.has_class("-plan")
     await close(app)
