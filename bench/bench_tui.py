@@ -10,12 +10,21 @@
    Reported: lag between a delta's arrival and its text being committed to the Markdown
    widget (p50/p99/max), catch-up after the last delta, frame times (one screen update:
    layout + compositor + output, p50/p99/max), and key latency while streaming (a key
-   event posted every 100 ms until its binding's action runs).
-2. Time from launch to the first drawn frame: `agent-tui` in a pseudo-terminal, until
-   the prompt's placeholder is written to the terminal (3 runs).
+   event posted every 100 ms until its binding's action runs, and until the next screen
+   update after it: key to screen).
+2. The same stream at 1,000 tokens/s into a session that already holds 0, 150 and 1,000
+   earlier messages (a real SQLite file built through the storage API and opened with
+   `show_session`): the lag should not depend on the history's length.
+3. Time from launch to the first drawn frame: `agent-tui` in a pseudo-terminal, until
+   the prompt's placeholder is written to the terminal (3 runs); and `agent-tui
+   --continue` on a session of 1,000 steps, until its newest reply is on screen.
+4. Memory: 1,000 short steps streamed into the app (turns of 10 steps, each step a
+   reply and a tool call): resident memory after 10 steps and after 1,000.
 
-Goals: keeps up at 1,000 tokens/s with at most 100 ms lag; keys answered within 50 ms
-while streaming; first frame under 1 s.
+Goals: keeps up at 1,000 tokens/s with at most 100 ms lag whatever the history; keys
+on screen within 30 ms (p50) and 100 ms (p99) while streaming at 1,000 and 5,000
+tokens/s; first frame under 1 s; a 1,000-step session opens within 1.3x the time of an
+empty one; memory after 1,000 steps within 1.5x of after 10.
 """
 
 from __future__ import annotations
@@ -47,6 +56,13 @@ TICK = 0.01
 """Seconds between provider chunks: each tick publishes the tokens due by then."""
 KEY_INTERVAL = 0.1
 SIZE = (120, 40)
+HISTORY_SIZES = (0, 150, 1_000)
+HISTORY_RATE = 1_000
+HISTORY_TOKENS = 5_000
+OPEN_STEPS = 1_000
+STEPS_PER_TURN = 5
+RSS_STEPS = (10, 1_000)
+RSS_TURN = 10
 FIRST_FRAME_RUNS = 3
 FIRST_FRAME_MARKER = b"Message the"
 ANSI_SEQUENCE = re.compile(rb"\x1b(\[[0-9;?<>=$]*[ -/]*[@-~]|\][^\x07]*\x07|[()][0-9A-Za-z])")
@@ -99,7 +115,9 @@ def ms(value: float) -> str:
 # ---- streaming ------------------------------------------------------------------------
 
 
-def install_frame_timer(frames: list[float]) -> Callable[[], None]:
+def install_frame_timer(
+    frames: list[float], on_frame: Callable[[float], None] | None = None
+) -> Callable[[], None]:
     """Time every screen update (layout + compositor + output)."""
     from textual.screen import Screen
 
@@ -108,7 +126,10 @@ def install_frame_timer(frames: list[float]) -> Callable[[], None]:
     def timed(self: Screen) -> None:
         start = time.perf_counter()
         original(self)
-        frames.append(time.perf_counter() - start)
+        end = time.perf_counter()
+        frames.append(end - start)
+        if on_frame is not None:
+            on_frame(end)
 
     Screen._on_timer_update = timed  # type: ignore[method-assign]
 
@@ -118,7 +139,76 @@ def install_frame_timer(frames: list[float]) -> Callable[[], None]:
     return restore
 
 
-async def stream_once(rate: int, tokens: list[str], data_dir: Path) -> dict[str, Any]:
+REPLY = (
+    "## Step {n}\n\nThe loader reads every file twice, which is why start-up is slow. "
+    "We cache the parsed result keyed by path and mtime.\n\n- keep the API\n- add tests\n\n"
+    "```python\ndef load(path):\n    return path.read_text()\n```\n"
+)
+
+
+async def build_session(db: Any, directory: Path, steps: int) -> str:
+    """A session of `steps` finished steps (a reply and two tool calls each), a user
+    message every STEPS_PER_TURN steps, written through the storage API."""
+    from agent_tui.ids import message_id, part_id
+    from agent_tui.storage.models import (
+        AssistantMessage,
+        StepFinishPart,
+        StepStartPart,
+        TextPart,
+        Tokens,
+        ToolPart,
+        ToolStateCompleted,
+        ToolTime,
+        UserMessage,
+    )
+
+    session = await db.create_session(str(directory), title="bench history")
+    user_id = ""
+    for n in range(steps):
+        if n % STEPS_PER_TURN == 0:
+            user = UserMessage(id=message_id(), session_id=session.id, model="openai/bench")
+            user_id = user.id
+            await db.upsert_message(user)
+            await db.upsert_part(
+                TextPart(id=part_id(), session_id=session.id, message_id=user.id, text=f"Task {n}.")
+            )
+        last = n % STEPS_PER_TURN == STEPS_PER_TURN - 1 or n == steps - 1
+        step = AssistantMessage(
+            id=message_id(),
+            session_id=session.id,
+            parent_id=user_id,
+            model="openai/bench",
+            finish="stop" if last else "tool-calls",
+            completed=1,
+            cost=0.01,
+            tokens=Tokens(input=20_000 + n, output=500),
+        )
+        await db.upsert_message(step)
+        ids = {"session_id": session.id, "message_id": step.id}
+        await db.upsert_part(StepStartPart(id=part_id(), **ids))
+        await db.upsert_part(TextPart(id=part_id(), text=REPLY.format(n=n), **ids))
+        for k in range(2):
+            state = ToolStateCompleted(
+                input={"file_path": f"src/m{n}_{k}.py"},
+                output="x = 1\n" * 40,
+                title="read",
+                time=ToolTime(start=1, end=2),
+            )
+            await db.upsert_part(
+                ToolPart(id=part_id(), call_id=f"c{n}_{k}", tool="read", state=state, **ids)
+            )
+        await db.upsert_part(
+            StepFinishPart(id=part_id(), reason="stop", tokens=Tokens(input=20_000), **ids)
+        )
+        if n % 200 == 0:
+            await db.flush()
+    await db.flush()
+    return session.id
+
+
+async def stream_once(
+    rate: int, tokens: list[str], data_dir: Path, earlier: int = 0
+) -> dict[str, Any]:
     from textual import events
 
     from agent_tui.config import Config
@@ -127,25 +217,38 @@ async def stream_once(rate: int, tokens: list[str], data_dir: Path) -> dict[str,
     from agent_tui.storage.db import Database
     from agent_tui.storage.models import AssistantMessage, TextPart, UserMessage
     from agent_tui.tui.app import AgentApp
+    from agent_tui.tui.assistant_message_view import AssistantMessageView
     from agent_tui.tui.text_part_view import TextPartView
 
     key_latencies: list[float] = []
+    screen_latencies: list[float] = []
     pending_keys: list[float] = []
+    handled_keys: list[float] = []
 
     class BenchApp(AgentApp):
         def action_bench_ping(self) -> None:
             if pending_keys:
-                key_latencies.append(time.perf_counter() - pending_keys.pop(0))
+                posted = pending_keys.pop(0)
+                key_latencies.append(time.perf_counter() - posted)
+                handled_keys.append(posted)
 
-    db = await Database.open(data_dir / f"bench-{rate}.db")
+    def on_frame(end: float) -> None:
+        screen_latencies.extend(end - posted for posted in handled_keys)
+        handled_keys.clear()
+
+    db = await Database.open(data_dir / f"bench-{rate}-{earlier}.db")
     app = BenchApp(Config(model="openai/bench"), db, model_titles=False, directory=data_dir)
     app.bind("f12", "bench_ping", show=False)
     frames: list[float] = []
-    restore = install_frame_timer(frames)
+    restore = install_frame_timer(frames, on_frame)
     try:
         async with app.run_test(size=SIZE) as pilot:
             await app.loaded.wait()
-            session = await app.engine.new_session(data_dir)
+            if earlier:
+                session_id = await build_session(db, data_dir, earlier * STEPS_PER_TURN // 6)
+                session = await db.get_session(session_id)
+            else:
+                session = await app.engine.new_session(data_dir)
             await app.show_session(session)
             publish = app.engine.ctx.publish
             user = UserMessage(id=message_id(), session_id=session.id, model="openai/bench")
@@ -186,8 +289,9 @@ async def stream_once(rate: int, tokens: list[str], data_dir: Path) -> dict[str,
                     publish(PartUpdated(part=part, delta=token))
                     arrivals.append((time.perf_counter(), len(part.text)))
                 sent = due
-                if view is None:
-                    found = app.query(TextPartView)
+                if view is None:  # the streaming step's text, not one from the history
+                    steps = [v for v in app.query(AssistantMessageView) if v.info.id == info.id]
+                    found = steps[0].query(TextPartView) if steps else []
                     if found:
                         view = found.last()
                         view.commit_log = []
@@ -222,14 +326,17 @@ async def stream_once(rate: int, tokens: list[str], data_dir: Path) -> dict[str,
         "frames": frames_during,
         "appends": len(commits),
         "keys": key_latencies,
+        "screen": screen_latencies,
+        "earlier": earlier,
     }
 
 
 def report_stream(result: dict[str, Any]) -> None:
     lags, frames, keys = result["lags"], result["frames"], result["keys"]
+    history = f", {result['earlier']:,} earlier messages" if result["earlier"] else ""
     print(
         f"\n{result['rate']:>5} tokens/s  ({result['tokens']:,} tokens, producer achieved "
-        f"{result['achieved']:,.0f}/s, {result['appends']} Markdown appends)"
+        f"{result['achieved']:,.0f}/s, {result['appends']} Markdown updates{history})"
     )
     print(
         f"  render lag     p50 {ms(percentile(lags, 50))}  p99 {ms(percentile(lags, 99))}"
@@ -244,12 +351,20 @@ def report_stream(result: dict[str, Any]) -> None:
         f"  key latency    p50 {ms(percentile(keys, 50))}  p99 {ms(percentile(keys, 99))}"
         f"  max {ms(max(keys) if keys else float('nan'))}  ({len(keys)} keys)"
     )
+    screen = result["screen"]
+    print(
+        f"  key to screen  p50 {ms(percentile(screen, 50))}  p99 {ms(percentile(screen, 99))}"
+        f"  max {ms(max(screen) if screen else float('nan'))}"
+    )
 
 
 # ---- first frame ----------------------------------------------------------------------
 
 
-def first_frame_once(workdir: Path) -> float:
+def first_frame_once(
+    workdir: Path, marker: bytes = FIRST_FRAME_MARKER, args: tuple[str, ...] = ()
+) -> float:
+    """Seconds from launching `agent-tui *args` in a pty until `marker` is on screen."""
     env = {
         **os.environ,
         "AGENT_TUI_DATA_DIR": str(workdir / "data"),
@@ -261,7 +376,7 @@ def first_frame_once(workdir: Path) -> float:
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [str(exe)],
+        [str(exe), *args],
         cwd=workdir,
         env=env,
         stdin=slave,
@@ -284,7 +399,7 @@ def first_frame_once(workdir: Path) -> float:
                 break
             seen += chunk
             # Styles split the text with escape sequences: look at the text alone.
-            if FIRST_FRAME_MARKER in ANSI_SEQUENCE.sub(b"", seen):
+            if marker in ANSI_SEQUENCE.sub(b"", seen):
                 elapsed = time.perf_counter() - start
                 break
         os.write(master, b"\x03")
@@ -300,7 +415,7 @@ def first_frame_once(workdir: Path) -> float:
     return elapsed
 
 
-def first_frame(workdir: Path) -> list[float]:
+def write_launch_config(workdir: Path) -> None:
     (workdir / "agent-tui.json").write_text(
         json.dumps(
             {
@@ -310,13 +425,124 @@ def first_frame(workdir: Path) -> list[float]:
         ),
         encoding="utf-8",
     )
+
+
+def first_frame(workdir: Path) -> list[float]:
+    write_launch_config(workdir)
     return [first_frame_once(workdir) for _ in range(FIRST_FRAME_RUNS)]
+
+
+async def build_open_session(workdir: Path) -> None:
+    from agent_tui.storage.db import Database
+
+    db = await Database.open(workdir / "data" / "agent-tui.db")
+    try:
+        await build_session(db, workdir, OPEN_STEPS)
+    finally:
+        await db.close()
+
+
+def open_times(workdir: Path) -> tuple[list[float], list[float]]:
+    """Launch to the prompt (no session) and `--continue` to the newest reply shown."""
+    write_launch_config(workdir)
+    asyncio.run(build_open_session(workdir))
+    newest = f"Step {OPEN_STEPS - 1}".encode()
+    empty, full = [], []
+    for _ in range(FIRST_FRAME_RUNS):  # interleaved: both see the same machine load
+        empty.append(first_frame_once(workdir))
+        full.append(first_frame_once(workdir, newest, ("--continue",)))
+    return empty, full
+
+
+# ---- memory ---------------------------------------------------------------------------
+
+
+def rss_bytes() -> int:
+    """Resident memory of this process now (not the peak)."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE")
+
+
+async def memory_growth(data_dir: Path) -> dict[int, int]:
+    """RSS after RSS_STEPS[0] and RSS_STEPS[-1] streamed steps (after a collection)."""
+    import gc
+
+    from agent_tui.config import Config
+    from agent_tui.events import MessageUpdated, PartUpdated, SessionStatus
+    from agent_tui.ids import message_id, part_id
+    from agent_tui.storage.db import Database
+    from agent_tui.storage.models import (
+        AssistantMessage,
+        TextPart,
+        ToolPart,
+        ToolStateCompleted,
+        ToolTime,
+        UserMessage,
+    )
+    from agent_tui.tui.app import AgentApp
+
+    db = await Database.open(data_dir / "bench-memory.db")
+    app = AgentApp(Config(model="openai/bench"), db, model_titles=False, directory=data_dir)
+    found: dict[int, int] = {}
+    pieces = markdown_tokens(120)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await app.loaded.wait()
+            session = await app.engine.new_session(data_dir)
+            await app.show_session(session)
+            publish = app.engine.ctx.publish
+            user_id = ""
+            for n in range(1, RSS_STEPS[-1] + 1):
+                if n % RSS_TURN == 1:
+                    publish(SessionStatus(session_id=session.id, status="busy"))
+                    user = UserMessage(id=message_id(), session_id=session.id)
+                    user_id = user.id
+                    publish(MessageUpdated(info=user))
+                    text = TextPart(
+                        id=part_id(), session_id=session.id, message_id=user.id, text=f"Task {n}"
+                    )
+                    publish(PartUpdated(part=text))
+                info = AssistantMessage(id=message_id(), session_id=session.id, parent_id=user_id)
+                publish(MessageUpdated(info=info))
+                part = TextPart(id=part_id(), session_id=session.id, message_id=info.id)
+                for i in range(0, len(pieces), 20):
+                    delta = "".join(pieces[i : i + 20])
+                    part = part.model_copy(update={"text": part.text + delta})
+                    publish(PartUpdated(part=part, delta=delta))
+                    await pilot.pause()
+                state = ToolStateCompleted(
+                    input={"file_path": f"src/{n}.py"},
+                    output="x = 1\n" * 40,
+                    title="read",
+                    time=ToolTime(start=1, end=2),
+                )
+                tool = ToolPart(
+                    id=part_id(),
+                    session_id=session.id,
+                    message_id=info.id,
+                    call_id=f"c{n}",
+                    tool="read",
+                    state=state,
+                )
+                publish(PartUpdated(part=tool))
+                publish(MessageUpdated(info=info.model_copy(update={"finish": "stop"})))
+                if n % RSS_TURN == 0:
+                    publish(SessionStatus(session_id=session.id, status="idle"))
+                await pilot.pause()
+                if n in RSS_STEPS:
+                    await pilot.pause()
+                    gc.collect()
+                    found[n] = rss_bytes()
+    finally:
+        await db.close()
+    return found
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--full", action="store_true", help="20,000 tokens at 200/s too")
     parser.add_argument("--rates", type=int, nargs="*", default=list(RATES))
+    parser.add_argument("--skip-history", action="store_true", help="no 0/150/1,000 runs")
     args = parser.parse_args()
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     tokens = markdown_tokens(TOTAL_TOKENS)
@@ -331,9 +557,27 @@ def main() -> None:
             count = len(tokens) if (rate > 200 or args.full) else SLOW_RATE_TOKENS
             result = asyncio.run(stream_once(rate, tokens[:count], workdir))
             report_stream(result)
+        if not args.skip_history:
+            for earlier in HISTORY_SIZES:
+                result = asyncio.run(
+                    stream_once(HISTORY_RATE, tokens[:HISTORY_TOKENS], workdir, earlier)
+                )
+                report_stream(result)
         print("\nlaunch to first frame (agent-tui in a 100×30 pty, 3 runs):")
         times = first_frame(workdir)
         print("  " + "  ".join(ms(t) for t in times) + f"   median {ms(statistics.median(times))}")
+        opening = Path(tmp) / "open"
+        (opening / "data").mkdir(parents=True)
+        empty, full = open_times(opening)
+        ratio = statistics.median(full) / statistics.median(empty)
+        print(f"\nopen (pty, {FIRST_FRAME_RUNS} runs each, medians):")
+        print(f"  empty session, prompt drawn       {ms(statistics.median(empty))}")
+        print(f"  {OPEN_STEPS:,}-step session, newest reply drawn  {ms(statistics.median(full))}")
+        print(f"  ratio {ratio:.2f}x  (runs: {' '.join(ms(t) for t in full)})")
+        memory = asyncio.run(memory_growth(workdir))
+        low, high = RSS_STEPS[0], RSS_STEPS[-1]
+        print(f"\nmemory after {low:,} steps {memory[low] / 1e6:6.1f} MB, after {high:,}")
+        print(f"  {memory[high] / 1e6:6.1f} MB: {memory[high] / memory[low]:.2f}x")
 
 
 if __name__ == "__main__":

@@ -127,7 +127,12 @@ def test_the_first_request_does_not_wait_for_the_tokenizer(
 
 @pytest.mark.parametrize(
     "text",
-    ["plain words and code: def f(x): return x + 1", "中文的文本没有空格" * 20, "🙂" * 50, "a\n" * 300],
+    [
+        "plain words and code: def f(x): return x + 1",
+        "中文的文本没有空格" * 20,
+        "🙂" * 50,
+        "a\n" * 300,
+    ],
 )
 def test_the_byte_bound_is_never_below_the_token_count(text: str) -> None:
     from agent_tui.session.request import estimate_tokens, size_bound

@@ -262,10 +262,9 @@ class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
         elif isinstance(event, MessageUpdated):
             self.show_welcome(False)
             if isinstance(event.info, AssistantMessage) and event.info.completed is None:
-                # A step starts streaming: move everything alive now out of the
-                # collector's reach, so its passes only scan what the stream creates
-                # (full collections stalled frames by hundreds of ms; see bench_tui).
-                gc.freeze()
+                # A step starts streaming: rarer collections (full ones stalled frames
+                # by hundreds of ms; see bench_tui). No freeze here: the view unmounts
+                # old widgets as the session grows, and frozen garbage is never freed.
                 gc.set_threshold(*STREAMING_GC_THRESHOLDS)
             self.stats.observe_message(event.info)
             if isinstance(event.info, AssistantMessage) and event.info.finish:

@@ -79,19 +79,12 @@ class AssistantMessageView(Vertical):
         elif isinstance(widget, ToolLine) and isinstance(part, ToolPart):
             widget.show(part)
 
-    async def show_info(self, info: AssistantMessage) -> None:
+    def show_info(self, info: AssistantMessage) -> None:
         self.info = info
         text = error_text(info)
         if text is not None:
             self._error.update(text)
             self._error.display = True
-        if info.finish is not None or info.error is not None:
-            await self.finish()
-
-    async def finish(self) -> None:
-        for widget in self._parts.values():
-            if isinstance(widget, TextPartView):
-                await widget.finish()
 
     def plain_text(self) -> str:
         return "".join(w.text for w in self._parts.values() if isinstance(w, TextPartView))

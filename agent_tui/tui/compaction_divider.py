@@ -49,9 +49,7 @@ class CompactionDivider(Vertical):
     async def show_summary(self, text: str) -> None:
         await self._summary.show(text)
 
-    async def set_state(self, state: str) -> None:
+    def set_state(self, state: str) -> None:
         self.state = state
         self._label.update(divider_label(self.auto, state))
         self.set_class(state == "cancelled", "-cancelled")
-        if state != "running":
-            await self._summary.finish()

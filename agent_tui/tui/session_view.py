@@ -1,10 +1,18 @@
-"""The conversation: a scroll view of message widgets, fed by history and engine events."""
+"""The conversation: a virtual scroll view of message widgets, fed by history and events.
+
+Every message shown has a `MessageEntry`; only a window of consecutive entries has
+widgets, about what is on screen plus a margin, never more than `WINDOW_MAX` messages.
+Scrolling near the window's top (or bottom) mounts the next `PAGE` messages there and
+unmounts as many at the far end, keeping what is on screen where it was. A live session
+grows at the bottom: while the view follows the stream the oldest widgets are unmounted.
+So mounting, layout and memory per frame do not depend on how long the session is.
+"""
 
 from __future__ import annotations
 
+from textual._styles_cache import StylesCache
 from textual.containers import VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Button
 
 from agent_tui.events import (
     CompactionUndone,
@@ -18,44 +26,45 @@ from agent_tui.events import (
 from agent_tui.session.messages import history_start
 from agent_tui.storage.models import (
     AssistantMessage,
-    CompactionPart,
     Message,
     MessageWithParts,
     Session,
     TextPart,
     ToolPart,
-    UserMessage,
 )
 from agent_tui.tui.assistant_message_view import AssistantMessageView
 from agent_tui.tui.compaction_divider import CompactionDivider
+from agent_tui.tui.message_entry import (
+    MessageEntry,
+    build_widget,
+    estimated_lines,
+    user_text,
+)
 from agent_tui.tui.tool_line import ToolLine
 from agent_tui.tui.user_message_view import UserMessageView
 
-PAGE_SIZE = 100
-"""Messages mounted when a session is loaded, and per press of 'load earlier'."""
+WINDOW_MAX = 40
+"""Messages with widgets at most; the rest are entries only."""
+PAGE = 10
+"""Messages mounted (and unmounted at the other end) per step of scrolling."""
+MARGIN_SCREENS = 1.0
+"""Mount more when the window's edge is this many screen heights from the viewport."""
+OPEN_SCREENS = 1.25
+"""On load, the newest messages mounted cover about this many screen heights."""
+PREFETCH_DELAY = 0.1
+"""Seconds after a load before the margin above is mounted: the first paint comes first."""
+DEFAULT_SCREEN_LINES = 40
 
 
-def _user_text(message: MessageWithParts) -> str:
-    return "\n".join(
-        p.text for p in message.parts if isinstance(p, TextPart) and not p.synthetic and p.text
-    )
+def forget_removed_styles() -> None:
+    """Let removed widgets' rendered lines go.
 
-
-def _shell_tool(message: MessageWithParts) -> ToolPart | None:
-    """The bash part of a person's `!command` (a user message with a tool part)."""
-    return next((p for p in message.parts if isinstance(p, ToolPart)), None)
-
-
-def shell_line(part: ToolPart) -> ToolLine:
-    """A `!command` as a tool line, open: the person ran it to see its output."""
-    line = ToolLine(part)
-    line.add_class("-shell")
-    line.collapsed = False
-    return line
-
-
-def _compaction(message: MessageWithParts) -> CompactionPart | None:
-    return next((p for p in message.parts if isinstance(p, CompactionPart)), None)
+    Textual 8.2 caches `StylesCache.get_inner_outer` with `functools.lru_cache` on the
+    method, so its key holds the instance: up to 1,024 removed widgets' style caches (and
+    every line they rendered) stay alive, ~5 MB per unmounted message in bench_tui. The
+    cache only saves building two `Style`s.
+    """
+    StylesCache.get_inner_outer.cache_clear()
 
 
 class SessionView(VerticalScroll):
@@ -64,95 +73,204 @@ class SessionView(VerticalScroll):
     DEFAULT_CSS = """
     SessionView { padding: 0 1; }
     SessionView .-compacted { opacity: 60%; }
-    SessionView #load-earlier { width: 100%; margin: 0 0 1 0; }
     SessionView ToolLine.-shell { margin: 1 0 0 0; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.session: Session | None = None
-        self._infos: dict[str, Message] = {}
+        self._entries: list[MessageEntry] = []
+        self._by_id: dict[str, MessageEntry] = {}
+        self._lo = 0
+        self._hi = 0
+        """The window: entries[_lo:_hi] have widgets (those that show anything)."""
         self._views: dict[str, Widget] = {}
         self._summary_of: dict[str, str] = {}
-        self._earlier: list[MessageWithParts] = []
-        self._summaries: dict[str, MessageWithParts] = {}
+        """Summary message id -> its compaction request's id."""
+        self._models: dict[str, None] = {}
         self._busy = False
+        self._paging = False
 
     def on_mount(self) -> None:
         self.anchor()
 
+    @property
+    def following(self) -> bool:
+        """Anchored to the bottom and not scrolled away by the person."""
+        return self.is_anchored and not self._anchor_released
+
+    @property
+    def window(self) -> tuple[int, int]:
+        """Indexes of the first mounted entry and one past the last, and the entry count."""
+        return self._lo, self._hi
+
+    @property
+    def entry_count(self) -> int:
+        return len(self._entries)
+
     # ---- loading ----------------------------------------------------------------------
 
     async def load(self, session: Session | None, messages: list[MessageWithParts]) -> None:
-        """Show a session: the last PAGE_SIZE messages, the rest behind a button."""
+        """Show a session: widgets for the newest screens, entries for everything."""
         await self.remove_children()
         self.session = session
-        self._infos.clear()
-        self._views.clear()
+        self._entries, self._by_id, self._views = [], {}, {}
         self._summary_of.clear()
-        self._summaries = {
-            m.info.parent_id: m
-            for m in messages
-            if isinstance(m.info, AssistantMessage) and m.info.summary
-        }
-        for summary in self._summaries.values():
-            self._summary_of[summary.info.id] = summary.info.parent_id
-        self._earlier = messages[:-PAGE_SIZE] if len(messages) > PAGE_SIZE else []
-        widgets = self._build(messages[-PAGE_SIZE:])
-        if self._earlier:
-            widgets.insert(0, self._earlier_button())
-        await self.mount_all(widgets)
-        self._dim_compacted()
-        self.scroll_end(animate=False, immediate=True)
-        self.anchor()
-
-    def _earlier_button(self) -> Button:
-        count = len(self._earlier)
-        return Button(f"{count} earlier messages — press to load", id="load-earlier")
-
-    async def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id != "load-earlier":
-            return
-        event.stop()
-        batch, self._earlier = self._earlier[-PAGE_SIZE:], self._earlier[:-PAGE_SIZE]
-        widgets = self._build(batch)
-        await event.button.remove()
-        if self._earlier:
-            widgets.insert(0, self._earlier_button())
-        first = next(iter(self.children), None)
-        await self.mount_all(widgets, before=first) if first else await self.mount_all(widgets)
-        self._dim_compacted()
-
-    def _build(self, messages: list[MessageWithParts]) -> list[Widget]:
-        widgets: list[Widget] = []
+        self._models.clear()
+        summaries: dict[str, MessageWithParts] = {}
         for message in messages:
             info = message.info
-            self._infos[info.id] = info
-            widget: Widget | None = None
-            if isinstance(info, AssistantMessage):
-                if info.summary:
-                    continue
-                widget = AssistantMessageView(info, message.parts)
-            elif (part := _compaction(message)) is not None:
-                summary = self._summaries.get(info.id)
-                done = summary is not None and summary.info.finish and not summary.info.error
-                undone = done and summary.info.reverted  # type: ignore[union-attr]
-                text = _user_text(summary) if summary else ""
-                state = "undone" if undone else "done" if done else "cancelled"
-                widget = CompactionDivider(info.id, part.auto, text, state)
-            elif isinstance(info, UserMessage) and (tool := _shell_tool(message)) is not None:
-                widget = shell_line(tool)
-            elif text := _user_text(message):
-                widget = UserMessageView(text)
+            self._see_model(info)
+            if isinstance(info, AssistantMessage) and info.summary:
+                summaries[info.parent_id] = message
+                self._summary_of[info.id] = info.parent_id
+        for message in messages:
+            info = message.info
+            if isinstance(info, AssistantMessage) and info.summary:
+                continue
+            entry = MessageEntry.of(message)
+            if (summary := summaries.get(info.id)) is not None:
+                summary_info = summary.info
+                assert isinstance(summary_info, AssistantMessage)
+                done = bool(summary_info.finish) and summary_info.error is None
+                entry.divider_state = (
+                    "undone" if done and summary_info.reverted else "done" if done else "cancelled"
+                )
+                entry.summary = user_text(summary)
+            elif entry.compaction() is not None:
+                entry.divider_state = "cancelled"
+            self._add(entry)
+        self._hi = len(self._entries)
+        self._lo = self._open_start()
+        await self.mount_all(self._build(self._lo, self._hi))
+        self.scroll_end(animate=False, immediate=True)
+        self.anchor()
+        self.set_timer(PREFETCH_DELAY, self._request_page)
+
+    def _add(self, entry: MessageEntry) -> None:
+        self._entries.append(entry)
+        self._by_id[entry.key] = entry
+
+    def _see_model(self, info: Message) -> None:
+        if info.model:
+            self._models[info.model] = None
+
+    def _open_start(self) -> int:
+        """The first entry to mount on load: the newest ones fill OPEN_SCREENS screens."""
+        lines = self.size.height or DEFAULT_SCREEN_LINES
+        width = self.size.width or 80
+        budget = lines * OPEN_SCREENS
+        start = len(self._entries)
+        while start > 0 and budget > 0 and len(self._entries) - start < WINDOW_MAX:
+            start -= 1
+            budget -= estimated_lines(self._entries[start], width)
+        return start
+
+    def _build(self, start: int, end: int) -> list[Widget]:
+        widgets: list[Widget] = []
+        boundary = self._boundary()
+        for entry in self._entries[start:end]:
+            widget = build_widget(entry)
             if widget is not None:
-                self._views[info.id] = widget
+                widget.set_class(boundary is not None and entry.key < boundary, "-compacted")
+                self._views[entry.key] = widget
                 widgets.append(widget)
         return widgets
 
+    def _boundary(self) -> str | None:
+        return history_start(self.session) if self.session else None
+
     def _dim_compacted(self) -> None:
-        boundary = history_start(self.session) if self.session else None
+        boundary = self._boundary()
         for key, widget in self._views.items():
             widget.set_class(boundary is not None and key < boundary, "-compacted")
+
+    # ---- the window -------------------------------------------------------------------
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._request_page()
+
+    def _request_page(self) -> None:
+        if not self._paging and self.is_mounted:
+            self._paging = True
+            self.call_later(self._page)
+
+    async def _page(self) -> None:
+        """Mount older or newer messages when the viewport nears an edge of the window."""
+        try:
+            margin = self.size.height * MARGIN_SCREENS
+            if self._lo > 0 and self.scroll_y <= margin:
+                await self._mount_older()
+            elif self._hi < len(self._entries) and self.max_scroll_y - self.scroll_y <= margin:
+                await self._mount_newer()
+            else:
+                return
+        finally:
+            self._paging = False
+        self.call_after_refresh(self._request_page)  # until the margin is filled
+
+    def _first_view(self, start: int, end: int) -> Widget | None:
+        for entry in self._entries[start:end]:
+            if (view := self._views.get(entry.key)) is not None:
+                return view
+        return None
+
+    async def _mount_older(self) -> None:
+        start = max(0, self._lo - PAGE)
+        widgets = self._build(start, self._lo)
+        anchor = self._first_view(self._lo, self._hi)
+        self._lo = start
+        if widgets:
+            if anchor is None:
+                await self.mount_all(widgets)
+            else:
+                offset = self.scroll_y - anchor.virtual_region.y
+                await self.mount_all(widgets, before=anchor)
+                self._keep_in_place(anchor, offset)
+        if self._hi - self._lo > WINDOW_MAX:  # far below the viewport now
+            await self._unmount(self._lo + WINDOW_MAX, self._hi)
+
+    async def _mount_newer(self) -> None:
+        end = min(len(self._entries), self._hi + PAGE)
+        widgets = self._build(self._hi, end)
+        self._hi = end
+        await self.mount_all(widgets)
+        await self._trim_top()
+
+    async def _trim_top(self) -> None:
+        """Unmount the oldest widgets beyond WINDOW_MAX; what is on screen stays put."""
+        excess = self._hi - self._lo - WINDOW_MAX
+        if excess <= 0:
+            return
+        keep = self._first_view(self._lo + excess, self._hi)
+        offset = self.scroll_y - keep.virtual_region.y if keep is not None else 0.0
+        await self._unmount(self._lo, self._lo + excess)
+        if keep is not None and not self.following:
+            self._keep_in_place(keep, offset)
+
+    async def _unmount(self, start: int, end: int) -> None:
+        """Drop the widgets of entries[start:end] (at one end of the window)."""
+        if start >= end:
+            return
+        views = [v for e in self._entries[start:end] if (v := self._views.pop(e.key, None))]
+        if start == self._lo:
+            self._lo = end
+        else:
+            self._hi = start
+        if views:
+            await self.remove_children(views)
+            forget_removed_styles()
+
+    def _keep_in_place(self, anchor: Widget, offset: float) -> None:
+        """After the next layout, scroll so `anchor` is where it was on screen."""
+
+        def restore() -> None:
+            if anchor.is_attached:
+                y = anchor.virtual_region.y + offset
+                self.scroll_to(y=y, animate=False, immediate=True, release_anchor=False)
+
+        self.call_after_refresh(restore)
 
     # ---- live events ------------------------------------------------------------------
 
@@ -164,91 +282,145 @@ class SessionView(VerticalScroll):
         elif isinstance(event, SessionStatus):
             self._busy = event.status != "idle"
             if event.status == "idle":
-                await self._cancel_running_dividers()
+                self._cancel_running_dividers()
         elif isinstance(event, SessionUpdated):
             self.session = event.session
-        elif isinstance(event, SessionCompacted):
+        elif isinstance(event, (SessionCompacted, CompactionUndone)):
+            state = "done" if isinstance(event, SessionCompacted) else "undone"
             request_id = self._summary_of.get(event.summary_message_id)
-            divider = self._views.get(request_id or "")
-            if isinstance(divider, CompactionDivider):
-                divider.auto = event.auto
-                await divider.set_state("done")
-            self._dim_compacted()
-        elif isinstance(event, CompactionUndone):
-            request_id = self._summary_of.get(event.summary_message_id)
-            divider = self._views.get(request_id or "")
-            if isinstance(divider, CompactionDivider):
-                await divider.set_state("undone")
+            entry = self._by_id.get(request_id or "")
+            if entry is not None:
+                if isinstance(event, SessionCompacted):
+                    entry.auto = event.auto
+                self._set_divider(entry, state)
             self._dim_compacted()
 
-    async def _append(self, key: str, widget: Widget) -> None:
-        self._views[key] = widget
-        await self.mount(widget)
+    def _set_divider(self, entry: MessageEntry, state: str) -> None:
+        entry.divider_state = state
+        divider = self._views.get(entry.key)
+        if isinstance(divider, CompactionDivider):
+            if entry.auto is not None:
+                divider.auto = entry.auto
+            divider.set_state(state)
 
     async def _show_message(self, info: Message) -> None:
+        entry = self._by_id.get(info.id)
         if info.undone:  # taken back with /undo: out of the view (redo reloads the session)
-            self._infos.pop(info.id, None)
-            view = self._views.pop(info.id, None)
-            if view is not None:
-                await view.remove()
+            if entry is not None:
+                await self._drop(entry)
             return
-        is_new = info.id not in self._infos
-        self._infos[info.id] = info
-        if not isinstance(info, AssistantMessage):
-            return
-        if info.summary:
+        self._see_model(info)
+        if isinstance(info, AssistantMessage) and info.summary:
             self._summary_of[info.id] = info.parent_id
-            divider = self._views.get(info.parent_id)
-            if isinstance(divider, CompactionDivider) and info.error is not None:
-                await divider.set_state("cancelled")
+            request = self._by_id.get(info.parent_id)
+            if request is not None and info.error is not None:
+                self._set_divider(request, "cancelled")
             return
-        if is_new:
-            for widget in self._views.values():
-                if isinstance(widget, UserMessageView) and widget.queued:
-                    widget.queued = False
-        view = self._views.get(info.id)
-        if isinstance(view, AssistantMessageView):
-            await view.show_info(info)
-        elif info.error is not None:
-            await self._append(info.id, AssistantMessageView(info))
+        if entry is not None:
+            entry.info = info
+            view = self._views.get(info.id)
+            if isinstance(view, AssistantMessageView) and isinstance(info, AssistantMessage):
+                view.show_info(info)
+            elif view is None and isinstance(info, AssistantMessage) and info.error is not None:
+                await self._mount_entry(entry)
+            return
+        if isinstance(info, AssistantMessage):  # the next step: queued messages are read
+            self._clear_queued()
+        entry = MessageEntry(info)
+        self._add(entry)
+        await self._grow(entry)
+
+    async def _grow(self, entry: MessageEntry) -> None:
+        """A new entry at the bottom joins the window if the window reaches the bottom."""
+        if self._hi != len(self._entries) - 1:
+            return
+        if not self.following and self._hi - self._lo >= WINDOW_MAX:
+            return  # the person reads older messages: it mounts when they scroll down
+        self._hi += 1
+        await self._mount_entry(entry)
+        if self.following:
+            await self._trim_top()
+
+    async def _mount_entry(self, entry: MessageEntry) -> None:
+        """Mount an entry of the window that has no widget yet, in its place."""
+        index = self._window_index(entry)
+        if index is None or entry.key in self._views:
+            return
+        widget = self._build(index, index + 1)
+        if not widget:
+            return
+        after = self._first_view(index + 1, self._hi)
+        await (self.mount(widget[0], before=after) if after else self.mount(widget[0]))
+
+    def _window_index(self, entry: MessageEntry) -> int | None:
+        for index in range(self._hi - 1, self._lo - 1, -1):  # live entries are the newest
+            if self._entries[index] is entry:
+                return index
+        return None
+
+    async def _drop(self, entry: MessageEntry) -> None:
+        index = self._entries.index(entry)
+        del self._entries[index]
+        del self._by_id[entry.key]
+        if index < self._lo:
+            self._lo -= 1
+        if index < self._hi:
+            self._hi -= 1
+        view = self._views.pop(entry.key, None)
+        if view is not None:
+            await view.remove()
+
+    def _clear_queued(self) -> None:
+        for entry in reversed(self._entries):
+            if not entry.queued:
+                continue
+            entry.queued = False
+            view = self._views.get(entry.key)
+            if isinstance(view, UserMessageView):
+                view.queued = False
 
     async def _show_part(self, event: PartUpdated) -> None:
         part = event.part
-        info = self._infos.get(part.message_id)
         request_id = self._summary_of.get(part.message_id)
-        if request_id is not None:
-            divider = self._views.get(request_id)
-            if isinstance(divider, CompactionDivider) and isinstance(part, TextPart):
-                await divider.show_summary(part.text)
+        if request_id is not None:  # a summary streaming into its divider
+            request = self._by_id.get(request_id)
+            if request is not None and isinstance(part, TextPart):
+                request.summary = part.text
+                divider = self._views.get(request_id)
+                if isinstance(divider, CompactionDivider):
+                    await divider.show_summary(part.text)
             return
-        if isinstance(info, AssistantMessage):
-            view = self._views.get(info.id)
-            if not isinstance(view, AssistantMessageView):
-                view = AssistantMessageView(info)
-                await self._append(info.id, view)
+        entry = self._by_id.get(part.message_id)
+        if entry is None:
+            return
+        first = not entry.parts
+        entry.parts[part.id] = part
+        if first and self._busy and not isinstance(entry.info, AssistantMessage):
+            entry.queued = isinstance(part, TextPart)  # sent while the agent works
+        view = self._views.get(part.message_id)
+        if view is None:
+            await self._mount_entry(entry)
+        elif isinstance(view, AssistantMessageView):
             await view.show_part(part)
-        elif isinstance(part, ToolPart):  # a `!command`
-            view = self._views.get(part.message_id)
-            if isinstance(view, ToolLine):
-                view.show(part)
-            else:
-                await self._append(part.message_id, shell_line(part))
-        elif part.message_id not in self._views:
-            if isinstance(part, CompactionPart):
-                await self._append(part.message_id, CompactionDivider(part.message_id, part.auto))
-            elif isinstance(part, TextPart) and not part.synthetic and part.text:
-                await self._append(part.message_id, UserMessageView(part.text, queued=self._busy))
+        elif isinstance(view, ToolLine) and isinstance(part, ToolPart):
+            view.show(part)
 
-    async def _cancel_running_dividers(self) -> None:
-        for widget in self._views.values():
-            if isinstance(widget, CompactionDivider) and widget.state == "running":
-                await widget.set_state("cancelled")
+    def _cancel_running_dividers(self) -> None:
+        for entry in self._entries[self._lo :]:
+            if entry.divider_state == "running" and entry.compaction() is not None:
+                self._set_divider(entry, "cancelled")
 
     # ---- queries for tests and the app ------------------------------------------------
 
     def text_of_last_assistant(self) -> str:
-        views = [w for w in self._views.values() if isinstance(w, AssistantMessageView)]
-        return views[-1].plain_text() if views else ""
+        for entry in reversed(self._entries):
+            if isinstance(entry.info, AssistantMessage):
+                return "".join(
+                    p.text
+                    for p in entry.parts.values()
+                    if isinstance(p, TextPart) and not p.synthetic and not p.ignored
+                )
+        return ""
 
     def models_used(self) -> list[str]:
-        return [info.model for info in self._infos.values() if info.model]
+        return list(self._models)

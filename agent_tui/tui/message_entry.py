@@ -1,0 +1,115 @@
+"""What the conversation view keeps of one message, mounted or not, and its widget.
+
+The view holds an entry per message it shows; only a window of them has widgets. An
+entry holds the message's info and parts (the same objects the events carry, not
+copies) and the little view state that is not in the database (a queued mark, a
+divider's state and summary), so a widget can be rebuilt exactly when it scrolls back
+into the window.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from textual.widget import Widget
+
+from agent_tui.storage.models import (
+    AssistantMessage,
+    CompactionPart,
+    Message,
+    MessageWithParts,
+    Part,
+    TextPart,
+    ToolPart,
+    UserMessage,
+)
+from agent_tui.tui.assistant_message_view import AssistantMessageView
+from agent_tui.tui.compaction_divider import CompactionDivider
+from agent_tui.tui.tool_line import ToolLine
+from agent_tui.tui.user_message_view import UserMessageView
+
+DIVIDER_LINES = 5
+"""Rows of a compaction divider (label, borders, the collapsed summary, margins)."""
+MESSAGE_MARGIN = 2
+
+
+@dataclass
+class MessageEntry:
+    info: Message
+    parts: dict[str, Part] = field(default_factory=dict)
+    queued: bool = False
+    """A person's message sent while the agent worked, until the next step starts."""
+    divider_state: str = "running"
+    summary: str = ""
+    auto: bool | None = None
+    """Whether the compaction was automatic, once it is known to have finished."""
+
+    @classmethod
+    def of(cls, message: MessageWithParts) -> MessageEntry:
+        return cls(message.info, {p.id: p for p in message.parts})
+
+    @property
+    def key(self) -> str:
+        return self.info.id
+
+    def compaction(self) -> CompactionPart | None:
+        return next((p for p in self.parts.values() if isinstance(p, CompactionPart)), None)
+
+    def shell_tool(self) -> ToolPart | None:
+        """The bash part of a person's `!command` (a user message with a tool part)."""
+        if not isinstance(self.info, UserMessage):
+            return None
+        return next((p for p in self.parts.values() if isinstance(p, ToolPart)), None)
+
+    def text(self) -> str:
+        """The text a person reads: user words, or an assistant step's reply."""
+        return "\n".join(
+            p.text
+            for p in self.parts.values()
+            if isinstance(p, TextPart) and not p.synthetic and not p.ignored and p.text
+        )
+
+
+def user_text(message: MessageWithParts) -> str:
+    return "\n".join(
+        p.text for p in message.parts if isinstance(p, TextPart) and not p.synthetic and p.text
+    )
+
+
+def shell_line(part: ToolPart) -> ToolLine:
+    """A `!command` as a tool line, open: the person ran it to see its output."""
+    line = ToolLine(part)
+    line.add_class("-shell")
+    line.collapsed = False
+    return line
+
+
+def build_widget(entry: MessageEntry) -> Widget | None:
+    """The widget that shows an entry now, or None when there is nothing to show yet."""
+    info = entry.info
+    if isinstance(info, AssistantMessage):
+        if not entry.parts and info.error is None:
+            return None
+        return AssistantMessageView(info, list(entry.parts.values()))
+    if (part := entry.compaction()) is not None:
+        auto = part.auto if entry.auto is None else entry.auto
+        return CompactionDivider(info.id, auto, entry.summary, entry.divider_state)
+    if (tool := entry.shell_tool()) is not None:
+        return shell_line(tool)
+    if text := entry.text():
+        return UserMessageView(text, queued=entry.queued)
+    return None
+
+
+def estimated_lines(entry: MessageEntry, width: int) -> int:
+    """Rows the entry's widget will take, roughly: decides how much to mount at first."""
+    if entry.compaction() is not None:
+        return DIVIDER_LINES
+    width = max(width, 20)
+    rows = MESSAGE_MARGIN
+    for part in entry.parts.values():
+        if isinstance(part, TextPart):
+            rows += sum(1 + len(line) // width for line in part.text.splitlines())
+        elif isinstance(part, ToolPart):
+            rows += 1
+    return rows

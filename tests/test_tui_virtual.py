@@ -1,0 +1,200 @@
+"""The conversation view is virtual: a window of mounted messages over a long history,
+bounded while a live session grows, older messages mounted when scrolled to."""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual.message import Message
+from textual.widget import Widget
+
+from agent_tui.events import MessageUpdated, PartUpdated, SessionStatus
+from agent_tui.ids import message_id, part_id
+from agent_tui.storage.db import Database
+from agent_tui.storage.models import (
+    AssistantMessage,
+    Session,
+    TextPart,
+    ToolPart,
+    ToolStateCompleted,
+    ToolTime,
+    UserMessage,
+)
+from agent_tui.tui.app import AgentApp
+from agent_tui.tui.assistant_message_view import AssistantMessageView
+from agent_tui.tui.event_pump import EventPump
+from agent_tui.tui.session_view import WINDOW_MAX
+from agent_tui.tui.user_message_view import UserMessageView
+from tests.tui_helpers import open_app, project_dir, wait_for
+
+SIZE = (100, 30)
+STEPS_PER_TURN = 3
+
+
+def _user(session_id: str, text: str) -> tuple[UserMessage, TextPart]:
+    info = UserMessage(id=message_id(), session_id=session_id, model="openai/test-model")
+    return info, TextPart(id=part_id(), session_id=session_id, message_id=info.id, text=text)
+
+
+def _step(session_id: str, parent_id: str, n: int) -> tuple[AssistantMessage, list]:
+    info = AssistantMessage(
+        id=message_id(),
+        session_id=session_id,
+        parent_id=parent_id,
+        model="openai/test-model",
+        finish="stop",
+        completed=1,
+    )
+    ids = {"session_id": session_id, "message_id": info.id}
+    tool = ToolPart(
+        id=part_id(),
+        call_id=f"call_{n}",
+        tool="read",
+        state=ToolStateCompleted(
+            input={"file_path": f"src/file_{n}.py"},
+            output="x = 1\n",
+            title="read",
+            time=ToolTime(start=1, end=2),
+        ),
+        **ids,
+    )
+    text = TextPart(id=part_id(), text=f"Reply {n}.\n\nSecond line of reply {n}.", **ids)
+    return info, [text, tool]
+
+
+async def _build(db: Database, steps: int) -> Session:
+    """A finished session in the real SQLite file: a user message every few steps."""
+    session = await db.create_session(str(project_dir()), title="long")
+    parent = ""
+    for n in range(steps):
+        if n % STEPS_PER_TURN == 0:
+            user, part = _user(session.id, f"Task {n}")
+            parent = user.id
+            await db.upsert_message(user)
+            await db.upsert_part(part)
+        info, parts = _step(session.id, parent, n)
+        await db.upsert_message(info)
+        for part in parts:
+            await db.upsert_part(part)
+    await db.flush()
+    return session
+
+
+def _message_views(app: AgentApp) -> list[Widget]:
+    return [w for w in app.view.children if isinstance(w, (AssistantMessageView, UserMessageView))]
+
+
+def _user_texts(app: AgentApp) -> list[str]:
+    return [w.text for w in app.view.children if isinstance(w, UserMessageView)]
+
+
+async def test_scrolling_to_the_top_mounts_the_oldest_messages() -> None:
+    app = await open_app()
+    session = await _build(app.db, 150)
+    app.session = session
+    async with app.run_test(size=SIZE) as pilot:
+        await app.loaded.wait()
+        view = app.view
+        await wait_for(pilot, lambda: view.entry_count == 200, "the session's entries")
+        # Shortly after the first paint, a screen of older messages is mounted above.
+        await wait_for(pilot, lambda: view.scroll_y > view.size.height, "the margin above")
+        await pilot.pause()
+        assert len(_message_views(app)) <= WINDOW_MAX
+        assert "Task 0" not in _user_texts(app)
+        assert view.text_of_last_assistant() == "Reply 149.\n\nSecond line of reply 149."
+        for _ in range(200 // 10 + 1):
+            if view.window[0] == 0:
+                break
+            first = _message_views(app)[0]
+            lo = view.window[0]
+            view.scroll_home(animate=False, immediate=True)
+            await wait_for(pilot, lambda lo=lo: view.window[0] < lo, "older messages mounted")
+            await pilot.pause()
+            # What was at the top of the screen is still there: prepending kept it in place.
+            assert first.is_attached
+            assert first.region.y == view.content_region.y
+            assert len(_message_views(app)) <= WINDOW_MAX
+        assert view.window[0] == 0
+        assert _user_texts(app)[0] == "Task 0"
+        assert len(_message_views(app)) <= WINDOW_MAX
+        # Back at the bottom, the newest messages mount again.
+        while view.window[1] < view.entry_count:
+            view.scroll_end(animate=False, immediate=True)
+            hi = view.window[1]
+            await wait_for(pilot, lambda hi=hi: view.window[1] > hi, "newer messages mounted")
+            await pilot.pause()
+        await pilot.pause()
+        assert _user_texts(app)[-1] == "Task 147"
+        assert len(_message_views(app)) <= WINDOW_MAX
+    await app.db.close()
+
+
+async def test_a_growing_live_session_keeps_a_bounded_number_of_widgets() -> None:
+    app = await open_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.loaded.wait()
+        session = await app.engine.new_session(project_dir())
+        await app.show_session(session)
+        publish = app.engine.ctx.publish
+        counts: list[int] = []
+        parent = ""
+        for n in range(120):
+            if n % STEPS_PER_TURN == 0:
+                publish(SessionStatus(session_id=session.id, status="busy"))
+                user, part = _user(session.id, f"Task {n}")
+                parent = user.id
+                publish(MessageUpdated(info=user))
+                publish(PartUpdated(part=part))
+            info, parts = _step(session.id, parent, n)
+            publish(MessageUpdated(info=info))
+            for part in parts:
+                publish(PartUpdated(part=part))
+            if n % STEPS_PER_TURN == STEPS_PER_TURN - 1:
+                publish(SessionStatus(session_id=session.id, status="idle"))
+            await pilot.pause()
+            counts.append(len(app.view.children))
+        await wait_for(pilot, lambda: app.view.text_of_last_assistant().startswith("Reply 119"))
+        assert app.view.entry_count == 160
+        assert max(counts) <= WINDOW_MAX
+        assert "Task 0" not in _user_texts(app)
+        # The unmounted messages kept their data: scrolling up shows them again.
+        while app.view.window[0] > 0:
+            lo = app.view.window[0]
+            app.view.scroll_home(animate=False, immediate=True)
+            await wait_for(pilot, lambda lo=lo: app.view.window[0] < lo, "older messages")
+            await pilot.pause()  # the scroll position is restored after the next refresh
+        assert _user_texts(app)[0] == "Task 0"
+        first_step = next(w for w in app.view.children if isinstance(w, AssistantMessageView))
+        assert first_step.plain_text() == "Reply 0.\n\nSecond line of reply 0."
+        assert len(app.view.children) <= WINDOW_MAX
+    await app.db.close()
+
+
+class _Target:
+    """Stands in for the app: records when a batch is posted."""
+
+    def __init__(self) -> None:
+        self.posted: list[Message] = []
+        self.arrived = asyncio.Event()
+
+    def post_message(self, message: Message) -> bool:
+        self.posted.append(message)
+        self.arrived.set()
+        return True
+
+
+async def test_the_event_pump_posts_at_most_one_batch_per_frame() -> None:
+    target = _Target()
+    pump = EventPump(target, frame=0.05)  # type: ignore[arg-type]
+    part = TextPart(id=part_id(), session_id="ses", message_id="msg")
+    for _ in range(500):  # a burst: one batch, the part's updates collapsed into one
+        part = part.model_copy(update={"text": part.text + "x"})
+        pump.publish(PartUpdated(part=part, delta="x"))
+    assert len(target.posted) == 1
+    (event,) = pump.take()
+    assert isinstance(event, PartUpdated) and len(event.part.text) == 500
+    target.arrived.clear()
+    pump.publish(PartUpdated(part=part, delta="y"))
+    assert len(target.posted) == 1  # within the frame of the previous batch: waits
+    await asyncio.wait_for(target.arrived.wait(), timeout=5)
+    assert len(target.posted) == 2
