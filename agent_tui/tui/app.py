@@ -11,6 +11,7 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
 from textual.widgets import Footer, Static, TextArea
 
 from agent_tui.config import Config
@@ -79,7 +80,12 @@ class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "agent-tui"
     COMMANDS = {AgentCommands}
-    BINDINGS = [Binding("ctrl+c", "quit_twice", "Quit (twice)", priority=True)]
+    BINDINGS = [
+        Binding("ctrl+c", "quit_twice", "Quit (twice)", priority=True),
+        # The input keeps focus; these scroll the conversation from it.
+        Binding("pageup", "scroll_view(-1)", "Scroll up", show=False, priority=True),
+        Binding("pagedown", "scroll_view(1)", "Scroll down", show=False, priority=True),
+    ]
 
     def __init__(
         self,
@@ -376,6 +382,16 @@ class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
         self.prompt.move_cursor(self.prompt.document.end)
 
     # ---- keys -------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # In a dialog, its own list or text gets PageUp/PageDown.
+        return not (action == "scroll_view" and isinstance(self.screen, ModalScreen))
+
+    def action_scroll_view(self, direction: int) -> None:
+        if direction < 0:
+            self.view.scroll_page_up()
+        else:
+            self.view.scroll_page_down()
 
     def action_interrupt(self) -> None:
         if self.session is not None and self.engine.abort(self.session.id):
