@@ -29,7 +29,7 @@ def system_text(request: dict) -> str:
     return "\n".join(parts)
 
 
-def test_instruction_files_read_once_per_run(
+def test_instruction_files_and_skills_read_once_per_run(
     configured: FakeOpenAI,
     isolated: Path,
     capsys: pytest.CaptureFixture[str],
@@ -37,11 +37,14 @@ def test_instruction_files_read_once_per_run(
 ) -> None:
     agents = isolated / "AGENTS.md"
     agents.write_text("Always answer in haiku.", encoding="utf-8")
+    skill = isolated / ".agent-tui" / "skills" / "review" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\ndescription: Review a change.\n---\nRead the diff.\n", "utf-8")
     reads: list[Path] = []
     read_text = Path.read_text
 
     def counting_read_text(self: Path, *args: object, **kwargs: object) -> str:
-        if self.name == "AGENTS.md":
+        if self.name in ("AGENTS.md", "SKILL.md"):
             reads.append(self)
         return read_text(self, *args, **kwargs)  # type: ignore[arg-type]
 
@@ -54,10 +57,12 @@ def test_instruction_files_read_once_per_run(
     code, _, err = run_cli(capsys, "run", "three steps")
     assert code == 0, err
     assert len(configured.requests) == 3
-    assert reads == [agents], "AGENTS.md must be read once per run, not once per step"
+    assert sorted(reads) == sorted([agents, skill]), "read once per run, not once per step"
     systems = {system_text(request) for request in configured.requests}
     assert len(systems) == 1, "the system prompt changed between steps of one run"
-    assert "Always answer in haiku." in systems.pop()
+    system = systems.pop()
+    assert "Always answer in haiku." in system
+    assert "- review: Review a change." in system
 
     # An edit between runs is picked up by the next run.
     agents.write_text("Always answer in limericks.", encoding="utf-8")
@@ -65,7 +70,7 @@ def test_instruction_files_read_once_per_run(
     configured.script(ToolCalls([Call("bash", '{"command": "echo three"}')]), Text("ok"))
     code, _, err = run_cli(capsys, "run", "--continue", "again")
     assert code == 0, err
-    assert reads == [agents]
+    assert sorted(reads) == sorted([agents, skill])
     first, second = configured.requests[3:]
     assert "Always answer in limericks." in system_text(first)
     assert "haiku" not in system_text(first)

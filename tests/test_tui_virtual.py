@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from textual.message import Message
 from textual.widget import Widget
 
@@ -108,11 +109,12 @@ async def test_scrolling_to_the_top_mounts_the_oldest_messages() -> None:
             first = _message_views(app)[0]
             lo = view.window[0]
             view.scroll_home(animate=False, immediate=True)
+            on_screen = view.content_region.y + first.virtual_region.y
             await wait_for(pilot, lambda lo=lo: view.window[0] < lo, "older messages mounted")
             await pilot.pause()
             # What was at the top of the screen is still there: prepending kept it in place.
             assert first.is_attached
-            assert first.region.y == view.content_region.y
+            assert first.region.y == on_screen
             assert len(_message_views(app)) <= WINDOW_MAX
         assert view.window[0] == 0
         assert _user_texts(app)[0] == "Task 0"
@@ -198,3 +200,35 @@ async def test_the_event_pump_posts_at_most_one_batch_per_frame() -> None:
     assert len(target.posted) == 1  # within the frame of the previous batch: waits
     await asyncio.wait_for(target.arrived.wait(), timeout=5)
     assert len(target.posted) == 2
+
+
+async def test_page_up_and_down_scroll_the_conversation_from_the_input() -> None:
+    app = await open_app()
+    session = await _build(app.db, 150)
+    app.session = session
+    async with app.run_test(size=SIZE) as pilot:
+        await app.loaded.wait()
+        view = app.view
+        await wait_for(pilot, lambda: view.entry_count == 200, "the session's entries")
+        assert app.prompt.has_focus
+        page = view.scrollable_content_region.height
+
+        def from_bottom() -> float:
+            # Older messages mounted above move scroll_y, not the distance from the end.
+            return view.max_scroll_y - view.scroll_y
+
+        assert from_bottom() == 0
+        for n in range(1, 5):
+            await pilot.press("pageup")
+            await pilot.pause()
+            await pilot.pause()
+            assert from_bottom() == pytest.approx(n * page, abs=1), f"after {n} PageUp"
+            assert not view.following
+        assert app.prompt.has_focus  # the keys scrolled the view, the input kept focus
+        for n in range(3, -1, -1):
+            await pilot.press("pagedown")
+            await pilot.pause()
+            await pilot.pause()
+            assert from_bottom() == pytest.approx(n * page, abs=1), f"back to {n} pages"
+        assert view.following  # at the bottom again: new output is followed
+    await app.db.close()

@@ -311,8 +311,8 @@ class SessionLoop:
                 recent_calls=_recent_calls(history, config.doom_loop),
             )
             outcome = await processor.run(request, estimate)
-            # Deferred by _estimate: load the tokenizer now, off the event loop.
-            await asyncio.to_thread(counter_for, model_id)
+            if not counter_ready(model_id):  # deferred by _estimate: load it now, off the loop
+                await asyncio.to_thread(counter_for, model_id)
             self.result.outcome = outcome
             plan = proposed_plan(processor.tools.values()) if outcome == "continue" else None
             if plan:

@@ -75,7 +75,7 @@ def instruction_paths(directory: Path, config: Config) -> list[Path]:
 
 
 Instructions = tuple[list[str], list[str]]
-"""(a section per instruction file, notes about files that could not be read)."""
+"""(a section per instruction file and the skills list, notes about unreadable files)."""
 _read_once: contextvars.ContextVar[dict[tuple[Path, tuple[str, ...]], Instructions] | None] = (
     contextvars.ContextVar("instruction_files", default=None)
 )
@@ -83,7 +83,7 @@ _read_once: contextvars.ContextVar[dict[tuple[Path, tuple[str, ...]], Instructio
 
 @contextlib.contextmanager
 def instructions_read_once() -> Iterator[None]:
-    """Within it (one loop run), instruction files are found and read once: every step
+    """Within it (one loop run), instruction files and skills are read once: every step
     sends the same bytes (prompt caching reads the prefix byte for byte) without a
     stat walk and file reads per step. An edit is picked up by the next run."""
     token = _read_once.set({})
@@ -109,6 +109,8 @@ def _instructions(directory: Path, config: Config) -> Instructions:
             continue
         if text:
             sections.append(f"Instructions from: {path}\n{text}")
+    if skills := skills_section(load_skills(directory)):
+        sections.append(skills)
     if cache is not None:
         cache[key] = (list(sections), list(notes))
     return sections, notes
@@ -124,8 +126,5 @@ def build_system(
     """
     sections, notes = _instructions(directory, config)
     sections = [environment_block(model, directory), *sections]
-    skills = skills_section(load_skills(directory))
-    if skills:
-        sections.append(skills)
     base = header or paths.read_prompt(base_prompt_name(model)).strip()
     return [base, "\n\n".join(sections)], notes

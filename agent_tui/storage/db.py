@@ -397,6 +397,20 @@ class Database(SessionQueries, RecoveryQueries, SearchQueries, TodoQueries):
     async def all_messages(self, session_id: str) -> list[MessageWithParts]:
         return await self.messages(session_id)
 
+    async def recent_messages(
+        self, session_id: str, limit: int
+    ) -> tuple[list[MessageWithParts], bool]:
+        """The newest `limit` messages with their parts, and whether that is all of them.
+
+        Reads (and parses) only those: opening a long session shows its newest page
+        before the whole history is read.
+        """
+        await self.flush()
+        newest = await self._fetch(rows.NEWEST_MESSAGE_IDS, (session_id, limit + 1))
+        if len(newest) <= limit:
+            return await self.messages(session_id), True
+        return await self.messages(session_id, since_id=newest[limit - 1][0]), False
+
     async def export_session(self, session_id: str) -> SessionExport:
         session = await self.get_session(session_id)  # flushes first
         return SessionExport(session=session, messages=await self.messages(session_id))

@@ -53,6 +53,7 @@ UPSERT_PART = (
 # History reads: range scans of message(session_id, id) and part(session_id, message_id,
 # id), so nothing before the compaction boundary is read.
 HISTORY_MESSAGES = "SELECT info FROM message WHERE session_id = ? AND id >= ? ORDER BY id"
+NEWEST_MESSAGE_IDS = "SELECT id FROM message WHERE session_id = ? ORDER BY id DESC LIMIT ?"
 HISTORY_PARTS = (
     "SELECT message_id, data FROM part WHERE session_id = ? AND message_id >= ? "
     "ORDER BY message_id, id"

@@ -54,6 +54,10 @@ QUIT_WINDOW = 2.0
 IDLE_GC_THRESHOLDS = gc.get_threshold()
 STREAMING_GC_THRESHOLDS = (100_000, 50, 50)
 """Rarer young collections while a step streams (each pass was a visible stall)."""
+FIRST_PAGE = 60
+"""Messages read and shown before the rest of a session's history is read."""
+FREEZE_DELAY = 0.3
+"""Seconds after a session is shown before the one full garbage collection."""
 PRELOAD_DELAY = 0.5
 """Seconds after the session is shown before litellm starts importing."""
 LEADER_WINDOW = 2.0
@@ -126,8 +130,13 @@ class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
             with Vertical(id="chat"):
-                yield WelcomeView(id="welcome")
-                yield SessionView(id="view")
+                # Opening a session: no welcome view to draw before its messages.
+                welcome = WelcomeView(id="welcome")
+                welcome.display = self.session is None
+                yield welcome
+                view = SessionView(id="view")
+                view.display = self.session is not None
+                yield view
                 yield StatusLine(id="status")
                 yield Static("", id="completions", markup=False)
                 yield PromptInput(id="prompt")
@@ -187,25 +196,49 @@ class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
     # ---- sessions ---------------------------------------------------------------------
 
     async def show_session(self, session: Session | None) -> None:
-        """Load a session (or a blank new one) into the view and the sidebar."""
+        """Load a session (or a blank new one) into the view and the sidebar.
+
+        The newest page is read and painted first; the whole history (for the cost,
+        the files touched and the entries above) is read after that frame.
+        """
         self.session = session
-        messages = await self.db.all_messages(session.id) if session else []
-        messages = [m for m in messages if not m.info.undone]  # taken back with /undo
-        self.stats = SessionStats.of(messages)
-        if session is not None and self.model_override is None:
-            self.session_model = await self.engine.session_model(session.id)
-        await self.view.load(session, messages)
-        self.agent_of(messages)
-        self.show_welcome(not messages)
+        page, complete = (
+            await self.db.recent_messages(session.id, FIRST_PAGE) if session else ([], True)
+        )
+        page = [m for m in page if not m.info.undone]  # taken back with /undo
+        self.stats = SessionStats.of(page)
+        await self.view.load(session, page)
+        self.agent_of(page)
+        self.show_welcome(not page)
         self._refresh_sidebar()
-        self.sidebar.show_todos(await self.db.get_todos(session.id) if session else [])
-        self.run_worker(self.refresh_changes(), exit_on_error=False)
         self.status_line.set_status(
             "busy" if session and self.engine.is_busy(session.id) else "idle"
         )
+        if session is not None:
+            await self.view.wait_for_refresh()  # the newest page is on screen first
+            if self.session is not session:
+                return  # another session was opened meanwhile
+            await self._show_history(session, complete)
+        else:
+            self.sidebar.show_todos([])
+        self.run_worker(self.refresh_changes(), exit_on_error=False)
         # Mounted history is long-lived: keep it out of the collector's way (after the
-        # first paint: a full collection over a long session's history delays it).
-        self.call_after_refresh(_collect_and_freeze)
+        # first paint: a full collection holds the GIL the screen writer needs).
+        self.set_timer(FREEZE_DELAY, _collect_and_freeze)
+
+    async def _show_history(self, session: Session, complete: bool) -> None:
+        """What needs the whole history: stats, the model, and the entries above."""
+        if self.model_override is None:
+            self.session_model = await self.engine.session_model(session.id)
+        if not complete:
+            messages = await self.db.all_messages(session.id)
+            messages = [m for m in messages if not m.info.undone]
+            if self.session is not session:
+                return
+            self.stats = SessionStats.of(messages)
+            self.view.add_older(messages)
+        self._refresh_sidebar()
+        self.sidebar.show_todos(await self.db.get_todos(session.id))
 
     async def ensure_session(self) -> Session:
         if self.session is None:
@@ -389,9 +422,9 @@ class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
 
     def action_scroll_view(self, direction: int) -> None:
         if direction < 0:
-            self.view.scroll_page_up()
+            self.view.action_page_up()
         else:
-            self.view.scroll_page_down()
+            self.view.action_page_down()
 
     def action_interrupt(self) -> None:
         if self.session is not None and self.engine.abort(self.session.id):

@@ -39,6 +39,7 @@ def help_text(app: AgentApp) -> str:
         "  Enter                     send (while the agent works, the message is queued)",
         "  Shift+Enter, Ctrl+J       new line",
         "  Up / Down                 previous / next message (on the first / last line)",
+        "  PageUp / PageDown         scroll the conversation (the input keeps focus)",
         "  @                         attach a file or folder (a picker opens; fuzzy filter)",
         "  !command                  run a shell command; the model sees it next message",
         f"  Tab (empty prompt)        next agent: build, plan (read-only), yours  [{keys.leader} "

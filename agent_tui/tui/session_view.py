@@ -111,12 +111,43 @@ class SessionView(VerticalScroll):
     # ---- loading ----------------------------------------------------------------------
 
     async def load(self, session: Session | None, messages: list[MessageWithParts]) -> None:
-        """Show a session: widgets for the newest screens, entries for everything."""
-        await self.remove_children()
-        self.session = session
-        self._entries, self._by_id, self._views = [], {}, {}
-        self._summary_of.clear()
-        self._models.clear()
+        """Show a session: widgets for the newest screens, entries for everything.
+
+        `messages` may be only the newest ones; `add_older` brings the rest in later.
+        """
+        with self.app.batch_update():  # no frame of an empty view in between
+            await self.remove_children()
+            self.session = session
+            self._entries, self._by_id, self._views = [], {}, {}
+            self._summary_of.clear()
+            self._models.clear()
+            for entry in self._entries_of(messages):
+                self._add(entry)
+            self._hi = len(self._entries)
+            self._lo = self._open_start()
+            await self.mount_all(self._build(self._lo, self._hi))
+            self.scroll_end(animate=False, immediate=True)
+        self.anchor()
+        self.set_timer(PREFETCH_DELAY, self._request_page)
+
+    def add_older(self, messages: list[MessageWithParts]) -> None:
+        """Entries for the messages older than the oldest shown (after a partial load).
+
+        `messages` is the whole history; what is mounted stays as it is.
+        """
+        first = self._entries[0].key if self._entries else None
+        older = [e for e in self._entries_of(messages) if first is None or e.key < first]
+        older = [e for e in older if e.key not in self._by_id]
+        if not older:
+            return
+        self._entries[:0] = older
+        self._by_id.update((e.key, e) for e in older)
+        self._lo += len(older)
+        self._hi += len(older)
+        self._request_page()
+
+    def _entries_of(self, messages: list[MessageWithParts]) -> list[MessageEntry]:
+        """An entry per message shown; a summary becomes its request's divider."""
         summaries: dict[str, MessageWithParts] = {}
         for message in messages:
             info = message.info
@@ -124,6 +155,7 @@ class SessionView(VerticalScroll):
             if isinstance(info, AssistantMessage) and info.summary:
                 summaries[info.parent_id] = message
                 self._summary_of[info.id] = info.parent_id
+        entries: list[MessageEntry] = []
         for message in messages:
             info = message.info
             if isinstance(info, AssistantMessage) and info.summary:
@@ -139,13 +171,8 @@ class SessionView(VerticalScroll):
                 entry.summary = user_text(summary)
             elif entry.compaction() is not None:
                 entry.divider_state = "cancelled"
-            self._add(entry)
-        self._hi = len(self._entries)
-        self._lo = self._open_start()
-        await self.mount_all(self._build(self._lo, self._hi))
-        self.scroll_end(animate=False, immediate=True)
-        self.anchor()
-        self.set_timer(PREFETCH_DELAY, self._request_page)
+            entries.append(entry)
+        return entries
 
     def _add(self, entry: MessageEntry) -> None:
         self._entries.append(entry)
@@ -271,6 +298,27 @@ class SessionView(VerticalScroll):
                 self.scroll_to(y=y, animate=False, immediate=True, release_anchor=False)
 
         self.call_after_refresh(restore)
+
+    # Keys scroll without animation: an animation heads for an absolute offset, which
+    # older messages mounted above on the way would make wrong.
+
+    def action_scroll_home(self) -> None:
+        self.scroll_home(animate=False)
+
+    def action_scroll_end(self) -> None:
+        self.scroll_end(animate=False)
+
+    def action_scroll_up(self) -> None:
+        self.scroll_up(animate=False)
+
+    def action_scroll_down(self) -> None:
+        self.scroll_down(animate=False)
+
+    def action_page_up(self) -> None:
+        self.scroll_page_up(animate=False)
+
+    def action_page_down(self) -> None:
+        self.scroll_page_down(animate=False)
 
     # ---- live events ------------------------------------------------------------------
 
