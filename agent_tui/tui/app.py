@@ -420,9 +420,9 @@ class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
         # In a dialog, its own list or text gets PageUp/PageDown.
         return not (action == "scroll_view" and isinstance(self.screen, ModalScreen))
 
-    def action_scroll_view(self, direction: int) -> None:
+    async def action_scroll_view(self, direction: int) -> None:
         if direction < 0:
-            self.view.action_page_up()
+            await self.view.action_page_up()
         else:
             self.view.action_page_down()
 

@@ -10,6 +10,8 @@ So mounting, layout and memory per frame do not depend on how long the session i
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual._styles_cache import StylesCache
 from textual.containers import VerticalScroll
 from textual.widget import Widget
@@ -90,6 +92,8 @@ class SessionView(VerticalScroll):
         self._models: dict[str, None] = {}
         self._busy = False
         self._paging = False
+        self._restoring = 0
+        """Scroll positions to restore after the next layout (see `_keep_in_place`)."""
 
     def on_mount(self) -> None:
         self.anchor()
@@ -252,9 +256,11 @@ class SessionView(VerticalScroll):
             if anchor is None:
                 await self.mount_all(widgets)
             else:
-                offset = self.scroll_y - anchor.virtual_region.y
+                before = self.scroll_y
+                offset = before - anchor.virtual_region.y
                 await self.mount_all(widgets, before=anchor)
-                self._keep_in_place(anchor, offset)
+                # A key pressed while mounting moved the view: keep that move.
+                self._keep_in_place(anchor, offset + self.scroll_y - before)
         if self._hi - self._lo > WINDOW_MAX:  # far below the viewport now
             await self._unmount(self._lo + WINDOW_MAX, self._hi)
 
@@ -271,10 +277,11 @@ class SessionView(VerticalScroll):
         if excess <= 0:
             return
         keep = self._first_view(self._lo + excess, self._hi)
-        offset = self.scroll_y - keep.virtual_region.y if keep is not None else 0.0
+        before = self.scroll_y
+        offset = before - keep.virtual_region.y if keep is not None else 0.0
         await self._unmount(self._lo, self._lo + excess)
         if keep is not None and not self.following:
-            self._keep_in_place(keep, offset)
+            self._keep_in_place(keep, offset + self.scroll_y - before)
 
     async def _unmount(self, start: int, end: int) -> None:
         """Drop the widgets of entries[start:end] (at one end of the window)."""
@@ -291,34 +298,52 @@ class SessionView(VerticalScroll):
 
     def _keep_in_place(self, anchor: Widget, offset: float) -> None:
         """After the next layout, scroll so `anchor` is where it was on screen."""
+        self._restoring += 1
 
         def restore() -> None:
+            self._restoring -= 1
             if anchor.is_attached:
                 y = anchor.virtual_region.y + offset
                 self.scroll_to(y=y, animate=False, immediate=True, release_anchor=False)
 
         self.call_after_refresh(restore)
 
-    # Keys scroll without animation: an animation heads for an absolute offset, which
-    # older messages mounted above on the way would make wrong.
+    # Keys scroll without animation (an animation heads for an absolute offset, which
+    # older messages mounted above on the way would make wrong), and after a pending
+    # restore of the position (which would undo them).
+
+    def _scroll_by_key(self, scroll: Callable[..., object]) -> None:
+        if self._restoring:
+            self.call_after_refresh(scroll, animate=False)
+        else:
+            scroll(animate=False)
 
     def action_scroll_home(self) -> None:
-        self.scroll_home(animate=False)
+        self._scroll_by_key(self.scroll_home)
 
     def action_scroll_end(self) -> None:
-        self.scroll_end(animate=False)
+        self._scroll_by_key(self.scroll_end)
 
     def action_scroll_up(self) -> None:
-        self.scroll_up(animate=False)
+        self._scroll_by_key(self.scroll_up)
 
     def action_scroll_down(self) -> None:
-        self.scroll_down(animate=False)
+        self._scroll_by_key(self.scroll_down)
 
-    def action_page_up(self) -> None:
-        self.scroll_page_up(animate=False)
+    async def action_page_up(self) -> None:
+        page = self.scrollable_content_region.height
+        if self._lo > 0 and self.scroll_y < page and not self._paging:
+            # Less than a page is mounted above: mount more first (kept in place after
+            # the next layout), then scroll, so the key always moves a whole page.
+            self._paging = True
+            try:
+                await self._mount_older()
+            finally:
+                self._paging = False
+        self._scroll_by_key(self.scroll_page_up)
 
     def action_page_down(self) -> None:
-        self.scroll_page_down(animate=False)
+        self._scroll_by_key(self.scroll_page_down)
 
     # ---- live events ------------------------------------------------------------------
 
