@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 from textual.message import Message
+from textual.pilot import Pilot
 from textual.widget import Widget
 
 from agent_tui.events import MessageUpdated, PartUpdated, SessionStatus
@@ -89,17 +90,23 @@ def _user_texts(app: AgentApp) -> list[str]:
     return [w.text for w in app.view.children if isinstance(w, UserMessageView)]
 
 
+async def _opened(app: AgentApp, pilot: Pilot) -> None:
+    """Wait until the 200-entry session of `_build(…, 150)` is shown: all its entries
+    known, and shortly after the first paint a screen of older messages mounted above."""
+    await app.loaded.wait()
+    view = app.view
+    await wait_for(pilot, lambda: view.entry_count == 200, "the session's entries")
+    await wait_for(pilot, lambda: view.scroll_y > view.size.height, "the margin above")
+    await pilot.pause()
+
+
 async def test_scrolling_to_the_top_mounts_the_oldest_messages() -> None:
     app = await open_app()
     session = await _build(app.db, 150)
     app.session = session
     async with app.run_test(size=SIZE) as pilot:
-        await app.loaded.wait()
         view = app.view
-        await wait_for(pilot, lambda: view.entry_count == 200, "the session's entries")
-        # Shortly after the first paint, a screen of older messages is mounted above.
-        await wait_for(pilot, lambda: view.scroll_y > view.size.height, "the margin above")
-        await pilot.pause()
+        await _opened(app, pilot)
         assert len(_message_views(app)) <= WINDOW_MAX
         assert "Task 0" not in _user_texts(app)
         assert view.text_of_last_assistant() == "Reply 149.\n\nSecond line of reply 149."
@@ -207,13 +214,10 @@ async def test_page_up_and_down_scroll_the_conversation_from_the_input() -> None
     session = await _build(app.db, 150)
     app.session = session
     async with app.run_test(size=SIZE) as pilot:
-        await app.loaded.wait()
         view = app.view
-        await wait_for(pilot, lambda: view.entry_count == 200, "the session's entries")
-        # Once the margin above is mounted (a key pressed while that mount is in flight
-        # can still be moved back by it: see the closing note of issue 12).
-        await wait_for(pilot, lambda: view.scroll_y > view.size.height, "the margin above")
-        await pilot.pause()
+        # Keys are pressed once the margin above is mounted (a key pressed while that
+        # mount is in flight can still be moved back by it: see issue 12's closing note).
+        await _opened(app, pilot)
         assert app.prompt.has_focus
         page = view.scrollable_content_region.height
 

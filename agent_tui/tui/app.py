@@ -228,15 +228,15 @@ class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
 
     async def _show_history(self, session: Session, complete: bool) -> None:
         """What needs the whole history: stats, the model, and the entries above."""
-        if self.model_override is None:
-            self.session_model = await self.engine.session_model(session.id)
-        if not complete:
+        if not complete:  # read first: the model's history read below is then cached
             messages = await self.db.all_messages(session.id)
             messages = [m for m in messages if not m.info.undone]
             if self.session is not session:
                 return
             self.stats = SessionStats.of(messages)
             self.view.add_older(messages)
+        if self.model_override is None:
+            self.session_model = await self.engine.session_model(session.id)
         self._refresh_sidebar()
         self.sidebar.show_todos(await self.db.get_todos(session.id))
 
