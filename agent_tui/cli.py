@@ -23,6 +23,7 @@ examples:
   agent-tui undo --continue                  restore the files of the newest turn
   agent-tui redo --continue
   agent-tui context
+  agent-tui acp                              speak ACP on stdin/stdout (for editors)
 """
 
 
@@ -115,6 +116,11 @@ def build_parser() -> argparse.ArgumentParser:
             help="overwrite files you changed since the turn (refused otherwise)",
         )
 
+    commands.add_parser(
+        "acp",
+        help="run as an Agent Client Protocol agent on stdin/stdout (Zed, JetBrains, Neovim…)",
+    )
+
     context = commands.add_parser("context", help="show what fills the context window")
     context.add_argument(
         "-s", "--session", metavar="ID", help="session id (default: latest in this directory)"
@@ -132,6 +138,10 @@ def main(argv: list[str] | None = None) -> int:
             from agent_tui.tui.launch import launch
 
             return launch(args)
+        if args.command == "acp":
+            from agent_tui.acp.main import serve_stdio
+
+            return serve_stdio()
         if args.command in ("run", "compact", "uncompact"):
             from agent_tui.provider.loader import preload_in_background
 

@@ -42,8 +42,11 @@ class ModelLimit(_Strict):
     """Maximum output tokens."""
 
 
+ReasoningEffort = Literal["minimal", "low", "medium", "high"]
+
+
 class ReasoningConfig(_Strict):
-    effort: Literal["minimal", "low", "medium", "high"] | None = None
+    effort: ReasoningEffort | None = None
     """Reasoning effort, passed as litellm's `reasoning_effort` (OpenAI, Gemini, Claude)."""
     budget_tokens: int | None = Field(default=None, ge=1024)
     """Extended-thinking budget in tokens (Anthropic `thinking`); wins over effort."""

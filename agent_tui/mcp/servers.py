@@ -55,6 +55,17 @@ class McpServers:
             return
         self._starting = asyncio.create_task(self._start_all(), name="mcp-start")
 
+    def add(self, configs: dict[str, McpServerConfig]) -> None:
+        """Servers given at run time (an editor's, with an ACP session): started now
+        beside the configured ones; a name already known keeps its server."""
+        new = {n: c for n, c in configs.items() if n not in self.servers}
+        if not new:
+            return
+        self.servers.update({name: McpServer(name, config) for name, config in new.items()})
+        if self._starting is not None and self._starting.done():
+            self._starting = None  # start() then starts only the new ones
+        self.start()
+
     async def _start_all(self) -> None:
         try:
             await asyncio.to_thread(_import_sdk)

@@ -10,7 +10,7 @@ from pathlib import Path
 from agent_tui import paths
 from agent_tui.agents import AgentCatalog, AgentInfo, load_agents
 from agent_tui.bus import Bus
-from agent_tui.config import Config, PermissionLevel, resolve_env_ref
+from agent_tui.config import Config, PermissionLevel, ReasoningEffort, resolve_env_ref
 from agent_tui.errors import ConfigError
 from agent_tui.events import Event, MessageUpdated, Notice, PartUpdated
 from agent_tui.redact import Redactor
@@ -48,6 +48,9 @@ class EngineContext:
     """The agents (agents.py); loaded by `agent_catalog` for the first directory asked."""
     permission_modes: dict[str, PermissionMode] = field(default_factory=dict)
     """Per session: the quick permission mode (ask / auto-edits); in memory, never saved."""
+    reasoning_efforts: dict[str, ReasoningEffort] = field(default_factory=dict)
+    """Per session: a reasoning effort chosen by the person (an editor's thought level)
+    over the agent's and the model's own; in memory, never saved."""
 
     def __post_init__(self) -> None:
         policy = self.config.shell.env

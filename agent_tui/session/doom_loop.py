@@ -53,6 +53,6 @@ async def repeat_refusal(
     )
     if reply == "always":
         permissions[DOOM_LOOP] = "allow"
-    if reply != "deny":
+    if reply not in ("deny", "never"):
         return None
     return f"The person stopped a repeated {tool} call ({limit} times in a row)."

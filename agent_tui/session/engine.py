@@ -4,6 +4,8 @@ the events that come out of the bus."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -28,6 +30,7 @@ from agent_tui.session.title import default_title, generate_title
 from agent_tui.session.uncompact import Uncompacted, uncompact
 from agent_tui.session.undo import TurnRestored
 from agent_tui.storage.models import (
+    FilePart,
     MessageWithParts,
     Part,
     Session,
@@ -116,10 +119,14 @@ class Engine:
         *,
         model: str | None = None,
         agent: str | None = None,
+        context: Sequence[str] = (),
+        files: Sequence[FilePart] = (),
     ) -> LoopResult | None:
         """Add a user message for `agent` (default build) and run the loop; while the loop
         runs, the message is queued (it reaches the model as a reminder) and None is
-        returned. The model: `model`, else the agent's own, else the session's."""
+        returned. The model: `model`, else the agent's own, else the session's.
+        `context`: texts the model reads with the message (e.g. files an editor attached);
+        `files`: images (their ids and ids of the message are filled in here)."""
         if not text.strip():
             raise UsageError("The message is empty: type something to send.")
         session = await self.ctx.db.get_session(session_id)
@@ -139,14 +146,21 @@ class Engine:
             text, self._tool_context(session, info.id), self.ctx.registry
         )
         await self.ctx.add_message(info, part)
-        for attachment in attachments:  # the model reads them; the view shows the typed text
+        texts = [*(a.text for a in attachments), *context]
+        for text_ in texts:  # the model reads them; the view shows the typed text
             await self._add_part(
                 TextPart(
                     id=part_id(),
                     session_id=session_id,
                     message_id=info.id,
-                    text=attachment.text,
+                    text=text_,
                     synthetic=True,
+                )
+            )
+        for file in files:
+            await self._add_part(
+                file.model_copy(
+                    update={"id": part_id(), "session_id": session_id, "message_id": info.id}
                 )
             )
         if not session.title:
@@ -259,6 +273,21 @@ class Engine:
         info = await asyncio.to_thread(model_info, model, self.ctx.config)
         return await asyncio.to_thread(plan, self.ctx, session, history, info, instructions)
 
+    async def context_report(self, session_id: str, *, model: str | None = None) -> str:
+        """What fills the context window (`/context`), as text."""
+        from agent_tui.session.breakdown import breakdown, render
+
+        session = await self.ctx.db.get_session(session_id)
+        history = await load_history(self.ctx, session)
+        model = model or model_of(history, self.ctx.config.model)
+        info = await asyncio.to_thread(model_info, model, self.ctx.config)
+        tools = self.ctx.registry.definitions()
+        # Counting tokens loads a tokenizer (~0.5 s the first time): off the event loop.
+        result = await asyncio.to_thread(
+            breakdown, history, info, self.ctx.config, Path(session.directory), tools
+        )
+        return f"{render(result)}\n{self.ctx.tool_env.withheld_line()}"
+
     async def uncompact(self, session_id: str, *, model: str | None = None) -> Uncompacted:
         """Take back the newest compaction (UsageError if there is none or it won't fit)."""
         if self.is_busy(session_id):
@@ -309,6 +338,13 @@ class Engine:
         finally:
             self._runs.pop(session_id, None)
             self._aborts.pop(session_id, None)
+
+    async def wait_idle(self, session_id: str) -> None:
+        """Until the session's running loop (if any) has finished."""
+        task = self._runs.get(session_id)
+        if task is not None and not task.done():
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.shield(task)
 
     async def close(self) -> None:
         """Stop what the engine started outside a run: the MCP servers (their processes)."""

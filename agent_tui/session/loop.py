@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_tui import paths
 from agent_tui.agents import BUILD, AgentInfo
+from agent_tui.config import ReasoningConfig
 from agent_tui.errors import CompactionError
 from agent_tui.events import Notice, SessionError, SessionStatus
 from agent_tui.ids import message_id
@@ -56,6 +58,8 @@ class LoopResult:
     notes: list[str] = field(default_factory=list)
     plan: str | None = None
     """The plan the plan agent proposed with plan_exit; the loop stopped after it."""
+    max_steps_reached: bool = False
+    """The last step allowed (agent or config max_steps) ran: told to stop calling tools."""
 
 
 def _latest(history: list[MessageWithParts], role: str) -> MessageWithParts | None:
@@ -160,7 +164,11 @@ class SessionLoop:
                 self.ctx.publish(Notice(session_id=self.session_id, level="warning", message=note))
             agent = catalog.get(BUILD)
             assert agent is not None  # built in, never removed
-        return agent, self.ctx.agent_registry(agent)
+        registry = self.ctx.agent_registry(agent)
+        effort = self.ctx.reasoning_efforts.get(self.session_id)
+        if effort is not None:  # the person's choice wins over the agent's and the model's
+            agent = dataclasses.replace(agent, reasoning=ReasoningConfig(effort=effort))
+        return agent, registry
 
     def _model(self, model_id: str) -> ModelInfo:
         info = model_info(model_id, self.ctx.config)
@@ -263,6 +271,7 @@ class SessionLoop:
 
             self.result.steps += 1
             last_step = self.result.steps >= (agent.max_steps or config.max_steps)
+            self.result.max_steps_reached = last_step
             tools = [] if last_step else registry.definitions()
             request, notes = build_request(
                 history,

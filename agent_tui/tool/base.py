@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from agent_tui.storage.models import MessageWithParts, TodoItem
     from agent_tui.storage.search import SearchHit
 
-PermissionReply = Literal["once", "always", "deny"]
+PermissionReply = Literal["once", "always", "deny", "never"]
+"""never: deny, and deny this tool without asking for the rest of the session."""
 
 
 class HistorySearch(Protocol):
@@ -65,6 +66,8 @@ class PermissionRequest(BaseModel):
     title: str
     detail: str = ""
     input: dict[str, Any] = Field(default_factory=dict)
+    call_id: str = ""
+    """The model's id of the tool call asking (empty for calls the person started)."""
 
 
 AskPermission = Callable[[PermissionRequest], Awaitable[PermissionReply]]

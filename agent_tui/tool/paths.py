@@ -62,9 +62,12 @@ async def resolve_path(ctx: ToolContext, p: str | Path | None) -> Path:
             title=f"Access {path} (outside the working directory)",
             detail=str(path),
             input={"path": str(path)},
+            call_id=ctx.call_id,
         )
     )
-    if reply == "deny":
+    if reply == "never":
+        ctx.permissions[EXTERNAL_DIRECTORY] = "deny"
+    if reply in ("deny", "never"):
         raise PermissionDenied(
             f"The person denied access to {path}, which is outside the working directory."
         )

@@ -145,9 +145,12 @@ async def check_permission(
             title=title,
             detail=detail,
             input=params.model_dump(),
+            call_id=ctx.call_id,
         )
     )
-    if reply == "deny":
+    if reply == "never":
+        ctx.permissions[tool.name] = "deny"
+    if reply in ("deny", "never"):
         raise PermissionDenied("The person denied permission to run this tool call.")
     if reply == "always":
         ctx.permissions[tool.name] = "allow"

@@ -1,0 +1,596 @@
+"""agent-tui as an ACP agent: protocol messages in, engine commands out, engine events
+back as session updates. One engine serves every session of the connection."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import acp
+from acp import RequestError
+from acp.schema import (
+    AgentCapabilities,
+    AvailableCommandsUpdate,
+    ClientCapabilities,
+    CloseSessionResponse,
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
+    HttpMcpServer,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    McpServerStdio,
+    NewSessionResponse,
+    PermissionOption,
+    PromptCapabilities,
+    PromptResponse,
+    ResumeSessionResponse,
+    SessionCapabilities,
+    SessionCloseCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
+    SessionResumeCapabilities,
+    SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
+    SseMcpServer,
+    ToolCallUpdate,
+)
+
+from agent_tui import __version__
+from agent_tui.acp import commands, options
+from agent_tui.acp.prompt_blocks import prompt_parts
+from agent_tui.acp.replay import replay
+from agent_tui.acp.tool_calls import diff_content, text_content, tool_kind
+from agent_tui.acp.updates import SessionUpdates, Update, agent_text, iso, usage_update
+from agent_tui.agents import DEFAULT_AGENT, PLAN_EXIT_TOOL
+from agent_tui.config import McpLocalConfig, McpRemoteConfig
+from agent_tui.custom_commands import CustomCommand
+from agent_tui.errors import AgentTuiError, NotFoundError
+from agent_tui.events import Event, MessageUpdated, Notice, PartUpdated, SessionUpdated
+from agent_tui.provider.defaults import context_window, model_catalog
+from agent_tui.session.engine import Engine
+from agent_tui.session.loop import LoopResult
+from agent_tui.session.plan import approval_text, rejection_text
+from agent_tui.session.stats import SessionStats
+from agent_tui.storage.models import Session
+from agent_tui.tool.base import PermissionReply, PermissionRequest
+
+log = logging.getLogger(__name__)
+
+SESSIONS_LISTED = 200
+PLAN_ROUNDS = 5
+"""Plans the plan agent may propose in one prompt before the turn ends anyway."""
+
+PERMISSION_OPTIONS = [
+    PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
+    PermissionOption(option_id="allow_always", name="Allow always", kind="allow_always"),
+    PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
+    PermissionOption(option_id="reject_always", name="Reject always", kind="reject_always"),
+]
+REPLIES: dict[str, PermissionReply] = {
+    "allow_once": "once",
+    "allow_always": "always",
+    "reject_once": "deny",
+    "reject_always": "never",
+}
+PLAN_OPTIONS = [
+    PermissionOption(option_id="approve", name="Approve and build", kind="allow_once"),
+    PermissionOption(option_id="keep", name="Keep planning", kind="reject_once"),
+    PermissionOption(option_id="reject", name="Reject the plan", kind="reject_always"),
+]
+
+
+@dataclass
+class AcpSession:
+    session: Session
+    updates: SessionUpdates
+    mode: str = DEFAULT_AGENT
+    model: str | None = None
+    """Chosen with the model option; None: the session's own."""
+    effort: str = "default"
+    custom: dict[str, CustomCommand] = field(default_factory=dict)
+    asks: set[asyncio.Future[Any]] = field(default_factory=set)
+    """Permission requests waiting for the client (answered as cancelled on cancel)."""
+    cancelled: bool = False
+
+    @property
+    def id(self) -> str:
+        return self.session.id
+
+    @property
+    def directory(self) -> Path:
+        return Path(self.session.directory)
+
+
+def initialize_response(protocol_version: int) -> InitializeResponse:
+    return InitializeResponse(
+        protocol_version=min(protocol_version, acp.PROTOCOL_VERSION),
+        agent_capabilities=AgentCapabilities(
+            load_session=True,
+            prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
+            mcp_capabilities=McpCapabilities(http=True),
+            session_capabilities=SessionCapabilities(
+                list=SessionListCapabilities(),
+                resume=SessionResumeCapabilities(),
+                close=SessionCloseCapabilities(),
+            ),
+        ),
+        agent_info=Implementation(name="agent-tui", title="agent-tui", version=__version__),
+        auth_methods=[],
+    )
+
+
+def _error(exc: AgentTuiError) -> RequestError:
+    """A person's or provider's error as JSON-RPC: the sentence `run` prints."""
+    return RequestError(-32603, str(exc), {"kind": type(exc).__name__})
+
+
+class AcpAgent:
+    """The `acp.Agent` of agent-tui. Every method is protocol: the work is the engine's."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.conn: acp.Client | None = None
+        self.client = ClientCapabilities()
+        self.sessions: dict[str, AcpSession] = {}
+        self._roots: dict[str, str] = {}
+        """Subagents' sessions -> the session they were started from."""
+        self._outbox: asyncio.Queue[tuple[str, Update]] = asyncio.Queue()
+        self._sender: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+        engine.ctx.bus.subscribe(self._on_event)
+        engine.ctx.ask = self._ask
+
+    def on_connect(self, conn: acp.Client) -> None:
+        self.conn = conn
+
+    # ---- sending updates in order ------------------------------------------------------
+
+    def _send(self, session_id: str, *updates: Update) -> None:
+        if self._sender is None:
+            self._sender = asyncio.get_running_loop().create_task(self._send_loop())
+        for update in updates:
+            self._outbox.put_nowait((session_id, update))
+
+    async def _send_loop(self) -> None:
+        while True:
+            session_id, item = await self._outbox.get()
+            try:
+                found = await item() if callable(item) else [item]
+                for update in found:
+                    if self.conn is not None:
+                        await self.conn.session_update(session_id=session_id, update=update)
+            except Exception:
+                log.exception("sending an update to the client failed")
+            finally:
+                self._outbox.task_done()
+
+    async def _flush(self) -> None:
+        """Until every update queued so far has been sent."""
+        if self._sender is not None:
+            await self._outbox.join()
+
+    def _later(self, session_id: str, *updates: Update) -> None:
+        """Send after the response now being returned (the client knows the session)."""
+
+        async def send() -> None:
+            self._send(session_id, *updates)
+
+        task = asyncio.get_running_loop().create_task(send())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # ---- engine events -----------------------------------------------------------------
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, SessionUpdated) and event.session.parent_id:
+            root = self._root_of(event.session.parent_id)
+            if root is not None:
+                self._roots[event.session.id] = root
+        session_id = _session_of(event)
+        if session_id is None:
+            if isinstance(event, Notice) and event.level != "info":
+                for open_ in self.sessions.values():
+                    self._send(open_.id, *open_.updates(event))
+            return
+        open_ = self.sessions.get(session_id)
+        if open_ is not None:
+            self._send(session_id, *open_.updates(event))
+
+    def _root_of(self, session_id: str) -> str | None:
+        if session_id in self.sessions:
+            return session_id
+        return self._roots.get(session_id)
+
+    # ---- permissions -------------------------------------------------------------------
+
+    async def _ask(self, request: PermissionRequest) -> PermissionReply:
+        root = self._root_of(request.session_id)
+        open_ = self.sessions.get(root) if root else None
+        if open_ is None or self.conn is None or open_.cancelled:
+            return "deny"
+        await self._flush()  # the tool call is on the client before the question
+        content = [text_content(request.detail)] if request.detail else []
+        if request.tool in ("edit", "write") and request.detail:
+            path = request.input.get("file_path")
+            if isinstance(path, str):
+                full = str(open_.directory / path) if not Path(path).is_absolute() else path
+                diff = diff_content(full, request.detail)
+                content = [diff] if diff is not None else content
+        call = ToolCallUpdate(
+            tool_call_id=request.call_id or f"ask-{request.tool}",
+            title=request.title,
+            kind=tool_kind(request.tool),
+            status="pending",
+            content=content or None,
+            raw_input=request.input,
+        )
+        outcome = await self._request_permission(open_, call, PERMISSION_OPTIONS)
+        return REPLIES.get(outcome or "", "deny")
+
+    async def _request_permission(
+        self, open_: AcpSession, call: ToolCallUpdate, choices: list[PermissionOption]
+    ) -> str | None:
+        """The option the person chose; None when cancelled (or the client failed)."""
+        assert self.conn is not None
+        asked = asyncio.ensure_future(
+            self.conn.request_permission(session_id=open_.id, tool_call=call, options=choices)
+        )
+        open_.asks.add(asked)
+        try:
+            response = await asked
+        except (asyncio.CancelledError, RequestError, ConnectionError):
+            return None
+        finally:
+            open_.asks.discard(asked)
+        outcome = response.outcome
+        return getattr(outcome, "option_id", None) if outcome.outcome == "selected" else None
+
+    # ---- initialize and sessions -------------------------------------------------------
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        self.client = client_capabilities or ClientCapabilities()
+        return initialize_response(protocol_version)
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> NewSessionResponse:
+        directory = _directory(cwd)
+        self._add_mcp_servers(mcp_servers)
+        session = await self.engine.new_session(directory)
+        open_ = await self._open(session)
+        self._announce(open_)
+        return NewSessionResponse(
+            session_id=session.id,
+            modes=options.modes(self._catalog(open_), open_.mode),
+            config_options=await self._config_options(open_),
+        )
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> LoadSessionResponse:
+        open_ = await self._reopen(cwd, session_id, mcp_servers)
+        messages = await self.engine.ctx.db.all_messages(session_id)
+        # The history before the response (the spec's order), then the usual updates.
+        for update in replay(messages, str(open_.directory)):
+            self._send(session_id, update)
+        await self._flush()
+        self._announce(open_)
+        return LoadSessionResponse(
+            modes=options.modes(self._catalog(open_), open_.mode),
+            config_options=await self._config_options(open_),
+        )
+
+    async def resume_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> ResumeSessionResponse:
+        open_ = await self._reopen(cwd, session_id, mcp_servers)  # no replay: the client has it
+        self._announce(open_)
+        return ResumeSessionResponse(
+            modes=options.modes(self._catalog(open_), open_.mode),
+            config_options=await self._config_options(open_),
+        )
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        db = self.engine.ctx.db
+        found = await db.list_sessions(cwd, limit=SESSIONS_LISTED, roots_only=True)
+        return ListSessionsResponse(
+            sessions=[
+                SessionInfo(
+                    session_id=s.id,
+                    cwd=s.directory,
+                    title=s.title or None,
+                    updated_at=iso(s.updated),
+                )
+                for s in found
+            ]
+        )
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        open_ = self._session(session_id)
+        await self.cancel(session_id)
+        await self.engine.wait_idle(session_id)
+        self.sessions.pop(open_.id, None)
+        return CloseSessionResponse()
+
+    async def _reopen(self, cwd: str, session_id: str, mcp_servers: list[Any] | None) -> AcpSession:
+        _directory(cwd)
+        self._add_mcp_servers(mcp_servers)
+        try:
+            session = await self.engine.ctx.db.get_session(session_id)
+        except NotFoundError as exc:
+            raise RequestError.resource_not_found(session_id) from exc
+        return await self._open(session)
+
+    async def _open(self, session: Session) -> AcpSession:
+        """Start following a session: its figures so far, its mode, its commands."""
+        db = self.engine.ctx.db
+        messages = await db.all_messages(session.id)
+        config = self.engine.ctx.config
+        model = await self.engine.session_model(session.id)
+        updates = SessionUpdates(
+            session_id=session.id,
+            directory=session.directory,
+            load_message=db.get_message,
+            window=await asyncio.to_thread(context_window, model, config),
+            stats=SessionStats.of(messages),
+        )
+        open_ = AcpSession(session=session, updates=updates)
+        users = [m.info for m in messages if m.info.role == "user"]
+        if users:
+            open_.mode = getattr(users[-1], "agent", DEFAULT_AGENT)
+        open_.custom = await commands.custom_commands(open_.directory)
+        self.sessions[session.id] = open_
+        return open_
+
+    def _announce(self, open_: AcpSession) -> None:
+        """The commands and the usage so far, right after the response."""
+        self._later(
+            open_.id,
+            AvailableCommandsUpdate(
+                session_update="available_commands_update",
+                available_commands=commands.available(open_.custom),
+            ),
+            usage_update(open_.updates.stats, open_.updates.window),
+        )
+
+    def _session(self, session_id: str) -> AcpSession:
+        found = self.sessions.get(session_id)
+        if found is None:
+            raise RequestError.invalid_params(
+                {"sessionId": session_id, "reason": "no such session open: session/new or load"}
+            )
+        return found
+
+    def _catalog(self, open_: AcpSession) -> Any:
+        return self.engine.ctx.agent_catalog(open_.directory)
+
+    # ---- MCP servers from the client -----------------------------------------------------
+
+    def _add_mcp_servers(self, servers: list[Any] | None) -> None:
+        found: dict[str, McpLocalConfig | McpRemoteConfig] = {}
+        for server in servers or []:
+            if isinstance(server, McpServerStdio):
+                found[server.name] = McpLocalConfig(
+                    command=[server.command, *server.args],
+                    environment={v.name: v.value for v in server.env},
+                )
+            elif isinstance(server, (HttpMcpServer, SseMcpServer)):
+                found[server.name] = McpRemoteConfig(
+                    url=server.url, headers={h.name: h.value for h in server.headers}
+                )
+        if found:
+            self.engine.mcp.add(found)
+
+    # ---- modes, models, reasoning --------------------------------------------------------
+
+    async def _config_options(self, open_: AcpSession) -> list[Any]:
+        config = self.engine.ctx.config
+        model = open_.model or await self.engine.session_model(open_.id)
+        rows = await asyncio.to_thread(model_catalog, config, [model])
+        return options.config_options(
+            self._catalog(open_), config, open_.mode, model, rows, open_.effort
+        )
+
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **kwargs: Any
+    ) -> SetSessionModeResponse:
+        await self._set_mode(self._session(session_id), mode_id)
+        return SetSessionModeResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
+        open_ = self._session(session_id)
+        if not isinstance(value, str):
+            raise RequestError.invalid_params({"configId": config_id, "reason": "a select value"})
+        if config_id == options.MODE:
+            await self._set_mode(open_, value)
+        elif config_id == options.MODEL:
+            rows = await asyncio.to_thread(model_catalog, self.engine.ctx.config, [value])
+            if value not in {row.id for row in rows}:
+                raise RequestError.invalid_params({"configId": config_id, "value": value})
+            open_.model = value
+        elif config_id == options.THOUGHT and value in options.EFFORTS:
+            open_.effort = value
+            efforts = self.engine.ctx.reasoning_efforts
+            if value == "default":
+                efforts.pop(open_.id, None)
+            else:
+                efforts[open_.id] = value  # type: ignore[assignment]
+        else:
+            raise RequestError.invalid_params({"configId": config_id, "value": value})
+        return SetSessionConfigOptionResponse(config_options=await self._config_options(open_))
+
+    async def _set_mode(self, open_: AcpSession, mode: str) -> None:
+        try:
+            self.engine.primary_agent(mode, open_.directory)
+        except AgentTuiError as exc:
+            raise RequestError.invalid_params({"modeId": mode, "reason": str(exc)}) from exc
+        open_.mode = mode
+        self._send(
+            open_.id,
+            CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode),
+            ConfigOptionUpdate(
+                session_update="config_option_update",
+                config_options=await self._config_options(open_),
+            ),
+        )
+
+    # ---- prompts -----------------------------------------------------------------------
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        open_ = self._session(session_id)
+        open_.cancelled = False
+        text, context, files = prompt_parts(prompt, open_.directory)
+        try:
+            call = commands.invocation(text, open_.custom)
+            if call is not None and call.name not in open_.custom:
+                await commands.run_builtin(
+                    self.engine, open_.id, call, open_.model, self._say(open_)
+                )
+                await self.engine.wait_idle(open_.id)
+                return await self._stop(open_, None)
+            model = open_.model
+            if call is not None:  # a custom command: its body is the prompt
+                command = open_.custom[call.name]
+                text, model = command.expand(call.args), command.model or model
+            result = await self._prompt(open_, text, model, context, files)
+            return await self._stop(open_, result)
+        except AgentTuiError as exc:
+            await self._flush()
+            raise _error(exc) from exc
+
+    async def _prompt(
+        self,
+        open_: AcpSession,
+        text: str,
+        model: str | None,
+        context: list[str],
+        files: list[Any],
+    ) -> LoopResult | None:
+        """One prompt; a plan the plan agent proposes is put to the person, and an
+        approval carries on building in the same turn."""
+        result = None
+        for _ in range(PLAN_ROUNDS):
+            result = await self.engine.prompt(
+                open_.id, text, model=model, agent=open_.mode, context=context, files=files
+            )
+            if result is None:  # queued into the running loop: it answers there
+                await self.engine.wait_idle(open_.id)
+                return None
+            if result.plan is None or result.outcome != "stop" or open_.cancelled:
+                return result
+            choice = await self._ask_plan(open_, result.plan)
+            if choice == "approve":
+                await self._set_mode(open_, DEFAULT_AGENT)
+                text = approval_text(result.plan)
+            elif choice == "reject":
+                text = rejection_text("")
+            else:
+                return result
+            context, files = [], []
+        return result
+
+    async def _ask_plan(self, open_: AcpSession, plan: str) -> str | None:
+        await self._flush()
+        call = ToolCallUpdate(
+            tool_call_id=f"plan-{open_.id}-{len(open_.asks)}",
+            title="Approve the plan and start building?",
+            kind="switch_mode",
+            status="pending",
+            content=[text_content(plan)],
+            raw_input={"tool": PLAN_EXIT_TOOL, "plan": plan},
+        )
+        return await self._request_permission(open_, call, PLAN_OPTIONS)
+
+    def _say(self, open_: AcpSession) -> commands.Say:
+        async def say(text: str) -> None:
+            self._send(open_.id, agent_text(text))
+
+        return say
+
+    async def _stop(self, open_: AcpSession, result: LoopResult | None) -> PromptResponse:
+        await self._flush()
+        if open_.cancelled or (result is not None and result.outcome == "aborted"):
+            return PromptResponse(stop_reason="cancelled")
+        if result is not None and result.outcome == "error":
+            raise RequestError(-32603, result.error or "The run failed.", {"kind": "provider"})
+        if result is not None and result.max_steps_reached:
+            return PromptResponse(stop_reason="max_turn_requests")
+        last = open_.updates.stats.last_step
+        if last is not None and last.finish == "content_filter":
+            return PromptResponse(stop_reason="refusal")
+        return PromptResponse(stop_reason="end_turn")
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        open_ = self.sessions.get(session_id)
+        if open_ is None:
+            return
+        open_.cancelled = True
+        for asked in list(open_.asks):
+            asked.cancel()
+        self.engine.abort(session_id)
+
+    async def close(self) -> None:
+        """Stop every running turn and the engine's servers."""
+        for session_id in list(self.sessions):
+            await self.cancel(session_id)
+            await self.engine.wait_idle(session_id)
+        if self._sender is not None:
+            self._sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sender
+
+
+def _session_of(event: Event) -> str | None:
+    if isinstance(event, PartUpdated):
+        return event.part.session_id
+    if isinstance(event, MessageUpdated):
+        return event.info.session_id
+    if isinstance(event, SessionUpdated):
+        return event.session.id
+    return getattr(event, "session_id", None)
+
+
+def _directory(cwd: str) -> Path:
+    path = Path(cwd)
+    if not path.is_absolute() or not path.is_dir():
+        raise RequestError.invalid_params(
+            {"cwd": cwd, "reason": "must be the absolute path of an existing folder"}
+        )
+    return path
+
+
+class Unconfigured:
+    """Serves an editor while agent-tui cannot start (a broken config file): initialize
+    answers, and every session request gets the error naming the file and the field."""
+
+    def __init__(self, error: AgentTuiError) -> None:
+        self.error = error
+
+    async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
+        return initialize_response(protocol_version)
+
+    async def new_session(self, **kwargs: Any) -> Any:
+        raise _error(self.error)
+
+    load_session = resume_session = list_sessions = close_session = new_session
+    prompt = set_session_mode = set_config_option = new_session
+
+    async def cancel(self, **kwargs: Any) -> None:
+        return None

@@ -1,0 +1,63 @@
+"""A stored session as the updates that tell a client its history (`session/load`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from acp.schema import TextContentBlock, ToolCallStart, UserMessageChunk
+
+from agent_tui.acp.tool_calls import text_content, tool_call_start
+from agent_tui.acp.updates import COMPACT_TITLE, Update, agent_text, agent_thought
+from agent_tui.storage.models import (
+    AssistantMessage,
+    MessageWithParts,
+    ReasoningPart,
+    TextPart,
+    ToolPart,
+    UserMessage,
+)
+
+
+def _user(text: str) -> UserMessageChunk:
+    return UserMessageChunk(
+        session_update="user_message_chunk", content=TextContentBlock(type="text", text=text)
+    )
+
+
+def replay(messages: list[MessageWithParts], directory: str) -> Iterator[Update]:
+    """The person's words, the agent's text and reasoning, tool calls as they ended, and
+    each compaction as a completed "Compact conversation" call with its summary. Undone
+    turns are left out, as in the app."""
+    for message in messages:
+        info = message.info
+        if info.undone:
+            continue
+        if isinstance(info, UserMessage):
+            for part in message.parts:
+                if isinstance(part, TextPart) and not part.synthetic and part.text:
+                    yield _user(part.text)
+                elif isinstance(part, ToolPart):  # a `!command`
+                    yield tool_call_start(part, directory)
+            continue
+        assert isinstance(info, AssistantMessage)
+        if info.summary:
+            if info.finish and not info.reverted:
+                text = "\n".join(
+                    p.text for p in message.parts if isinstance(p, TextPart) and p.text
+                )
+                yield ToolCallStart(
+                    session_update="tool_call",
+                    tool_call_id=f"compaction-{info.id}",
+                    title=COMPACT_TITLE,
+                    kind="think",
+                    status="completed",
+                    content=[text_content(text)] if text else None,
+                )
+            continue
+        for part in message.parts:
+            if isinstance(part, TextPart) and not part.synthetic and part.text:
+                yield agent_text(part.text)
+            elif isinstance(part, ReasoningPart) and part.text:
+                yield agent_thought(part.text)
+            elif isinstance(part, ToolPart):
+                yield tool_call_start(part, directory)

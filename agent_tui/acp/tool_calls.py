@@ -1,0 +1,182 @@
+"""Tool parts as ACP tool calls: kind, a title naming the file or command, locations, the
+diff of an edit or write, raw input and output."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from acp.schema import (
+    ContentToolCallContent,
+    FileEditToolCallContent,
+    TextContentBlock,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolKind,
+)
+
+from agent_tui.agents import PLAN_EXIT_TOOL
+from agent_tui.headless import short_input
+from agent_tui.storage.models import (
+    ToolPart,
+    ToolStateCompleted,
+    ToolStateError,
+    ToolStatePending,
+    ToolStateRunning,
+)
+
+KINDS: dict[str, ToolKind] = {
+    "read": "read",
+    "edit": "edit",
+    "write": "edit",
+    "bash": "execute",
+    "grep": "search",
+    "glob": "search",
+    "list": "search",
+    "recall": "search",
+    "webfetch": "fetch",
+    "todowrite": "think",
+    "todoread": "think",
+    "task": "think",
+    "skill": "read",
+    PLAN_EXIT_TOOL: "switch_mode",
+}
+OUTPUT_SHOWN = 20_000
+"""Characters of a tool's output put in the tool call's content (the model gets it all)."""
+
+ToolContent = ContentToolCallContent | FileEditToolCallContent
+
+
+def tool_kind(tool: str) -> ToolKind:
+    return KINDS.get(tool, "other")
+
+
+def _path(data: dict[str, Any], directory: str) -> str | None:
+    for key in ("file_path", "path"):
+        value = data.get(key)
+        if isinstance(value, str) and value:
+            return value if os.path.isabs(value) else os.path.join(directory, value)
+    return None
+
+
+def tool_title(part: ToolPart, directory: str) -> str:
+    """What the call does, naming the file or the command (the app's tool line)."""
+    state = part.state
+    if isinstance(state, (ToolStateRunning, ToolStateCompleted)) and state.title:
+        if part.tool == "bash":
+            return str(state.input.get("command") or state.title)
+        return f"{part.tool} {state.title}"
+    subject = short_input(part)
+    return f"{part.tool} {subject}".strip() if subject else part.tool
+
+
+def locations(part: ToolPart, directory: str) -> list[ToolCallLocation] | None:
+    path = _path(part.state.input, directory)
+    if path is None:
+        return None
+    line = part.state.input.get("offset")
+    return [ToolCallLocation(path=path, line=line if isinstance(line, int) else None)]
+
+
+def text_content(text: str) -> ContentToolCallContent:
+    return ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=text))
+
+
+def diff_content(path: str, unified: str) -> FileEditToolCallContent | None:
+    """The hunks of a unified diff as ACP's diff (old text -> new text); None if empty."""
+    old: list[str] = []
+    new: list[str] = []
+    created = False
+    for line in unified.splitlines():
+        if line.startswith("--- "):
+            created = line.strip() in ("--- /dev/null", "--- a/dev/null")
+            continue
+        if line.startswith(("+++ ", "@@", "\\")):
+            continue
+        if line.startswith("-"):
+            old.append(line[1:])
+        elif line.startswith("+"):
+            new.append(line[1:])
+        else:
+            text = line[1:] if line.startswith(" ") else line
+            old.append(text)
+            new.append(text)
+    if not old and not new:
+        return None
+    old_text = None if created or not old else "\n".join(old) + "\n"
+    return FileEditToolCallContent(
+        type="diff", path=path, old_text=old_text, new_text="\n".join(new) + ("\n" if new else "")
+    )
+
+
+def _content(part: ToolPart, directory: str) -> list[ToolContent] | None:
+    state = part.state
+    if isinstance(state, ToolStateError):
+        return [text_content(state.error)]
+    if not isinstance(state, ToolStateCompleted):
+        return None
+    found: list[ToolContent] = []
+    unified = state.metadata.get("diff")
+    path = _path(state.input, directory)
+    if isinstance(unified, str) and path is not None:
+        diff = diff_content(path, unified)
+        if diff is not None:
+            found.append(diff)
+    if part.tool not in ("edit", "write", "read") or not found:
+        output = state.output
+        if len(output) > OUTPUT_SHOWN:
+            output = output[:OUTPUT_SHOWN] + f"\n… ({len(state.output) - OUTPUT_SHOWN:,} more)"
+        if output:
+            found.append(text_content(output))
+    return found
+
+
+def _status(part: ToolPart) -> str:
+    return {
+        "pending": "pending",
+        "running": "in_progress",
+        "completed": "completed",
+        "error": "failed",
+    }[part.state.status]
+
+
+def _raw_output(part: ToolPart) -> Any:
+    state = part.state
+    if isinstance(state, ToolStateCompleted):
+        meta = {k: v for k, v in state.metadata.items() if k != "diff"}
+        return {"output": state.output, "metadata": meta}
+    if isinstance(state, ToolStateError):
+        return {"error": state.error}
+    return None
+
+
+def tool_call_start(part: ToolPart, directory: str) -> ToolCallStart:
+    state = part.state
+    raw_input = None if isinstance(state, ToolStatePending) else state.input
+    return ToolCallStart(
+        session_update="tool_call",
+        tool_call_id=part.call_id,
+        title=tool_title(part, directory),
+        kind=tool_kind(part.tool),
+        status=_status(part),  # type: ignore[arg-type]
+        content=_content(part, directory),
+        locations=locations(part, directory),
+        raw_input=raw_input,
+        raw_output=_raw_output(part),
+    )
+
+
+def tool_call_progress(part: ToolPart, directory: str) -> ToolCallProgress:
+    state = part.state
+    return ToolCallProgress(
+        session_update="tool_call_update",
+        tool_call_id=part.call_id,
+        title=tool_title(part, directory),
+        kind=tool_kind(part.tool),
+        status=_status(part),  # type: ignore[arg-type]
+        content=_content(part, directory),
+        locations=locations(part, directory),
+        raw_input=None if isinstance(state, ToolStatePending) else state.input,
+        raw_output=_raw_output(part),
+    )

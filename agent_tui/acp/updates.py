@@ -1,0 +1,237 @@
+"""Engine events of one session as ACP session updates: text and reasoning chunks, tool
+calls, the todo list as a plan, the title, compaction, and usage after every step."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp.schema import (
+    AgentMessageChunk,
+    AgentPlanUpdate,
+    AgentThoughtChunk,
+    Cost,
+    PlanEntry,
+    SessionInfoUpdate,
+    TextContentBlock,
+    ToolCallProgress,
+    ToolCallStart,
+    UsageUpdate,
+)
+
+from agent_tui.acp.tool_calls import text_content, tool_call_progress, tool_call_start
+from agent_tui.events import (
+    Event,
+    MessageUpdated,
+    Notice,
+    PartUpdated,
+    SessionCompacted,
+    SessionStatus,
+    SessionUpdated,
+    TodosUpdated,
+)
+from agent_tui.session.stats import SessionStats
+from agent_tui.storage.models import (
+    AssistantMessage,
+    Message,
+    ReasoningPart,
+    TextPart,
+    TodoItem,
+    ToolPart,
+)
+
+Update = Any
+"""One of the SDK's session update models, or a `Deferred` producing some."""
+Deferred = Callable[[], Awaitable[list[Any]]]
+"""Updates that need a read first (sent in their place in the order)."""
+
+COMPACT_TITLE = "Compact conversation"
+
+
+def iso(ms: int) -> str:
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC).isoformat()
+
+
+def agent_text(text: str) -> AgentMessageChunk:
+    return AgentMessageChunk(
+        session_update="agent_message_chunk", content=TextContentBlock(type="text", text=text)
+    )
+
+
+def agent_thought(text: str) -> AgentThoughtChunk:
+    return AgentThoughtChunk(
+        session_update="agent_thought_chunk", content=TextContentBlock(type="text", text=text)
+    )
+
+
+def plan_update(todos: list[TodoItem]) -> AgentPlanUpdate:
+    entries = [
+        PlanEntry(
+            content=item.content,
+            priority=item.priority,
+            status="completed" if item.status == "cancelled" else item.status,
+        )
+        for item in todos
+    ]
+    return AgentPlanUpdate(session_update="plan", entries=entries)
+
+
+def usage_update(stats: SessionStats, window: int) -> UsageUpdate:
+    """What the sidebar shows: the tokens of the last finished step (or what a summary
+    left), the context window, and the session's cost."""
+    usage = stats.usage()
+    return UsageUpdate(
+        session_update="usage_update",
+        used=usage.tokens,
+        size=usage.limit or window,
+        cost=Cost(amount=round(usage.cost, 6), currency="USD"),
+    )
+
+
+@dataclass
+class SessionUpdates:
+    """Turns one session's engine events into updates (and keeps the sidebar's figures)."""
+
+    session_id: str
+    directory: str
+    load_message: Callable[[str], Awaitable[Message]]
+    """Reads a message from the database (the summary, once a compaction is done)."""
+    window: int = 0
+    """The model's context window, until a finished step tells the real one."""
+    stats: SessionStats = field(default_factory=SessionStats)
+    children: set[str] = field(default_factory=set)
+    """Subagents' sessions started from this one: their events stay out of the stream."""
+    _roles: dict[str, Message] = field(default_factory=dict)
+    _sent: dict[str, int] = field(default_factory=dict)
+    """Characters of each text or reasoning part already sent."""
+    _calls: set[str] = field(default_factory=set)
+    _compaction: str | None = None
+    """The open "Compact conversation" tool call, while a compaction runs."""
+    _compactions: int = 0
+    _before: int = 0
+    _summary_text: str = ""
+
+    def owns(self, session_id: str | None) -> bool:
+        return session_id == self.session_id
+
+    def __call__(self, event: Event) -> list[Update]:
+        if isinstance(event, SessionUpdated):
+            return self._session(event)
+        if isinstance(event, MessageUpdated):
+            return self._message(event.info)
+        if isinstance(event, PartUpdated):
+            return self._part(event)
+        if isinstance(event, TodosUpdated):
+            return [plan_update(event.todos)]
+        if isinstance(event, SessionStatus):
+            return self._status(event)
+        if isinstance(event, SessionCompacted):
+            call, self._compaction = self._compaction, None
+            summary_id = event.summary_message_id
+            return [lambda: self._compacted(call, summary_id)]
+        if isinstance(event, Notice) and event.level != "info":
+            return [agent_thought(f"agent-tui: {event.message}\n")]
+        return []
+
+    def _session(self, event: SessionUpdated) -> list[Update]:
+        session = event.session
+        if session.parent_id == self.session_id:
+            self.children.add(session.id)
+        if session.id != self.session_id or not session.title:
+            return []
+        return [
+            SessionInfoUpdate(
+                session_update="session_info_update",
+                title=session.title,
+                updated_at=iso(session.updated),
+            )
+        ]
+
+    def _message(self, info: Message) -> list[Update]:
+        self._roles[info.id] = info
+        self.stats.observe_message(info)
+        if isinstance(info, AssistantMessage) and info.finish and not info.summary:
+            return [usage_update(self.stats, self.window)]
+        return []
+
+    def _part(self, event: PartUpdated) -> list[Update]:
+        part = event.part
+        self.stats.observe_part(part)
+        info = self._roles.get(part.message_id)
+        if isinstance(part, ToolPart):
+            return [self.tool_call(part)]
+        if isinstance(info, AssistantMessage) and info.summary and isinstance(part, TextPart):
+            self._summary_text = part.text  # shown in the compaction's tool call
+            return []
+        if not isinstance(info, AssistantMessage):
+            return []  # the person's own words: the client shows them
+        if isinstance(part, TextPart) and not part.synthetic:
+            return self._chunk(part.id, part.text, agent_text)
+        if isinstance(part, ReasoningPart):
+            return self._chunk(part.id, part.text, agent_thought)
+        return []
+
+    def _chunk(self, part_id: str, text: str, make: Any) -> list[Update]:
+        sent = self._sent.get(part_id, 0)
+        if len(text) <= sent:
+            return []
+        self._sent[part_id] = len(text)
+        return [make(text[sent:])]
+
+    def tool_call(self, part: ToolPart) -> ToolCallStart | ToolCallProgress:
+        if part.call_id in self._calls:
+            return tool_call_progress(part, self.directory)
+        self._calls.add(part.call_id)
+        return tool_call_start(part, self.directory)
+
+    def _status(self, event: SessionStatus) -> list[Update]:
+        if event.status == "compacting" and self._compaction is None:
+            self._compactions += 1
+            self._compaction = f"compaction-{self.session_id}-{self._compactions}"
+            self._before = self.stats.usage().tokens
+            return [
+                ToolCallStart(
+                    session_update="tool_call",
+                    tool_call_id=self._compaction,
+                    title=COMPACT_TITLE,
+                    kind="think",
+                    status="in_progress",
+                    raw_input={"tokens_before": self._before},
+                )
+            ]
+        if event.status != "compacting" and self._compaction is not None:
+            call, self._compaction = self._compaction, None
+            return [
+                ToolCallProgress(
+                    session_update="tool_call_update",
+                    tool_call_id=call,
+                    status="failed",
+                    content=[text_content("The compaction did not finish.")],
+                )
+            ]
+        return []
+
+    async def _compacted(self, call: str | None, summary_id: str) -> list[Update]:
+        """The summary is written: the compaction call completes with its figures and the
+        summary, and the usage drops to what the summary left."""
+        summary = await self.load_message(summary_id)
+        self.stats.observe_message(summary)
+        after = self.stats.usage().tokens
+        text = f"Compacted: {self._before:,} → {after:,} tokens."
+        if self._summary_text:
+            text += f"\n\n{self._summary_text}"
+        updates: list[Update] = []
+        if call is not None:
+            updates.append(
+                ToolCallProgress(
+                    session_update="tool_call_update",
+                    tool_call_id=call,
+                    status="completed",
+                    content=[text_content(text)],
+                    raw_output={"tokens_before": self._before, "tokens_after": after},
+                )
+            )
+        updates.append(usage_update(self.stats, self.window))
+        return updates
