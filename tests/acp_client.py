@@ -36,8 +36,10 @@ class RecordingClient:
     updates: list[tuple[str, Any]] = field(default_factory=list)
     permissions: list[tuple[str, Any, list[Any]]] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
-    """The editor's buffers: read_text_file serves them, write_text_file fills them."""
+    """The editor's buffers: read_text_file serves them (unsaved text); write_text_file
+    fills them and saves to disk, as Zed does."""
     reads: list[str] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     def on_connect(self, conn: Any) -> None:
@@ -83,6 +85,8 @@ class RecordingClient:
         self, session_id: str, path: str, content: str, **kwargs: Any
     ) -> WriteTextFileResponse:
         self.files[path] = content
+        self.writes.append(path)
+        Path(path).write_text(content, encoding="utf-8")
         return WriteTextFileResponse()
 
     def of(self, session_id: str, kind: str | None = None) -> list[Any]:

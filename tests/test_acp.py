@@ -487,3 +487,47 @@ async def test_bad_config_is_an_error_on_each_request(configured: FakeOpenAI, is
             await conn.new_session(cwd=str(isolated), mcp_servers=[])
         assert "agent-tui.json" in str(raised.value) and "bogus" in str(raised.value)
         assert process.returncode is None
+
+
+async def test_files_go_through_the_editor_when_it_offers(
+    configured: FakeOpenAI, isolated: Path
+) -> None:
+    (isolated / "notes.txt").write_text("saved text\n")
+    (isolated / "app.py").write_text("x = 1\n")
+    configured.script(
+        ToolCalls([call("read", file_path="notes.txt")]),
+        ToolCalls([call("edit", file_path="app.py", old_string="x = 2", new_string="x = 3")]),
+        ToolCalls([call("write", file_path="new.py", content="print('new')\n")]),
+        Text("Edited."),
+    )
+    client = RecordingClient()
+    client.files[str(isolated / "notes.txt")] = "unsaved buffer text\n"
+    client.files[str(isolated / "app.py")] = "x = 2\n"  # changed in the editor, not saved
+    async with acp_agent(client, isolated, fs=True) as (conn, _):
+        session = await conn.new_session(cwd=str(isolated), mcp_servers=[])
+        sid = session.session_id
+        await conn.prompt(session_id=sid, prompt=prompt("edit through the editor"))
+        await conn.prompt(session_id=sid, prompt=prompt("/undo"))
+    read_result = json.dumps(configured.requests[1]["messages"])
+    assert "unsaved buffer text" in read_result and "saved text" not in read_result
+    assert client.writes == [str(isolated / "app.py"), str(isolated / "new.py")]
+    assert client.files[str(isolated / "app.py")] == "x = 3\n"
+    assert "Turn undone" in client.text(sid)
+    assert not (isolated / "new.py").exists()  # undo restored the disk as it was before
+
+
+async def test_command_output_streams_into_the_tool_call(
+    configured: FakeOpenAI, isolated: Path
+) -> None:
+    script = "for i in 1 2 3 4; do echo line$i; sleep 0.4; done"
+    configured.script(ToolCalls([call("bash", command=script)]), Text("ran"))
+    client = RecordingClient()
+    async with acp_agent(client, isolated) as (conn, _):
+        session = await conn.new_session(cwd=str(isolated), mcp_servers=[])
+        sid = session.session_id
+        await conn.prompt(session_id=sid, prompt=prompt("run it"))
+    updates = client.of(sid, "tool_call_update")
+    live = [u for u in updates if u.status == "in_progress" and u.content]
+    assert live and "line1" in live[0].content[0].content.text
+    assert "line4" not in live[0].content[0].content.text  # seen before the command ended
+    assert updates[-1].status == "completed" and "line4" in updates[-1].content[0].content.text

@@ -44,6 +44,7 @@ from acp.schema import (
 
 from agent_tui import __version__
 from agent_tui.acp import commands, options
+from agent_tui.acp.editor_files import EditorFiles
 from agent_tui.acp.prompt_blocks import prompt_parts
 from agent_tui.acp.replay import replay
 from agent_tui.acp.tool_calls import diff_content, text_content, tool_kind
@@ -325,6 +326,7 @@ class AcpAgent:
         await self.cancel(session_id)
         await self.engine.wait_idle(session_id)
         self.sessions.pop(open_.id, None)
+        self.engine.ctx.editors.pop(open_.id, None)
         return CloseSessionResponse()
 
     async def _reopen(self, cwd: str, session_id: str, mcp_servers: list[Any] | None) -> AcpSession:
@@ -355,6 +357,11 @@ class AcpAgent:
             open_.mode = getattr(users[-1], "agent", DEFAULT_AGENT)
         open_.custom = await commands.custom_commands(open_.directory)
         self.sessions[session.id] = open_
+        fs = self.client.fs
+        if self.conn is not None and fs is not None and (fs.read_text_file or fs.write_text_file):
+            self.engine.ctx.editors[session.id] = EditorFiles(
+                self.conn, session.id, bool(fs.read_text_file), bool(fs.write_text_file)
+            )
         return open_
 
     def _announce(self, open_: AcpSession) -> None:

@@ -114,6 +114,9 @@ def _content(part: ToolPart, directory: str) -> list[ToolContent] | None:
     state = part.state
     if isinstance(state, ToolStateError):
         return [text_content(state.error)]
+    if isinstance(state, ToolStateRunning):  # a command's output so far (session/live_output)
+        live = state.metadata.get("output")
+        return [text_content(live)] if isinstance(live, str) and live else None
     if not isinstance(state, ToolStateCompleted):
         return None
     found: list[ToolContent] = []

@@ -19,7 +19,7 @@ from agent_tui.session.todos import SessionTodos
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import MessageWithParts, Part, UserMessage
 from agent_tui.storage.snapshot import Snapshots, snapshot_root
-from agent_tui.tool.base import AskPermission, Subagents, ToolContext
+from agent_tui.tool.base import AskPermission, EditorFiles, Subagents, ToolContext
 from agent_tui.tool.registry import PermissionMode, ToolRegistry
 from agent_tui.tool.task import TASK_TOOL, TaskTool
 
@@ -48,6 +48,8 @@ class EngineContext:
     """The agents (agents.py); loaded by `agent_catalog` for the first directory asked."""
     permission_modes: dict[str, PermissionMode] = field(default_factory=dict)
     """Per session: the quick permission mode (ask / auto-edits); in memory, never saved."""
+    editors: dict[str, EditorFiles] = field(default_factory=dict)
+    """Per session: the editor's file access (an ACP client's fs) for read, edit, write."""
     reasoning_efforts: dict[str, ReasoningEffort] = field(default_factory=dict)
     """Per session: a reasoning effort chosen by the person (an editor's thought level)
     over the agent's and the model's own; in memory, never saved."""
@@ -99,6 +101,7 @@ class EngineContext:
             history=self.db,
             subagents=self.subagents,
             todos=SessionTodos(self.db, self.publish),
+            editor=self.editors.get(session_id),
         )
 
     def note_redactions(self, session_id: str, count: int) -> None:

@@ -26,6 +26,7 @@ from agent_tui.provider.stream import (
 )
 from agent_tui.session.context import EngineContext
 from agent_tui.session.doom_loop import repeat_refusal
+from agent_tui.session.live_output import LiveOutput
 from agent_tui.session.messages import INTERRUPTED_OUTPUT
 from agent_tui.session.overflow import usable_tokens
 from agent_tui.session.request import estimate_tokens
@@ -327,6 +328,7 @@ class StepProcessor:
             call_id=call.call_id,
             abort=self.abort,
         )
+        tool_ctx.progress = LiveOutput(part, self.ctx.publish, self.ctx.redact).feed
         doom = await repeat_refusal(
             self.ctx,
             self.assistant.session_id,

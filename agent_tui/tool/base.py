@@ -57,6 +57,18 @@ class Subagents(Protocol):
     ) -> SubagentAnswer: ...
 
 
+class EditorFiles(Protocol):
+    """Files read and written through the person's editor (an ACP client's `fs`): its
+    unsaved buffers are what the tools read, and edits land in its buffers."""
+
+    can_read: bool
+    can_write: bool
+
+    async def read_text(self, path: Path) -> str: ...
+
+    async def write_text(self, path: Path, content: str) -> None: ...
+
+
 class PermissionRequest(BaseModel):
     """Asked of the person when a tool's permission is `ask`."""
 
@@ -104,6 +116,10 @@ class ToolContext:
     """Runs child sessions, for the task tool (None: subagents are unavailable)."""
     todos: TodoStore | None = None
     """The session's todo list, for todowrite and todoread."""
+    editor: EditorFiles | None = None
+    """Read, edit and write go through the editor when it offers to (None: the disk)."""
+    progress: Callable[[str], None] | None = None
+    """Output as it arrives (redacted), for views that show a running command live."""
 
 
 class Tool(ABC):

@@ -207,7 +207,7 @@ class BashTool(Tool):
         cwd = await resolve_path(ctx, params.workdir) if params.workdir else ctx.directory
         if not cwd.is_dir():
             raise ToolError(f"workdir {cwd} does not exist or is not a folder.")
-        capture = OutputCapture(ctx.output_dir, ctx.truncation, ctx.redact)
+        capture = OutputCapture(ctx.output_dir, ctx.truncation, ctx.redact, ctx.progress)
         outcome, exit_code = await run_command(
             params.command, cwd, params.timeout / 1000, ctx.abort, capture, command_env(ctx.env)
         )

@@ -7,6 +7,7 @@ import asyncio
 import codecs
 import contextlib
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,15 @@ class OutputCapture:
     """
 
     def __init__(
-        self, output_dir: Path, config: TruncationConfig, redactor: Redactor | None = None
+        self,
+        output_dir: Path,
+        config: TruncationConfig,
+        redactor: Redactor | None = None,
+        on_text: Callable[[str], None] | None = None,
     ) -> None:
+        self.on_text = on_text
+        """Called with each piece of output as it arrives (decoded, NOT yet redacted: the
+        stream redactor holds text back; the caller redacts what it shows)."""
         self.output_dir = output_dir
         self.config = config
         self.total_bytes = 0
@@ -74,6 +82,8 @@ class OutputCapture:
         if not chunk:
             return
         text = self._decoder.decode(chunk)
+        if text and self.on_text is not None:
+            self.on_text(text)
         if self._stream is not None:
             text = self._stream.feed(text)
         await self._take(text)

@@ -10,9 +10,15 @@ from pydantic import BaseModel, Field
 
 from agent_tui.errors import ToolError
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
-from agent_tui.tool.files import atomic_write, diff_stats, not_found_message, unified_diff
+from agent_tui.tool.files import (
+    diff_stats,
+    not_found_message,
+    read_current,
+    read_existing,
+    unified_diff,
+    write_text,
+)
 from agent_tui.tool.paths import absolute_path, display_path, is_inside, resolve_path
-from agent_tui.tool.write import read_existing
 
 
 class EditParams(BaseModel):
@@ -65,13 +71,15 @@ def _not_found(content: str, old_string: str, name: str) -> ToolError:
     return ToolError(message)
 
 
-def plan_edit(path: Path, params: EditParams, name: str) -> EditPlan:
-    """Work out the new content and diff, or raise ToolError saying why the edit can't apply."""
+def plan_edit(path: Path, params: EditParams, name: str, old: str | None = None) -> EditPlan:
+    """Work out the new content and diff, or raise ToolError saying why the edit can't apply.
+    `old`: the file's current text when already read (e.g. from the editor)."""
     if params.old_string == params.new_string:
         raise ToolError("old_string and new_string are identical; there is nothing to change.")
     if path.is_dir():
         raise ToolError(f"{path} is a folder, not a file.")
-    old = read_existing(path)
+    if old is None:
+        old = read_existing(path)
     if params.old_string == "":
         if old:
             raise ToolError(
@@ -126,12 +134,14 @@ class EditTool(Tool):
         assert isinstance(params, EditParams)
         path = await resolve_path(ctx, params.file_path)
         name = display_path(ctx, path)
-        plan = await asyncio.to_thread(plan_edit, path, params, name)
-        data = plan.new.encode("utf-8", errors="surrogateescape")
-        await asyncio.to_thread(atomic_write, path, data)
+        if path.is_dir():
+            raise ToolError(f"{path} is a folder, not a file.")
+        current = await read_current(path, ctx.editor)
+        plan = await asyncio.to_thread(plan_edit, path, params, name, current)
+        size = await write_text(path, plan.new, ctx.editor)
         additions, deletions = diff_stats(plan.diff)
         if plan.old is None or plan.old == "":
-            output = f"Created {name} ({len(data)} bytes)."
+            output = f"Created {name} ({size} bytes)."
         else:
             times = "1 occurrence" if plan.replacements == 1 else f"{plan.replacements} occurrences"
             output = f"Edited {name}: replaced {times} (+{additions} -{deletions} lines)."

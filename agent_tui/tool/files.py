@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import difflib
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agent_tui.tool.base import EditorFiles
 
 # Folders grep and glob never descend into: tooling, caches and dependencies.
 # fmt: off
@@ -147,3 +152,30 @@ def decode_text(data: bytes) -> tuple[str, bool]:
         return data.decode("utf-8"), False
     except UnicodeDecodeError:
         return data.decode("utf-8", errors="replace"), True
+
+
+async def read_current(path: Path, editor: EditorFiles | None) -> str | None:
+    """The text a tool should change: the editor's buffer when it offers reads (unsaved
+    changes included), else the disk's; None when the file does not exist."""
+    if editor is not None and editor.can_read and path.is_file():
+        return await editor.read_text(path)
+    return await asyncio.to_thread(read_existing, path)
+
+
+async def write_text(path: Path, text: str, editor: EditorFiles | None) -> int:
+    """Write through the editor when it offers writes, else atomically to disk; the
+    size in bytes."""
+    data = text.encode("utf-8", errors="surrogateescape")
+    if editor is not None and editor.can_write:
+        await editor.write_text(path, text)
+    else:
+        await asyncio.to_thread(atomic_write, path, data)
+    return len(data)
+
+
+def read_existing(path: Path) -> str | None:
+    """The current text of `path` (None if missing); undecodable bytes are kept as escapes."""
+    try:
+        return path.read_bytes().decode("utf-8", errors="surrogateescape")
+    except FileNotFoundError:
+        return None

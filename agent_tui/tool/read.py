@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pydantic import BaseModel, Field
 
@@ -38,11 +39,20 @@ class _Window:
     """Some bytes were not valid UTF-8 and were replaced by U+FFFD."""
 
 
-def _read_window(path: Path, offset: int, limit: int, max_bytes: int) -> _Window:
+def _source(path: Path, text: str | None) -> BinaryIO:
+    """The file, or the editor's text of it when it gave one."""
+    if text is None:
+        return path.open("rb")
+    return io.BytesIO(text.encode("utf-8", errors="surrogateescape"))
+
+
+def _read_window(
+    path: Path, offset: int, limit: int, max_bytes: int, text: str | None = None
+) -> _Window:
     """Stream the file so that reading a window of a huge log costs only that window."""
     window = _Window()
     used = 0
-    with path.open("rb") as handle:
+    with _source(path, text) as handle:
         for number, raw in enumerate(handle, start=1):
             window.total_seen = number
             if number < offset:
@@ -101,8 +111,10 @@ class ReadTool(Tool):
             )
         # Stay within the truncation limits so the output never needs truncating (and saving).
         limit = min(params.limit, ctx.truncation.max_lines)
+        editor = ctx.editor
+        text = await editor.read_text(path) if editor is not None and editor.can_read else None
         window = await asyncio.to_thread(
-            _read_window, path, params.offset, limit, ctx.truncation.max_bytes
+            _read_window, path, params.offset, limit, ctx.truncation.max_bytes, text
         )
         metadata: dict[str, Any] = {"path": str(path), "offset": params.offset, "truncated": False}
         if window.total_seen == 0:

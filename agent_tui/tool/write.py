@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from agent_tui.errors import ToolError
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
-from agent_tui.tool.files import atomic_write, diff_stats, unified_diff
+from agent_tui.tool.files import (
+    diff_stats,
+    read_current,
+    read_existing,
+    unified_diff,
+    write_text,
+)
 from agent_tui.tool.paths import absolute_path, display_path, is_inside, resolve_path
 
 PREVIEW_LINES = 100
@@ -21,14 +26,6 @@ class WriteParams(BaseModel):
         description="Path of the file to write, absolute or relative to the working directory."
     )
     content: str = Field(description="The complete new content of the file.")
-
-
-def read_existing(path: Path) -> str | None:
-    """The current text of `path` (None if missing); undecodable bytes are kept as escapes."""
-    try:
-        return path.read_bytes().decode("utf-8", errors="surrogateescape")
-    except FileNotFoundError:
-        return None
 
 
 def content_preview(content: str) -> str:
@@ -77,13 +74,13 @@ class WriteTool(Tool):
         name = display_path(ctx, path)
         if path.is_dir():
             raise ToolError(f"{path} is a folder; give the path of a file to write.")
-        old, diff = await asyncio.to_thread(_plan, path, params.content, name)
-        data = params.content.encode("utf-8", errors="surrogateescape")
-        await asyncio.to_thread(atomic_write, path, data)
+        old = await read_current(path, ctx.editor)
+        diff = unified_diff(old or "", params.content, name)
+        size = await write_text(path, params.content, ctx.editor)
         additions, deletions = diff_stats(diff)
         verb = "Created" if old is None else "Wrote"
         lines = params.content.count("\n") + (0 if params.content.endswith("\n") else 1)
-        output = f"{verb} {name} ({len(data)} bytes, {lines if params.content else 0} lines)."
+        output = f"{verb} {name} ({size} bytes, {lines if params.content else 0} lines)."
         return ToolResult(
             title=name,
             output=output,
