@@ -531,3 +531,17 @@ async def test_command_output_streams_into_the_tool_call(
     assert live and "line1" in live[0].content[0].content.text
     assert "line4" not in live[0].content[0].content.text  # seen before the command ended
     assert updates[-1].status == "completed" and "line4" in updates[-1].content[0].content.text
+
+
+async def test_refusal_and_the_turns_usage(configured: FakeOpenAI, isolated: Path) -> None:
+    configured.script(
+        ToolCalls([call("bash", command="echo x")], usage=Usage(1_000, 20)),
+        Text("I can't help with that.", finish_reason="content_filter", usage=Usage(1_100, 10)),
+    )
+    client = RecordingClient()
+    async with acp_agent(client, isolated) as (conn, _):
+        session = await conn.new_session(cwd=str(isolated), mcp_servers=[])
+        response = await conn.prompt(session_id=session.session_id, prompt=prompt("do it"))
+    assert response.stop_reason == "refusal"
+    assert response.usage.input_tokens == 2_100 and response.usage.output_tokens == 30
+    assert response.usage.total_tokens == 2_130

@@ -39,6 +39,7 @@ from acp.schema import (
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     SseMcpServer,
+    StopReason,
     ToolCallUpdate,
 )
 
@@ -48,7 +49,14 @@ from agent_tui.acp.editor_files import EditorFiles
 from agent_tui.acp.prompt_blocks import prompt_parts
 from agent_tui.acp.replay import replay
 from agent_tui.acp.tool_calls import diff_content, text_content, tool_kind
-from agent_tui.acp.updates import SessionUpdates, Update, agent_text, iso, usage_update
+from agent_tui.acp.updates import (
+    SessionUpdates,
+    Update,
+    agent_text,
+    iso,
+    turn_usage,
+    usage_update,
+)
 from agent_tui.agents import DEFAULT_AGENT, PLAN_EXIT_TOOL
 from agent_tui.config import McpLocalConfig, McpRemoteConfig
 from agent_tui.custom_commands import CustomCommand
@@ -463,6 +471,7 @@ class AcpAgent:
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         open_ = self._session(session_id)
         open_.cancelled = False
+        open_.updates.turn = []
         text, context, files = prompt_parts(prompt, open_.directory)
         try:
             call = commands.invocation(text, open_.custom)
@@ -533,16 +542,11 @@ class AcpAgent:
 
     async def _stop(self, open_: AcpSession, result: LoopResult | None) -> PromptResponse:
         await self._flush()
-        if open_.cancelled or (result is not None and result.outcome == "aborted"):
-            return PromptResponse(stop_reason="cancelled")
-        if result is not None and result.outcome == "error":
+        if result is not None and result.outcome == "error" and not open_.cancelled:
             raise RequestError(-32603, result.error or "The run failed.", {"kind": "provider"})
-        if result is not None and result.max_steps_reached:
-            return PromptResponse(stop_reason="max_turn_requests")
-        last = open_.updates.stats.last_step
-        if last is not None and last.finish == "content_filter":
-            return PromptResponse(stop_reason="refusal")
-        return PromptResponse(stop_reason="end_turn")
+        return PromptResponse(
+            stop_reason=_stop_reason(open_, result), usage=turn_usage(open_.updates.turn)
+        )
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         open_ = self.sessions.get(session_id)
@@ -562,6 +566,17 @@ class AcpAgent:
             self._sender.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sender
+
+
+def _stop_reason(open_: AcpSession, result: LoopResult | None) -> StopReason:
+    if open_.cancelled or (result is not None and result.outcome == "aborted"):
+        return "cancelled"
+    if result is not None and result.max_steps_reached:
+        return "max_turn_requests"
+    last = open_.updates.stats.last_step
+    if last is not None and last.finish == "content_filter":
+        return "refusal"
+    return "end_turn"
 
 
 def _session_of(event: Event) -> str | None:

@@ -18,6 +18,7 @@ from acp.schema import (
     TextContentBlock,
     ToolCallProgress,
     ToolCallStart,
+    Usage,
     UsageUpdate,
 )
 
@@ -39,6 +40,7 @@ from agent_tui.storage.models import (
     ReasoningPart,
     TextPart,
     TodoItem,
+    Tokens,
     ToolPart,
 )
 
@@ -112,6 +114,9 @@ class SessionUpdates:
     _compactions: int = 0
     _before: int = 0
     _summary_text: str = ""
+    turn: list[Tokens] = field(default_factory=list)
+    """The tokens of each step finished since the prompt began (PromptResponse.usage)."""
+    _counted: set[str] = field(default_factory=set)
 
     def owns(self, session_id: str | None) -> bool:
         return session_id == self.session_id
@@ -152,6 +157,9 @@ class SessionUpdates:
     def _message(self, info: Message) -> list[Update]:
         self._roles[info.id] = info
         self.stats.observe_message(info)
+        if isinstance(info, AssistantMessage) and info.finish and info.id not in self._counted:
+            self._counted.add(info.id)
+            self.turn.append(info.tokens)
         if isinstance(info, AssistantMessage) and info.finish and not info.summary:
             return [usage_update(self.stats, self.window)]
         return []
@@ -235,3 +243,22 @@ class SessionUpdates:
             )
         updates.append(usage_update(self.stats, self.window))
         return updates
+
+
+def turn_usage(steps: list[Tokens]) -> Usage:
+    """The tokens a prompt's steps (summaries included) used, for PromptResponse.usage."""
+    total = Tokens()
+    for step in steps:
+        total.input += step.input
+        total.output += step.output
+        total.reasoning += step.reasoning
+        total.cache.read += step.cache.read
+        total.cache.write += step.cache.write
+    return Usage(
+        total_tokens=total.total,
+        input_tokens=total.input + total.cache.read + total.cache.write,
+        output_tokens=total.output,
+        thought_tokens=total.reasoning or None,
+        cached_read_tokens=total.cache.read,
+        cached_write_tokens=total.cache.write,
+    )
