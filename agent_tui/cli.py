@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from agent_tui import __version__, procs
 from agent_tui.errors import AgentTuiError
+
+if TYPE_CHECKING:
+    from agent_tui.config import Config
 
 EXAMPLES = """\
 examples:
@@ -128,6 +132,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _preflight(args: argparse.Namespace) -> Config:
+    """What a command that calls the model can tell without a provider: a broken config,
+    or no provider at all (no key, no local server), raised before litellm's import
+    starts (it takes seconds, and its thread starves everything else of the GIL)."""
+    import asyncio
+
+    from agent_tui.config import load_config
+    from agent_tui.provider.auth import check_setup
+    from agent_tui.provider.defaults import choose_model
+
+    config = load_config({"model": args.model} if getattr(args, "model", None) else None)
+    asyncio.run(choose_model(config, probe=True))
+    fresh = args.command == "run" and not (args.session or args.cont or args.agent)
+    if fresh:  # a continued session or an agent may have a model of its own
+        check_setup(config.model, config)
+    return config
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -142,13 +164,15 @@ def main(argv: list[str] | None = None) -> int:
             from agent_tui.acp.main import serve_stdio
 
             return serve_stdio()
+        config = None
         if args.command in ("run", "compact", "uncompact"):
             from agent_tui.provider.loader import preload_in_background
 
+            config = _preflight(args)  # what needs no provider is answered before litellm
             preload_in_background(tokenizer=False)  # before the engine's own imports
         from agent_tui import commands
 
-        return commands.dispatch(args)
+        return commands.dispatch(args, config)
     except AgentTuiError as exc:
         print(f"agent-tui: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -60,11 +60,15 @@ async def resolve_session(
     return await engine.new_session(directory)
 
 
-def dispatch(args: argparse.Namespace) -> int:
+def dispatch(args: argparse.Namespace, config: Config | None = None) -> int:
+    """Run a headless command; `config`: already loaded (and its model chosen) by the
+    CLI's preflight."""
     calls_model = args.command in ("run", "compact", "uncompact")
     if calls_model:
         preload_in_background()  # overlap litellm's ~4 s import with config and DB work
-    config = load_config({"model": args.model} if getattr(args, "model", None) else None)
+    chosen = config is not None
+    if config is None:
+        config = load_config({"model": args.model} if getattr(args, "model", None) else None)
     handler = {
         "run": _run,
         "sessions": _sessions,
@@ -78,7 +82,8 @@ def dispatch(args: argparse.Namespace) -> int:
 
     async def main() -> int:
         # No model in the config: the keys present (or a local server) pick it.
-        await choose_model(config, probe=calls_model)
+        if not chosen:
+            await choose_model(config, probe=calls_model)
         return await handler(args, config)
 
     return asyncio.run(main())

@@ -153,3 +153,38 @@ def test_the_byte_bound_is_never_below_the_token_count(text: str) -> None:
     ]
     tools = [{"type": "function", "function": {"name": "bash", "description": text}}]
     assert size_bound(messages, tools) >= estimate_tokens(messages, tools, "gpt-4o")
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (None, "No model provider is set up"),
+        ({"model": "anthropic/claude-sonnet-4-6"}, "ANTHROPIC_API_KEY"),
+        ({"model": "openai/x", "bogus": 1}, "bogus"),
+    ],
+)
+def test_errors_that_need_no_provider_never_import_litellm(
+    isolated: Path, config: dict | None, expected: str
+) -> None:
+    """No key, no local server, or a broken config: `run` says so without starting
+    litellm's import (seconds, and its thread would starve the message of the GIL)."""
+    if config is not None:
+        (isolated / "agent-tui.json").write_text(json.dumps(config))
+    probe = (
+        "import sys\n"
+        "from agent_tui.cli import main\n"
+        "code = main(['run', 'hello'])\n"
+        "print('LITELLM', code, 'litellm' in sys.modules, file=sys.stderr)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=isolated,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert expected in done.stderr
+    line = [x for x in done.stderr.splitlines() if x.startswith("LITELLM")]
+    assert line == ["LITELLM 1 False"] or line == ["LITELLM 2 False"], done.stderr

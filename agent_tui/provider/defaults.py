@@ -301,13 +301,32 @@ async def _list_models(client: Any, server: LocalServer) -> LocalModels | None:
     return LocalModels(server, models) if models else None
 
 
+async def _accepts(server: LocalServer, timeout: float) -> bool:
+    parts = urlsplit(server.base_url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        async with asyncio.timeout(timeout):
+            _, writer = await asyncio.open_connection(parts.hostname or "127.0.0.1", port)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    return True
+
+
+async def _listening(servers: Sequence[LocalServer], timeout: float) -> list[LocalServer]:
+    """The servers whose port accepts a connection (a refusal is immediate)."""
+    found = await asyncio.gather(*(_accepts(s, timeout) for s in servers))
+    return [s for s, ok in zip(servers, found, strict=True) if ok]
+
+
 async def probe_local(
     servers: Sequence[LocalServer] = LOCAL_SERVERS, timeout: float = PROBE_TIMEOUT
 ) -> LocalModels | None:
     """The first server (in `servers` order) that lists at least one model; all are asked
     at once, so this takes at most `timeout`."""
+    servers = await _listening(servers, timeout)
     if not servers:
-        return None
+        return None  # the usual case on a machine without one: httpx is not even imported
     import httpx
 
     async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
