@@ -102,3 +102,14 @@ Event = (
     | PermissionAsked
     | Notice
 )
+
+
+def session_of(event: Event) -> str | None:
+    """The session an event belongs to (None: a notice for every session)."""
+    if isinstance(event, PartUpdated):
+        return event.part.session_id
+    if isinstance(event, MessageUpdated):
+        return event.info.session_id
+    if isinstance(event, SessionUpdated):
+        return event.session.id
+    return event.session_id

@@ -61,7 +61,7 @@ from agent_tui.agents import DEFAULT_AGENT, PLAN_EXIT_TOOL
 from agent_tui.config import McpLocalConfig, McpRemoteConfig
 from agent_tui.custom_commands import CustomCommand
 from agent_tui.errors import AgentTuiError, NotFoundError
-from agent_tui.events import Event, MessageUpdated, Notice, PartUpdated, SessionUpdated
+from agent_tui.events import Event, Notice, SessionUpdated, session_of
 from agent_tui.provider.defaults import context_window, model_catalog
 from agent_tui.session.engine import Engine
 from agent_tui.session.loop import LoopResult
@@ -202,7 +202,7 @@ class AcpAgent:
             root = self._root_of(event.session.parent_id)
             if root is not None:
                 self._roots[event.session.id] = root
-        session_id = _session_of(event)
+        session_id = session_of(event)
         if session_id is None:
             if isinstance(event, Notice) and event.level != "info":
                 for open_ in self.sessions.values():
@@ -577,16 +577,6 @@ def _stop_reason(open_: AcpSession, result: LoopResult | None) -> StopReason:
     if last is not None and last.finish == "content_filter":
         return "refusal"
     return "end_turn"
-
-
-def _session_of(event: Event) -> str | None:
-    if isinstance(event, PartUpdated):
-        return event.part.session_id
-    if isinstance(event, MessageUpdated):
-        return event.info.session_id
-    if isinstance(event, SessionUpdated):
-        return event.session.id
-    return getattr(event, "session_id", None)
 
 
 def _directory(cwd: str) -> Path:

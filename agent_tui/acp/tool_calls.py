@@ -154,32 +154,23 @@ def _raw_output(part: ToolPart) -> Any:
     return None
 
 
-def tool_call_start(part: ToolPart, directory: str) -> ToolCallStart:
+def _fields(part: ToolPart, directory: str) -> dict[str, Any]:
     state = part.state
-    raw_input = None if isinstance(state, ToolStatePending) else state.input
-    return ToolCallStart(
-        session_update="tool_call",
-        tool_call_id=part.call_id,
-        title=tool_title(part, directory),
-        kind=tool_kind(part.tool),
-        status=_status(part),  # type: ignore[arg-type]
-        content=_content(part, directory),
-        locations=locations(part, directory),
-        raw_input=raw_input,
-        raw_output=_raw_output(part),
-    )
+    return {
+        "tool_call_id": part.call_id,
+        "title": tool_title(part, directory),
+        "kind": tool_kind(part.tool),
+        "status": _status(part),
+        "content": _content(part, directory),
+        "locations": locations(part, directory),
+        "raw_input": None if isinstance(state, ToolStatePending) else state.input,
+        "raw_output": _raw_output(part),
+    }
+
+
+def tool_call_start(part: ToolPart, directory: str) -> ToolCallStart:
+    return ToolCallStart(session_update="tool_call", **_fields(part, directory))
 
 
 def tool_call_progress(part: ToolPart, directory: str) -> ToolCallProgress:
-    state = part.state
-    return ToolCallProgress(
-        session_update="tool_call_update",
-        tool_call_id=part.call_id,
-        title=tool_title(part, directory),
-        kind=tool_kind(part.tool),
-        status=_status(part),  # type: ignore[arg-type]
-        content=_content(part, directory),
-        locations=locations(part, directory),
-        raw_input=None if isinstance(state, ToolStatePending) else state.input,
-        raw_output=_raw_output(part),
-    )
+    return ToolCallProgress(session_update="tool_call_update", **_fields(part, directory))

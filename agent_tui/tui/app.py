@@ -27,6 +27,7 @@ from agent_tui.events import (
     SessionStatus,
     SessionUpdated,
     TodosUpdated,
+    session_of,
 )
 from agent_tui.session.context import EngineContext
 from agent_tui.session.engine import Engine
@@ -68,16 +69,6 @@ NOTIFY_SEVERITY = {"info": "information", "warning": "warning", "error": "error"
 def _collect_and_freeze() -> None:
     gc.collect()
     gc.freeze()
-
-
-def event_session(event: Event) -> str | None:
-    if isinstance(event, PartUpdated):
-        return event.part.session_id
-    if isinstance(event, MessageUpdated):
-        return event.info.session_id
-    if isinstance(event, SessionUpdated):
-        return event.session.id
-    return event.session_id
 
 
 class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
@@ -277,7 +268,7 @@ class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
                 self.notify(f"Display error: {exc}", severity="error")
 
     async def _apply(self, event: Event) -> None:
-        session_id = event_session(event)
+        session_id = session_of(event)
         if isinstance(event, Notice) and session_id is None:
             self.notify(event.message, severity=NOTIFY_SEVERITY[event.level])  # type: ignore[arg-type]
             return
