@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
+from acp.connection import StreamDirection, StreamEvent
 from acp.core import ClientSideConnection
 from acp.schema import (
     AllowedOutcome,
@@ -117,11 +118,22 @@ def capabilities(fs: bool = False) -> ClientCapabilities:
 
 @contextlib.asynccontextmanager
 async def acp_agent(
-    client: RecordingClient, project: Path, *, initialize: bool = True, fs: bool = False
+    client: RecordingClient,
+    project: Path,
+    *,
+    initialize: bool = True,
+    fs: bool = False,
+    wire: list[dict[str, Any]] | None = None,
 ) -> AsyncIterator[tuple[ClientSideConnection, asyncio.subprocess.Process]]:
     """`python -m agent_tui acp` in `project` with this process's environment (the test's
-    data and config dirs); its stderr goes to project/../acp-stderr.log."""
+    data and config dirs); its stderr goes to project/../acp-stderr.log. `wire` gets every
+    message the agent sends, in the order it was read."""
     log = (project.parent / "acp-stderr.log").open("ab")
+
+    def observe(event: StreamEvent) -> None:
+        if wire is not None and event.direction == StreamDirection.INCOMING:
+            wire.append(event.message)
+
     try:
         async with spawn_agent_process(
             client,
@@ -133,6 +145,7 @@ async def acp_agent(
             cwd=project,
             transport_kwargs={"stderr": log},
             use_unstable_protocol=True,
+            observers=[observe],
         ) as (conn, process):
             if initialize:
                 await conn.initialize(

@@ -545,3 +545,43 @@ async def test_refusal_and_the_turns_usage(configured: FakeOpenAI, isolated: Pat
     assert response.stop_reason == "refusal"
     assert response.usage.input_tokens == 2_100 and response.usage.output_tokens == 30
     assert response.usage.total_tokens == 2_130
+
+
+def _position(wire: list[dict[str, Any]], found: Any) -> int:
+    return next(i for i, message in enumerate(wire) if found(message))
+
+
+async def test_updates_come_after_the_response_that_opens_the_session(
+    configured: FakeOpenAI, isolated: Path
+) -> None:
+    """A client routes updates by the session id the response gave it (the TypeScript SDK
+    drops the rest): the commands and usage after session/new's and load's response, the
+    replayed history before load's."""
+    configured.script(Text("An answer."))
+    first = RecordingClient()
+    wire: list[dict[str, Any]] = []
+    async with acp_agent(first, isolated, wire=wire) as (conn, _):
+        session = await conn.new_session(cwd=str(isolated), mcp_servers=[])
+        sid = session.session_id
+        await first.wait_for(lambda: first.of(sid, "usage_update"))
+        await conn.prompt(session_id=sid, prompt=prompt("a question"))
+    created = _position(wire, lambda m: m.get("result", {}).get("sessionId") == sid)
+    updates = [i for i, m in enumerate(wire) if m.get("method") == "session/update"]
+    assert updates and min(updates) > created
+
+    loaded = RecordingClient()
+    wire.clear()
+    async with acp_agent(loaded, isolated, wire=wire) as (conn, _):
+        await conn.load_session(cwd=str(isolated), session_id=sid, mcp_servers=[])
+        await loaded.wait_for(lambda: loaded.of(sid, "usage_update"))
+    answered = _position(wire, lambda m: "result" in m and m.get("id") == 1)
+    kinds = [
+        (i, m["params"]["update"]["sessionUpdate"])
+        for i, m in enumerate(wire)
+        if m.get("method") == "session/update"
+    ]
+    before = [kind for i, kind in kinds if i < answered]
+    after = [kind for i, kind in kinds if i > answered]
+    assert before[0] == "user_message_chunk" and "agent_message_chunk" in before
+    assert "available_commands_update" not in before
+    assert after[:2] == ["available_commands_update", "usage_update"]

@@ -186,7 +186,11 @@ class AcpAgent:
             await self._outbox.join()
 
     def _later(self, session_id: str, *updates: Update) -> None:
-        """Send after the response now being returned (the client knows the session)."""
+        """Send after the response now being returned, which gives the client the session
+        id it routes updates by (the TypeScript SDK drops updates of a session it does not
+        know yet). Call it last, with no `await` before the `return`: the SDK queues the
+        response for writing in the step the handler returns, and this task first runs
+        in a later step, so its updates queue behind the response."""
 
         async def send() -> None:
             self._send(session_id, *updates)
@@ -280,12 +284,13 @@ class AcpAgent:
         self._add_mcp_servers(mcp_servers)
         session = await self.engine.new_session(directory)
         open_ = await self._open(session)
-        self._announce(open_)
-        return NewSessionResponse(
+        response = NewSessionResponse(
             session_id=session.id,
             modes=options.modes(self._catalog(open_), open_.mode),
             config_options=await self._config_options(open_),
         )
+        self._announce(open_)
+        return response
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
@@ -296,21 +301,23 @@ class AcpAgent:
         for update in replay(messages, str(open_.directory)):
             self._send(session_id, update)
         await self._flush()
-        self._announce(open_)
-        return LoadSessionResponse(
+        response = LoadSessionResponse(
             modes=options.modes(self._catalog(open_), open_.mode),
             config_options=await self._config_options(open_),
         )
+        self._announce(open_)
+        return response
 
     async def resume_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> ResumeSessionResponse:
         open_ = await self._reopen(cwd, session_id, mcp_servers)  # no replay: the client has it
-        self._announce(open_)
-        return ResumeSessionResponse(
+        response = ResumeSessionResponse(
             modes=options.modes(self._catalog(open_), open_.mode),
             config_options=await self._config_options(open_),
         )
+        self._announce(open_)
+        return response
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
@@ -373,7 +380,7 @@ class AcpAgent:
         return open_
 
     def _announce(self, open_: AcpSession) -> None:
-        """The commands and the usage so far, right after the response."""
+        """The commands and the usage so far, right after the response (see `_later`)."""
         self._later(
             open_.id,
             AvailableCommandsUpdate(
