@@ -195,6 +195,32 @@ async def test_edit_permission_shows_the_diff(isolated: Path, fake_llm: FakeOpen
     assert (isolated / "app.py").read_text() == "x = 2\n"
 
 
+async def test_write_permission_shows_a_new_file_without_old_text(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    write_config(isolated, fake_llm, permission={"write": "ask"})
+    (isolated / "old.txt").write_text("before\n")
+    fake_llm.script(
+        ToolCalls(
+            [
+                call("write", file_path="new.txt", content="line one\nline two\n"),
+                call("write", file_path="old.txt", content="after\n"),
+            ]
+        ),
+        Text("ok"),
+    )
+    client = RecordingClient(answer=lambda tool_call, options: "allow_once")
+    async with acp_agent(client, isolated) as (conn, _):
+        session = await conn.new_session(cwd=str(isolated), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=prompt("write both"))
+    (created,) = client.permissions[0][1].content
+    assert created.type == "diff" and created.path == str(isolated / "new.txt")
+    assert created.old_text is None and created.new_text == "line one\nline two\n"
+    (replaced,) = client.permissions[1][1].content
+    assert replaced.old_text == "before\n" and replaced.new_text == "after\n"
+    assert (isolated / "new.txt").read_text() == "line one\nline two\n"
+
+
 async def test_cancel_mid_stream_keeps_the_partial_text(
     configured: FakeOpenAI, isolated: Path
 ) -> None:

@@ -48,7 +48,7 @@ from agent_tui.acp import commands, options
 from agent_tui.acp.editor_files import EditorFiles
 from agent_tui.acp.prompt_blocks import prompt_parts
 from agent_tui.acp.replay import replay
-from agent_tui.acp.tool_calls import diff_content, text_content, tool_kind
+from agent_tui.acp.tool_calls import permission_content, text_content, tool_kind
 from agent_tui.acp.updates import (
     SessionUpdates,
     Update,
@@ -229,13 +229,9 @@ class AcpAgent:
         if open_ is None or self.conn is None or open_.cancelled:
             return "deny"
         await self._flush()  # the tool call is on the client before the question
-        content = [text_content(request.detail)] if request.detail else []
-        if request.tool in ("edit", "write") and request.detail:
-            path = request.input.get("file_path")
-            if isinstance(path, str):
-                full = str(open_.directory / path) if not Path(path).is_absolute() else path
-                diff = diff_content(full, request.detail)
-                content = [diff] if diff is not None else content
+        content = permission_content(
+            request.tool, request.input, request.detail, str(open_.directory)
+        )
         call = ToolCallUpdate(
             tool_call_id=request.call_id or f"ask-{request.tool}",
             title=request.title,

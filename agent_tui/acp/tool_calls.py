@@ -84,7 +84,10 @@ def text_content(text: str) -> ContentToolCallContent:
 
 
 def diff_content(path: str, unified: str) -> FileEditToolCallContent | None:
-    """The hunks of a unified diff as ACP's diff (old text -> new text); None if empty."""
+    """The hunks of a unified diff as ACP's diff (old text -> new text); None if empty or
+    not a diff (a new file's preview, "(diff of … not shown: the file is too large)")."""
+    if not any(line.startswith("@@") for line in unified.splitlines()):
+        return None
     old: list[str] = []
     new: list[str] = []
     created = False
@@ -108,6 +111,24 @@ def diff_content(path: str, unified: str) -> FileEditToolCallContent | None:
     return FileEditToolCallContent(
         type="diff", path=path, old_text=old_text, new_text="\n".join(new) + ("\n" if new else "")
     )
+
+
+def permission_content(
+    tool: str, data: dict[str, Any], detail: str, directory: str
+) -> list[ToolContent]:
+    """What a permission request shows: the diff of an edit or write (writing a new file:
+    all its content and no old text, as the spec's diff has it), else the app's detail."""
+    path = _path(data, directory) if tool in ("edit", "write") else None
+    if path is not None:
+        diff = diff_content(path, detail)
+        if diff is not None:
+            return [diff]
+        content = data.get("content")
+        if tool == "write" and isinstance(content, str) and not os.path.lexists(path):
+            return [
+                FileEditToolCallContent(type="diff", path=path, old_text=None, new_text=content)
+            ]
+    return [text_content(detail)] if detail else []
 
 
 def _content(part: ToolPart, directory: str) -> list[ToolContent] | None:
