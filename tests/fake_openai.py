@@ -113,7 +113,8 @@ class Error:
 
     def to_json(self) -> dict[str, Any]:
         kind = self.type or _DEFAULT_ERROR_TYPES.get(self.status, "server_error")
-        return {"error": {"message": self.message, "type": kind, "param": None, "code": self.code}}
+        return {"error": {"message": self.message, "type": kind, "param": None,
+                          "code": self.code}}
 
 
 def context_overflow() -> Error:
@@ -160,7 +161,7 @@ Reply = Text | ToolCalls | Error | Drop | Malformed | Hang
 
 def _pieces(text: str, size: int) -> list[str]:
     size = max(size, 1)
-    return [text[i : i + size] for i in range(0, len(text), size)]
+    return [text[i:i + size] for i in range(0, len(text), size)]
 
 
 def _split(text: str, parts: int) -> list[str]:
@@ -244,13 +245,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
-            self._send_json(
-                200,
-                {
-                    "object": "list",
-                    "data": [{"id": "fake", "object": "model", "created": 0, "owned_by": "fake"}],
-                },
-            )
+            self._send_json(200, {"object": "list", "data": [
+                {"id": "fake", "object": "model", "created": 0, "owned_by": "fake"}]})
         else:
             self._send_json(404, Error(404, f"Unknown path {self.path}").to_json())
 
@@ -309,38 +305,30 @@ class _Handler(BaseHTTPRequestHandler):
             message["content"] = reply.text or None
             calls = reply.normalised_calls()
             message["tool_calls"] = [
-                {
-                    "id": call.id or f"call_{n}",
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": call.arguments},
-                }
+                {"id": call.id or f"call_{n}", "type": "function",
+                 "function": {"name": call.name, "arguments": call.arguments}}
                 for n, call in enumerate(calls)
             ]
             outputs += [reply.text, *(call.arguments for call in calls)]
             finish = "tool_calls"
         usage = getattr(reply, "usage", None) or _estimate_usage(body, *outputs)
-        self._send_json(
-            200,
-            {
-                "id": self.server.fake._next_id(),
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": body.get("model", "fake"),
-                "choices": [
-                    {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
-                ],
-                "usage": usage.to_json(),
-            },
-        )
+        self._send_json(200, {
+            "id": self.server.fake._next_id(),
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "fake"),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish,
+                         "logprobs": None}],
+            "usage": usage.to_json(),
+        })
 
     def _abort(self) -> None:
         """Close the socket at once (RST), as a crashed upstream would."""
         self.close_connection = True
         try:
             self.wfile.flush()
-            self.connection.setsockopt(
-                socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
-            )
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                       b"\x01\x00\x00\x00\x00\x00\x00\x00")
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
@@ -371,7 +359,7 @@ class _Stream:
         elif isinstance(reply, ToolCalls):
             self.tool_calls(reply)
         elif isinstance(reply, Drop):
-            for piece in _pieces(reply.text, reply.chunk_size)[: reply.after_chunks]:
+            for piece in _pieces(reply.text, reply.chunk_size)[:reply.after_chunks]:
                 self.delta({"content": piece})
             handler._abort()
             return
@@ -407,38 +395,21 @@ class _Stream:
         calls = reply.normalised_calls()
         for index, call in enumerate(calls):
             parts = _split(call.arguments, reply.argument_parts)
-            self.delta(
-                {
-                    "tool_calls": [
-                        {
-                            "index": index,
-                            "id": call.id or f"call_{index}",
-                            "type": "function",
-                            "function": {"name": call.name, "arguments": parts[0]},
-                        }
-                    ]
-                },
-                reply.delay,
-            )
+            self.delta({"tool_calls": [{
+                "index": index, "id": call.id or f"call_{index}", "type": "function",
+                "function": {"name": call.name, "arguments": parts[0]},
+            }]}, reply.delay)
             for part in parts[1:]:
-                self.delta(
-                    {"tool_calls": [{"index": index, "function": {"arguments": part}}]}, reply.delay
-                )
+                self.delta({"tool_calls": [{"index": index, "function": {"arguments": part}}]},
+                           reply.delay)
         outputs = [reply.text, *(call.arguments for call in calls)]
         self.finish("tool_calls", reply.usage or _estimate_usage(self.body, *outputs))
 
     # -- SSE framing --------------------------------------------------------------------
 
     def chunk(self, choices: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "object": "chat.completion.chunk",
-            "created": self.created,
-            "model": self.model,
-            "system_fingerprint": None,
-            "choices": choices,
-            **extra,
-        }
+        return {"id": self.id, "object": "chat.completion.chunk", "created": self.created,
+                "model": self.model, "system_fingerprint": None, "choices": choices, **extra}
 
     def delta(self, delta: dict[str, Any], delay: float = 0.0) -> None:
         if delay:
@@ -503,12 +474,8 @@ class FakeOpenAI:
         server.fake = self
         self._server = server
         self.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-        self._thread = threading.Thread(
-            target=server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="fake-openai",
-            daemon=True,
-        )
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="fake-openai", daemon=True)
         self._thread.start()
         return self
 
@@ -531,12 +498,8 @@ class FakeOpenAI:
     def __enter__(self) -> FakeOpenAI:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         self.stop()
 
     # -- scripting ----------------------------------------------------------------------
