@@ -36,7 +36,7 @@ class SandboxSupport:
     """Why commands cannot be sandboxed, for the notice: what is missing and what to do."""
 
 
-_cached: dict[str | None, SandboxSupport] = {}
+_cached: dict[tuple[str, str | None], SandboxSupport] = {}
 
 
 def _unavailable(reason: str, bwrap: str | None = None) -> SandboxSupport:
@@ -44,21 +44,21 @@ def _unavailable(reason: str, bwrap: str | None = None) -> SandboxSupport:
 
 
 async def probe() -> SandboxSupport:
-    """Whether bwrap runs a sandbox here; cached for the process (per bwrap found)."""
+    """Whether bwrap runs a sandbox here; cached for the process (per bwrap program)."""
     if not sys.platform.startswith("linux"):
         return _unavailable(
             f"{sys.platform} has no bubblewrap; agent-tui's sandbox is Linux-only for now"
         )
-    bwrap = shutil.which(os.environ.get(BWRAP_ENV) or "bwrap")
-    if bwrap not in _cached:  # two first commands at once probe twice: harmless
-        _cached[bwrap] = await _run_probe(bwrap)
-    return _cached[bwrap]
+    wanted = os.environ.get(BWRAP_ENV) or "bwrap"
+    key = (wanted, shutil.which(wanted))
+    if key not in _cached:  # two first commands at once probe twice: harmless
+        _cached[key] = await _run_probe(wanted, key[1])
+    return _cached[key]
 
 
-async def _run_probe(bwrap: str | None) -> SandboxSupport:
+async def _run_probe(wanted: str, bwrap: str | None) -> SandboxSupport:
     if bwrap is None:
-        where = os.environ.get(BWRAP_ENV) or "bwrap"
-        return _unavailable(f"{where} is not installed; {INSTALL_HINT}")
+        return _unavailable(f"{wanted} is not installed; {INSTALL_HINT}")
     try:
         proc = await asyncio.create_subprocess_exec(
             bwrap,
@@ -70,9 +70,14 @@ async def _run_probe(bwrap: str | None) -> SandboxSupport:
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
         )
-        _, err = await asyncio.wait_for(proc.communicate(), PROBE_TIMEOUT_S)
-    except (OSError, TimeoutError) as exc:
+    except OSError as exc:
         return _unavailable(f"{bwrap} could not be run ({exc})", bwrap)
+    try:
+        _, err = await asyncio.wait_for(proc.communicate(), PROBE_TIMEOUT_S)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        return _unavailable(f"{bwrap} did not finish within {PROBE_TIMEOUT_S:g} s", bwrap)
     if proc.returncode != 0:
         detail = err.decode(errors="replace").strip().splitlines()
         why = detail[-1] if detail else f"exit code {proc.returncode}"
@@ -82,8 +87,3 @@ async def _run_probe(bwrap: str | None) -> SandboxSupport:
             bwrap,
         )
     return SandboxSupport(available=True, bwrap=bwrap)
-
-
-def forget() -> None:
-    """Probe again next time (tests that change PATH)."""
-    _cached.clear()
