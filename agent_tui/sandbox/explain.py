@@ -39,6 +39,8 @@ BEFORE_ERROR = re.compile(
     re.IGNORECASE,
 )
 PROC_PID = re.compile(r"/proc/(\d+)")
+NOT_PERMITTED = re.compile(r"operation not permitted|\bEPERM\b|\[Errno 1\]", re.IGNORECASE)
+SOCKET_WORDS = re.compile(r"socket|\.sock\b|unix:|d-?bus|agent|docker", re.IGNORECASE)
 BACKGROUND = re.compile(r"(?<![&>|<])&(?![&>])|\b(?:nohup|setsid|disown)\b")
 BWRAP_FAILED = re.compile(r"^bwrap: (.+)$", re.MULTILINE)
 
@@ -57,6 +59,12 @@ def explain(output: str, policy: SandboxPolicy) -> str | None:
     for line in lines:
         if READ_ONLY_FS.search(line):
             return _read_only(line, policy)
+    if NOT_PERMITTED.search(output) and SOCKET_WORDS.search(output):
+        return (
+            f"{PREFIX} Unix sockets cannot be opened in the sandbox: daemons outside it "
+            "(Docker, D-Bus, systemd, ssh-agent, gpg-agent, tmux) are out of reach; "
+            "sandbox.enabled: false turns the sandbox off."
+        )
     if not policy.network and any(NO_NETWORK.search(line) for line in lines):
         return (
             f"{PREFIX} The sandbox has no network: connections fail (127.0.0.1 included: "

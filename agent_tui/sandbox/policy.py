@@ -16,6 +16,9 @@ from pathlib import Path
 
 from agent_tui.sandbox.support import BASE_FLAGS
 
+SECCOMP_FD = 3
+"""The descriptor bwrap reads its seccomp filter from (opened by a shell redirection, so
+that any launcher works, the MCP SDK's included)."""
 HIDDEN_DIR_MODE = "0000"
 TRAVERSE_ONLY_MODE = "0111"
 """A masked folder with something revealed inside it: enter, never list."""
@@ -56,6 +59,8 @@ class SandboxPolicy:
     """Variables set for the sandboxed process (TMPDIR, caches)."""
     home: Path = field(default_factory=Path.home)
     """The command's HOME, for `~` in explanations."""
+    seccomp: Path | None = None
+    """The seccomp filter's file (sandbox/seccomp.py); None on an unknown architecture."""
 
     def writable_roots(self) -> tuple[Path, ...]:
         if self.read_only:
@@ -98,8 +103,10 @@ def outermost(paths: Iterable[Path]) -> list[Path]:
 
 
 def bwrap_argv(policy: SandboxPolicy, argv: list[str]) -> list[str]:
-    """`bwrap <mounts and namespaces> -- argv`."""
+    """`bwrap <mounts and namespaces> -- argv` (through `sh` opening the seccomp filter)."""
     args = [policy.bwrap, *BASE_FLAGS]
+    if policy.seccomp is not None:
+        args += ["--seccomp", str(SECCOMP_FD)]
     if not policy.network:
         args.append("--unshare-net")
     for root in outermost(policy.writable_roots()):
@@ -117,4 +124,6 @@ def bwrap_argv(policy: SandboxPolicy, argv: list[str]) -> list[str]:
         elif denied.path.exists():
             args += ["--ro-bind", str(policy.denied_file), str(denied.path)]
     args += ["--chdir", str(policy.cwd), "--", *argv]
-    return args
+    if policy.seccomp is None:
+        return args
+    return ["/bin/sh", "-c", f'exec "$@" {SECCOMP_FD}<"$0"', str(policy.seccomp), *args]

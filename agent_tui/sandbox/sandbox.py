@@ -20,6 +20,7 @@ from pathlib import Path
 from agent_tui import procs
 from agent_tui.config import SandboxConfig
 from agent_tui.errors import SandboxError
+from agent_tui.sandbox import seccomp
 from agent_tui.sandbox.policy import DeniedPath, SandboxPolicy, bwrap_argv, outermost, resolve
 from agent_tui.sandbox.support import SandboxSupport, probe
 
@@ -186,6 +187,7 @@ class Sandbox:
             network=self.config.network,
             read_only=read_only,
             home=_expand("~", env),
+            seccomp=self._seccomp_file(),
         )
         return _with_env(policy, env)
 
@@ -245,6 +247,15 @@ class Sandbox:
         if not path.exists():
             path.touch(mode=0o000)
             path.chmod(0o000)
+        return path
+
+    def _seccomp_file(self) -> Path | None:
+        path = self._temp_root() / ".seccomp"
+        if not path.exists():
+            filter_program = seccomp.program()
+            if filter_program is None:
+                return None
+            path.write_bytes(filter_program)
         return path
 
     async def close(self) -> None:

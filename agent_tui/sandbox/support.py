@@ -10,6 +10,8 @@ import shutil
 import sys
 from dataclasses import dataclass
 
+from agent_tui.sandbox import seccomp
+
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap)"
 BWRAP_ENV = "AGENT_TUI_BWRAP"
 """The bwrap program to use instead of the one on PATH."""
@@ -59,19 +61,31 @@ async def probe() -> SandboxSupport:
 async def _run_probe(wanted: str, bwrap: str | None) -> SandboxSupport:
     if bwrap is None:
         return _unavailable(f"{wanted} is not installed; {INSTALL_HINT}")
+    filter_program = seccomp.program()
+    read_end, write_end = os.pipe()
     try:
+        if filter_program is not None:
+            os.write(write_end, filter_program)  # ~100 bytes: never blocks on a pipe
+    finally:
+        os.close(write_end)
+    try:
+        with_filter = ["--seccomp", str(read_end)] if filter_program is not None else []
         proc = await asyncio.create_subprocess_exec(
             bwrap,
             *BASE_FLAGS,
+            *with_filter,
             "--unshare-net",
             "--",
             "true",
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
+            pass_fds=(read_end,),
         )
     except OSError as exc:
         return _unavailable(f"{bwrap} could not be run ({exc})", bwrap)
+    finally:
+        os.close(read_end)
     try:
         _, err = await asyncio.wait_for(proc.communicate(), PROBE_TIMEOUT_S)
     except TimeoutError:
