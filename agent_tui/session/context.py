@@ -159,7 +159,8 @@ def _sandbox(ctx: EngineContext) -> Sandbox:
     """The sandbox, with agent-tui's own data hidden from commands: the data and config
     dirs, the database wherever it is, the snapshot repositories, config files given
     elsewhere; saved tool outputs stay readable (the model is told their paths)."""
-    database = Path(ctx.db.path)
+    path = getattr(ctx.db, "path", None)  # a view's stand-in store may have none
+    database = Path(path) if path is not None else paths.database_path()
     journal = [database.with_name(database.name + end) for end in ("-wal", "-shm", "-journal")]
     project_config = Path.cwd() / CONFIG_FILE_NAME  # the project's own: commands may read it
     sources = [Path(s) for s in ctx.config.sources if Path(s) != project_config]
