@@ -169,7 +169,7 @@ async def test_escapes_are_blocked_and_explained_while_work_succeeds(
         assert explained in named[name], named[name]
         assert not target.exists(), f"{name}: {target} was written"
 
-    assert "PRIVATE KEY" not in named["ssh"]
+    assert "planted" not in named["ssh"]
     assert "is hidden from commands (sandbox.deny_read)" in named["ssh"]
     assert "remove ~/.ssh from sandbox.deny_read" in named["ssh"]
     assert "SQLite format" not in named["database"]
@@ -210,6 +210,40 @@ async def test_escapes_are_blocked_and_explained_while_work_succeeds(
     temp = Path(named["tmpdir"].strip())
     assert temp.parent.parent.name.startswith("agent-tui-") and temp.name.startswith("tmp")
     assert not temp.parent.exists(), "the session temp dir outlived the engine"
+
+
+async def test_each_setting_opens_what_the_line_named(
+    sandboxed: Path, fake_llm: FakeOpenAI, tmp_path: Path
+) -> None:
+    """The keys the explanations name do what they say: sandbox.network reaches a
+    server outside, sandbox.writable a folder outside, and deny_read is the list."""
+    outside, home = tmp_path / "outside", tmp_path / "home"
+    (home / ".kube").mkdir()
+    (home / ".kube" / "config").write_text("kube-secret")
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    write_config(
+        sandboxed,
+        fake_llm,
+        sandbox={"network": True, "writable": [str(outside)], "deny_read": ["~/.kube"]},
+    )
+    results = await run_commands(
+        fake_llm,
+        sandboxed,
+        bash(f"{PY} -c \"import socket; socket.create_connection(('127.0.0.1', {port}))\""),
+        bash(f"echo x > {outside}/allowed.txt && echo wrote"),
+        bash("cat ~/.ssh/id_ed25519"),
+        bash("cat ~/.kube/config"),
+    )
+    listener.settimeout(5)
+    listener.accept()[0].close()  # the sandboxed command's connection arrived
+    listener.close()
+    assert "[sandbox]" not in results[0] and "Exit code" not in results[0], results[0]
+    assert "wrote" in results[1] and (outside / "allowed.txt").exists()
+    assert "-planted" in results[2]  # no longer in deny_read (and the key itself redacted)
+    assert "[REDACTED:private-key]" in results[2]
+    assert "kube-secret" not in results[3]
+    assert "remove ~/.kube from sandbox.deny_read" in results[3]
 
 
 async def test_venv_pip_install_and_a_compiler_work_inside(
@@ -367,7 +401,7 @@ async def test_shell_command_is_sandboxed_and_explained(
         part = await engine.run_shell(session.id, "cat ~/.ssh/id_ed25519")
     assert part.state.status == "completed"
     output = part.state.output  # type: ignore[union-attr]
-    assert "PRIVATE KEY" not in output
+    assert "planted" not in output
     assert "hidden from commands (sandbox.deny_read)" in output
 
 
@@ -481,7 +515,7 @@ async def test_local_mcp_server_runs_in_the_sandbox_unless_opted_out(
         assert "Read-only file system" in result and "Permission denied" in result, result
         assert not target.exists()
     else:
-        assert "write=wrote" in result and "OPENSSH" in result, result
+        assert "write=wrote" in result and "Error" not in result, result
         assert target.exists()
 
 
