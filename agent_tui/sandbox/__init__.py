@@ -3,7 +3,7 @@ bubblewrap on Linux. `Sandbox.wrap` is the only place a sandbox command line is 
 
 from __future__ import annotations
 
-from agent_tui.sandbox.explain import background_note, explain
+from agent_tui.sandbox.explain import background_note, created_config_note, explain
 from agent_tui.sandbox.policy import SandboxPolicy
 from agent_tui.sandbox.sandbox import Sandbox, Wrapped
 from agent_tui.sandbox.support import SandboxSupport, probe
@@ -14,6 +14,7 @@ __all__ = [
     "SandboxSupport",
     "Wrapped",
     "background_note",
+    "created_config_note",
     "explain",
     "probe",
 ]

@@ -85,6 +85,19 @@ def background_note(command: str) -> str | None:
     )
 
 
+def created_config_note(policy: SandboxPolicy) -> str | None:
+    """When a command created agent-tui's project config (it could not be mounted
+    read-only before it existed): the person should look before the next start."""
+    created = [path.name for path in policy.absent_config if path.exists()]
+    if not created or policy.read_only:
+        return None
+    return (
+        f"{PREFIX} This command created {' and '.join(created)} in the project, which "
+        "agent-tui reads when it starts (permissions, sandbox settings): the person should "
+        "check it before the next start."
+    )
+
+
 def _paths(line: str, cwd: Path) -> list[Path]:
     """Path-looking words of an error line, resolved against the command's folder."""
     words = [m.group(1) for m in BEFORE_ERROR.finditer(line)]

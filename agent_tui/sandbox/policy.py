@@ -61,6 +61,9 @@ class SandboxPolicy:
     """The command's HOME, for `~` in explanations."""
     seccomp: Path | None = None
     """The seccomp filter's file (sandbox/seccomp.py); None on an unknown architecture."""
+    absent_config: tuple[Path, ...] = ()
+    """agent-tui's project config paths that did not exist when the command started: a
+    read-only mount needs something to cover, so a command may create them."""
 
     def writable_roots(self) -> tuple[Path, ...]:
         if self.read_only:

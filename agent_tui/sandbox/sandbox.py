@@ -188,6 +188,7 @@ class Sandbox:
             read_only=read_only,
             home=_expand("~", env),
             seccomp=self._seccomp_file(),
+            absent_config=tuple(project / n for n in PROJECT_CONFIG if not (project / n).exists()),
         )
         return _with_env(policy, env)
 

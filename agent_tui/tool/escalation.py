@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from agent_tui.sandbox import SandboxPolicy, background_note, explain
+from agent_tui.sandbox import SandboxPolicy, background_note, created_config_note, explain
 from agent_tui.tool.base import PermissionRequest, ToolContext, ToolResult
 
 UNSANDBOXED = "unsandboxed"
@@ -24,6 +24,16 @@ Rerun = Callable[[], Awaitable[ToolResult]]
 
 
 async def after_sandbox(
+    result: ToolResult, command: str, policy: SandboxPolicy, ctx: ToolContext, rerun: Rerun
+) -> ToolResult:
+    result = await _blocked_or_noted(result, command, policy, ctx, rerun)
+    note = created_config_note(policy)
+    if note is None:
+        return result
+    return result.model_copy(update={"output": f"{result.output}\n\n{note}"})
+
+
+async def _blocked_or_noted(
     result: ToolResult, command: str, policy: SandboxPolicy, ctx: ToolContext, rerun: Rerun
 ) -> ToolResult:
     meta = result.metadata
