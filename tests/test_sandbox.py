@@ -250,6 +250,24 @@ async def test_each_setting_opens_what_the_line_named(
     assert "remove ~/.kube from sandbox.deny_read" in results[3]
 
 
+async def test_user_skills_run_while_the_rest_of_the_config_dir_is_hidden(
+    sandboxed: Path, fake_llm: FakeOpenAI
+) -> None:
+    config_dir = paths.config_dir()
+    (config_dir / "skills" / "hello").mkdir(parents=True)
+    (config_dir / "skills" / "hello" / "run.sh").write_text("echo hello from a skill\n")
+    (config_dir / "config.json").write_text('{"_note": "user-config-marker"}')
+    results = await run_commands(
+        fake_llm,
+        sandboxed,
+        bash(f"sh {config_dir}/skills/hello/run.sh"),
+        bash(f"cat {config_dir}/config.json"),
+    )
+    assert "hello from a skill" in results[0]
+    assert "user-config-marker" not in results[1]
+    assert "hidden from commands (agent-tui's own data)" in results[1]
+
+
 async def test_venv_pip_install_and_a_compiler_work_inside(
     sandboxed: Path, fake_llm: FakeOpenAI
 ) -> None:

@@ -23,6 +23,7 @@ from agent_tui.redact import Redactor
 from agent_tui.sandbox import Sandbox
 from agent_tui.secrets import ToolEnvironment
 from agent_tui.session.todos import SessionTodos
+from agent_tui.skills import USER_SKILLS_DIR
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import MessageWithParts, Part, UserMessage
 from agent_tui.storage.snapshot import Snapshots, snapshot_root
@@ -158,7 +159,8 @@ class EngineContext:
 def _sandbox(ctx: EngineContext) -> Sandbox:
     """The sandbox, with agent-tui's own data hidden from commands: the data and config
     dirs, the database wherever it is, the snapshot repositories, config files given
-    elsewhere; saved tool outputs stay readable (the model is told their paths)."""
+    elsewhere. Saved tool outputs (the model is told their paths) and the user's skills
+    (their scripts are run) stay readable."""
     path = getattr(ctx.db, "path", None)  # a view's stand-in store may have none
     database = Path(path) if path is not None else paths.database_path()
     journal = [database.with_name(database.name + end) for end in ("-wal", "-shm", "-journal")]
@@ -168,7 +170,7 @@ def _sandbox(ctx: EngineContext) -> Sandbox:
         ctx.config.sandbox,
         own_dirs=[paths.data_dir(), paths.config_dir(), ctx.snapshot_dir],
         own_files=[database, *journal, *sources],
-        revealed=[ctx.output_dir],
+        revealed=[ctx.output_dir, paths.config_dir() / USER_SKILLS_DIR],
     )
 
 
