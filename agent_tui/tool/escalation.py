@@ -75,10 +75,11 @@ async def _may_run_outside(command: str, line: str, ctx: ToolContext) -> tuple[b
         PermissionRequest(
             session_id=ctx.session_id,
             tool=UNSANDBOXED,
-            title=command,
+            title=f"Run outside the sandbox: {command}",
             detail=f"{line}\n\n{command}",
             input={"command": command},
             question="Run this command again outside the sandbox, with your full rights?",
+            call_id=ctx.call_id,
         )
     )
     if reply == "deny":
