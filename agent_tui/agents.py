@@ -104,6 +104,12 @@ class AgentInfo:
     def subagent(self) -> bool:
         return self.mode in ("subagent", "all")
 
+    @property
+    def read_only(self) -> bool:
+        """It may not change files (edit and write denied, as plan): its commands run in a
+        read-only sandbox, the project included."""
+        return self.permission.get("edit") == "deny" and self.permission.get("write") == "deny"
+
     def tool_enabled(self, name: str, default: bool) -> bool:
         """Its own key, else the longest matching wildcard key, else `default`."""
         if name in self.tools:

@@ -85,6 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="TOOL",
         help="allow a tool set to 'ask' (e.g. --allow bash); repeatable",
     )
+    run.add_argument(
+        "--allow-unsandboxed",
+        action="store_true",
+        help="run a command the sandbox blocked again outside it (the result says so)",
+    )
     run.add_argument("message", nargs="+", help="the prompt")
 
     sessions = commands.add_parser("sessions", help="list sessions")

@@ -27,6 +27,7 @@ from agent_tui.session.usage import context_usage
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import Session
 from agent_tui.storage.sessions import session_tree
+from agent_tui.tool.escalation import UNSANDBOXED
 
 
 @contextlib.asynccontextmanager
@@ -132,6 +133,8 @@ def _expand_custom_command(text: str) -> tuple[str, str | None]:
 async def _run(args: argparse.Namespace, config: Config) -> int:
     for tool in args.allow:
         config.permission[tool] = "allow"
+    if args.allow_unsandboxed:
+        config.permission[UNSANDBOXED] = "allow"
     text = " ".join(args.message)
     if text.strip() == "-":
         text = sys.stdin.read()
@@ -287,6 +290,8 @@ async def _context(args: argparse.Namespace, config: Config) -> int:
             history, model, config, Path(session.directory), engine.ctx.registry.definitions()
         )
         withheld = engine.ctx.tool_env.withheld_line()
+        sandbox = await engine.ctx.sandbox.status_line()
     print(render(result))
     print(withheld)
+    print(sandbox)
     return 0

@@ -88,6 +88,30 @@ class ShellConfig(_Strict):
     """The environment of the processes tools start (bash)."""
 
 
+DEFAULT_DENY_READ = ("~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.netrc")
+"""Secret paths commands in the sandbox cannot read (sandbox.deny_read's default)."""
+
+
+class SandboxConfig(_Strict):
+    """The OS sandbox (bubblewrap, Linux) of bash commands, `!command` and local MCP
+    servers: everything read-only but the project, a per-session temp dir and
+    `writable`; secrets unreadable; no network; its own process namespace."""
+
+    enabled: bool = True
+    """Sandbox every command where bubblewrap works (false: commands run with your rights)."""
+    network: bool = False
+    """Let sandboxed commands use the network (off: only the sandbox's own loopback)."""
+    writable: list[str] = Field(default_factory=list)
+    """More paths commands may write besides the project and their temp dir (`~` works),
+    e.g. ["~/.cache", "~/.npm"]."""
+    deny_read: list[str] = Field(default_factory=lambda: list(DEFAULT_DENY_READ))
+    """Paths commands cannot read (setting it replaces this list; `~` works). agent-tui's
+    own data and config dirs are never readable."""
+    required: bool = False
+    """Refuse to run commands (and local MCP servers) when no sandbox is possible here,
+    instead of running them unsandboxed with a notice."""
+
+
 class CompactionConfig(_Strict):
     auto: bool = True
     """Summarise automatically when the context window fills up."""
@@ -222,6 +246,8 @@ class McpLocalConfig(_Strict):
     """False keeps the entry without starting the server."""
     timeout: int = Field(default=MCP_DEFAULT_TIMEOUT_MS, ge=1)
     """Milliseconds the server may take to start and list its tools."""
+    sandbox: bool = True
+    """Run the server in the sandbox (the `sandbox` section's rules); false opts it out."""
 
 
 class McpRemoteConfig(_Strict):
@@ -254,7 +280,8 @@ class Config(_Strict):
     """Per model id: limit.{context,input,output} overriding litellm's model info, cache
     (prompt caching on/off) and reasoning ({effort} or {budget_tokens})."""
     permission: dict[str, PermissionLevel] = Field(default_factory=dict)
-    """Per tool: allow, ask or deny. Defaults: read-only tools allow; edit, write, bash ask."""
+    """Per tool: allow, ask or deny. Defaults: read-only tools allow; edit, write, bash ask;
+    `unsandboxed` (running a command again outside the sandbox after it blocked it) ask."""
     instructions: list[str] = Field(default_factory=list)
     """Extra instruction files added to the system prompt."""
     max_steps: int = Field(default=100, ge=1)
@@ -270,6 +297,8 @@ class Config(_Strict):
     keybinds: KeybindsConfig = Field(default_factory=KeybindsConfig)
     shell: ShellConfig = Field(default_factory=ShellConfig)
     """What commands the model runs may see of the environment."""
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    """The OS sandbox of commands and local MCP servers (bubblewrap on Linux)."""
     mcp: dict[str, McpServerConfig] = Field(default_factory=dict)
     """MCP servers by name: their tools are offered as `NAME_TOOL` (permission default ask;
     `"NAME_*"` keys in `permission` match them)."""

@@ -63,6 +63,10 @@ class PermissionDenied(ToolError):
     """A tool call was refused by configuration or by the person."""
 
 
+class SandboxError(ToolError):
+    """A command cannot run as configured: `sandbox.required` and no sandbox here."""
+
+
 class Aborted(AgentTuiError):
     """The person interrupted the running step."""
 

@@ -7,7 +7,9 @@
   `python -c "import litellm"` alone: the difference is what agent-tui itself adds;
 - the start-up reap's /proc scan for processes a killed agent-tui left (procs.py);
 - the engine's per-delta cost (part update + event + batched SQLite write) when a reply
-  streams at 1,000 deltas/s, and the writer's busy share.
+  streams at 1,000 deltas/s, and the writer's busy share;
+- the sandbox's per-command overhead: `true` through the bash tool's own runner, wrapped
+  by `Sandbox.wrap` (bubblewrap, mounts, seccomp) and not (goal: ≤ 20 ms median).
 
     .venv/bin/python bench/bench_engine.py
 """
@@ -118,6 +120,48 @@ def bench_reap_scan(runs: int = 20) -> None:
     print(f"orphan reap: /proc scan of {count} processes {median_ms(samples)}")
 
 
+async def bench_sandbox(runs: int = 50) -> None:
+    """Median time of `true` as the bash tool starts it, sandboxed and not."""
+    from agent_tui.config import SandboxConfig, TruncationConfig
+    from agent_tui.sandbox import Sandbox, probe
+    from agent_tui.tool.bash import run_command
+    from agent_tui.tool.bash_output import OutputCapture
+
+    support = await probe()
+    if not support.available:
+        print(f"sandbox: not measured ({support.reason})")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp)
+        sandbox = Sandbox(SandboxConfig())
+        env = dict(os.environ)
+        argv = ["/bin/bash", "-c", "true"]
+
+        async def once(wrapped: bool) -> float:
+            start = time.perf_counter()
+            command, command_env = argv, env
+            if wrapped:
+                done = await sandbox.wrap(argv, env, key="bench", project=project, cwd=project)
+                command, command_env = done.argv, done.env
+            capture = OutputCapture(project, TruncationConfig())
+            outcome, code = await run_command(
+                command, project, 30, asyncio.Event(), capture, command_env
+            )
+            assert (outcome, code) == ("exited", 0), (outcome, code)
+            return time.perf_counter() - start
+
+        plain: list[float] = []
+        boxed: list[float] = []
+        for _ in range(runs):  # interleaved: both see the same machine load
+            plain.append(await once(False))
+            boxed.append(await once(True))
+        await sandbox.close()
+    overhead = (statistics.median(boxed) - statistics.median(plain)) * 1000
+    print(f"bash `true` unsandboxed: {median_ms(plain)}")
+    print(f"bash `true` sandboxed:   {median_ms(boxed)}")
+    print(f"sandbox overhead per command: {overhead:.1f} ms median (goal ≤ 20 ms)")
+
+
 def bench_first_request(runs: int = 3) -> float:
     """From starting `agent-tui run` to its first request arriving at the fake server."""
     samples = []
@@ -213,3 +257,4 @@ if __name__ == "__main__":
     bench_reap_scan()
     bench_first_byte()
     asyncio.run(bench_deltas())
+    asyncio.run(bench_sandbox())

@@ -1,5 +1,9 @@
 """No process a tool started outlives agent-tui: real `agent-tui run` processes, real
-bash children, real signals (procs.py)."""
+bash children, real signals (procs.py).
+
+These run commands unsandboxed: they check procs.py's own net (process groups, the owner
+marker), which is what holds where no sandbox can be; in the sandbox its PID namespace
+ends everything with the command (tests/test_sandbox.py)."""
 
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ pytestmark = pytest.mark.skipif(not procs.LINUX, reason="the /proc checks need L
 
 ROOT = Path(__file__).resolve().parent.parent
 DEADLINE = 20.0
+UNSANDBOXED = {"enabled": False}
 
 
 def alive(pid: int) -> bool:
@@ -80,7 +85,7 @@ def bash_call(command: str) -> ToolCalls:
 def test_background_jobs_end_with_run(
     isolated: Path, fake_llm: FakeOpenAI, owners: list[int]
 ) -> None:
-    write_config(isolated, fake_llm)
+    write_config(isolated, fake_llm, sandbox=UNSANDBOXED)
     # One job stays in the command's group, one leaves it with setsid.
     fake_llm.script(
         bash_call(
@@ -101,7 +106,7 @@ def test_background_jobs_end_with_run(
 def test_sigkilled_agent_children_are_reaped_at_next_start(
     isolated: Path, fake_llm: FakeOpenAI, owners: list[int]
 ) -> None:
-    write_config(isolated, fake_llm)
+    write_config(isolated, fake_llm, sandbox=UNSANDBOXED)
     fake_llm.script(
         bash_call("sleep 300 >/dev/null 2>&1 & echo $! > job.pid; echo $$ > shell.pid; sleep 300"),
         Hang(delay=60),
@@ -142,7 +147,7 @@ def test_sigkilled_agent_children_are_reaped_at_next_start(
 def test_sigterm_stops_children_before_dying(
     isolated: Path, fake_llm: FakeOpenAI, owners: list[int]
 ) -> None:
-    write_config(isolated, fake_llm)
+    write_config(isolated, fake_llm, sandbox=UNSANDBOXED)
     fake_llm.script(
         bash_call("sleep 300 >/dev/null 2>&1 & echo $! > job.pid; sleep 300"), Hang(delay=60)
     )

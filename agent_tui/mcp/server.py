@@ -8,6 +8,7 @@ import contextlib
 import logging
 import os
 import re
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,7 +17,8 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 
 from agent_tui import procs
 from agent_tui.config import McpLocalConfig, McpRemoteConfig
-from agent_tui.errors import ConfigError
+from agent_tui.errors import ConfigError, SandboxError
+from agent_tui.sandbox import Sandbox, SandboxPolicy, explain
 
 if TYPE_CHECKING:
     import mcp_types
@@ -50,6 +52,8 @@ class McpServer:
     _stderr: IO[bytes] | None = None
     on_fail: Callable[[McpServer], None] | None = None
     """Told once when the server fails to start or stops answering."""
+    policy: SandboxPolicy | None = None
+    """The sandbox it runs in (None: unsandboxed or remote)."""
 
     def __post_init__(self) -> None:
         if not self.config.enabled:
@@ -60,22 +64,23 @@ class McpServer:
     def timeout(self) -> float:
         return self.config.timeout / 1000
 
-    def start(self, env: dict[str, str], cwd: Path) -> None:
+    def start(self, env: dict[str, str], cwd: Path, sandbox: Sandbox | None = None) -> None:
         """Connect in a background task (it owns the connection until close())."""
         if self.state == "starting" and self._task is None:
-            self._task = asyncio.create_task(self._run(env, cwd), name=f"mcp-{self.name}")
+            self._task = asyncio.create_task(self._run(env, cwd, sandbox), name=f"mcp-{self.name}")
 
     async def wait_ready(self) -> None:
         """Until the server is connected or has failed (bounded by its timeout)."""
         await self._ready.wait()
 
-    async def _run(self, env: dict[str, str], cwd: Path) -> None:
+    async def _run(self, env: dict[str, str], cwd: Path, sandbox: Sandbox | None) -> None:
         import anyio
         from mcp import ClientSession
 
         try:
             async with contextlib.AsyncExitStack() as stack:
-                read, write = await stack.enter_async_context(await self._transport(env, cwd))
+                transport = await self._transport(env, cwd, sandbox)
+                read, write = await stack.enter_async_context(transport)
                 session = await stack.enter_async_context(ClientSession(read, write))
                 with anyio.fail_after(self.timeout):
                     await session.initialize()
@@ -94,7 +99,7 @@ class McpServer:
             if self._stderr is not None:
                 self._stderr.close()
 
-    async def _transport(self, env: dict[str, str], cwd: Path) -> Any:
+    async def _transport(self, env: dict[str, str], cwd: Path, sandbox: Sandbox | None) -> Any:
         """The SDK's transport context for this server's type."""
         if isinstance(self.config, McpLocalConfig):
             from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -103,13 +108,25 @@ class McpServer:
                 key: expand_env(value, f"mcp.{self.name}.environment.{key}")
                 for key, value in self.config.environment.items()
             }
-            command, *args = self.config.command
-            self._stderr = await asyncio.to_thread(tempfile.TemporaryFile)
             # The SDK starts it in its own session; the marker lets procs.py stop it
             # (and anything it spawns) should agent-tui die without closing it.
-            parameters = StdioServerParameters(
-                command=command, args=args, env=procs.process_env({**env, **extra}), cwd=cwd
-            )
+            argv, full_env = list(self.config.command), procs.process_env({**env, **extra})
+            if sandbox is not None:  # SandboxError (sandbox.required) fails the server
+                program = str(cwd / argv[0]) if "/" in argv[0] else argv[0]
+                if shutil.which(program, path=full_env.get("PATH")) is None:
+                    raise FileNotFoundError(2, "command not found", argv[0])
+                wrapped = await sandbox.wrap(
+                    argv,
+                    full_env,
+                    key=f"mcp-{self.name}",
+                    project=cwd,
+                    cwd=cwd,
+                    enabled=self.config.sandbox,
+                )
+                argv, full_env, self.policy = wrapped.argv, wrapped.env, wrapped.policy
+            command, *args = argv
+            self._stderr = await asyncio.to_thread(tempfile.TemporaryFile)
+            parameters = StdioServerParameters(command=command, args=args, env=full_env, cwd=cwd)
             return stdio_client(parameters, errlog=self._stderr)  # type: ignore[arg-type]
         from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -125,6 +142,9 @@ class McpServer:
         self.state = "failed"
         tail = self.stderr_tail()
         self.error = f"{reason}\n{tail}" if tail else reason
+        blocked = explain(tail, self.policy) if tail and self.policy is not None else None
+        if blocked is not None:
+            self.error += f"\n{blocked} (mcp.{self.name}.sandbox: false runs it unsandboxed.)"
         if self.on_fail is not None:
             self.on_fail(self)
 
@@ -232,7 +252,7 @@ def _describe(exc: BaseException, timeout: float) -> str:
         return f"no answer within {timeout:g} s (raise mcp.<name>.timeout, in ms)"
     if isinstance(exc, FileNotFoundError):
         return f"command not found: {exc.filename or exc}"
-    if isinstance(exc, ConfigError):
+    if isinstance(exc, (ConfigError, SandboxError)):
         return str(exc)
     if _connection_closed(exc):
         return "the server closed the connection (did its process exit?)"

@@ -13,6 +13,7 @@ from agent_tui.config import McpLocalConfig, McpServerConfig
 from agent_tui.events import Event, Notice
 from agent_tui.mcp.server import McpServer
 from agent_tui.mcp.tool import McpTool, tool_schema
+from agent_tui.sandbox import Sandbox
 from agent_tui.tool.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,8 @@ class McpServers:
         publish: Callable[[Event], None],
         env: dict[str, str],
         directory: Path | None = None,
+        *,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.servers = {name: McpServer(name, config) for name, config in configs.items()}
         self.registry = registry
@@ -40,6 +43,8 @@ class McpServers:
         self.env = env
         """The tools' environment (secrets withheld); a server's `environment` goes on top."""
         self.directory = directory or Path.cwd()
+        self.sandbox = sandbox
+        """Local servers run in it unless `mcp.NAME.sandbox` is false."""
         self._starting: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -79,7 +84,7 @@ class McpServers:
         starting = [s for s in self.servers.values() if s.state == "starting"]
         for server in starting:
             server.on_fail = self._warn
-            server.start(self.env, self.directory)
+            server.start(self.env, self.directory, self.sandbox)
         await asyncio.gather(*(self._register_when_ready(s) for s in starting))
 
     async def _register_when_ready(self, server: McpServer) -> None:

@@ -10,12 +10,20 @@ from pathlib import Path
 from agent_tui import paths
 from agent_tui.agents import AgentCatalog, AgentInfo, load_agents
 from agent_tui.bus import Bus
-from agent_tui.config import Config, PermissionLevel, ReasoningEffort, resolve_env_ref
+from agent_tui.config import (
+    CONFIG_FILE_NAME,
+    Config,
+    PermissionLevel,
+    ReasoningEffort,
+    resolve_env_ref,
+)
 from agent_tui.errors import ConfigError
 from agent_tui.events import Event, MessageUpdated, Notice, PartUpdated
 from agent_tui.redact import Redactor
+from agent_tui.sandbox import Sandbox
 from agent_tui.secrets import ToolEnvironment
 from agent_tui.session.todos import SessionTodos
+from agent_tui.skills import USER_SKILLS_DIR
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import MessageWithParts, Part, UserMessage
 from agent_tui.storage.snapshot import Snapshots, snapshot_root
@@ -53,6 +61,8 @@ class EngineContext:
     reasoning_efforts: dict[str, ReasoningEffort] = field(default_factory=dict)
     """Per session: a reasoning effort chosen by the person (an editor's thought level)
     over the agent's and the model's own; in memory, never saved."""
+    sandbox: Sandbox = field(init=False)
+    """Where commands and local MCP servers run (sandbox/)."""
 
     def __post_init__(self) -> None:
         policy = self.config.shell.env
@@ -60,6 +70,7 @@ class EngineContext:
             os.environ, policy.exclude, policy.include, policy.set
         )
         self.redact = Redactor(self.tool_env.known_secrets(_configured_keys(self.config)))
+        self.sandbox = _sandbox(self)
 
     def publish(self, event: Event) -> None:
         self.bus.publish(event)
@@ -102,6 +113,7 @@ class EngineContext:
             subagents=self.subagents,
             todos=SessionTodos(self.db, self.publish),
             editor=self.editors.get(session_id),
+            sandbox=self.sandbox,
         )
 
     def note_redactions(self, session_id: str, count: int) -> None:
@@ -142,6 +154,24 @@ class EngineContext:
         if session_id not in self.session_permissions:
             self.session_permissions[session_id] = dict(self.config.permission)
         return self.session_permissions[session_id]
+
+
+def _sandbox(ctx: EngineContext) -> Sandbox:
+    """The sandbox, with agent-tui's own data hidden from commands: the data and config
+    dirs, the database wherever it is, the snapshot repositories, config files given
+    elsewhere. Saved tool outputs (the model is told their paths) and the user's skills
+    (their scripts are run) stay readable."""
+    path = getattr(ctx.db, "path", None)  # a view's stand-in store may have none
+    database = Path(path) if path is not None else paths.database_path()
+    journal = [database.with_name(database.name + end) for end in ("-wal", "-shm", "-journal")]
+    project_config = Path.cwd() / CONFIG_FILE_NAME  # the project's own: commands may read it
+    sources = [Path(s) for s in ctx.config.sources if Path(s) != project_config]
+    return Sandbox(
+        ctx.config.sandbox,
+        own_dirs=[paths.data_dir(), paths.config_dir(), ctx.snapshot_dir],
+        own_files=[database, *journal, *sources],
+        revealed=[ctx.output_dir, paths.config_dir() / USER_SKILLS_DIR],
+    )
 
 
 def _configured_keys(config: Config) -> dict[str, str]:

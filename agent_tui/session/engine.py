@@ -11,7 +11,7 @@ from pathlib import Path
 
 from agent_tui.agents import DEFAULT_AGENT, AgentInfo
 from agent_tui.errors import AgentTuiError, UsageError
-from agent_tui.events import PartUpdated, SessionUpdated
+from agent_tui.events import Notice, PartUpdated, SessionUpdated
 from agent_tui.ids import message_id, now_ms, part_id
 from agent_tui.mcp.servers import McpServers
 from agent_tui.provider.auth import check_credentials
@@ -43,6 +43,7 @@ from agent_tui.storage.models import (
     UserMessage,
 )
 from agent_tui.tool.base import ToolContext
+from agent_tui.tool.escalation import UNSANDBOXED
 from agent_tui.tool.registry import PermissionMode
 from agent_tui.tool.saved_outputs import start_cleanup
 
@@ -62,7 +63,9 @@ class Engine:
             ctx.output_dir, ctx.config.truncation.retention_days
         )
         """Deleting saved outputs older than truncation.retention_days, in the background."""
-        self.mcp = McpServers(ctx.config.mcp, ctx.registry, ctx.publish, ctx.tool_env.env)
+        self.mcp = McpServers(
+            ctx.config.mcp, ctx.registry, ctx.publish, ctx.tool_env.env, sandbox=ctx.sandbox
+        )
         """The MCP servers: started now in the background, their tools registered when ready."""
         self.mcp.start()
 
@@ -177,9 +180,11 @@ class Engine:
 
     async def run_shell(self, session_id: str, command: str) -> ToolPart:
         """`!command`: the person runs a shell command in the session's folder (theirs,
-        so nobody is asked). It is saved as a user message: a bash tool part the view
-        shows as a tool line, and synthetic text with the output that the model reads
-        with the next message. The model is not called."""
+        so nobody is asked to allow bash; it runs in the sandbox all the same, and the
+        person is offered to run it outside when the sandbox blocks it). It is saved as a
+        user message: a bash tool part the view shows as a tool line, and synthetic text
+        with the output that the model reads with the next message. The model is not
+        called."""
         if not command.strip():
             raise UsageError("The command is empty: type a shell command after the !.")
         session = await self.ctx.db.get_session(session_id)
@@ -200,8 +205,10 @@ class Engine:
             state=ToolStateRunning(input=arguments, title=command, time=ToolTime(start=start)),
         )
         await self.ctx.add_message(info, part)
+        await self.announce_sandbox()
         ctx = self._tool_context(session, info.id, part.call_id)
         ctx.permissions["bash"] = "allow"
+        ctx.ask = self.ctx.ask  # only to offer running it outside the sandbox if blocked
         try:
             result = await self.ctx.registry.run("bash", arguments, ctx)
         except AgentTuiError as exc:
@@ -218,6 +225,8 @@ class Engine:
                 time=ToolTime(start=start, end=now_ms()),
             )
             output = result.output
+        if ctx.permissions.get(UNSANDBOXED) == "allow":  # "always" holds for the session
+            self.ctx.permissions_for(session_id)[UNSANDBOXED] = "allow"
         await self._add_part(part)
         await self._add_part(
             TextPart(
@@ -325,7 +334,18 @@ class Engine:
         """Lines added and removed per file the session's turns changed."""
         return await turns.numstat(self.ctx, await self.ctx.db.get_session(session_id))
 
+    async def announce_sandbox(self) -> None:
+        """Once per engine: a notice when commands cannot be sandboxed here."""
+        sandbox = self.ctx.sandbox
+        if sandbox.announced:
+            return
+        sandbox.announced = True
+        notice = await sandbox.start_notice()
+        if notice is not None:
+            self.ctx.publish(Notice(level="warning", message=notice))
+
     async def run(self, session_id: str) -> LoopResult:
+        await self.announce_sandbox()
         await load_litellm()
         self.mcp.start()  # the engine may have been made before the event loop ran
         await self.mcp.wait_ready()  # their tools in the first request (each within its timeout)
@@ -347,8 +367,10 @@ class Engine:
                 await asyncio.shield(task)
 
     async def close(self) -> None:
-        """Stop what the engine started outside a run: the MCP servers (their processes)."""
+        """Stop what the engine started outside a run: the MCP servers (their processes),
+        and delete the sandbox's temp dirs."""
         await self.mcp.close()
+        await self.ctx.sandbox.close()
 
     def abort(self, session_id: str) -> bool:
         """Interrupt the running step or compaction; streamed text is kept."""

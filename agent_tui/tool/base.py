@@ -15,6 +15,7 @@ from agent_tui.config import PermissionLevel, TruncationConfig
 from agent_tui.redact import Redactor
 
 if TYPE_CHECKING:
+    from agent_tui.sandbox import Sandbox
     from agent_tui.storage.models import MessageWithParts, TodoItem
     from agent_tui.storage.search import SearchHit
 
@@ -74,12 +75,14 @@ class PermissionRequest(BaseModel):
 
     session_id: str
     tool: str
-    """The permission key: a tool name, or `external_directory`."""
+    """The permission key: a tool name, `external_directory` or `unsandboxed`."""
     title: str
     detail: str = ""
     input: dict[str, Any] = Field(default_factory=dict)
     call_id: str = ""
     """The model's id of the tool call asking (empty for calls the person started)."""
+    question: str = ""
+    """The dialog's question when not "Allow TOOL?" (running a command outside the sandbox)."""
 
 
 AskPermission = Callable[[PermissionRequest], Awaitable[PermissionReply]]
@@ -120,6 +123,10 @@ class ToolContext:
     """Read, edit and write go through the editor when it offers to (None: the disk)."""
     progress: Callable[[str], None] | None = None
     """Output as it arrives (redacted), for views that show a running command live."""
+    sandbox: Sandbox | None = None
+    """Where commands run (bash, `!command`); None: unsandboxed (a bare context)."""
+    read_only: bool = False
+    """Commands run in a read-only sandbox, the project included (plan mode)."""
 
 
 class Tool(ABC):

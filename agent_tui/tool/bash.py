@@ -1,7 +1,10 @@
 """The bash tool: run a command in its own process group, with a timeout and abort.
 
 The group and the AGENT_TUI_OWNER marker in its environment let agent-tui stop whatever
-the command left running when it exits, or reap it at the next start (see procs.py)."""
+the command left running when it exits, or reap it at the next start (see procs.py).
+Where it can be, the command runs in the sandbox (`ToolContext.sandbox`, sandbox/): the
+bubblewrap process leads the group, and what it started ends with it; a blocked command
+is explained and may be run again outside (tool/escalation.py)."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from agent_tui.errors import ToolError
 from agent_tui.secrets import ToolEnvironment
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
 from agent_tui.tool.bash_output import OutputCapture
+from agent_tui.tool.escalation import after_sandbox
 from agent_tui.tool.paths import resolve_path
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -107,21 +111,19 @@ async def _stop_group(pgid: int, tasks: set[asyncio.Task[Any]]) -> None:
 
 
 async def run_command(
-    command: str,
+    argv: list[str],
     cwd: Path,
     timeout_s: float,
     abort: asyncio.Event,
     capture: OutputCapture,
     env: dict[str, str],
 ) -> tuple[Outcome, int | None]:
-    """Run `command` until it exits, times out or `abort` is set. (outcome, exit code)."""
+    """Run `argv` until it exits, times out or `abort` is set. (outcome, exit code)."""
     loop = asyncio.get_running_loop()
     create = asyncio.ensure_future(
         loop.subprocess_exec(
             lambda: _ExitAwareProtocol(READ_CHUNK_BYTES, loop),
-            "/bin/bash",
-            "-c",
-            command,
+            *argv,
             cwd=cwd,
             env=env,
             stdin=asyncio.subprocess.DEVNULL,
@@ -207,24 +209,39 @@ class BashTool(Tool):
         cwd = await resolve_path(ctx, params.workdir) if params.workdir else ctx.directory
         if not cwd.is_dir():
             raise ToolError(f"workdir {cwd} does not exist or is not a folder.")
-        capture = OutputCapture(ctx.output_dir, ctx.truncation, ctx.redact, ctx.progress)
-        outcome, exit_code = await run_command(
-            params.command, cwd, params.timeout / 1000, ctx.abort, capture, command_env(ctx.env)
+        argv, env = ["/bin/bash", "-c", params.command], command_env(ctx.env)
+        if ctx.sandbox is None:
+            return await _run(params, ctx, argv, env, cwd)
+        wrapped = await ctx.sandbox.wrap(
+            argv, env, key=ctx.session_id, project=ctx.directory, cwd=cwd, read_only=ctx.read_only
         )
-        output, metadata = await asyncio.to_thread(capture.render)
-        notes = _status_notes(outcome, exit_code, params.timeout)
-        if not output and not notes:
-            output = "(no output)"
-        output = "\n\n".join(part for part in (output.rstrip("\n"), "\n".join(notes)) if part)
-        metadata["exit_code"] = exit_code
-        if capture.redactions:
-            metadata["redacted"] = capture.redactions
-        if outcome == "timed_out":
-            metadata["timed_out"] = True
-        elif outcome == "interrupted":
-            metadata["interrupted"] = True
-        if params.description:
-            metadata["description"] = params.description
-        return ToolResult(
-            title=params.description or params.command, output=output, metadata=metadata
+        result = await _run(params, ctx, wrapped.argv, wrapped.env, cwd)
+        if wrapped.policy is None:
+            return result
+        return await after_sandbox(
+            result, params.command, wrapped.policy, ctx, lambda: _run(params, ctx, argv, env, cwd)
         )
+
+
+async def _run(
+    params: BashParams, ctx: ToolContext, argv: list[str], env: dict[str, str], cwd: Path
+) -> ToolResult:
+    capture = OutputCapture(ctx.output_dir, ctx.truncation, ctx.redact, ctx.progress)
+    outcome, exit_code = await run_command(
+        argv, cwd, params.timeout / 1000, ctx.abort, capture, env
+    )
+    output, metadata = await asyncio.to_thread(capture.render)
+    notes = _status_notes(outcome, exit_code, params.timeout)
+    if not output and not notes:
+        output = "(no output)"
+    output = "\n\n".join(part for part in (output.rstrip("\n"), "\n".join(notes)) if part)
+    metadata["exit_code"] = exit_code
+    if capture.redactions:
+        metadata["redacted"] = capture.redactions
+    if outcome == "timed_out":
+        metadata["timed_out"] = True
+    elif outcome == "interrupted":
+        metadata["interrupted"] = True
+    if params.description:
+        metadata["description"] = params.description
+    return ToolResult(title=params.description or params.command, output=output, metadata=metadata)

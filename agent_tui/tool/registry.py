@@ -183,6 +183,12 @@ class AgentPolicy:
     modes: Mapping[str, PermissionMode]
     also: tuple[AgentInfo, ...] = ()
 
+    @property
+    def read_only(self) -> bool:
+        """Commands run in a read-only sandbox: the agent, or the one that started this
+        subagent, may not change files (plan mode)."""
+        return any(agent.read_only for agent in (self.agent, *self.also))
+
     def _level(
         self, agent: AgentInfo, tool: Tool, params: BaseModel, base: PermissionLevel
     ) -> tuple[PermissionLevel | None, str]:
@@ -318,6 +324,7 @@ class ToolRegistry:
             raise ToolError(f"Unknown tool {name!r}. Available tools: {', '.join(self.names())}.")
         params = parse_arguments(tool, raw_arguments)
         if self.policy is not None:
+            ctx.read_only = ctx.read_only or self.policy.read_only
             await self.policy.check(tool, params, ctx)
         else:
             await check_permission(tool, params, ctx)

@@ -169,6 +169,7 @@ class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
         # GIL: start it once the first frame has been painted, not during it.
         self.set_timer(PRELOAD_DELAY, self._preload)
         self.loaded.set()
+        await self.engine.announce_sandbox()  # a notice if commands cannot be sandboxed
 
     def _preload(self) -> None:
         from agent_tui.provider.loader import preload_in_background

@@ -210,7 +210,8 @@ class AppCommands:
                 breakdown, history, model, self.config, directory, tools
             )
             withheld = self.engine.ctx.tool_env.withheld_line()
-            self.push_screen(TextScreen("Context", f"{render(result)}\n{withheld}"))
+            sandbox = await self.engine.ctx.sandbox.status_line()
+            self.push_screen(TextScreen("Context", f"{render(result)}\n{withheld}\n{sandbox}"))
 
         self._guard(show)
 

@@ -33,7 +33,7 @@ class PermissionScreen(ModalScreen[PermissionReply]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(f"Allow {self.request.tool}?", id="question")
+            yield Label(self.request.question or f"Allow {self.request.tool}?", id="question")
             yield Static(self.request.title, markup=False, id="title")
             with VerticalScroll(id="detail-scroll"):
                 yield _detail(self.request)

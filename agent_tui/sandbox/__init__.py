@@ -1,0 +1,20 @@
+"""The OS sandbox of commands the model asks for (bash, `!command`, local MCP servers):
+bubblewrap on Linux. `Sandbox.wrap` is the only place a sandbox command line is built."""
+
+from __future__ import annotations
+
+from agent_tui.sandbox.explain import background_note, created_config_note, explain
+from agent_tui.sandbox.policy import SandboxPolicy
+from agent_tui.sandbox.sandbox import Sandbox, Wrapped
+from agent_tui.sandbox.support import SandboxSupport, probe
+
+__all__ = [
+    "Sandbox",
+    "SandboxPolicy",
+    "SandboxSupport",
+    "Wrapped",
+    "background_note",
+    "created_config_note",
+    "explain",
+    "probe",
+]

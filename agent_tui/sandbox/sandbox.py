@@ -1,0 +1,298 @@
+"""The one place that puts a command the model asked for (bash, `!command`, a local MCP
+server) in the sandbox: `Sandbox.wrap` turns an argv and its environment into the
+bubblewrap command line for the session, or leaves them alone where no sandbox can be
+(with the notice saying so), or refuses when `sandbox.required` is set."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import re
+import secrets
+import shutil
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_tui import procs
+from agent_tui.config import SandboxConfig
+from agent_tui.errors import SandboxError
+from agent_tui.sandbox import seccomp
+from agent_tui.sandbox.policy import DeniedPath, SandboxPolicy, bwrap_argv, outermost, resolve
+from agent_tui.sandbox.support import SandboxSupport, probe
+
+PROJECT_CONFIG = ("agent-tui.json", ".agent-tui")
+"""agent-tui reads these from the project at its next start: not rewritable by a command."""
+TEMP_PREFIX = "agent-tui-"
+STALE_TEMP = re.compile(r"^agent-tui-(\d+-\d+)-[0-9a-f]+$")
+OWN_DATA = "agent-tui's own data"
+
+
+@dataclass(frozen=True)
+class Wrapped:
+    """A command ready to start: sandboxed when `policy` is set."""
+
+    argv: list[str]
+    env: dict[str, str]
+    policy: SandboxPolicy | None = None
+
+
+@dataclass(frozen=True)
+class GitDirs:
+    git_dir: Path
+    common_dir: Path
+    """Where hooks and config live (a worktree's `.git` file points into another repo)."""
+
+
+def find_git(start: Path) -> GitDirs | None:
+    """The repository the folder belongs to: `.git` here or in a parent folder."""
+    for folder in (start, *start.parents):
+        dotgit = folder / ".git"
+        if dotgit.is_dir():
+            return GitDirs(dotgit, dotgit)
+        if dotgit.is_file():
+            try:
+                text = dotgit.read_text(encoding="utf-8", errors="replace").strip()
+            except OSError:
+                return None
+            if not text.startswith("gitdir:"):
+                return None
+            git_dir = resolve(folder / text.removeprefix("gitdir:").strip())
+            common = git_dir
+            with contextlib.suppress(OSError):
+                common = resolve(git_dir / (git_dir / "commondir").read_text().strip())
+            return GitDirs(git_dir, common)
+    return None
+
+
+class Sandbox:
+    """Built once per engine from `sandbox` config and agent-tui's own paths."""
+
+    def __init__(
+        self,
+        config: SandboxConfig,
+        *,
+        own_dirs: Iterable[Path] = (),
+        own_files: Iterable[Path] = (),
+        revealed: Iterable[Path] = (),
+    ) -> None:
+        self.config = config
+        self.own_dirs = tuple(own_dirs)
+        """agent-tui's data and config dirs, the snapshot repositories: never readable."""
+        self.own_files = tuple(own_files)
+        """The database (and its journal files), config files outside those dirs."""
+        self.revealed = tuple(revealed)
+        """Read-only although inside an own dir: saved tool outputs the model is told about."""
+        self._root: Path | None = None
+        self.announced = False
+        """The start notice was published (once per engine)."""
+
+    # ---- status --------------------------------------------------------------------------
+
+    async def support(self) -> SandboxSupport | None:
+        """None when sandbox.enabled is false; else whether this machine can sandbox."""
+        return await probe() if self.config.enabled else None
+
+    async def status_line(self) -> str:
+        """For /context and `agent-tui context`: what commands run under."""
+        support = await self.support()
+        if support is None:
+            return "Sandbox: off (sandbox.enabled is false): commands run with your full rights."
+        if not support.available:
+            return self.unavailable_text(support)
+        writable = ", ".join(["the project", "$TMPDIR (per session)", *self.config.writable])
+        hidden = ", ".join([*self.config.deny_read, "agent-tui's data and config"])
+        network = "on (sandbox.network)" if self.config.network else "off"
+        return (
+            f"Sandbox: bubblewrap. Writable: {writable}. Unreadable: {hidden}. "
+            f"Network: {network}. Plan mode: read-only."
+        )
+
+    def unavailable_text(self, support: SandboxSupport) -> str:
+        if self.config.required:
+            return (
+                "Commands are refused: sandbox.required is true and they cannot be "
+                f"sandboxed here ({support.reason})."
+            )
+        return f"Commands run without a sandbox: {support.reason}."
+
+    async def start_notice(self) -> str | None:
+        """The one notice at start when commands cannot be sandboxed (None otherwise)."""
+        support = await self.support()
+        if support is None or support.available:
+            return None
+        return self.unavailable_text(support)
+
+    # ---- wrapping ------------------------------------------------------------------------
+
+    async def wrap(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        *,
+        key: str,
+        project: Path,
+        cwd: Path,
+        read_only: bool = False,
+        enabled: bool = True,
+    ) -> Wrapped:
+        """The command as it must start. `key` names its temp dir (a session id, or
+        `mcp-NAME`); `enabled` False is a per-server opt-out (mcp.NAME.sandbox)."""
+        support = await self.support()
+        if support is None or not enabled:
+            return Wrapped(argv, env)
+        if not support.available or support.bwrap is None:
+            if self.config.required:
+                raise SandboxError(self.unavailable_text(support))
+            return Wrapped(argv, env)
+        policy = await asyncio.to_thread(
+            self._policy, support.bwrap, key, project, cwd, env, read_only
+        )
+        return Wrapped(bwrap_argv(policy, argv), {**env, **policy.env}, policy)
+
+    def _policy(
+        self,
+        bwrap: str,
+        key: str,
+        project: Path,
+        cwd: Path,
+        env: dict[str, str],
+        read_only: bool,
+    ) -> SandboxPolicy:
+        project = resolve(project)
+        temp = self.temp_dir(key)
+        writable = [resolve(_expand(p, env)) for p in self.config.writable]
+        writable = [p for p in writable if p.exists()]
+        real_cwd = resolve(cwd)
+        if real_cwd != project and project not in real_cwd.parents:
+            writable.append(real_cwd)  # a workdir outside the project the person approved
+        protected = [project / name for name in PROJECT_CONFIG]
+        git = find_git(project)
+        if git is not None:
+            protected += self._git_protected(git, project, writable)
+        denied = self._denied(env, keep=(project, temp))
+        policy = SandboxPolicy(
+            bwrap=bwrap,
+            project=project,
+            cwd=cwd,
+            temp_dir=temp,
+            denied_file=self._denied_file(),
+            writable=tuple(writable),
+            protected=tuple(protected),
+            denied=tuple(denied),
+            revealed=tuple(resolve(p) for p in self.revealed),
+            network=self.config.network,
+            read_only=read_only,
+            home=_expand("~", env),
+            seccomp=self._seccomp_file(),
+            absent_config=tuple(project / n for n in PROJECT_CONFIG if not (project / n).exists()),
+        )
+        return _with_env(policy, env)
+
+    def _git_protected(self, git: GitDirs, project: Path, writable: list[Path]) -> list[Path]:
+        """The repository writable (commits work) but its hooks and config read-only:
+        they run later outside the sandbox."""
+        dirs = {git.git_dir, git.common_dir}
+        for folder in dirs:
+            if folder != project and project not in folder.parents:
+                writable.append(folder)  # the project is a subfolder or a worktree
+        hooks = git.common_dir / "hooks"
+        with contextlib.suppress(OSError):
+            hooks.mkdir(exist_ok=True)  # to be mounted read-only, it must exist
+        return [
+            hooks,
+            git.common_dir / "config",
+            git.git_dir / "config.worktree",
+            git.git_dir / "hooks",
+        ]
+
+    def _denied(self, env: dict[str, str], keep: tuple[Path, ...]) -> list[DeniedPath]:
+        wanted = [
+            DeniedPath(resolve(_expand(p, env)), p, "sandbox.deny_read")
+            for p in self.config.deny_read
+        ]
+        wanted += [DeniedPath(resolve(p), str(p), OWN_DATA) for p in self.own_dirs]
+        wanted += [DeniedPath(resolve(p), str(p), OWN_DATA) for p in self.own_files]
+        # A mask over the project or the temp dir would hide the command's own work.
+        wanted = [
+            d
+            for d in wanted
+            if d.path.exists() and not any(k == d.path or d.path in k.parents for k in keep)
+        ]
+        kept = outermost(d.path for d in wanted)
+        return [next(d for d in wanted if d.path == path) for path in kept]
+
+    # ---- temp dirs -----------------------------------------------------------------------
+
+    def temp_dir(self, key: str) -> Path:
+        """The per-session temp dir (TMPDIR), created on first use."""
+        folder = self._temp_root() / re.sub(r"[^A-Za-z0-9_.-]", "_", key)
+        folder.mkdir(mode=0o700, exist_ok=True)
+        return resolve(folder)
+
+    def _temp_root(self) -> Path:
+        if self._root is None or not self._root.is_dir():
+            base = Path(tempfile.gettempdir())
+            _remove_stale(base)
+            name = f"{TEMP_PREFIX}{procs.owner_token()}-{secrets.token_hex(4)}"
+            root = base / name
+            root.mkdir(mode=0o700)
+            self._root = root
+        return self._root
+
+    def _denied_file(self) -> Path:
+        path = self._temp_root() / ".denied"
+        if not path.exists():
+            path.touch(mode=0o000)
+            path.chmod(0o000)
+        return path
+
+    def _seccomp_file(self) -> Path | None:
+        path = self._temp_root() / ".seccomp"
+        if not path.exists():
+            filter_program = seccomp.program()
+            if filter_program is None:
+                return None
+            path.write_bytes(filter_program)
+        return path
+
+    async def close(self) -> None:
+        """Delete the temp dirs (the commands that used them have ended)."""
+        root, self._root = self._root, None
+        if root is not None:
+            await asyncio.to_thread(shutil.rmtree, root, True)
+
+
+def _expand(path: str | Path, env: dict[str, str]) -> Path:
+    text = str(path)
+    if text == "~" or text.startswith("~/"):
+        home = env.get("HOME") or str(Path.home())
+        text = home + text[1:]
+    return Path(text)
+
+
+def _with_env(policy: SandboxPolicy, env: dict[str, str]) -> SandboxPolicy:
+    """TMPDIR is the session's temp dir; caches that cannot be written go there too
+    (pip and other XDG users, npm), so installs work without making ~ writable."""
+    extra = {"TMPDIR": str(policy.temp_dir)}
+    home = _expand("~", env)
+    cache = Path(env["XDG_CACHE_HOME"]) if env.get("XDG_CACHE_HOME") else home / ".cache"
+    if not policy.may_write(resolve(cache)):
+        extra["XDG_CACHE_HOME"] = str(policy.temp_dir / "cache")
+    npm = Path(env["npm_config_cache"]) if env.get("npm_config_cache") else home / ".npm"
+    if not policy.may_write(resolve(npm)):
+        extra["npm_config_cache"] = str(policy.temp_dir / "npm")
+    return dataclasses.replace(policy, env=extra)
+
+
+def _remove_stale(base: Path) -> None:
+    """Temp dirs of agent-tuis that are no longer running (killed before cleaning up)."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(base):
+            match = STALE_TEMP.match(entry.name)
+            if match and entry.is_dir(follow_symlinks=False):
+                if not procs.owner_alive(match.group(1)):
+                    shutil.rmtree(entry.path, ignore_errors=True)
