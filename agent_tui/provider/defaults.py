@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 from agent_tui.config import DEFAULT_MODEL, Config, ModelConfig, ModelLimit, ProviderConfig
 from agent_tui.errors import ConfigError
+from agent_tui.provider.windows import known_window
 
 
 @dataclass(frozen=True)
@@ -203,10 +204,15 @@ def _map_entry(model: str) -> dict[str, Any] | None:
 
 
 def context_window(model: str, config: Config) -> int:
-    """The model's window in tokens (config `models.<id>.limit.context` first; 0 = unknown)."""
+    """The model's window in tokens: config `models.<id>.limit.context`, else what its
+    server said or its overflow error named (provider/windows.py), else litellm's map;
+    0 = unknown."""
     override = config.limit_for(model)
     if override is not None and override.context:
         return override.context
+    served = known_window(model, config)
+    if served is not None:
+        return served.context
     entry = _map_entry(model) or {}
     return int(entry.get("max_input_tokens") or 0)
 
