@@ -245,7 +245,7 @@ def test_malformed_sse_every_time_is_a_clear_error(
 ) -> None:
     write_config(isolated, fake_llm, retry={"max_attempts": 2})
     fake_llm.script(Malformed("half an answer"), Malformed("half an answer"))
-    code, out, err = run_cli(capsys, "run", "hello")
+    code, _, err = run_cli(capsys, "run", "hello")
     assert code == 1
     last = err.strip().splitlines()[-1]
     assert last.startswith("agent-tui: ") and "stream" in last.lower()
