@@ -8,7 +8,7 @@ do that a hosted API does not, so that tests need no model.
   llama.cpp `GET /props`; Ollama `POST /api/show` and `GET /api/ps` (`GET /api/tags` too);
   LM Studio `GET /api/v0/models/{id}`; vLLM `GET /v1/models` with `max_model_len`;
 - enforces its window `n_ctx` on chat requests (prompt tokens counted as the base fake
-  does: the messages' JSON length / 4) the way its kind fails: llama.cpp a 400
+  does, the messages' and tools' JSON length / 4) the way its kind fails: llama.cpp a 400
   `exceed_context_size_error` with `n_ctx`; llama-cpp-python `200`, then the stream ends
   (`overflow="silent"`, what the real one does: the reason is only in its log) or an
   error object "Requested tokens (N) exceed context window of M" inside the stream
@@ -40,6 +40,7 @@ from tests.fake_openai import (
     StreamError,
     Text,
     ToolCalls,
+    Usage,
     _ClientGone,
     _estimate_usage,
     _Handler,
@@ -60,7 +61,10 @@ DEFAULT_OVERFLOW: dict[str, Overflow] = {
 
 
 def prompt_tokens(body: dict[str, Any]) -> int:
-    return _estimate_usage(body).prompt_tokens
+    """The prompt as this server counts it: the messages' and the tools' JSON / 4 (a
+    server renders both into the prompt)."""
+    tools = len(json.dumps(body["tools"])) // 4 if body.get("tools") else 0
+    return _estimate_usage(body).prompt_tokens + tools
 
 
 class _LocalHandler(_Handler):
@@ -103,6 +107,7 @@ class _LocalHandler(_Handler):
         body = self._read_body() or {}
         fake = self.fake
         reply = fake._record(body, {k.lower(): v for k, v in self.headers.items()})
+        fake.loaded = True  # Ollama loads the model for its first request
         try:
             self.send_response(200)
             self.send_header("Content-Type", "application/x-ndjson")
@@ -117,6 +122,12 @@ class _LocalHandler(_Handler):
             for piece in pieces:
                 self._line({"model": model, "created_at": "2026-01-01T00:00:00Z",
                             "message": {"role": "assistant", "content": piece}, "done": False})
+            if isinstance(reply, ToolCalls):
+                calls = [{"function": {"name": c.name, "arguments": json.loads(c.arguments)}}
+                         for c in reply.normalised_calls()]
+                self._line({"model": model, "created_at": "2026-01-01T00:00:00Z",
+                            "message": {"role": "assistant", "content": reply.text,
+                                        "tool_calls": calls}, "done": False})
             if not isinstance(reply, Cut):
                 self._line({"model": model, "created_at": "2026-01-01T00:00:00Z",
                             "message": {"role": "assistant", "content": ""}, "done": True,
@@ -245,6 +256,12 @@ class FakeLocal(FakeOpenAI):
                 "model_info": {"general.architecture": "qwen2",
                                "qwen2.context_length": self.model_window,
                                "qwen2.embedding_length": 3584}}
+
+    def estimate_usage(self, body: dict[str, Any], *outputs: str) -> Usage:
+        """Reported usage counts the prompt as the window check does (tools included)."""
+        usage = _estimate_usage(body, *outputs)
+        usage.prompt_tokens = prompt_tokens(body)
+        return usage
 
     # -- how a request fails by itself ----------------------------------------------------
 

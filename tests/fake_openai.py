@@ -356,7 +356,7 @@ class _Handler(BaseHTTPRequestHandler):
             ]
             outputs += [reply.text, *(call.arguments for call in calls)]
             finish = "tool_calls"
-        usage = getattr(reply, "usage", None) or _estimate_usage(body, *outputs)
+        usage = getattr(reply, "usage", None) or self.server.fake.estimate_usage(body, *outputs)
         self._send_json(200, {
             "id": self.server.fake._next_id(),
             "object": "chat.completion",
@@ -384,6 +384,7 @@ class _Stream:
 
     def __init__(self, handler: _Handler, body: dict[str, Any]) -> None:
         self.handler = handler
+        self.fake = handler.server.fake
         self.body = body
         self.id = handler.server.fake._next_id()
         self.created = int(time.time())
@@ -419,7 +420,7 @@ class _Stream:
             if reply.text:
                 self.delta({"content": reply.text})
             handler._wait(reply.delay)
-            self.finish("stop", _estimate_usage(self.body, reply.text))
+            self.finish("stop", self.fake.estimate_usage(self.body, reply.text))
         elif isinstance(reply, Cut):
             for piece in _pieces(reply.text, reply.chunk_size)[:reply.after_chunks]:
                 self.delta({"content": piece})
@@ -450,7 +451,8 @@ class _Stream:
                 self.delta({"reasoning_content": piece}, reply.delay)
         for piece in _pieces(reply.text, reply.chunk_size):
             self.delta({"content": piece}, reply.delay)
-        self.finish(reply.finish_reason, reply.usage or _estimate_usage(self.body, *outputs))
+        self.finish(reply.finish_reason,
+                    reply.usage or self.fake.estimate_usage(self.body, *outputs))
 
     def tool_calls(self, reply: ToolCalls) -> None:
         for piece in _pieces(reply.text, reply.chunk_size):
@@ -466,7 +468,7 @@ class _Stream:
                 self.delta({"tool_calls": [{"index": index, "function": {"arguments": part}}]},
                            reply.delay)
         outputs = [reply.text, *(call.arguments for call in calls)]
-        self.finish("tool_calls", reply.usage or _estimate_usage(self.body, *outputs))
+        self.finish("tool_calls", reply.usage or self.fake.estimate_usage(self.body, *outputs))
 
     # -- SSE framing --------------------------------------------------------------------
 
@@ -615,6 +617,10 @@ class FakeOpenAI:
         if reply is not None:
             return reply
         return self.responder(body) if self.responder else Text("ok")
+
+    def estimate_usage(self, body: dict[str, Any], *outputs: str) -> Usage:
+        """The usage reported when a reply sets none (subclasses count as they do)."""
+        return _estimate_usage(body, *outputs)
 
     def _problem(self, body: dict[str, Any]) -> Reply | None:
         """How the server fails this request by itself (no scripted reply is used);

@@ -16,7 +16,7 @@ SERVED_OUTPUT_SHARE = 8
 """A served model's window with no output limit: 1/8 of it is kept for the answer (at
 least SERVED_OUTPUT_MIN, at most half), instead of the 32,000 meant for hosted models
 that would leave nothing of a 4k-32k local window."""
-SERVED_OUTPUT_MIN = 1_024
+SERVED_OUTPUT_MIN = 256
 
 
 class Prices(BaseModel):

@@ -345,9 +345,9 @@ def ollama_advice(model: str, window: ServerWindow) -> str:
     name = model.split("/", 1)[1]
     wanted = min(window.model_window or window.context, 32_768)
     return (
-        f"Ollama runs {name} with a {window.context:,}-token window (num_ctx), below the "
-        f"model's {window.model_window or 0:,}: Ollama would cut longer prompts without an "
-        f"error, so agent-tui compacts at {window.context:,}. To give it more, restart Ollama "
+        f"Ollama runs {name} with num_ctx {window.context:,}, below the model's own window "
+        f"of {window.model_window or 0:,}: Ollama cuts longer prompts without an error, so "
+        f"agent-tui compacts to fit {window.context:,} tokens. To give it more, restart Ollama "
         f"with OLLAMA_CONTEXT_LENGTH={wanted} ollama serve, or set PARAMETER num_ctx {wanted} "
         "in a Modelfile (ollama create), memory permitting."
     )
