@@ -172,7 +172,7 @@ class StepProcessor:
                 kept = ""
                 if self.streamed:
                     await self._set_aside()
-                    kept = " What it streamed is kept, marked as cut off;"
+                    kept = " (what it streamed is kept, marked as cut off)"
                 self.ctx.publish(
                     SessionStatus(
                         session_id=self.assistant.session_id,
