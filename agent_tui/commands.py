@@ -285,7 +285,9 @@ async def _context(args: argparse.Namespace, config: Config) -> int:
     async with open_engine(config) as engine:
         session = await resolve_session(engine, args.session, False, create=False)
         history = await load_history(engine.ctx, session)
-        model = model_info(model_of(history, config.model), config)
+        model_id = model_of(history, config.model)
+        await engine.model_window(model_id)  # a local server's window, asked
+        model = model_info(model_id, config)
         result = breakdown(
             history, model, config, Path(session.directory), engine.ctx.registry.definitions()
         )

@@ -47,8 +47,10 @@ class ProviderError(AgentTuiError):
 class ContextOverflowError(ProviderError):
     """The provider rejected a request because it does not fit the context window."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, window: int | None = None) -> None:
         super().__init__(message, retryable=False, kind="context_overflow")
+        self.window = window
+        """The window the error names (e.g. "exceed context window of 4096"), if any."""
 
 
 class CompactionError(AgentTuiError):

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from agent_tui.provider import windows
 from tests.fake_openai import FakeOpenAI
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
@@ -25,6 +26,10 @@ PROVIDER_KEYS = (
     "MISTRAL_API_KEY",
     "GROQ_API_KEY",
     "XAI_API_KEY",
+    "OLLAMA_API_BASE",
+    "LM_STUDIO_API_BASE",
+    "HOSTED_VLLM_API_BASE",
+    "LLAMAFILE_API_BASE",
 )
 """Every key provider/defaults.py reads: a developer's own keys must not pick the model."""
 
@@ -37,6 +42,7 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(project)
     monkeypatch.setenv("AGENT_TUI_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("AGENT_TUI_CONFIG_DIR", str(tmp_path / "user-config"))
+    windows.forget()  # windows servers told an earlier test (ports get reused)
     for name in (
         *PROVIDER_KEYS,
         "AGENT_TUI_CONFIG",

@@ -10,7 +10,10 @@ path (openai SDK over httpx) is exercised offline:
                                   api_key="test", ...)
         assert server.requests[0]["messages"][-1]["content"] == "hi"
 
-Reply types: Text, ToolCalls, Error (and context_overflow()), Drop, Malformed, Hang.
+Reply types: Text, ToolCalls, Error (and context_overflow()), Drop, Malformed, Hang,
+Cut (the stream ends cleanly with no finish reason) and StreamError (an error object
+inside a 200 stream). `tests.fake_local` adds what local servers do (chat templates that
+take only strings, overflow inside the stream, the model-info endpoints).
 """
 
 from __future__ import annotations
@@ -110,11 +113,12 @@ class Error:
     code: str | None = None
     retry_after: float | None = None
     type: str | None = None  # None: derived from the status like OpenAI does
+    extra: dict[str, Any] | None = None  # more fields (llama.cpp's n_ctx, n_prompt_tokens)
 
     def to_json(self) -> dict[str, Any]:
         kind = self.type or _DEFAULT_ERROR_TYPES.get(self.status, "server_error")
         return {"error": {"message": self.message, "type": kind, "param": None,
-                          "code": self.code}}
+                          "code": self.code, **(self.extra or {})}}
 
 
 def context_overflow() -> Error:
@@ -156,7 +160,43 @@ class Hang:
     delay: float = 60.0
 
 
-Reply = Text | ToolCalls | Error | Drop | Malformed | Hang
+@dataclass
+class Cut:
+    """Stream `after_chunks` text deltas of `text`, then end the stream cleanly (the
+    chunked body is terminated) with no finish reason; `done` adds `data: [DONE]` first.
+    What a proxy, a load balancer or a server whose chat template fails after `200`
+    leaves the client with."""
+
+    text: str = ""
+    after_chunks: int = 0
+    chunk_size: int = 4
+    done: bool = False
+    calls: list[Call] | None = None
+    """Tool calls whose name and first half of arguments stream before the end."""
+
+
+@dataclass
+class StreamError:
+    """Stream `after_chunks` text deltas of `text`, then an error inside the 200 stream:
+    `data: {"error": {...}}` (llama.cpp's format_oai_sse, OpenAI's mid-stream errors), or
+    with `event` an `event: error` line before it; then [DONE] and the end."""
+
+    message: str
+    text: str = ""
+    after_chunks: int = 0
+    chunk_size: int = 4
+    code: int | str | None = 500
+    type: str = "server_error"
+    event: bool = False
+    extra: dict[str, Any] | None = None
+    """More fields of the error object (llama.cpp's n_ctx, n_prompt_tokens)."""
+
+    def to_json(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message, "type": self.type}
+        return {"error": {**error, **(self.extra or {})}}
+
+
+Reply = Text | ToolCalls | Error | Drop | Malformed | Hang | Cut | StreamError
 
 
 def _pieces(text: str, size: int) -> list[str]:
@@ -280,6 +320,11 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(reply, Drop):
             self._abort()
             return
+        if isinstance(reply, StreamError):
+            self._send_json(200, reply.to_json())
+            return
+        if isinstance(reply, Cut):
+            reply = Text(reply.text[: reply.after_chunks * reply.chunk_size])
         if isinstance(reply, Malformed):
             data = b'{"id": "chatcmpl-fake", "choices": [{'
             self.send_response(200)
@@ -311,7 +356,7 @@ class _Handler(BaseHTTPRequestHandler):
             ]
             outputs += [reply.text, *(call.arguments for call in calls)]
             finish = "tool_calls"
-        usage = getattr(reply, "usage", None) or _estimate_usage(body, *outputs)
+        usage = getattr(reply, "usage", None) or self.server.fake.estimate_usage(body, *outputs)
         self._send_json(200, {
             "id": self.server.fake._next_id(),
             "object": "chat.completion",
@@ -339,6 +384,7 @@ class _Stream:
 
     def __init__(self, handler: _Handler, body: dict[str, Any]) -> None:
         self.handler = handler
+        self.fake = handler.server.fake
         self.body = body
         self.id = handler.server.fake._next_id()
         self.created = int(time.time())
@@ -374,7 +420,25 @@ class _Stream:
             if reply.text:
                 self.delta({"content": reply.text})
             handler._wait(reply.delay)
-            self.finish("stop", _estimate_usage(self.body, reply.text))
+            self.finish("stop", self.fake.estimate_usage(self.body, reply.text))
+        elif isinstance(reply, Cut):
+            for piece in _pieces(reply.text, reply.chunk_size)[:reply.after_chunks]:
+                self.delta({"content": piece})
+            for index, call in enumerate(reply.calls or []):
+                self.delta({"tool_calls": [{
+                    "index": index, "id": call.id or f"call_{index}", "type": "function",
+                    "function": {"name": call.name,
+                                 "arguments": call.arguments[: len(call.arguments) // 2]},
+                }]})
+            if reply.done:
+                self.write(b"data: [DONE]\n\n")
+            self.end()
+            return
+        elif isinstance(reply, StreamError):
+            for piece in _pieces(reply.text, reply.chunk_size)[:reply.after_chunks]:
+                self.delta({"content": piece})
+            prefix = b"event: error\n" if reply.event else b""
+            self.write(prefix + b"data: " + json.dumps(reply.to_json()).encode() + b"\n\n")
         self.done()
 
     # -- reply bodies -----------------------------------------------------------------
@@ -387,7 +451,8 @@ class _Stream:
                 self.delta({"reasoning_content": piece}, reply.delay)
         for piece in _pieces(reply.text, reply.chunk_size):
             self.delta({"content": piece}, reply.delay)
-        self.finish(reply.finish_reason, reply.usage or _estimate_usage(self.body, *outputs))
+        self.finish(reply.finish_reason,
+                    reply.usage or self.fake.estimate_usage(self.body, *outputs))
 
     def tool_calls(self, reply: ToolCalls) -> None:
         for piece in _pieces(reply.text, reply.chunk_size):
@@ -403,7 +468,7 @@ class _Stream:
                 self.delta({"tool_calls": [{"index": index, "function": {"arguments": part}}]},
                            reply.delay)
         outputs = [reply.text, *(call.arguments for call in calls)]
-        self.finish("tool_calls", reply.usage or _estimate_usage(self.body, *outputs))
+        self.finish("tool_calls", reply.usage or self.fake.estimate_usage(self.body, *outputs))
 
     # -- SSE framing --------------------------------------------------------------------
 
@@ -426,6 +491,10 @@ class _Stream:
 
     def done(self) -> None:
         self.write(b"data: [DONE]\n\n")
+        self.end()
+
+    def end(self) -> None:
+        """The last chunk of the body: the response is complete as far as HTTP goes."""
         self.handler.wfile.write(b"0\r\n\r\n")
         self.handler.wfile.flush()
 
@@ -540,11 +609,23 @@ class FakeOpenAI:
             self.requests.append(body)
             self.headers.append(headers)
             self._active += 1  # counted with the request, so wait_idle never races it
-            reply = self._queue.popleft() if self._queue else None
+            problem = self._problem(body)
+            reply = self._queue.popleft() if self._queue and problem is None else None
             self._cond.notify_all()
+        if problem is not None:
+            return problem
         if reply is not None:
             return reply
         return self.responder(body) if self.responder else Text("ok")
+
+    def estimate_usage(self, body: dict[str, Any], *outputs: str) -> Usage:
+        """The usage reported when a reply sets none (subclasses count as they do)."""
+        return _estimate_usage(body, *outputs)
+
+    def _problem(self, body: dict[str, Any]) -> Reply | None:
+        """How the server fails this request by itself (no scripted reply is used);
+        None here: subclasses that behave like real servers say (tests.fake_local)."""
+        return None
 
     def _set_active(self, change: int) -> None:
         with self._cond:
@@ -564,12 +645,14 @@ class FakeOpenAI:
 
 __all__ = [
     "Call",
+    "Cut",
     "Drop",
     "Error",
     "FakeOpenAI",
     "Hang",
     "Malformed",
     "Reply",
+    "StreamError",
     "Text",
     "ToolCalls",
     "Usage",

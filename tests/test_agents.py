@@ -165,7 +165,9 @@ async def test_a_custom_primary_agent_sends_its_prompt_model_and_tools(
 
     first = fake_llm.requests[0]
     assert first["model"] == "docs-model" and first["temperature"] == 0.3
-    assert text_of(first["messages"][0]) == "You write documentation only."
+    # One system message (text-only content goes as a string): the agent's prompt first.
+    assert [m["role"] for m in first["messages"]].count("system") == 1
+    assert text_of(first["messages"][0]).startswith("You write documentation only.\n\n<env>")
     names = {t["function"]["name"] for t in first["tools"]}
     assert "bash" not in names and "write" not in names and "read" in names
     assert "plan_exit" not in names

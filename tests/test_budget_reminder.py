@@ -4,6 +4,7 @@ once a step has used more than `compaction.budget_reminder` of the usable window
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -32,20 +33,23 @@ def bash(command: str, usage: Usage) -> ToolCalls:
     return ToolCalls([Call("bash", json.dumps({"command": command}))], usage=usage)
 
 
+REMINDER = re.compile(r"<system-reminder>Context: .*?</system-reminder>")
+
+
 def reminders(request: dict[str, Any]) -> list[str]:
-    """Every budget reminder anywhere in a request body."""
+    """Every budget reminder anywhere in a request body (strings on the OpenAI path)."""
     found = []
     for message in request["messages"]:
         content = message.get("content")
         blocks = content if isinstance(content, list) else [{"text": content or ""}]
-        found += [b["text"] for b in blocks if b.get("text", "").startswith("<system-reminder>C")]
+        found += [r for b in blocks for r in REMINDER.findall(b.get("text", ""))]
     return found
 
 
-def last_block(request: dict[str, Any]) -> dict[str, Any]:
+def last_text(request: dict[str, Any]) -> str:
     last = request["messages"][-1]
-    assert last["role"] == "user" and isinstance(last["content"], list)
-    return last["content"][-1]
+    assert last["role"] == "user" and isinstance(last["content"], str)
+    return last["content"]
 
 
 def test_the_text_gives_used_usable_percent_and_threshold() -> None:
@@ -79,10 +83,7 @@ async def test_appears_after_a_step_past_half_of_usable_and_not_before(
         assert reminders(third) == [expected]
         # After tool results it is a user message of its own, the last content sent.
         assert third["messages"][-2]["role"] == "tool"
-        assert third["messages"][-1] == {
-            "role": "user",
-            "content": [{"type": "text", "text": expected}],
-        }
+        assert third["messages"][-1] == {"role": "user", "content": expected}
 
         # The next turn: joined to the person's message as its last block, numbers of
         # the newest step; the reminder of the earlier request is not in the history.
@@ -90,10 +91,7 @@ async def test_appears_after_a_step_past_half_of_usable_and_not_before(
         await engine.prompt(session.id, "and now?")
         fourth = fake_llm.requests[-1]
         assert reminders(fourth) == [budget_reminder_text(5_100, 8_000, auto=True)]
-        assert [b["text"] for b in fourth["messages"][-1]["content"]] == [
-            "and now?",
-            budget_reminder_text(5_100, 8_000, auto=True),
-        ]
+        assert last_text(fourth) == "and now?\n\n" + budget_reminder_text(5_100, 8_000, auto=True)
         assert fourth["messages"][: len(third["messages"]) - 1] == third["messages"][:-1]
 
 
@@ -124,7 +122,7 @@ async def test_without_automatic_compaction_no_threshold_is_named(
     async with open_engine() as engine:
         session = await engine.new_session(isolated)
         await engine.prompt(session.id, "do the work")
-        text = last_block(fake_llm.requests[-1])["text"]
+        text = last_text(fake_llm.requests[-1])
         assert text == budget_reminder_text(6_000, 8_000, auto=False)
         assert "6000 of 8000 usable tokens used (75%)" in text and "compaction" not in text
 

@@ -118,7 +118,7 @@ def test_session_flag_and_model_flag(
     )
     assert code == 0, err
     assert configured.requests[1]["model"] == "other-model"
-    assert len(configured.requests[1]["messages"]) == 2 + 3
+    assert len(configured.requests[1]["messages"]) == 1 + 3  # one system message, 3 turns
 
 
 def test_export_round_trips(

@@ -238,7 +238,7 @@ async def test_recent_tail_is_kept_verbatim(isolated: Path, fake_llm: FakeOpenAI
         assert [text_of(m) for m in conv] == [
             COMPACTION_QUESTION,
             "TAIL-SUMMARY",
-            restated_text(["old question"]) + "\nrecent question",
+            restated_text(["old question"]) + "\n\nrecent question",
             "RECENT-ANSWER",
             "new question",
         ]

@@ -166,42 +166,91 @@ def test_forbidden_is_not_retried(
 # ---- broken streams -------------------------------------------------------------------
 
 
-def test_drop_mid_stream_keeps_the_partial_text_and_continue_works(
+def visible_texts(export: dict[str, Any]) -> list[str]:
+    """Assistant text the model sees again: not set aside after a broken attempt."""
+    return [
+        part["text"]
+        for message in export["messages"]
+        if message["info"]["role"] == "assistant"
+        for part in message["parts"]
+        if part["type"] == "text" and not part["ignored"]
+    ]
+
+
+def test_drop_mid_stream_is_retried_and_the_cut_text_set_aside(
     configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    configured.script(Drop(3, "partial text that never ends"))
+    configured.script(Drop(3, "partial text that never ends"), Text("the whole story"))
+    code, out, err = run_cli(capsys, "run", "tell me a story")
+    assert code == 0, err
+    assert out.startswith("partial text") and "the whole story" in out
+    assert len(configured.requests) == 2
+    assert configured.requests[1]["messages"] == configured.requests[0]["messages"]
+    assert "kept, marked as cut off" in err and "attempt 2/" in err
+
+    export = latest_export(capsys)
+    (assistant,) = [m for m in export["messages"] if m["info"]["role"] == "assistant"]
+    assert assistant["info"]["error"] is None and assistant["info"]["finish"] == "stop"
+    texts = [(p["text"], p["ignored"]) for p in assistant["parts"] if p["type"] == "text"]
+    assert texts == [("partial text", True), ("the whole story", False)]
+
+    code, out, err = run_cli(capsys, "run", "--continue", "go on")
+    assert code == 0, err
+    conv = conversation(configured.requests[-1])
+    assert [text_of(m) for m in conv] == ["tell me a story", "the whole story", "go on"]
+
+
+def test_drop_mid_stream_every_time_keeps_the_partial_text_and_continue_works(
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_config(isolated, fake_llm, retry={"max_attempts": 3})
+    fake_llm.script(*[Drop(3, "partial text that never ends")] * 3)
     code, out, err = run_cli(capsys, "run", "tell me a story")
     assert code == 1
     assert out.startswith("partial text")
-    assert len(configured.requests) == 1, "text was streamed: a retry would repeat it"
-    assert sentence("MidStreamFallbackError") in err or "stream" in err.lower()
+    assert len(fake_llm.requests) == 3
+    assert sentence("MidStreamFallbackError") in err.strip().splitlines()[-1]
 
     export = latest_export(capsys)
-    assert assistant_texts(export) == ["partial text"]
+    assert assistant_texts(export) == ["partial text"] * 3  # all kept...
+    assert visible_texts(export) == ["partial text"]  # ...the last one as the answer
     assistant = export["messages"][-1]["info"]
     assert assistant["error"] is not None and assistant["error"]["message"]
 
-    configured.script(Text("continuing the story"))
+    fake_llm.script(Text("continuing the story"))
     code, out, err = run_cli(capsys, "run", "--continue", "go on")
     assert code == 0, err
     assert "continuing the story" in out
-    conv = conversation(configured.requests[-1])
+    conv = conversation(fake_llm.requests[-1])
     assert [m["role"] for m in conv] == ["user", "assistant", "user"]
     assert text_of(conv[1]) == "partial text"
     assert text_of(conv[2]) == "go on"
 
 
-def test_malformed_sse_is_a_clear_error(
+def test_malformed_sse_after_text_is_retried(
     configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    configured.script(Malformed("half an answer"), Text("never"))
+    configured.script(Malformed("half an answer"), Text("clean answer"))
     code, out, err = run_cli(capsys, "run", "hello")
+    assert code == 0, err
+    assert "half an answer" in out and "clean answer" in out
+    assert len(configured.requests) == 2
+    export = latest_export(capsys)
+    assert visible_texts(export) == ["clean answer"]
+    assert assistant_texts(export) == ["half an answer", "clean answer"]
+
+
+def test_malformed_sse_every_time_is_a_clear_error(
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_config(isolated, fake_llm, retry={"max_attempts": 2})
+    fake_llm.script(Malformed("half an answer"), Malformed("half an answer"))
+    code, _, err = run_cli(capsys, "run", "hello")
     assert code == 1
-    assert "half an answer" in out
     last = err.strip().splitlines()[-1]
     assert last.startswith("agent-tui: ") and "stream" in last.lower()
-    assert len(configured.requests) == 1
-    assert assistant_texts(latest_export(capsys)) == ["half an answer"]
+    assert len(fake_llm.requests) == 2
+    assert visible_texts(latest_export(capsys)) == ["half an answer"]
 
 
 def test_malformed_sse_before_any_text_is_retried(

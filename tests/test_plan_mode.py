@@ -29,7 +29,8 @@ def call(name: str, **arguments: Any) -> Call:
 
 
 def system_header(request: dict[str, Any]) -> str:
-    return text_of(request["messages"][0])
+    """The agent's own block: the one system message starts with it, then the <env>."""
+    return text_of(request["messages"][0]).split("\n\n<env>")[0]
 
 
 def tool_names(request: dict[str, Any]) -> set[str]:

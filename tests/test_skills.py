@@ -73,7 +73,7 @@ async def test_a_skill_is_loaded_and_its_output_survives_prune(
         )
         await engine.prompt(session.id, "turn 1")
         first = fake_llm.requests[0]
-        assert "- lint: Linting" in first["messages"][1]["content"]
+        assert "- lint: Linting" in first["messages"][0]["content"]  # the one system message
         for turn in (2, 3, 4):
             fake_llm.script(Text(f"chat {turn}"))
             await engine.prompt(session.id, f"turn {turn}")

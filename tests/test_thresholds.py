@@ -64,7 +64,15 @@ def test_input_limit_wins_and_reserved_is_subtracted() -> None:
 def test_output_token_max_caps_the_reserve() -> None:
     limit = ModelLimit(context=200_000, output=64_000)
     assert usable_tokens(limit, CompactionConfig(output_token_max=8_000)) == 192_000
-    assert usable_tokens(ModelLimit(context=50_000), DEFAULT) == 50_000 - 32_000
+    assert usable_tokens(ModelLimit(context=200_000), DEFAULT) == 200_000 - 32_000
+
+
+def test_a_window_set_without_an_output_limit_keeps_most_of_it_usable() -> None:
+    """`models.<id>.limit.context` alone (what the unknown-window notice asks for): at most
+    a quarter is kept for the answer, never the 32,000 that would leave nothing."""
+    assert usable_tokens(ModelLimit(context=50_000), DEFAULT) == 50_000 - 12_500
+    assert usable_tokens(ModelLimit(context=20_000), DEFAULT) == 15_000
+    assert usable_tokens(ModelLimit(context=4_096), DEFAULT) == 3_072
 
 
 def test_unknown_window_never_overflows() -> None:

@@ -36,7 +36,7 @@ async def test_typed_message_streams_and_sidebar_percent_changes(configured: Fak
         assert app.prompt.text == ""
         assert app.session is not None and app.session.title == "hello there"
     await app.db.close()
-    assert configured.requests[-1]["messages"][-1]["content"][0]["text"] == "hello there"
+    assert configured.requests[-1]["messages"][-1]["content"] == "hello there"
 
 
 def _last_user_text(request: dict) -> str:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import re
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from agent_tui.errors import ContextOverflowError, ProviderError
 
@@ -111,17 +113,21 @@ def _detail(exc: BaseException) -> str:
     for marker in ("Exception - ", "Error - "):
         if marker in text:
             text = text.split(marker, 1)[1]
+    # A mid-stream failure repeats the wrapped error after "Original exception:".
+    text = text.split(" Original exception:", 1)[0].strip()
     return text[:500]
 
 
 _OVERFLOW_PHRASES = (
     "context length",
     "context window",
+    "context size",
     "maximum context",
     "too many tokens",
     "prompt is too long",
     "input is too long",
     "reduce the length",
+    "exceed_context_size",
 )
 
 
@@ -192,15 +198,142 @@ def _refine(rule: ErrorRule | None, exc: BaseException, detail: str) -> ErrorRul
     return rule
 
 
-def map_exception(exc: BaseException, *, model: str) -> ProviderError:
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not s for s in seen):
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def _error_bodies(exc: BaseException) -> list[dict[str, Any]]:
+    """The JSON error objects the server sent, as the OpenAI SDK keeps them (`body`) on
+    the exceptions litellm wraps: a 400's body, or an error object inside a 200 stream."""
+    bodies = []
+    for item in _chain(exc):
+        body = getattr(item, "body", None)
+        if isinstance(body, dict):
+            bodies.append(body.get("error") if isinstance(body.get("error"), dict) else body)
+    return [b for b in bodies if isinstance(b, dict)]
+
+
+def _in_stream_error(exc: BaseException) -> ErrorRule | None:
+    """An error object the server sent after `200` (litellm raises MidStreamFallbackError
+    around it): its own status decides whether it is worth another attempt."""
+    if type(exc).__name__ != "MidStreamFallbackError":
+        return None
+    for body in _error_bodies(exc):
+        if not body.get("message"):
+            continue
+        code = body.get("code")
+        status = code if isinstance(code, int) else None
+        kind = str(body.get("type") or "")
+        retry = status is None or status >= 500 or status == 429 or "overloaded" in kind
+        return ErrorRule(retry, "stream_error", "The provider sent an error inside the stream.")
+    return None
+
+
+@dataclass
+class Received:
+    """What one streamed answer delivered, for the message when it breaks off."""
+
+    chunks: int = 0
+    text: int = 0
+    """Characters of text."""
+    reasoning: int = 0
+    tools: list[str] = field(default_factory=list)
+    """Names of the tool calls started."""
+    usage: bool = False
+    finished: bool = False
+    """The server ended the answer with a finish reason."""
+
+    def describe(self) -> str:
+        parts = []
+        if self.text:
+            parts.append(f"{self.text:,} characters of text")
+        if self.reasoning:
+            parts.append(f"{self.reasoning:,} characters of reasoning")
+        if self.tools:
+            calls = "call" if len(self.tools) == 1 else "calls"
+            parts.append(f"{len(self.tools)} unfinished tool {calls} ({', '.join(self.tools)})")
+        if not parts:
+            return "no text and no tool call"
+        return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+
+
+def stream_cut_error(model: str, api_base: str | None, received: Received) -> ProviderError:
+    """A stream that ended without a finish reason: not an answer, an error worth retrying."""
+    where = f"{model} at {api_base}" if api_base else model
+    return ProviderError(
+        f"The stream from {where} ended without a finish reason, after "
+        f"{received.describe()}: the answer is incomplete. The connection was closed early "
+        "(by a proxy or load balancer, or by a server that failed after answering 200; a "
+        "local server's own log says why, often its chat template or its context window).",
+        retryable=True,
+        kind="stream_cut",
+    )
+
+
+def map_exception(
+    exc: BaseException, *, model: str, received: Received | None = None
+) -> ProviderError:
     """Turn any exception from a litellm call into a ProviderError for the loop."""
     detail = _detail(exc)
-    rule = _refine(_rule_for(exc), exc, detail) or ErrorRule(
-        False, "error", "The model call failed."
-    )
+    rule = _in_stream_error(exc) or _rule_for(exc)
+    if (
+        rule is not None
+        and rule.kind in ("stream", "stream_error")
+        and _looks_like_overflow(detail)
+    ):
+        rule = ERROR_TABLE["ContextWindowExceededError"]  # overflow reported inside a 200
+    rule = _refine(rule, exc, detail) or ErrorRule(False, "error", "The model call failed.")
     message = f"{rule.sentence} ({model}: {detail})" if detail else f"{rule.sentence} ({model})"
     if rule.kind == "context_overflow":
-        return ContextOverflowError(message)
+        return ContextOverflowError(message, window=window_from_error(exc, detail))
+    streamed = received is not None and (received.text or received.reasoning or received.tools)
+    if rule.kind in ("stream", "stream_error") and received is not None and streamed:
+        message += f" It had sent {received.describe()}."
     return ProviderError(
         message, retryable=rule.retry, kind=rule.kind, retry_after=_retry_after(exc)
     )
+
+
+# ---- the window an overflow error names ---------------------------------------------------
+
+WINDOW_PATTERNS = (
+    re.compile(r"context window of (\d[\d,]*)", re.I),  # llama-cpp-python
+    re.compile(r"maximum context length is (\d[\d,]*)", re.I),  # OpenAI, vLLM
+    re.compile(r"context length of (?:only )?(\d[\d,]*)", re.I),  # LM Studio
+    re.compile(r"context size (?:of |is )?\(?(\d[\d,]*)", re.I),
+    re.compile(r"\bn_ctx\b\W{0,3}(\d+)", re.I),  # llama.cpp ("n_ctx": 4096, n_ctx = 4096)
+    re.compile(r"> (\d[\d,]*) maximum", re.I),  # Anthropic: "210000 tokens > 200000 maximum"
+)
+MIN_WINDOW = 256
+MAX_WINDOW = 100_000_000
+
+
+def window_from_text(text: str) -> int | None:
+    """The context window an overflow message names ("exceed context window of 4096",
+    "maximum context length is 8192 tokens", llama.cpp's n_ctx), or None."""
+    for pattern in WINDOW_PATTERNS:
+        match = pattern.search(text)
+        if match:
+            value = int(match.group(1).replace(",", ""))
+            if MIN_WINDOW <= value <= MAX_WINDOW:
+                return value
+    return None
+
+
+def window_from_error(exc: BaseException, detail: str = "") -> int | None:
+    """The window an overflow error names: llama.cpp's `n_ctx` field (its message says
+    only "exceeds the available context size"), else the text of the error."""
+    for body in _error_bodies(exc):
+        n_ctx = body.get("n_ctx")
+        if isinstance(n_ctx, int) and MIN_WINDOW <= n_ctx <= MAX_WINDOW:
+            return n_ctx
+    for text in (detail, *(str(item) for item in _chain(exc))):
+        window = window_from_text(text)
+        if window is not None:
+            return window
+    return None

@@ -9,7 +9,14 @@ from pydantic import BaseModel
 
 from agent_tui.config import Config, ModelLimit
 from agent_tui.provider.loader import litellm
+from agent_tui.provider.windows import known_window
 from agent_tui.storage.models import Tokens
+
+SERVED_OUTPUT_SHARE = 8
+"""A served model's window with no output limit: 1/8 of it is kept for the answer (at
+least SERVED_OUTPUT_MIN, at most half), instead of the 32,000 meant for hosted models
+that would leave nothing of a 4k-32k local window."""
+SERVED_OUTPUT_MIN = 256
 
 
 class Prices(BaseModel):
@@ -26,7 +33,9 @@ class ModelInfo(BaseModel):
     limit: ModelLimit
     prices: Prices
     known: bool
-    """False when neither litellm nor the config knows the model's window."""
+    """False when neither litellm, the config, nor the model's server knows its window."""
+    window_source: str = ""
+    """Where the window comes from: "config", "litellm", a server's answer, "learned…"."""
 
 
 @lru_cache(maxsize=64)
@@ -42,10 +51,16 @@ def model_info(model: str, config: Config) -> ModelInfo:
     output = raw.get("max_output_tokens") or raw.get("max_tokens")
     context = raw.get("max_input_tokens") or 0
     # litellm's max_input_tokens is the whole window for most chat models.
-    limit = ModelLimit(context=context, output=output)
+    source = "litellm" if context else ""
     override = config.limit_for(model)
+    served = known_window(model, config)  # None when the config sets the window
+    if served is not None:
+        context, output, source = served.context, served_output(served.context), served.source
+    limit = ModelLimit(context=context, output=output)
     if override is not None:
         limit = limit.model_copy(update=override.model_dump(exclude_unset=True))
+        if override.context:
+            source = "config"
     input_price = raw.get("input_cost_per_token") or 0.0
     # A model without cache prices is charged the input price for cached tokens (the
     # usage still says how many were cached): never cheaper than it really was.
@@ -55,7 +70,14 @@ def model_info(model: str, config: Config) -> ModelInfo:
         cache_read=raw.get("cache_read_input_token_cost") or input_price,
         cache_write=raw.get("cache_creation_input_token_cost") or input_price,
     )
-    return ModelInfo(id=model, limit=limit, prices=prices, known=limit.context > 0)
+    return ModelInfo(
+        id=model, limit=limit, prices=prices, known=limit.context > 0, window_source=source
+    )
+
+
+def served_output(window: int) -> int:
+    """Output tokens reserved in a window a server reported (see SERVED_OUTPUT_SHARE)."""
+    return min(max(window // SERVED_OUTPUT_SHARE, SERVED_OUTPUT_MIN), window // 2)
 
 
 def cost_of(tokens: Tokens, prices: Prices) -> float:

@@ -9,8 +9,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agent_tui.errors import ProviderError
-from agent_tui.provider.errors import map_exception
+from agent_tui.provider.errors import Received, map_exception, stream_cut_error
 from agent_tui.provider.loader import litellm
+from agent_tui.provider.shapes import shape_messages
 from agent_tui.storage.models import CacheTokens, Tokens
 
 
@@ -137,7 +138,7 @@ async def stream_model(request: ModelRequest) -> AsyncIterator[ProviderEvent]:
     lib = litellm()
     kwargs: dict[str, Any] = {
         "model": request.model,
-        "messages": request.messages,
+        "messages": shape_messages(request.model, request.messages),
         "stream": True,
         "stream_options": {"include_usage": True},
         "num_retries": 0,
@@ -153,34 +154,52 @@ async def stream_model(request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         if value is not None:
             kwargs[key] = value
     kwargs.update(request.options)
+    received = Received()
     try:
         response = await lib.acompletion(**kwargs)
-        async for event in _events(response):
+        async for event in _events(response, received):
             yield event
     except ProviderError:
         raise
     except Exception as exc:  # every litellm/httpx failure becomes a mapped ProviderError
-        raise map_exception(exc, model=request.model) from exc
+        raise map_exception(exc, model=request.model, received=received) from exc
+    if not received.finished:
+        raise stream_cut_error(request.model, request.api_base, received)
 
 
-async def _events(response: Any) -> AsyncIterator[ProviderEvent]:
+def _provider_finished(response: Any, seen: str | None) -> bool:
+    """Whether the server itself ended the answer with a finish reason. litellm's stream
+    wrapper makes one up ("stop") when the server sent none, so its own record of what
+    arrived decides; a plain iterator (not litellm's wrapper) is judged by what was seen."""
+    if hasattr(response, "received_finish_reason"):
+        return bool(
+            response.received_finish_reason or getattr(response, "intermittent_finish_reason", None)
+        )
+    return seen is not None
+
+
+async def _events(response: Any, received: Received) -> AsyncIterator[ProviderEvent]:
     calls: dict[int, _ToolCallBuffer] = {}
     finish_reason: str | None = None
     usage: Tokens | None = None
     async for chunk in response:
+        received.chunks += 1
         chunk_usage = getattr(chunk, "usage", None)
         if chunk_usage:
             usage = normalise_usage(chunk_usage)
+            received.usage = True
         for choice in chunk.choices or []:
             delta = choice.delta
             reasoning = getattr(delta, "reasoning_content", None)
             if reasoning:
+                received.reasoning += len(reasoning)
                 yield ReasoningDelta(text=reasoning)
             for block in getattr(delta, "thinking_blocks", None) or []:
                 signed = _signed(block)
                 if signed is not None:
                     yield signed
             if delta.content:
+                received.text += len(delta.content)
                 yield TextDelta(text=delta.content)
             for call in getattr(delta, "tool_calls", None) or []:
                 index = call.index if call.index is not None else len(calls)
@@ -189,17 +208,21 @@ async def _events(response: Any) -> AsyncIterator[ProviderEvent]:
                 if buffer is None:
                     buffer = _ToolCallBuffer(call.id or f"call_{index}", (fn and fn.name) or "")
                     calls[index] = buffer
+                    received.tools.append(buffer.name)
                     yield ToolCallStart(call_id=buffer.call_id, name=buffer.name)
                 if fn and fn.arguments:
                     buffer.arguments.append(fn.arguments)
                     yield ToolInputDelta(call_id=buffer.call_id, delta=fn.arguments)
             if choice.finish_reason:
                 finish_reason = choice.finish_reason
+    if not _provider_finished(response, finish_reason):
+        return  # stream_model raises: the answer is incomplete, its calls are never run
+    received.finished = True
     for buffer in calls.values():
         yield ToolCallReady(
             call_id=buffer.call_id, name=buffer.name, arguments="".join(buffer.arguments)
         )
-    reason = finish_reason or ("tool_calls" if calls else "unknown")
+    reason = finish_reason or ("tool_calls" if calls else "stop")
     if calls and reason == "stop":
         reason = "tool_calls"  # some providers say stop while calling tools
     yield StepFinish(reason=reason, usage=usage or Tokens(), has_usage=usage is not None)

@@ -35,6 +35,8 @@ class ContextBreakdown(BaseModel):
     """Tokens those outputs would cost if they were still sent."""
     summary: int = 0
     context_limit: int = 0
+    window_source: str = ""
+    """Where the window comes from (config, litellm, the server's answer, learned)."""
     threshold: int = 0
     """Automatic compaction fires when a step's input + cache.read + output exceeds this."""
     last_step_tokens: int = 0
@@ -67,6 +69,7 @@ def breakdown(
         system_prompt=sum(count(s) for s in system),
         tool_definitions=count(json.dumps(tool_definitions)) if tool_definitions else 0,
         context_limit=model.limit.context,
+        window_source=model.window_source,
         threshold=usable_tokens(model.limit, config.compaction),
     )
     for message in filter_compacted(history):
@@ -120,13 +123,14 @@ def render(b: ContextBreakdown) -> str:
     if b.pruned_saved:
         lines.append(f"Pruning saves about {b.pruned_saved:,} tokens of old tool outputs.")
     if b.context_limit:
+        source = f" ({b.window_source})" if b.window_source else ""
         lines.append(
-            f"Context window: {b.context_limit:,} tokens. Automatic compaction fires when "
-            f"a step uses more than {b.threshold:,} (last step: {b.last_step_tokens:,})."
+            f"Context window: {b.context_limit:,} tokens{source}. Automatic compaction fires "
+            f"when a step uses more than {b.threshold:,} (last step: {b.last_step_tokens:,})."
         )
     else:
         lines.append(
-            "Context window unknown for this model: set models.<id>.limit.context "
+            f'Context window unknown for this model: set models."{b.model}".limit.context '
             "to enable context % and automatic compaction."
         )
     return "\n".join(lines)

@@ -13,25 +13,21 @@ requests of one session to the same cache. Gemini and DeepSeek cache implicitly.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
+
+from agent_tui.provider.shapes import CacheStyle, cache_style
+
+__all__ = [
+    "EPHEMERAL",
+    "MAX_BREAKPOINTS",
+    "CacheStyle",
+    "cache_style",
+    "count_breakpoints",
+    "mark_breakpoints",
+]
 
 EPHEMERAL = {"type": "ephemeral"}
 MAX_BREAKPOINTS = 4
-PROMPT_CACHE_KEY_PROVIDERS = ("openai", "azure")
-
-CacheStyle = Literal["anthropic", "openai", "implicit"]
-
-
-def cache_style(model: str) -> CacheStyle:
-    """How `model` is cached: explicit breakpoints for Claude (Anthropic, Bedrock, Vertex,
-    OpenRouter…), a cache key for OpenAI, the provider's own implicit cache otherwise."""
-    lowered = model.lower()
-    if "claude" in lowered or lowered.startswith("anthropic/"):
-        return "anthropic"
-    provider = lowered.split("/", 1)[0] if "/" in lowered else "openai"
-    if provider in PROMPT_CACHE_KEY_PROVIDERS:
-        return "openai"
-    return "implicit"
 
 
 def _conversation_groups(messages: list[dict[str, Any]]) -> list[list[int]]:

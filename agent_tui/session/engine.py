@@ -14,6 +14,7 @@ from agent_tui.errors import AgentTuiError, UsageError
 from agent_tui.events import Notice, PartUpdated, SessionUpdated
 from agent_tui.ids import message_id, now_ms, part_id
 from agent_tui.mcp.servers import McpServers
+from agent_tui.provider import windows
 from agent_tui.provider.auth import check_credentials
 from agent_tui.provider.limits import model_info
 from agent_tui.provider.loader import load_litellm
@@ -106,6 +107,10 @@ class Engine:
             raise UsageError(f"Agent {name!r} is {kind}. Primary agents: {valid}.")
         return found
 
+    async def model_window(self, model: str) -> windows.ServerWindow | None:
+        """What `model`'s server says its window is (the app asks after its first frame)."""
+        return await windows.discover_window(model, self.ctx.config)
+
     def permission_mode(self, session_id: str) -> PermissionMode:
         return self.ctx.permission_modes.get(session_id, "ask")
 
@@ -135,6 +140,8 @@ class Engine:
         session = await self.ctx.db.get_session(session_id)
         chosen = self.primary_agent(agent, Path(session.directory))
         model = model or chosen.model or await self.session_model(session_id)
+        # A local server's window is asked while litellm loads (the loop awaits the answer).
+        windows.start_probe(model, self.ctx.config)
         # Fail before saving anything the model can't answer.
         await check_credentials(model, self.ctx.config)
         info = UserMessage(
@@ -261,6 +268,7 @@ class Engine:
     ) -> LoopResult | None:
         """Manual compaction (`/compact [instructions]`): summarise now, then stop."""
         model = model or await self.session_model(session_id)
+        windows.start_probe(model, self.ctx.config)
         await check_credentials(self.ctx.config.compaction.model or model, self.ctx.config)
         await compaction.create_request(
             self.ctx, session_id, auto=False, model=model, instructions=instructions
@@ -274,6 +282,7 @@ class Engine:
     ) -> CompactionPlan:
         """What `compact` would do now (`--dry-run`): nothing is sent or saved."""
         model = model or await self.session_model(session_id)
+        await windows.discover_window(model, self.ctx.config)
         session = await self.ctx.db.get_session(session_id)
         history = await load_history(self.ctx, session)
         if not history:
@@ -305,6 +314,7 @@ class Engine:
             )
         model = model or await self.session_model(session_id)
         session = await self.ctx.db.get_session(session_id)
+        await windows.discover_window(model, self.ctx.config)
         await load_litellm()  # credentials and model info need it: never on the event loop
         info = await asyncio.to_thread(model_info, model, self.ctx.config)
         return await uncompact(self.ctx, session, info)

@@ -11,9 +11,10 @@ from pathlib import Path
 from agent_tui import paths
 from agent_tui.agents import BUILD, AgentInfo
 from agent_tui.config import ReasoningConfig
-from agent_tui.errors import CompactionError
+from agent_tui.errors import CompactionError, ContextOverflowError, ProviderError
 from agent_tui.events import Notice, SessionError, SessionStatus
 from agent_tui.ids import message_id
+from agent_tui.provider import windows
 from agent_tui.provider.limits import ModelInfo, model_info
 from agent_tui.provider.stream import ModelRequest
 from agent_tui.session import compaction, prune
@@ -170,18 +171,37 @@ class SessionLoop:
             agent = dataclasses.replace(agent, reasoning=ReasoningConfig(effort=effort))
         return agent, registry
 
-    def _model(self, model_id: str) -> ModelInfo:
+    async def _model(self, model_id: str) -> ModelInfo:
+        """The model's limits; a served model's window is asked from its server first
+        (cached: a question only until the server's answer is settled)."""
+        served = await windows.discover_window(model_id, self.ctx.config)
         info = model_info(model_id, self.ctx.config)
-        if not info.known and model_id not in self._noted_unknown:
-            self._noted_unknown.add(model_id)
-            note = (
-                f"The context window of {model_id} is unknown: context % is not shown and "
-                f'automatic compaction is off. Set models."{model_id}".limit.context in '
-                "agent-tui.json to enable both."
-            )
+        note = None
+        if served is not None and served.truncates:
+            note = windows.ollama_advice(model_id, served)
+        elif not info.known:
+            note = windows.unknown_window_note(model_id, self.ctx.config)
+        if note is not None and note not in self._noted_unknown:
+            self._noted_unknown.add(note)
             self.result.notes.append(note)
             self.ctx.publish(Notice(session_id=self.session_id, level="warning", message=note))
         return info
+
+    async def _learn_window(self, model: ModelInfo, error: ProviderError | None) -> None:
+        """An overflow error that names the window teaches it (kept in the data dir for
+        the next runs): the compaction that follows, and every later step, use it."""
+        window = error.window if isinstance(error, ContextOverflowError) else None
+        if window is None or not await windows.learn_window(
+            model.id, self.ctx.config, window, str(error)
+        ):
+            return
+        note = (
+            f"The server says the context window of {model.id} is {window:,} tokens; "
+            f'remembered for the next runs (set models."{model.id}".limit.context to '
+            "change it). Compacting to fit."
+        )
+        self.result.notes.append(note)
+        self.ctx.publish(Notice(session_id=self.session_id, level="warning", message=note))
 
     async def _estimate(
         self,
@@ -248,7 +268,7 @@ class SessionLoop:
             assert isinstance(last_user.info, UserMessage)
             agent, registry = self._agent(last_user.info.agent, Path(session.directory))
             model_id = last_user.info.model or agent.model or config.model
-            model = self._model(model_id)
+            model = await self._model(model_id)
 
             pending = _pending_compaction(history)
             if pending is not None:
@@ -328,6 +348,7 @@ class SessionLoop:
                 self.result.plan = plan
                 self._plan_after = last_user.info.id
             if outcome == "overflow":
+                await self._learn_window(model, processor.error)
                 if self._overflow_retried or not config.compaction.auto:
                     detail = assistant.error.message if assistant.error else "Context overflow."
                     return self._stop("error", f"{detail} {compaction.OVERFLOW_ADVICE}")

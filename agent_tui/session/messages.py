@@ -124,7 +124,7 @@ def thinking_blocks(message: MessageWithParts) -> list[dict[str, Any]]:
     them back: a thinking model continuing a tool-use turn needs them verbatim."""
     blocks: list[dict[str, Any]] = []
     for part in message.parts:
-        if not isinstance(part, ReasoningPart):
+        if not isinstance(part, ReasoningPart) or part.ignored:
             continue
         if part.redacted:
             blocks.append({"type": "redacted_thinking", "data": part.redacted})
@@ -141,7 +141,9 @@ def _assistant_messages(message: MessageWithParts, *, keep_thinking: bool) -> li
     ]
     summary = isinstance(message.info, AssistantMessage) and message.info.summary
     # A summary is text only: a summariser that called a tool anyway had it ignored.
-    tools = [] if summary else [p for p in message.parts if isinstance(p, ToolPart)]
+    tools = (
+        [] if summary else [p for p in message.parts if isinstance(p, ToolPart) and not p.ignored]
+    )
     if not texts and not tools:
         return []
     out: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(texts) or None}

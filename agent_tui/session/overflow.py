@@ -18,15 +18,24 @@ USER_SHARE = 0.05
 USER_MAX = 10_000
 
 
+UNKNOWN_OUTPUT_SHARE = 4
+"""A window set without an output limit (`models.<id>.limit.context` alone) keeps at most
+a quarter of it for the answer: output_token_max (32,000) would leave nothing of a 20k
+window."""
+
+
 def usable_tokens(limit: ModelLimit, config: CompactionConfig) -> int:
     """`limit.input or (limit.context - min(limit.output, output_token_max))`, minus
-    `reserved`. 0 when the window is unknown."""
+    `reserved`; without `limit.output`, at most a quarter of the window is kept for the
+    answer. 0 when the window is unknown."""
     if limit.context == 0:
         return 0
     if limit.input:
         usable = limit.input
     else:
         output = min(limit.output or config.output_token_max, config.output_token_max)
+        if limit.output is None:
+            output = min(output, limit.context // UNKNOWN_OUTPUT_SHARE)
         usable = limit.context - output
     return max(usable - (config.reserved or 0), 0)
 

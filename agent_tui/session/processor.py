@@ -56,6 +56,8 @@ CONCURRENT_TOOLS = frozenset({"task"})
 """Tools whose consecutive calls in one step run at the same time (subagents)."""
 
 
+CUT_OFF_OUTPUT = "[The stream broke off before this call was complete; it never ran]"
+
 StepOutcome = Literal["continue", "stop", "overflow", "error", "aborted"]
 
 
@@ -104,6 +106,8 @@ class StepProcessor:
         """Signatures of the session's latest tool calls, oldest first (doom-loop check)."""
         self.doom: str | None = None
         """Set when a repeated identical call stopped the step."""
+        self._attempt_parts: list[TextPart | ReasoningPart | ToolPart] = []
+        """Parts the current attempt streamed (set aside if it breaks off and is retried)."""
 
     # ---- persistence helpers ----------------------------------------------------------
 
@@ -152,11 +156,6 @@ class StepProcessor:
             self.assistant.error = ErrorInfo(kind="doom_loop", message=self.doom)
             await self._save_message()
             return "error"
-        if finish.reason == "unknown" and not finish.has_usage:
-            # The stream ended without a finish reason: keep what arrived and stop.
-            self.assistant.error = ErrorInfo(kind="stream", message="The stream stopped mid-way.")
-            await self._save_message()
-            return "error"
         return "continue" if self.tools and self.run_tools else "stop"
 
     async def _stream_with_retries(self, request: ModelRequest) -> StepFinish:
@@ -166,10 +165,14 @@ class StepProcessor:
             try:
                 return await self._stream_abortable(request)
             except ProviderError as exc:
-                if not exc.retryable or self.streamed or attempt >= retry.max_attempts:
+                if not exc.retryable or attempt >= retry.max_attempts:
                     raise
                 wait = retry_delay(attempt, retry, exc.retry_after)
                 attempt += 1
+                kept = ""
+                if self.streamed:
+                    await self._set_aside()
+                    kept = " (what it streamed is kept, marked as cut off)"
                 self.ctx.publish(
                     SessionStatus(
                         session_id=self.assistant.session_id,
@@ -178,7 +181,7 @@ class StepProcessor:
                         max_attempts=retry.max_attempts,
                         wait=wait,
                         message=self.ctx.redact(
-                            f"{exc} — retrying in {wait:.1f} s, "
+                            f"{exc}{kept} — retrying in {wait:.1f} s, "
                             f"attempt {attempt}/{retry.max_attempts}"
                         ),
                     )
@@ -186,6 +189,27 @@ class StepProcessor:
                 if await sleep_unless(self.abort, wait):
                     raise _Aborted() from exc
                 self.ctx.publish(SessionStatus(session_id=self.assistant.session_id, status="busy"))
+
+    async def _set_aside(self) -> None:
+        """An attempt that streamed and then broke off is retried from the start: what it
+        streamed stays in the message, marked `ignored` (never sent to the model, shown
+        as cut off), and its unfinished tool calls are closed as errors, never run."""
+        now = now_ms()
+        for part in self._attempt_parts:
+            if isinstance(part, ToolPart):
+                part.state = ToolStateError(
+                    input=part.state.input, error=CUT_OFF_OUTPUT, time=ToolTime(start=now, end=now)
+                )
+            elif part.end is None:
+                part.end = now
+            part.ignored = True
+            await self._save(part, flush=True)
+        self._attempt_parts = []
+        self.text = None
+        self.reasoning = None
+        self.tools = {}
+        self.ready = []
+        self.streamed = False
 
     async def _stream_abortable(self, request: ModelRequest) -> StepFinish:
         consume = asyncio.create_task(self._consume(request))
@@ -218,12 +242,14 @@ class StepProcessor:
         if isinstance(event, TextDelta):
             if self.text is None:
                 self.text = TextPart(**self._ids(), start=now_ms())
+                self._attempt_parts.append(self.text)
                 self._close_reasoning()
             self.text.text += event.text
             await self._save(self.text, event.text)
         elif isinstance(event, ReasoningDelta):
             if self.reasoning is None:
                 self.reasoning = ReasoningPart(**self._ids(), start=now_ms())
+                self._attempt_parts.append(self.reasoning)
             self.reasoning.text += event.text
             await self._save(self.reasoning, event.text)
         elif isinstance(event, ReasoningSigned):
@@ -231,6 +257,7 @@ class StepProcessor:
         elif isinstance(event, ToolCallStart):
             part = ToolPart(**self._ids(), call_id=event.call_id, tool=event.name)
             self.tools[event.call_id] = part
+            self._attempt_parts.append(part)
             await self._save(part)
         elif isinstance(event, ToolInputDelta):
             part = self.tools[event.call_id]
@@ -254,6 +281,7 @@ class StepProcessor:
             self.reasoning = None
         if self.reasoning is None:
             self.reasoning = ReasoningPart(**self._ids(), start=now_ms())
+            self._attempt_parts.append(self.reasoning)
         self.reasoning.signature = event.signature or None
         self.reasoning.redacted = event.redacted
         self.reasoning.end = now_ms()

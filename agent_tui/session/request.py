@@ -75,7 +75,7 @@ def estimate_next(
             total += sum(
                 MESSAGE_OVERHEAD_TOKENS + count_tokens(tool_result_text(part), model)
                 for part in message.parts
-                if isinstance(part, ToolPart)
+                if isinstance(part, ToolPart) and not part.ignored
             )
         elif message.info.id > last.id:
             newer.append(message)

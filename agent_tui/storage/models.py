@@ -126,6 +126,8 @@ class TextPart(_PartBase):
     text: str = ""
     synthetic: bool = False
     ignored: bool = False
+    """Kept but never sent to the model: a hidden follow-up, or in an assistant message
+    text set aside when its attempt broke off and was retried."""
     start: int | None = None
     end: int | None = None
 
@@ -139,6 +141,8 @@ class ReasoningPart(_PartBase):
     """Anthropic's signature of this thinking block: sent back with the exact text."""
     redacted: str | None = None
     """An Anthropic redacted_thinking block's opaque data (no readable text)."""
+    ignored: bool = False
+    """Set aside: streamed by an attempt that broke off and was retried; kept, never sent."""
 
 
 class ToolTime(_Model):
@@ -192,6 +196,8 @@ class ToolPart(_PartBase):
     call_id: str
     tool: str
     state: ToolState = Field(default_factory=ToolStatePending)
+    ignored: bool = False
+    """Set aside: started by an attempt that broke off and was retried; never sent."""
 
 
 class FilePart(_PartBase):

@@ -175,6 +175,13 @@ class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
         from agent_tui.provider.loader import preload_in_background
 
         preload_in_background()
+        self.run_worker(self._ask_window(), exit_on_error=False)
+
+    async def _ask_window(self) -> None:
+        """A local server's window, asked after the first frame: the welcome view and
+        the sidebar show it once it is known."""
+        if await self.engine.model_window(self.current_model) is not None:
+            self._refresh_sidebar()
 
     def on_unmount(self) -> None:
         self.pump.detach()

@@ -29,10 +29,22 @@ def error_text(info: AssistantMessage) -> str | None:
     return f"Error: {info.error.message}"
 
 
+CUT_OFF = "cut off — the stream broke here and the answer was asked again"
+
+
+def set_aside_widget(part: TextPart) -> Widget:
+    """Text of an attempt that broke off and was retried: kept, dimmed, marked."""
+    text = part.text.rstrip()
+    label = f"{text} [{CUT_OFF}]" if text else f"[{CUT_OFF}]"
+    return Static(label, markup=False, classes="cut-off")
+
+
 def part_widget(part: Part) -> Widget | None:
     """A new widget for a part, or None for parts that are not shown (step markers)."""
     if isinstance(part, TextPart):
-        return None if part.ignored or part.synthetic else TextPartView(part.text)
+        if part.synthetic:
+            return None
+        return set_aside_widget(part) if part.ignored else TextPartView(part.text)
     if isinstance(part, ReasoningPart):
         return ReasoningPartView(part.text)
     if isinstance(part, ToolPart):
@@ -46,6 +58,7 @@ class AssistantMessageView(Vertical):
     DEFAULT_CSS = """
     AssistantMessageView { height: auto; margin: 0 0 1 0; }
     AssistantMessageView > .patch { color: $text-muted; }
+    AssistantMessageView > .cut-off { color: $text-muted; text-style: italic; }
     AssistantMessageView > .error { color: $error; }
     """
 
@@ -64,6 +77,13 @@ class AssistantMessageView(Vertical):
 
     async def show_part(self, part: Part) -> None:
         widget = self._parts.get(part.id)
+        if isinstance(widget, TextPartView) and isinstance(part, TextPart) and part.ignored:
+            # The attempt that streamed it broke off: keep it, marked, in its place.
+            replacement = set_aside_widget(part)
+            self._parts[part.id] = replacement
+            await self.mount(replacement, before=widget)
+            await widget.remove()
+            return
         if widget is None:
             # Live text starts empty and streams; other parts are built whole.
             live_text = isinstance(part, TextPart) and not (part.ignored or part.synthetic)
