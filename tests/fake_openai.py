@@ -10,7 +10,8 @@ path (openai SDK over httpx) is exercised offline:
                                   api_key="test", ...)
         assert server.requests[0]["messages"][-1]["content"] == "hi"
 
-Reply types: Text, ToolCalls, Error (and context_overflow()), Drop, Malformed, Hang.
+Reply types: Text, ToolCalls, Error (and context_overflow()), Drop, Malformed, Hang,
+Gated (held until the test opens its gate).
 """
 
 from __future__ import annotations
@@ -156,7 +157,22 @@ class Hang:
     delay: float = 60.0
 
 
-Reply = Text | ToolCalls | Error | Drop | Malformed | Hang
+@dataclass
+class Gated:
+    """Stream `text` at once, then wait until the test sets `gate`, then serve `reply`.
+
+    The request is in `requests` (wait_for_requests) while the reply is held, so a test
+    knows the client is mid-stream and keeps it there as long as it needs, without
+    sleeping. The wait ends early when the client disconnects or the server stops.
+    """
+
+    reply: Text | ToolCalls
+    gate: threading.Event
+    text: str = ""
+    timeout: float = 60.0
+
+
+Reply = Text | ToolCalls | Error | Drop | Malformed | Hang | Gated
 
 
 def _pieces(text: str, size: int) -> list[str]:
@@ -230,16 +246,20 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             return True
 
-    def _wait(self, seconds: float) -> None:
-        """Sleep up to `seconds`, raising _ClientGone as soon as waiting is pointless."""
+    def _wait(self, seconds: float, gate: threading.Event | None = None) -> None:
+        """Sleep up to `seconds` (or until `gate` is set), raising _ClientGone as soon as
+        waiting is pointless."""
         deadline = time.monotonic() + seconds
         while True:
             if self.server.fake._stopping.is_set() or self._client_gone():
                 raise _ClientGone
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 0 or (gate is not None and gate.is_set()):
                 return
-            time.sleep(min(left, POLL_INTERVAL))
+            if gate is not None:
+                gate.wait(min(left, POLL_INTERVAL))
+            else:
+                time.sleep(min(left, POLL_INTERVAL))
 
     # -- routes -------------------------------------------------------------------------
 
@@ -291,6 +311,9 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(reply, Hang):
             self._wait(reply.delay)
             reply = Text(reply.text)
+        if isinstance(reply, Gated):
+            self._wait(reply.timeout, reply.gate)
+            reply = reply.reply
         message: dict[str, Any] = {"role": "assistant", "content": None}
         outputs: list[str] = []
         finish = "stop"
@@ -354,6 +377,11 @@ class _Stream:
         handler.send_header("Transfer-Encoding", "chunked")
         handler.end_headers()
         self.delta({"role": "assistant", "content": ""})
+        if isinstance(reply, Gated):
+            if reply.text:
+                self.delta({"content": reply.text})
+            handler._wait(reply.timeout, reply.gate)
+            reply = reply.reply
         if isinstance(reply, Text):
             self.text(reply)
         elif isinstance(reply, ToolCalls):
@@ -567,6 +595,7 @@ __all__ = [
     "Drop",
     "Error",
     "FakeOpenAI",
+    "Gated",
     "Hang",
     "Malformed",
     "Reply",

@@ -48,6 +48,9 @@ class EngineContext:
     """The agents (agents.py); loaded by `agent_catalog` for the first directory asked."""
     permission_modes: dict[str, PermissionMode] = field(default_factory=dict)
     """Per session: the quick permission mode (ask / auto-edits); in memory, never saved."""
+    front_end: str = "agent-tui"
+    """What runs this engine (`agent-tui run`, `the agent-tui app`, …): named to another
+    process that finds a session busy here."""
 
     def __post_init__(self) -> None:
         policy = self.config.shell.env
