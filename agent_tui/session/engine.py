@@ -10,9 +10,9 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from agent_tui.agents import DEFAULT_AGENT, AgentInfo
-from agent_tui.errors import AgentTuiError, UsageError
+from agent_tui.errors import UsageError
 from agent_tui.events import PartUpdated, SessionUpdated
-from agent_tui.ids import message_id, now_ms, part_id
+from agent_tui.ids import message_id, part_id
 from agent_tui.mcp.servers import McpServers
 from agent_tui.provider.auth import check_credentials
 from agent_tui.provider.limits import model_info
@@ -25,7 +25,7 @@ from agent_tui.session.follow import Follower, unseen
 from agent_tui.session.history import load_history, model_of
 from agent_tui.session.loop import LoopResult, SessionLoop
 from agent_tui.session.mentions import resolve_mentions
-from agent_tui.session.shell import shell_text
+from agent_tui.session.shell import run_person_command
 from agent_tui.session.subagent import Subagents
 from agent_tui.session.title import default_title, generate_title
 from agent_tui.session.uncompact import Uncompacted, uncompact
@@ -36,10 +36,6 @@ from agent_tui.storage.models import (
     Session,
     TextPart,
     ToolPart,
-    ToolStateCompleted,
-    ToolStateError,
-    ToolStateRunning,
-    ToolTime,
     UserMessage,
 )
 from agent_tui.storage.session_lock import LockHolder, SessionLock, SessionLocks
@@ -200,54 +196,16 @@ class Engine:
         # another process) starts meanwhile and takes its running part for a crashed one.
         lock = None if self.is_busy(session_id) else self.locks.try_acquire(session_id)
         try:
-            return await self._shell(session, command, model, queued=lock is None)
+            info = UserMessage(
+                id=message_id(), session_id=session_id, model=model, queued=lock is None
+            )
+            call_id = f"shell-{info.id}"
+            tools = self._tool_context(session, info.id, call_id)
+            tools.permissions["bash"] = "allow"
+            return await run_person_command(self.ctx, info, command, tools)
         finally:
             if lock is not None:
                 lock.release()
-
-    async def _shell(self, session: Session, command: str, model: str, *, queued: bool) -> ToolPart:
-        session_id = session.id
-        info = UserMessage(id=message_id(), session_id=session_id, model=model, queued=queued)
-        arguments = {"command": command}
-        start = now_ms()
-        part = ToolPart(
-            id=part_id(),
-            session_id=session_id,
-            message_id=info.id,
-            call_id=f"shell-{info.id}",
-            tool="bash",
-            state=ToolStateRunning(input=arguments, title=command, time=ToolTime(start=start)),
-        )
-        await self.ctx.add_message(info, part)
-        ctx = self._tool_context(session, info.id, part.call_id)
-        ctx.permissions["bash"] = "allow"
-        try:
-            result = await self.ctx.registry.run("bash", arguments, ctx)
-        except AgentTuiError as exc:
-            part.state = ToolStateError(
-                input=arguments, error=str(exc), time=ToolTime(start=start, end=now_ms())
-            )
-            output = str(exc)
-        else:
-            part.state = ToolStateCompleted(
-                input=arguments,
-                output=result.output,
-                title=command,
-                metadata=result.metadata,
-                time=ToolTime(start=start, end=now_ms()),
-            )
-            output = result.output
-        await self._add_part(part)
-        await self._add_part(
-            TextPart(
-                id=part_id(),
-                session_id=session_id,
-                message_id=info.id,
-                text=shell_text(command, output),
-                synthetic=True,
-            )
-        )
-        return part
 
     def _tool_context(self, session: Session, message: str, call_id: str = "") -> ToolContext:
         """What a tool run on the person's behalf needs (mentions, `!command`): nobody
