@@ -282,3 +282,19 @@ async def test_a_step_cut_off_by_its_process_death_is_resumed(configured: FakeOp
     assert "question B" in sent and "half an answer" in sent
     assert history[1].info.error is not None  # closed as interrupted by the new loop
     assert [p.text for p in history[-1].parts if isinstance(p, TextPart)] == ["Resumed answer."]
+
+
+async def test_two_prompts_at_once_in_one_engine_start_one_loop(configured: FakeOpenAI) -> None:
+    configured.responder = lambda body: Text("answered")
+    async with engine("the agent-tui acp") as a:
+        session = await a.new_session(Path.cwd())
+        first, second = await asyncio.gather(
+            a.prompt(session.id, "one"), a.prompt(session.id, "two")
+        )
+        history = await a.ctx.db.all_messages(session.id)
+    assert first is not None and second is None  # the second joined the first's loop
+    users = [m.info for m in history if isinstance(m.info, UserMessage)]
+    steps = [m.info for m in history if isinstance(m.info, AssistantMessage)]
+    assert steps[-1].parent_id == users[-1].id  # the loop answered the second one too
+    assert "two" in str(configured.requests[-1]["messages"])
+    assert len(configured.requests) == len(steps)  # no model call outside that loop

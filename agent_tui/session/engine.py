@@ -55,6 +55,8 @@ class Engine:
         self._background: set[asyncio.Task[object]] = set()
         self._aborts: dict[str, asyncio.Event] = {}
         self._runs: dict[str, asyncio.Task[LoopResult]] = {}
+        self._claimed: set[str] = set()
+        """Sessions whose lock a prompt here took and whose run has not started yet."""
         self._newest: dict[str, str] = {}
         """Per session: the newest message sent from this engine (what a follower waits for)."""
         self.locks = SessionLocks.beside(ctx.db.path, ctx.front_end)
@@ -77,6 +79,8 @@ class Engine:
     def is_busy(self, session_id: str) -> bool:
         task = self._runs.get(session_id)
         if session_id in self.subagents.running:  # a subagent's session: its parent runs it
+            return True
+        if session_id in self._claimed:  # a prompt's loop starts once its message is saved
             return True
         return task is not None and not task.done()
 
@@ -137,19 +141,30 @@ class Engine:
         model = model or chosen.model or await self.session_model(session_id)
         # Fail before saving anything the model can't answer.
         await check_credentials(model, self.ctx.config)
-        # Taken before anything is saved, with no await since the busy check: of two
-        # prompts (of any processes) only one starts the loop; the other is queued for it.
-        busy = self.is_busy(session_id)
-        lock = None if busy else self.locks.try_acquire(session_id)
+        busy, lock = self._claim(session_id)
         try:
             await self._save_prompt(session, text, model, chosen.name, queued=lock is None)
         except BaseException:
-            if lock is not None:
-                lock.release()
+            self._unclaim(session_id, lock)
             raise
         if busy:
             return None
         return await self.run(session_id, lock=lock)
+
+    def _claim(self, session_id: str) -> tuple[bool, SessionLock | None]:
+        """(busy here, the session's lock if this command starts the loop). No await in
+        here: of two commands, of any processes, only one starts the loop."""
+        if self.is_busy(session_id):
+            return True, None
+        lock = self.locks.try_acquire(session_id)
+        if lock is not None:
+            self._claimed.add(session_id)
+        return False, lock
+
+    def _unclaim(self, session_id: str, lock: SessionLock | None) -> None:
+        if lock is not None:
+            self._claimed.discard(session_id)
+            lock.release()
 
     async def _save_prompt(
         self, session: Session, text: str, model: str, agent: str, *, queued: bool
@@ -230,15 +245,13 @@ class Engine:
         """Manual compaction (`/compact [instructions]`): summarise now, then stop."""
         model = model or await self.session_model(session_id)
         await check_credentials(self.ctx.config.compaction.model or model, self.ctx.config)
-        busy = self.is_busy(session_id)
-        lock = None if busy else self.locks.try_acquire(session_id)
+        busy, lock = self._claim(session_id)
         try:
             request = await compaction.create_request(
                 self.ctx, session_id, auto=False, model=model, instructions=instructions
             )
         except BaseException:
-            if lock is not None:
-                lock.release()
+            self._unclaim(session_id, lock)
             raise
         self._newest[session_id] = request.info.id
         if busy:
@@ -316,11 +329,15 @@ class Engine:
         self._aborts[session_id] = abort
         task = asyncio.create_task(self._run_or_follow(session_id, abort, lock))
         self._runs[session_id] = task
+        if lock is not None:
+            self._claimed.discard(session_id)  # the run is busy now
         try:
             return await task
         finally:
             self._runs.pop(session_id, None)
             self._aborts.pop(session_id, None)
+            if lock is not None:  # also when the task was cancelled before it started
+                lock.release()
 
     async def _run_or_follow(
         self, session_id: str, abort: asyncio.Event, lock: SessionLock | None
