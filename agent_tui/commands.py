@@ -31,11 +31,13 @@ from agent_tui.tool.escalation import UNSANDBOXED
 
 
 @contextlib.asynccontextmanager
-async def open_engine(config: Config) -> AsyncIterator[Engine]:
+async def open_engine(config: Config, command: str = "") -> AsyncIterator[Engine]:
+    """An engine on the user's database; `command` names it to other processes."""
     db = await Database.open(paths.database_path())
     engine = None
+    front_end = f"agent-tui {command}".strip()
     try:
-        engine = Engine(EngineContext(db=db, config=config))
+        engine = Engine(EngineContext(db=db, config=config, front_end=front_end))
         yield engine
     finally:
         if engine is not None:
@@ -143,7 +145,7 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
     text, command_model = _expand_custom_command(text)
     model = args.model or command_model
     view = JsonView() if args.format == "json" else TextView()
-    async with open_engine(config) as engine:
+    async with open_engine(config, args.command) as engine:
         engine.ctx.bus.subscribe(view)
         if not (args.session or args.cont):
             # Fail before creating an empty session the model could never answer.
@@ -162,7 +164,7 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
 
 async def _compact(args: argparse.Namespace, config: Config) -> int:
     if args.dry_run:
-        async with open_engine(config) as engine:
+        async with open_engine(config, args.command) as engine:
             session = await resolve_session(engine, args.session, args.cont, create=False)
             plan = await engine.compaction_plan(
                 session.id, " ".join(args.instructions) or None, model=args.model
@@ -170,7 +172,7 @@ async def _compact(args: argparse.Namespace, config: Config) -> int:
         print(render_plan(plan))
         return 0
     view = TextView(show_summaries=True)
-    async with open_engine(config) as engine:
+    async with open_engine(config, args.command) as engine:
         engine.ctx.bus.subscribe(view)
         session = await resolve_session(engine, args.session, args.cont, create=False)
         _install_interrupt(engine, session.id)
@@ -188,7 +190,7 @@ def _time(ms: int) -> str:
 
 
 async def _sessions(args: argparse.Namespace, config: Config) -> int:
-    async with open_engine(config) as engine:
+    async with open_engine(config, args.command) as engine:
         db = engine.ctx.db
         sessions = await db.list_sessions(str(Path.cwd()) if args.here else None)
         summaries = await db.session_summaries([s.id for s in sessions])
@@ -232,7 +234,7 @@ async def _sessions(args: argparse.Namespace, config: Config) -> int:
 
 
 async def _uncompact(args: argparse.Namespace, config: Config) -> int:
-    async with open_engine(config) as engine:
+    async with open_engine(config, args.command) as engine:
         session = await resolve_session(engine, args.session, args.cont, create=False)
         done = await engine.uncompact(session.id, model=args.model)
     print(
@@ -252,7 +254,7 @@ async def _redo(args: argparse.Namespace, config: Config) -> int:
 
 
 async def _turn(args: argparse.Namespace, config: Config, *, undo: bool) -> int:
-    async with open_engine(config) as engine:
+    async with open_engine(config, args.command) as engine:
         session = await resolve_session(engine, args.session, args.cont, create=False)
         if undo:
             done = await engine.undo(session.id, force=args.force)
@@ -270,7 +272,7 @@ async def _turn(args: argparse.Namespace, config: Config, *, undo: bool) -> int:
 
 
 async def _export(args: argparse.Namespace, config: Config) -> int:
-    async with open_engine(config) as engine:
+    async with open_engine(config, args.command) as engine:
         session = await engine.ctx.db.find_session_by_prefix(args.session_id)
         export = await engine.ctx.db.export_session(session.id)
     print(export.model_dump_json(indent=2))
@@ -282,7 +284,7 @@ async def _context(args: argparse.Namespace, config: Config) -> int:
     from agent_tui.session.breakdown import breakdown, render
     from agent_tui.session.history import load_history, model_of
 
-    async with open_engine(config) as engine:
+    async with open_engine(config, args.command) as engine:
         session = await resolve_session(engine, args.session, False, create=False)
         history = await load_history(engine.ctx, session)
         model_id = model_of(history, config.model)

@@ -14,6 +14,7 @@ Reply types: Text, ToolCalls, Error (and context_overflow()), Drop, Malformed, H
 Cut (the stream ends cleanly with no finish reason) and StreamError (an error object
 inside a 200 stream). `tests.fake_local` adds what local servers do (chat templates that
 take only strings, overflow inside the stream, the model-info endpoints).
+Gated (held until the test opens its gate).
 """
 
 from __future__ import annotations
@@ -117,8 +118,15 @@ class Error:
 
     def to_json(self) -> dict[str, Any]:
         kind = self.type or _DEFAULT_ERROR_TYPES.get(self.status, "server_error")
-        return {"error": {"message": self.message, "type": kind, "param": None,
-                          "code": self.code, **(self.extra or {})}}
+        return {
+            "error": {
+                "message": self.message,
+                "type": kind,
+                "param": None,
+                "code": self.code,
+                **(self.extra or {}),
+            }
+        }
 
 
 def context_overflow() -> Error:
@@ -196,12 +204,27 @@ class StreamError:
         return {"error": {**error, **(self.extra or {})}}
 
 
-Reply = Text | ToolCalls | Error | Drop | Malformed | Hang | Cut | StreamError
+@dataclass
+class Gated:
+    """Stream `text` at once, then wait until the test sets `gate`, then serve `reply`.
+
+    The request is in `requests` (wait_for_requests) while the reply is held, so a test
+    knows the client is mid-stream and keeps it there as long as it needs, without
+    sleeping. The wait ends early when the client disconnects or the server stops.
+    """
+
+    reply: Text | ToolCalls
+    gate: threading.Event
+    text: str = ""
+    timeout: float = 60.0
+
+
+Reply = Text | ToolCalls | Error | Drop | Malformed | Hang | Cut | StreamError | Gated
 
 
 def _pieces(text: str, size: int) -> list[str]:
     size = max(size, 1)
-    return [text[i:i + size] for i in range(0, len(text), size)]
+    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 def _split(text: str, parts: int) -> list[str]:
@@ -270,23 +293,32 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             return True
 
-    def _wait(self, seconds: float) -> None:
-        """Sleep up to `seconds`, raising _ClientGone as soon as waiting is pointless."""
+    def _wait(self, seconds: float, gate: threading.Event | None = None) -> None:
+        """Sleep up to `seconds` (or until `gate` is set), raising _ClientGone as soon as
+        waiting is pointless."""
         deadline = time.monotonic() + seconds
         while True:
             if self.server.fake._stopping.is_set() or self._client_gone():
                 raise _ClientGone
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 0 or (gate is not None and gate.is_set()):
                 return
-            time.sleep(min(left, POLL_INTERVAL))
+            if gate is not None:
+                gate.wait(min(left, POLL_INTERVAL))
+            else:
+                time.sleep(min(left, POLL_INTERVAL))
 
     # -- routes -------------------------------------------------------------------------
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
-            self._send_json(200, {"object": "list", "data": [
-                {"id": "fake", "object": "model", "created": 0, "owned_by": "fake"}]})
+            self._send_json(
+                200,
+                {
+                    "object": "list",
+                    "data": [{"id": "fake", "object": "model", "created": 0, "owned_by": "fake"}],
+                },
+            )
         else:
             self._send_json(404, Error(404, f"Unknown path {self.path}").to_json())
 
@@ -336,6 +368,9 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(reply, Hang):
             self._wait(reply.delay)
             reply = Text(reply.text)
+        if isinstance(reply, Gated):
+            self._wait(reply.timeout, reply.gate)
+            reply = reply.reply
         message: dict[str, Any] = {"role": "assistant", "content": None}
         outputs: list[str] = []
         finish = "stop"
@@ -350,30 +385,38 @@ class _Handler(BaseHTTPRequestHandler):
             message["content"] = reply.text or None
             calls = reply.normalised_calls()
             message["tool_calls"] = [
-                {"id": call.id or f"call_{n}", "type": "function",
-                 "function": {"name": call.name, "arguments": call.arguments}}
+                {
+                    "id": call.id or f"call_{n}",
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                }
                 for n, call in enumerate(calls)
             ]
             outputs += [reply.text, *(call.arguments for call in calls)]
             finish = "tool_calls"
         usage = getattr(reply, "usage", None) or self.server.fake.estimate_usage(body, *outputs)
-        self._send_json(200, {
-            "id": self.server.fake._next_id(),
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body.get("model", "fake"),
-            "choices": [{"index": 0, "message": message, "finish_reason": finish,
-                         "logprobs": None}],
-            "usage": usage.to_json(),
-        })
+        self._send_json(
+            200,
+            {
+                "id": self.server.fake._next_id(),
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", "fake"),
+                "choices": [
+                    {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+                ],
+                "usage": usage.to_json(),
+            },
+        )
 
     def _abort(self) -> None:
         """Close the socket at once (RST), as a crashed upstream would."""
         self.close_connection = True
         try:
             self.wfile.flush()
-            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                                       b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            self.connection.setsockopt(
+                socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
+            )
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
@@ -400,12 +443,17 @@ class _Stream:
         handler.send_header("Transfer-Encoding", "chunked")
         handler.end_headers()
         self.delta({"role": "assistant", "content": ""})
+        if isinstance(reply, Gated):
+            if reply.text:
+                self.delta({"content": reply.text})
+            handler._wait(reply.timeout, reply.gate)
+            reply = reply.reply
         if isinstance(reply, Text):
             self.text(reply)
         elif isinstance(reply, ToolCalls):
             self.tool_calls(reply)
         elif isinstance(reply, Drop):
-            for piece in _pieces(reply.text, reply.chunk_size)[:reply.after_chunks]:
+            for piece in _pieces(reply.text, reply.chunk_size)[: reply.after_chunks]:
                 self.delta({"content": piece})
             handler._abort()
             return
@@ -422,20 +470,30 @@ class _Stream:
             handler._wait(reply.delay)
             self.finish("stop", self.fake.estimate_usage(self.body, reply.text))
         elif isinstance(reply, Cut):
-            for piece in _pieces(reply.text, reply.chunk_size)[:reply.after_chunks]:
+            for piece in _pieces(reply.text, reply.chunk_size)[: reply.after_chunks]:
                 self.delta({"content": piece})
             for index, call in enumerate(reply.calls or []):
-                self.delta({"tool_calls": [{
-                    "index": index, "id": call.id or f"call_{index}", "type": "function",
-                    "function": {"name": call.name,
-                                 "arguments": call.arguments[: len(call.arguments) // 2]},
-                }]})
+                self.delta(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": index,
+                                "id": call.id or f"call_{index}",
+                                "type": "function",
+                                "function": {
+                                    "name": call.name,
+                                    "arguments": call.arguments[: len(call.arguments) // 2],
+                                },
+                            }
+                        ]
+                    }
+                )
             if reply.done:
                 self.write(b"data: [DONE]\n\n")
             self.end()
             return
         elif isinstance(reply, StreamError):
-            for piece in _pieces(reply.text, reply.chunk_size)[:reply.after_chunks]:
+            for piece in _pieces(reply.text, reply.chunk_size)[: reply.after_chunks]:
                 self.delta({"content": piece})
             prefix = b"event: error\n" if reply.event else b""
             self.write(prefix + b"data: " + json.dumps(reply.to_json()).encode() + b"\n\n")
@@ -451,8 +509,9 @@ class _Stream:
                 self.delta({"reasoning_content": piece}, reply.delay)
         for piece in _pieces(reply.text, reply.chunk_size):
             self.delta({"content": piece}, reply.delay)
-        self.finish(reply.finish_reason,
-                    reply.usage or self.fake.estimate_usage(self.body, *outputs))
+        self.finish(
+            reply.finish_reason, reply.usage or self.fake.estimate_usage(self.body, *outputs)
+        )
 
     def tool_calls(self, reply: ToolCalls) -> None:
         for piece in _pieces(reply.text, reply.chunk_size):
@@ -460,21 +519,38 @@ class _Stream:
         calls = reply.normalised_calls()
         for index, call in enumerate(calls):
             parts = _split(call.arguments, reply.argument_parts)
-            self.delta({"tool_calls": [{
-                "index": index, "id": call.id or f"call_{index}", "type": "function",
-                "function": {"name": call.name, "arguments": parts[0]},
-            }]}, reply.delay)
+            self.delta(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call.id or f"call_{index}",
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": parts[0]},
+                        }
+                    ]
+                },
+                reply.delay,
+            )
             for part in parts[1:]:
-                self.delta({"tool_calls": [{"index": index, "function": {"arguments": part}}]},
-                           reply.delay)
+                self.delta(
+                    {"tool_calls": [{"index": index, "function": {"arguments": part}}]}, reply.delay
+                )
         outputs = [reply.text, *(call.arguments for call in calls)]
         self.finish("tool_calls", reply.usage or self.fake.estimate_usage(self.body, *outputs))
 
     # -- SSE framing --------------------------------------------------------------------
 
     def chunk(self, choices: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-        return {"id": self.id, "object": "chat.completion.chunk", "created": self.created,
-                "model": self.model, "system_fingerprint": None, "choices": choices, **extra}
+        return {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "system_fingerprint": None,
+            "choices": choices,
+            **extra,
+        }
 
     def delta(self, delta: dict[str, Any], delay: float = 0.0) -> None:
         if delay:
@@ -543,8 +619,12 @@ class FakeOpenAI:
         server.fake = self
         self._server = server
         self.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="fake-openai", daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-openai",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -567,8 +647,12 @@ class FakeOpenAI:
     def __enter__(self) -> FakeOpenAI:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.stop()
 
     # -- scripting ----------------------------------------------------------------------
@@ -649,6 +733,7 @@ __all__ = [
     "Drop",
     "Error",
     "FakeOpenAI",
+    "Gated",
     "Hang",
     "Malformed",
     "Reply",

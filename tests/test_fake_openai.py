@@ -18,6 +18,7 @@ from tests.fake_openai import (
     Drop,
     Error,
     FakeOpenAI,
+    Gated,
     Hang,
     Malformed,
     Text,
@@ -200,6 +201,29 @@ async def test_client_abort_ends_a_hanging_stream(litellm: ModuleType,
         await task
     await asyncio.to_thread(server.wait_idle, 5)  # the server noticed the disconnect
     assert time.monotonic() - started < 5
+
+
+async def test_gated_reply_is_held_until_the_gate_opens(litellm: ModuleType,
+                                                        server: FakeOpenAI) -> None:
+    gate = threading.Event()
+    server.script(Gated(Text(" and the rest"), gate, text="first words"))
+    first_text = asyncio.Event()
+    received: list[str] = []
+
+    async def consume() -> None:
+        response = await litellm.acompletion(**_kwargs(server, stream=True))
+        async for chunk in response:
+            received.extend(_content([chunk]))
+            if "".join(received):
+                first_text.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(first_text.wait(), 10)
+    assert "".join(received) == "first words"
+    assert server.active == 1  # held mid-stream until the test says so
+    gate.set()
+    await asyncio.wait_for(task, 10)
+    assert "".join(received) == "first words and the rest"
 
 
 async def test_slow_text_streams_with_delays(litellm: ModuleType, server: FakeOpenAI) -> None:

@@ -12,9 +12,8 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,11 +21,10 @@ import pytest
 from agent_tui import procs
 from tests.conftest import write_config
 from tests.fake_openai import Call, FakeOpenAI, Hang, Text, ToolCalls
+from tests.process_helpers import agent_tui, wait_until
 
 pytestmark = pytest.mark.skipif(not procs.LINUX, reason="the /proc checks need Linux")
 
-ROOT = Path(__file__).resolve().parent.parent
-DEADLINE = 20.0
 UNSANDBOXED = {"enabled": False}
 
 
@@ -34,15 +32,6 @@ def alive(pid: int) -> bool:
     """Running (a zombie waiting for its reaper has ended)."""
     stat = procs._stat(pid)
     return stat is not None and stat[0] != "Z"
-
-
-def wait_until(condition: Callable[[], object], what: str, timeout: float = DEADLINE) -> None:
-    """Poll a condition only real processes can change (no event to await for them)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(what)
-        time.sleep(0.02)
 
 
 def read_pid(path: Path) -> int:
@@ -60,22 +49,6 @@ def owners() -> Iterator[list[int]]:
     for found in procs.scan(lambda owner: owner.split("-")[0] in started):
         with contextlib.suppress(OSError):
             os.kill(found.pid, signal.SIGKILL)
-
-
-def agent_tui(project: Path, *args: str) -> subprocess.Popen[bytes]:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key != procs.OWNER_ENV  # the test runner's own marker, if any, is not ours
-    }
-    env["PYTHONPATH"] = str(ROOT)
-    return subprocess.Popen(
-        [sys.executable, "-m", "agent_tui", *args],
-        cwd=project,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
 
 
 def bash_call(command: str) -> ToolCalls:

@@ -63,6 +63,9 @@ class EngineContext:
     over the agent's and the model's own; in memory, never saved."""
     sandbox: Sandbox = field(init=False)
     """Where commands and local MCP servers run (sandbox/)."""
+    front_end: str = "agent-tui"
+    """What runs this engine (`agent-tui run`, `the agent-tui app`, …): named to another
+    process that finds a session busy here."""
 
     def __post_init__(self) -> None:
         policy = self.config.shell.env

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 
 from agent_tui.agents import DEFAULT_AGENT, AgentInfo
-from agent_tui.errors import AgentTuiError, UsageError
+from agent_tui.errors import UsageError
 from agent_tui.events import Notice, PartUpdated, SessionUpdated
-from agent_tui.ids import message_id, now_ms, part_id
+from agent_tui.ids import message_id, part_id
 from agent_tui.mcp.servers import McpServers
 from agent_tui.provider import windows
 from agent_tui.provider.auth import check_credentials
@@ -22,10 +22,11 @@ from agent_tui.session import compaction
 from agent_tui.session import undo as turns
 from agent_tui.session.compaction_plan import CompactionPlan, plan
 from agent_tui.session.context import EngineContext
+from agent_tui.session.follow import Follower, unseen
 from agent_tui.session.history import load_history, model_of
 from agent_tui.session.loop import LoopResult, SessionLoop
 from agent_tui.session.mentions import resolve_mentions
-from agent_tui.session.shell import shell_text
+from agent_tui.session.shell import run_person_command
 from agent_tui.session.subagent import Subagents
 from agent_tui.session.title import default_title, generate_title
 from agent_tui.session.uncompact import Uncompacted, uncompact
@@ -37,12 +38,9 @@ from agent_tui.storage.models import (
     Session,
     TextPart,
     ToolPart,
-    ToolStateCompleted,
-    ToolStateError,
-    ToolStateRunning,
-    ToolTime,
     UserMessage,
 )
+from agent_tui.storage.session_lock import LockHolder, SessionLock, SessionLocks
 from agent_tui.tool.base import ToolContext
 from agent_tui.tool.escalation import UNSANDBOXED
 from agent_tui.tool.registry import PermissionMode
@@ -60,6 +58,12 @@ class Engine:
         self._background: set[asyncio.Task[object]] = set()
         self._aborts: dict[str, asyncio.Event] = {}
         self._runs: dict[str, asyncio.Task[LoopResult]] = {}
+        self._claimed: set[str] = set()
+        """Sessions whose lock a prompt here took and whose run has not started yet."""
+        self._newest: dict[str, str] = {}
+        """Per session: the newest message sent from this engine (what a follower waits for)."""
+        self.locks = SessionLocks.beside(ctx.db.path, ctx.front_end)
+        """One loop per session across processes (storage/session_lock.py)."""
         self.saved_outputs_cleanup: Future[int] = start_cleanup(
             ctx.output_dir, ctx.config.truncation.retention_days
         )
@@ -81,7 +85,13 @@ class Engine:
         task = self._runs.get(session_id)
         if session_id in self.subagents.running:  # a subagent's session: its parent runs it
             return True
+        if session_id in self._claimed:  # a prompt's loop starts once its message is saved
+            return True
         return task is not None and not task.done()
+
+    def busy_elsewhere(self, session_id: str) -> LockHolder | None:
+        """Who runs the session's loop in another process (None: nobody, or we do)."""
+        return None if self.is_busy(session_id) else self.locks.holder(session_id)
 
     async def session_model(self, session_id: str) -> str:
         """The model of the session's newest user message, else the configured one;
@@ -131,10 +141,12 @@ class Engine:
         files: Sequence[FilePart] = (),
     ) -> LoopResult | None:
         """Add a user message for `agent` (default build) and run the loop; while the loop
-        runs, the message is queued (it reaches the model as a reminder) and None is
-        returned. The model: `model`, else the agent's own, else the session's.
-        `context`: texts the model reads with the message (e.g. files an editor attached);
-        `files`: images (their ids and ids of the message are filled in here)."""
+        runs here, the message is queued (it reaches the model as a reminder) and None is
+        returned; while it runs in another process, the message is queued for that loop
+        and its answer awaited (`run`). The model: `model`, else the agent's own, else
+        the session's. `context`: texts the model reads with the message (e.g. files an
+        editor attached); `files`: images (their ids and ids of the message are filled in
+        here)."""
         if not text.strip():
             raise UsageError("The message is empty: type something to send.")
         session = await self.ctx.db.get_session(session_id)
@@ -144,18 +156,54 @@ class Engine:
         windows.start_probe(model, self.ctx.config)
         # Fail before saving anything the model can't answer.
         await check_credentials(model, self.ctx.config)
+        busy, lock = self._claim(session_id)
+        try:
+            await self._save_prompt(
+                session, text, model, chosen.name, queued=lock is None, context=context, files=files
+            )
+        except BaseException:
+            self._unclaim(session_id, lock)
+            raise
+        if busy:
+            return None
+        return await self.run(session_id, lock=lock)
+
+    def _claim(self, session_id: str) -> tuple[bool, SessionLock | None]:
+        """(busy here, the session's lock if this command starts the loop). No await in
+        here: of two commands, of any processes, only one starts the loop."""
+        if self.is_busy(session_id):
+            return True, None
+        lock = self.locks.try_acquire(session_id)
+        if lock is not None:
+            self._claimed.add(session_id)
+        return False, lock
+
+    def _unclaim(self, session_id: str, lock: SessionLock | None) -> None:
+        if lock is not None:
+            self._claimed.discard(session_id)
+            lock.release()
+
+    async def _save_prompt(
+        self,
+        session: Session,
+        text: str,
+        model: str,
+        agent: str,
+        *,
+        queued: bool,
+        context: Sequence[str] = (),
+        files: Sequence[FilePart] = (),
+    ) -> None:
+        session_id = session.id
         info = UserMessage(
-            id=message_id(),
-            session_id=session_id,
-            model=model,
-            agent=chosen.name,
-            queued=self.is_busy(session_id),
+            id=message_id(), session_id=session_id, model=model, agent=agent, queued=queued
         )
         part = TextPart(id=part_id(), session_id=session_id, message_id=info.id, text=text)
         attachments = await resolve_mentions(
             text, self._tool_context(session, info.id), self.ctx.registry
         )
         await self.ctx.add_message(info, part)
+        self._newest[session_id] = info.id
         texts = [*(a.text for a in attachments), *context]
         for text_ in texts:  # the model reads them; the view shows the typed text
             await self._add_part(
@@ -181,9 +229,6 @@ class Engine:
                 task = asyncio.create_task(generate_title(self.ctx, session_id, text, model))
                 self._background.add(task)
                 task.add_done_callback(self._background.discard)
-        if self.is_busy(session_id):
-            return None
-        return await self.run(session_id)
 
     async def run_shell(self, session_id: str, command: str) -> ToolPart:
         """`!command`: the person runs a shell command in the session's folder (theirs,
@@ -195,56 +240,26 @@ class Engine:
         if not command.strip():
             raise UsageError("The command is empty: type a shell command after the !.")
         session = await self.ctx.db.get_session(session_id)
-        info = UserMessage(
-            id=message_id(),
-            session_id=session_id,
-            model=await self.session_model(session_id),
-            queued=self.is_busy(session_id),
-        )
-        arguments = {"command": command}
-        start = now_ms()
-        part = ToolPart(
-            id=part_id(),
-            session_id=session_id,
-            message_id=info.id,
-            call_id=f"shell-{info.id}",
-            tool="bash",
-            state=ToolStateRunning(input=arguments, title=command, time=ToolTime(start=start)),
-        )
-        await self.ctx.add_message(info, part)
-        await self.announce_sandbox()
-        ctx = self._tool_context(session, info.id, part.call_id)
-        ctx.permissions["bash"] = "allow"
-        ctx.ask = self.ctx.ask  # only to offer running it outside the sandbox if blocked
+        model = await self.session_model(session_id)
+        # Idle: the session is held while the command runs, so that no loop (of this or
+        # another process) starts meanwhile and takes its running part for a crashed one.
+        lock = None if self.is_busy(session_id) else self.locks.try_acquire(session_id)
         try:
-            result = await self.ctx.registry.run("bash", arguments, ctx)
-        except AgentTuiError as exc:
-            part.state = ToolStateError(
-                input=arguments, error=str(exc), time=ToolTime(start=start, end=now_ms())
+            info = UserMessage(
+                id=message_id(), session_id=session_id, model=model, queued=lock is None
             )
-            output = str(exc)
-        else:
-            part.state = ToolStateCompleted(
-                input=arguments,
-                output=result.output,
-                title=command,
-                metadata=result.metadata,
-                time=ToolTime(start=start, end=now_ms()),
-            )
-            output = result.output
-        if ctx.permissions.get(UNSANDBOXED) == "allow":  # "always" holds for the session
-            self.ctx.permissions_for(session_id)[UNSANDBOXED] = "allow"
-        await self._add_part(part)
-        await self._add_part(
-            TextPart(
-                id=part_id(),
-                session_id=session_id,
-                message_id=info.id,
-                text=shell_text(command, output),
-                synthetic=True,
-            )
-        )
-        return part
+            call_id = f"shell-{info.id}"
+            tools = self._tool_context(session, info.id, call_id)
+            tools.permissions["bash"] = "allow"
+            await self.announce_sandbox()
+            tools.ask = self.ctx.ask  # only to offer running it outside the sandbox if blocked
+            part = await run_person_command(self.ctx, info, command, tools)
+            if tools.permissions.get(UNSANDBOXED) == "allow":  # "always" holds for the session
+                self.ctx.permissions_for(session_id)[UNSANDBOXED] = "allow"
+            return part
+        finally:
+            if lock is not None:
+                lock.release()
 
     def _tool_context(self, session: Session, message: str, call_id: str = "") -> ToolContext:
         """What a tool run on the person's behalf needs (mentions, `!command`): nobody
@@ -270,12 +285,18 @@ class Engine:
         model = model or await self.session_model(session_id)
         windows.start_probe(model, self.ctx.config)
         await check_credentials(self.ctx.config.compaction.model or model, self.ctx.config)
-        await compaction.create_request(
-            self.ctx, session_id, auto=False, model=model, instructions=instructions
-        )
-        if self.is_busy(session_id):
+        busy, lock = self._claim(session_id)
+        try:
+            request = await compaction.create_request(
+                self.ctx, session_id, auto=False, model=model, instructions=instructions
+            )
+        except BaseException:
+            self._unclaim(session_id, lock)
+            raise
+        self._newest[session_id] = request.info.id
+        if busy:
             return None
-        return await self.run(session_id)
+        return await self.run(session_id, lock=lock)
 
     async def compaction_plan(
         self, session_id: str, instructions: str | None = None, *, model: str | None = None
@@ -308,33 +329,46 @@ class Engine:
 
     async def uncompact(self, session_id: str, *, model: str | None = None) -> Uncompacted:
         """Take back the newest compaction (UsageError if there is none or it won't fit)."""
-        if self.is_busy(session_id):
-            raise UsageError(
-                "The agent is working: interrupt it (Esc) before undoing a compaction."
-            )
-        model = model or await self.session_model(session_id)
-        session = await self.ctx.db.get_session(session_id)
-        await windows.discover_window(model, self.ctx.config)
-        await load_litellm()  # credentials and model info need it: never on the event loop
-        info = await asyncio.to_thread(model_info, model, self.ctx.config)
-        return await uncompact(self.ctx, session, info)
+        with self._idle(session_id, "undoing a compaction"):
+            model = model or await self.session_model(session_id)
+            session = await self.ctx.db.get_session(session_id)
+            await windows.discover_window(model, self.ctx.config)
+            await load_litellm()  # credentials and model info need it: never on the event loop
+            info = await asyncio.to_thread(model_info, model, self.ctx.config)
+            return await uncompact(self.ctx, session, info)
 
     # ---- undo / redo of turns (files included) --------------------------------------
 
-    def _check_idle(self, session_id: str, what: str) -> None:
+    @contextlib.contextmanager
+    def _idle(self, session_id: str, what: str) -> Iterator[None]:
+        """Hold the session (no loop anywhere) while rewriting its history; UsageError
+        naming where it is busy otherwise."""
         if self.is_busy(session_id):
             raise UsageError(f"The agent is working: interrupt it (Esc) before {what}.")
+        lock = self.locks.try_acquire(session_id)
+        if lock is None:
+            holder = self.locks.holder(session_id) or LockHolder()
+            raise UsageError(
+                f"Session {session_id} is busy in {holder.describe()}: wait for its turn to "
+                f"end (or interrupt it there) before {what}."
+            )
+        try:
+            yield
+        finally:
+            lock.release()
 
     async def undo(self, session_id: str, *, force: bool = False) -> TurnRestored:
         """Undo the newest turn: restore the files it changed and hide it from the model
         (UndoConflict, nothing changed, when the person changed one of them since)."""
-        self._check_idle(session_id, "undoing a turn")
-        return await turns.undo(self.ctx, await self.ctx.db.get_session(session_id), force=force)
+        with self._idle(session_id, "undoing a turn"):
+            session = await self.ctx.db.get_session(session_id)
+            return await turns.undo(self.ctx, session, force=force)
 
     async def redo(self, session_id: str, *, force: bool = False) -> TurnRestored:
         """Redo the turn undone last (until a new message is sent)."""
-        self._check_idle(session_id, "redoing a turn")
-        return await turns.redo(self.ctx, await self.ctx.db.get_session(session_id), force=force)
+        with self._idle(session_id, "redoing a turn"):
+            session = await self.ctx.db.get_session(session_id)
+            return await turns.redo(self.ctx, session, force=force)
 
     async def session_diff(self, session_id: str) -> str:
         """The unified diff of every file the session's turns changed ("" if none)."""
@@ -354,20 +388,75 @@ class Engine:
         if notice is not None:
             self.ctx.publish(Notice(level="warning", message=notice))
 
-    async def run(self, session_id: str) -> LoopResult:
-        await self.announce_sandbox()
-        await load_litellm()
-        self.mcp.start()  # the engine may have been made before the event loop ran
-        await self.mcp.wait_ready()  # their tools in the first request (each within its timeout)
+    async def run(self, session_id: str, *, lock: SessionLock | None = None) -> LoopResult:
+        """Run the session's loop here, holding its lock (`lock`: taken by the caller).
+        While another process runs it, follow that loop until it has answered what was
+        sent from here, and run it here if that loop ends first (session/follow.py)."""
         abort = asyncio.Event()
         self._aborts[session_id] = abort
-        task = asyncio.create_task(SessionLoop(self.ctx, session_id, abort).run())
+        task = asyncio.create_task(self._run_or_follow(session_id, abort, lock))
         self._runs[session_id] = task
+        if lock is not None:
+            self._claimed.discard(session_id)  # the run is busy now
         try:
             return await task
         finally:
             self._runs.pop(session_id, None)
             self._aborts.pop(session_id, None)
+            if lock is not None:  # also when the task was cancelled before it started
+                lock.release()
+
+    async def _run_or_follow(
+        self, session_id: str, abort: asyncio.Event, lock: SessionLock | None
+    ) -> LoopResult:
+        if lock is None:
+            lock = self.locks.try_acquire(session_id)
+        if lock is None:
+            newest = self._newest.get
+            followed = await Follower(
+                self.ctx, session_id, self.locks, abort, lambda: newest(session_id)
+            ).run()
+            if followed.lock is None:
+                assert followed.result is not None
+                return followed.result
+            lock = followed.lock
+        try:
+            await self.announce_sandbox()
+            await load_litellm()
+            self.mcp.start()  # the engine may have been made before the event loop ran
+            await (
+                self.mcp.wait_ready()
+            )  # their tools in the first request (each within its timeout)
+            return await self._loop(session_id, abort)
+        finally:
+            lock.release()
+
+    async def _loop(self, session_id: str, abort: asyncio.Event) -> LoopResult:
+        """The loop, again while a message arrived that no step read: one queued (here
+        or by another process) just as the loop decided to stop is answered too."""
+        total = LoopResult()
+        answered: str | None = None
+        while True:
+            await self._unqueue(session_id)
+            result = await SessionLoop(self.ctx, session_id, abort).run()
+            total = _merged(total, result)
+            if result.outcome in ("aborted", "error") or abort.is_set():
+                return total
+            session = await self.ctx.db.get_session(session_id)
+            left = unseen(await load_history(self.ctx, session))
+            if not left or left[-1].info.id == answered:  # the loop would not answer it
+                return total
+            answered = left[-1].info.id
+
+    async def _unqueue(self, session_id: str) -> None:
+        """Messages queued for a loop that ended (or died) before any step read them are
+        this loop's ordinary messages: no reminder around words no model has seen."""
+        session = await self.ctx.db.get_session(session_id)
+        for message in unseen(await load_history(self.ctx, session)):
+            info = message.info
+            if isinstance(info, UserMessage) and info.queued:
+                message.info = info.model_copy(update={"queued": False})
+                await self.ctx.db.upsert_message(message.info, flush=True)
 
     async def wait_idle(self, session_id: str) -> None:
         """Until the session's running loop (if any) has finished."""
@@ -390,3 +479,12 @@ class Engine:
             return False
         event.set()
         return True
+
+
+def _merged(total: LoopResult, result: LoopResult) -> LoopResult:
+    """Two runs of the loop in one turn, reported as one."""
+    result.steps += total.steps
+    result.compactions += total.compactions
+    result.notes = total.notes + result.notes
+    result.plan = result.plan or total.plan
+    return result

@@ -41,6 +41,7 @@ from agent_tui.storage.models import (
     ToolPart,
     UserMessage,
 )
+from agent_tui.storage.recovery import INTERRUPTED_KIND
 from agent_tui.tool.registry import ToolRegistry
 
 __all__ = ["LoopResult", "SessionLoop", "load_history", "model_of"]
@@ -262,8 +263,18 @@ class SessionLoop:
                 assert isinstance(info, AssistantMessage)
                 # A summary answers its compaction request; it ends the loop only when
                 # no newer user message waits (a request left by a crash may be older).
-                answered_latest = not info.summary or info.parent_id == last_user.info.id
-                if answered_latest and (info.error or info.finish not in (None, "tool_calls")):
+                # A step answers the newest message only if it read it: a message saved
+                # after the step started (another process, or mentions still being read)
+                # can carry an older id than the step's.
+                if info.summary:
+                    answered_latest = info.parent_id == last_user.info.id
+                else:
+                    answered_latest = info.parent_id >= last_user.info.id
+                # A step cut off by its process's death is resumed, not taken as the end
+                # (a loop of another process that was answering this one's message).
+                crashed = info.error is not None and info.error.kind == INTERRUPTED_KIND
+                final = (info.error and not crashed) or info.finish not in (None, "tool_calls")
+                if answered_latest and final:
                     return self._stop(self.result.outcome if self.result.steps else "stop")
             assert isinstance(last_user.info, UserMessage)
             agent, registry = self._agent(last_user.info.agent, Path(session.directory))

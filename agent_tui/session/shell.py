@@ -1,6 +1,22 @@
-"""`!command`: what the model reads of a shell command the person ran themselves."""
+"""`!command`: a shell command the person runs themselves, saved for the model to read."""
 
 from __future__ import annotations
+
+from agent_tui.errors import AgentTuiError
+from agent_tui.events import PartUpdated
+from agent_tui.ids import now_ms, part_id
+from agent_tui.session.context import EngineContext
+from agent_tui.storage.models import (
+    Part,
+    TextPart,
+    ToolPart,
+    ToolStateCompleted,
+    ToolStateError,
+    ToolStateRunning,
+    ToolTime,
+    UserMessage,
+)
+from agent_tui.tool.base import ToolContext
 
 
 def shell_text(command: str, output: str) -> str:
@@ -10,3 +26,54 @@ def shell_text(command: str, output: str) -> str:
         f"The person ran this command in the shell themselves:\n<command>\n{command}\n"
         f"</command>\n<output>\n{output}\n</output>"
     )
+
+
+async def run_person_command(
+    ctx: EngineContext, info: UserMessage, command: str, tools: ToolContext
+) -> ToolPart:
+    """Save `info` with a running bash part, run the command with the bash tool, then
+    save its result and the text the model reads."""
+    arguments = {"command": command}
+    start = now_ms()
+    part = ToolPart(
+        id=part_id(),
+        session_id=info.session_id,
+        message_id=info.id,
+        call_id=tools.call_id,
+        tool="bash",
+        state=ToolStateRunning(input=arguments, title=command, time=ToolTime(start=start)),
+    )
+    await ctx.add_message(info, part)
+    try:
+        result = await ctx.registry.run("bash", arguments, tools)
+    except AgentTuiError as exc:
+        part.state = ToolStateError(
+            input=arguments, error=str(exc), time=ToolTime(start=start, end=now_ms())
+        )
+        output = str(exc)
+    else:
+        part.state = ToolStateCompleted(
+            input=arguments,
+            output=result.output,
+            title=command,
+            metadata=result.metadata,
+            time=ToolTime(start=start, end=now_ms()),
+        )
+        output = result.output
+    await _save(ctx, part)
+    await _save(
+        ctx,
+        TextPart(
+            id=part_id(),
+            session_id=info.session_id,
+            message_id=info.id,
+            text=shell_text(command, output),
+            synthetic=True,
+        ),
+    )
+    return part
+
+
+async def _save(ctx: EngineContext, part: Part) -> None:
+    await ctx.db.upsert_part(part, flush=True)
+    ctx.publish(PartUpdated(part=part))

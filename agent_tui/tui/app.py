@@ -63,6 +63,8 @@ PRELOAD_DELAY = 0.5
 """Seconds after the session is shown before litellm starts importing."""
 LEADER_WINDOW = 2.0
 """Seconds the leader key waits for its second key."""
+FRONT_END = "the agent-tui app"
+"""How another process names this one when a session is busy here."""
 NOTIFY_SEVERITY = {"info": "information", "warning": "warning", "error": "error"}
 
 
@@ -103,7 +105,8 @@ class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
         self.directory = directory or Path.cwd()
         self.directory_label = directory_label
         self.engine = Engine(
-            EngineContext(db=db, config=config, ask=self.ask_permission), model_titles=model_titles
+            EngineContext(db=db, config=config, ask=self.ask_permission, front_end=FRONT_END),
+            model_titles=model_titles,
         )
         self.pump = EventPump(self)
         self.stats = SessionStats()

@@ -33,6 +33,7 @@ from agent_tui.storage.models import (
     Session,
     TextPart,
     ToolPart,
+    UserMessage,
 )
 from agent_tui.tui.assistant_message_view import AssistantMessageView
 from agent_tui.tui.compaction_divider import CompactionDivider
@@ -468,8 +469,9 @@ class SessionView(VerticalScroll):
             return
         first = not entry.parts
         entry.parts[part.id] = part
-        if first and self._busy and not isinstance(entry.info, AssistantMessage):
-            entry.queued = isinstance(part, TextPart)  # sent while the agent works
+        if first and isinstance(entry.info, UserMessage) and (self._busy or entry.info.queued):
+            # Sent while the agent works (here, or in another process: saved queued).
+            entry.queued = isinstance(part, TextPart)
         view = self._views.get(part.message_id)
         if view is None:
             await self._mount_entry(entry)

@@ -78,6 +78,9 @@ class StatusLine(Static):
             return f"{spin} Compacting… {elapsed} s — Esc cancels; you can keep typing"
         if self.status == "retrying":
             return f"{spin} {self.message or 'Retrying…'} — Esc stops"
+        if self.status == "busy" and self.message:  # another process runs the session
+            queued = "messages sent now are queued; Esc stops waiting"
+            return f"{spin} {self.message}… {elapsed} s — {queued}"
         if self.status == "busy":
             return f"{spin} Working… {elapsed} s — Esc interrupts; messages sent now are queued"
         return ""

@@ -1,0 +1,109 @@
+"""Real `agent-tui` processes for tests: start them, read their output as it comes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+from agent_tui import procs
+
+ROOT = Path(__file__).resolve().parent.parent
+DEADLINE = 20.0
+
+
+def agent_tui(project: Path, *args: str) -> subprocess.Popen[bytes]:
+    """`python -m agent_tui ARGS` in `project`, this checkout first on the path."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key != procs.OWNER_ENV  # the test runner's own marker, if any, is not ours
+    }
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.Popen(
+        [sys.executable, "-m", "agent_tui", *args],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def wait_until(condition: Callable[[], object], what: str, timeout: float = DEADLINE) -> None:
+    """Poll a condition only real processes can change (no event to await for them)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(what)
+        time.sleep(0.02)
+
+
+class Lines:
+    """A process's output read on a thread as it comes: a test waits for one line
+    (an event the process reports) and still gets the whole text at the end."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._lines: list[str] = []
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: IO[bytes]) -> None:
+        for raw in iter(stream.readline, b""):
+            with self._cond:
+                self._lines.append(raw.decode(errors="replace"))
+                self._cond.notify_all()
+        with self._cond:
+            self._lines.append("")  # end of stream
+            self._cond.notify_all()
+
+    def wait_for(self, needle: str, timeout: float = 60.0) -> str:
+        """The first line containing `needle`; TimeoutError (with what came) otherwise."""
+
+        def found() -> str | None:
+            return next((line for line in self._lines if needle in line), None)
+
+        with self._cond:
+            if not self._cond.wait_for(lambda: found() or self._ended(), timeout):
+                raise TimeoutError(f"no line with {needle!r} in: {''.join(self._lines)}")
+            line = found()
+            if line is None:
+                raise AssertionError(f"ended without {needle!r}: {''.join(self._lines)}")
+            return line
+
+    def _ended(self) -> bool:
+        return bool(self._lines) and self._lines[-1] == ""
+
+    def text(self, timeout: float = 60.0) -> str:
+        self._thread.join(timeout)
+        with self._cond:
+            return "".join(self._lines)
+
+
+class Run:
+    """A started `agent-tui` with its stdout and stderr read as they come."""
+
+    def __init__(self, project: Path, *args: str) -> None:
+        self.process = agent_tui(project, *args)
+        assert self.process.stdout is not None and self.process.stderr is not None
+        self.out = Lines(self.process.stdout)
+        self.err = Lines(self.process.stderr)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def finish(self, timeout: float = 90.0) -> tuple[int, str, str]:
+        """(exit code, stdout, stderr) once it exits."""
+        code = self.process.wait(timeout)
+        return code, self.out.text(), self.err.text()
+
+    def kill(self) -> None:
+        """SIGKILL: no chance to clean up (the session lock is the kernel's to drop)."""
+        self.process.kill()
+        self.process.wait(30)
