@@ -27,6 +27,8 @@ class ModelInfo(BaseModel):
     prices: Prices
     known: bool
     """False when neither litellm nor the config knows the model's window."""
+    vision: bool = False
+    """The model takes images: `models.<id>.vision`, else litellm's `supports_vision`."""
 
 
 @lru_cache(maxsize=64)
@@ -55,7 +57,10 @@ def model_info(model: str, config: Config) -> ModelInfo:
         cache_read=raw.get("cache_read_input_token_cost") or input_price,
         cache_write=raw.get("cache_creation_input_token_cost") or input_price,
     )
-    return ModelInfo(id=model, limit=limit, prices=prices, known=limit.context > 0)
+    vision = config.model_settings(model).vision
+    if vision is None:
+        vision = bool(raw.get("supports_vision"))
+    return ModelInfo(id=model, limit=limit, prices=prices, known=limit.context > 0, vision=vision)
 
 
 def cost_of(tokens: Tokens, prices: Prices) -> float:

@@ -28,6 +28,7 @@ from agent_tui.session.title import default_title, generate_title
 from agent_tui.session.uncompact import Uncompacted, uncompact
 from agent_tui.session.undo import TurnRestored
 from agent_tui.storage.models import (
+    FilePart,
     MessageWithParts,
     Part,
     Session,
@@ -149,6 +150,17 @@ class Engine:
                     synthetic=True,
                 )
             )
+            for image in attachment.images:  # an image file: the image itself
+                await self._add_part(
+                    FilePart(
+                        id=part_id(),
+                        session_id=session_id,
+                        message_id=info.id,
+                        mime=image.mime,
+                        filename=image.name,
+                        url=Path(image.path).as_uri(),
+                    )
+                )
         if not session.title:
             session.title = default_title(text)
             await self.ctx.db.update_session(session)
