@@ -9,7 +9,7 @@ from pathlib import Path
 
 from agent_tui.agents import DEFAULT_AGENT, AgentInfo
 from agent_tui.errors import AgentTuiError, UsageError
-from agent_tui.events import PartUpdated, SessionUpdated
+from agent_tui.events import Notice, PartUpdated, SessionUpdated
 from agent_tui.ids import message_id, now_ms, part_id
 from agent_tui.mcp.servers import McpServers
 from agent_tui.provider.auth import check_credentials
@@ -20,6 +20,7 @@ from agent_tui.session import undo as turns
 from agent_tui.session.compaction_plan import CompactionPlan, plan
 from agent_tui.session.context import EngineContext
 from agent_tui.session.history import load_history, model_of
+from agent_tui.session.instruction_urls import fetch_all, is_url
 from agent_tui.session.loop import LoopResult, SessionLoop
 from agent_tui.session.mentions import resolve_mentions
 from agent_tui.session.shell import shell_text
@@ -63,6 +64,8 @@ class Engine:
         self.mcp = McpServers(ctx.config.mcp, ctx.registry, ctx.publish, ctx.tool_env.env)
         """The MCP servers: started now in the background, their tools registered when ready."""
         self.mcp.start()
+        self._instruction_urls: asyncio.Task[None] | None = None
+        self.fetch_instructions()
 
     # ---- sessions ---------------------------------------------------------------------
 
@@ -308,10 +311,31 @@ class Engine:
         """Lines added and removed per file the session's turns changed."""
         return await turns.numstat(self.ctx, await self.ctx.db.get_session(session_id))
 
+    def fetch_instructions(self) -> None:
+        """Fetch config `instructions` URLs in the background (needs a running event loop;
+        a no-op without one, or when started already, or with no URLs). A failure is a
+        warning notice, never an error (session/instruction_urls.py)."""
+        urls = [entry for entry in self.ctx.config.instructions if is_url(entry)]
+        if self._instruction_urls is not None or not urls:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+
+        async def fetch() -> None:
+            for note in await fetch_all(urls):
+                self.ctx.publish(Notice(level="warning", message=note))
+
+        self._instruction_urls = asyncio.create_task(fetch(), name="instruction-urls")
+
     async def run(self, session_id: str) -> LoopResult:
         await load_litellm()
         self.mcp.start()  # the engine may have been made before the event loop ran
+        self.fetch_instructions()  # likewise
         await self.mcp.wait_ready()  # their tools in the first request (each within its timeout)
+        if self._instruction_urls is not None:  # in the system prompt from the first request
+            await asyncio.shield(self._instruction_urls)
         abort = asyncio.Event()
         self._aborts[session_id] = abort
         task = asyncio.create_task(SessionLoop(self.ctx, session_id, abort).run())
@@ -323,7 +347,10 @@ class Engine:
             self._aborts.pop(session_id, None)
 
     async def close(self) -> None:
-        """Stop what the engine started outside a run: the MCP servers (their processes)."""
+        """Stop what the engine started outside a run: the MCP servers (their processes),
+        a fetch of instruction URLs still under way."""
+        if self._instruction_urls is not None and not self._instruction_urls.done():
+            self._instruction_urls.cancel()
         await self.mcp.close()
 
     def abort(self, session_id: str) -> bool:
