@@ -58,6 +58,9 @@ class ModelConfig(_Strict):
     """Prompt caching: cache_control breakpoints (Claude) or prompt_cache_key (OpenAI)."""
     reasoning: ReasoningConfig | None = None
     """Reasoning / thinking for this model, e.g. {"effort": "medium"} or {"budget_tokens": 8000}."""
+    vision: bool | None = None
+    """Whether the model takes images (a tool's image is sent, else a one-line note is);
+    null: litellm's model info (`supports_vision`), and no for models it does not know."""
 
 
 class TruncationConfig(_Strict):
@@ -70,6 +73,14 @@ class TruncationConfig(_Strict):
     saying how much was cut from the middle."""
     retention_days: int = Field(default=7, ge=0)
     """Saved outputs older than this are deleted when agent-tui starts (0 = keep for ever)."""
+
+
+class ImagesConfig(_Strict):
+    max_bytes: int = Field(default=3_932_160, ge=1024)
+    """An image the read tool returns may be at most this large (3.75 MB: Anthropic's
+    5 MB once base64-encoded); a larger one is refused with a line saying so."""
+    max_side: int = Field(default=8000, ge=1)
+    """Pixels on an image's longer side at most (Anthropic refuses larger images)."""
 
 
 class ShellEnvConfig(_Strict):
@@ -283,7 +294,8 @@ class Config(_Strict):
     """Per tool: allow, ask or deny. Defaults: read-only tools allow; edit, write, bash ask;
     `unsandboxed` (running a command again outside the sandbox after it blocked it) ask."""
     instructions: list[str] = Field(default_factory=list)
-    """Extra instruction files added to the system prompt."""
+    """Extra instructions for the system prompt: file paths (relative to the project) and
+    http(s) URLs (fetched once per start with a short timeout, cached in the data dir)."""
     max_steps: int = Field(default=100, ge=1)
     """Model calls per prompt before the agent is told to stop and summarise."""
     doom_loop: int = Field(default=3, ge=0)
@@ -293,6 +305,8 @@ class Config(_Strict):
     after each step that runs tools, so /undo and /redo can restore files. Needs git."""
     retry: RetryConfig = Field(default_factory=RetryConfig)
     truncation: TruncationConfig = Field(default_factory=TruncationConfig)
+    images: ImagesConfig = Field(default_factory=ImagesConfig)
+    """Images tools return to the model (the read tool on a PNG, JPEG, GIF or WebP)."""
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
     keybinds: KeybindsConfig = Field(default_factory=KeybindsConfig)
     shell: ShellConfig = Field(default_factory=ShellConfig)

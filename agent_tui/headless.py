@@ -18,6 +18,7 @@ from agent_tui.events import (
 )
 from agent_tui.storage.models import (
     AssistantMessage,
+    ImageAttachment,
     TextPart,
     ToolPart,
     ToolStateCompleted,
@@ -39,6 +40,16 @@ def short_input(part: ToolPart) -> str:
     return text if len(text) <= SHORT_INPUT else text[: SHORT_INPUT - 1] + "…"
 
 
+def image_mark(image: ImageAttachment, shown: str = "") -> str:
+    """`image PNG, 800×600, 12.3 KB` (with the image's name unless the line shows it):
+    what a tool line says of an image the call returned."""
+    kind = image.mime.removeprefix("image/").upper().replace("WEBP", "WebP")
+    size = f"{image.width}×{image.height}, " if image.width and image.height else ""
+    kb = f"{image.bytes / 1024:.1f} KB" if image.bytes >= 1024 else f"{image.bytes} bytes"
+    name = f"{image.name} " if image.name and image.name != shown else ""
+    return f"image {name}{kind}, {size}{kb}"
+
+
 def tool_line(part: ToolPart) -> str:
     state = part.state
     line = f"[{part.tool}] {short_input(part)} — {state.status}"
@@ -46,6 +57,8 @@ def tool_line(part: ToolPart) -> str:
         first = (state.error.splitlines() or [""])[0]
         line += f": {first[:120]}"
     elif isinstance(state, ToolStateCompleted):
+        for image in state.attachments:
+            line += f" ({image_mark(image, short_input(part))})"
         if state.metadata.get("truncated"):
             line += f" (truncated, full output: {state.metadata.get('output_path')})"
         if state.metadata.get("exit_code") not in (None, 0):

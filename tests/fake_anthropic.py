@@ -21,7 +21,10 @@ What makes it more than a script player is what the real API enforces and measur
   tokens exactly as Anthropic splits them;
 - at most `MAX_BREAKPOINTS` cache_control blocks, `max_tokens` required, tool_use /
   tool_result pairing, and with `thinking` enabled, the thinking block (with a signature
-  this server issued for that text) in front of each tool-use turn it produced.
+  this server issued for that text) in front of each tool-use turn it produced;
+- image blocks (in a message or inside a tool_result): a supported media type, base64
+  data at most 5 MB whose bytes are of that type, priced by their pixels (width*height/750
+  after fitting 1568 px and ~1.15 MP) rather than by the length of their data.
 
 Reply types: Text, ToolUse, Error (overloaded(), rate_limited(), server_error(),
 prompt_too_long()), StreamError, Drop, Hang.
@@ -29,9 +32,13 @@ prompt_too_long()), StreamError, Drop, Hang.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import itertools
 import json
+import math
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -46,6 +53,11 @@ LOOKBACK = 20  # block boundaries checked for a cache hit before each breakpoint
 MAX_BREAKPOINTS = 4  # cache_control blocks allowed per request
 MIN_CACHEABLE_TOKENS = 1024  # Sonnet's minimum cacheable prompt length
 MIN_THINKING_BUDGET = 1024
+IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+IMAGE_MAX_BASE64 = 5 * 1024 * 1024  # the API refuses larger images
+IMAGE_MAX_SIDE = 1568  # the API scales larger images down before pricing them
+IMAGE_MAX_TOKENS = 1600
+IMAGE_PIXELS_PER_TOKEN = 750
 THINKING_DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 
 
@@ -180,6 +192,80 @@ def block_tokens(text: str) -> int:
     return len(text) // CHARS_PER_TOKEN + 1
 
 
+_MAGIC = {"image/png": (b"\x89PNG\r\n\x1a\n",), "image/jpeg": (b"\xff\xd8\xff",),
+          "image/gif": (b"GIF87a", b"GIF89a"), "image/webp": (b"RIFF",)}
+
+
+def image_pixels(data: bytes) -> tuple[int, int] | None:
+    """(width, height) of PNG and GIF bytes (what the tests send); None otherwise."""
+    if data.startswith(_MAGIC["image/png"]) and data[12:16] == b"IHDR":
+        return struct.unpack(">II", data[16:24])
+    if data.startswith(_MAGIC["image/gif"]):
+        return struct.unpack("<HH", data[6:10])
+    return None
+
+
+def image_tokens(data: bytes) -> int:
+    """What the API bills for an image: its pixels / 750 after scaling down to fit."""
+    size = image_pixels(data)
+    if size is None:
+        return IMAGE_MAX_TOKENS
+    width, height = size
+    scale = min(1.0, IMAGE_MAX_SIDE / max(width, height))
+    return min(math.ceil(width * scale * height * scale / IMAGE_PIXELS_PER_TOKEN),
+               IMAGE_MAX_TOKENS)
+
+
+def _images(value: Any) -> list[dict[str, Any]]:
+    """The image blocks of a content block (itself, or inside a tool_result)."""
+    if not isinstance(value, dict):
+        return []
+    if value.get("type") == "image":
+        return [value]
+    if value.get("type") == "tool_result" and isinstance(value.get("content"), list):
+        return [b for b in value["content"] if isinstance(b, dict) and b.get("type") == "image"]
+    return []
+
+
+def _image_data(block: dict[str, Any]) -> bytes:
+    source = block.get("source") or {}
+    try:
+        return base64.b64decode(source.get("data") or "", validate=True)
+    except (binascii.Error, ValueError):
+        return b""
+
+
+def _without_image_data(value: Any) -> Any:
+    """A block with its images' data left out (they are priced by pixels, not length)."""
+    if isinstance(value, dict):
+        if value.get("type") == "image":
+            return {**value, "source": {k: v for k, v in value.get("source", {}).items()
+                                        if k != "data"}}
+        return {k: _without_image_data(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_image_data(item) for item in value]
+    return value
+
+
+def check_image(block: dict[str, Any], where: str) -> Error | None:
+    """The API's checks of one image block."""
+    source = block.get("source") or {}
+    if source.get("type") != "base64":
+        return None
+    media_type = source.get("media_type")
+    if media_type not in IMAGE_TYPES:
+        return _invalid(f"{where}.source.base64.media_type: Input should be "
+                        f"{', '.join(repr(t) for t in IMAGE_TYPES)}")
+    if len(source.get("data") or "") > IMAGE_MAX_BASE64:
+        return _invalid(f"{where}.source.base64: image exceeds 5 MB maximum")
+    data = _image_data(block)
+    if not data.startswith(_MAGIC[media_type]):
+        return _invalid(f"{where}.source.base64.data: The image was specified using the "
+                        f"{media_type} media type, but does not appear to be a valid "
+                        f"{media_type} image")
+    return None
+
+
 def content_list(content: Any) -> list[Any]:
     """Message or system content as blocks: a plain string is one text block."""
     if isinstance(content, str):
@@ -201,7 +287,10 @@ def request_blocks(body: dict[str, Any]) -> list[Block]:
         text = canonical(value)
         # `start` (the role, at a message's first block) ties a block to its message.
         key = hashlib.sha256(f"{key}|{where.split('.')[0]}|{start}|{text}".encode()).hexdigest()
-        blocks.append(Block(key, block_tokens(text), marked, where))
+        images = _images(value)
+        tokens = block_tokens(canonical(_without_image_data(value)) if images else text)
+        tokens += sum(image_tokens(_image_data(image)) for image in images)
+        blocks.append(Block(key, tokens, marked, where))
 
     for n, tool in enumerate(body.get("tools") or []):
         add(f"tools.{n}", tool, _marked(tool))
@@ -296,6 +385,16 @@ def _check_tool_pairs(messages: list[Any]) -> Error | None:
                     f"`tool_result` blocks: {tool_id}. Each `tool_result` block must have a "
                     "corresponding `tool_use` block in the previous message.")
         previous_ids = _tool_use_ids(message) if role == "assistant" else []
+    return None
+
+
+def _check_images(messages: list[Any]) -> Error | None:
+    for m, message in enumerate(messages):
+        for n, part in enumerate(content_list(message.get("content"))):
+            for image in _images(part):
+                problem = check_image(image, f"messages.{m}.content.{n}")
+                if problem is not None:
+                    return problem
     return None
 
 
@@ -555,7 +654,7 @@ class FakeAnthropic(FakeOpenAI):
         if marked > MAX_BREAKPOINTS:
             return _invalid(f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be "
                             f"provided. Found {marked}.")
-        problem = _check_tool_pairs(messages)
+        problem = _check_tool_pairs(messages) or _check_images(messages)
         if problem is None and (body.get("thinking") or {}).get("type") == "enabled":
             problem = _check_thinking_budget(body) or self._check_thinking(messages)
         if problem is None and self.context_window is not None:
@@ -651,6 +750,9 @@ __all__ = [
     "Text",
     "ToolUse",
     "canonical",
+    "check_image",
+    "image_pixels",
+    "image_tokens",
     "overloaded",
     "prompt_too_long",
     "rate_limited",

@@ -15,6 +15,9 @@ Cut (the stream ends cleanly with no finish reason) and StreamError (an error ob
 inside a 200 stream). `tests.fake_local` adds what local servers do (chat templates that
 take only strings, overflow inside the stream, the model-info endpoints).
 Gated (held until the test opens its gate).
+
+Like OpenAI it answers 400 to an image in any message but a user's (a tool result may
+hold only text).
 """
 
 from __future__ import annotations
@@ -592,6 +595,20 @@ class _Server(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
+def misplaced_image(body: dict[str, Any]) -> Error | None:
+    """OpenAI's 400 for an image in a message whose role is not user."""
+    for m, message in enumerate(body.get("messages") or []):
+        content = message.get("content") if isinstance(message, dict) else None
+        if message.get("role") == "user" or not isinstance(content, list):
+            continue
+        if any(isinstance(b, dict) and b.get("type") == "image_url" for b in content):
+            return Error(400, f"Invalid 'messages[{m}]'. Image URLs are only allowed for "
+                         f"messages with role 'user', but this message with role "
+                         f"'{message.get('role')}' contains an image URL.",
+                         code="invalid_value", type="invalid_request_error")
+    return None
+
+
 class FakeOpenAI:
     """A scripted OpenAI-compatible server on 127.0.0.1 (see the module docstring)."""
 
@@ -689,11 +706,12 @@ class FakeOpenAI:
     # -- called by handler threads ------------------------------------------------------
 
     def _record(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+        problem = misplaced_image(body)
         with self._cond:
             self.requests.append(body)
             self.headers.append(headers)
             self._active += 1  # counted with the request, so wait_idle never races it
-            problem = self._problem(body)
+            problem = problem or self._problem(body)
             reply = self._queue.popleft() if self._queue and problem is None else None
             self._cond.notify_all()
         if problem is not None:

@@ -3,6 +3,9 @@ parameters, permission `ask` by default; the registry redacts and truncates its 
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import binascii
 import json
 import re
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -11,7 +14,9 @@ from pydantic import BaseModel, ConfigDict
 
 from agent_tui.config import PermissionLevel
 from agent_tui.errors import ToolError
+from agent_tui.storage.models import ImageAttachment
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
+from agent_tui.tool.images import EXTENSIONS, image_from_bytes, store_image, too_large, too_wide
 
 if TYPE_CHECKING:
     import mcp_types
@@ -22,6 +27,8 @@ TOOL_NAME_MAX = 64
 """Providers reject longer function names (OpenAI: ^[a-zA-Z0-9_-]{1,64}$)."""
 DETAIL_MAX = 2000
 """Characters of the arguments shown in the permission dialog."""
+IMAGE_TYPES = frozenset(EXTENSIONS) | {"image/jpg"}
+"""Image blocks sent on to the model (the rest are summarised as not shown)."""
 
 
 class McpArguments(BaseModel):
@@ -75,11 +82,41 @@ class McpTool(Tool):
         output = render_result(result)
         if result.is_error:
             raise ToolError(f"{where} returned an error: {output}")
+        title = f"{self.server.name}: {self.tool.name}"
+        images, notes = await asyncio.to_thread(_store_images, result, title, ctx)
         return ToolResult(
-            title=f"{self.server.name}: {self.tool.name}",
-            output=output,
+            title=title,
+            output="\n".join([output, *notes]),
             metadata={"mcp_server": self.server.name},
+            attachments=images,
         )
+
+
+def _store_images(
+    result: mcp_types.CallToolResult, title: str, ctx: ToolContext
+) -> tuple[list[ImageAttachment], list[str]]:
+    """The result's PNG, JPEG, GIF and WebP images, stored for the model (the read tool's
+    limits apply); a line for each one that cannot be sent."""
+    images: list[ImageAttachment] = []
+    notes: list[str] = []
+    for n, block in enumerate(result.content, start=1):
+        if getattr(block, "type", "") != "image" or block.mime_type not in IMAGE_TYPES:
+            continue
+        name = f"{title} image {n}"
+        try:
+            image = image_from_bytes(base64.b64decode(block.data, validate=True), block.mime_type)
+        except (binascii.Error, ValueError):
+            image = None
+        if image is None:
+            notes.append(f"[{name} is not a valid {block.mime_type} image: not shown]")
+            continue
+        data = image.data
+        refusal = too_large(name, len(data), ctx.images) or too_wide(name, image, ctx.images)
+        if refusal:
+            notes.append(refusal)
+            continue
+        images.append(store_image(image, ctx.output_dir, name))
+    return images, notes
 
 
 def tool_schema(tool: mcp_types.Tool) -> dict[str, Any]:
@@ -102,6 +139,9 @@ def _render_block(block: Any) -> str:
     kind = getattr(block, "type", "")
     if kind == "text":
         return str(block.text)
+    if kind == "image" and block.mime_type in IMAGE_TYPES:  # sent on (or a note says why not)
+        size = len(block.data) * 3 // 4  # base64
+        return f"[image: {block.mime_type}, about {size:,} bytes]"
     if kind in ("image", "audio"):
         size = len(block.data) * 3 // 4  # base64
         return f"[{kind}: {block.mime_type}, about {size:,} bytes, not shown]"

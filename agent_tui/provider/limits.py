@@ -36,6 +36,8 @@ class ModelInfo(BaseModel):
     """False when neither litellm, the config, nor the model's server knows its window."""
     window_source: str = ""
     """Where the window comes from: "config", "litellm", a server's answer, "learned…"."""
+    vision: bool = False
+    """The model takes images: `models.<id>.vision`, else litellm's `supports_vision`."""
 
 
 @lru_cache(maxsize=64)
@@ -70,8 +72,16 @@ def model_info(model: str, config: Config) -> ModelInfo:
         cache_read=raw.get("cache_read_input_token_cost") or input_price,
         cache_write=raw.get("cache_creation_input_token_cost") or input_price,
     )
+    vision = config.model_settings(model).vision
+    if vision is None:
+        vision = bool(raw.get("supports_vision"))
     return ModelInfo(
-        id=model, limit=limit, prices=prices, known=limit.context > 0, window_source=source
+        id=model,
+        limit=limit,
+        prices=prices,
+        known=limit.context > 0,
+        window_source=source,
+        vision=vision,
     )
 
 

@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from agent_tui.config import Config
 from agent_tui.provider.limits import ModelInfo
+from agent_tui.session.media import image_tokens, part_image_tokens
 from agent_tui.session.messages import filter_compacted, tool_result_text
 from agent_tui.session.overflow import usable_tokens
 from agent_tui.session.system import build_system
@@ -90,9 +91,12 @@ def breakdown(
                 state = part.state
                 if isinstance(state, ToolStateCompleted) and state.time.compacted:
                     result.pruned += count(tool_result_text(part))
-                    result.pruned_saved += count(state.output)
+                    result.pruned_saved += count(state.output) + sum(
+                        image_tokens(a.width, a.height, model.id) for a in state.attachments
+                    )
                 else:
                     result.tool_outputs += count(tool_result_text(part))
+                    result.tool_outputs += part_image_tokens(part, model.id)
         if isinstance(info, AssistantMessage) and info.finish and not is_summary:
             result.last_step_tokens = (
                 info.tokens.input

@@ -105,6 +105,7 @@ class EngineContext:
             directory=directory,
             output_dir=self.output_dir,
             truncation=self.config.truncation,
+            images=self.config.images,
             abort=abort or asyncio.Event(),
             ask=self.ask,
             permissions=(

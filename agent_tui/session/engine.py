@@ -24,6 +24,7 @@ from agent_tui.session.compaction_plan import CompactionPlan, plan
 from agent_tui.session.context import EngineContext
 from agent_tui.session.follow import Follower, unseen
 from agent_tui.session.history import load_history, model_of
+from agent_tui.session.instruction_urls import fetch_all, is_url
 from agent_tui.session.loop import LoopResult, SessionLoop
 from agent_tui.session.mentions import resolve_mentions
 from agent_tui.session.shell import run_person_command
@@ -73,6 +74,8 @@ class Engine:
         )
         """The MCP servers: started now in the background, their tools registered when ready."""
         self.mcp.start()
+        self._instruction_urls: asyncio.Task[None] | None = None
+        self.fetch_instructions()
 
     # ---- sessions ---------------------------------------------------------------------
 
@@ -204,17 +207,21 @@ class Engine:
         )
         await self.ctx.add_message(info, part)
         self._newest[session_id] = info.id
-        texts = [*(a.text for a in attachments), *context]
-        for text_ in texts:  # the model reads them; the view shows the typed text
-            await self._add_part(
-                TextPart(
-                    id=part_id(),
-                    session_id=session_id,
-                    message_id=info.id,
-                    text=text_,
-                    synthetic=True,
+        for attachment in attachments:  # the model reads them; the view shows the typed text
+            await self._add_synthetic(info, attachment.text)
+            for image in attachment.images:  # an image file: the image itself
+                await self._add_part(
+                    FilePart(
+                        id=part_id(),
+                        session_id=session_id,
+                        message_id=info.id,
+                        mime=image.mime,
+                        filename=image.name,
+                        url=Path(image.path).as_uri(),
+                    )
                 )
-            )
+        for text_ in context:  # e.g. files an editor attached, as it has them
+            await self._add_synthetic(info, text_)
         for file in files:
             await self._add_part(
                 file.model_copy(
@@ -229,6 +236,17 @@ class Engine:
                 task = asyncio.create_task(generate_title(self.ctx, session_id, text, model))
                 self._background.add(task)
                 task.add_done_callback(self._background.discard)
+
+    async def _add_synthetic(self, info: UserMessage, text: str) -> None:
+        await self._add_part(
+            TextPart(
+                id=part_id(),
+                session_id=info.session_id,
+                message_id=info.id,
+                text=text,
+                synthetic=True,
+            )
+        )
 
     async def run_shell(self, session_id: str, command: str) -> ToolPart:
         """`!command`: the person runs a shell command in the session's folder (theirs,
@@ -378,6 +396,24 @@ class Engine:
         """Lines added and removed per file the session's turns changed."""
         return await turns.numstat(self.ctx, await self.ctx.db.get_session(session_id))
 
+    def fetch_instructions(self) -> None:
+        """Fetch config `instructions` URLs in the background (needs a running event loop;
+        a no-op without one, or when started already, or with no URLs). A failure is a
+        warning notice, never an error (session/instruction_urls.py)."""
+        urls = [entry for entry in self.ctx.config.instructions if is_url(entry)]
+        if self._instruction_urls is not None or not urls:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+
+        async def fetch() -> None:
+            for note in await fetch_all(urls):
+                self.ctx.publish(Notice(level="warning", message=note))
+
+        self._instruction_urls = asyncio.create_task(fetch(), name="instruction-urls")
+
     async def announce_sandbox(self) -> None:
         """Once per engine: a notice when commands cannot be sandboxed here."""
         sandbox = self.ctx.sandbox
@@ -424,9 +460,11 @@ class Engine:
             await self.announce_sandbox()
             await load_litellm()
             self.mcp.start()  # the engine may have been made before the event loop ran
-            await (
-                self.mcp.wait_ready()
-            )  # their tools in the first request (each within its timeout)
+            self.fetch_instructions()  # likewise
+            # Their tools in the first request (each within its timeout).
+            await self.mcp.wait_ready()
+            if self._instruction_urls is not None:  # in the system prompt from the first request
+                await asyncio.shield(self._instruction_urls)
             return await self._loop(session_id, abort)
         finally:
             lock.release()
@@ -467,7 +505,9 @@ class Engine:
 
     async def close(self) -> None:
         """Stop what the engine started outside a run: the MCP servers (their processes),
-        and delete the sandbox's temp dirs."""
+        a fetch of instruction URLs still under way, and delete the sandbox's temp dirs."""
+        if self._instruction_urls is not None and not self._instruction_urls.done():
+            self._instruction_urls.cancel()
         await self.mcp.close()
         await self.ctx.sandbox.close()
 

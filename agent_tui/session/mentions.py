@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agent_tui.errors import AgentTuiError
+from agent_tui.storage.models import ImageAttachment
 from agent_tui.tool.base import ToolContext
 from agent_tui.tool.registry import ToolRegistry
 from agent_tui.tool.walk import walk_project_files
@@ -32,6 +33,8 @@ class Attachment:
     """`file` or `directory`."""
     text: str
     """What the model reads: the tool's output wrapped in a tag naming the path."""
+    images: list[ImageAttachment] = field(default_factory=list)
+    """An image file's image (the read tool's), attached to the message as a file part."""
 
 
 def mentioned_paths(text: str) -> list[str]:
@@ -86,11 +89,11 @@ async def resolve_mentions(
                 kind = "file"
         except AgentTuiError as exc:  # a binary file, an unreadable folder...: say so
             kind = "directory" if path.is_dir() else "file"
-            body = f"(Not attached: {exc})"
+            body, images = f"(Not attached: {exc})", []
         else:
-            body = result.output
+            body, images = result.output, result.attachments
         attachments.append(
-            Attachment(mention, kind, f'<{kind} path="{mention}">\n{body}\n</{kind}>')
+            Attachment(mention, kind, f'<{kind} path="{mention}">\n{body}\n</{kind}>', images)
         )
     return attachments
 

@@ -5,6 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agent_tui.session.media import (
+    ImagePlacement,
+    file_image_block,
+    images_message,
+    tool_result_content,
+)
 from agent_tui.session.plan import PLAN_RESTATED, plan_block
 from agent_tui.session.restate import BRIDGE_TEXT, TODOS_RESTATED, restated_text, todos_block
 from agent_tui.storage.models import (
@@ -66,7 +72,9 @@ def history_start(session: Session) -> str | None:
     return min(session.compaction_id, session.tail_start_id or session.compaction_id)
 
 
-def _user_content(message: MessageWithParts, *, reminder: bool) -> list[dict[str, Any]]:
+def _user_content(
+    message: MessageWithParts, *, reminder: bool, images: ImagePlacement = "user"
+) -> list[dict[str, Any]]:
     content: list[dict[str, Any]] = []
     for part in message.parts:
         if isinstance(part, TextPart) and not part.ignored and part.text:
@@ -84,7 +92,7 @@ def _user_content(message: MessageWithParts, *, reminder: bool) -> list[dict[str
             content.append({"type": "text", "text": part.prompt})
         elif isinstance(part, FilePart):
             if part.mime.startswith("image/"):
-                content.append({"type": "image_url", "image_url": {"url": part.url}})
+                content.append(file_image_block(part, images))
             else:
                 content.append(
                     {"type": "text", "text": f"[Attached file: {part.filename or part.url}]"}
@@ -133,7 +141,9 @@ def thinking_blocks(message: MessageWithParts) -> list[dict[str, Any]]:
     return blocks
 
 
-def _assistant_messages(message: MessageWithParts, *, keep_thinking: bool) -> list[dict[str, Any]]:
+def _assistant_messages(
+    message: MessageWithParts, *, keep_thinking: bool, images: ImagePlacement = "user"
+) -> list[dict[str, Any]]:
     texts = [
         p.text
         for p in message.parts
@@ -160,9 +170,15 @@ def _assistant_messages(message: MessageWithParts, *, keep_thinking: bool) -> li
             for p in tools
         ]
     results = [
-        {"role": "tool", "tool_call_id": p.call_id, "content": tool_result_text(p)} for p in tools
+        {
+            "role": "tool",
+            "tool_call_id": p.call_id,
+            "content": tool_result_content(p, tool_result_text(p), images),
+        }
+        for p in tools
     ]
-    return [out, *results]
+    carried = images_message(tools, images)  # images the provider takes only from the user
+    return [out, *results, *([carried] if carried else [])]
 
 
 def _is_compaction_request(message: MessageWithParts) -> bool:
@@ -205,10 +221,12 @@ def to_model_messages(
     *,
     reminder_after: str | None = None,
     keep_thinking: bool = False,
+    images: ImagePlacement = "user",
 ) -> list[dict[str, Any]]:
     """Provider (OpenAI-format) messages: every tool call paired with exactly one result,
     consecutive user messages merged so roles alternate. `keep_thinking` sends signed
-    thinking blocks back (Anthropic models)."""
+    thinking blocks back (Anthropic models); `images` says where tools' images go
+    (session/media.py)."""
     out: list[dict[str, Any]] = []
     after_summary = False
     for message in filter_compacted(history):
@@ -216,7 +234,7 @@ def to_model_messages(
             reminder = message.info.queued or (
                 reminder_after is not None and message.info.id > reminder_after
             )
-            content = _user_content(message, reminder=reminder)
+            content = _user_content(message, reminder=reminder, images=images)
             if not content:
                 continue
             after_summary = False
@@ -225,7 +243,7 @@ def to_model_messages(
             else:
                 out.append({"role": "user", "content": content})
         else:
-            produced = _assistant_messages(message, keep_thinking=keep_thinking)
+            produced = _assistant_messages(message, keep_thinking=keep_thinking, images=images)
             if produced and after_summary:
                 # The kept tail starts mid-turn with a step: keep roles alternating.
                 out.append({"role": "user", "content": [{"type": "text", "text": BRIDGE_TEXT}]})

@@ -392,6 +392,7 @@ class StepProcessor:
                 title=result.title,
                 metadata=result.metadata,
                 time=ToolTime(start=start, end=now_ms()),
+                attachments=result.attachments,
             )
             files = result.metadata.get("files") if call.name in FILE_CHANGING_TOOLS else None
             if isinstance(files, list):

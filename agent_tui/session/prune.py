@@ -27,6 +27,7 @@ from agent_tui.config import CompactionConfig
 from agent_tui.events import PartUpdated
 from agent_tui.ids import now_ms
 from agent_tui.session.context import EngineContext
+from agent_tui.session.media import part_image_tokens
 from agent_tui.session.tokens import count_tokens
 from agent_tui.storage.models import (
     AssistantMessage,
@@ -127,7 +128,7 @@ def _failed(part: ToolPart, state: ToolStateCompleted) -> bool:
 def _candidate(part: ToolPart, path: str | None, later: _Later, model: str) -> _Candidate:
     state = part.state
     assert isinstance(state, ToolStateCompleted)
-    tokens = count_tokens(state.output, model)
+    tokens = count_tokens(state.output, model) + part_image_tokens(part, model)
     if part.tool in FILE_READERS and path in later.files:
         return _Candidate(part, tokens, SUPERSEDED)
     quoted = later.quotes_from(state.output, numbered=part.tool in FILE_READERS)

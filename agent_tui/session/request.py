@@ -12,6 +12,7 @@ from agent_tui.config import CompactionConfig, Config, ModelLimit, ReasoningConf
 from agent_tui.provider.auth import credentials
 from agent_tui.provider.stream import ModelRequest
 from agent_tui.session.cache import cache_style, mark_breakpoints
+from agent_tui.session.media import content_image_tokens, image_placement, part_image_tokens
 from agent_tui.session.messages import (
     last_finished_assistant,
     to_model_messages,
@@ -39,9 +40,10 @@ def estimate_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]],
     """A local estimate of a request's input tokens (provider usage is the truth)."""
     total = 0
     for message in messages:
-        total += MESSAGE_OVERHEAD_TOKENS + count_tokens(
-            _content_text(message.get("content")), model
-        )
+        content = message.get("content")
+        total += MESSAGE_OVERHEAD_TOKENS + count_tokens(_content_text(content), model)
+        if isinstance(content, list):
+            total += content_image_tokens(content, model)
         for call in message.get("tool_calls") or []:
             fn = call["function"]
             total += count_tokens(fn["name"] + fn["arguments"], model)
@@ -73,7 +75,9 @@ def estimate_next(
     for message in history:
         if message.info.id == last.id:
             total += sum(
-                MESSAGE_OVERHEAD_TOKENS + count_tokens(tool_result_text(part), model)
+                MESSAGE_OVERHEAD_TOKENS
+                + count_tokens(tool_result_text(part), model)
+                + part_image_tokens(part, model)
                 for part in message.parts
                 if isinstance(part, ToolPart) and not part.ignored
             )
@@ -175,7 +179,12 @@ def build_request(
         {"role": "system", "content": text} for text in system if text
     ]
     messages.extend(
-        to_model_messages(history, reminder_after=reminder_after, keep_thinking=anthropic)
+        to_model_messages(
+            history,
+            reminder_after=reminder_after,
+            keep_thinking=anthropic,
+            images=image_placement(model, config),
+        )
     )
     if final_instruction:
         _append_user_text(messages, final_instruction)

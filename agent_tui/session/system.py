@@ -11,9 +11,15 @@ from pathlib import Path
 
 from agent_tui import paths
 from agent_tui.config import Config
+from agent_tui.session.instruction_urls import is_url, url_text
 from agent_tui.skills import load_skills, skills_section
 
-INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
+INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", "CONTEXT.md")
+"""Looked for in each directory from the working directory up; the first found there is
+read (projects often keep CLAUDE.md as a copy of AGENTS.md)."""
+GLOBAL_CLAUDE_FILE = Path(".claude") / "CLAUDE.md"
+"""Claude Code's global instructions, under the home directory: read after agent-tui's
+own global file, so people arriving from Claude Code keep theirs."""
 
 
 def base_prompt_name(model: str) -> str:
@@ -49,29 +55,48 @@ def environment_block(model: str, directory: Path, today: dt.date | None = None)
     )
 
 
-def instruction_paths(directory: Path, config: Config) -> list[Path]:
-    """AGENTS.md / CLAUDE.md walking up from the directory (nearest first, one name per
-    directory), the global AGENTS.md in the config dir, then config `instructions`."""
-    found: list[Path] = []
+def instruction_sources(directory: Path, config: Config) -> list[Path | str]:
+    """Where the instructions come from, in a stable order, each once: AGENTS.md /
+    CLAUDE.md / CONTEXT.md walking up from the directory (nearest first, one per
+    directory), the global AGENTS.md (or CLAUDE.md) in the config dir, ~/.claude/CLAUDE.md,
+    then config `instructions` as listed: paths (relative to the directory) and URLs."""
+    found: list[Path | str] = []
     for folder in (directory, *directory.parents):
         for name in INSTRUCTION_FILES:
             candidate = folder / name
             if candidate.is_file():
                 found.append(candidate)
                 break
-    for name in INSTRUCTION_FILES:
+    for name in INSTRUCTION_FILES[:2]:
         global_file = paths.config_dir() / name
         if global_file.is_file():
             found.append(global_file)
             break
+    claude_global = Path.home() / GLOBAL_CLAUDE_FILE
+    if claude_global.is_file():
+        found.append(claude_global)
     for entry in config.instructions:
+        if is_url(entry):
+            found.append(entry)
+            continue
         path = Path(entry).expanduser()
         found.append(path if path.is_absolute() else directory / path)
-    unique: list[Path] = []
-    for path in found:
-        if path not in unique:
-            unique.append(path)
+    unique: list[Path | str] = []
+    seen: set[Path | str] = set()
+    for source in found:
+        key = source if isinstance(source, str) else _real(source)
+        if key not in seen:
+            seen.add(key)
+            unique.append(source)
     return unique
+
+
+def _real(path: Path) -> Path:
+    """The file a path names (symlinks followed), so one file linked twice is read once."""
+    try:
+        return path.resolve()
+    except OSError:
+        return path
 
 
 Instructions = tuple[list[str], list[str]]
@@ -101,14 +126,21 @@ def _instructions(directory: Path, config: Config) -> Instructions:
         return list(sections), list(notes)
     sections: list[str] = []
     notes: list[str] = []
-    for path in instruction_paths(directory, config):
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace").strip()
-        except OSError as exc:
-            notes.append(f"Instruction file {path} could not be read ({exc.strerror}); skipped.")
-            continue
-        if text:
-            sections.append(f"Instructions from: {path}\n{text}")
+    texts: set[str] = set()
+    for source in instruction_sources(directory, config):
+        if isinstance(source, str):  # a URL: fetched before the run (instruction_urls.py)
+            text = (url_text(source) or "").strip()
+        else:
+            try:
+                text = source.read_text(encoding="utf-8", errors="replace").strip()
+            except OSError as exc:
+                notes.append(
+                    f"Instruction file {source} could not be read ({exc.strerror}); skipped."
+                )
+                continue
+        if text and text not in texts:  # the same text under two names goes in once
+            texts.add(text)
+            sections.append(f"Instructions from: {source}\n{text}")
     if skills := skills_section(load_skills(directory)):
         sections.append(skills)
     if cache is not None:

@@ -165,6 +165,22 @@ class ToolStateRunning(_Model):
     time: ToolTime = Field(default_factory=ToolTime)
 
 
+class ImageAttachment(_Model):
+    """An image a tool returned (tool/images.py): the bytes are a file under the data
+    dir, so a part's JSON stays small; the model gets them at every request."""
+
+    mime: str
+    """image/png, image/jpeg, image/gif or image/webp."""
+    path: str
+    """The stored copy (`<data dir>/tool-output/image_<sha256>.<ext>`)."""
+    name: str = ""
+    """What the image is called on the tool line and in notes (e.g. the file read)."""
+    bytes: int = 0
+    width: int | None = None
+    height: int | None = None
+    sha256: str = ""
+
+
 class ToolStateCompleted(_Model):
     status: Literal["completed"] = "completed"
     input: dict[str, Any] = Field(default_factory=dict)
@@ -175,6 +191,9 @@ class ToolStateCompleted(_Model):
     shortened: str | None = None
     """What the model sees instead of `output` after a compaction kept this step in the
     verbatim tail but it did not fit: a preview and the path of the full output."""
+    attachments: list[ImageAttachment] = Field(default_factory=list)
+    """Images the call returned (the read tool on an image); cleared with the output
+    when pruned."""
 
 
 class ToolStateError(_Model):

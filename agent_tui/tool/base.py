@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from agent_tui.config import PermissionLevel, TruncationConfig
+from agent_tui.config import ImagesConfig, PermissionLevel, TruncationConfig
 from agent_tui.redact import Redactor
+from agent_tui.storage.models import ImageAttachment
 
 if TYPE_CHECKING:
     from agent_tui.sandbox import Sandbox
@@ -92,6 +93,8 @@ class ToolResult(BaseModel):
     title: str
     output: str
     metadata: dict[str, Any] = Field(default_factory=dict)
+    attachments: list[ImageAttachment] = Field(default_factory=list)
+    """Images for the model (stored under the data dir, tool/images.py)."""
 
 
 @dataclass
@@ -104,6 +107,8 @@ class ToolContext:
     output_dir: Path
     """Where truncated outputs are saved in full (data dir / tool-output)."""
     truncation: TruncationConfig = field(default_factory=TruncationConfig)
+    images: ImagesConfig = field(default_factory=ImagesConfig)
+    """Limits of the images a tool returns (the read tool)."""
     abort: asyncio.Event = field(default_factory=asyncio.Event)
     ask: AskPermission | None = None
     """Ask the person (e.g. for a path outside the working directory)."""

@@ -1,4 +1,4 @@
-"""The read tool: a window of a text file with line numbers."""
+"""The read tool: a window of a text file with line numbers, or an image for the model."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from agent_tui.errors import ToolError
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
 from agent_tui.tool.files import binary_reason, not_found_message
+from agent_tui.tool.images import image_mime, load_image, store_image, too_large, too_wide
 from agent_tui.tool.paths import absolute_path, display_path, resolve_path
 
 DEFAULT_READ_LIMIT = 2000
@@ -83,8 +84,10 @@ class ReadTool(Tool):
     description = (
         "Read a text file. Returns lines prefixed with their line number (cat -n style). "
         "By default reads up to 2000 lines from the start; use offset and limit to read "
-        "other parts of long files. Lines over 2000 characters are cut. Binary files are "
-        "refused; to see a folder's contents use the list tool."
+        "other parts of long files. Lines over 2000 characters are cut. PNG, JPEG, GIF and "
+        "WebP images are returned as images (look at screenshots, diagrams, rendered "
+        "output). Other binary files are refused; to see a folder's contents use the list "
+        "tool."
     )
     Params = ReadParams
     default_permission = "allow"
@@ -103,6 +106,9 @@ class ReadTool(Tool):
             )
         if not path.exists():
             raise ToolError(not_found_message(path))
+        mime = await asyncio.to_thread(image_mime, path)
+        if mime is not None:
+            return await self._image(path, shown, mime, ctx)
         reason = await asyncio.to_thread(binary_reason, path)
         if reason:
             raise ToolError(
@@ -141,3 +147,22 @@ class ReadTool(Tool):
             metadata["encoding_errors"] = True
         metadata.update(lines=len(window.lines), last_line=last, more=window.more)
         return ToolResult(title=shown, output="\n\n".join(parts), metadata=metadata)
+
+    async def _image(self, path: Path, shown: str, mime: str, ctx: ToolContext) -> ToolResult:
+        """The image itself for the model (stored under the data dir), with a line naming
+        it; refused above the size limits, which a provider would reject."""
+        refusal = too_large(shown, path.stat().st_size, ctx.images)
+        if refusal:
+            raise ToolError(refusal)
+        image = await asyncio.to_thread(load_image, path, mime)
+        refusal = too_wide(shown, image, ctx.images)
+        if refusal:
+            raise ToolError(refusal)
+        attachment = await asyncio.to_thread(store_image, image, ctx.output_dir, shown)
+        metadata: dict[str, Any] = {"path": str(path), "truncated": False}
+        return ToolResult(
+            title=shown,
+            output=f"Image {shown} ({image.describe()}).",
+            metadata=metadata,
+            attachments=[attachment],
+        )

@@ -26,7 +26,14 @@ MARKER_ROOM = 200
 COPY_BLOCK_BYTES = 1024 * 1024
 """The tail is copied from the ring file in blocks of this size (memory stays small)."""
 SAVED_PREFIX = "tool_"
-"""Saved outputs are `tool_<id>.txt`; nothing else in the folder is ever deleted."""
+"""Saved outputs are `tool_<id>.txt`; images a tool returned are `image_<sha256>.<ext>`
+(tool/images.py); nothing else in the folder is ever deleted."""
+IMAGE_PREFIX = "image_"
+IMAGE_EXTENSIONS = ("png", "jpg", "gif", "webp")
+EXPIRING_PATTERNS = (
+    f"{SAVED_PREFIX}*.txt",
+    *(f"{IMAGE_PREFIX}*.{ext}" for ext in IMAGE_EXTENSIONS),
+)
 DAY_SECONDS = 24 * 60 * 60
 
 
@@ -176,12 +183,13 @@ class SavedOutputWriter:
 
 
 def delete_expired(output_dir: Path, retention_days: int, now: float | None = None) -> int:
-    """Delete saved outputs last written more than `retention_days` ago; return how many."""
+    """Delete saved outputs and images last written (or, for an image, last read) more than
+    `retention_days` ago; return how many."""
     if retention_days <= 0 or not output_dir.is_dir():
         return 0
     limit = (time.time() if now is None else now) - retention_days * DAY_SECONDS
     deleted = 0
-    for path in output_dir.glob(f"{SAVED_PREFIX}*.txt"):
+    for path in (p for pattern in EXPIRING_PATTERNS for p in output_dir.glob(pattern)):
         with contextlib.suppress(OSError):  # gone already, or not ours to delete
             if path.is_file() and path.stat().st_mtime < limit:
                 path.unlink()

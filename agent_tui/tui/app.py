@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
+from functools import partial
 from pathlib import Path
 
 from textual import events
@@ -400,14 +401,30 @@ class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
 
     # ---- @file mentions -----------------------------------------------------------------
 
-    def on_prompt_input_mention_started(self, _: PromptInput.MentionStarted) -> None:
-        root = Path(self.session.directory) if self.session else self.directory
-        self.push_screen(FilePickerScreen(root), callback=self._insert_mention)
+    def on_prompt_input_mention_started(self, event: PromptInput.MentionStarted) -> None:
+        """Open the picker for the `@` just typed, unless its word was sent, erased or
+        finished first (fast typing, a script driving the terminal): a late picker
+        would take the next keys. Checked after the keys already on their way to the
+        prompt (its queue, then the app's), so they land in the prompt; what was typed
+        after the `@` is the picker's first filter."""
+        self.prompt.call_later(self.call_later, self._open_picker, event.token)
 
-    def _insert_mention(self, path: str | None) -> None:
-        """The `@` is already typed: the path (and a space) goes right after it."""
+    def _open_picker(self, token: int) -> None:
+        mention = self.prompt.mention_word(token)
+        if mention is None or isinstance(self.screen, ModalScreen):
+            return
+        root = Path(self.session.directory) if self.session else self.directory
+        picker = FilePickerScreen(root, query=mention[0])
+        self.push_screen(picker, callback=partial(self._insert_mention, token))
+
+    def _insert_mention(self, token: int, path: str | None) -> None:
+        """The path (and a space) replaces what was typed after the `@`."""
         self.prompt.focus()
-        if path:
+        mention = self.prompt.mention_word(token)
+        if path and mention is not None:
+            _, start, end = mention
+            self.prompt.replace(f"{path} ", start, end)
+        elif path:
             self.prompt.insert(f"{path} ")
 
     def _restore(self, text: str) -> None:

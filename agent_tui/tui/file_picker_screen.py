@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -24,9 +25,11 @@ class FilePickerScreen(ModalScreen[str | None]):
         Binding("up", "move(-1)", show=False),
     ]
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, query: str = "") -> None:
         super().__init__()
         self.root = root
+        self.initial_query = query
+        """What was typed after the `@` before the picker opened: the first filter."""
         self.index: FileIndex | None = None
         self.indexed = asyncio.Event()
         """Set once the file list is built (tests wait on it)."""
@@ -34,7 +37,9 @@ class FilePickerScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="box"):
             yield Label("Attach a file — type to filter, Enter to insert", id="picker-title")
-            yield Input(placeholder="path", id="picker-input")
+            yield Input(
+                self.initial_query, placeholder="path", id="picker-input", select_on_focus=False
+            )
             yield OptionList(id="picker-files")
 
     def on_mount(self) -> None:
@@ -61,6 +66,21 @@ class FilePickerScreen(ModalScreen[str | None]):
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self._show(event.value)
+
+    def on_key(self, event: events.Key) -> None:
+        """Keys that reach the screen before its input has the focus (sent while the
+        picker was mounting) are typed into the filter, not lost."""
+        field = self.query_one("#picker-input", Input)
+        if field.has_focus:
+            return
+        if event.is_printable and event.character:
+            field.focus()
+            field.insert_text_at_cursor(event.character)
+            event.stop()
+        elif event.key == "backspace":
+            field.focus()
+            field.action_delete_left()
+            event.stop()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

@@ -7,6 +7,7 @@ from __future__ import annotations
 from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
+from textual.widgets.text_area import Location
 
 from agent_tui.tui import slash_commands
 
@@ -46,7 +47,12 @@ class PromptInput(TextArea):
             self.key = key
 
     class MentionStarted(Message):
-        """`@` typed at the start of a word: the app opens the file picker."""
+        """`@` typed at the start of a word: the app opens the file picker, if the mention
+        is still being typed when this arrives (`mention_word`)."""
+
+        def __init__(self, token: int) -> None:
+            super().__init__()
+            self.token = token
 
     class AgentCycle(Message):
         """Tab in an empty prompt: the next primary agent."""
@@ -68,6 +74,10 @@ class PromptInput(TextArea):
         self._draft = ""
         self.custom_commands: tuple[slash_commands.SlashCommand, ...] = ()
         """The custom slash commands (custom_commands.py), completed like built-ins."""
+        self._mentions = 0
+        self._mention: tuple[int, Location] | None = None
+        """The `@` being typed: its MentionStarted token and where the `@` is. Cleared
+        when the prompt is sent, so a picker asked for before Enter never opens after."""
 
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
@@ -76,6 +86,7 @@ class PromptInput(TextArea):
             self.leader_active = False
             self.post_message(self.LeaderKey(key))
         elif key == "enter":
+            self._mention = None
             self.post_message(self.Submitted(self.text))
         elif key in NEWLINE_KEYS:
             start, end = self.selection
@@ -99,7 +110,27 @@ class PromptInput(TextArea):
         starts_mention = event.character == "@" and self._at_word_start()
         await super()._on_key(event)
         if starts_mention:
-            self.post_message(self.MentionStarted())
+            row, column = self.cursor_location
+            self._mentions += 1
+            self._mention = (self._mentions, (row, column - 1))
+            self.post_message(self.MentionStarted(self._mentions))
+
+    def mention_word(self, token: int) -> tuple[str, Location, Location] | None:
+        """The word typed after the `@` of mention `token` so far, and where it starts and
+        ends, while the cursor is still in it; None once it was sent, erased, finished
+        with a space, or another `@` started: its picker must not open (keys typed
+        meanwhile went to the prompt, where they belong)."""
+        if self._mention is None or self._mention[0] != token:
+            return None
+        row, column = self._mention[1]
+        line = self.document.get_line(row) if row < self.document.line_count else ""
+        cursor_row, cursor_column = self.cursor_location
+        if line[column : column + 1] != "@" or cursor_row != row or cursor_column <= column:
+            return None
+        word = line[column + 1 : cursor_column]
+        if any(ch.isspace() for ch in word):
+            return None
+        return word, (row, column + 1), (row, cursor_column)
 
     def show_agent(self, name: str) -> None:
         """The agent the next message goes to: named on the border, coloured unless build."""

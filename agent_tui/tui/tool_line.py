@@ -10,7 +10,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Collapsible, Static
 
-from agent_tui.headless import short_input
+from agent_tui.headless import image_mark, short_input
 from agent_tui.storage.models import ToolPart, ToolStateCompleted, ToolStateError
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -30,6 +30,7 @@ def tool_title(part: ToolPart, frame: int = 0) -> str:
         first = (state.error.splitlines() or [""])[0]
         marks.append(f"error: {first[:80]}")
     elif isinstance(state, ToolStateCompleted):
+        marks += [image_mark(image, short_input(part)) for image in state.attachments]
         if state.time.compacted:
             marks.append("pruned")
         if state.metadata.get("truncated"):
