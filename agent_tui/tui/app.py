@@ -30,6 +30,7 @@ from agent_tui.events import (
 )
 from agent_tui.session.context import EngineContext
 from agent_tui.session.engine import Engine
+from agent_tui.session.stats import SessionStats
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import AssistantMessage, PatchPart, Session, ToolPart
 from agent_tui.tool.base import PermissionReply, PermissionRequest
@@ -41,7 +42,6 @@ from agent_tui.tui.event_pump import EventPump
 from agent_tui.tui.file_picker_screen import FilePickerScreen
 from agent_tui.tui.permission_screen import PermissionScreen
 from agent_tui.tui.prompt_input import PromptInput
-from agent_tui.session.stats import SessionStats
 from agent_tui.tui.session_view import SessionView
 from agent_tui.tui.sidebar import Sidebar
 from agent_tui.tui.status_line import StatusLine

@@ -9,9 +9,9 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Label, ProgressBar, Static
 
+from agent_tui.session.stats import SessionStats
 from agent_tui.session.usage import ContextUsage
 from agent_tui.storage.models import TodoItem
-from agent_tui.session.stats import SessionStats
 
 WARNING_SHARE = 0.8
 """The bar turns to warning at this share of the auto-compaction threshold."""
