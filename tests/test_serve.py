@@ -230,6 +230,26 @@ def test_ctrl_c_cancels_the_turn_and_the_server_keeps_it(
         configured.wait_idle()  # the server stopped the request to the model
         assert server.process.poll() is None
 
+        # A client killed outright: the server stops its turn too, and keeps serving.
+        configured.script(Hang("Killed midway", delay=60))
+        killed = subprocess.Popen(
+            [sys.executable, "-m", "agent_tui", "run", "--attach", server.url, "--continue", "x"],
+            cwd=isolated,
+            env=env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        assert killed.stdout is not None
+        seen = b""
+        while b"Killed midway" not in seen:
+            chunk = os.read(killed.stdout.fileno(), 4096)
+            assert chunk, "the client ended before the text streamed"
+            seen += chunk
+        killed.kill()
+        killed.wait()
+        killed.stdout.close()
+        configured.wait_idle()  # the turn was stopped: the model's stream was dropped
+
         configured.script(Text("Back again."))
         again = agent(isolated, "run", "--attach", server.url, "--continue", "go on")
         assert again.returncode == 0 and again.stdout == "Back again.\n", again.stderr
