@@ -152,6 +152,25 @@ def test_attach_prints_what_run_prints(configured: FakeOpenAI, isolated: Path) -
             "and then?",
             "more",
         ]
+
+        # --agent plan: the plan is the answer (the approval question is answered "keep
+        # planning", as `run` does); an unknown agent is the same usage error.
+        def plan() -> None:
+            planned = Call("plan_exit", json.dumps({"plan": "1. Add greet()\n2. Test it"}))
+            configured.script(ToolCalls([planned], text="Here is my plan."))
+
+        plan()
+        planned = agent(isolated, "run", "--attach", server.url, "--agent", "plan", "plan it")
+        plan()
+        planned_local = agent(isolated, "run", "--agent", "plan", "plan it")
+        assert planned.returncode == planned_local.returncode == 0, planned.stderr
+        assert planned.stdout == planned_local.stdout
+        assert "1. Add greet()\n2. Test it\n" in planned.stdout
+        unknown = agent(isolated, "run", "--attach", server.url, "--agent", "nope", "hi")
+        unknown_local = agent(isolated, "run", "--agent", "nope", "hi")
+        assert unknown.returncode == unknown_local.returncode == 2
+        assert unknown.stderr.splitlines()[-1] == unknown_local.stderr.splitlines()[-1]
+
         missing = agent(isolated, "run", "--attach", server.url, "--session", "nope", "x")
         assert missing.returncode == 1 and "No session id starts with 'nope'" in missing.stderr
         assert server.process.poll() is None

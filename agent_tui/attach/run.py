@@ -251,10 +251,14 @@ def _exit_code(kind: str | None) -> int:
 
 def run_attached(args: argparse.Namespace, target: Target) -> int | None:
     """`run` through the server; None when `run.attach: auto` found no server to reach."""
-    text = _message(args)
     ws = connect(target)
     if ws is None:
-        return None
+        return None  # before reading the message: a prompt on stdin is still there for `run`
+    try:
+        text = _message(args)
+    except UsageError:
+        ws.close()
+        raise
     renderer: Renderer = JsonRenderer() if args.format == "json" else TextRenderer()
     run = AttachedRun(args, ws, renderer)
     try:

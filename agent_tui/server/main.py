@@ -16,7 +16,7 @@ from pathlib import Path
 from agent_tui import paths
 from agent_tui.config import Config, load_config
 from agent_tui.errors import UsageError
-from agent_tui.provider.defaults import choose_model
+from agent_tui.provider.defaults import choose_model, context_window, model_catalog
 from agent_tui.server import auth, discovery
 
 LOG_FILE = "serve.log"
@@ -90,6 +90,9 @@ async def _serve(config: Config, sock: socket.socket, token: str) -> None:
     await choose_model(config, probe=True)
     async with open_engine(config) as engine:
         await load_litellm()  # warm: the first prompt does not wait for the import
+        # ...nor for what a first session reads once: the price map and the model's window.
+        await asyncio.to_thread(context_window, config.model, config)
+        await asyncio.to_thread(model_catalog, config, [config.model])
         app = ServerApp(engine, token)
         server = uvicorn.Server(
             uvicorn.Config(
