@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent_tui import paths
+from agent_tui import paths, tool_lines
 from agent_tui.config import (
     AgentConfig,
     AgentMode,
@@ -39,7 +39,7 @@ USER_AGENTS_DIR = "agents"
 """Under the user config dir."""
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 FILE_REF = re.compile(r"^\{file:(.+)\}$")
-PLAN_EXIT_TOOL = "plan_exit"
+PLAN_EXIT_TOOL = tool_lines.PLAN_EXIT_TOOL
 """Only agents whose `tools` name it get it (the plan agent)."""
 SUBAGENT_TOOLS = ("read", "grep", "glob", "list", "recall", "webfetch")
 """A subagent's tools unless its config names others."""

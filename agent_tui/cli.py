@@ -28,6 +28,8 @@ examples:
   agent-tui redo --continue
   agent-tui context
   agent-tui acp                              speak ACP on stdin/stdout (for editors)
+  agent-tui serve                            keep a warm engine; ACP over a WebSocket
+  agent-tui run --attach http://127.0.0.1:4097 "..."   run through it
 """
 
 
@@ -90,6 +92,18 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run a command the sandbox blocked again outside it (the result says so)",
     )
+    run.add_argument(
+        "--attach",
+        metavar="URL",
+        help="send the prompt to a running `agent-tui serve` (URL, or auto: the one on this "
+        "machine if any; off: run here); default: run.attach in the config",
+    )
+    run.add_argument(
+        "--token",
+        metavar="TOKEN",
+        help="the server's token for --attach (default: $AGENT_TUI_SERVER_TOKEN, else the "
+        "token file of this machine's server)",
+    )
     run.add_argument("message", nargs="+", help="the prompt")
 
     sessions = commands.add_parser("sessions", help="list sessions")
@@ -128,6 +142,21 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "acp",
         help="run as an Agent Client Protocol agent on stdin/stdout (Zed, JetBrains, Neovim…)",
+    )
+
+    serve = commands.add_parser(
+        "serve",
+        help="keep one warm engine and speak ACP over a WebSocket (for run --attach, editors)",
+        description="Serve the Agent Client Protocol over a WebSocket at ws://HOST:PORT/acp, "
+        "with one warm engine. Every request needs the token (Authorization: Bearer TOKEN), "
+        "generated on first start into the data dir's server-token file (0600).",
+    )
+    serve.add_argument("--host", help="address to bind (default: server.host, 127.0.0.1)")
+    serve.add_argument(
+        "--port", type=int, help="port (default: server.port, 4097; 0: any free port)"
+    )
+    serve.add_argument(
+        "--token", help="the token clients must send (default: the data dir's server-token)"
     )
 
     context = commands.add_parser("context", help="show what fills the context window")
@@ -169,6 +198,17 @@ def main(argv: list[str] | None = None) -> int:
             from agent_tui.acp.main import serve_stdio
 
             return serve_stdio()
+        if args.command == "serve":
+            from agent_tui.server.main import serve
+
+            return serve(args.host, args.port, args.token)
+        if args.command == "run":
+            from agent_tui.attach.run import attach_target, run_attached
+
+            target = attach_target(args)
+            code = run_attached(args, target) if target is not None else None
+            if code is not None:
+                return code
         config = None
         if args.command in ("run", "compact", "uncompact"):
             from agent_tui.provider.loader import preload_in_background

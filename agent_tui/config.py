@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
 
-from agent_tui import paths
+from agent_tui.config_files import check_attach, config_files
+from agent_tui.config_files import deep_merge as _deep_merge
+from agent_tui.config_files import read_json as _read_json
 from agent_tui.errors import ConfigError
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4-6"
 """The model when the config names none and no key or local server picks one
 (provider/defaults.py `choose_model`); it is also Anthropic's default there."""
-CONFIG_FILE_NAME = "agent-tui.json"
 ENV_REF = re.compile(r"^\{env:([A-Za-z_][A-Za-z0-9_]*)\}$")
 
 PermissionLevel = Literal["allow", "ask", "deny"]
@@ -240,6 +247,31 @@ class KeybindsConfig(_Strict):
     """Command palette."""
 
 
+class RunConfig(_Strict):
+    attach: str = "off"
+    """Where `agent-tui run` sends its prompt: off (run here), auto (to the `agent-tui
+    serve` running on this machine when there is one, found through the file it keeps in
+    the data dir; here otherwise), or a server's URL. `run --attach` overrides it."""
+
+    @field_validator("attach")
+    @classmethod
+    def _attach(cls, value: str) -> str:
+        return check_attach(value)
+
+
+DEFAULT_SERVER_PORT = 4097
+"""`agent-tui serve`'s port (OpenCode's own `serve` uses 4096)."""
+
+
+class ServerConfig(_Strict):
+    host: str = "127.0.0.1"
+    """The address `agent-tui serve` binds; anything but a loopback address opens the
+    server (which runs bash) to the network: the token is then all that guards it."""
+    port: int = Field(default=DEFAULT_SERVER_PORT, ge=0, le=65535)
+    """The port `agent-tui serve` listens on (0: any free port, written to the data dir's
+    server.json for `run.attach: auto`)."""
+
+
 MCP_DEFAULT_TIMEOUT_MS = 10_000
 """How long an MCP server may take to start and list its tools (OpenCode's `timeout`)."""
 
@@ -319,6 +351,10 @@ class Config(_Strict):
     agent: dict[str, AgentConfig] = Field(default_factory=dict)
     """Agents by name (agents.py): new ones, or changes to the built-in `build` and `plan`.
     Markdown files in .agent-tui/agents/ and <config dir>/agents/ define them too."""
+    run: RunConfig = Field(default_factory=RunConfig)
+    """`agent-tui run`: whether it sends its prompt to a running `agent-tui serve`."""
+    server: ServerConfig = Field(default_factory=ServerConfig)
+    """`agent-tui serve`: where it listens (its token is in the data dir, see README)."""
 
     # Where each value came from, for error messages; not part of the file format.
     sources: list[str] = Field(default_factory=list, exclude=True)
@@ -368,48 +404,6 @@ def resolve_env_ref(value: str | None, field: str) -> str | None:
     return resolved
 
 
-def _strip_comments(value: Any) -> Any:
-    """Keys starting with `_` or `$` are documentation (see config.example.json)."""
-    if isinstance(value, dict):
-        return {
-            k: _strip_comments(v)
-            for k, v in value.items()
-            if not (isinstance(k, str) and k[:1] in "_$")
-        }
-    if isinstance(value, list):
-        return [_strip_comments(v) for v in value]
-    return value
-
-
-def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _deep_merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"Cannot read config file {path}: {exc.strerror or exc}.") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"Config file {path} is not UTF-8 text.") from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"Config file {path} is not valid JSON: {exc.msg} at line {exc.lineno}, "
-            f"column {exc.colno}."
-        ) from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"Config file {path} must hold a JSON object ({{...}}).")
-    return _strip_comments(data)
-
-
 def _describe_error(err: dict[str, Any]) -> str:
     field = ".".join(str(p) for p in err["loc"]) or "(top level)"
     if err["type"] == "extra_forbidden":
@@ -422,21 +416,6 @@ def _describe_error(err: dict[str, Any]) -> str:
             valid = " Valid keys here: " + ", ".join(sorted(parent.model_fields)) + "."
         return f"{field}: unknown key.{valid}"
     return f"{field}: {err['msg']} (got {err.get('input')!r})"
-
-
-def config_files() -> list[Path]:
-    """The files that make up the config, lowest priority first."""
-    explicit = os.environ.get("AGENT_TUI_CONFIG")
-    if explicit:
-        path = Path(explicit)
-        if not path.is_file():
-            raise ConfigError(
-                f"AGENT_TUI_CONFIG points to {path}, which does not exist. "
-                "Create it or unset AGENT_TUI_CONFIG."
-            )
-        return [path]
-    candidates = [paths.config_dir() / "config.json", Path.cwd() / CONFIG_FILE_NAME]
-    return [p for p in candidates if p.is_file()]
 
 
 def load_config(overrides: dict[str, Any] | None = None) -> Config:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TextIO
 
+from agent_tui import tool_lines
 from agent_tui.agents import PLAN_EXIT_TOOL
 from agent_tui.events import (
     Event,
@@ -25,19 +25,9 @@ from agent_tui.storage.models import (
     ToolStateError,
 )
 
-SHORT_INPUT = 60
-
 
 def short_input(part: ToolPart) -> str:
-    data = part.state.input
-    for key in ("command", "file_path", "pattern", "path", "description"):
-        if isinstance(data.get(key), str):
-            text = data[key]
-            break
-    else:
-        text = json.dumps(data, ensure_ascii=False) if data else ""
-    text = " ".join(text.split())
-    return text if len(text) <= SHORT_INPUT else text[: SHORT_INPUT - 1] + "…"
+    return tool_lines.short_input(part.state.input)
 
 
 def image_mark(image: ImageAttachment, shown: str = "") -> str:
@@ -52,19 +42,16 @@ def image_mark(image: ImageAttachment, shown: str = "") -> str:
 
 def tool_line(part: ToolPart) -> str:
     state = part.state
-    line = f"[{part.tool}] {short_input(part)} — {state.status}"
-    if isinstance(state, ToolStateError):
-        first = (state.error.splitlines() or [""])[0]
-        line += f": {first[:120]}"
-    elif isinstance(state, ToolStateCompleted):
+    line = tool_lines.tool_line(
+        part.tool,
+        state.input,
+        state.status,
+        error=state.error if isinstance(state, ToolStateError) else None,
+        metadata=state.metadata if isinstance(state, ToolStateCompleted) else None,
+    )
+    if isinstance(state, ToolStateCompleted):
         for image in state.attachments:
             line += f" ({image_mark(image, short_input(part))})"
-        if state.metadata.get("truncated"):
-            line += f" (truncated, full output: {state.metadata.get('output_path')})"
-        if state.metadata.get("exit_code") not in (None, 0):
-            line += f" (exit code {state.metadata['exit_code']})"
-        if isinstance(state.metadata.get("session_id"), str):  # a subagent's session
-            line += f" (session {state.metadata['session_id']})"
     return line
 
 

@@ -5,6 +5,8 @@
   fake OpenAI server on 127.0.0.1 (litellm's real HTTP path);
 - time from starting `agent-tui run` to its first request reaching that server, next to
   `python -c "import litellm"` alone: the difference is what agent-tui itself adds;
+- time from starting `agent-tui run --attach URL` to its first request reaching the fake
+  server through a warm `agent-tui serve` (no litellm in the client at all);
 - the start-up reap's /proc scan for processes a killed agent-tui left (procs.py);
 - the engine's per-delta cost (part update + event + batched SQLite write) when a reply
   streams at 1,000 deltas/s, and the writer's busy share;
@@ -19,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -184,6 +187,60 @@ def bench_first_request(runs: int = 3) -> float:
     return statistics.median(samples)
 
 
+def bench_attach(runs: int = 7) -> float:
+    """`run --attach` to a warm `agent-tui serve`: from launching the client to its first
+    request reaching the fake server (the server's engine makes it), and the whole run."""
+    import re
+
+    samples, totals = [], []
+    with FakeOpenAI() as server, tempfile.TemporaryDirectory() as tmp:
+        server.responder = lambda body: Text("ok")
+        project, env = _run_env(server, tmp)
+        serving = subprocess.Popen(
+            [*AGENT_TUI, "serve", "--port", "0"],
+            cwd=project,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        try:
+            assert serving.stdout is not None
+            found = re.search(r"listening on (http://\S+)", serving.stdout.readline())
+            assert found, "agent-tui serve did not start"
+            url = found.group(1)
+            # One run first: the server's first session reads the model catalog once.
+            subprocess.run(
+                [*AGENT_TUI, "run", "--attach", url, "warm up"],
+                cwd=project,
+                env=env,
+                check=True,
+                capture_output=True,
+            )
+            for _ in range(runs):
+                before = len(server.requests)
+                start = time.perf_counter()
+                proc = subprocess.Popen(
+                    [*AGENT_TUI, "run", "--attach", url, "hello"],
+                    cwd=project,
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+                server.wait_for_requests(before + 1, timeout=60)
+                samples.append(time.perf_counter() - start)
+                proc.wait()
+                totals.append(time.perf_counter() - start)
+        finally:
+            serving.send_signal(signal.SIGINT)
+            serving.wait(timeout=60)
+    print(
+        f"agent-tui run --attach (warm serve): launch → first request {median_ms(samples)}; "
+        f"whole run {median_ms(totals)}"
+    )
+    return statistics.median(samples)
+
+
 def bench_first_byte(runs: int = 3) -> None:
     samples, totals = [], []
     with FakeOpenAI() as server, tempfile.TemporaryDirectory() as tmp:
@@ -254,6 +311,12 @@ if __name__ == "__main__":
     alone = bench_import_litellm()
     first_request = bench_first_request()
     print(f"launch → first request beyond import litellm: {(first_request - alone) * 1000:.0f} ms")
+    attached = bench_attach()
+    print(
+        f"run --attach: launch → first request {attached * 1000:.0f} ms (goal 300 ms; "
+        f"Claude Code 360 ms cold) vs {first_request * 1000:.0f} ms for run, "
+        f"import litellm alone {alone * 1000:.0f} ms"
+    )
     bench_reap_scan()
     bench_first_byte()
     asyncio.run(bench_deltas())

@@ -48,7 +48,7 @@ from agent_tui.acp import commands, options
 from agent_tui.acp.editor_files import EditorFiles
 from agent_tui.acp.prompt_blocks import prompt_parts
 from agent_tui.acp.replay import replay
-from agent_tui.acp.tool_calls import permission_content, text_content, tool_kind
+from agent_tui.acp.tool_calls import permission_content, text_content, tool_kind, tool_meta
 from agent_tui.acp.updates import (
     SessionUpdates,
     Update,
@@ -107,6 +107,8 @@ class AcpSession:
     asks: set[asyncio.Future[Any]] = field(default_factory=set)
     """Permission requests waiting for the client (answered as cancelled on cancel)."""
     cancelled: bool = False
+    turns: int = 0
+    """Prompts of this connection running in the session (asks go to the one prompting)."""
 
     @property
     def id(self) -> str:
@@ -153,8 +155,8 @@ class AcpAgent:
         self._outbox: asyncio.Queue[tuple[str, Update]] = asyncio.Queue()
         self._sender: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
-        engine.ctx.bus.subscribe(self._on_event)
-        engine.ctx.ask = self._ask
+        self._unsubscribe = engine.ctx.bus.subscribe(self._on_event)
+        AskRouter.of(engine).agents.append(self)
 
     def on_connect(self, conn: acp.Client) -> None:
         self.conn = conn
@@ -216,6 +218,12 @@ class AcpAgent:
         if open_ is not None:
             self._send(session_id, *open_.updates(event))
 
+    def follows(self, session_id: str) -> AcpSession | None:
+        """The open session a session's events and asks belong to (itself or a subagent's
+        parent), if this connection has it open."""
+        root = self._root_of(session_id)
+        return self.sessions.get(root) if root else None
+
     def _root_of(self, session_id: str) -> str | None:
         if session_id in self.sessions:
             return session_id
@@ -224,8 +232,7 @@ class AcpAgent:
     # ---- permissions -------------------------------------------------------------------
 
     async def _ask(self, request: PermissionRequest) -> PermissionReply:
-        root = self._root_of(request.session_id)
-        open_ = self.sessions.get(root) if root else None
+        open_ = self.follows(request.session_id)
         if open_ is None or self.conn is None or open_.cancelled:
             return "deny"
         await self._flush()  # the tool call is on the client before the question
@@ -239,6 +246,7 @@ class AcpAgent:
             status="pending",
             content=content or None,
             raw_input=request.input,
+            field_meta=tool_meta(request.tool),
         )
         outcome = await self._request_permission(open_, call, PERMISSION_OPTIONS)
         return REPLIES.get(outcome or "", "deny")
@@ -280,13 +288,13 @@ class AcpAgent:
         self._add_mcp_servers(mcp_servers)
         session = await self.engine.new_session(directory)
         open_ = await self._open(session)
-        response = NewSessionResponse(
+        config_options = await self._config_options(open_)
+        self._announce(open_)  # nothing awaited after this: the response goes out first
+        return NewSessionResponse(
             session_id=session.id,
             modes=options.modes(self._catalog(open_), open_.mode),
-            config_options=await self._config_options(open_),
+            config_options=config_options,
         )
-        self._announce(open_)
-        return response
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
@@ -297,23 +305,21 @@ class AcpAgent:
         for update in replay(messages, str(open_.directory)):
             self._send(session_id, update)
         await self._flush()
-        response = LoadSessionResponse(
-            modes=options.modes(self._catalog(open_), open_.mode),
-            config_options=await self._config_options(open_),
-        )
+        config_options = await self._config_options(open_)
         self._announce(open_)
-        return response
+        return LoadSessionResponse(
+            modes=options.modes(self._catalog(open_), open_.mode), config_options=config_options
+        )
 
     async def resume_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> ResumeSessionResponse:
         open_ = await self._reopen(cwd, session_id, mcp_servers)  # no replay: the client has it
-        response = ResumeSessionResponse(
-            modes=options.modes(self._catalog(open_), open_.mode),
-            config_options=await self._config_options(open_),
-        )
+        config_options = await self._config_options(open_)
         self._announce(open_)
-        return response
+        return ResumeSessionResponse(
+            modes=options.modes(self._catalog(open_), open_.mode), config_options=config_options
+        )
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
@@ -474,7 +480,14 @@ class AcpAgent:
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         open_ = self._session(session_id)
         open_.cancelled = False
+        open_.turns += 1
         open_.updates.turn = []
+        try:
+            return await self._prompt_turn(open_, prompt)
+        finally:
+            open_.turns -= 1
+
+    async def _prompt_turn(self, open_: AcpSession, prompt: list[Any]) -> PromptResponse:
         text, context, files = prompt_parts(prompt, open_.directory)
         try:
             call = commands.invocation(text, open_.custom)
@@ -561,10 +574,16 @@ class AcpAgent:
         self.engine.abort(session_id)
 
     async def close(self) -> None:
-        """Stop every running turn and the engine's servers."""
-        for session_id in list(self.sessions):
-            await self.cancel(session_id)
-            await self.engine.wait_idle(session_id)
+        """The connection ends: stop the turns it started (what streamed is kept), answer
+        its pending permission questions as refused, and stop following the engine."""
+        for open_ in list(self.sessions.values()):
+            if open_.turns:
+                await self.cancel(open_.id)
+                await self.engine.wait_idle(open_.id)
+        self._unsubscribe()
+        router = AskRouter.of(self.engine)
+        if self in router.agents:
+            router.agents.remove(self)
         if self._sender is not None:
             self._sender.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -580,6 +599,29 @@ def _stop_reason(open_: AcpSession, result: LoopResult | None) -> StopReason:
     if last is not None and last.finish == "content_filter":
         return "refusal"
     return "end_turn"
+
+
+class AskRouter:
+    """The engine's `ask` when ACP connections serve it (one over stdio, any number under
+    `agent-tui serve`): a permission question goes to the connection prompting the session,
+    else to one that has it open; with none, it is refused as in headless `run`."""
+
+    def __init__(self) -> None:
+        self.agents: list[AcpAgent] = []
+
+    @classmethod
+    def of(cls, engine: Engine) -> AskRouter:
+        if not isinstance(engine.ctx.ask, cls):
+            engine.ctx.ask = cls()
+        return engine.ctx.ask
+
+    async def __call__(self, request: PermissionRequest) -> PermissionReply:
+        following = [(a, s) for a in self.agents if (s := a.follows(request.session_id))]
+        prompting = [agent for agent, open_ in following if open_.turns]
+        chosen = (prompting or [agent for agent, _ in following] or [None])[0]
+        if chosen is None:
+            return "deny"
+        return await chosen._ask(request)
 
 
 def _directory(cwd: str) -> Path:

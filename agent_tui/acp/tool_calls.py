@@ -48,8 +48,17 @@ OUTPUT_SHOWN = 20_000
 ToolContent = ContentToolCallContent | FileEditToolCallContent
 
 
+META = "agent-tui"
+"""Our key in ACP's `_meta`: what the protocol has no field for, for clients that know us
+(`run --attach` prints the tool's name, as `run` does); others ignore it."""
+
+
 def tool_kind(tool: str) -> ToolKind:
     return KINDS.get(tool, "other")
+
+
+def tool_meta(tool: str) -> dict[str, Any]:
+    return {META: {"tool": tool}}
 
 
 def _path(data: dict[str, Any], directory: str) -> str | None:
@@ -186,6 +195,7 @@ def _fields(part: ToolPart, directory: str) -> dict[str, Any]:
         "locations": locations(part, directory),
         "raw_input": None if isinstance(state, ToolStatePending) else state.input,
         "raw_output": _raw_output(part),
+        "field_meta": tool_meta(part.tool),
     }
 
 

@@ -22,7 +22,7 @@ from acp.schema import (
     UsageUpdate,
 )
 
-from agent_tui.acp.tool_calls import text_content, tool_call_progress, tool_call_start
+from agent_tui.acp.tool_calls import META, text_content, tool_call_progress, tool_call_start
 from agent_tui.events import (
     Event,
     MessageUpdated,
@@ -137,7 +137,9 @@ class SessionUpdates:
             summary_id = event.summary_message_id
             return [lambda: self._compacted(call, summary_id)]
         if isinstance(event, Notice) and event.level != "info":
-            return [agent_thought(f"agent-tui: {event.message}\n")]
+            note = agent_thought(f"agent-tui: {event.message}\n")
+            note.field_meta = {META: {"notice": event.level}}
+            return [note]
         return []
 
     def _session(self, event: SessionUpdated) -> list[Update]:
@@ -207,6 +209,7 @@ class SessionUpdates:
                     kind="think",
                     status="in_progress",
                     raw_input={"tokens_before": self._before},
+                    field_meta={META: {"status": "compacting"}},
                 )
             ]
         if event.status != "compacting" and self._compaction is not None:

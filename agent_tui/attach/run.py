@@ -1,0 +1,290 @@
+"""`agent-tui run --attach URL` (or `run.attach` in the config): the prompt is sent to a
+running `agent-tui serve` as an ACP client, and the answer printed as `run` prints it,
+with its exit codes: 0 done, 1 error, 130 interrupted (the first Ctrl+C cancels the turn
+on the server, which keeps what streamed; a second one quits at once)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from agent_tui import __version__, errors
+from agent_tui.attach.render import JsonRenderer, Renderer, TextRenderer, tool_name
+from agent_tui.attach.rpc import RESOURCE_NOT_FOUND, ConnectionLost, Rpc, RpcError
+from agent_tui.attach.websocket import WebSocket, WebSocketError
+from agent_tui.config_files import check_attach, raw_value
+from agent_tui.errors import AgentTuiError, NotFoundError, UsageError
+from agent_tui.server import auth, discovery
+
+PROTOCOL_VERSION = 1
+ENDPOINT = "/acp"
+DEFAULT_AGENT = "build"
+SESSIONS_LISTED = 200
+
+
+@dataclass
+class Target:
+    url: str
+    token: str | None
+    auto: bool = False
+    """Found through server.json: if it cannot be reached, `run` runs here instead."""
+
+
+def attach_target(args: argparse.Namespace) -> Target | None:
+    """Where to send the prompt: `--attach`, else `run.attach` of the config; None: here."""
+    choice = args.attach
+    if choice is None:
+        choice = check_attach(raw_value("run", "attach") or "off", "run.attach in the config")
+    else:
+        choice = check_attach(choice, "run --attach")
+    if choice == "off":
+        return None
+    token = args.token or os.environ.get(auth.TOKEN_ENV)
+    if choice == "auto":
+        running = discovery.running_server()
+        if running is None:
+            return None
+        return Target(running.url, token or running.token, auto=True)
+    return Target(choice, token)
+
+
+def _endpoint(url: str) -> str:
+    url = url.rstrip("/")
+    return url if url.endswith(ENDPOINT) else url + ENDPOINT
+
+
+def _token_for(target: Target) -> str:
+    if target.token:
+        return target.token
+    running = discovery.running_server()
+    if running is not None and running.url.rstrip("/") == target.url.rstrip("/").removesuffix(
+        ENDPOINT
+    ):
+        return running.token
+    found = auth.read_token()
+    if found:
+        return found
+    raise UsageError(
+        f"No token for {target.url}: give the server's token with --token or "
+        f"${auth.TOKEN_ENV} (agent-tui serve keeps it in {auth.token_path()})."
+    )
+
+
+def connect(target: Target) -> WebSocket | None:
+    """The socket to the server; None when an automatically found one cannot be reached."""
+    url = _endpoint(target.url)
+    headers = {"Authorization": auth.header(_token_for(target)), "User-Agent": "agent-tui"}
+    try:
+        return WebSocket.connect(url, headers)
+    except WebSocketError as exc:
+        if exc.status in (401, 403):
+            raise AgentTuiError(
+                f"agent-tui serve at {target.url} refused the token (HTTP {exc.status}). Give "
+                f"that server's token with --token or ${auth.TOKEN_ENV}; on its own machine it "
+                f"is in {auth.token_path()}."
+            ) from exc
+        if target.auto and exc.status is None:
+            return None  # server.json named a process that does not serve: run here
+        raise AgentTuiError(
+            f"Cannot reach agent-tui serve at {target.url}: {exc}. Start it with "
+            "`agent-tui serve`, or run without --attach."
+        ) from exc
+
+
+class _Interrupts:
+    """Ctrl+C while the prompt runs: the first cancels the turn on the server, the second
+    quits at once (as in `run`)."""
+
+    def __init__(self) -> None:
+        self.reader, self._writer = socket.socketpair()
+        self.count = 0
+        self._previous: Any = None
+
+    def _handler(self, signum: int, frame: FrameType | None) -> None:
+        self.count += 1
+        if self.count > 1:
+            raise KeyboardInterrupt
+        self._writer.send(b"!")
+
+    def __enter__(self) -> _Interrupts:
+        self._previous = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        signal.signal(signal.SIGINT, self._previous)
+        self.reader.close()
+        self._writer.close()
+
+
+class AttachedRun:
+    def __init__(self, args: argparse.Namespace, rpc_ws: WebSocket, renderer: Renderer) -> None:
+        self.args = args
+        self.renderer = renderer
+        self.allowed = set(args.allow)
+        self.session_id: str | None = None
+        self.rpc = Rpc(rpc_ws, self._notification, self._request)
+
+    def _notification(self, method: str, params: dict[str, Any]) -> None:
+        if method == "session/update" and params.get("sessionId") == self.session_id:
+            update = params.get("update")
+            if isinstance(update, dict):
+                self.renderer.update(str(self.session_id), update)
+
+    def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method != "session/request_permission":
+            raise RpcError(-32601, f"{method} is not offered by run --attach")
+        call = params.get("toolCall") if isinstance(params.get("toolCall"), dict) else {}
+        options = [o for o in params.get("options") or [] if isinstance(o, dict)]
+        # Headless: what --allow names runs, anything else is refused (the plan agent's
+        # plan is kept, not built: `run --agent plan` prints it).
+        wanted = "allow_once" if tool_name(call) in self.allowed else "reject_once"
+        chosen = next((o for o in options if o.get("kind") == wanted), None)
+        self.renderer.permission(str(params.get("sessionId")), call, wanted)
+        if chosen is None:
+            return {"outcome": {"outcome": "cancelled"}}
+        return {"outcome": {"outcome": "selected", "optionId": chosen.get("optionId")}}
+
+    # ---- the steps of one run --------------------------------------------------------
+
+    def initialize(self) -> None:
+        self.rpc.call(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL_VERSION,
+                "clientCapabilities": {
+                    "fs": {"readTextFile": False, "writeTextFile": False},
+                    "terminal": False,
+                },
+                "clientInfo": {"name": "agent-tui-attach", "version": __version__},
+            },
+        )
+
+    def open_session(self) -> dict[str, Any]:
+        cwd = str(Path.cwd())
+        args = self.args
+        if not (args.session or args.cont):
+            return self.rpc.call("session/new", {"cwd": cwd, "mcpServers": []})
+        if args.cont:
+            listed = self.rpc.call("session/list", {"cwd": cwd}).get("sessions") or []
+            if not listed:
+                raise NotFoundError(
+                    f'No session to continue in {cwd}. Start one with: agent-tui run "..." '
+                    "(or list all sessions with: agent-tui sessions)."
+                )
+            session_id = listed[0]["sessionId"]
+        else:
+            session_id = args.session
+        params = {"sessionId": session_id, "cwd": cwd, "mcpServers": []}
+        try:
+            opened = self.rpc.call("session/resume", params)
+        except RpcError as exc:
+            if exc.code != RESOURCE_NOT_FOUND or args.cont:
+                raise
+            params["sessionId"] = session_id = self._by_prefix(session_id)
+            opened = self.rpc.call("session/resume", params)
+        return {**opened, "sessionId": session_id}
+
+    def _by_prefix(self, prefix: str) -> str:
+        listed = self.rpc.call("session/list", {}).get("sessions") or []
+        ids = [str(s.get("sessionId")) for s in listed]
+        starts = (prefix,) if prefix.startswith("ses_") else (prefix, f"ses_{prefix}")
+        found = [i for i in ids if i.startswith(starts)]
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise UsageError(f"Session id prefix {prefix!r} matches several sessions: give more.")
+        raise NotFoundError(
+            f"No session id starts with {prefix!r} on the server (list them with: "
+            "agent-tui sessions)."
+        )
+
+    def configure(self, opened: dict[str, Any]) -> None:
+        sid = self.session_id
+        wanted = self.args.agent or DEFAULT_AGENT
+        current = (opened.get("modes") or {}).get("currentModeId")
+        if current != wanted:
+            self.rpc.call("session/set_mode", {"sessionId": sid, "modeId": wanted})
+        if self.args.model:
+            self.rpc.call(
+                "session/set_config_option",
+                {"sessionId": sid, "configId": "model", "value": self.args.model},
+            )
+
+    def prompt(self, text: str) -> str:
+        sid = self.session_id
+        with _Interrupts() as interrupts:
+
+            def cancel() -> None:
+                self.rpc.notify("session/cancel", {"sessionId": sid})
+
+            result = self.rpc.call(
+                "session/prompt",
+                {"sessionId": sid, "prompt": [{"type": "text", "text": text}]},
+                wakeup=interrupts.reader,
+                on_wakeup=cancel,
+            )
+        return str((result or {}).get("stopReason") or "end_turn")
+
+
+def _message(args: argparse.Namespace) -> str:
+    text = " ".join(args.message)
+    if text.strip() == "-":
+        text = sys.stdin.read()
+    if not text.strip():
+        raise UsageError('The message is empty: agent-tui run "what to do".')
+    return text
+
+
+def _exit_code(kind: str | None) -> int:
+    found = getattr(errors, kind, None) if kind else None
+    if isinstance(found, type) and issubclass(found, AgentTuiError):
+        return found.exit_code
+    return 1
+
+
+def run_attached(args: argparse.Namespace, target: Target) -> int | None:
+    """`run` through the server; None when `run.attach: auto` found no server to reach."""
+    ws = connect(target)
+    if ws is None:
+        return None  # before reading the message: a prompt on stdin is still there for `run`
+    try:
+        text = _message(args)
+    except UsageError:
+        ws.close()
+        raise
+    renderer: Renderer = JsonRenderer() if args.format == "json" else TextRenderer()
+    run = AttachedRun(args, ws, renderer)
+    try:
+        run.initialize()
+        opened = run.open_session()
+        run.session_id = str(opened["sessionId"])
+        run.configure(opened)
+        try:
+            stop = run.prompt(text)
+        except RpcError as exc:
+            renderer.failed(run.session_id, exc.kind or "error", exc.reason())
+            print(f"agent-tui: {exc.reason()}", file=sys.stderr)
+            return _exit_code(exc.kind)
+        renderer.finished(run.session_id, stop)
+        if stop == "cancelled":
+            print("agent-tui: interrupted; what was streamed is saved.", file=sys.stderr)
+            return 130
+        return 0
+    except RpcError as exc:  # before the prompt: opening the session, its agent or model
+        renderer.failed(run.session_id, exc.kind or "error", exc.reason())
+        print(f"agent-tui: {exc.reason()}", file=sys.stderr)
+        return UsageError.exit_code if exc.code == -32602 else _exit_code(exc.kind)
+    except (ConnectionLost, WebSocketError) as exc:
+        raise AgentTuiError(
+            f"agent-tui serve at {target.url} closed the connection before the answer ended "
+            f"({exc or 'the server stopped?'})."
+        ) from exc
+    finally:
+        ws.close()
