@@ -16,6 +16,7 @@ from pydantic import (
     field_validator,
 )
 
+from agent_tui.config_files import CONFIG_FILE_NAME as CONFIG_FILE_NAME
 from agent_tui.config_files import check_attach, config_files
 from agent_tui.config_files import deep_merge as _deep_merge
 from agent_tui.config_files import read_json as _read_json
