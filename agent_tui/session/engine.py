@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
@@ -63,8 +64,6 @@ class Engine:
         """Sessions whose lock a prompt here took and whose run has not started yet."""
         self._newest: dict[str, str] = {}
         """Per session: the newest message sent from this engine (what a follower waits for)."""
-        self.locks = SessionLocks.beside(ctx.db.path, ctx.front_end)
-        """One loop per session across processes (storage/session_lock.py)."""
         self.saved_outputs_cleanup: Future[int] = start_cleanup(
             ctx.output_dir, ctx.config.truncation.retention_days
         )
@@ -76,6 +75,12 @@ class Engine:
         self.mcp.start()
         self._instruction_urls: asyncio.Task[None] | None = None
         self.fetch_instructions()
+
+    @functools.cached_property
+    def locks(self) -> SessionLocks:
+        """One loop per session across processes (storage/session_lock.py), beside the
+        database."""
+        return SessionLocks.beside(self.ctx.db.path, self.ctx.front_end)
 
     # ---- sessions ---------------------------------------------------------------------
 
