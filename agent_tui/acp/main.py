@@ -74,7 +74,7 @@ async def _serve(protocol_in: BinaryIO, protocol_out: BinaryIO) -> int:
         logging.getLogger(__name__).error("%s", exc)
         await acp.run_agent(Unconfigured(exc), writer, reader, use_unstable_protocol=True)
         return 1
-    async with open_engine(config) as engine:
+    async with open_engine(config, "acp") as engine:  # "busy in agent-tui acp"
         agent = AcpAgent(engine)
         try:
             # Unstable routes on: session/resume and session/close are in the SDK's list.

@@ -88,7 +88,7 @@ async def _serve(config: Config, sock: socket.socket, token: str) -> None:
     from agent_tui.server.app import ENDPOINT, ServerApp
 
     await choose_model(config, probe=True)
-    async with open_engine(config) as engine:
+    async with open_engine(config, "serve") as engine:  # "busy in agent-tui serve"
         await load_litellm()  # warm: the first prompt does not wait for the import
         # ...nor for what a first session reads once: the price map and the model's window.
         await asyncio.to_thread(context_window, config.model, config)

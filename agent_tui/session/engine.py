@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
@@ -22,10 +23,10 @@ from agent_tui.session import compaction
 from agent_tui.session import undo as turns
 from agent_tui.session.compaction_plan import CompactionPlan, plan
 from agent_tui.session.context import EngineContext
-from agent_tui.session.follow import Follower, unseen
+from agent_tui.session.follow import Follower, run_until_read
 from agent_tui.session.history import load_history, model_of
 from agent_tui.session.instruction_urls import fetch_all, is_url
-from agent_tui.session.loop import LoopResult, SessionLoop
+from agent_tui.session.loop import LoopResult
 from agent_tui.session.mentions import resolve_mentions
 from agent_tui.session.shell import run_person_command
 from agent_tui.session.subagent import Subagents
@@ -63,8 +64,6 @@ class Engine:
         """Sessions whose lock a prompt here took and whose run has not started yet."""
         self._newest: dict[str, str] = {}
         """Per session: the newest message sent from this engine (what a follower waits for)."""
-        self.locks = SessionLocks.beside(ctx.db.path, ctx.front_end)
-        """One loop per session across processes (storage/session_lock.py)."""
         self.saved_outputs_cleanup: Future[int] = start_cleanup(
             ctx.output_dir, ctx.config.truncation.retention_days
         )
@@ -76,6 +75,12 @@ class Engine:
         self.mcp.start()
         self._instruction_urls: asyncio.Task[None] | None = None
         self.fetch_instructions()
+
+    @functools.cached_property
+    def locks(self) -> SessionLocks:
+        """One loop per session across processes (storage/session_lock.py), beside the
+        database."""
+        return SessionLocks.beside(self.ctx.db.path, self.ctx.front_end)
 
     # ---- sessions ---------------------------------------------------------------------
 
@@ -465,36 +470,9 @@ class Engine:
             await self.mcp.wait_ready()
             if self._instruction_urls is not None:  # in the system prompt from the first request
                 await asyncio.shield(self._instruction_urls)
-            return await self._loop(session_id, abort)
+            return await run_until_read(self.ctx, session_id, abort)
         finally:
             lock.release()
-
-    async def _loop(self, session_id: str, abort: asyncio.Event) -> LoopResult:
-        """The loop, again while a message arrived that no step read: one queued (here
-        or by another process) just as the loop decided to stop is answered too."""
-        total = LoopResult()
-        answered: str | None = None
-        while True:
-            await self._unqueue(session_id)
-            result = await SessionLoop(self.ctx, session_id, abort).run()
-            total = _merged(total, result)
-            if result.outcome in ("aborted", "error") or abort.is_set():
-                return total
-            session = await self.ctx.db.get_session(session_id)
-            left = unseen(await load_history(self.ctx, session))
-            if not left or left[-1].info.id == answered:  # the loop would not answer it
-                return total
-            answered = left[-1].info.id
-
-    async def _unqueue(self, session_id: str) -> None:
-        """Messages queued for a loop that ended (or died) before any step read them are
-        this loop's ordinary messages: no reminder around words no model has seen."""
-        session = await self.ctx.db.get_session(session_id)
-        for message in unseen(await load_history(self.ctx, session)):
-            info = message.info
-            if isinstance(info, UserMessage) and info.queued:
-                message.info = info.model_copy(update={"queued": False})
-                await self.ctx.db.upsert_message(message.info, flush=True)
 
     async def wait_idle(self, session_id: str) -> None:
         """Until the session's running loop (if any) has finished."""
@@ -519,12 +497,3 @@ class Engine:
             return False
         event.set()
         return True
-
-
-def _merged(total: LoopResult, result: LoopResult) -> LoopResult:
-    """Two runs of the loop in one turn, reported as one."""
-    result.steps += total.steps
-    result.compactions += total.compactions
-    result.notes = total.notes + result.notes
-    result.plan = result.plan or total.plan
-    return result

@@ -9,7 +9,8 @@ own process. Meanwhile the `Follower` reads what that loop writes and publishes 
 engine events, so the view shows the answer as it streams (`run` prints it), and it
 returns once a step that read the message ends the turn. If that loop ends, or its
 process dies, before any step read the message, the lock is free: the follower takes it
-and the engine runs the loop here.
+and the engine runs the loop here, with `run_until_read`: the loop again while a message
+is left that no step read (one saved just as the loop decided to stop).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from dataclasses import dataclass
 
 from agent_tui.events import MessageUpdated, Notice, PartUpdated, SessionStatus
 from agent_tui.session.context import EngineContext
-from agent_tui.session.loop import LoopResult
+from agent_tui.session.history import load_history
+from agent_tui.session.loop import LoopResult, SessionLoop
 from agent_tui.session.plan import proposed_plan
 from agent_tui.storage.models import (
     AssistantMessage,
@@ -204,4 +206,52 @@ class Follower:
         )
 
 
-__all__ = ["FOLLOW_INTERVAL", "Followed", "Follower", "ends_turn", "read_by", "unseen"]
+# ---- the loop here -------------------------------------------------------------------
+
+
+async def run_until_read(ctx: EngineContext, session_id: str, abort: asyncio.Event) -> LoopResult:
+    """The loop (its lock held), again while a message arrived that no step read: one
+    queued (here or by another process) just as the loop decided to stop is answered
+    too, not left behind."""
+    total = LoopResult()
+    answered: str | None = None
+    while True:
+        await _unqueue(ctx, session_id)
+        result = await SessionLoop(ctx, session_id, abort).run()
+        total = _merged(total, result)
+        if result.outcome in ("aborted", "error") or abort.is_set():
+            return total
+        left = unseen(await load_history(ctx, await ctx.db.get_session(session_id)))
+        if not left or left[-1].info.id == answered:  # the loop would not answer it
+            return total
+        answered = left[-1].info.id
+
+
+async def _unqueue(ctx: EngineContext, session_id: str) -> None:
+    """Messages queued for a loop that ended (or died) before any step read them are
+    this loop's ordinary messages: no reminder around words no model has seen."""
+    for message in unseen(await load_history(ctx, await ctx.db.get_session(session_id))):
+        info = message.info
+        if isinstance(info, UserMessage) and info.queued:
+            message.info = info.model_copy(update={"queued": False})
+            await ctx.db.upsert_message(message.info, flush=True)
+
+
+def _merged(total: LoopResult, result: LoopResult) -> LoopResult:
+    """Two runs of the loop in one turn, reported as one."""
+    result.steps += total.steps
+    result.compactions += total.compactions
+    result.notes = total.notes + result.notes
+    result.plan = result.plan or total.plan
+    return result
+
+
+__all__ = [
+    "FOLLOW_INTERVAL",
+    "Followed",
+    "Follower",
+    "ends_turn",
+    "read_by",
+    "run_until_read",
+    "unseen",
+]
