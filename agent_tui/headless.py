@@ -31,28 +31,21 @@ def short_input(part: ToolPart) -> str:
 
 
 def image_mark(image: ImageAttachment, shown: str = "") -> str:
-    """`image PNG, 800×600, 12.3 KB` (with the image's name unless the line shows it):
-    what a tool line says of an image the call returned."""
-    kind = image.mime.removeprefix("image/").upper().replace("WEBP", "WebP")
-    size = f"{image.width}×{image.height}, " if image.width and image.height else ""
-    kb = f"{image.bytes / 1024:.1f} KB" if image.bytes >= 1024 else f"{image.bytes} bytes"
-    name = f"{image.name} " if image.name and image.name != shown else ""
-    return f"image {name}{kind}, {size}{kb}"
+    return tool_lines.image_mark(image.model_dump(), shown)
 
 
 def tool_line(part: ToolPart) -> str:
     state = part.state
-    line = tool_lines.tool_line(
+    return tool_lines.tool_line(
         part.tool,
         state.input,
         state.status,
         error=state.error if isinstance(state, ToolStateError) else None,
         metadata=state.metadata if isinstance(state, ToolStateCompleted) else None,
+        images=[a.model_dump() for a in state.attachments]
+        if isinstance(state, ToolStateCompleted)
+        else (),
     )
-    if isinstance(state, ToolStateCompleted):
-        for image in state.attachments:
-            line += f" ({image_mark(image, short_input(part))})"
-    return line
 
 
 class TextView:

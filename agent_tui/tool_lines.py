@@ -5,6 +5,7 @@ no pydantic, so the attach client stays light."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 SHORT_INPUT = 60
@@ -24,6 +25,20 @@ def short_input(data: dict[str, Any]) -> str:
     return text if len(text) <= SHORT_INPUT else text[: SHORT_INPUT - 1] + "…"
 
 
+def image_mark(image: Mapping[str, Any], shown: str = "") -> str:
+    """`image PNG, 800×600, 12.3 KB` (with the image's name unless the line shows it):
+    what a tool line says of an image the call returned (an ImageAttachment's fields)."""
+    mime = str(image.get("mime") or "")
+    kind = mime.removeprefix("image/").upper().replace("WEBP", "WebP")
+    width, height = image.get("width"), image.get("height")
+    size = f"{width}×{height}, " if width and height else ""
+    count = int(image.get("bytes") or 0)
+    kb = f"{count / 1024:.1f} KB" if count >= 1024 else f"{count} bytes"
+    name = image.get("name") or ""
+    named = f"{name} " if name and name != shown else ""
+    return f"image {named}{kind}, {size}{kb}"
+
+
 def tool_line(
     tool: str,
     data: dict[str, Any],
@@ -31,6 +46,7 @@ def tool_line(
     *,
     error: str | None = None,
     metadata: dict[str, Any] | None = None,
+    images: Iterable[Mapping[str, Any]] = (),
 ) -> str:
     """`[bash] ls -la — completed (exit code 2)`; `status` is completed or error."""
     line = f"[{tool}] {short_input(data)} — {status}"
@@ -39,6 +55,8 @@ def tool_line(
         line += f": {first[:120]}"
     elif status == "completed":
         meta = metadata or {}
+        for image in images:
+            line += f" ({image_mark(image, short_input(data))})"
         if meta.get("truncated"):
             line += f" (truncated, full output: {meta.get('output_path')})"
         if meta.get("exit_code") not in (None, 0):

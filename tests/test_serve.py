@@ -23,6 +23,7 @@ from agent_tui.storage.db import Database
 from agent_tui.storage.models import TextPart
 from tests.conftest import write_config
 from tests.fake_openai import Call, Error, FakeOpenAI, Hang, Text, ToolCalls
+from tests.images import png
 from tests.serve_helpers import agent, env, loaded, serve, tool_lines
 
 
@@ -91,9 +92,12 @@ def test_every_request_needs_the_token_and_asks_follow_allow(
 
 
 def test_attach_prints_what_run_prints(configured: FakeOpenAI, isolated: Path) -> None:
+    (isolated / "shot.png").write_bytes(png(40, 30))
+
     def script() -> None:
         configured.script(
             ToolCalls([bash("echo hello-from-bash")], text="Let me check."),
+            ToolCalls([Call("read", json.dumps({"file_path": "shot.png"}))]),
             Text("All done: the shell said hello-from-bash."),
         )
 
@@ -106,7 +110,10 @@ def test_attach_prints_what_run_prints(configured: FakeOpenAI, isolated: Path) -
         assert attached.returncode == 0, attached.stderr
         assert attached.stdout == local.stdout
         assert tool_lines(attached.stderr) == tool_lines(local.stderr)
-        assert tool_lines(local.stderr) == ["[bash] echo hello-from-bash — completed"]
+        assert tool_lines(local.stderr) == [
+            "[bash] echo hello-from-bash — completed",
+            "[read] shot.png — completed (image PNG, 40×30, 100 bytes)",
+        ]
         assert attached.stderr.splitlines()[-1].startswith("session ses_")
 
         # A provider error: exit 1 and the same one-paragraph message.

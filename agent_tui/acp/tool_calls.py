@@ -57,8 +57,20 @@ def tool_kind(tool: str) -> ToolKind:
     return KINDS.get(tool, "other")
 
 
-def tool_meta(tool: str) -> dict[str, Any]:
-    return {META: {"tool": tool}}
+def tool_meta(tool: str, images: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The tool's name, and what the images it returned are (for the tool line)."""
+    found: dict[str, Any] = {"tool": tool}
+    if images:
+        found["images"] = images
+    return {META: found}
+
+
+def _images(part: ToolPart) -> list[dict[str, Any]]:
+    state = part.state
+    if not isinstance(state, ToolStateCompleted):
+        return []
+    keep = {"mime", "name", "bytes", "width", "height"}
+    return [image.model_dump(include=keep) for image in state.attachments]
 
 
 def _path(data: dict[str, Any], directory: str) -> str | None:
@@ -195,7 +207,7 @@ def _fields(part: ToolPart, directory: str) -> dict[str, Any]:
         "locations": locations(part, directory),
         "raw_input": None if isinstance(state, ToolStatePending) else state.input,
         "raw_output": _raw_output(part),
-        "field_meta": tool_meta(part.tool),
+        "field_meta": tool_meta(part.tool, _images(part)),
     }
 
 

@@ -68,6 +68,9 @@ class TextRenderer:
     def _tool_call(self, update: dict[str, Any]) -> None:
         call_id = str(update.get("toolCallId"))
         call = self._calls.setdefault(call_id, {})
+        if self._reused(call, update):  # some models number calls per step: a new call
+            call.clear()
+            self._reported -= {f"{call_id}:{status}" for status in FINISHED.values()}
         call.update({k: v for k, v in update.items() if v is not None})
         meta = _meta(call)
         if meta.get("status") == "compacting":
@@ -84,11 +87,25 @@ class TextRenderer:
         raw = call.get("rawOutput") if isinstance(call.get("rawOutput"), dict) else {}
         error = raw.get("error") if isinstance(raw.get("error"), str) else None
         metadata = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else None
-        self._note(tool_line(name, data, status, error=error, metadata=metadata))
+        images = [i for i in _meta(call).get("images") or [] if isinstance(i, dict)]
+        self._note(tool_line(name, data, status, error=error, metadata=metadata, images=images))
         plan = data.get("plan") if name == PLAN_EXIT_TOOL else None
         if isinstance(plan, str) and status == "completed":
             self.out.write(plan.strip() + "\n")  # `run --agent plan`: the plan is the answer
             self.out.flush()
+
+    @staticmethod
+    def _reused(call: dict[str, Any], update: dict[str, Any]) -> bool:
+        """An id seen before now names another call: the earlier one had finished and this
+        one starts over, or names another tool or input."""
+        if str(call.get("status")) not in FINISHED:
+            return False
+        if update.get("status") in ("pending", "in_progress"):
+            return True
+        if _meta(update).get("tool") not in (None, _meta(call).get("tool")):
+            return True
+        raw = update.get("rawInput")
+        return raw is not None and raw != call.get("rawInput")
 
     def permission(self, session_id: str, call: dict[str, Any], reply: str) -> None:
         pass  # a refusal shows as the tool's own error line, as in `run`

@@ -26,6 +26,8 @@ from agent_tui.server import auth, discovery
 PROTOCOL_VERSION = 1
 ENDPOINT = "/acp"
 DEFAULT_AGENT = "build"
+UNSANDBOXED = "unsandboxed"
+"""The permission a sandbox-blocked command asks to run outside (tool/escalation.py)."""
 SESSIONS_LISTED = 200
 
 
@@ -128,6 +130,8 @@ class AttachedRun:
         self.args = args
         self.renderer = renderer
         self.allowed = set(args.allow)
+        if getattr(args, "allow_unsandboxed", False):
+            self.allowed.add(UNSANDBOXED)
         self.session_id: str | None = None
         self.rpc = Rpc(rpc_ws, self._notification, self._request)
 
