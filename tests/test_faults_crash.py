@@ -197,6 +197,9 @@ def test_kill_9_mid_stream_keeps_the_text_and_continue_works(
 def test_kill_9_mid_tool_turns_the_call_into_an_interrupted_result(
     configured: FakeOpenAI, isolated: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # Unsandboxed: the test finds the command among the agent's host children (in the
+    # sandbox its own PID namespace ends it with the agent: tests/test_sandbox.py).
+    write_config(isolated, configured, sandbox={"enabled": False})
     configured.script(ToolCalls([Call("bash", '{"command": "echo started; sleep 60"}')]))
     with reaped(spawn(isolated, "run", "run the slow thing")) as proc:
         wait_for(
