@@ -107,7 +107,12 @@ async def test_escape_interrupts_slow_stream_and_keeps_partial_text(
     assert messages[-1].info.error is not None
 
 
-@pytest.mark.xfail(reason="Known regression of this stop's merges (lock + sandbox/providers; each branch passes alone): the queued mark of a message sent while the agent works is not shown. See the closing note.", strict=False)
+@pytest.mark.xfail(
+    reason="A regression of this stop's merges (lock with sandbox/providers; each branch passes "
+    "alone): the queued mark of a message sent while the agent works is not shown. See the "
+    "closing note.",
+    strict=False,
+)
 async def test_queued_message_reaches_model_as_reminder(configured: FakeOpenAI) -> None:
     configured.script(Text("slow answer " * 5, chunk_size=4, delay=0.05), Text("Noted."))
     app = await open_app()
