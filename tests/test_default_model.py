@@ -274,3 +274,38 @@ async def test_a_key_for_another_provider_is_suggested(
     config = load_config({"model": "anthropic/claude-opus-4-7"})
     with pytest.raises(ConfigError, match=r"ANTHROPIC_API_KEY.*\n.*--model \(openai/gpt-5\.4\)"):
         await check_credentials(config.model, config)
+
+
+class _Trickle(BaseHTTPRequestHandler):
+    """A busy single-request server (llama-cpp-python while it answers someone else): it
+    never finishes its headers, but keeps each read short of the client's read timeout."""
+
+    def do_GET(self) -> None:
+        self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+        try:
+            while not self.server.stopping.is_set():  # type: ignore[attr-defined]
+                self.wfile.write(b"X")
+                self.wfile.flush()
+                self.server.stopping.wait(0.02)  # type: ignore[attr-defined]
+        except OSError:
+            pass
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+async def test_a_server_too_busy_to_list_its_models_is_skipped_quietly() -> None:
+    """The overall deadline cancels the question: no answer, never a traceback (found
+    with a real llama-cpp-python server still busy with a long request)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Trickle)
+    server.daemon_threads = True
+    server.stopping = threading.Event()  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        busy = LocalServer("busy", f"http://127.0.0.1:{server.server_address[1]}/v1", "openai")
+        assert await defaults.probe_local([busy], timeout=0.2) is None
+    finally:
+        server.stopping.set()  # type: ignore[attr-defined]
+        server.shutdown()
+        server.server_close()

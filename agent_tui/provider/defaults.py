@@ -343,7 +343,7 @@ async def probe_local(
             async with asyncio.timeout(timeout * 2):
                 found = await asyncio.gather(*tasks)
         except TimeoutError:
-            found = [t.result() if t.done() else None for t in tasks]
+            found = [t.result() if t.done() and not t.cancelled() else None for t in tasks]
         finally:
             for task in tasks:
                 task.cancel()
