@@ -114,7 +114,8 @@ async def test_escape_interrupts_slow_stream_and_keeps_partial_text(
     strict=False,
 )
 async def test_queued_message_reaches_model_as_reminder(configured: FakeOpenAI) -> None:
-    configured.script(Text("slow answer " * 5, chunk_size=4, delay=0.05), Text("Noted."))
+    # Slow enough that the second message arrives while it streams, even on a busy machine.
+    configured.script(Text("slow answer " * 5, chunk_size=4, delay=0.3), Text("Noted."))
     app = await open_app()
     async with app.run_test(size=SIZE) as pilot:
         await app.loaded.wait()

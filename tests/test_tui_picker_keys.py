@@ -3,6 +3,7 @@ it could open does not open, and keys typed before it is ready are not lost."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,40 @@ async def test_at_word_and_enter_in_one_frame_sends_and_opens_no_picker(
     first, summary = configured.requests
     assert text_of(first["messages"][-1]).startswith("@src")
     assert is_summary_request(summary)
+
+
+async def test_a_message_and_compact_in_one_burst_are_two_submissions_in_order(
+    configured: FakeOpenAI, isolated: Path, pickers: list[FilePickerScreen]
+) -> None:
+    """`@src⏎/compact⏎` arriving in one read (tmux send-keys, a paste): the prompt is
+    cleared at the first Enter, so `/compact` is its own command, not part of the
+    message; both reach the one session in order: the answer, then the summary."""
+    (isolated / "src").mkdir()
+    configured.responder = lambda body: (
+        Text("SUMMARY: src.") if is_summary_request(body) else Text("Looked at src.")
+    )
+    app = await open_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.loaded.wait()
+        app.prompt.focus()
+        burst(pilot, [*typed("@src"), "enter", *typed("/compact"), "enter"])
+        await wait_for(
+            pilot,
+            lambda: len(configured.requests) == 2 and app.status == "idle",
+            "the answer and the summary",
+            timeout=60,
+        )
+        await pilot.pause()
+        assert pickers == []
+        assert app.prompt.text == ""
+        assert app.prompt.sent_history == ["@src", "/compact"]
+    sessions = await app.db.list_sessions()
+    await app.db.close()
+    assert len(sessions) == 1
+    answer, summary = configured.requests
+    assert not is_summary_request(answer) and is_summary_request(summary)
+    assert text_of(answer["messages"][-1]).startswith("@src\n<directory")
+    assert "/compact" not in json.dumps(configured.requests)
 
 
 async def test_a_picker_that_opens_late_starts_from_the_word_typed_so_far(

@@ -147,6 +147,7 @@ class Engine:
         agent: str | None = None,
         context: Sequence[str] = (),
         files: Sequence[FilePart] = (),
+        saved: asyncio.Event | None = None,
     ) -> LoopResult | None:
         """Add a user message for `agent` (default build) and run the loop; while the loop
         runs here, the message is queued (it reaches the model as a reminder) and None is
@@ -154,7 +155,8 @@ class Engine:
         and its answer awaited (`run`). The model: `model`, else the agent's own, else
         the session's. `context`: texts the model reads with the message (e.g. files an
         editor attached); `files`: images (their ids and ids of the message are filled in
-        here)."""
+        here). `saved` is set once the message is stored and the session busy (the app
+        keeps what is typed fast in order with it)."""
         if not text.strip():
             raise UsageError("The message is empty: type something to send.")
         session = await self.ctx.db.get_session(session_id)
@@ -172,6 +174,8 @@ class Engine:
         except BaseException:
             self._unclaim(session_id, lock)
             raise
+        if saved is not None:
+            saved.set()
         if busy:
             return None
         return await self.run(session_id, lock=lock)
@@ -253,7 +257,9 @@ class Engine:
             )
         )
 
-    async def run_shell(self, session_id: str, command: str) -> ToolPart:
+    async def run_shell(
+        self, session_id: str, command: str, saved: asyncio.Event | None = None
+    ) -> ToolPart:
         """`!command`: the person runs a shell command in the session's folder (theirs,
         so nobody is asked to allow bash; it runs in the sandbox all the same, and the
         person is offered to run it outside when the sandbox blocks it). It is saved as a
@@ -276,7 +282,7 @@ class Engine:
             tools.permissions["bash"] = "allow"
             await self.announce_sandbox()
             tools.ask = self.ctx.ask  # only to offer running it outside the sandbox if blocked
-            part = await run_person_command(self.ctx, info, command, tools)
+            part = await run_person_command(self.ctx, info, command, tools, saved)
             if tools.permissions.get(UNSANDBOXED) == "allow":  # "always" holds for the session
                 self.ctx.permissions_for(session_id)[UNSANDBOXED] = "allow"
             return part

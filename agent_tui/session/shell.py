@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from agent_tui.errors import AgentTuiError
 from agent_tui.events import PartUpdated
 from agent_tui.ids import now_ms, part_id
@@ -29,10 +31,14 @@ def shell_text(command: str, output: str) -> str:
 
 
 async def run_person_command(
-    ctx: EngineContext, info: UserMessage, command: str, tools: ToolContext
+    ctx: EngineContext,
+    info: UserMessage,
+    command: str,
+    tools: ToolContext,
+    saved: asyncio.Event | None = None,
 ) -> ToolPart:
-    """Save `info` with a running bash part, run the command with the bash tool, then
-    save its result and the text the model reads."""
+    """Save `info` with a running bash part (then set `saved`), run the command with the
+    bash tool, then save its result and the text the model reads."""
     arguments = {"command": command}
     start = now_ms()
     part = ToolPart(
@@ -44,6 +50,8 @@ async def run_person_command(
         state=ToolStateRunning(input=arguments, title=command, time=ToolTime(start=start)),
     )
     await ctx.add_message(info, part)
+    if saved is not None:
+        saved.set()
     try:
         result = await ctx.registry.run("bash", arguments, tools)
     except AgentTuiError as exc:

@@ -47,6 +47,7 @@ from agent_tui.tui.prompt_input import PromptInput
 from agent_tui.tui.session_view import SessionView
 from agent_tui.tui.sidebar import Sidebar
 from agent_tui.tui.status_line import StatusLine
+from agent_tui.tui.submissions import Submissions
 from agent_tui.tui.undo_commands import UndoCommands
 from agent_tui.tui.welcome_view import WelcomeView
 
@@ -110,6 +111,8 @@ class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
             model_titles=model_titles,
         )
         self.pump = EventPump(self)
+        self.submissions = Submissions()
+        """Messages, `!commands` and `/compact` reach the session in the order typed."""
         self.stats = SessionStats()
         self.session_model = model or config.model
         self.status = "idle"
@@ -245,9 +248,11 @@ class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
 
     async def ensure_session(self) -> Session:
         if self.session is None:
-            self.session = await self.engine.new_session(self.directory)
-            self.apply_permission_mode()
-            self._refresh_sidebar()
+            session = await self.engine.new_session(self.directory)
+            if self.session is None:  # not made meanwhile by another worker
+                self.session = session
+                self.apply_permission_mode()
+                self._refresh_sidebar()
         return self.session
 
     def _refresh_sidebar(self) -> None:
@@ -355,9 +360,9 @@ class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
         text = event.text
         if not text.strip():
             return
+        # The prompt cleared itself on Enter: keys typed meanwhile start the next message.
         if text.lstrip().startswith("!"):  # the person's own shell command
             self.prompt.remember(text)
-            self.prompt.clear()
             self.run_worker(self._shell(text.lstrip()[1:].strip()), exit_on_error=False)
             return
         parsed = slash_commands.parse(text)
@@ -365,24 +370,27 @@ class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
             name, args = parsed
             command = slash_commands.find(name, self.prompt.custom_commands)
             if command is None:
+                self._restore(text)
                 self.notify(f"Unknown command /{name}: /help lists them.", severity="warning")
                 return
             self.prompt.remember(text)
-            self.prompt.clear()
             self.run_command(command, args)
             return
         self.prompt.remember(text)
-        self.prompt.clear()
         self.run_worker(self._send(text), exit_on_error=False)
 
     async def _send(self, text: str, *, model: str | None = None, typed: str = "") -> None:
         """Send `text`; `model` overrides for this message (a custom command's), `typed`
         is what goes back in the prompt on failure when it differs from `text`."""
-        try:
+        model = model or self.model_override
+        agent = self.agent_name
+
+        async def send(saved: asyncio.Event) -> None:
             session = await self.ensure_session()
-            await self.engine.prompt(
-                session.id, text, model=model or self.model_override, agent=self.agent_name
-            )
+            await self.engine.prompt(session.id, text, model=model, agent=agent, saved=saved)
+
+        try:
+            await self.submissions.run(send)
         except AgentTuiError as exc:
             self._restore(typed or text)
             message = getattr(exc, "summary", None) or str(exc)  # the long form is on screen
@@ -392,9 +400,12 @@ class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
             self.notify(f"{type(exc).__name__}: {exc}", title="Not sent", severity="error")
 
     async def _shell(self, command: str) -> None:
-        try:
+        async def shell(saved: asyncio.Event) -> None:
             session = await self.ensure_session()
-            await self.engine.run_shell(session.id, command)
+            await self.engine.run_shell(session.id, command, saved)
+
+        try:
+            await self.submissions.run(shell)
         except AgentTuiError as exc:
             self._restore(f"!{command}")
             self.notify(str(exc), title="Not run", severity="error", timeout=10)

@@ -112,7 +112,7 @@ class AppCommands:
         self.run_worker(guarded(), exit_on_error=False)
 
     def action_compact(self: AgentApp, instructions: str | None = None) -> None:
-        async def compact() -> None:
+        async def compact(saved: asyncio.Event) -> None:
             if self.session is None:
                 self.notify("Nothing to compact yet: send a message first.", severity="warning")
                 return
@@ -124,9 +124,14 @@ class AppCommands:
                 )
                 self.push_screen(TextScreen("Compaction dry run", render_plan(plan)))
                 return
+            # Typed while the agent works (or right after a message): after that turn, as
+            # queued input; what is typed next does not wait for it.
+            saved.set()
+            await self.engine.wait_idle(self.session.id)
             await self.engine.compact(self.session.id, instructions, model=self.model_override)
 
-        self._guard(compact)
+        # After the messages typed before it are saved (its request follows them).
+        self._guard(lambda: self.submissions.run(compact))
 
     def action_uncompact(self: AgentApp) -> None:
         async def uncompact() -> None:

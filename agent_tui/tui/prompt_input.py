@@ -86,8 +86,13 @@ class PromptInput(TextArea):
             self.leader_active = False
             self.post_message(self.LeaderKey(key))
         elif key == "enter":
+            # Cleared now, not when the app gets the message: keys typed meanwhile (fast
+            # typing, a paste, a script) start the next message instead of joining this.
+            text = self.text
             self._mention = None
-            self.post_message(self.Submitted(self.text))
+            if text.strip():
+                self.clear()
+            self.post_message(self.Submitted(text))
         elif key in NEWLINE_KEYS:
             start, end = self.selection
             self._replace_via_keyboard("\n", start, end)
