@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from agent_tui.tui.sessions_screen import SessionsScreen
 from agent_tui.tui.tool_line import ToolLine
 from agent_tui.tui.user_message_view import UserMessageView
 from tests.conftest import write_config
-from tests.fake_openai import Call, FakeOpenAI, Hang, Text, ToolCalls, Usage
+from tests.fake_openai import Call, FakeOpenAI, Gated, Hang, Text, ToolCalls, Usage
 from tests.tui_helpers import open_app, sidebar_context, type_and_send, view_text, wait_for
 
 SIZE = (100, 30)
@@ -107,15 +108,9 @@ async def test_escape_interrupts_slow_stream_and_keeps_partial_text(
     assert messages[-1].info.error is not None
 
 
-@pytest.mark.xfail(
-    reason="A regression of this stop's merges (lock with sandbox/providers; each branch passes "
-    "alone): the queued mark of a message sent while the agent works is not shown. See the "
-    "closing note.",
-    strict=False,
-)
 async def test_queued_message_reaches_model_as_reminder(configured: FakeOpenAI) -> None:
-    # Slow enough that the second message arrives while it streams, even on a busy machine.
-    configured.script(Text("slow answer " * 5, chunk_size=4, delay=0.3), Text("Noted."))
+    gate = threading.Event()  # the first reply streams until the message is queued
+    configured.script(Gated(Text(" and the rest."), gate, text="slow answer"), Text("Noted."))
     app = await open_app()
     async with app.run_test(size=SIZE) as pilot:
         await app.loaded.wait()
@@ -125,6 +120,7 @@ async def test_queued_message_reaches_model_as_reminder(configured: FakeOpenAI) 
         await wait_for(
             pilot, lambda: any(v.queued for v in app.query(UserMessageView)), "queued mark"
         )
+        gate.set()
         await wait_for(pilot, lambda: len(configured.requests) == 2, "second request")
         await wait_for(pilot, lambda: app.status == "idle" and view_text(app) == "Noted.")
         assert not any(v.queued for v in app.query(UserMessageView))
