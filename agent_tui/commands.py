@@ -14,16 +14,16 @@ from pathlib import Path
 
 from agent_tui import paths
 from agent_tui.config import Config, load_config
+from agent_tui.context.compaction_plan import render_plan
+from agent_tui.context.usage import context_usage
+from agent_tui.engine_context import EngineContext
 from agent_tui.errors import NotFoundError, UsageError
 from agent_tui.headless import JsonView, TextView
 from agent_tui.provider.auth import check_credentials
 from agent_tui.provider.defaults import choose_model
 from agent_tui.provider.loader import preload_in_background
-from agent_tui.session.compaction_plan import render_plan
-from agent_tui.session.context import EngineContext
 from agent_tui.session.engine import Engine
 from agent_tui.session.loop import LoopResult
-from agent_tui.session.usage import context_usage
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import Session
 from agent_tui.storage.sessions import session_tree
@@ -280,9 +280,9 @@ async def _export(args: argparse.Namespace, config: Config) -> int:
 
 
 async def _context(args: argparse.Namespace, config: Config) -> int:
+    from agent_tui.context.breakdown import breakdown, render
     from agent_tui.provider.limits import model_info
-    from agent_tui.session.breakdown import breakdown, render
-    from agent_tui.session.history import load_history, model_of
+    from agent_tui.step.history import load_history, model_of
 
     async with open_engine(config, args.command) as engine:
         session = await resolve_session(engine, args.session, False, create=False)

@@ -20,12 +20,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from agent_tui.config import Config, ModelConfig, ModelLimit, ProviderConfig
+from agent_tui.context.prune import select_prunable
+from agent_tui.context.tokens import counter_for
+from agent_tui.engine_context import EngineContext
 from agent_tui.ids import message_id, part_id
-from agent_tui.session.context import EngineContext
 from agent_tui.session.loop import _finished_after, load_history
-from agent_tui.session.prune import select_prunable
-from agent_tui.session.request import build_request, estimate_next
-from agent_tui.session.tokens import counter_for
+from agent_tui.step.request import build_request, estimate_next
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import (
     AssistantMessage,

@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from agent_tui.config import Config, ModelConfig, ProviderConfig
+from agent_tui.engine_context import EngineContext
 from agent_tui.provider.limits import Prices, model_info
-from agent_tui.session.context import EngineContext
 from agent_tui.session.engine import Engine
 from agent_tui.storage.db import Database
 from tests.fake_anthropic import Call, FakeAnthropic, Text, ToolUse

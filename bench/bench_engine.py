@@ -34,11 +34,11 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from agent_tui.config import Config  # noqa: E402
+from agent_tui.engine_context import EngineContext  # noqa: E402
 from agent_tui.ids import message_id  # noqa: E402
 from agent_tui.provider.limits import ModelInfo, Prices  # noqa: E402
 from agent_tui.provider.stream import TextDelta  # noqa: E402
-from agent_tui.session.context import EngineContext  # noqa: E402
-from agent_tui.session.processor import StepProcessor  # noqa: E402
+from agent_tui.step.processor import StepProcessor  # noqa: E402
 from agent_tui.storage.db import Database  # noqa: E402
 from agent_tui.storage.models import AssistantMessage, UserMessage  # noqa: E402
 from tests.fake_openai import FakeOpenAI, Text  # noqa: E402

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from agent_tui.config import Config, ModelConfig, ModelLimit, ProviderConfig
-from agent_tui.session.context import EngineContext
+from agent_tui.engine_context import EngineContext
 from agent_tui.session.engine import Engine
 from agent_tui.storage.db import Database
 from tests.compaction_scenario import (

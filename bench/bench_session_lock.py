@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from agent_tui.config import load_config  # noqa: E402
+from agent_tui.engine_context import EngineContext  # noqa: E402
 from agent_tui.events import Event, MessageUpdated, Notice  # noqa: E402
-from agent_tui.session.context import EngineContext  # noqa: E402
 from agent_tui.session.engine import Engine  # noqa: E402
 from agent_tui.session.follow import FOLLOW_INTERVAL  # noqa: E402
 from agent_tui.storage.db import Database  # noqa: E402

@@ -14,7 +14,7 @@ import pytest
 from acp import RequestError
 
 from agent_tui import paths
-from agent_tui.session.stats import SessionStats
+from agent_tui.context.stats import SessionStats
 from agent_tui.storage.db import Database
 from tests.acp_client import RecordingClient, acp_agent, prompt
 from tests.conftest import write_config

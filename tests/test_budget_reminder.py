@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui.config import Config
+from agent_tui.context.budget import budget_reminder_text
 from agent_tui.ids import message_id, part_id, session_id
-from agent_tui.session.cache import MAX_BREAKPOINTS, count_breakpoints
-from agent_tui.session.request import budget_reminder_text, build_request
+from agent_tui.step.cache import MAX_BREAKPOINTS, count_breakpoints
+from agent_tui.step.request import build_request
 from agent_tui.storage.models import (
     AssistantMessage,
     MessageWithParts,

@@ -11,13 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_tui.config import Config, ModelConfig
-from agent_tui.session.cache import (
+from agent_tui.step.cache import (
     MAX_BREAKPOINTS,
     cache_style,
     count_breakpoints,
     mark_breakpoints,
 )
-from agent_tui.session.request import model_options
+from agent_tui.step.request import model_options
 from agent_tui.storage.models import AssistantMessage
 from tests.conftest import write_config
 from tests.engine_helpers import anthropic_body, open_engine

@@ -24,7 +24,7 @@ import pytest
 
 import agent_tui
 from agent_tui import paths
-from agent_tui.session.messages import COMPACTION_QUESTION, INTERRUPTED_OUTPUT
+from agent_tui.step.messages import COMPACTION_QUESTION, INTERRUPTED_OUTPUT
 from tests.conftest import write_config
 from tests.engine_helpers import conversation, is_summary_request, run_cli, text_of, tool_pairs_ok
 from tests.fake_openai import Call, FakeOpenAI, Hang, Text, ToolCalls

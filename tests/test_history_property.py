@@ -20,14 +20,14 @@ from hypothesis import strategies as st
 
 from agent_tui.config import Config
 from agent_tui.ids import message_id, part_id, session_id
-from agent_tui.session.messages import (
+from agent_tui.step.messages import (
     CONTINUE_TEXT,
     INTERRUPTED_OUTPUT,
     arrange_after_compaction,
     history_start,
     to_model_messages,
 )
-from agent_tui.session.request import build_request
+from agent_tui.step.request import build_request
 from agent_tui.storage.models import (
     AssistantMessage,
     CompactionPart,

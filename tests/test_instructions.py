@@ -19,9 +19,9 @@ import pytest
 
 from agent_tui import paths
 from agent_tui.config import Config
-from agent_tui.session import instruction_urls
-from agent_tui.session.instruction_urls import cache_path
-from agent_tui.session.system import build_system
+from agent_tui.step import instruction_urls
+from agent_tui.step.instruction_urls import cache_path
+from agent_tui.step.system import build_system
 from tests.conftest import write_config
 from tests.engine_helpers import open_engine, run_cli
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls

@@ -11,9 +11,9 @@ import pytest
 
 from agent_tui import paths
 from agent_tui.config import load_config
-from agent_tui.session.context import EngineContext
+from agent_tui.engine_context import EngineContext
 from agent_tui.session.engine import Engine
-from agent_tui.session.plan import approval_text
+from agent_tui.step.plan import approval_text
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import ToolPart, ToolStateCompleted, ToolStateError
 from agent_tui.tool.base import PermissionRequest

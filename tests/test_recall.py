@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from agent_tui.session.messages import CLEARED_OUTPUT
+from agent_tui.step.messages import CLEARED_OUTPUT
 from agent_tui.storage.search import fts_query
 from tests.conftest import write_config
 from tests.engine_helpers import open_engine

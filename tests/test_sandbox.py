@@ -26,8 +26,8 @@ import pytest
 
 from agent_tui import paths, procs
 from agent_tui.config import load_config
+from agent_tui.engine_context import EngineContext
 from agent_tui.sandbox import probe
-from agent_tui.session.context import EngineContext
 from agent_tui.session.engine import Engine
 from agent_tui.storage.db import Database
 from agent_tui.tool.base import PermissionReply, PermissionRequest

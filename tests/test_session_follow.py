@@ -16,10 +16,10 @@ import pytest
 
 from agent_tui import paths
 from agent_tui.config import load_config
+from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
 from agent_tui.events import Event, MessageUpdated, Notice, PartUpdated
 from agent_tui.ids import message_id, part_id
-from agent_tui.session.context import EngineContext
 from agent_tui.session.engine import Engine
 from agent_tui.session.follow import ends_turn, unseen
 from agent_tui.storage.db import Database

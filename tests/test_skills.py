@@ -7,9 +7,9 @@ from pathlib import Path
 
 from agent_tui import paths
 from agent_tui.config import Config
-from agent_tui.session.messages import CLEARED_OUTPUT
-from agent_tui.session.system import build_system
 from agent_tui.skills import SKILLS_HEADER, load_skills
+from agent_tui.step.messages import CLEARED_OUTPUT
+from agent_tui.step.system import build_system
 from tests.conftest import MODEL, write_config
 from tests.engine_helpers import open_engine
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls

@@ -111,7 +111,7 @@ def test_the_first_request_does_not_wait_for_the_tokenizer(
 ) -> None:
     """A new session's first request fits by its byte count alone, so the tokenizer
     (0.15-0.5 s to load) is loaded after the request has left, not before it."""
-    from agent_tui.session import tokens
+    from agent_tui.context import tokens
 
     tokens._counter.cache_clear()
     tokens._loaded.clear()
@@ -140,7 +140,7 @@ def test_the_first_request_does_not_wait_for_the_tokenizer(
     ],
 )
 def test_the_byte_bound_is_never_below_the_token_count(text: str) -> None:
-    from agent_tui.session.request import estimate_tokens, size_bound
+    from agent_tui.step.request import estimate_tokens, size_bound
 
     messages = [
         {"role": "system", "content": text},

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent_tui.config import Config
-from agent_tui.session.system import base_prompt_name, build_system
+from agent_tui.step.system import base_prompt_name, build_system
 from tests.conftest import write_config
 from tests.engine_helpers import is_summary_request, open_engine
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls, Usage

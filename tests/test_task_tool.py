@@ -238,7 +238,7 @@ def test_sessions_lists_children_under_their_parent(
 
 
 def test_sessions_screen_indents_children() -> None:
-    from agent_tui.session.usage import ContextUsage
+    from agent_tui.context.usage import ContextUsage
     from agent_tui.storage.models import Session
     from agent_tui.storage.sessions import session_tree
     from agent_tui.tui.sessions_screen import SessionRow, row_text

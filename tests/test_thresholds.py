@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from agent_tui.config import CompactionConfig, Config, ModelConfig, ModelLimit
-from agent_tui.provider.limits import model_info
-from agent_tui.session.overflow import (
+from agent_tui.context.overflow import (
     is_overflow,
     tail_budget,
     usable_tokens,
     user_budget,
 )
+from agent_tui.provider.limits import model_info
 from agent_tui.storage.models import CacheTokens, Tokens
 
 DEFAULT = CompactionConfig()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from agent_tui.session.plan import APPROVED, REJECTED
+from agent_tui.step.plan import APPROVED, REJECTED
 from agent_tui.tui.plan_screen import PlanScreen
 from tests.engine_helpers import conversation, text_of
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls

@@ -59,14 +59,14 @@ from agent_tui.acp.updates import (
 )
 from agent_tui.agents import DEFAULT_AGENT, PLAN_EXIT_TOOL
 from agent_tui.config import McpLocalConfig, McpRemoteConfig
+from agent_tui.context.stats import SessionStats
 from agent_tui.custom_commands import CustomCommand
 from agent_tui.errors import AgentTuiError, NotFoundError
 from agent_tui.events import Event, Notice, SessionUpdated, session_of
 from agent_tui.provider.defaults import context_window, model_catalog
 from agent_tui.session.engine import Engine
 from agent_tui.session.loop import LoopResult
-from agent_tui.session.plan import approval_text, rejection_text
-from agent_tui.session.stats import SessionStats
+from agent_tui.step.plan import approval_text, rejection_text
 from agent_tui.storage.models import Session
 from agent_tui.tool.base import PermissionReply, PermissionRequest
 

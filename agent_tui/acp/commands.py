@@ -10,8 +10,8 @@ from pathlib import Path
 
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
+from agent_tui.context.compaction_plan import render_plan
 from agent_tui.custom_commands import CustomCommand, load_custom_commands
-from agent_tui.session.compaction_plan import render_plan
 from agent_tui.session.engine import Engine
 from agent_tui.session.undo import UndoConflict
 from agent_tui.tui.slash_commands import builtin_names, parse

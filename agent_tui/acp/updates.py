@@ -23,6 +23,7 @@ from acp.schema import (
 )
 
 from agent_tui.acp.tool_calls import META, text_content, tool_call_progress, tool_call_start
+from agent_tui.context.stats import SessionStats
 from agent_tui.events import (
     Event,
     MessageUpdated,
@@ -33,7 +34,6 @@ from agent_tui.events import (
     SessionUpdated,
     TodosUpdated,
 )
-from agent_tui.session.stats import SessionStats
 from agent_tui.storage.models import (
     AssistantMessage,
     Message,

@@ -11,6 +11,10 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from agent_tui.agents import DEFAULT_AGENT, AgentInfo
+from agent_tui.context import compaction
+from agent_tui.context.compaction_plan import CompactionPlan, plan
+from agent_tui.context.uncompact import Uncompacted, uncompact
+from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
 from agent_tui.events import Notice, PartUpdated, SessionUpdated
 from agent_tui.ids import message_id, part_id
@@ -19,20 +23,16 @@ from agent_tui.provider import windows
 from agent_tui.provider.auth import check_credentials
 from agent_tui.provider.limits import model_info
 from agent_tui.provider.loader import load_litellm
-from agent_tui.session import compaction
 from agent_tui.session import undo as turns
-from agent_tui.session.compaction_plan import CompactionPlan, plan
-from agent_tui.session.context import EngineContext
 from agent_tui.session.follow import Follower, run_until_read
-from agent_tui.session.history import load_history, model_of
-from agent_tui.session.instruction_urls import fetch_all, is_url
 from agent_tui.session.loop import LoopResult
 from agent_tui.session.mentions import resolve_mentions
 from agent_tui.session.shell import run_person_command
 from agent_tui.session.subagent import Subagents
 from agent_tui.session.title import default_title, generate_title
-from agent_tui.session.uncompact import Uncompacted, uncompact
 from agent_tui.session.undo import TurnRestored
+from agent_tui.step.history import load_history, model_of
+from agent_tui.step.instruction_urls import fetch_all, is_url
 from agent_tui.storage.models import (
     FilePart,
     MessageWithParts,
@@ -343,7 +343,7 @@ class Engine:
 
     async def context_report(self, session_id: str, *, model: str | None = None) -> str:
         """What fills the context window (`/context`), as text."""
-        from agent_tui.session.breakdown import breakdown, render
+        from agent_tui.context.breakdown import breakdown, render
 
         session = await self.ctx.db.get_session(session_id)
         history = await load_history(self.ctx, session)
@@ -410,7 +410,7 @@ class Engine:
     def fetch_instructions(self) -> None:
         """Fetch config `instructions` URLs in the background (needs a running event loop;
         a no-op without one, or when started already, or with no URLs). A failure is a
-        warning notice, never an error (session/instruction_urls.py)."""
+        warning notice, never an error (step/instruction_urls.py)."""
         urls = [entry for entry in self.ctx.config.instructions if is_url(entry)]
         if self._instruction_urls is not None or not urls:
             return

@@ -20,11 +20,11 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from agent_tui.engine_context import EngineContext
 from agent_tui.events import MessageUpdated, Notice, PartUpdated, SessionStatus
-from agent_tui.session.context import EngineContext
-from agent_tui.session.history import load_history
 from agent_tui.session.loop import LoopResult, SessionLoop
-from agent_tui.session.plan import proposed_plan
+from agent_tui.step.history import load_history
+from agent_tui.step.plan import proposed_plan
 from agent_tui.storage.models import (
     AssistantMessage,
     Message,

@@ -11,28 +11,28 @@ from pathlib import Path
 from agent_tui import paths
 from agent_tui.agents import BUILD, AgentInfo
 from agent_tui.config import ReasoningConfig
+from agent_tui.context import compaction, prune
+from agent_tui.context.budget import budget_reminder_for
+from agent_tui.context.overflow import fits, is_overflow
+from agent_tui.context.tokens import counter_for, counter_ready
+from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError, ContextOverflowError, ProviderError
 from agent_tui.events import Notice, SessionError, SessionStatus
 from agent_tui.ids import message_id
 from agent_tui.provider import windows
 from agent_tui.provider.limits import ModelInfo, model_info
 from agent_tui.provider.stream import ModelRequest
-from agent_tui.session import compaction, prune
-from agent_tui.session.context import EngineContext
-from agent_tui.session.doom_loop import call_signature
-from agent_tui.session.history import load_history, model_of
-from agent_tui.session.overflow import fits, is_overflow
-from agent_tui.session.plan import proposed_plan
-from agent_tui.session.processor import StepOutcome, StepProcessor
-from agent_tui.session.request import (
-    budget_reminder_for,
+from agent_tui.step.doom_loop import call_signature
+from agent_tui.step.history import load_history, model_of
+from agent_tui.step.plan import proposed_plan
+from agent_tui.step.processor import StepOutcome, StepProcessor
+from agent_tui.step.request import (
     build_request,
     estimate_next,
     estimate_tokens,
     size_bound,
 )
-from agent_tui.session.system import instructions_read_once
-from agent_tui.session.tokens import counter_for, counter_ready
+from agent_tui.step.system import instructions_read_once
 from agent_tui.storage.models import (
     AssistantMessage,
     CompactionPart,

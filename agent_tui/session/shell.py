@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
+from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError
 from agent_tui.events import PartUpdated
 from agent_tui.ids import now_ms, part_id
-from agent_tui.session.context import EngineContext
 from agent_tui.storage.models import (
     Part,
     TextPart,

@@ -16,13 +16,13 @@ from pathlib import Path
 
 from agent_tui import paths
 from agent_tui.agents import AgentInfo
+from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError, ToolError
 from agent_tui.events import PartUpdated, SessionUpdated
 from agent_tui.ids import message_id, part_id
 from agent_tui.provider.auth import check_credentials
-from agent_tui.session.context import EngineContext
-from agent_tui.session.history import load_history
 from agent_tui.session.loop import SessionLoop
+from agent_tui.step.history import load_history
 from agent_tui.storage.models import AssistantMessage, Session, TextPart, UserMessage
 from agent_tui.tool.base import SubagentAnswer, ToolContext
 from agent_tui.tool.registry import AGENT_ONLY_TOOLS, ToolRegistry

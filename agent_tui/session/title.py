@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from agent_tui import paths
+from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError
 from agent_tui.events import SessionUpdated
 from agent_tui.provider.auth import credentials
 from agent_tui.provider.stream import ModelRequest, complete_text
-from agent_tui.session.context import EngineContext
 
 TITLE_LENGTH = 50
 TITLE_MAX_TOKENS = 40

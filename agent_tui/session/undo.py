@@ -16,9 +16,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
 from agent_tui.events import MessageUpdated
-from agent_tui.session.context import EngineContext
 from agent_tui.storage.models import (
     CompactionPart,
     MessageWithParts,

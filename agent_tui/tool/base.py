@@ -35,7 +35,7 @@ class HistorySearch(Protocol):
 
 
 class TodoStore(Protocol):
-    """What the todo tools read and write: the session's list (session/todos.py)."""
+    """What the todo tools read and write: the session's list (todos.py)."""
 
     async def get_todos(self, session_id: str) -> list[TodoItem]: ...
 

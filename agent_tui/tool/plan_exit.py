@@ -1,7 +1,7 @@
 """plan_exit: the plan agent hands its finished plan to the person and ends its turn.
 
 The plan is the tool part's input (stored like every part; compaction carries it, see
-session/plan.py). The call itself blocks on nobody: the session loop stops after the
+step/plan.py). The call itself blocks on nobody: the session loop stops after the
 step that made it, the app then shows the plan for approval, and headless `run` prints
 it. The person's answer arrives as the next message (approve: the build agent with the
 plan as its instruction; reject: a note for the plan agent).

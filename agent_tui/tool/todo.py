@@ -1,7 +1,7 @@
 """The todowrite and todoread tools: the session's todo list, kept in the session store.
 
 The list outlives compaction: the summary request shows it to the summariser and the
-summary restates it afterwards (session/compaction.py), and the app's sidebar shows it.
+summary restates it afterwards (context/compaction.py), and the app's sidebar shows it.
 """
 
 from __future__ import annotations

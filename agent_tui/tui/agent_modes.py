@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agent_tui.agents import BUILD, PLAN, PLAN_EXIT_TOOL, AgentCatalog
-from agent_tui.session.plan import approval_text, rejection_text
+from agent_tui.step.plan import approval_text, rejection_text
 from agent_tui.storage.models import (
     MessageWithParts,
     ToolPart,

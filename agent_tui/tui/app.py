@@ -16,6 +16,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static, TextArea
 
 from agent_tui.config import Config
+from agent_tui.context.stats import SessionStats
+from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError
 from agent_tui.events import (
     CompactionUndone,
@@ -30,9 +32,7 @@ from agent_tui.events import (
     TodosUpdated,
     session_of,
 )
-from agent_tui.session.context import EngineContext
 from agent_tui.session.engine import Engine
-from agent_tui.session.stats import SessionStats
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import AssistantMessage, PatchPart, Session, ToolPart
 from agent_tui.tool.base import PermissionReply, PermissionRequest

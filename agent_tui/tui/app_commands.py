@@ -7,11 +7,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent_tui.context.compaction_plan import render_plan
+from agent_tui.context.usage import context_usage
 from agent_tui.custom_commands import CustomCommand, load_custom_commands
 from agent_tui.errors import AgentTuiError
 from agent_tui.provider.defaults import model_catalog
-from agent_tui.session.compaction_plan import render_plan
-from agent_tui.session.usage import context_usage
 from agent_tui.storage.sessions import session_tree
 from agent_tui.tui import slash_commands
 from agent_tui.tui.model_screen import ModelScreen
@@ -199,9 +199,9 @@ class AppCommands:
 
     def action_context(self: AgentApp) -> None:
         async def show() -> None:
+            from agent_tui.context.breakdown import breakdown, render
             from agent_tui.provider.limits import model_info
-            from agent_tui.session.breakdown import breakdown, render
-            from agent_tui.session.history import load_history
+            from agent_tui.step.history import load_history
 
             if self.session is None:
                 self.notify("The context is empty: no message sent yet.")

@@ -25,7 +25,7 @@ from agent_tui.events import (
     SessionStatus,
     SessionUpdated,
 )
-from agent_tui.session.messages import history_start
+from agent_tui.step.messages import history_start
 from agent_tui.storage.models import (
     AssistantMessage,
     Message,

@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from agent_tui.session.usage import ContextUsage
+from agent_tui.context.usage import ContextUsage
 from agent_tui.storage.models import Session
 
 

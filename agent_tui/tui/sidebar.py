@@ -9,8 +9,8 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Label, ProgressBar, Static
 
-from agent_tui.session.stats import SessionStats
-from agent_tui.session.usage import ContextUsage
+from agent_tui.context.stats import SessionStats
+from agent_tui.context.usage import ContextUsage
 from agent_tui.storage.models import TodoItem
 
 WARNING_SHARE = 0.8

@@ -8,13 +8,7 @@ from typing import Any
 
 from agent_tui import paths
 from agent_tui.agents import DEFAULT_AGENT
-from agent_tui.errors import CompactionError
-from agent_tui.events import MessageUpdated, SessionCompacted, SessionUpdated
-from agent_tui.ids import message_id, now_ms, part_id
-from agent_tui.provider.auth import credentials
-from agent_tui.provider.limits import ModelInfo, model_info
-from agent_tui.provider.stream import ModelRequest, complete_text
-from agent_tui.session.compaction_plan import (
+from agent_tui.context.compaction_plan import (
     SUMMARY_REQUEST,
     chunk_plan,
     compaction_prompt,
@@ -22,15 +16,21 @@ from agent_tui.session.compaction_plan import (
     select_span,
     whole_span_request,
 )
-from agent_tui.session.context import EngineContext
-from agent_tui.session.history import load_history
-from agent_tui.session.messages import CONTINUE_TEXT
-from agent_tui.session.overflow import fits, usable_tokens
-from agent_tui.session.plan import latest_plan, plan_block
-from agent_tui.session.processor import StepOutcome, StepProcessor
-from agent_tui.session.request import build_request, estimate_tokens
-from agent_tui.session.restate import todos_block
-from agent_tui.session.tail import shorten_step
+from agent_tui.context.overflow import fits, usable_tokens
+from agent_tui.context.restate import todos_block
+from agent_tui.context.tail import shorten_step
+from agent_tui.engine_context import EngineContext
+from agent_tui.errors import CompactionError
+from agent_tui.events import MessageUpdated, SessionCompacted, SessionUpdated
+from agent_tui.ids import message_id, now_ms, part_id
+from agent_tui.provider.auth import credentials
+from agent_tui.provider.limits import ModelInfo, model_info
+from agent_tui.provider.stream import ModelRequest, complete_text
+from agent_tui.step.history import load_history
+from agent_tui.step.messages import CONTINUE_TEXT
+from agent_tui.step.plan import latest_plan, plan_block
+from agent_tui.step.processor import StepOutcome, StepProcessor
+from agent_tui.step.request import build_request, estimate_tokens
 from agent_tui.storage.models import (
     AssistantMessage,
     CompactionPart,

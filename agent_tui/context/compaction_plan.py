@@ -9,16 +9,16 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from agent_tui import paths
+from agent_tui.context.chunks import chunk_messages, flatten_for_summary
+from agent_tui.context.overflow import fits, tail_budget, usable_tokens, user_budget
+from agent_tui.context.restate import choose_restated, restated_text, todos_block
+from agent_tui.context.tail import choose_tail, message_tokens
+from agent_tui.context.tokens import count_tokens
+from agent_tui.engine_context import EngineContext
 from agent_tui.provider.limits import ModelInfo, model_info
 from agent_tui.provider.stream import ModelRequest
-from agent_tui.session.chunks import chunk_messages, flatten_for_summary
-from agent_tui.session.context import EngineContext
-from agent_tui.session.messages import to_model_messages
-from agent_tui.session.overflow import fits, tail_budget, usable_tokens, user_budget
-from agent_tui.session.request import build_request, estimate_tokens, provider_scale
-from agent_tui.session.restate import choose_restated, restated_text, todos_block
-from agent_tui.session.tail import choose_tail, message_tokens
-from agent_tui.session.tokens import count_tokens
+from agent_tui.step.messages import to_model_messages
+from agent_tui.step.request import build_request, estimate_tokens, provider_scale
 from agent_tui.storage.models import (
     AssistantMessage,
     CompactionPart,

@@ -22,11 +22,11 @@ from agent_tui.events import Event, MessageUpdated, Notice, PartUpdated
 from agent_tui.redact import Redactor
 from agent_tui.sandbox import Sandbox
 from agent_tui.secrets import ToolEnvironment
-from agent_tui.session.todos import SessionTodos
 from agent_tui.skills import USER_SKILLS_DIR
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import MessageWithParts, Part, UserMessage
 from agent_tui.storage.snapshot import Snapshots, snapshot_root
+from agent_tui.todos import SessionTodos
 from agent_tui.tool.base import AskPermission, EditorFiles, Subagents, ToolContext
 from agent_tui.tool.registry import PermissionMode, ToolRegistry
 from agent_tui.tool.task import TASK_TOOL, TaskTool

@@ -12,19 +12,19 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from agent_tui.context.overflow import prompt_and_output, usable_tokens
+from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
 from agent_tui.events import CompactionUndone, MessageUpdated, SessionUpdated
 from agent_tui.provider.limits import ModelInfo
-from agent_tui.session.context import EngineContext
-from agent_tui.session.messages import (
+from agent_tui.step.messages import (
     arrange_after_compaction,
     filter_compacted,
     history_start,
     last_finished_assistant,
     to_model_messages,
 )
-from agent_tui.session.overflow import prompt_and_output, usable_tokens
-from agent_tui.session.request import build_request, estimate_tokens, provider_scale
+from agent_tui.step.request import build_request, estimate_tokens, provider_scale
 from agent_tui.storage.models import (
     AssistantMessage,
     MessageWithParts,

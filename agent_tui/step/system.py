@@ -11,8 +11,8 @@ from pathlib import Path
 
 from agent_tui import paths
 from agent_tui.config import Config
-from agent_tui.session.instruction_urls import is_url, url_text
 from agent_tui.skills import load_skills, skills_section
+from agent_tui.step.instruction_urls import is_url, url_text
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", "CONTEXT.md")
 """Looked for in each directory from the working directory up; the first found there is
@@ -154,7 +154,7 @@ def build_system(
     """([static header, environment + instructions], notes about missing files).
 
     Two system messages so providers can cache the first across sessions. `header`
-    replaces the base prompt of the model family (an agent's own, session/request.py).
+    replaces the base prompt of the model family (an agent's own, step/request.py).
     """
     sections, notes = _instructions(directory, config)
     sections = [environment_block(model, directory), *sections]

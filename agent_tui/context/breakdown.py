@@ -8,12 +8,12 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from agent_tui.config import Config
+from agent_tui.context.overflow import usable_tokens
+from agent_tui.context.tokens import count_tokens
 from agent_tui.provider.limits import ModelInfo
-from agent_tui.session.media import image_tokens, part_image_tokens
-from agent_tui.session.messages import filter_compacted, tool_result_text
-from agent_tui.session.overflow import usable_tokens
-from agent_tui.session.system import build_system
-from agent_tui.session.tokens import count_tokens
+from agent_tui.step.media import image_tokens, part_image_tokens
+from agent_tui.step.messages import filter_compacted, tool_result_text
+from agent_tui.step.system import build_system
 from agent_tui.storage.models import (
     AssistantMessage,
     MessageWithParts,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agent_tui.session.context import EngineContext
-from agent_tui.session.messages import arrange_after_compaction, history_start
+from agent_tui.engine_context import EngineContext
+from agent_tui.step.messages import arrange_after_compaction, history_start
 from agent_tui.storage.models import MessageWithParts, Session, UserMessage
 
 

@@ -8,19 +8,19 @@ from typing import Any
 
 from agent_tui import paths
 from agent_tui.agents import AgentInfo
-from agent_tui.config import CompactionConfig, Config, ModelLimit, ReasoningConfig
+from agent_tui.config import Config, ReasoningConfig
+from agent_tui.context.overflow import prompt_and_output
+from agent_tui.context.tokens import count_tokens
 from agent_tui.provider.auth import credentials
 from agent_tui.provider.stream import ModelRequest
-from agent_tui.session.cache import cache_style, mark_breakpoints
-from agent_tui.session.media import content_image_tokens, image_placement, part_image_tokens
-from agent_tui.session.messages import (
+from agent_tui.step.cache import cache_style, mark_breakpoints
+from agent_tui.step.media import content_image_tokens, image_placement, part_image_tokens
+from agent_tui.step.messages import (
     last_finished_assistant,
     to_model_messages,
     tool_result_text,
 )
-from agent_tui.session.overflow import prompt_and_output, usable_tokens
-from agent_tui.session.system import base_prompt_name, build_system
-from agent_tui.session.tokens import count_tokens
+from agent_tui.step.system import base_prompt_name, build_system
 from agent_tui.storage.models import AssistantMessage, MessageWithParts, ToolPart
 
 MESSAGE_OVERHEAD_TOKENS = 4
@@ -86,31 +86,6 @@ def estimate_next(
     return total + estimate_tokens(to_model_messages(newer), [], model)
 
 
-def budget_reminder_text(used: int, usable: int, auto: bool) -> str:
-    """The context budget as the model sees it: plain numbers, and the threshold of
-    automatic compaction (which fires when a step uses more than usable) when it is on."""
-    percent = round(100 * used / usable)
-    threshold = f"Automatic compaction at {usable} tokens; prefer" if auto else "Prefer"
-    return (
-        f"<system-reminder>Context: {used} of {usable} usable tokens used ({percent}%). "
-        f"{threshold} offset/limit reads and grep over whole files.</system-reminder>"
-    )
-
-
-def budget_reminder_for(
-    last: AssistantMessage | None, limit: ModelLimit, config: CompactionConfig
-) -> str | None:
-    """The reminder for the next request once the last finished step used more than
-    `config.budget_reminder` of usable; None before that, or when the window is unknown."""
-    usable = usable_tokens(limit, config)
-    if last is None or usable == 0 or config.budget_reminder == 0:
-        return None
-    used = prompt_and_output(last.tokens)
-    if used <= config.budget_reminder * usable:
-        return None
-    return budget_reminder_text(used, usable, config.auto)
-
-
 def _append_user_text(messages: list[dict[str, Any]], text: str) -> None:
     """Add a text block at the very end, as part of the last user turn (roles alternate).
     The last message is replaced, never changed in place: it may be shared."""
@@ -169,7 +144,7 @@ def build_request(
     agent: AgentInfo | None = None,
 ) -> tuple[ModelRequest, list[str]]:
     """(request, notes). System prompt as two messages, then the conversation; for Claude
-    models the cache breakpoints (session/cache.py). Everything that changes from step
+    models the cache breakpoints (step/cache.py). Everything that changes from step
     to step comes after the cached prefix: earlier messages are rebuilt byte for byte.
     `budget_reminder` goes last, after the breakpoints, so no cache ever holds it.
     `agent` brings its prompt, temperature and reasoning (None: the build agent's)."""

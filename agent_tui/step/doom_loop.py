@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent_tui.session.context import EngineContext
+from agent_tui.engine_context import EngineContext
 from agent_tui.tool.base import PermissionRequest
 
 DOOM_LOOP = "doom_loop"

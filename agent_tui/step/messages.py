@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent_tui.session.media import (
+from agent_tui.context.restate import BRIDGE_TEXT, TODOS_RESTATED, restated_text, todos_block
+from agent_tui.step.media import (
     ImagePlacement,
     file_image_block,
     images_message,
     tool_result_content,
 )
-from agent_tui.session.plan import PLAN_RESTATED, plan_block
-from agent_tui.session.restate import BRIDGE_TEXT, TODOS_RESTATED, restated_text, todos_block
+from agent_tui.step.plan import PLAN_RESTATED, plan_block
 from agent_tui.storage.models import (
     AssistantMessage,
     CompactionPart,
@@ -226,7 +226,7 @@ def to_model_messages(
     """Provider (OpenAI-format) messages: every tool call paired with exactly one result,
     consecutive user messages merged so roles alternate. `keep_thinking` sends signed
     thinking blocks back (Anthropic models); `images` says where tools' images go
-    (session/media.py)."""
+    (step/media.py)."""
     out: list[dict[str, Any]] = []
     after_summary = False
     for message in filter_compacted(history):

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_tui.config import CompactionConfig
+from agent_tui.context.tokens import count_tokens
+from agent_tui.engine_context import EngineContext
 from agent_tui.events import PartUpdated
 from agent_tui.ids import now_ms
-from agent_tui.session.context import EngineContext
-from agent_tui.session.media import part_image_tokens
-from agent_tui.session.tokens import count_tokens
+from agent_tui.step.media import part_image_tokens
 from agent_tui.storage.models import (
     AssistantMessage,
     MessageWithParts,

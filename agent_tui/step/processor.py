@@ -7,6 +7,9 @@ import contextlib
 from pathlib import Path
 from typing import Literal
 
+from agent_tui.context.overflow import usable_tokens
+from agent_tui.context.tokens import count_tokens, counter_for
+from agent_tui.engine_context import EngineContext
 from agent_tui.errors import ContextOverflowError, ProviderError, ToolError
 from agent_tui.events import MessageUpdated, Notice, PartUpdated, SessionStatus
 from agent_tui.ids import now_ms, part_id
@@ -24,14 +27,11 @@ from agent_tui.provider.stream import (
     parse_arguments,
     stream_model,
 )
-from agent_tui.session.context import EngineContext
-from agent_tui.session.doom_loop import repeat_refusal
-from agent_tui.session.live_output import LiveOutput
-from agent_tui.session.messages import INTERRUPTED_OUTPUT
-from agent_tui.session.overflow import usable_tokens
-from agent_tui.session.request import estimate_tokens
-from agent_tui.session.retry import retry_delay, sleep_unless
-from agent_tui.session.tokens import count_tokens, counter_for
+from agent_tui.step.doom_loop import repeat_refusal
+from agent_tui.step.live_output import LiveOutput
+from agent_tui.step.messages import INTERRUPTED_OUTPUT
+from agent_tui.step.request import estimate_tokens
+from agent_tui.step.retry import retry_delay, sleep_unless
 from agent_tui.storage.models import (
     AssistantMessage,
     ErrorInfo,
