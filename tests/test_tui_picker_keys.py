@@ -106,7 +106,8 @@ async def test_a_message_and_compact_in_one_burst_are_two_submissions_in_order(
     assert len(sessions) == 1
     answer, summary = configured.requests
     assert not is_summary_request(answer) and is_summary_request(summary)
-    assert text_of(answer["messages"][-1]).startswith("@src\n<directory")
+    sent = text_of(answer["messages"][-1])
+    assert sent.startswith("@src\n") and '<directory path="src">' in sent
     assert "/compact" not in json.dumps(configured.requests)
 
 
