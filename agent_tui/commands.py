@@ -208,6 +208,11 @@ async def _sessions(args: argparse.Namespace, config: Config) -> int:
                 "updated": session.updated,
                 "messages": summary.messages,
                 "compactions": summary.compactions,
+                "prepared_summaries": {
+                    "prepared": summary.summaries_prepared,
+                    "used": summary.summaries_used,
+                    "discarded": summary.summaries_discarded,
+                },
                 "context": context_usage(summary.last_assistant, summary.cost).model_dump(),
                 "tokens": {
                     "input": summary.input_tokens,

@@ -162,6 +162,19 @@ class CompactionConfig(_Strict):
     budget_reminder: float = Field(default=0.5, ge=0, le=1)
     """Past this fraction of usable, each model request ends with a short reminder of the
     tokens used, the usable window and the compaction threshold (0 = never)."""
+    prepare_at: float = Field(default=0.8, ge=0, le=1)
+    """Past this share of the automatic threshold (usable), the summary is written in the
+    background while the agent keeps working, and compaction applies it at once (0 = never).
+    0.8: the steps taken between preparing and the threshold (up to 20% of usable) stay
+    verbatim, which is the size of the usual kept tail, so the prompt after a prepared
+    compaction is as small as after one that waited, and a summary that takes as long as
+    the agent's next 20% of the window is ready in time."""
+    prepare_max_age: float = Field(default=900, ge=0)
+    """Seconds a prepared summary stays usable; an older one is discarded (a person back
+    from a break gets a summary of the conversation as it is now, never an old one)."""
+    review: bool = False
+    """A manual /compact shows the summary before applying it: apply, edit or discard.
+    Automatic compaction never waits for a person."""
 
 
 class RetryConfig(_Strict):

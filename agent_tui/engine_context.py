@@ -61,6 +61,8 @@ class EngineContext:
     reasoning_efforts: dict[str, ReasoningEffort] = field(default_factory=dict)
     """Per session: a reasoning effort chosen by the person (an editor's thought level)
     over the agent's and the model's own; in memory, never saved."""
+    preparing: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    """Summaries being prepared in the background, per session (context/prepared.py)."""
     sandbox: Sandbox = field(init=False)
     """Where commands and local MCP servers run (sandbox/)."""
     front_end: str = "agent-tui"

@@ -67,6 +67,9 @@ def write_config(project: Path, server: FakeOpenAI, **overrides: Any) -> dict[st
         "models": {MODEL: {"limit": {"context": 100_000, "output": 4_000}}},
         "permission": {"bash": "allow", "edit": "allow", "write": "allow"},
         "retry": {"initial_delay": 0.01, "max_delay": 0.05},
+        # Scripted replies are consumed in order: a summary prepared in the background
+        # would take one. The tests of preparing (test_prepared.py) turn it on.
+        "compaction": {"prepare_at": 0},
     }
     for key, value in overrides.items():
         if isinstance(value, dict) and isinstance(config.get(key), dict):

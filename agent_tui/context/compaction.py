@@ -8,6 +8,8 @@ from typing import Any
 
 from agent_tui import paths
 from agent_tui.agents import DEFAULT_AGENT
+from agent_tui.context import prepared
+from agent_tui.context.boundary import install
 from agent_tui.context.compaction_plan import (
     SUMMARY_REQUEST,
     chunk_plan,
@@ -16,37 +18,27 @@ from agent_tui.context.compaction_plan import (
     select_span,
     whole_span_request,
 )
-from agent_tui.context.overflow import fits, usable_tokens
+from agent_tui.context.overflow import fits
 from agent_tui.context.restate import todos_block
-from agent_tui.context.tail import shorten_step
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError
-from agent_tui.events import MessageUpdated, SessionCompacted, SessionUpdated
+from agent_tui.events import MessageUpdated
 from agent_tui.ids import message_id, now_ms, part_id
 from agent_tui.provider.auth import credentials
 from agent_tui.provider.limits import ModelInfo, model_info
 from agent_tui.provider.stream import ModelRequest, complete_text
-from agent_tui.step.history import load_history
-from agent_tui.step.messages import CONTINUE_TEXT
 from agent_tui.step.plan import latest_plan, plan_block
 from agent_tui.step.processor import StepOutcome, StepProcessor
-from agent_tui.step.request import build_request, estimate_tokens
 from agent_tui.storage.models import (
     AssistantMessage,
     CompactionPart,
     ErrorInfo,
     MessageWithParts,
     Session,
-    TextPart,
     UserMessage,
 )
 from agent_tui.tool.todo import render_todos
 
-NO_PROGRESS_MESSAGE = (
-    "Compaction could not make the conversation fit the model's context window. "
-    "Nothing was lost: start a new session (/new, or `agent-tui run` without --continue), "
-    "or choose a model with a larger window."
-)
 OVERFLOW_ADVICE = (
     "It still did not fit after compacting. Start a new session (/new, or `agent-tui run` "
     "without --continue), ask for less output at once, or choose a model with a larger window."
@@ -104,7 +96,7 @@ def _summary_messages(
     return messages
 
 
-async def _abortable(coro: Any, abort: asyncio.Event) -> Any:
+async def abortable(coro: Any, abort: asyncio.Event) -> Any:
     task = asyncio.ensure_future(coro)
     waiter = asyncio.ensure_future(abort.wait())
     done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
@@ -129,6 +121,12 @@ async def process(
     from the summarised span, the newest steps verbatim, then what came after."""
     config = ctx.config
     index = next(i for i, m in enumerate(history) if m.info.id == request_msg.info.id)
+    if not part.overflow and not part.instructions:
+        outcome = await prepared.apply(
+            ctx, session, history[:index], request_msg, part, model, abort
+        )
+        if outcome is not None:
+            return outcome
     span = select_span(ctx, session, history[:index], model, overflow=part.overflow)
     if not span.new_content and span.replay is None:
         raise CompactionError("Nothing to compact yet: the session has no new messages.")
@@ -166,31 +164,8 @@ async def process(
         )
     if outcome != "stop":
         return outcome
-
-    session.compaction_id = request_msg.info.id
-    session.tail_start_id = tail[0].info.id if tail else None
-    if span.oversize:
-        await shorten_step(ctx, tail[-1], span.tail_tokens, model.id)
-    summary.context_estimate = await _check_converged(ctx, session, model)
-    summary.tail_start_id = session.tail_start_id  # where the history restarts, for uncompact
-    summary.context_limit = model.limit.context  # context % is of the session's model
-    summary.context_usable = usable_tokens(model.limit, config.compaction)
-    await ctx.db.upsert_message(summary, flush=True)
-    await ctx.db.update_session(session)
-    ctx.publish(SessionUpdated(session=session))
-    ctx.publish(
-        SessionCompacted(session_id=session.id, auto=part.auto, summary_message_id=summary.id)
-    )
-    followup = None
-    if replay is not None:
-        followup = await _add_user_text(
-            ctx, session.id, request_msg, _text_of(replay), synthetic=False
-        )
-    elif part.auto:
-        followup = await _add_user_text(ctx, session.id, request_msg, CONTINUE_TEXT, synthetic=True)
-    if followup is not None:
-        summary.followup_id = followup.info.id
-        await ctx.db.upsert_message(summary, flush=True)
+    shorten = span.tail_tokens if span.oversize else None
+    await install(ctx, session, request_msg, part, model, summary, tail, replay, shorten)
     return "stop"
 
 
@@ -264,7 +239,7 @@ async def _summarise_in_chunks(
                 system, chunk, earlier, part.instructions, summary.todos, summary.plan
             ),
         )
-        earlier = await _abortable(complete_text(request), abort)
+        earlier = await abortable(complete_text(request), abort)
         if earlier is None:
             return "aborted"
     request = ModelRequest(
@@ -278,49 +253,6 @@ async def _summarise_in_chunks(
     return await StepProcessor(
         ctx, summary, Path(session.directory), abort, summary_model, run_tools=False
     ).run(request)
-
-
-async def _check_converged(ctx: EngineContext, session: Session, model: ModelInfo) -> int:
-    """The new history must fit; drop the kept tail if needed, else stop clearly.
-    Returns the estimated size of the new history."""
-    for _ in range(2):
-        history = await load_history(ctx, session)
-        request, _ = build_request(
-            history,
-            model=model.id,
-            directory=Path(session.directory),
-            config=ctx.config,
-            tools=ctx.registry.definitions(),
-            session_id=session.id,
-        )
-        size = estimate_tokens(request.messages, request.tools, model.id)
-        if fits(size, model.limit, ctx.config.compaction):
-            return size
-        if session.tail_start_id is None:
-            break
-        session.tail_start_id = None
-    usable = usable_tokens(model.limit, ctx.config.compaction)
-    raise CompactionError(
-        f"After compaction the conversation still needs about {size:,} tokens, more than the "
-        f"{usable:,} usable in {model.id}'s window. " + NO_PROGRESS_MESSAGE
-    )
-
-
-def _text_of(message: MessageWithParts) -> str:
-    return "\n".join(p.text for p in message.parts if isinstance(p, TextPart) and not p.synthetic)
-
-
-async def _add_user_text(
-    ctx: EngineContext, session_id: str, like: MessageWithParts, text: str, *, synthetic: bool
-) -> MessageWithParts:
-    assert isinstance(like.info, UserMessage)
-    info = UserMessage(
-        id=message_id(), session_id=session_id, model=like.info.model, agent=like.info.agent
-    )
-    part = TextPart(
-        id=part_id(), session_id=session_id, message_id=info.id, text=text, synthetic=synthetic
-    )
-    return await ctx.add_message(info, part)
 
 
 async def record_failure(

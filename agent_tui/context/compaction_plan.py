@@ -72,8 +72,11 @@ def select_span(
     model: ModelInfo,
     *,
     overflow: bool = False,
+    tail_tokens: int | None = None,
 ) -> Span:
-    """Split the history before a compaction request into summarised / kept."""
+    """Split the history before a compaction request into summarised / kept. `tail_tokens`
+    (as the provider counts) replaces the configured tail budget: a summary prepared ahead
+    keeps less, since the steps until the threshold join the tail."""
     config = ctx.config
     anchored = is_anchor(prior)
     candidates = prior[2:] if anchored else prior
@@ -88,7 +91,9 @@ def select_span(
         config=config,
         tools=ctx.registry.definitions(),
     )
-    tail_tokens = int(tail_budget(model.limit, config.compaction) / scale)
+    if tail_tokens is None:
+        tail_tokens = tail_budget(model.limit, config.compaction)
+    tail_tokens = int(tail_tokens / scale)
     user_tokens = int(user_budget(model.limit, config.compaction) / scale)
     replay: MessageWithParts | None = None
     tail: list[MessageWithParts] = []

@@ -11,7 +11,7 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from agent_tui.agents import DEFAULT_AGENT, AgentInfo
-from agent_tui.context import compaction
+from agent_tui.context import compaction, prepared
 from agent_tui.context.compaction_plan import CompactionPlan, plan
 from agent_tui.context.uncompact import Uncompacted, uncompact
 from agent_tui.engine_context import EngineContext
@@ -492,11 +492,13 @@ class Engine:
         a fetch of instruction URLs still under way, and delete the sandbox's temp dirs."""
         if self._instruction_urls is not None and not self._instruction_urls.done():
             self._instruction_urls.cancel()
+        prepared.cancel(self.ctx)  # a summary not yet applied is simply not kept
         await self.mcp.close()
         await self.ctx.sandbox.close()
 
     def abort(self, session_id: str) -> bool:
         """Interrupt the running step or compaction; streamed text is kept."""
+        prepared.cancel(self.ctx, session_id)
         # A subagent's session shares its parent's event: Esc there stops the whole turn.
         event = self._aborts.get(session_id) or self.subagents.running.get(session_id)
         if event is None:

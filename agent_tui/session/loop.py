@@ -11,7 +11,7 @@ from pathlib import Path
 from agent_tui import paths
 from agent_tui.agents import BUILD, AgentInfo
 from agent_tui.config import ReasoningConfig
-from agent_tui.context import compaction, prune
+from agent_tui.context import compaction, prepared, prune
 from agent_tui.context.budget import budget_reminder_for
 from agent_tui.context.overflow import fits, is_overflow
 from agent_tui.context.tokens import counter_for, counter_ready
@@ -351,6 +351,8 @@ class SessionLoop:
                 recent_calls=_recent_calls(history, config.doom_loop),
             )
             outcome = await processor.run(request, estimate)
+            if self._prepare_after(outcome) and prepared.wanted(self.ctx, assistant, model):
+                prepared.start(self.ctx, self.session_id, model, agent.name)
             if not counter_ready(model_id):  # deferred by _estimate: load it now, off the loop
                 await asyncio.to_thread(counter_for, model_id)
             self.result.outcome = outcome
@@ -380,6 +382,13 @@ class SessionLoop:
             self._compactions_since_step = 0
             self._overflow_retried = False
             await self.ctx.db.touch_session(self.session_id)
+
+    def _prepare_after(self, outcome: str) -> bool:
+        """Prepare a summary while the agent works on (more steps follow), or while the
+        person reads the answer in a process that stays (not `run`, which exits)."""
+        return outcome == "continue" or (
+            outcome == "stop" and self.ctx.front_end != "agent-tui run"
+        )
 
     async def _prune_or_compact(
         self,

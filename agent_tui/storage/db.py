@@ -28,6 +28,7 @@ from agent_tui.storage import rows, sqlite_errors
 from agent_tui.storage.connection import open_connection
 from agent_tui.storage.history_cache import HistoryCache
 from agent_tui.storage.models import Message, MessageWithParts, Part, SessionExport
+from agent_tui.storage.prepared import PreparedQueries
 from agent_tui.storage.recovery import RecoveryQueries
 from agent_tui.storage.search import INDEX_PART, SearchQueries, searchable_text
 from agent_tui.storage.sessions import SessionQueries
@@ -53,7 +54,7 @@ class WriterStats:
     flush_seconds: float = 0.0
 
 
-class Database(SessionQueries, RecoveryQueries, SearchQueries, TodoQueries):
+class Database(SessionQueries, RecoveryQueries, SearchQueries, TodoQueries, PreparedQueries):
     """The agent-tui session store. Create with `await Database.open(path)`."""
 
     def __init__(self, conn: aiosqlite.Connection, path: Path, flush_interval: float) -> None:
@@ -413,7 +414,11 @@ class Database(SessionQueries, RecoveryQueries, SearchQueries, TodoQueries):
 
     async def export_session(self, session_id: str) -> SessionExport:
         session = await self.get_session(session_id)  # flushes first
-        return SessionExport(session=session, messages=await self.messages(session_id))
+        return SessionExport(
+            session=session,
+            messages=await self.messages(session_id),
+            prepared=await self.prepared_summaries(session_id),
+        )
 
     async def check_integrity(self) -> list[str]:
         """`PRAGMA quick_check` (reads the whole file): the problems found, [] if none."""

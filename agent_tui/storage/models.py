@@ -284,11 +284,49 @@ class MessageWithParts(_Model):
         return self.info.role
 
 
+PreparedStatus = Literal["ready", "used", "discarded"]
+
+
+class PreparedSummary(_Model):
+    """A summary written in the background before compaction needed it (context/prepared.py):
+    the span it covers, by message ids and a fingerprint of their content, and its text.
+    Compaction applies it whole or discards it; it is never half-applied."""
+
+    id: str
+    session_id: str
+    created: int = Field(default_factory=now_ms)
+    boundary: str | None = None
+    """The session's compaction boundary when it was prepared (None: never compacted)."""
+    last_id: str
+    """The newest message of the span it summarises; the steps after it stay verbatim."""
+    messages: int
+    """How many messages of the history (from its start) the span is."""
+    fingerprint: str
+    """A hash of the span's messages as the summariser read them (prune flags left out)."""
+    model: str
+    """The model that wrote it."""
+    agent: str = ""
+    """The agent of the turn it was prepared in."""
+    text: str
+    restated: list[str] = Field(default_factory=list)
+    tokens: Tokens = Field(default_factory=Tokens)
+    cost: float = 0.0
+    seconds: float = 0.0
+    """How long the summariser took."""
+    status: PreparedStatus = "ready"
+    reason: str = ""
+    """Why it was discarded (stale, too old, overtaken)."""
+    used_by: str | None = None
+    """The compaction request that applied it."""
+
+
 class SessionExport(_Model):
     """`agent-tui export`: the whole session, every message with its parts."""
 
     session: Session
     messages: list[MessageWithParts]
+    prepared: list[PreparedSummary] = Field(default_factory=list)
+    """Summaries prepared in the background (used, discarded or still ready)."""
 
 
 class SessionSummary(_Model):
@@ -309,6 +347,12 @@ class SessionSummary(_Model):
     """Prompt tokens written to the provider's cache, over the whole session."""
     last_assistant: AssistantMessage | None = None
     """The newest assistant message with a finish reason: its tokens give context %."""
+    summaries_prepared: int = 0
+    """Summaries written in the background (context/prepared.py), whatever became of them."""
+    summaries_used: int = 0
+    """Of those, applied by a compaction (their cost is the summary message's)."""
+    summaries_discarded: int = 0
+    """Of those, dropped as stale, too old or overtaken (their cost is in `cost`)."""
 
 
 # ---- todos ----------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import aiosqlite
 
 from agent_tui.errors import StorageError
 from agent_tui.storage import sqlite_errors
+from agent_tui.storage.prepared import PREPARED_MIGRATION
 from agent_tui.storage.search import FTS_MIGRATION
 from agent_tui.storage.todos import TODO_MIGRATION
 
@@ -57,7 +58,7 @@ _V1: tuple[str, ...] = (
 
 # V2: the full-text index of the recall tool (storage/search.py).
 # V3: the sessions' todo lists (storage/todos.py).
-MIGRATIONS: list[Migration] = [_V1, FTS_MIGRATION, TODO_MIGRATION]
+MIGRATIONS: list[Migration] = [_V1, FTS_MIGRATION, TODO_MIGRATION, PREPARED_MIGRATION]
 
 
 def latest_version() -> int:

@@ -33,6 +33,13 @@ _COUNTS = (
     "total(CASE WHEN role = 'assistant' THEN json_extract(info, '$.tokens.cache.write') END) "
     "FROM message WHERE session_id IN ({marks}) GROUP BY session_id"
 )
+_PREPARED = (
+    "SELECT session_id, status, count(*), total(json_extract(data, '$.cost')), "
+    "total(json_extract(data, '$.tokens.input')), "
+    "total(json_extract(data, '$.tokens.cache.read')), "
+    "total(json_extract(data, '$.tokens.cache.write')) "
+    "FROM prepared_summary WHERE session_id IN ({marks}) GROUP BY session_id, status"
+)
 _SUBTREE = (
     "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT session.id FROM session "
     "JOIN tree ON session.parent_id = tree.id) "
@@ -204,6 +211,20 @@ class SessionQueries(DatabaseCore):
                         cache_read=int(read),
                         cache_write=int(write),
                     )
+                sql = _PREPARED.format(marks=", ".join("?" * len(chunk)))
+                for sid, status, count, cost, fresh, read, write in await conn.execute_fetchall(
+                    sql, chunk
+                ):
+                    summary = result[sid]
+                    summary.summaries_prepared += count
+                    if status == "used":  # its cost and tokens are the summary message's
+                        summary.summaries_used += count
+                        continue
+                    summary.summaries_discarded += count if status == "discarded" else 0
+                    summary.cost += cost
+                    summary.input_tokens += int(fresh)
+                    summary.cache_read += int(read)
+                    summary.cache_write += int(write)
                 sql = _CHILD_COSTS.format(marks=", ".join("?" * len(chunk)))
                 for sid, cost in await conn.execute_fetchall(sql, chunk):
                     result[sid].subtasks_cost = cost
@@ -253,6 +274,14 @@ class SessionQueries(DatabaseCore):
             )
             await conn.executemany(
                 rows.UPSERT_PART, [rows.part_row(p) for m in export.messages for p in m.parts]
+            )
+            await conn.executemany(
+                "INSERT INTO prepared_summary (id, session_id, status, data) VALUES (?, ?, ?, ?)",
+                [
+                    (p.id, session.id, p.status, p.model_dump_json())
+                    for p in export.prepared
+                    if p.session_id == session.id
+                ],
             )
         return session
 

@@ -1,0 +1,116 @@
+"""A summary becomes the new start of the history: the boundary moves, the new history
+is checked to fit, the views are told, and what follows the summary is added. Shared by a
+compaction that summarises now and one that applies a summary prepared ahead."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_tui.context.overflow import fits, usable_tokens
+from agent_tui.context.tail import shorten_step
+from agent_tui.engine_context import EngineContext
+from agent_tui.errors import CompactionError
+from agent_tui.events import SessionCompacted, SessionUpdated
+from agent_tui.ids import message_id, part_id
+from agent_tui.provider.limits import ModelInfo
+from agent_tui.step.history import load_history
+from agent_tui.step.messages import CONTINUE_TEXT
+from agent_tui.step.request import build_request, estimate_tokens
+from agent_tui.storage.models import (
+    AssistantMessage,
+    CompactionPart,
+    MessageWithParts,
+    Session,
+    TextPart,
+    UserMessage,
+)
+
+NO_PROGRESS_MESSAGE = (
+    "Compaction could not make the conversation fit the model's context window. "
+    "Nothing was lost: start a new session (/new, or `agent-tui run` without --continue), "
+    "or choose a model with a larger window."
+)
+
+
+async def install(
+    ctx: EngineContext,
+    session: Session,
+    request_msg: MessageWithParts,
+    part: CompactionPart,
+    model: ModelInfo,
+    summary: AssistantMessage,
+    tail: list[MessageWithParts],
+    replay: MessageWithParts | None,
+    shorten: int | None = None,
+) -> None:
+    """The summary becomes the start of the history: move the boundary, check the new
+    history fits, announce it, and add what follows it (the replayed question or
+    "continue")."""
+    config = ctx.config
+    session.compaction_id = request_msg.info.id
+    session.tail_start_id = tail[0].info.id if tail else None
+    if shorten is not None:
+        await shorten_step(ctx, tail[-1], shorten, model.id)
+    summary.context_estimate = await check_converged(ctx, session, model)
+    summary.tail_start_id = session.tail_start_id  # where the history restarts, for uncompact
+    summary.context_limit = model.limit.context  # context % is of the session's model
+    summary.context_usable = usable_tokens(model.limit, config.compaction)
+    await ctx.db.upsert_message(summary, flush=True)
+    await ctx.db.update_session(session)
+    ctx.publish(SessionUpdated(session=session))
+    ctx.publish(
+        SessionCompacted(session_id=session.id, auto=part.auto, summary_message_id=summary.id)
+    )
+    followup = None
+    if replay is not None:
+        followup = await add_user_text(
+            ctx, session.id, request_msg, text_of(replay), synthetic=False
+        )
+    elif part.auto:
+        followup = await add_user_text(ctx, session.id, request_msg, CONTINUE_TEXT, synthetic=True)
+    if followup is not None:
+        summary.followup_id = followup.info.id
+        await ctx.db.upsert_message(summary, flush=True)
+
+
+async def check_converged(ctx: EngineContext, session: Session, model: ModelInfo) -> int:
+    """The new history must fit; drop the kept tail if needed, else stop clearly.
+    Returns the estimated size of the new history."""
+    for _ in range(2):
+        history = await load_history(ctx, session)
+        request, _ = build_request(
+            history,
+            model=model.id,
+            directory=Path(session.directory),
+            config=ctx.config,
+            tools=ctx.registry.definitions(),
+            session_id=session.id,
+        )
+        size = estimate_tokens(request.messages, request.tools, model.id)
+        if fits(size, model.limit, ctx.config.compaction):
+            return size
+        if session.tail_start_id is None:
+            break
+        session.tail_start_id = None
+    usable = usable_tokens(model.limit, ctx.config.compaction)
+    raise CompactionError(
+        f"After compaction the conversation still needs about {size:,} tokens, more than the "
+        f"{usable:,} usable in {model.id}'s window. " + NO_PROGRESS_MESSAGE
+    )
+
+
+def text_of(message: MessageWithParts) -> str:
+    return "\n".join(p.text for p in message.parts if isinstance(p, TextPart) and not p.synthetic)
+
+
+async def add_user_text(
+    ctx: EngineContext, session_id: str, like: MessageWithParts, text: str, *, synthetic: bool
+) -> MessageWithParts:
+    assert isinstance(like.info, UserMessage)
+    info = UserMessage(
+        id=message_id(), session_id=session_id, model=like.info.model, agent=like.info.agent
+    )
+    part = TextPart(
+        id=part_id(), session_id=session_id, message_id=info.id, text=text, synthetic=synthetic
+    )
+    return await ctx.add_message(info, part)

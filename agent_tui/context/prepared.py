@@ -1,0 +1,364 @@
+"""Summaries prepared in the background, so compaction need not stop the work.
+
+When a step ends past `compaction.prepare_at` of usable, the span that a compaction would
+summarise now is summarised by a background task (the same one summariser call, reading
+the same cached prefix) while the agent keeps working. It is saved as a `PreparedSummary`:
+the span by its length and newest message id, a fingerprint of its content, and the text.
+When the window fills up, compaction applies it at once if it still matches the start of
+the history (context/compaction.py): the steps after its span stay verbatim. Anything
+else — an undo or uncompact, an edited turn, another summariser model or agent, an age
+past `compaction.prepare_max_age` — discards it, and compaction summarises as before.
+Nothing is written until a summary is whole: a cancelled or crashed preparation leaves
+no trace but the cost the provider reported, which it never reports for an unfinished
+call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+from pathlib import Path
+
+from agent_tui.context.boundary import install
+from agent_tui.context.compaction_plan import instruction_text, select_span, whole_span_request
+from agent_tui.context.overflow import fits, prompt_and_output, tail_budget, usable_tokens
+from agent_tui.context.restate import restated_text
+from agent_tui.context.tokens import count_tokens
+from agent_tui.engine_context import EngineContext
+from agent_tui.events import MessageUpdated, PartUpdated
+from agent_tui.ids import message_id, now_ms, part_id
+from agent_tui.provider.limits import ModelInfo, cost_of, model_info
+from agent_tui.provider.stream import ModelRequest, StepFinish, TextDelta, stream_model
+from agent_tui.step.history import load_history
+from agent_tui.step.plan import latest_plan, plan_block
+from agent_tui.step.processor import StepOutcome
+from agent_tui.step.request import build_request, estimate_tokens, provider_scale
+from agent_tui.storage.models import (
+    AssistantMessage,
+    CompactionPart,
+    MessageWithParts,
+    PreparedSummary,
+    Session,
+    TextPart,
+    Tokens,
+    ToolPart,
+    ToolStateCompleted,
+    UserMessage,
+)
+from agent_tui.tool.todo import render_todos
+
+log = logging.getLogger(__name__)
+
+
+def fingerprint(messages: list[MessageWithParts]) -> str:
+    """What the summariser read of these messages, hashed. Prune's marks and a shortened
+    tail output are left out: the summary was written from the full outputs, which is
+    more, never less, than the model sees after a prune."""
+    digest = hashlib.sha256()
+    for message in messages:
+        digest.update(message.info.model_dump_json().encode())
+        for part in message.parts:
+            data = part.model_dump(mode="json")
+            if isinstance(part, ToolPart) and isinstance(part.state, ToolStateCompleted):
+                data["state"].pop("shortened", None)
+                data["state"].get("time", {}).pop("compacted", None)
+            digest.update(json.dumps(data, sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def summary_model(ctx: EngineContext, model: ModelInfo) -> ModelInfo:
+    configured = ctx.config.compaction.model
+    return model_info(configured, ctx.config) if configured else model
+
+
+def wanted(ctx: EngineContext, step: AssistantMessage, model: ModelInfo) -> bool:
+    """Whether the step just finished is past `prepare_at` of usable."""
+    config = ctx.config.compaction
+    usable = usable_tokens(model.limit, config)
+    if not config.auto or config.prepare_at <= 0 or usable == 0 or step.summary:
+        return False
+    return prompt_and_output(step.tokens) >= config.prepare_at * usable
+
+
+def start(ctx: EngineContext, session_id: str, model: ModelInfo, agent: str) -> bool:
+    """Start preparing in the background unless one runs for the session already (at
+    most one per session). Returns whether a preparation was started."""
+    running = ctx.preparing.get(session_id)
+    if running is not None and not running.done():
+        return False
+    task = asyncio.create_task(_prepare_logged(ctx, session_id, model, agent))
+    ctx.preparing[session_id] = task
+
+    def forget(done: asyncio.Task[None]) -> None:
+        if ctx.preparing.get(session_id) is done:
+            del ctx.preparing[session_id]
+
+    task.add_done_callback(forget)
+    return True
+
+
+def cancel(ctx: EngineContext, session_id: str | None = None) -> None:
+    """Stop the preparation of one session (Esc) or of all (quitting): it is discarded."""
+    for sid, task in list(ctx.preparing.items()):
+        if session_id is None or sid == session_id:
+            task.cancel()
+
+
+def running(ctx: EngineContext, session_id: str) -> bool:
+    task = ctx.preparing.get(session_id)
+    return task is not None and not task.done()
+
+
+async def wait_running(ctx: EngineContext, session_id: str) -> None:
+    """Until the session's running preparation (if any) is done: compaction waits only
+    for its remainder."""
+    task = ctx.preparing.get(session_id)
+    if task is not None and not task.done():
+        await asyncio.wait({task})
+
+
+async def _prepare_logged(
+    ctx: EngineContext, session_id: str, model: ModelInfo, agent: str
+) -> None:
+    try:
+        await prepare(ctx, session_id, model, agent)
+    except asyncio.CancelledError:
+        raise
+    except Exception:  # a failed preparation is only a compaction that will wait
+        log.warning("preparing a summary for %s failed", session_id, exc_info=True)
+
+
+def _pending_request(history: list[MessageWithParts]) -> bool:
+    answered = {m.info.parent_id for m in history if isinstance(m.info, AssistantMessage)}
+    return any(
+        isinstance(p, CompactionPart)
+        for m in history
+        if isinstance(m.info, UserMessage) and m.info.id not in answered
+        for p in m.parts
+    )
+
+
+async def prepare(
+    ctx: EngineContext, session_id: str, model: ModelInfo, agent: str
+) -> PreparedSummary | None:
+    """Summarise, now, the span a compaction would summarise at the threshold, keeping
+    only as much tail as the steps until the threshold will not add."""
+    config = ctx.config.compaction
+    session = await ctx.db.get_session(session_id)
+    history = await load_history(ctx, session)
+    if _pending_request(history):
+        return None  # a compaction is about to run anyway
+    if await valid_ready(ctx, session, history, model, agent) is not None:
+        return None  # the one already prepared still matches
+    last = max(
+        (m.info for m in history if isinstance(m.info, AssistantMessage) and m.info.finish),
+        key=lambda info: info.id,
+        default=None,
+    )
+    usable = usable_tokens(model.limit, config)
+    room = max(0, usable - prompt_and_output(last.tokens)) if last else usable
+    keep = max(0, tail_budget(model.limit, config) - room)
+    span = select_span(ctx, session, history, model, tail_tokens=keep)
+    if not span.new_content:
+        return None
+    writer = summary_model(ctx, model)
+    directory = Path(session.directory)
+    todos = await ctx.db.get_todos(session.id)
+    instruction = instruction_text(
+        ctx, directory, span.anchored, None, render_todos(todos) if todos else ""
+    )
+    plan = latest_plan(history)
+    if plan:
+        instruction += "\n\n" + plan_block(plan)
+    request, size = whole_span_request(ctx, session, span, writer, instruction)
+    if not fits(size, writer.limit, config):
+        return None  # a span for chunks: compaction summarises it as before
+    started = time.monotonic()
+    written = await _summarise(request)
+    if written is None:
+        return None
+    text, tokens = written
+    prepared = PreparedSummary(
+        id=part_id(),
+        session_id=session.id,
+        boundary=session.compaction_id,
+        last_id=span.summarised[-1].info.id,
+        messages=len(span.summarised),
+        fingerprint=fingerprint(span.summarised),
+        model=writer.id,
+        agent=agent,
+        text=text,
+        restated=span.restated,
+        tokens=tokens,
+        cost=cost_of(tokens, writer.prices),
+        seconds=round(time.monotonic() - started, 2),
+    )
+    await ctx.db.save_prepared(prepared)
+    log.info("prepared a summary of %d messages for %s", prepared.messages, session.id)
+    return prepared
+
+
+async def _summarise(request: ModelRequest) -> tuple[str, Tokens] | None:
+    """The summariser's text and usage; None when it answered with no text (a tool call
+    instead: compaction will ask again with tools off, as it does today)."""
+    texts: list[str] = []
+    tokens = Tokens()
+    async for event in stream_model(request):
+        if isinstance(event, TextDelta):
+            texts.append(event.text)
+        elif isinstance(event, StepFinish):
+            tokens = event.usage
+    text = "".join(texts).strip()
+    return (text, tokens) if text else None
+
+
+async def discard(ctx: EngineContext, prepared: PreparedSummary, reason: str) -> None:
+    prepared.status = "discarded"
+    prepared.reason = reason
+    await ctx.db.save_prepared(prepared)
+    log.info("discarded prepared summary %s: %s", prepared.id, reason)
+
+
+def _stale_reason(
+    ctx: EngineContext,
+    prepared: PreparedSummary,
+    session: Session,
+    history: list[MessageWithParts],
+    model: ModelInfo,
+    agent: str,
+) -> str | None:
+    """Why `prepared` no longer matches the start of `history`, or None."""
+    age = (now_ms() - prepared.created) / 1000
+    if prepared.session_id != session.id:
+        return "another session"
+    if prepared.boundary != session.compaction_id:
+        return "the history was compacted or uncompacted since"
+    max_age = ctx.config.compaction.prepare_max_age
+    if age > max_age:
+        return f"{age:.0f} s old (compaction.prepare_max_age is {max_age:.0f})"
+    writer = summary_model(ctx, model).id
+    if prepared.model != writer:
+        return f"written by {prepared.model}; the summary model is now {writer}"
+    if prepared.agent and agent and prepared.agent != agent:
+        return f"prepared for agent {prepared.agent}, the turn is {agent}'s"
+    span = history[: prepared.messages]
+    if len(span) < prepared.messages or span[-1].info.id != prepared.last_id:
+        return "what it covers was undone or changed"
+    if fingerprint(span) != prepared.fingerprint:
+        return "what it covers was undone or changed"
+    return None
+
+
+async def valid_ready(
+    ctx: EngineContext,
+    session: Session,
+    history: list[MessageWithParts],
+    model: ModelInfo,
+    agent: str,
+) -> PreparedSummary | None:
+    """The newest ready summary that still matches the start of `history`; older or
+    stale ones are discarded (with the reason) on the way."""
+    ready = await ctx.db.prepared_summaries(session.id, "ready")
+    found: PreparedSummary | None = None
+    for prepared in reversed(ready):
+        if found is not None:
+            await discard(ctx, prepared, "a newer one was prepared")
+            continue
+        reason = _stale_reason(ctx, prepared, session, history, model, agent)
+        if reason is None:
+            found = prepared
+        else:
+            await discard(ctx, prepared, reason)
+    return found
+
+
+def size_after(
+    ctx: EngineContext,
+    session: Session,
+    prior: list[MessageWithParts],
+    prepared: PreparedSummary,
+    model: ModelInfo,
+) -> tuple[int, int]:
+    """(the prompt once `prepared` is applied, the most it may be), as the provider counts:
+    the system prompt and tools, the summary, the restated words and every step after its
+    span verbatim. The most is `prepare_at` of usable: past it the next compaction would
+    follow at once, so the steps after the span are summarised too (the work waits)."""
+    config = ctx.config
+    directory = Path(session.directory)
+    tools = ctx.registry.definitions()
+    newer = prior[prepared.messages :]
+    request, _ = build_request(
+        newer, model=model.id, directory=directory, config=config, tools=tools
+    )
+    local = estimate_tokens(request.messages, request.tools, model.id)
+    local += count_tokens(prepared.text, model.id)
+    if prepared.restated:
+        local += count_tokens(restated_text(prepared.restated), model.id)
+    scale = provider_scale(prior, model=model.id, directory=directory, config=config, tools=tools)
+    usable = usable_tokens(model.limit, config.compaction)
+    return int(local * scale), int((config.compaction.prepare_at or 1.0) * usable)
+
+
+async def mark_used(ctx: EngineContext, prepared: PreparedSummary, request_id: str) -> None:
+    prepared.status = "used"
+    prepared.used_by = request_id
+    await ctx.db.save_prepared(prepared)
+
+
+async def apply(
+    ctx: EngineContext,
+    session: Session,
+    prior: list[MessageWithParts],
+    request_msg: MessageWithParts,
+    part: CompactionPart,
+    model: ModelInfo,
+    abort: asyncio.Event,
+) -> StepOutcome | None:
+    """Apply a summary prepared in the background if one still matches the start of the
+    history and what came after it fits: no summariser call, the work goes on at once.
+    A preparation still running is waited for (only its remainder). None: summarise as
+    before."""
+    task = ctx.preparing.get(session.id)
+    if task is not None and not task.done():
+        waiter = asyncio.ensure_future(abort.wait())
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        if abort.is_set():
+            return "aborted"
+    assert isinstance(request_msg.info, UserMessage)
+    found = await valid_ready(ctx, session, prior, model, request_msg.info.agent)
+    if found is None:
+        return None
+    size, most = size_after(ctx, session, prior, found, model)
+    if size > most:
+        await discard(
+            ctx, found, f"the steps after it do not fit: about {size:,} tokens, over {most:,}"
+        )
+        return None
+    todos = await ctx.db.get_todos(session.id)
+    summary = AssistantMessage(
+        id=message_id(),
+        session_id=session.id,
+        parent_id=request_msg.info.id,
+        model=found.model,
+        agent="compaction",
+        summary=True,
+        restated=found.restated,
+        todos=render_todos(todos) if todos else "",
+        plan=latest_plan(prior),
+        finish="stop",
+        completed=now_ms(),
+        tokens=found.tokens,
+        cost=found.cost,
+    )
+    text = TextPart(id=part_id(), session_id=session.id, message_id=summary.id, text=found.text)
+    await ctx.db.upsert_message(summary)
+    await ctx.db.upsert_part(text, flush=True)
+    ctx.publish(MessageUpdated(info=summary))
+    ctx.publish(PartUpdated(part=text))
+    await mark_used(ctx, found, request_msg.info.id)
+    await install(ctx, session, request_msg, part, model, summary, prior[found.messages :], None)
+    return "stop"

@@ -1,0 +1,228 @@
+"""Summaries prepared in the background (context/prepared.py): real loops through litellm
+against the fake server, which answers by what it is asked (a summary request or a step),
+so a preparation running beside the steps takes no step's reply."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_tui.context import prepared
+from agent_tui.events import Event, SessionStatus
+from agent_tui.session.engine import Engine
+from agent_tui.storage.models import AssistantMessage, TextPart, ToolPart
+from tests.compaction_scenario import GENERATOR, WINDOW, marker, marker_fate
+from tests.conftest import MODEL, write_config
+from tests.engine_helpers import is_summary_request, open_engine, run_cli, text_of
+from tests.fake_openai import Call, FakeOpenAI, Gated, Reply, Text, ToolCalls
+
+PREPARE = {"prepare_at": 0.8}
+
+
+@dataclass
+class Steps:
+    """Each step runs gen.py (50 lines, ~750 tokens, a marker line); a summary request is
+    answered PREPARED-n, held by `gate` when one is given (the first only)."""
+
+    steps: int
+    gate: threading.Event | None = None
+    made: int = 0
+    summaries: list[str] = field(default_factory=list)
+
+    def install(self, project: Path, server: FakeOpenAI) -> None:
+        (project / "gen.py").write_text(GENERATOR, encoding="utf-8")
+        server.responder = self.respond
+
+    def respond(self, body: dict[str, Any]) -> Reply:
+        if is_summary_request(body):
+            text = f"SUMMARY-{len(self.summaries) + 1}: " + "progress detail " * 100
+            self.summaries.append(text)
+            if self.gate is not None and len(self.summaries) == 1:
+                return Gated(Text(text), self.gate)
+            return Text(text)
+        if self.made >= self.steps:
+            return Text("All steps ran.")
+        n = self.made
+        self.made += 1
+        command = json.dumps({"command": f"python3 gen.py {n}"})
+        return ToolCalls([Call("bash", command, id=f"call_{n:03d}")], text=f"Step {n}.")
+
+
+def configure(project: Path, server: FakeOpenAI, **compaction: Any) -> None:
+    write_config(
+        project,
+        server,
+        models={MODEL: WINDOW},  # usable 16,000: preparing from 12,800
+        compaction={**PREPARE, **compaction},
+        max_steps=200,
+    )
+
+
+def normal_requests(server: FakeOpenAI) -> list[dict[str, Any]]:
+    return [r for r in server.requests if not is_summary_request(r)]
+
+
+async def summaries_in_force(engine: Engine, session_id: str) -> list[str]:
+    """Texts of the finished summary messages, oldest first."""
+    found = []
+    for message in await engine.ctx.db.all_messages(session_id):
+        info = message.info
+        if isinstance(info, AssistantMessage) and info.summary and info.finish:
+            found.append("".join(p.text for p in message.parts if isinstance(p, TextPart)))
+    return found
+
+
+def statuses(engine: Engine) -> list[str]:
+    seen: list[str] = []
+
+    def listen(event: Event) -> None:
+        if isinstance(event, SessionStatus):
+            seen.append(event.status)
+
+    engine.ctx.bus.subscribe(listen)
+    return seen
+
+
+async def test_applied_at_once_and_every_step_after_its_span_is_verbatim(
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configure(isolated, fake_llm)
+    steps = Steps(40)
+    steps.install(isolated, fake_llm)
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+        result = await engine.prompt(session.id, "Run gen.py for steps 0 to 39.")
+        assert result is not None and result.outcome == "stop", result
+        rows = await engine.ctx.db.prepared_summaries(session.id)
+        used = [p for p in rows if p.status == "used"]
+        in_force = await summaries_in_force(engine, session.id)
+        messages = await engine.ctx.db.all_messages(session.id)
+    assert result.compactions >= 2
+    # Every compaction applied a prepared summary: no summariser call at the threshold.
+    assert len(used) == result.compactions, [(p.status, p.reason) for p in rows]
+    assert in_force == [p.text for p in used]
+    assert len(steps.summaries) == len(rows)
+    # The steps after the first prepared span are verbatim in the first request after it.
+    first = used[0]
+    after_ids = [m for m in messages if first.last_id < m.info.id < first.used_by]
+    tail_calls = [p.call_id for m in after_ids for p in m.parts if isinstance(p, ToolPart)]
+    assert tail_calls, "steps ran while the summary was prepared"
+    after = next(
+        r for r in normal_requests(fake_llm) if first.text in json.dumps(r["messages"])
+    )
+    results = {m["tool_call_id"]: m["content"] for m in after["messages"] if m["role"] == "tool"}
+    for message in after_ids:
+        for part in message.parts:
+            if isinstance(part, ToolPart):
+                assert results[part.call_id] == part.state.output  # verbatim, in full
+    # Nothing between the span's end and the tail is lost: every marker reached a
+    # summariser, a request right after a compaction, or the final request.
+    fate = marker_fate(list(fake_llm.requests), 40)
+    assert fate["lost"] == 0, fate
+    assert all(marker(n) in json.dumps(fake_llm.requests) for n in range(40))
+    # sessions --json counts them.
+    code, out, _ = await asyncio.to_thread(run_cli, capsys, "sessions", "--json")
+    assert code == 0
+    row = json.loads(out)[0]["prepared_summaries"]
+    assert row == {"prepared": len(rows), "used": len(used), "discarded": len(rows) - len(used)}
+
+
+async def test_a_preparation_overtaken_by_an_undo_is_not_used(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    configure(isolated, fake_llm)
+    steps = Steps(17)  # ~13,000 tokens: past prepare_at, short of the threshold
+    steps.install(isolated, fake_llm)
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+        await engine.prompt(session.id, "first part")
+        await prepared.wait_running(engine.ctx, session.id)
+        (early,) = await engine.ctx.db.prepared_summaries(session.id)
+        assert early.status == "ready"
+        await engine.undo(session.id)  # takes back the turn the preparation covers
+        steps.steps, steps.made = 40, 0
+        result = await engine.prompt(session.id, "second attempt")
+        assert result is not None and result.outcome == "stop"
+        assert result.compactions >= 1
+        rows = {p.id: p for p in await engine.ctx.db.prepared_summaries(session.id)}
+        in_force = await summaries_in_force(engine, session.id)
+    assert rows[early.id].status == "discarded"
+    assert "undone or changed" in rows[early.id].reason
+    assert early.text not in in_force
+
+
+async def test_one_older_than_the_max_age_is_not_used(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    configure(isolated, fake_llm, prepare_max_age=0)
+    steps = Steps(30)
+    steps.install(isolated, fake_llm)
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+        result = await engine.prompt(session.id, "go")
+        assert result is not None and result.outcome == "stop"
+        rows = await engine.ctx.db.prepared_summaries(session.id)
+        in_force = await summaries_in_force(engine, session.id)
+    assert result.compactions >= 1 and rows
+    assert all(p.status == "discarded" and "s old" in p.reason for p in rows)
+    assert not set(in_force) & {p.text for p in rows}
+
+
+async def test_threshold_during_a_preparation_waits_only_for_its_remainder(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    configure(isolated, fake_llm)
+    gate = threading.Event()
+    steps = Steps(30, gate=gate)
+    steps.install(isolated, fake_llm)
+    async with open_engine() as engine:
+        seen = statuses(engine)
+        session = await engine.new_session(isolated)
+        run = asyncio.create_task(engine.prompt(session.id, "go"))
+        while "compacting" not in seen:  # the threshold came while the summary is held
+            assert not run.done(), run
+            await asyncio.sleep(0.02)
+        steps_at_threshold = steps.made
+        assert len(steps.summaries) == 1  # only the preparation: no second summariser call
+        gate.set()
+        result = await run
+        rows = await engine.ctx.db.prepared_summaries(session.id)
+        in_force = await summaries_in_force(engine, session.id)
+    assert result is not None and result.outcome == "stop"
+    assert steps_at_threshold > 17  # the agent kept working while it was written
+    assert rows[0].status == "used" and in_force[0] == steps.summaries[0].strip()
+
+
+async def test_esc_during_a_preparation_leaves_the_session_as_it_was(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    configure(isolated, fake_llm)
+    gate = threading.Event()
+    steps = Steps(40, gate=gate)
+    steps.install(isolated, fake_llm)
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+        run = asyncio.create_task(engine.prompt(session.id, "go"))
+        while not steps.summaries:
+            await asyncio.sleep(0.02)
+        assert engine.abort(session.id)
+        result = await run
+        assert result is not None and result.outcome == "aborted"
+        await asyncio.sleep(0)  # the cancelled preparation unwinds
+        assert not engine.ctx.preparing
+        gate.set()
+        assert await engine.ctx.db.prepared_summaries(session.id) == []
+        stored = await engine.ctx.db.get_session(session.id)
+        assert stored.compaction_id is None
+        # The session goes on as before: the next turn works and nothing was lost.
+        steps.steps, steps.made = 0, 0
+        result = await engine.prompt(session.id, "status?")
+        assert result is not None and result.outcome == "stop"
+        texts = [text_of(m) for m in normal_requests(fake_llm)[-1]["messages"]]
+    assert any(t == "go" for t in texts) and any(t.startswith("status?") for t in texts)
