@@ -28,6 +28,7 @@ from agent_tui.context.overflow import fits, prompt_and_output, tail_budget, usa
 from agent_tui.context.restate import restated_text
 from agent_tui.context.tokens import count_tokens
 from agent_tui.engine_context import EngineContext
+from agent_tui.errors import CompactionError
 from agent_tui.events import MessageUpdated, PartUpdated
 from agent_tui.ids import message_id, now_ms, part_id
 from agent_tui.provider.limits import ModelInfo, cost_of, model_info
@@ -142,33 +143,44 @@ def _pending_request(history: list[MessageWithParts]) -> bool:
 
 
 async def prepare(
-    ctx: EngineContext, session_id: str, model: ModelInfo, agent: str
+    ctx: EngineContext,
+    session_id: str,
+    model: ModelInfo,
+    agent: str,
+    *,
+    review: bool = False,
+    instructions: str | None = None,
 ) -> PreparedSummary | None:
     """Summarise, now, the span a compaction would summarise at the threshold, keeping
-    only as much tail as the steps until the threshold will not add."""
+    only as much tail as the steps until the threshold will not add. `review`: the span
+    a manual /compact summarises (the usual tail), for the person to apply or discard."""
     config = ctx.config.compaction
     session = await ctx.db.get_session(session_id)
     history = await load_history(ctx, session)
-    if _pending_request(history):
-        return None  # a compaction is about to run anyway
-    if await valid_ready(ctx, session, history, model, agent) is not None:
-        return None  # the one already prepared still matches
-    last = max(
-        (m.info for m in history if isinstance(m.info, AssistantMessage) and m.info.finish),
-        key=lambda info: info.id,
-        default=None,
-    )
-    usable = usable_tokens(model.limit, config)
-    room = max(0, usable - prompt_and_output(last.tokens)) if last else usable
-    keep = max(0, tail_budget(model.limit, config) - room)
+    keep: int | None = None  # the usual tail
+    if not review:
+        if _pending_request(history):
+            return None  # a compaction is about to run anyway
+        if await valid_ready(ctx, session, history, model, agent) is not None:
+            return None  # the one already prepared still matches
+        last = max(
+            (m.info for m in history if isinstance(m.info, AssistantMessage) and m.info.finish),
+            key=lambda info: info.id,
+            default=None,
+        )
+        usable = usable_tokens(model.limit, config)
+        room = max(0, usable - prompt_and_output(last.tokens)) if last else usable
+        keep = max(0, tail_budget(model.limit, config) - room)
     span = select_span(ctx, session, history, model, tail_tokens=keep)
     if not span.new_content:
+        if review:
+            raise CompactionError("Nothing to compact yet: the session has no new messages.")
         return None
     writer = summary_model(ctx, model)
     directory = Path(session.directory)
     todos = await ctx.db.get_todos(session.id)
     instruction = instruction_text(
-        ctx, directory, span.anchored, None, render_todos(todos) if todos else ""
+        ctx, directory, span.anchored, instructions, render_todos(todos) if todos else ""
     )
     plan = latest_plan(history)
     if plan:
@@ -195,6 +207,7 @@ async def prepare(
         tokens=tokens,
         cost=cost_of(tokens, writer.prices),
         seconds=round(time.monotonic() - started, 2),
+        review=review,
     )
     await ctx.db.save_prepared(prepared)
     log.info("prepared a summary of %d messages for %s", prepared.messages, session.id)
@@ -237,7 +250,7 @@ def _stale_reason(
     if prepared.boundary != session.compaction_id:
         return "the history was compacted or uncompacted since"
     max_age = ctx.config.compaction.prepare_max_age
-    if age > max_age:
+    if age > max_age and not prepared.review:  # a reviewed one waited for the person
         return f"{age:.0f} s old (compaction.prepare_max_age is {max_age:.0f})"
     writer = summary_model(ctx, model).id
     if prepared.model != writer:
@@ -354,7 +367,9 @@ async def apply(
         tokens=found.tokens,
         cost=found.cost,
     )
-    text = TextPart(id=part_id(), session_id=session.id, message_id=summary.id, text=found.text)
+    text = TextPart(
+        id=part_id(), session_id=session.id, message_id=summary.id, text=found.edited or found.text
+    )
     await ctx.db.upsert_message(summary)
     await ctx.db.upsert_part(text, flush=True)
     ctx.publish(MessageUpdated(info=summary))

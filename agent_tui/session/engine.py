@@ -37,6 +37,7 @@ from agent_tui.storage.models import (
     FilePart,
     MessageWithParts,
     Part,
+    PreparedSummary,
     Session,
     TextPart,
     ToolPart,
@@ -326,6 +327,56 @@ class Engine:
         if busy:
             return None
         return await self.run(session_id, lock=lock)
+
+    async def summary_for_review(
+        self, session_id: str, instructions: str | None = None, *, model: str | None = None
+    ) -> PreparedSummary | None:
+        """A manual /compact with `compaction.review`: write the summary the compaction
+        would apply, without applying it (the person applies, edits or discards it with
+        `apply_reviewed` / `discard_reviewed`). None when it cannot be written in one call
+        (a span for chunks): then compact as usual."""
+        model = model or await self.session_model(session_id)
+        await check_credentials(self.ctx.config.compaction.model or model, self.ctx.config)
+        with self._idle(session_id, "writing a summary to review"):
+            await load_litellm()
+            info = await asyncio.to_thread(model_info, model, self.ctx.config)
+            history = await load_history(self.ctx, await self.ctx.db.get_session(session_id))
+            users = [m.info for m in history if isinstance(m.info, UserMessage)]
+            agent = max(users, key=lambda u: u.id).agent if users else DEFAULT_AGENT
+            return await prepared.prepare(
+                self.ctx, session_id, info, agent, review=True, instructions=instructions
+            )
+
+    async def apply_reviewed(
+        self, session_id: str, summary: PreparedSummary, text: str | None = None
+    ) -> LoopResult | None:
+        """Apply a reviewed summary (`text`: the person's edit; the original is kept)."""
+        if text is not None and text.strip() and text.strip() != summary.text.strip():
+            summary.edited = text.strip()
+        prepared.cancel(self.ctx, session_id)  # only this one is applied
+        for other in await self.ctx.db.prepared_summaries(session_id, "ready"):
+            if other.id != summary.id:
+                await prepared.discard(self.ctx, other, "the person applied a reviewed one")
+        await self.ctx.db.save_prepared(summary)
+        busy, lock = self._claim(session_id)
+        try:
+            request = await compaction.create_request(
+                self.ctx,
+                session_id,
+                auto=False,
+                model=await self.session_model(session_id),
+                agent=summary.agent or DEFAULT_AGENT,
+            )
+        except BaseException:
+            self._unclaim(session_id, lock)
+            raise
+        self._newest[session_id] = request.info.id
+        if busy:
+            return None
+        return await self.run(session_id, lock=lock)
+
+    async def discard_reviewed(self, summary: PreparedSummary) -> None:
+        await prepared.discard(self.ctx, summary, "the person discarded it in the review")
 
     async def compaction_plan(
         self, session_id: str, instructions: str | None = None, *, model: str | None = None

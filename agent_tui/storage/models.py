@@ -318,6 +318,10 @@ class PreparedSummary(_Model):
     """Why it was discarded (stale, too old, overtaken)."""
     used_by: str | None = None
     """The compaction request that applied it."""
+    review: bool = False
+    """Written for a manual /compact with `compaction.review` (the person applies it)."""
+    edited: str | None = None
+    """The person's edit in the review: what the model sees (`text` stays the original)."""
 
 
 class SessionExport(_Model):

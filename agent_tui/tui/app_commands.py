@@ -15,6 +15,7 @@ from agent_tui.provider.defaults import model_catalog
 from agent_tui.storage.sessions import session_tree
 from agent_tui.tui import slash_commands
 from agent_tui.tui.model_screen import ModelScreen
+from agent_tui.tui.review_screen import ReviewScreen
 from agent_tui.tui.sessions_screen import SessionRow, SessionsScreen
 from agent_tui.tui.slash_commands import COMMANDS, SlashCommand
 from agent_tui.tui.text_screen import TextScreen
@@ -128,10 +129,32 @@ class AppCommands:
             # queued input; what is typed next does not wait for it.
             saved.set()
             await self.engine.wait_idle(self.session.id)
+            if self.engine.ctx.config.compaction.review and await self._review_summary(
+                instructions
+            ):
+                return
             await self.engine.compact(self.session.id, instructions, model=self.model_override)
 
         # After the messages typed before it are saved (its request follows them).
         self._guard(lambda: self.submissions.run(compact))
+
+    async def _review_summary(self: AgentApp, instructions: str | None) -> bool:
+        """`compaction.review`: the summary is shown before it is applied. False when it
+        could not be written in one call (compact as usual then)."""
+        assert self.session is not None
+        self.notify("Writing the summary for you to review…", timeout=5)
+        summary = await self.engine.summary_for_review(
+            self.session.id, instructions, model=self.model_override
+        )
+        if summary is None:
+            return False
+        answer = await self.push_screen_wait(ReviewScreen(summary.text))
+        if answer.choice == "discard":
+            await self.engine.discard_reviewed(summary)
+            self.notify("Summary discarded: the conversation is as it was.")
+            return True
+        await self.engine.apply_reviewed(self.session.id, summary, answer.text)
+        return True
 
     def action_uncompact(self: AgentApp) -> None:
         async def uncompact() -> None:
