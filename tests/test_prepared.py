@@ -21,6 +21,7 @@ from tests.compaction_scenario import GENERATOR, WINDOW, marker, marker_fate
 from tests.conftest import MODEL, write_config
 from tests.engine_helpers import is_summary_request, open_engine, run_cli, text_of
 from tests.fake_openai import Call, FakeOpenAI, Gated, Reply, Text, ToolCalls
+from tests.test_faults_crash import STARTUP_TIMEOUT, db_rows, kill9, reaped, spawn, wait_for
 
 PREPARE = {"prepare_at": 0.8}
 
@@ -226,3 +227,25 @@ async def test_esc_during_a_preparation_leaves_the_session_as_it_was(
         assert result is not None and result.outcome == "stop"
         texts = [text_of(m) for m in normal_requests(fake_llm)[-1]["messages"]]
     assert any(t == "go" for t in texts) and any(t.startswith("status?") for t in texts)
+
+
+def test_kill_9_during_a_preparation_leaves_the_session_as_it_was(
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configure(isolated, fake_llm)
+    gate = threading.Event()  # the summary is held until the process is gone
+    steps = Steps(40, gate=gate)
+    steps.install(isolated, fake_llm)
+    with reaped(spawn(isolated, "run", "go")) as proc:
+        wait_for(lambda: bool(steps.summaries), "a preparation in flight", STARTUP_TIMEOUT)
+        made = steps.made
+        kill9(proc)
+    gate.set()
+    assert db_rows("SELECT count(*) FROM prepared_summary") == [(0,)]
+    assert db_rows("SELECT compaction_id FROM session") == [(None,)]
+    # Nothing is half-applied: `run --continue` goes on from the steps that ran.
+    steps.steps = made
+    code, _, err = run_cli(capsys, "run", "--continue", "go on")
+    assert code == 0, err
+    last = json.dumps(normal_requests(fake_llm)[-1]["messages"])
+    assert marker(0) in last and "go on" in last
