@@ -84,13 +84,15 @@ def wanted(ctx: EngineContext, step: AssistantMessage, model: ModelInfo) -> bool
     return prompt_and_output(step.tokens) >= config.prepare_at * usable
 
 
-def start(ctx: EngineContext, session_id: str, model: ModelInfo, agent: str) -> bool:
-    """Start preparing in the background unless one runs for the session already (at
-    most one per session). Returns whether a preparation was started."""
+def start(ctx: EngineContext, step: AssistantMessage, model: ModelInfo, agent: str) -> bool:
+    """Start preparing in the background, from the history up to `step` (the step just
+    finished: the next one, already under way, is not the summariser's), unless one runs
+    for the session already (at most one per session). Returns whether one started."""
+    session_id = step.session_id
     running = ctx.preparing.get(session_id)
     if running is not None and not running.done():
         return False
-    task = asyncio.create_task(_prepare_logged(ctx, session_id, model, agent))
+    task = asyncio.create_task(_prepare_logged(ctx, session_id, model, agent, step.id))
     ctx.preparing[session_id] = task
 
     def forget(done: asyncio.Task[None]) -> None:
@@ -108,11 +110,6 @@ def cancel(ctx: EngineContext, session_id: str | None = None) -> None:
             task.cancel()
 
 
-def running(ctx: EngineContext, session_id: str) -> bool:
-    task = ctx.preparing.get(session_id)
-    return task is not None and not task.done()
-
-
 async def wait_running(ctx: EngineContext, session_id: str) -> None:
     """Until the session's running preparation (if any) is done: compaction waits only
     for its remainder."""
@@ -122,10 +119,10 @@ async def wait_running(ctx: EngineContext, session_id: str) -> None:
 
 
 async def _prepare_logged(
-    ctx: EngineContext, session_id: str, model: ModelInfo, agent: str
+    ctx: EngineContext, session_id: str, model: ModelInfo, agent: str, upto: str
 ) -> None:
     try:
-        await prepare(ctx, session_id, model, agent)
+        await prepare(ctx, session_id, model, agent, upto=upto)
     except asyncio.CancelledError:
         raise
     except Exception:  # a failed preparation is only a compaction that will wait
@@ -150,6 +147,7 @@ async def prepare(
     *,
     review: bool = False,
     instructions: str | None = None,
+    upto: str | None = None,
 ) -> PreparedSummary | None:
     """Summarise, now, the span a compaction would summarise at the threshold, keeping
     only as much tail as the steps until the threshold will not add. `review`: the span
@@ -157,6 +155,8 @@ async def prepare(
     config = ctx.config.compaction
     session = await ctx.db.get_session(session_id)
     history = await load_history(ctx, session)
+    if upto is not None:  # nothing newer than the step that asked for it
+        history = [m for m in history if m.info.id <= upto]
     keep: int | None = None  # the usual tail
     if not review:
         if _pending_request(history):

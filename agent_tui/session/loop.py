@@ -352,7 +352,7 @@ class SessionLoop:
             )
             outcome = await processor.run(request, estimate)
             if self._prepare_after(outcome) and prepared.wanted(self.ctx, assistant, model):
-                prepared.start(self.ctx, self.session_id, model, agent.name)
+                prepared.start(self.ctx, assistant, model, agent.name)
             if not counter_ready(model_id):  # deferred by _estimate: load it now, off the loop
                 await asyncio.to_thread(counter_for, model_id)
             self.result.outcome = outcome
