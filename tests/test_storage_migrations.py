@@ -46,6 +46,7 @@ async def make_v1_database(path: Path):
         conn.execute("DROP TABLE part_fts")
         conn.execute("DROP TABLE search_state")
         conn.execute("DROP TABLE todo")
+        conn.execute("DROP TABLE prepared_summary")
         conn.execute("UPDATE schema_version SET version = 1")
     return exported
 
@@ -111,7 +112,7 @@ async def test_a_failing_migration_is_rolled_back(
     assert "half_done" not in tables_of(path)
     assert "pinned" not in columns_of(path, "session")
 
-    monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
+    monkeypatch.undo()  # a working upgrade, later, finds everything there
     async with await Database.open(path) as db:
         assert await db.export_session(exported.session.id) == exported
 
@@ -123,4 +124,4 @@ async def test_an_old_database_is_indexed_for_recall_in_the_background(tmp_path:
         await db.wait_indexed()
         hits = await db.search_parts(exported.session.id, "kept")
     assert [hit.excerpt for hit in hits] == ["kept"]
-    assert version_of(path) == schema.latest_version() == 3
+    assert version_of(path) == schema.latest_version() == 4
