@@ -24,6 +24,9 @@ examples:
   agent-tui compact --continue "keep the list of failing tests"
   agent-tui compact --dry-run --continue
   agent-tui uncompact --continue
+  agent-tui pin --continue                   pin the agent's newest reply (kept through compaction)
+  agent-tui pin --continue --list            the pins, and the newest ids you can pin
+  agent-tui pin --continue --remove prt_…    unpin
   agent-tui undo --continue                  restore the files of the newest turn
   agent-tui redo --continue
   agent-tui context
@@ -126,6 +129,25 @@ def build_parser() -> argparse.ArgumentParser:
         "uncompact", help="take back the newest compaction (if the history fits)"
     )
     _session_args(uncompact)
+
+    pin = commands.add_parser(
+        "pin",
+        help="pin a message or tool result: restated verbatim after every compaction",
+        description="Pin a message (yours or the agent's) or a tool result: after every "
+        "compaction it is restated verbatim, within compaction.pin_tokens (what does not fit "
+        "is named instead). Ids: msg_… (a message) or prt_… (a tool result), as --list, the "
+        "app's /pin list and `agent-tui export` show them.",
+    )
+    _session_args(pin, model=False)
+    pin.add_argument(
+        "item",
+        nargs="?",
+        metavar="MESSAGE_OR_PART_ID",
+        help="what to pin (default: the agent's newest message; with --remove: the only pin)",
+    )
+    pin_mode = pin.add_mutually_exclusive_group()
+    pin_mode.add_argument("--list", action="store_true", help="list the pins and their tokens")
+    pin_mode.add_argument("--remove", action="store_true", help="unpin instead")
 
     for name, text in (
         ("undo", "undo the newest turn: restore the files it changed, hide it from the model"),

@@ -1,4 +1,4 @@
-"""Headless commands: run, sessions, export, compact, uncompact, undo, redo, context."""
+"""Headless commands: run, sessions, export, compact, uncompact, pin, undo, redo, context."""
 
 from __future__ import annotations
 
@@ -78,6 +78,7 @@ def dispatch(args: argparse.Namespace, config: Config | None = None) -> int:
         "export": _export,
         "compact": _compact,
         "uncompact": _uncompact,
+        "pin": _pin,
         "undo": _undo,
         "redo": _redo,
         "context": _context,
@@ -247,6 +248,23 @@ async def _uncompact(args: argparse.Namespace, config: Config) -> int:
         f"(about {done.estimated:,} of {done.usable:,} usable tokens). The summary stays "
         "in the session, marked reverted."
     )
+    return 0
+
+
+async def _pin(args: argparse.Namespace, config: Config) -> int:
+    if args.list and args.item:
+        raise UsageError(
+            f"agent-tui pin --list takes no id (got {args.item!r}): it lists every pin. "
+            "To pin: agent-tui pin --continue ID; to unpin: agent-tui pin --continue --remove ID."
+        )
+    async with open_engine(config, args.command) as engine:
+        session = await resolve_session(engine, args.session, args.cont, create=False)
+        if args.list:
+            print((await engine.pin_list(session.id)).render())
+            return 0
+        act = engine.unpin if args.remove else engine.pin
+        change = await act(session.id, args.item)
+    print(change.message())
     return 0
 
 

@@ -155,6 +155,10 @@ class CompactionConfig(_Strict):
     user_tokens: int | None = Field(default=None, ge=0)
     """The person's own messages restated verbatim after a summary (default 5% of usable,
     at most 10,000)."""
+    pin_tokens: int | None = Field(default=None, ge=0)
+    """Pinned messages and tool results restated verbatim after every summary (default
+    10% of usable, between 1,000 and 20,000; 20,000 when the window is unknown); pins
+    that do not fit are named instead, with a notice."""
     prompt: str | None = None
     """A file path or the text of a prompt replacing prompts/compaction.txt."""
     model: str | None = None
@@ -251,6 +255,8 @@ class KeybindsConfig(_Strict):
     """(leader) undo the newest turn: restore its files, put its prompt back."""
     redo: str = "r"
     """(leader) redo the turn undone last."""
+    pin: str = "p"
+    """(leader) pin or unpin a message or tool result (the list of /pin)."""
     agent_cycle: str = "a"
     """(leader) switch to the next primary agent (build, plan, ...); Tab in an empty prompt too."""
     permission_mode: str = "e"

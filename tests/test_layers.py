@@ -7,7 +7,8 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "agent_tui"
-CONTEXT_LEAVES = {"tokens", "overflow", "restate"}  # step/ counts and renders with these
+CONTEXT_LEAVES = {"tokens", "overflow", "restate", "pins", "ledger", "carry"}
+"""What step/ counts and renders with (carry: the pins and file ledger after a summary)."""
 
 
 def imports_of(path: Path) -> set[str]:

@@ -10,6 +10,7 @@ from agent_tui import paths
 from agent_tui.agents import DEFAULT_AGENT
 from agent_tui.context import prepared
 from agent_tui.context.boundary import install
+from agent_tui.context.carry import carry_into
 from agent_tui.context.compaction_plan import (
     SUMMARY_REQUEST,
     chunk_plan,
@@ -164,6 +165,7 @@ async def process(
         )
     if outcome != "stop":
         return outcome
+    await carry_into(ctx, session, summary, summarised, model)  # pins and the file ledger
     shorten = span.tail_tokens if span.oversize else None
     await install(ctx, session, request_msg, part, model, summary, tail, replay, shorten)
     return "stop"

@@ -12,7 +12,7 @@ budget keeps the most useful and everything else is cleared. Cleared first to la
 
 The budget is spent in the reverse order, newest first within each rank, so with all
 outputs of one rank this is the plain newest-first cut. Calls that ended in an error
-(`ToolStateError`) and protected tools are never cleared.
+(`ToolStateError`), protected tools and pinned results are never cleared.
 """
 
 from __future__ import annotations
@@ -155,7 +155,8 @@ def _collect(
                 continue
             path = _file_of(part)
             prunable = isinstance(part.state, ToolStateCompleted)
-            if walked and prunable and part.tool not in config.protected_tools:
+            protected = part.tool in config.protected_tools or part.pinned is not None
+            if walked and prunable and not protected:
                 if part.state.time.compacted:
                     return found
                 found.append(_candidate(part, path, later, model))

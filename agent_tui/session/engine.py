@@ -23,10 +23,12 @@ from agent_tui.provider import windows
 from agent_tui.provider.auth import check_credentials
 from agent_tui.provider.limits import model_info
 from agent_tui.provider.loader import load_litellm
+from agent_tui.session import pins
 from agent_tui.session import undo as turns
 from agent_tui.session.follow import Follower, run_until_read
 from agent_tui.session.loop import LoopResult
 from agent_tui.session.mentions import resolve_mentions
+from agent_tui.session.pins import PinChange, PinList
 from agent_tui.session.shell import run_person_command
 from agent_tui.session.subagent import Subagents
 from agent_tui.session.title import default_title, generate_title
@@ -416,6 +418,25 @@ class Engine:
             await load_litellm()  # credentials and model info need it: never on the event loop
             info = await asyncio.to_thread(model_info, model, self.ctx.config)
             return await uncompact(self.ctx, session, info)
+
+    # ---- pins -----------------------------------------------------------------------
+
+    async def pin(self, session_id: str, item_id: str | None = None) -> PinChange:
+        """Pin a message or tool result (default: the agent's newest message with text):
+        restated verbatim after every compaction. Allowed while the agent works: the
+        model sees nothing change until the next compaction."""
+        return await pins.set_pin(
+            self.ctx, await self.ctx.db.get_session(session_id), item_id, pinned=True
+        )
+
+    async def unpin(self, session_id: str, item_id: str | None = None) -> PinChange:
+        """Unpin (default: the only pin); compactions from the next one on leave it out."""
+        return await pins.set_pin(
+            self.ctx, await self.ctx.db.get_session(session_id), item_id, pinned=False
+        )
+
+    async def pin_list(self, session_id: str) -> PinList:
+        return await pins.pin_list(self.ctx, await self.ctx.db.get_session(session_id))
 
     # ---- undo / redo of turns (files included) --------------------------------------
 

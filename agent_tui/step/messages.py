@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agent_tui.context.carry import after_summary_blocks
 from agent_tui.context.restate import BRIDGE_TEXT, TODOS_RESTATED, restated_text, todos_block
 from agent_tui.step.media import (
     ImagePlacement,
@@ -261,12 +262,14 @@ def to_model_messages(
             out.extend(produced)
             info = message.info
             after_summary = bool(produced) and isinstance(info, AssistantMessage) and info.summary
-            if after_summary and (info.restated or info.todos or info.plan):
+            carried = after_summary_blocks(info) if after_summary else []  # pins, file ledger
+            if after_summary and (info.restated or info.todos or info.plan or carried):
                 texts = [restated_text(info.restated)] if info.restated else []
                 if info.todos:
                     texts.append(todos_block(info.todos, TODOS_RESTATED))
                 if info.plan:
                     texts.append(plan_block(info.plan, PLAN_RESTATED))
+                texts.extend(carried)
                 content = [{"type": "text", "text": text} for text in texts]
                 out.append({"role": "user", "content": content})
                 after_summary = False

@@ -35,6 +35,7 @@ from agent_tui.step.retry import retry_delay, sleep_unless
 from agent_tui.storage.models import (
     AssistantMessage,
     ErrorInfo,
+    FileChange,
     Part,
     PatchPart,
     ReasoningPart,
@@ -317,11 +318,15 @@ class StepProcessor:
         (every change, bash included, when snapshots work; else what edit/write reported)."""
         after = await self._track() if before is not None else None
         snapshots = self.ctx.snapshots(self.directory)
+        changes: list[FileChange] = []
         if before is not None and after is not None and snapshots is not None:
             with contextlib.suppress(SnapshotError):
-                changed = await snapshots.changed_files(before, after)
+                changes = await snapshots.changes(before, after)
+                changed = [c.path for c in changes]
         if changed:
-            patch = PatchPart(**self._ids(), files=changed, before=before, after=after)
+            patch = PatchPart(
+                **self._ids(), files=changed, changes=changes, before=before, after=after
+            )
             await self._save(patch, flush=True)
 
     async def _run_tools(self) -> None:

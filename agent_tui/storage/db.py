@@ -28,6 +28,7 @@ from agent_tui.storage import rows, sqlite_errors
 from agent_tui.storage.connection import open_connection
 from agent_tui.storage.history_cache import HistoryCache
 from agent_tui.storage.models import Message, MessageWithParts, Part, SessionExport
+from agent_tui.storage.pins import PinQueries
 from agent_tui.storage.prepared import PreparedQueries
 from agent_tui.storage.recovery import RecoveryQueries
 from agent_tui.storage.search import INDEX_PART, SearchQueries, searchable_text
@@ -54,7 +55,9 @@ class WriterStats:
     flush_seconds: float = 0.0
 
 
-class Database(SessionQueries, RecoveryQueries, SearchQueries, TodoQueries, PreparedQueries):
+class Database(
+    SessionQueries, RecoveryQueries, SearchQueries, TodoQueries, PreparedQueries, PinQueries
+):
     """The agent-tui session store. Create with `await Database.open(path)`."""
 
     def __init__(self, conn: aiosqlite.Connection, path: Path, flush_interval: float) -> None:

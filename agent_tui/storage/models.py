@@ -62,11 +62,42 @@ class UserMessage(_Model):
     undone: bool = False
     """The turn this message started was undone (`/undo`): hidden from the model and the
     view, kept in the database until a redo brings it back."""
+    pinned: int | None = None
+    """When the person pinned it (ms): its text is restated verbatim after every summary
+    (context/pins.py); None when not pinned."""
 
 
 class ErrorInfo(_Model):
     kind: str
     message: str
+
+
+class PinnedText(_Model):
+    """A pinned message or tool result as a summary restates it (context/pins.py)."""
+
+    id: str
+    """The message (the person's or the agent's words) or tool part pinned."""
+    kind: Literal["person", "agent", "tool"]
+    label: str = ""
+    """What it is, in a few words (a tool's name and input, the first words of a message)."""
+    tool: str = ""
+    call: str = ""
+    """A tool result's call input, as JSON."""
+    text: str = ""
+    """The words, or the tool's result, verbatim (empty when it did not fit the budget)."""
+    tokens: int = 0
+
+
+class FileRecord(_Model):
+    """One file in a summary's ledger (context/ledger.py): what the session did to it."""
+
+    path: str
+    """Relative to the session's directory when inside it, else absolute."""
+    actions: list[Literal["read", "created", "edited", "deleted"]] = Field(default_factory=list)
+    """In the order they first happened; of created / deleted the later one is last."""
+    added: int = 0
+    removed: int = 0
+    """Lines added and removed over all the changes (from snapshots, else the tools)."""
 
 
 class AssistantMessage(_Model):
@@ -107,6 +138,17 @@ class AssistantMessage(_Model):
     """On a summary: the compaction was undone; the history before it is back."""
     undone: bool = False
     """The turn this step belongs to was undone (`/undo`): hidden from the model."""
+    pinned: int | None = None
+    """When the person pinned this step's text (ms); restated after every summary."""
+    pins: list[PinnedText] = Field(default_factory=list)
+    """On a summary: the pinned messages and tool results restated verbatim after it."""
+    pins_left_out: list[PinnedText] = Field(default_factory=list)
+    """On a summary: pins over `pin_budget`, named after it (never silently dropped)."""
+    pin_budget: int = 0
+    """On a summary: the tokens pins could take when it was written."""
+    ledger: list[FileRecord] = Field(default_factory=list)
+    """On a summary: every file read, created, edited or deleted in what it replaces,
+    the earlier summaries' ledgers included; restated after it, written by code."""
 
 
 Message = Annotated[UserMessage | AssistantMessage, Field(discriminator="role")]
@@ -217,6 +259,9 @@ class ToolPart(_PartBase):
     state: ToolState = Field(default_factory=ToolStatePending)
     ignored: bool = False
     """Set aside: started by an attempt that broke off and was retried; never sent."""
+    pinned: int | None = None
+    """When the person pinned this result (ms): restated verbatim after every summary,
+    never pruned."""
 
 
 class FilePart(_PartBase):
@@ -244,10 +289,23 @@ class StepFinishPart(_PartBase):
     cost: float = 0.0
 
 
+class FileChange(_Model):
+    """One file a step changed, as the snapshots saw it."""
+
+    path: str
+    status: Literal["added", "modified", "deleted"]
+    added: int = 0
+    removed: int = 0
+    """Lines (0 for a binary file)."""
+
+
 class PatchPart(_PartBase):
     type: Literal["patch"] = "patch"
     files: list[str] = Field(default_factory=list)
     """Paths relative to the session directory that the step changed."""
+    changes: list[FileChange] = Field(default_factory=list)
+    """The same files with their status and line counts, when snapshots work (the file
+    ledger reads them; empty in parts saved before they were recorded)."""
     before: str | None = None
     """Snapshot tree hash of the working tree before the step ran its tools (for undo)."""
     after: str | None = None

@@ -15,8 +15,10 @@ import hashlib
 import os
 import shutil
 from pathlib import Path
+from typing import Literal
 
 from agent_tui import paths
+from agent_tui.storage.models import FileChange
 
 # Settings that keep the shadow repository independent of the person's git config.
 _GIT_OPTIONS = (
@@ -34,6 +36,41 @@ _GIT_OPTIONS = (
     "core.symlinks=true",
 )
 _ENV_DROPPED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY")
+
+
+_STATUS: dict[str, Literal["added", "modified", "deleted"]] = {"A": "added", "D": "deleted"}
+
+
+def parse_changes(out: str) -> list[FileChange]:
+    """`diff-tree -z --raw --numstat` output: `:modes shas STATUS\0path\0` records, then
+    `added\tremoved\tpath\0` ones ("-" for a binary file)."""
+    fields = out.split("\0")
+    statuses: dict[str, Literal["added", "modified", "deleted"]] = {}
+    counts: dict[str, tuple[int, int]] = {}
+    index = 0
+    while index < len(fields):
+        field = fields[index]
+        if field.startswith(":") and index + 1 < len(fields):
+            statuses[fields[index + 1]] = _STATUS.get(field.rsplit(" ", 1)[-1][:1], "modified")
+            index += 2
+            continue
+        parts = field.split("\t", 2)
+        if len(parts) == 3:
+            added, removed, path = parts
+            counts[path] = (
+                int(added) if added.isdigit() else 0,
+                int(removed) if removed.isdigit() else 0,
+            )
+        index += 1
+    return [
+        FileChange(
+            path=path,
+            status=status,
+            added=counts.get(path, (0, 0))[0],
+            removed=counts.get(path, (0, 0))[1],
+        )
+        for path, status in statuses.items()
+    ]
 
 
 class SnapshotError(Exception):
@@ -128,6 +165,16 @@ class Snapshots:
             "diff-tree", "-r", "-z", "--name-only", "--no-renames", tree_a, tree_b
         )
         return [p for p in out.decode(errors="surrogateescape").split("\0") if p]
+
+    async def changes(self, tree_a: str, tree_b: str) -> list[FileChange]:
+        """Paths that differ between two trees, with their status and line counts (one
+        git call: the raw records, then the numstat ones)."""
+        if tree_a == tree_b:
+            return []
+        out = await self._git(
+            "diff-tree", "-r", "-z", "--no-renames", "--raw", "--numstat", tree_a, tree_b
+        )
+        return parse_changes(out.decode(errors="surrogateescape"))
 
     async def diff(self, tree_a: str, tree_b: str, files: list[str] | None = None) -> str:
         """A unified diff between two trees (only `files` when given)."""

@@ -1,0 +1,88 @@
+"""What code, not the summariser, carries across a summary: the pinned messages
+(context/pins.py) and the file ledger (context/ledger.py).
+
+Both are computed once, when a summary is applied, and stored on the summary message, so
+the model messages built from it are the same at every step (prompt caching).
+
+- `carry_into` fills a new summary: every path that applies a summary calls it once the
+  summary's text is final and before the summary is saved for the last time.
+- `after_summary_blocks` is what `step/messages.to_model_messages` restates after it.
+- `carried` is what a view shows of it (`/summary`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel
+
+from agent_tui.context.ledger import ledger_text, span_ledger
+from agent_tui.context.overflow import usable_tokens
+from agent_tui.context.pins import choose_pins, current_pins, describe, pin_budget, pins_text
+from agent_tui.events import Notice
+from agent_tui.storage.models import AssistantMessage, MessageWithParts, PinnedText, Session
+
+if TYPE_CHECKING:
+    from agent_tui.engine_context import EngineContext
+    from agent_tui.provider.limits import ModelInfo
+
+
+async def carry_into(
+    ctx: EngineContext,
+    session: Session,
+    summary: AssistantMessage,
+    summarised: list[MessageWithParts],
+    model: ModelInfo,
+) -> None:
+    """Set the summary's pins (the session's pins now, within the budget of `model`'s
+    window: the session's model) and its ledger (`summarised`, the span it replaces,
+    starting with the summary before it if any, merged); warn when pins are left out."""
+    config = ctx.config.compaction
+    budget = pin_budget(usable_tokens(model.limit, config), config)
+    kept, left_out = choose_pins(await current_pins(ctx.db, session.id), budget, model.id)
+    summary.pins, summary.pins_left_out, summary.pin_budget = kept, left_out, budget
+    pinned_words = {p.text for p in kept if p.kind == "person"}
+    summary.restated = [text for text in summary.restated if text not in pinned_words]
+    summary.ledger = span_ledger(summarised, Path(session.directory))
+    if left_out:
+        names = "; ".join(f"{p.id} ({describe(p)}, about {p.tokens:,} tokens)" for p in left_out)
+        ctx.publish(
+            Notice(
+                session_id=session.id,
+                level="warning",
+                message=(
+                    f"Compaction: {len(left_out)} pinned item(s) did not fit the {budget:,} "
+                    f"tokens pins may take (compaction.pin_tokens) and are only named after "
+                    f"the summary: {names}. Unpin some or raise compaction.pin_tokens."
+                ),
+            )
+        )
+
+
+def after_summary_blocks(info: AssistantMessage) -> list[str]:
+    """The texts restated after a summary besides the person's words, todos and plan."""
+    texts = [pins_text(info.pins, info.pins_left_out, info.pin_budget), ledger_text(info.ledger)]
+    return [text for text in texts if text]
+
+
+class Carried(BaseModel):
+    """What a summary carries besides its text, for a person to read."""
+
+    pins: list[PinnedText]
+    """Restated verbatim (each with its text)."""
+    left_out: list[PinnedText]
+    """Pinned but over the budget: named only."""
+    pins_text: str
+    """The pins block exactly as the model reads it ("" when nothing was pinned)."""
+    ledger_text: str
+    """The file ledger exactly as the model reads it ("" when no file was touched)."""
+
+
+def carried(info: AssistantMessage) -> Carried:
+    return Carried(
+        pins=info.pins,
+        left_out=info.pins_left_out,
+        pins_text=pins_text(info.pins, info.pins_left_out, info.pin_budget),
+        ledger_text=ledger_text(info.ledger),
+    )

@@ -1,0 +1,168 @@
+"""Pins: a message (the person's or the agent's) or a tool result the person pinned is
+restated verbatim after every summary, within `compaction.pin_tokens`; a pin that does
+not fit is named after the summary and in a notice, never dropped silently.
+
+The flag is the item's own `pinned` field (message info or tool part, JSON: no
+migration). A compaction copies what it restates onto its summary (`AssistantMessage.pins`,
+context/carry.py), so pinning or unpinning changes nothing the model sees until the next
+compaction: the cached prompt prefix never moves. Pinned tool results are never pruned.
+Pinning and unpinning themselves are commands: session/pins.py.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from agent_tui.config import CompactionConfig
+from agent_tui.context.tokens import count_tokens
+from agent_tui.storage.models import (
+    MessageWithParts,
+    PinnedText,
+    TextPart,
+    ToolPart,
+    ToolStateCompleted,
+    ToolStateError,
+    UserMessage,
+)
+from agent_tui.tool_lines import short_input
+
+if TYPE_CHECKING:
+    from agent_tui.storage.db import Database
+
+PIN_SHARE = 0.10
+"""Pins restated after a summary may take this share of usable by default (at least
+PIN_MIN, at most PIN_MAX tokens): they are what the person chose to keep word for word."""
+PIN_MIN = 1_000
+PIN_MAX = 20_000
+LABEL_CHARS = 60
+
+PINS_HEADER = (
+    "Messages the person pinned, restated verbatim after every summary, oldest first "
+    "(the person pins and unpins them; they are not written by the summariser):"
+)
+
+
+def pin_budget(usable: int, config: CompactionConfig) -> int:
+    """Tokens pins may take after a summary: `compaction.pin_tokens`, else PIN_SHARE of
+    usable (PIN_MAX when the window is unknown: nothing overflows then)."""
+    if config.pin_tokens is not None:
+        return config.pin_tokens
+    if usable <= 0:
+        return PIN_MAX
+    return max(PIN_MIN, min(int(usable * PIN_SHARE), PIN_MAX))
+
+
+# ---- what a pin restates --------------------------------------------------------------
+
+
+def _label(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= LABEL_CHARS else flat[: LABEL_CHARS - 1] + "…"
+
+
+def _words(message: MessageWithParts) -> str:
+    return "\n".join(
+        p.text
+        for p in message.parts
+        if isinstance(p, TextPart) and not p.synthetic and not p.ignored and p.text.strip()
+    )
+
+
+def message_pin(message: MessageWithParts) -> PinnedText | None:
+    """What pinning a message restates: the person's words, or the agent's text."""
+    text = _words(message)
+    if not text:
+        return None
+    kind = "person" if isinstance(message.info, UserMessage) else "agent"
+    return PinnedText(id=message.info.id, kind=kind, label=_label(text), text=text)
+
+
+def tool_pin(part: ToolPart) -> PinnedText | None:
+    """What pinning a tool result restates: the call and its whole result (as the
+    model first saw it, even if pruned since)."""
+    state = part.state
+    if isinstance(state, ToolStateCompleted):
+        result = state.output
+    elif isinstance(state, ToolStateError):
+        result = state.error or "Tool failed."
+    else:
+        return None
+    return PinnedText(
+        id=part.id,
+        kind="tool",
+        tool=part.tool,
+        call=json.dumps(state.input, ensure_ascii=False),
+        label=f"{part.tool} {_label(short_input(state.input))}".strip(),
+        text=result,
+    )
+
+
+def describe(item: PinnedText) -> str:
+    if item.kind == "tool":
+        return f"the result of {item.label}"
+    who = "your message" if item.kind == "person" else "the agent's message"
+    return f'{who} "{item.label}"'
+
+
+def pinned_block(item: PinnedText) -> str:
+    if item.kind == "tool":
+        return (
+            f'<pinned id="{item.id}" tool="{item.tool}">\nCall: {item.call}\nResult:\n'
+            f"{item.text}\n</pinned>"
+        )
+    return f'<pinned id="{item.id}" from="{item.kind}">\n{item.text}\n</pinned>'
+
+
+def left_out_text(left_out: list[PinnedText], budget: int) -> str:
+    names = "; ".join(f"{i.id} ({describe(i)}, about {i.tokens:,} tokens)" for i in left_out)
+    return (
+        f"Pinned but not restated here, over the {budget:,} tokens pins may take "
+        f"(compaction.pin_tokens): {names}. The recall tool reads any of them in full by id."
+    )
+
+
+def pins_text(kept: list[PinnedText], left_out: list[PinnedText], budget: int) -> str:
+    """The block restated after a summary ("" when nothing is pinned)."""
+    if not kept and not left_out:
+        return ""
+    blocks = [PINS_HEADER, *(pinned_block(item) for item in kept)]
+    if left_out:
+        blocks.append(left_out_text(left_out, budget))
+    return "\n\n".join(blocks)
+
+
+def choose_pins(
+    items: list[PinnedText], budget: int, model: str
+) -> tuple[list[PinnedText], list[PinnedText]]:
+    """Oldest first, each kept whole while the budget allows; the rest are named (their
+    text is not stored again)."""
+    kept: list[PinnedText] = []
+    left_out: list[PinnedText] = []
+    used = 0
+    for item in items:
+        tokens = count_tokens(pinned_block(item), model)
+        if used + tokens <= budget:
+            kept.append(item.model_copy(update={"tokens": tokens}))
+            used += tokens
+        else:
+            left_out.append(item.model_copy(update={"tokens": tokens, "text": "", "call": ""}))
+    return kept, left_out
+
+
+async def current_pins(db: Database, session_id: str) -> list[PinnedText]:
+    """Everything pinned in the session now, oldest first (undone turns left out)."""
+    messages, parts = await db.pinned(session_id)
+    found: list[tuple[tuple[str, str], PinnedText]] = []
+    for message in messages:
+        item = None if message.info.undone else message_pin(message)
+        if item is not None:
+            found.append(((message.info.id, ""), item))
+    for part in parts:
+        if not isinstance(part, ToolPart) or part.ignored:
+            continue
+        holder = await db.get_message(part.message_id)
+        item = None if holder.undone else tool_pin(part)
+        if item is not None:
+            found.append(((part.message_id, part.id), item))
+    return [item for _, item in sorted(found, key=lambda pair: pair[0])]
