@@ -39,6 +39,7 @@ from agent_tui.storage.models import (
     FilePart,
     MessageWithParts,
     Part,
+    PinnedText,
     PreparedSummary,
     Session,
     TextPart,
@@ -434,6 +435,10 @@ class Engine:
         return await pins.set_pin(
             self.ctx, await self.ctx.db.get_session(session_id), item_id, pinned=False
         )
+
+    async def pin_choices(self, session_id: str) -> list[tuple[PinnedText, bool]]:
+        """The app's pin list: newest first, each with whether it is pinned."""
+        return await pins.pin_choices(self.ctx, await self.ctx.db.get_session(session_id))
 
     async def pin_list(self, session_id: str) -> PinList:
         return await pins.pin_list(self.ctx, await self.ctx.db.get_session(session_id))

@@ -295,3 +295,12 @@ async def pin_list(ctx: EngineContext, session: Session) -> PinList:
         budget=pin_budget(_usable(recent), ctx.config.compaction),
         candidates=[item for item, _ in pinnable(recent)[:NAMED]],
     )
+
+
+async def pin_choices(ctx: EngineContext, session: Session) -> list[tuple[PinnedText, bool]]:
+    """What the app's list offers, newest first: the pinnable items of the newest
+    messages, then older pins (so each pin can be unpinned from the list)."""
+    choices = pinnable(await _recent(ctx, session))
+    shown = {item.id for item, _ in choices}
+    older = [p for p in await current_pins(ctx.db, session.id) if p.id not in shown]
+    return choices + [(item, True) for item in reversed(older)]

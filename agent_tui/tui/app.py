@@ -43,6 +43,7 @@ from agent_tui.tui.command_provider import AgentCommands
 from agent_tui.tui.event_pump import EventPump
 from agent_tui.tui.file_picker_screen import FilePickerScreen
 from agent_tui.tui.permission_screen import PermissionScreen
+from agent_tui.tui.pin_commands import PinCommands
 from agent_tui.tui.prompt_input import PromptInput
 from agent_tui.tui.session_view import SessionView
 from agent_tui.tui.sidebar import Sidebar
@@ -75,7 +76,7 @@ def _collect_and_freeze() -> None:
     gc.freeze()
 
 
-class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
+class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "agent-tui"
     COMMANDS = {AgentCommands}
@@ -476,7 +477,7 @@ class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
         self.status_line.set_hint(
             f"{keys.leader}: {keys.compact} compact · {keys.new_session} new session · "
             f"{keys.sessions} sessions · {keys.model} model · {keys.sidebar} sidebar · "
-            f"{keys.uncompact} uncompact · {keys.undo} undo · {keys.redo} redo · "
+            f"{keys.uncompact} uncompact · {keys.undo} undo · {keys.redo} redo · {keys.pin} pin · "
             f"{keys.agent_cycle} agent · {keys.permission_mode} auto-accept edits"
         )
         self.set_timer(LEADER_WINDOW, self._leader_timeout)
@@ -513,6 +514,7 @@ class AgentApp(AppCommands, UndoCommands, AgentModes, App[int]):
             keys.uncompact: self.action_uncompact,
             keys.undo: self.action_undo,
             keys.redo: self.action_redo,
+            keys.pin: self.action_pin,
             keys.agent_cycle: self.action_cycle_agent,
             keys.permission_mode: self.action_cycle_permission_mode,
         }

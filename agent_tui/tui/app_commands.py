@@ -47,6 +47,7 @@ def help_text(app: AgentApp) -> str:
         f"{keys.agent_cycle}]",
         f"  Shift+Tab                 auto-accept edits on / off for this session  "
         f"[{keys.leader} {keys.permission_mode}]",
+        "  p (on a tool line)        pin / unpin its result (click the line first)",
         f"  {keys.interrupt:<26}interrupt the running step or compaction",
         f"  {keys.leader} {keys.sidebar:<{24 - len(keys.leader)}}show / hide the sidebar",
         f"  {keys.palette:<26}command palette",

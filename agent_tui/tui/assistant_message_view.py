@@ -29,6 +29,7 @@ def error_text(info: AssistantMessage) -> str | None:
     return f"Error: {info.error.message}"
 
 
+PINNED = "📌 pinned — restated verbatim after every compaction (/unpin to stop)"
 CUT_OFF = "cut off — the stream broke here and the answer was asked again"
 
 
@@ -60,6 +61,7 @@ class AssistantMessageView(Vertical):
     AssistantMessageView > .patch { color: $text-muted; }
     AssistantMessageView > .cut-off { color: $text-muted; text-style: italic; }
     AssistantMessageView > .error { color: $error; }
+    AssistantMessageView > .pin { color: $text-muted; }
     """
 
     def __init__(self, info: AssistantMessage, parts: list[Part] | None = None) -> None:
@@ -73,7 +75,9 @@ class AssistantMessageView(Vertical):
                 children.append(widget)
         self._error = Static(error_text(info) or "", markup=False, classes="error")
         self._error.display = info.error is not None
-        super().__init__(*children, self._error)
+        self._pin = Static(PINNED, markup=False, classes="pin")
+        self._pin.display = info.pinned is not None
+        super().__init__(*children, self._error, self._pin)
 
     async def show_part(self, part: Part) -> None:
         widget = self._parts.get(part.id)
@@ -101,6 +105,7 @@ class AssistantMessageView(Vertical):
 
     def show_info(self, info: AssistantMessage) -> None:
         self.info = info
+        self._pin.display = info.pinned is not None
         text = error_text(info)
         if text is not None:
             self._error.update(text)

@@ -97,7 +97,7 @@ def build_widget(entry: MessageEntry) -> Widget | None:
     if (tool := entry.shell_tool()) is not None:
         return shell_line(tool)
     if text := entry.text():
-        return UserMessageView(text, queued=entry.queued)
+        return UserMessageView(text, queued=entry.queued, pinned=info.pinned is not None)
     return None
 
 

@@ -395,6 +395,8 @@ class SessionView(VerticalScroll):
             view = self._views.get(info.id)
             if isinstance(view, AssistantMessageView) and isinstance(info, AssistantMessage):
                 view.show_info(info)
+            elif isinstance(view, UserMessageView):
+                view.pinned = info.pinned is not None
             elif view is None and isinstance(info, AssistantMessage) and info.error is not None:
                 await self._mount_entry(entry)
             return

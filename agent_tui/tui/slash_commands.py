@@ -45,6 +45,22 @@ COMMANDS: tuple[SlashCommand, ...] = (
         keybind="undo",
     ),
     SlashCommand("redo", "Redo the turn undone last", "redo", keybind="redo"),
+    SlashCommand(
+        "pin",
+        "Pin a message or tool result: restated verbatim after every compaction (a list "
+        "opens; or an id)",
+        "pin",
+        takes_args=True,
+        keybind="pin",
+        arg_hint="[id]",
+    ),
+    SlashCommand(
+        "unpin",
+        "Unpin (a list of the pins opens; or an id)",
+        "unpin",
+        takes_args=True,
+        arg_hint="[id]",
+    ),
     SlashCommand("diff", "Show the files this session changed, as a diff", "diff"),
     SlashCommand("new", "Start a new session", "new_session", keybind="new_session"),
     SlashCommand("sessions", "Switch to another session", "sessions", keybind="sessions"),

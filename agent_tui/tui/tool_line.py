@@ -42,6 +42,8 @@ def tool_title(part: ToolPart, frame: int = 0) -> str:
             marks.append(f"exit code {exit_code}")
     elif state.status == "running":
         marks.append("running")
+    if part.pinned is not None:
+        marks.append("📌 pinned")
     if marks:
         line += " — " + "; ".join(marks)
     return escape(line)
@@ -87,7 +89,10 @@ class ToolLine(Collapsible):
     ToolLine.-running CollapsibleTitle { color: $warning; }
     ToolLine.-completed CollapsibleTitle { color: $success; }
     """
-    BINDINGS = [Binding("o", "open_session", "Open subagent session", show=False)]
+    BINDINGS = [
+        Binding("o", "open_session", "Open subagent session", show=False),
+        Binding("p", "toggle_pin", "Pin / unpin the result", show=False),
+    ]
 
     class OpenSession(Message):
         """Show the child session of a task call (a subagent)."""
@@ -95,6 +100,13 @@ class ToolLine(Collapsible):
         def __init__(self, session_id: str) -> None:
             super().__init__()
             self.session_id = session_id
+
+    class TogglePin(Message):
+        """Pin the result (or unpin it): restated verbatim after every compaction."""
+
+        def __init__(self, part: ToolPart) -> None:
+            super().__init__()
+            self.part = part
 
     def __init__(self, part: ToolPart, *, id: str | None = None) -> None:
         self.part = part
@@ -137,6 +149,10 @@ class ToolLine(Collapsible):
         child = child_session(self.part)
         if child is not None:
             self.post_message(self.OpenSession(child))
+
+    def action_toggle_pin(self) -> None:
+        if self.part.state.status in ("completed", "error"):
+            self.post_message(self.TogglePin(self.part))
 
     def on_collapsible_expanded(self, event: Collapsible.Expanded) -> None:
         """The body is built on first expansion: most tool lines are never opened."""

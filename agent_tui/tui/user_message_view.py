@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.widgets import Static
 
 QUEUED_NOTE = "  (queued — the agent will read it when its current step ends)"
+PINNED_NOTE = "  📌 pinned"
 
 
 class UserMessageView(Static):
@@ -18,9 +19,10 @@ class UserMessageView(Static):
     UserMessageView.-queued { border-left: thick $warning; color: $text-muted; }
     """
 
-    def __init__(self, text: str, *, queued: bool = False) -> None:
+    def __init__(self, text: str, *, queued: bool = False, pinned: bool = False) -> None:
         self.text = text
         super().__init__(markup=False)
+        self.set_class(pinned, "-pinned")
         self.queued = queued
 
     @property
@@ -30,4 +32,17 @@ class UserMessageView(Static):
     @queued.setter
     def queued(self, value: bool) -> None:
         self.set_class(value, "-queued")
-        self.update(self.text + (QUEUED_NOTE if value else ""))
+        self._show()
+
+    @property
+    def pinned(self) -> bool:
+        return self.has_class("-pinned")
+
+    @pinned.setter
+    def pinned(self, value: bool) -> None:
+        self.set_class(value, "-pinned")
+        self._show()
+
+    def _show(self) -> None:
+        notes = (QUEUED_NOTE if self.queued else "") + (PINNED_NOTE if self.pinned else "")
+        self.update(self.text + notes)
