@@ -66,7 +66,8 @@ async def test_new_session_advertises_commands_modes_and_models(
         advertised = await client.wait_for(lambda: client.of(sid, "available_commands_update"))
         usage = await client.wait_for(lambda: client.of(sid, "usage_update"))
     names = {c.name for c in advertised[0].available_commands}
-    assert {"compact", "uncompact", "undo", "redo", "diff", "context", "review"} <= names
+    assert {"compact", "uncompact", "pin", "unpin", "undo", "redo", "diff", "context"} <= names
+    assert "review" in names
     compact = next(c for c in advertised[0].available_commands if c.name == "compact")
     assert "--dry-run" in compact.input.root.hint
     assert usage[0].used == 0 and usage[0].size == 100_000
@@ -311,6 +312,26 @@ async def test_compact_dry_run_and_context_answer_as_text(
     text = client.text(sid)
     assert "System prompt" in text or "system" in text.lower()
     assert text.endswith("No changes yet.")
+
+
+async def test_pin_and_unpin_answer_as_text(configured: FakeOpenAI, isolated: Path) -> None:
+    configured.script(Text("the answer to keep"))
+    client = RecordingClient()
+    async with acp_agent(client, isolated) as (conn, _):
+        session = await conn.new_session(cwd=str(isolated), mcp_servers=[])
+        sid = session.session_id
+        await conn.prompt(session_id=sid, prompt=prompt("hi"))
+        start = len(client.text(sid))
+        await conn.prompt(session_id=sid, prompt=prompt("/pin"))
+        pinned = client.text(sid)[start:]
+        await conn.prompt(session_id=sid, prompt=prompt("/pin --list"))
+        listed = client.text(sid)[start + len(pinned) :]
+        await conn.prompt(session_id=sid, prompt=prompt("/unpin"))
+        unpinned = client.text(sid)[start + len(pinned) + len(listed) :]
+    assert len(configured.requests) == 1  # nothing sent to the model
+    assert pinned.startswith("Pinned msg_") and '"the answer to keep"' in pinned
+    assert listed.startswith("Pinned (1; about ")
+    assert unpinned.startswith("Unpinned msg_")
 
 
 async def test_load_replays_resume_does_not_and_list_and_close(

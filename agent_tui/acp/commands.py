@@ -18,6 +18,7 @@ from agent_tui.tui.slash_commands import builtin_names, parse
 
 DRY_RUN = "--dry-run"
 FORCE = "--force"
+LIST = "--list"
 
 BUILTIN: tuple[tuple[str, str, str | None], ...] = (
     (
@@ -28,6 +29,13 @@ BUILTIN: tuple[tuple[str, str, str | None], ...] = (
     ("uncompact", "Take back the newest compaction (the history before it returns)", None),
     ("undo", "Undo the newest turn: restore the files it changed (--force overwrites)", "--force"),
     ("redo", "Redo the turn undone last (--force overwrites)", "--force"),
+    (
+        "pin",
+        "Pin a message or tool result: restated verbatim after every compaction (an id; "
+        "none: the agent's newest reply; --list: the pins)",
+        "[id] or --list",
+    ),
+    ("unpin", "Unpin a message or tool result (an id; none: the only pin)", "[id]"),
     ("diff", "Show the files this session changed, as a diff", None),
     ("context", "Show what fills the context window", None),
 )
@@ -113,6 +121,13 @@ async def run_builtin(
         if call.name == "undo" and done.prompt:
             lines.append(f"\nIts prompt was:\n\n{done.prompt}")
         await say("\n".join(lines))
+        return
+    if call.name in ("pin", "unpin"):
+        if call.name == "pin" and args == LIST:
+            await say((await engine.pin_list(session_id)).render())
+            return
+        act = engine.pin if call.name == "pin" else engine.unpin
+        await say((await act(session_id, args or None)).message())
         return
     if call.name == "diff":
         diff = await engine.session_diff(session_id)
