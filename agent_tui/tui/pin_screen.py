@@ -28,8 +28,7 @@ KIND = {"person": "you", "agent": "agent", "tool": "tool"}
 def row_text(item: PinnedText, pinned: bool) -> Text:
     text = Text(f"{PIN_MARK} " if pinned else "   ")
     text.append(f"{KIND[item.kind]:<6}", style="bold" if item.kind != "tool" else "dim")
-    text.append(item.label)
-    text.append(f"  {item.id}", style="dim")
+    text.append(item.label)  # the id is in the notice that follows a pin
     return text
 
 
