@@ -1,6 +1,7 @@
 """Context assembly at scale: a session of 10,000 messages / 100,000 parts with several
 compactions. Prints the time to assemble the next request (goal: under 50 ms, however
-much history lies before the last compaction) and the time of one prune pass.
+much history lies before the last compaction), the time of one prune pass, of the recall
+search, and of what a compaction adds for pins and the file ledger.
 
     .venv/bin/python bench/bench_context.py [--messages 10000] [--compactions 5]
 """
@@ -20,6 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from agent_tui.config import Config, ModelConfig, ModelLimit, ProviderConfig
+from agent_tui.context.ledger import ledger_text, span_ledger
+from agent_tui.context.pins import current_pins
 from agent_tui.context.prune import select_prunable
 from agent_tui.context.tokens import counter_for
 from agent_tui.engine_context import EngineContext
@@ -30,6 +33,7 @@ from agent_tui.storage.db import Database
 from agent_tui.storage.models import (
     AssistantMessage,
     CompactionPart,
+    MessageWithParts,
     StepFinishPart,
     StepStartPart,
     TextPart,
@@ -223,7 +227,37 @@ async def main() -> None:
             f"{timed(prune_samples)}; would clear {len(marked):,} outputs (~{tokens:,} tokens)"
         )
         await recall_timings(db, session_id, args.messages)
+        await pins_and_ledger_timings(db, session_id, history)
         await db.close()
+
+
+async def pins_and_ledger_timings(
+    db: Database, session_id: str, history: list[MessageWithParts]
+) -> None:
+    """What a compaction adds: finding the pins (a query over every row of the session,
+    pins may lie before the boundary) and the file ledger of the span it summarises."""
+    everything = await db.all_messages(session_id)
+    oldest = [p for m in everything for p in m.parts if isinstance(p, ToolPart)][:3]
+    for part in oldest:  # pins on the oldest tool results: before every boundary
+        part.pinned = 1
+        await db.upsert_part(part)
+    await db.flush()
+    samples = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        found = await current_pins(db, session_id)
+        samples.append(time.perf_counter() - t0)
+    print(f"pins of the session ({len(found)} pinned, whole session scanned): {timed(samples)}")
+    samples = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        ledger = span_ledger(history, Path.cwd())
+        samples.append(time.perf_counter() - t0)
+    parts = sum(len(m.parts) for m in history)
+    print(
+        f"file ledger of a {len(history):,}-message span ({parts:,} parts, {len(ledger)} files): "
+        f"{timed(samples)}; restated as {len(ledger_text(ledger)):,} characters"
+    )
 
 
 async def recall_timings(db: Database, session_id: str, messages: int) -> None:

@@ -258,3 +258,4 @@ def test_agent_tui_pin_headless(
     assert code == 0 and out.startswith("Unpinned msg_")
     code, out, _ = run_cli(capsys, "pin", "-c", "--list")
     assert out.startswith("Nothing is pinned")
+

@@ -52,9 +52,16 @@ class _Book:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.records: dict[str, FileRecord] = {}
+        self._names: dict[str, str] = {}
 
     def path(self, raw: str) -> str:
         """Relative to the session's directory when inside it, else absolute."""
+        name = self._names.get(raw)
+        if name is None:
+            name = self._names[raw] = self._name(raw)
+        return name
+
+    def _name(self, raw: str) -> str:
         path = Path(os.path.normpath(raw))
         if not path.is_absolute():
             return path.as_posix()

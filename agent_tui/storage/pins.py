@@ -2,7 +2,9 @@
 
 Pins are few and the pinned item may lie anywhere in the history, before the compaction
 boundary too, so they are looked up by a query over the session's rows rather than in the
-loaded history: once per compaction and per listing.
+loaded history: once per compaction and per pin command. It reads every tool part of the
+session (bench_context: ~0.35 s at 100,000 parts on a slow day), next to a summariser call
+of tens of seconds.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ _PINNED_PARTS = (
     "SELECT data FROM part WHERE session_id = ? AND type = 'tool' "
     "AND json_extract(data, '$.pinned') IS NOT NULL ORDER BY id"
 )
-
 _PARTS_OF = "SELECT data FROM part WHERE message_id = ? ORDER BY id"
 
 
