@@ -259,3 +259,51 @@ def test_agent_tui_pin_headless(
     code, out, _ = run_cli(capsys, "pin", "-c", "--list")
     assert out.startswith("Nothing is pinned")
 
+
+
+async def test_pins_and_the_ledger_are_carried_by_a_prepared_summary(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    """Past compaction.prepare_at a summary is prepared in the background and applied at
+    the threshold (context/prepared.py): it restates the pins as they are when it is
+    applied, and the ledger of the span it summarised."""
+    from tests.test_prepared import Steps, configure
+
+    configure(isolated, fake_llm)
+    notes = str(isolated / "notes.txt")
+    fake_llm.script(
+        ToolCalls(
+            [
+                Call("bash", json.dumps({"command": table("PREP")}), id="call_prep"),
+                Call("write", json.dumps({"file_path": notes, "content": "one\ntwo\n"})),
+            ]
+        ),
+        Text("printed PREP"),
+    )
+    steps = Steps(40)
+    steps.install(isolated, fake_llm)
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+        await engine.prompt(session.id, "print the PREP table and write notes")
+        messages = await engine.ctx.db.all_messages(session.id)
+        part = next(
+            p
+            for m in messages
+            for p in m.parts
+            if isinstance(p, ToolPart) and p.call_id == "call_prep"
+        )
+        await engine.pin(session.id, part.id)
+        result = await engine.prompt(session.id, "Run gen.py for steps 0 to 39.")
+        assert result is not None and result.outcome == "stop", result
+        rows = await engine.ctx.db.prepared_summaries(session.id)
+    used = [p for p in rows if p.status == "used"]
+    assert result.compactions >= 2 and len(used) == result.compactions
+    for prepared in used:
+        after = next(
+            r
+            for r in fake_llm.requests
+            if not is_summary_request(r) and starts_with_summary(r, prepared.text)
+        )
+        restated = after_summary(after)
+        assert pinned_block(part) in restated
+        assert "\n- notes.txt — created (+2 -0)" in restated

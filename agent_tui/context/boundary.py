@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent_tui.context.carry import announce_left_out
 from agent_tui.context.overflow import fits, usable_tokens
 from agent_tui.context.tail import shorten_step
 from agent_tui.engine_context import EngineContext
@@ -61,6 +62,7 @@ async def install(
     ctx.publish(
         SessionCompacted(session_id=session.id, auto=part.auto, summary_message_id=summary.id)
     )
+    announce_left_out(ctx, session.id, summary)  # pins over compaction.pin_tokens
     followup = None
     if replay is not None:
         followup = await add_user_text(

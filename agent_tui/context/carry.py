@@ -5,7 +5,9 @@ Both are computed once, when a summary is applied, and stored on the summary mes
 the model messages built from it are the same at every step (prompt caching).
 
 - `carry_into` fills a new summary: every path that applies a summary calls it once the
-  summary's text is final and before the summary is saved for the last time.
+  summary's text is final, before `boundary.install` (compaction.process after the
+  summariser's answer; prepared.apply before it checks what the applied summary leaves);
+  `announce_left_out` is called by `install` when the summary is in force.
 - `after_summary_blocks` is what `step/messages.to_model_messages` restates after it.
 - `carried` is what a view shows of it (`/summary`).
 """
@@ -37,7 +39,8 @@ async def carry_into(
 ) -> None:
     """Set the summary's pins (the session's pins now, within the budget of `model`'s
     window: the session's model) and its ledger (`summarised`, the span it replaces,
-    starting with the summary before it if any, merged); warn when pins are left out."""
+    starting with the summary before it if any, merged). Called by `compaction.process`
+    and `prepared.apply` once the summary's text is final, before `boundary.install`."""
     config = ctx.config.compaction
     budget = pin_budget(usable_tokens(model.limit, config), config)
     kept, left_out = choose_pins(await current_pins(ctx.db, session.id), budget, model.id)
@@ -45,19 +48,27 @@ async def carry_into(
     pinned_words = {p.text for p in kept if p.kind == "person"}
     summary.restated = [text for text in summary.restated if text not in pinned_words]
     summary.ledger = span_ledger(summarised, Path(session.directory))
-    if left_out:
-        names = "; ".join(f"{p.id} ({describe(p)}, about {p.tokens:,} tokens)" for p in left_out)
-        ctx.publish(
-            Notice(
-                session_id=session.id,
-                level="warning",
-                message=(
-                    f"Compaction: {len(left_out)} pinned item(s) did not fit the {budget:,} "
-                    f"tokens pins may take (compaction.pin_tokens) and are only named after "
-                    f"the summary: {names}. Unpin some or raise compaction.pin_tokens."
-                ),
-            )
+
+
+def announce_left_out(ctx: EngineContext, session_id: str, summary: AssistantMessage) -> None:
+    """A notice naming the pins a summary now in force could not restate (boundary.install
+    calls it once the summary is installed: a summary prepared but not used says nothing)."""
+    left_out = summary.pins_left_out
+    if not left_out:
+        return
+    names = "; ".join(f"{p.id} ({describe(p)}, about {p.tokens:,} tokens)" for p in left_out)
+    ctx.publish(
+        Notice(
+            session_id=session_id,
+            level="warning",
+            message=(
+                f"Compaction: {len(left_out)} pinned item(s) did not fit the "
+                f"{summary.pin_budget:,} tokens pins may take (compaction.pin_tokens) and are "
+                f"only named after the summary: {names}. Unpin some or raise "
+                "compaction.pin_tokens."
+            ),
         )
+    )
 
 
 def after_summary_blocks(info: AssistantMessage) -> list[str]:

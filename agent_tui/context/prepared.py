@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from agent_tui.context.boundary import install
+from agent_tui.context.carry import after_summary_blocks, carry_into
 from agent_tui.context.compaction_plan import instruction_text, select_span, whole_span_request
 from agent_tui.context.overflow import fits, prompt_and_output, tail_budget, usable_tokens
 from agent_tui.context.restate import restated_text
@@ -294,11 +295,13 @@ def size_after(
     prior: list[MessageWithParts],
     prepared: PreparedSummary,
     model: ModelInfo,
+    carried: int = 0,
 ) -> tuple[int, int]:
     """(the prompt once `prepared` is applied, the most it may be), as the provider counts:
-    the system prompt and tools, the summary, the restated words and every step after its
-    span verbatim. The most is `prepare_at` of usable: past it the next compaction would
-    follow at once, so the steps after the span are summarised too (the work waits)."""
+    the system prompt and tools, the summary, the restated words, `carried` (local tokens
+    of the pins and file ledger restated after it) and every step after its span verbatim.
+    The most is `prepare_at` of usable: past it the next compaction would follow at once,
+    so the steps after the span are summarised too (the work waits)."""
     config = ctx.config
     directory = Path(session.directory)
     tools = ctx.registry.definitions()
@@ -310,6 +313,7 @@ def size_after(
     local += count_tokens(prepared.text, model.id)
     if prepared.restated:
         local += count_tokens(restated_text(prepared.restated), model.id)
+    local += carried
     scale = provider_scale(prior, model=model.id, directory=directory, config=config, tools=tools)
     usable = usable_tokens(model.limit, config.compaction)
     return int(local * scale), int((config.compaction.prepare_at or 1.0) * usable)
@@ -345,12 +349,6 @@ async def apply(
     found = await valid_ready(ctx, session, prior, model, request_msg.info.agent)
     if found is None:
         return None
-    size, most = size_after(ctx, session, prior, found, model)
-    if size > most:
-        await discard(
-            ctx, found, f"the steps after it do not fit: about {size:,} tokens, over {most:,}"
-        )
-        return None
     todos = await ctx.db.get_todos(session.id)
     summary = AssistantMessage(
         id=message_id(),
@@ -367,6 +365,15 @@ async def apply(
         tokens=found.tokens,
         cost=found.cost,
     )
+    # Pins as they are now and the ledger of the prepared span (context/carry.py).
+    await carry_into(ctx, session, summary, prior[: found.messages], model)
+    carried = count_tokens("\n\n".join(after_summary_blocks(summary)), model.id)
+    size, most = size_after(ctx, session, prior, found, model, carried)
+    if size > most:
+        await discard(
+            ctx, found, f"the steps after it do not fit: about {size:,} tokens, over {most:,}"
+        )
+        return None
     text = TextPart(
         id=part_id(), session_id=session.id, message_id=summary.id, text=found.edited or found.text
     )
