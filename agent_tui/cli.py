@@ -24,6 +24,8 @@ examples:
   agent-tui compact --continue "keep the list of failing tests"
   agent-tui compact --dry-run --continue
   agent-tui uncompact --continue
+  agent-tui summary --continue               the summary in force, what was restated and kept
+  agent-tui summary --continue --edit        correct it in $EDITOR (--set-file PATH, - for stdin)
   agent-tui undo --continue                  restore the files of the newest turn
   agent-tui redo --continue
   agent-tui context
@@ -126,6 +128,31 @@ def build_parser() -> argparse.ArgumentParser:
         "uncompact", help="take back the newest compaction (if the history fits)"
     )
     _session_args(uncompact)
+
+    summary = commands.add_parser(
+        "summary",
+        help="show the summary in force (what was restated and kept); correct it",
+        description="Show the summary the model sees in place of the compacted conversation: "
+        "what was restated after it (your words, the todo list, the plan) and what was kept "
+        "verbatim. --edit, --set-file or --revert change the text the model sees from its "
+        "next step on; the summariser's text stays in the session. An edit changes the "
+        "prompt once: the part before the summary stays cached, from the summary on it is "
+        "written to the cache again.",
+    )
+    _session_args(summary, model=False)
+    summary.add_argument("--json", action="store_true", help="print JSON")
+    change = summary.add_mutually_exclusive_group()
+    change.add_argument(
+        "--edit", action="store_true", help="edit the summary in $VISUAL / $EDITOR and save it"
+    )
+    change.add_argument(
+        "--set-file",
+        metavar="PATH",
+        help="replace the summary's text with this file's (- reads stdin)",
+    )
+    change.add_argument(
+        "--revert", action="store_true", help="go back to the text the summariser wrote"
+    )
 
     for name, text in (
         ("undo", "undo the newest turn: restore the files it changed, hide it from the model"),
