@@ -110,7 +110,9 @@ async def test_a_discarded_edit_saves_nothing(configured: FakeOpenAI) -> None:
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "discard?")
         await pilot.press("y")
-        await wait_for(pilot, lambda: not isinstance(app.screen, (ConfirmScreen, SummaryEditScreen)))
+        await wait_for(
+            pilot, lambda: not isinstance(app.screen, (ConfirmScreen, SummaryEditScreen))
+        )
         assert app.session is not None
         view = await app.engine.summary(app.session.id)
         assert not view.edited and view.text == WRITTEN
