@@ -50,6 +50,7 @@ class SummaryEditScreen(ModalScreen[SummaryEdit | None]):
 
     def on_mount(self) -> None:
         self.editor.focus()
+        self.editor.move_cursor(self.editor.document.end)  # corrections are often added
 
     async def action_save(self) -> None:
         try:
