@@ -300,3 +300,28 @@ def test_cli_summary_edit_opens_the_editor(
     assert json.loads(out)["text"] == "EDITOR-FIX: the build uses tox."
     code, out, _ = run_cli(capsys, "summary", "--continue", "--edit")  # saved unchanged
     assert out.strip() == "Summary unchanged: nothing was saved."
+
+
+def test_pins_and_the_ledger_have_their_place_in_the_view() -> None:
+    """Shaped like the `pins` branch's summary fields (PinnedText, FileRecord), which
+    this branch's AssistantMessage does not have yet."""
+    from types import SimpleNamespace
+
+    from agent_tui.context.summary_view import SummaryInForce, pins_and_ledger
+
+    info = SimpleNamespace(
+        pins=[SimpleNamespace(label="bash pytest -x", text="3 failed, 10 passed")],
+        ledger=[
+            SimpleNamespace(path="src/app.py", actions=["read", "edited"], added=4, removed=1),
+            SimpleNamespace(path="notes.txt", actions=["created"], added=0, removed=0),
+        ],
+    )
+    pinned, ledger = pins_and_ledger(info)  # type: ignore[arg-type]
+    assert pinned == ["bash pytest -x: 3 failed, 10 passed"]
+    assert ledger == "src/app.py: read, edited (+4 −1)\nnotes.txt: created"
+    view = SummaryInForce(
+        session_id="s", compacted=True, text="S", pinned=pinned, ledger=ledger, created=0
+    )
+    shown = render_summary(view)
+    assert "  Pinned: 1 message:\n    “bash pytest -x: 3 failed, 10 passed”" in shown
+    assert "  File ledger:\n    src/app.py: read, edited (+4 −1)\n    notes.txt: created" in shown

@@ -101,13 +101,23 @@ class SummaryInForce(BaseModel):
 
 
 def pins_and_ledger(info: AssistantMessage) -> tuple[list[str], str]:
-    """PINS AND FILE LEDGER (branch `pins`): what the summary message carries of pinned
-    messages and the ledger, restated after it. Read only if the fields exist; after that
-    branch is merged, read its fields directly and render them as it restates them."""
-    pinned: Any = getattr(info, "pinned", None) or getattr(info, "pins", None) or []
-    ledger: Any = getattr(info, "ledger", None) or ""
-    texts = [item if isinstance(item, str) else str(getattr(item, "text", item)) for item in pinned]
-    return texts, ledger if isinstance(ledger, str) else str(ledger)
+    """PINS AND FILE LEDGER (branch `pins`): the summary's `pins` (PinnedText: label,
+    text) and `ledger` (FileRecord: path, actions, added, removed), as `/summary` lists
+    them. Read only where the fields exist; once that branch is merged, read the fields
+    directly and use its own renderers (`pins.describe`, `ledger.ledger_text`)."""
+    pins: Any = getattr(info, "pins", None) or []
+    ledger: Any = getattr(info, "ledger", None) or []
+    pinned = []
+    for item in pins:
+        label, text = getattr(item, "label", ""), getattr(item, "text", "")
+        pinned.append(f"{label}: {text}" if label and text else label or text or str(item))
+    files = []
+    for record in ledger:
+        actions = ", ".join(getattr(record, "actions", []) or [])
+        added, removed = getattr(record, "added", 0), getattr(record, "removed", 0)
+        lines = f" (+{added} −{removed})" if added or removed else ""
+        files.append(f"{getattr(record, 'path', record)}: {actions}{lines}")
+    return pinned, "\n".join(files)
 
 
 def _count(text: str, tail: list[MessageWithParts], model: str) -> tuple[int, int]:
