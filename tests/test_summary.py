@@ -325,3 +325,39 @@ def test_pins_and_the_ledger_have_their_place_in_the_view() -> None:
     shown = render_summary(view)
     assert "  Pinned: 1 message:\n    “bash pytest -x: 3 failed, 10 passed”" in shown
     assert "  File ledger:\n    src/app.py: read, edited (+4 −1)\n    notes.txt: created" in shown
+
+
+async def test_a_preparation_made_before_an_edit_is_not_used(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    """A summary prepared in the background read the summary in force: once the person
+    corrects that summary, the preparation is stale and the next compaction starts from
+    the correction."""
+    from agent_tui.context import prepared
+    from tests.test_prepared import Steps, configure
+
+    configure(isolated, fake_llm)
+    steps = Steps(2)
+    steps.install(isolated, fake_llm)
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+        await engine.prompt(session.id, "first part")
+        await engine.compact(session.id)
+        view = await engine.summary(session.id)
+        assert view.summary_id is not None and view.text.startswith("SUMMARY-1")
+        steps.steps = steps.made + 17  # past prepare_at, short of the threshold
+        await engine.prompt(session.id, "second part")
+        await prepared.wait_running(engine.ctx, session.id)
+        (early,) = await engine.ctx.db.prepared_summaries(session.id)
+        assert early.status == "ready"
+        await engine.edit_summary(session.id, view.summary_id, CORRECTED)
+        steps.steps = steps.made + 40
+        result = await engine.prompt(session.id, "third part")
+        assert result is not None and result.compactions >= 1
+        rows = {p.id: p for p in await engine.ctx.db.prepared_summaries(session.id)}
+    assert rows[early.id].status == "discarded", rows[early.id]
+    assert "undone or changed" in rows[early.id].reason
+    summariser = next(
+        r for r in fake_llm.requests if is_summary_request(r) and CORRECTED in json.dumps(r)
+    )
+    assert view.text not in json.dumps(summariser["messages"])
