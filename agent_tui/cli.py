@@ -27,6 +27,8 @@ examples:
   agent-tui pin --continue                   pin the agent's newest reply (kept through compaction)
   agent-tui pin --continue --list            the pins, and the newest ids you can pin
   agent-tui pin --continue --remove prt_…    unpin
+  agent-tui summary --continue               the summary in force, what was restated and kept
+  agent-tui summary --continue --edit        correct it in $EDITOR (--set-file PATH, - for stdin)
   agent-tui undo --continue                  restore the files of the newest turn
   agent-tui redo --continue
   agent-tui context
@@ -148,6 +150,30 @@ def build_parser() -> argparse.ArgumentParser:
     pin_mode = pin.add_mutually_exclusive_group()
     pin_mode.add_argument("--list", action="store_true", help="list the pins and their tokens")
     pin_mode.add_argument("--remove", action="store_true", help="unpin instead")
+    summary = commands.add_parser(
+        "summary",
+        help="show the summary in force (what was restated and kept); correct it",
+        description="Show the summary the model sees in place of the compacted conversation: "
+        "what was restated after it (your words, the todo list, the plan) and what was kept "
+        "verbatim. --edit, --set-file or --revert change the text the model sees from its "
+        "next step on; the summariser's text stays in the session. An edit changes the "
+        "prompt once: the part before the summary stays cached, from the summary on it is "
+        "written to the cache again.",
+    )
+    _session_args(summary, model=False)
+    summary.add_argument("--json", action="store_true", help="print JSON")
+    change = summary.add_mutually_exclusive_group()
+    change.add_argument(
+        "--edit", action="store_true", help="edit the summary in $VISUAL / $EDITOR and save it"
+    )
+    change.add_argument(
+        "--set-file",
+        metavar="PATH",
+        help="replace the summary's text with this file's (- reads stdin)",
+    )
+    change.add_argument(
+        "--revert", action="store_true", help="go back to the text the summariser wrote"
+    )
 
     for name, text in (
         ("undo", "undo the newest turn: restore the files it changed, hide it from the model"),

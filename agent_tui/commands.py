@@ -1,4 +1,5 @@
-"""Headless commands: run, sessions, export, compact, uncompact, pin, undo, redo, context."""
+"""Headless commands: run, sessions, export, compact, uncompact, pin, summary, undo, redo,
+context."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from pathlib import Path
 from agent_tui import paths
 from agent_tui.config import Config, load_config
 from agent_tui.context.compaction_plan import render_plan
+from agent_tui.context.summary_view import CACHE_NOTE, NO_COMPACTION, render_summary
 from agent_tui.context.usage import context_usage
+from agent_tui.editor import edit_text, read_text_arg
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import NotFoundError, UsageError
 from agent_tui.headless import JsonView, TextView
@@ -79,6 +82,7 @@ def dispatch(args: argparse.Namespace, config: Config | None = None) -> int:
         "compact": _compact,
         "uncompact": _uncompact,
         "pin": _pin,
+        "summary": _summary,
         "undo": _undo,
         "redo": _redo,
         "context": _context,
@@ -265,6 +269,41 @@ async def _pin(args: argparse.Namespace, config: Config) -> int:
         act = engine.unpin if args.remove else engine.pin
         change = await act(session.id, args.item)
     print(change.message())
+    return 0
+
+
+async def _summary(args: argparse.Namespace, config: Config) -> int:
+    changing = args.edit or args.set_file is not None or args.revert
+    async with open_engine(config, args.command) as engine:
+        session = await resolve_session(engine, args.session, args.cont, create=False)
+        view = await engine.summary(session.id)
+        note = None
+        if changing:
+            if not view.compacted or view.summary_id is None:
+                raise UsageError(NO_COMPACTION)
+            if args.revert:
+                text = None
+            elif args.set_file is not None:
+                text = await read_text_arg(args.set_file, "--set-file")
+            else:
+                text = await edit_text(view.text, f"summary-{view.summary_id}.md")
+            done = await engine.edit_summary(session.id, view.summary_id, text)
+            if not done.changed:
+                note = "Summary unchanged: nothing was saved."
+            elif done.edited:
+                note = (
+                    "Summary edited. The summariser's text stays in the session "
+                    "(`agent-tui summary --revert` restores it). " + CACHE_NOTE
+                )
+            else:
+                note = "Summary back to the summariser's text. " + CACHE_NOTE
+            view = await engine.summary(session.id)
+    if args.json:
+        print(view.model_dump_json(indent=2))
+        if note:
+            print(f"agent-tui: {note}", file=sys.stderr)
+    else:
+        print(note or render_summary(view))
     return 0
 
 

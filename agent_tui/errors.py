@@ -19,6 +19,10 @@ class UsageError(AgentTuiError):
     exit_code = 2
 
 
+class EditorError(AgentTuiError):
+    """The person's text editor ($VISUAL / $EDITOR) could not start or gave up."""
+
+
 class StorageError(AgentTuiError):
     """The database is locked, corrupted or unreadable."""
 

@@ -66,7 +66,8 @@ async def test_new_session_advertises_commands_modes_and_models(
         advertised = await client.wait_for(lambda: client.of(sid, "available_commands_update"))
         usage = await client.wait_for(lambda: client.of(sid, "usage_update"))
     names = {c.name for c in advertised[0].available_commands}
-    assert {"compact", "uncompact", "pin", "unpin", "undo", "redo", "diff", "context"} <= names
+    assert {"compact", "uncompact", "pin", "unpin", "summary", "undo", "redo", "diff"} <= names
+    assert "context" in names
     assert "review" in names
     compact = next(c for c in advertised[0].available_commands if c.name == "compact")
     assert "--dry-run" in compact.input.root.hint
@@ -275,6 +276,12 @@ async def test_usage_matches_the_sidebar_and_compact_drops_it(
         sidebar = SessionStats.of(await stored(sid)).usage()
         response = await conn.prompt(session_id=sid, prompt=prompt("/compact keep the steps"))
         after_compact = client.of(sid, "usage_update")
+        before_summary = len(fake_llm.requests)
+        await conn.prompt(session_id=sid, prompt=prompt("/summary"))
+        summary_text = client.text(sid)
+    assert len(fake_llm.requests) == before_summary, "/summary sends nothing"
+    assert "The summary in force: manual compaction" in summary_text
+    assert "We ran a step." in summary_text and "“do a step”" in summary_text
     assert response.stop_reason == "end_turn"
     # One after each step (two steps), plus the initial one.
     assert [u.used for u in after_turn[1:]] == [30_200, 31_100]
@@ -306,11 +313,13 @@ async def test_compact_dry_run_and_context_answer_as_text(
         await conn.prompt(session_id=sid, prompt=prompt("/compact --dry-run"))
         dry = client.text(sid)
         await conn.prompt(session_id=sid, prompt=prompt("/context"))
+        await conn.prompt(session_id=sid, prompt=prompt("/summary"))
         await conn.prompt(session_id=sid, prompt=prompt("/diff"))
     assert len(configured.requests) == before  # nothing sent to the model
     assert "hello there" in dry and "summar" in dry.lower()
     text = client.text(sid)
     assert "System prompt" in text or "system" in text.lower()
+    assert "No compaction yet in this session" in text
     assert text.endswith("No changes yet.")
 
 

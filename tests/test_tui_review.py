@@ -69,9 +69,13 @@ async def test_review_on_compact(isolated: Path, fake_llm: FakeOpenAI, choice: s
         assert "hello again" in last and "SUMMARY" not in last
         return
     assert session.compaction_id is not None and row.status == "used"
-    summaries = [m for m in messages if isinstance(m.info, AssistantMessage) and m.info.summary]
-    text = "".join(p.text for p in summaries[0].parts if isinstance(p, TextPart))
+    (summary,) = [m for m in messages if isinstance(m.info, AssistantMessage) and m.info.summary]
+    assert isinstance(summary.info, AssistantMessage)
+    text = "".join(p.text for p in summary.parts if isinstance(p, TextPart))
+    assert text == row.text  # the summariser's text, as after any compaction
     expected = "EDITED: hello, twice; keep it short." if choice == "edit" else row.text
-    assert text == expected and expected in last
+    assert expected in last
+    # An edit in the review is an edit of the summary (/summary shows it, --revert undoes it).
+    assert summary.info.edited_summary == (expected if choice == "edit" else None)
     # The history starts at the summary now.
     assert fake_llm.requests[-1]["messages"][1]["content"] == "What did we do so far?"

@@ -11,6 +11,7 @@ from pathlib import Path
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
 from agent_tui.context.compaction_plan import render_plan
+from agent_tui.context.summary_view import render_summary
 from agent_tui.custom_commands import CustomCommand, load_custom_commands
 from agent_tui.session.engine import Engine
 from agent_tui.session.undo import UndoConflict
@@ -27,6 +28,7 @@ BUILTIN: tuple[tuple[str, str, str | None], ...] = (
         "[instructions] or --dry-run",
     ),
     ("uncompact", "Take back the newest compaction (the history before it returns)", None),
+    ("summary", "Show the summary in force: what was restated after it and what was kept", None),
     ("undo", "Undo the newest turn: restore the files it changed (--force overwrites)", "--force"),
     ("redo", "Redo the turn undone last (--force overwrites)", "--force"),
     (
@@ -104,6 +106,9 @@ async def run_builtin(
             f"Compaction undone: {done.messages} earlier messages are back "
             f"(about {done.estimated:,} of {done.usable:,} usable tokens)."
         )
+        return
+    if call.name == "summary":  # reading it; correcting it is the app's or `agent-tui summary`
+        await say(render_summary(await engine.summary(session_id, model=model)))
         return
     if call.name in ("undo", "redo"):
         act = engine.undo if call.name == "undo" else engine.redo

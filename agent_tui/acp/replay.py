@@ -8,6 +8,7 @@ from acp.schema import TextContentBlock, ToolCallStart, UserMessageChunk
 
 from agent_tui.acp.tool_calls import text_content, tool_call_start
 from agent_tui.acp.updates import COMPACT_TITLE, Update, agent_text, agent_thought
+from agent_tui.step.messages import summary_text
 from agent_tui.storage.models import (
     AssistantMessage,
     MessageWithParts,
@@ -42,9 +43,7 @@ def replay(messages: list[MessageWithParts], directory: str) -> Iterator[Update]
         assert isinstance(info, AssistantMessage)
         if info.summary:
             if info.finish and not info.reverted:
-                text = "\n".join(
-                    p.text for p in message.parts if isinstance(p, TextPart) and p.text
-                )
+                text = summary_text(message)  # the person's correction, if any
                 yield ToolCallStart(
                     session_update="tool_call",
                     tool_call_id=f"compaction-{info.id}",

@@ -12,7 +12,7 @@ from agent_tui.context.overflow import usable_tokens
 from agent_tui.context.tokens import count_tokens
 from agent_tui.provider.limits import ModelInfo
 from agent_tui.step.media import image_tokens, part_image_tokens
-from agent_tui.step.messages import filter_compacted, tool_result_text
+from agent_tui.step.messages import filter_compacted, summary_text, tool_result_text
 from agent_tui.step.system import build_system
 from agent_tui.storage.models import (
     AssistantMessage,
@@ -77,12 +77,13 @@ def breakdown(
         info = message.info
         is_summary = isinstance(info, AssistantMessage) and info.summary
         result.compacted = result.compacted or is_summary
+        if is_summary:  # its text in force: the person's edit, if any
+            result.summary += count(summary_text(message))
+            continue
         for part in message.parts:
             if isinstance(part, TextPart) and not part.ignored:
                 tokens = count(part.text)
-                if is_summary:
-                    result.summary += tokens
-                elif info.role == "user":
+                if info.role == "user":
                     result.user_text += tokens
                 else:
                     result.assistant_text += tokens

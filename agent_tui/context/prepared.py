@@ -374,9 +374,9 @@ async def apply(
             ctx, found, f"the steps after it do not fit: about {size:,} tokens, over {most:,}"
         )
         return None
-    text = TextPart(
-        id=part_id(), session_id=session.id, message_id=summary.id, text=found.edited or found.text
-    )
+    if found.edited is not None:  # corrected in the review: as an edit of the summary
+        summary.edited_summary, summary.edited_at = found.edited, now_ms()
+    text = TextPart(id=part_id(), session_id=session.id, message_id=summary.id, text=found.text)
     await ctx.db.upsert_message(summary)
     await ctx.db.upsert_part(text, flush=True)
     ctx.publish(MessageUpdated(info=summary))

@@ -13,6 +13,7 @@ from pathlib import Path
 from agent_tui.agents import DEFAULT_AGENT, AgentInfo
 from agent_tui.context import compaction, prepared
 from agent_tui.context.compaction_plan import CompactionPlan, plan
+from agent_tui.context.summary_view import SummaryEdit, SummaryInForce, save_edit, summary_in_force
 from agent_tui.context.uncompact import Uncompacted, uncompact
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
@@ -442,6 +443,26 @@ class Engine:
 
     async def pin_list(self, session_id: str) -> PinList:
         return await pins.pin_list(self.ctx, await self.ctx.db.get_session(session_id))
+
+    async def summary(self, session_id: str, *, model: str | None = None) -> SummaryInForce:
+        """The summary in force and what surrounds it (`/summary`); tokens counted for
+        `model`, else the session's."""
+        session = await self.ctx.db.get_session(session_id)
+        return await summary_in_force(
+            self.ctx, session, model or await self.session_model(session_id)
+        )
+
+    async def edit_summary(self, session_id: str, summary_id: str, text: str | None) -> SummaryEdit:
+        """The person's text for the summary in force, which the model sees from its next
+        step on (None: back to the summariser's text, which stays in the database either
+        way). Allowed while the agent works here; held against an uncompact elsewhere."""
+        lock = None if self.is_busy(session_id) else self.locks.try_acquire(session_id)
+        try:
+            session = await self.ctx.db.get_session(session_id)
+            return await save_edit(self.ctx, session, summary_id, text)
+        finally:
+            if lock is not None:
+                lock.release()
 
     # ---- undo / redo of turns (files included) --------------------------------------
 

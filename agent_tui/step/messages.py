@@ -142,6 +142,23 @@ def thinking_blocks(message: MessageWithParts) -> list[dict[str, Any]]:
     return blocks
 
 
+def written_summary(message: MessageWithParts) -> str:
+    """The text the summariser wrote (its parts; what an edit leaves in the database)."""
+    return "\n\n".join(
+        p.text
+        for p in message.parts
+        if isinstance(p, TextPart) and not p.ignored and p.text.strip()
+    )
+
+
+def summary_text(message: MessageWithParts) -> str:
+    """A summary's text in force: the person's edit if any, else what was written."""
+    info = message.info
+    if isinstance(info, AssistantMessage) and info.edited_summary is not None:
+        return info.edited_summary
+    return written_summary(message)
+
+
 def _assistant_messages(
     message: MessageWithParts, *, keep_thinking: bool, images: ImagePlacement = "user"
 ) -> list[dict[str, Any]]:
@@ -150,7 +167,10 @@ def _assistant_messages(
         for p in message.parts
         if isinstance(p, TextPart) and not p.ignored and p.text.strip()
     ]
-    summary = isinstance(message.info, AssistantMessage) and message.info.summary
+    info = message.info
+    summary = isinstance(info, AssistantMessage) and info.summary
+    if isinstance(info, AssistantMessage) and info.summary and info.edited_summary is not None:
+        texts = [info.edited_summary]  # the person's correction (/summary)
     # A summary is text only: a summariser that called a tool anyway had it ignored.
     tools = (
         [] if summary else [p for p in message.parts if isinstance(p, ToolPart) and not p.ignored]

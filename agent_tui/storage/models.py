@@ -136,6 +136,12 @@ class AssistantMessage(_Model):
     question), hidden again if the compaction is undone."""
     reverted: bool = False
     """On a summary: the compaction was undone; the history before it is back."""
+    edited_summary: str | None = None
+    """On a summary: the person's correction of its text (`/summary`, `agent-tui summary
+    --edit`), which the model sees instead of the text the summariser wrote from the next
+    step on; that text stays in the summary's parts. None: not edited."""
+    edited_at: int | None = None
+    """On a summary: when `edited_summary` was last saved (ms)."""
     undone: bool = False
     """The turn this step belongs to was undone (`/undo`): hidden from the model."""
     pinned: int | None = None

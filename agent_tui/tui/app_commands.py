@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_tui.context.compaction_plan import render_plan
+from agent_tui.context.summary_view import CACHE_NOTE, NO_COMPACTION, SummaryEdit, SummaryInForce
 from agent_tui.context.usage import context_usage
 from agent_tui.custom_commands import CustomCommand, load_custom_commands
 from agent_tui.errors import AgentTuiError
@@ -18,6 +19,8 @@ from agent_tui.tui.model_screen import ModelScreen
 from agent_tui.tui.review_screen import ReviewScreen
 from agent_tui.tui.sessions_screen import SessionRow, SessionsScreen
 from agent_tui.tui.slash_commands import COMMANDS, SlashCommand
+from agent_tui.tui.summary_edit_screen import SummaryEditScreen
+from agent_tui.tui.summary_screen import EDIT, SummaryScreen
 from agent_tui.tui.text_screen import TextScreen
 from agent_tui.tui.tool_line import ToolLine
 
@@ -169,6 +172,41 @@ class AppCommands:
             )
 
         self._guard(uncompact)
+
+    def action_summary(self: AgentApp) -> None:
+        async def show() -> None:
+            if self.session is None:
+                self.push_screen(TextScreen("Summary", NO_COMPACTION))
+                return
+            session_id = self.session.id
+            view = await self.engine.summary(session_id, model=self.model_override)
+
+            def chosen(choice: str | None) -> None:
+                if choice == EDIT and view.summary_id is not None:
+                    self.edit_summary(session_id, view)
+
+            self.push_screen(SummaryScreen(view), chosen)
+
+        self._guard(show)
+
+    def edit_summary(self: AgentApp, session_id: str, view: SummaryInForce) -> None:
+        """The summary in an editor; saved through the engine, which the model reads
+        from its next step on."""
+        summary_id = view.summary_id
+        assert summary_id is not None
+
+        async def save(text: str) -> SummaryEdit:
+            return await self.engine.edit_summary(session_id, summary_id, text)
+
+        def saved(done: SummaryEdit | None) -> None:
+            if done is None or not done.changed:
+                self.notify("Summary unchanged." if done else "Edit cancelled: nothing saved.")
+            elif done.edited:
+                self.notify(f"Summary saved. {CACHE_NOTE}", timeout=8)
+            else:
+                self.notify(f"Summary back to the summariser's text. {CACHE_NOTE}", timeout=8)
+
+        self.push_screen(SummaryEditScreen(view.text, view.original, save), saved)
 
     def action_new_session(self: AgentApp) -> None:
         self._guard(lambda: self.show_session(None))

@@ -8,6 +8,7 @@ from textual.widgets import Collapsible, Static
 from agent_tui.tui.text_part_view import TextPartView
 
 SUMMARY_TITLE = "Summary"
+EDITED_TITLE = "Summary (edited by you)"
 
 
 def divider_label(auto: bool, state: str) -> str:
@@ -36,18 +37,39 @@ class CompactionDivider(Vertical):
         border-bottom: dashed $panel; }
     """
 
-    def __init__(self, request_id: str, auto: bool, summary: str = "", state: str = "running"):
+    def __init__(
+        self,
+        request_id: str,
+        auto: bool,
+        summary: str = "",
+        state: str = "running",
+        *,
+        edited: str | None = None,
+    ):
         self.request_id = request_id
         self.auto = auto
         self.state = state
+        self.edited = edited
+        """The person's correction of the summary, shown instead of it."""
         self._label = Static(divider_label(auto, state), markup=False, classes="label")
-        self._summary = TextPartView(summary)
-        self._collapsible = Collapsible(self._summary, title=SUMMARY_TITLE, collapsed=True)
+        self._summary = TextPartView(summary if edited is None else edited)
+        title = SUMMARY_TITLE if edited is None else EDITED_TITLE
+        self._collapsible = Collapsible(self._summary, title=title, collapsed=True)
         super().__init__(self._label, self._collapsible)
         self.set_class(state == "cancelled", "-cancelled")
 
     async def show_summary(self, text: str) -> None:
-        await self._summary.show(text)
+        if self.edited is None:
+            await self._summary.show(text)
+
+    async def show_edit(self, edited: str | None, written: str) -> None:
+        """The summary's text after an edit (None: back to what the summariser wrote)."""
+        self.edited = edited
+        replacement = TextPartView(written if edited is None else edited)
+        await self._summary.remove()
+        await self._collapsible.query_one(Collapsible.Contents).mount(replacement)
+        self._summary = replacement
+        self._collapsible.title = SUMMARY_TITLE if edited is None else EDITED_TITLE
 
     def set_state(self, state: str) -> None:
         self.state = state

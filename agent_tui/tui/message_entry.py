@@ -41,6 +41,8 @@ class MessageEntry:
     """A person's message sent while the agent worked, until the next step starts."""
     divider_state: str = "running"
     summary: str = ""
+    edited_summary: str | None = None
+    """The person's correction of the summary (`/summary`), shown instead of it."""
     auto: bool | None = None
     """Whether the compaction was automatic, once it is known to have finished."""
 
@@ -93,7 +95,9 @@ def build_widget(entry: MessageEntry) -> Widget | None:
         return AssistantMessageView(info, list(entry.parts.values()))
     if (part := entry.compaction()) is not None:
         auto = part.auto if entry.auto is None else entry.auto
-        return CompactionDivider(info.id, auto, entry.summary, entry.divider_state)
+        return CompactionDivider(
+            info.id, auto, entry.summary, entry.divider_state, edited=entry.edited_summary
+        )
     if (tool := entry.shell_tool()) is not None:
         return shell_line(tool)
     if text := entry.text():

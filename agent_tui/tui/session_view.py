@@ -174,6 +174,7 @@ class SessionView(VerticalScroll):
                     "undone" if done and summary_info.reverted else "done" if done else "cancelled"
                 )
                 entry.summary = user_text(summary)
+                entry.edited_summary = summary_info.edited_summary
             elif entry.compaction() is not None:
                 entry.divider_state = "cancelled"
             entries.append(entry)
@@ -389,6 +390,11 @@ class SessionView(VerticalScroll):
             request = self._by_id.get(info.parent_id)
             if request is not None and info.error is not None:
                 self._set_divider(request, "cancelled")
+            if request is not None and request.edited_summary != info.edited_summary:
+                request.edited_summary = info.edited_summary  # corrected with /summary
+                divider = self._views.get(request.key)
+                if isinstance(divider, CompactionDivider):
+                    await divider.show_edit(info.edited_summary, request.summary)
             return
         if entry is not None:
             entry.info = info

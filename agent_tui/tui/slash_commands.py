@@ -39,6 +39,11 @@ COMMANDS: tuple[SlashCommand, ...] = (
         keybind="uncompact",
     ),
     SlashCommand(
+        "summary",
+        "Read the summary in force (what was restated and kept) and correct it",
+        "summary",
+    ),
+    SlashCommand(
         "undo",
         "Undo the newest turn: restore the files it changed, put its prompt back",
         "undo",

@@ -1,0 +1,375 @@
+"""What `/summary` and `agent-tui summary` show, and the person's correction of it.
+
+The summary in force is the one answering the session's compaction boundary. Around it
+the model sees what was restated after it (the person's words, the todo list, the plan;
+pinned messages and the file ledger once the summary carries them) and the verbatim tail
+of steps the compaction kept. An edit is stored beside the summariser's text
+(`AssistantMessage.edited_summary`); the text parts stay as written, so `export` keeps
+both, `uncompact` works as before and a later compaction starts from the edit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from typing import Any
+
+from pydantic import BaseModel
+
+from agent_tui.context.tail import message_tokens
+from agent_tui.context.tokens import count_tokens
+from agent_tui.engine_context import EngineContext
+from agent_tui.errors import UsageError
+from agent_tui.events import MessageUpdated
+from agent_tui.ids import now_ms
+from agent_tui.step.messages import history_start, summary_for, summary_text, written_summary
+from agent_tui.storage.models import (
+    AssistantMessage,
+    CompactionPart,
+    MessageWithParts,
+    Session,
+    TextPart,
+    ToolPart,
+    ToolStateCompleted,
+    UserMessage,
+)
+
+QUOTE_CHARS = 70
+"""How much of a message the "from where" line quotes."""
+CACHE_NOTE = (
+    "The model sees the edited text from its next step on. The prompt before the summary "
+    "stays cached; from the summary on it is written to the cache again once."
+)
+NO_COMPACTION = (
+    "No compaction yet in this session: the model sees the whole conversation, so there "
+    "is no summary to read or edit. /compact (or `agent-tui compact`) summarises it now."
+)
+
+
+class KeptTail(BaseModel):
+    """The steps a compaction kept verbatim before its boundary."""
+
+    messages: int
+    steps: int
+    tokens: int
+    """Estimated (local count), as sent to the model now."""
+    start_id: str
+    started: int
+    """When its first message was written (ms)."""
+    start: str
+    """Where it starts, as a person reads it: their message, or a step of a turn."""
+    shortened: bool
+    """The newest step was larger than the tail budget: its outputs were shortened."""
+
+
+class SummaryInForce(BaseModel):
+    """`/summary`: the summary the model sees now and what surrounds it."""
+
+    session_id: str
+    compacted: bool
+    """False: no compaction yet (every other field is empty)."""
+    summary_id: str | None = None
+    request_id: str | None = None
+    auto: bool = False
+    instructions: str | None = None
+    """What `/compact INSTRUCTIONS` asked of the summariser."""
+    created: int | None = None
+    model: str = ""
+    """The model that wrote it."""
+    text: str = ""
+    """The text the model sees: the person's edit if any, else the summariser's."""
+    tokens: int = 0
+    edited: bool = False
+    edited_at: int | None = None
+    original: str = ""
+    """What the summariser wrote (kept in the database whatever the edit)."""
+    restated: list[str] = []
+    """The person's own words restated after it, newest first."""
+    todos: str = ""
+    plan: str = ""
+    pinned: list[str] = []
+    """Pinned messages restated after it (filled once summaries carry pins)."""
+    ledger: str = ""
+    """The file ledger restated after it (filled once summaries carry one)."""
+    tail: KeptTail | None = None
+    """None: the compaction kept no verbatim tail."""
+    since_messages: int = 0
+    """Messages after the compaction (its "continue" message included)."""
+    since_steps: int = 0
+    context_estimate: int | None = None
+    """The estimated size of the history right after the compaction."""
+
+
+def pins_and_ledger(info: AssistantMessage) -> tuple[list[str], str]:
+    """PINS AND FILE LEDGER (branch `pins`): the summary's `pins` (PinnedText: label,
+    text) and `ledger` (FileRecord: path, actions, added, removed), as `/summary` lists
+    them. Read only where the fields exist; once that branch is merged, read the fields
+    directly and use its own renderers (`pins.describe`, `ledger.ledger_text`)."""
+    pins: Any = getattr(info, "pins", None) or []
+    ledger: Any = getattr(info, "ledger", None) or []
+    pinned = []
+    for item in pins:
+        label, text = getattr(item, "label", ""), getattr(item, "text", "")
+        pinned.append(f"{label}: {text}" if label and text else label or text or str(item))
+    files = []
+    for record in ledger:
+        actions = ", ".join(getattr(record, "actions", []) or [])
+        added, removed = getattr(record, "added", 0), getattr(record, "removed", 0)
+        lines = f" (+{added} −{removed})" if added or removed else ""
+        files.append(f"{getattr(record, 'path', record)}: {actions}{lines}")
+    return pinned, "\n".join(files)
+
+
+def _count(text: str, tail: list[MessageWithParts], model: str) -> tuple[int, int]:
+    return count_tokens(text, model), message_tokens(tail, model) if tail else 0
+
+
+def _quote(text: str) -> str:
+    line = " ".join(text.split())
+    return f"“{line[:QUOTE_CHARS]}…”" if len(line) > QUOTE_CHARS else f"“{line}”"
+
+
+def _typed(message: MessageWithParts) -> str:
+    return "\n".join(
+        p.text
+        for p in message.parts
+        if isinstance(p, TextPart) and not p.synthetic and not p.ignored and p.text.strip()
+    )
+
+
+def _clock(ms: int) -> str:
+    return dt.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M")
+
+
+def _tail(messages: list[MessageWithParts], info: AssistantMessage) -> list[MessageWithParts]:
+    start = info.tail_start_id
+    if start is None:
+        return []
+    return [m for m in messages if start <= m.info.id < info.parent_id and not m.info.undone]
+
+
+async def _tail_start(ctx: EngineContext, session: Session, first: MessageWithParts) -> str:
+    """Where the tail starts: the person's message, or a step of the turn they started."""
+    info = first.info
+    if isinstance(info, UserMessage):
+        typed = _typed(first)
+        return f"your message {_quote(typed)}" if typed else "a message of yours"
+    turn = await ctx.db.messages(session.id, since_id=info.parent_id)
+    typed = _typed(turn[0]) if turn and turn[0].info.id == info.parent_id else ""
+    return f"a step of the turn you began with {_quote(typed)}" if typed else "a step"
+
+
+def _pending_compaction(messages: list[MessageWithParts], compaction_id: str) -> bool:
+    """A compaction request after the boundary that no summary has answered yet."""
+    answered = {
+        m.info.parent_id
+        for m in messages
+        if isinstance(m.info, AssistantMessage)
+        and m.info.summary
+        and (m.info.finish or m.info.error)
+    }
+    return any(
+        m.info.id > compaction_id
+        and not m.info.undone
+        and m.info.id not in answered
+        and any(isinstance(p, CompactionPart) for p in m.parts)
+        for m in messages
+    )
+
+
+async def _current(
+    ctx: EngineContext, session: Session
+) -> tuple[list[MessageWithParts], MessageWithParts | None]:
+    if session.compaction_id is None:
+        return [], None
+    messages = await ctx.db.messages(session.id, since_id=history_start(session))
+    return messages, summary_for(messages, session.compaction_id)
+
+
+async def summary_in_force(ctx: EngineContext, session: Session, model: str) -> SummaryInForce:
+    """The summary the model sees now, what was restated after it and what was kept;
+    tokens counted for `model` (the session's)."""
+    messages, summary = await _current(ctx, session)
+    if summary is None:
+        return SummaryInForce(session_id=session.id, compacted=False)
+    info = summary.info
+    assert isinstance(info, AssistantMessage)
+    request = next((m for m in messages if m.info.id == info.parent_id), None)
+    part = (
+        next((p for p in request.parts if isinstance(p, CompactionPart)), None) if request else None
+    )
+    tail = _tail(messages, info)
+    text = summary_text(summary)
+    # Counting loads a tokenizer (~0.5 s the first time): off the event loop.
+    tokens, tail_tokens = await asyncio.to_thread(_count, text, tail, model)
+    kept = None
+    if tail:
+        kept = KeptTail(
+            messages=len(tail),
+            steps=sum(1 for m in tail if isinstance(m.info, AssistantMessage)),
+            tokens=tail_tokens,
+            start_id=tail[0].info.id,
+            started=tail[0].info.created,
+            start=await _tail_start(ctx, session, tail[0]),
+            shortened=any(
+                isinstance(p, ToolPart)
+                and isinstance(p.state, ToolStateCompleted)
+                and p.state.shortened is not None
+                for m in tail
+                for p in m.parts
+            ),
+        )
+    since = [
+        m for m in messages if m.info.id > info.parent_id and m is not summary and not m.info.undone
+    ]
+    pinned, ledger = pins_and_ledger(info)
+    return SummaryInForce(
+        session_id=session.id,
+        compacted=True,
+        summary_id=info.id,
+        request_id=info.parent_id,
+        auto=part.auto if part else False,
+        instructions=part.instructions if part else None,
+        created=info.created,
+        model=info.model,
+        text=text,
+        tokens=tokens,
+        edited=info.edited_summary is not None,
+        edited_at=info.edited_at,
+        original=written_summary(summary),
+        restated=info.restated,
+        todos=info.todos,
+        plan=info.plan,
+        pinned=pinned,
+        ledger=ledger,
+        tail=kept,
+        since_messages=len(since),
+        since_steps=sum(
+            1 for m in since if isinstance(m.info, AssistantMessage) and not m.info.summary
+        ),
+        context_estimate=info.context_estimate,
+    )
+
+
+class SummaryEdit(BaseModel):
+    """What saving an edit did."""
+
+    summary_id: str
+    changed: bool
+    """False: the text was already in force; nothing was written."""
+    edited: bool
+    """False: the summary is back to the summariser's text."""
+
+
+async def save_edit(
+    ctx: EngineContext, session: Session, summary_id: str, text: str | None
+) -> SummaryEdit:
+    """Store the person's text for the summary in force (None, or the summariser's own
+    text: back to it). UsageError, nothing written, when `summary_id` is no longer the
+    summary in force or a compaction is under way (its summary would replace the edit)."""
+    messages, summary = await _current(ctx, session)
+    if summary is None:
+        raise UsageError(NO_COMPACTION)
+    info = summary.info
+    assert isinstance(info, AssistantMessage)
+    if info.id != summary_id:
+        raise UsageError(
+            "The summary you edited is no longer the one in force: the session was compacted "
+            "or uncompacted meanwhile. Nothing was saved; open /summary (or run `agent-tui "
+            "summary`) again to edit the summary in force."
+        )
+    if _pending_compaction(messages, info.parent_id):
+        raise UsageError(
+            "A compaction is under way: its new summary will replace this one. Nothing was "
+            "saved; edit the new summary once the compaction has finished."
+        )
+    original = written_summary(summary)
+    if text is not None:
+        text = text.strip()
+        if not text:
+            raise UsageError(
+                "The edited summary is empty: nothing was saved. To go back to the "
+                "summariser's text, restore it (Ctrl+R in the app, `agent-tui summary "
+                "--revert`)."
+            )
+        if text == original.strip():
+            text = None
+    if text == info.edited_summary:
+        return SummaryEdit(summary_id=info.id, changed=False, edited=text is not None)
+    updated = info.model_copy(
+        update={"edited_summary": text, "edited_at": now_ms() if text is not None else None}
+    )
+    await ctx.db.upsert_message(updated, flush=True)
+    ctx.publish(MessageUpdated(info=updated))
+    return SummaryEdit(summary_id=info.id, changed=True, edited=text is not None)
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def render_summary(view: SummaryInForce) -> str:
+    """`/summary` as a person reads it."""
+    if not view.compacted:
+        return NO_COMPACTION
+    how = "automatic" if view.auto else "manual"
+    head = f"The summary in force: {how} compaction"
+    if view.created is not None:
+        head += f" of {_clock(view.created)}"
+    head += f", written by {view.model}" if view.model else ""
+    lines = [head + f" (about {_plural(view.tokens, 'token')})."]
+    if view.instructions:
+        lines.append(f"Asked of it: {view.instructions}")
+    if view.edited:
+        when = f" at {_clock(view.edited_at)}" if view.edited_at else ""
+        lines.append(
+            f"Edited by you{when}: the model sees your text; the summariser's stays in the "
+            "session (Ctrl+R in the editor or `agent-tui summary --revert` restores it)."
+        )
+    lines += ["", view.text, "", "Restated after it, verbatim:"]
+    if view.restated:
+        lines.append(f"  Your words: {_plural(len(view.restated), 'message')}, newest first:")
+        lines += [f"    {_quote(text)}" for text in view.restated]
+    else:
+        lines.append("  Your words: none (no message of yours was summarised, or none fitted).")
+    lines.append(
+        "  Todo list: " + ("as it was then:" if view.todos else "none when it was written.")
+    )
+    if view.todos:
+        lines += [f"    {line}" for line in view.todos.splitlines()]
+    lines.append("  Plan: " + ("the newest plan_exit plan:" if view.plan else "none."))
+    if view.plan:
+        lines += [f"    {line}" for line in view.plan.splitlines()]
+    lines += _pins_and_ledger_lines(view)
+    lines.append("")
+    if view.tail is None:
+        lines.append("Kept verbatim: nothing (the compaction kept no tail of steps).")
+    else:
+        tail = view.tail
+        lines.append(
+            f"Kept verbatim before its boundary: {_plural(tail.steps, 'step')} "
+            f"({_plural(tail.messages, 'message')}, about {_plural(tail.tokens, 'token')}), "
+            f"from {tail.start} ({_clock(tail.started)})."
+        )
+        if tail.shortened:
+            lines.append("  The newest step's outputs were shortened to fit (full text saved).")
+    lines.append(
+        f"Since the compaction: {_plural(view.since_messages, 'message')} "
+        f"({_plural(view.since_steps, 'step')})."
+    )
+    if view.context_estimate:
+        lines.append(f"Right after it the history was about {view.context_estimate:,} tokens.")
+    return "\n".join(lines)
+
+
+def _pins_and_ledger_lines(view: SummaryInForce) -> list[str]:
+    """PINS AND FILE LEDGER (branch `pins`): shown under "Restated after it" once the
+    summary carries them; nothing is shown before that."""
+    lines: list[str] = []
+    if view.pinned:
+        lines.append(f"  Pinned: {_plural(len(view.pinned), 'message')}:")
+        lines += [f"    {_quote(text)}" for text in view.pinned]
+    if view.ledger:
+        lines.append("  File ledger:")
+        lines += [f"    {line}" for line in view.ledger.splitlines()]
+    return lines

@@ -1,0 +1,82 @@
+"""Correcting the summary in force: its text in a TextArea; save, cancel, or go back to
+what the summariser wrote."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Label, TextArea
+
+from agent_tui.context.summary_view import CACHE_NOTE, SummaryEdit
+from agent_tui.errors import AgentTuiError
+from agent_tui.tui.confirm_screen import ConfirmScreen
+
+Save = Callable[[str], Awaitable[SummaryEdit]]
+
+
+class SummaryEditScreen(ModalScreen[SummaryEdit | None]):
+    """Dismissed with what saving did, or None when cancelled. `save` stores the text;
+    when it refuses (an AgentTuiError) the screen stays open with the text as typed."""
+
+    CSS_PATH = "summary_edit_screen.tcss"
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save", priority=True),
+        Binding("escape", "cancel", "Cancel", priority=True),
+        Binding("ctrl+r", "original", "The summariser's text", priority=True),
+    ]
+
+    def __init__(self, text: str, original: str, save: Save) -> None:
+        super().__init__()
+        self.initial = text
+        self.original = original
+        self.save = save
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="box"):
+            yield Label("Edit the summary the model sees", id="heading")
+            yield TextArea(self.initial, soft_wrap=True, id="summary-editor")
+            yield Label(CACHE_NOTE, id="cache-note")
+            yield Label(
+                "Ctrl+S save · Esc cancel · Ctrl+R the summariser's own text", id="keys-hint"
+            )
+
+    @property
+    def editor(self) -> TextArea:
+        return self.query_one("#summary-editor", TextArea)
+
+    def on_mount(self) -> None:
+        self.editor.focus()
+        self.editor.move_cursor(self.editor.document.end)  # corrections are often added
+
+    async def action_save(self) -> None:
+        try:
+            done = await self.save(self.editor.text)
+        except AgentTuiError as exc:
+            self.notify(str(exc), severity="error", timeout=10)
+            return
+        self.dismiss(done)
+
+    def action_original(self) -> None:
+        self.editor.load_text(self.original)
+
+    def action_cancel(self) -> None:
+        if self.editor.text == self.initial:
+            self.dismiss(None)
+            return
+
+        def answered(discard: bool | None) -> None:
+            if discard:
+                self.dismiss(None)
+
+        self.app.push_screen(
+            ConfirmScreen(
+                "Discard your changes to the summary?",
+                "The summary stays as it was.",
+                "Discard",
+            ),
+            answered,
+        )
