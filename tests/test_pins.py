@@ -218,6 +218,9 @@ async def test_pin_errors_name_the_id_and_what_is_valid(
         # Without an id: the agent's newest message with text.
         change = await engine.pin(session.id)
         assert change.item.kind == "agent" and change.item.text == "printed ERR"
+        await engine.undo(session.id)
+        with pytest.raises(UsageError, match=r"a turn taken back with /undo \(redo it first\)"):
+            await engine.pin(session.id, part.id)
 
 
 def test_agent_tui_pin_headless(

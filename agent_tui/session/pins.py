@@ -142,6 +142,8 @@ async def _target(
         ) from None
     if session_of != session.id:
         raise UsageError(f"{item_id} belongs to session {session_of}, not to {session.id}.")
+    if (await ctx.db.get_message(message_of)).undone:
+        raise UsageError(f"{item_id} belongs to a turn taken back with /undo (redo it first).")
     if item_id.startswith("prt_"):
         if isinstance(part, TextPart):  # a text part: its message is what is pinned
             return await _target(ctx, session, message_of)
