@@ -15,8 +15,8 @@ from agent_tui.context import compaction
 from agent_tui.context.summary_view import NO_COMPACTION, render_summary
 from agent_tui.errors import UsageError
 from agent_tui.step.messages import COMPACTION_QUESTION
-from agent_tui.storage.models import AssistantMessage, TextPart
-from tests.conftest import MODEL
+from agent_tui.storage.models import AssistantMessage, TextPart, ToolPart
+from tests.conftest import MODEL, write_config
 from tests.engine_helpers import (
     conversation,
     is_summary_request,
@@ -229,6 +229,7 @@ def test_cli_summary_shows_text_and_json(
     assert data["compacted"] and data["text"] == WRITTEN and data["restated"] == ["question one"]
     assert data["tail"]["steps"] == 2 and data["tail"]["messages"] == 3
     assert data["edited"] is False and data["pinned"] == [] and data["ledger"] == ""
+    assert "Pinned: nothing" in run_cli(capsys, "summary", "--continue")[1]
 
 
 def test_cli_summary_set_file_stdin_revert_and_errors(
@@ -302,29 +303,34 @@ def test_cli_summary_edit_opens_the_editor(
     assert out.strip() == "Summary unchanged: nothing was saved."
 
 
-def test_pins_and_the_ledger_have_their_place_in_the_view() -> None:
-    """Shaped like the `pins` branch's summary fields (PinnedText, FileRecord), which
-    this branch's AssistantMessage does not have yet."""
-    from types import SimpleNamespace
-
-    from agent_tui.context.summary_view import SummaryInForce, pins_and_ledger
-
-    info = SimpleNamespace(
-        pins=[SimpleNamespace(label="bash pytest -x", text="3 failed, 10 passed")],
-        ledger=[
-            SimpleNamespace(path="src/app.py", actions=["read", "edited"], added=4, removed=1),
-            SimpleNamespace(path="notes.txt", actions=["created"], added=0, removed=0),
-        ],
+async def test_summary_shows_the_pins_and_the_file_ledger(
+    fake_llm: FakeOpenAI, isolated: Path
+) -> None:
+    write_config(isolated, fake_llm, compaction={"tail_tokens": 0})  # all summarised
+    fake_llm.script(
+        ToolCalls(
+            [Call("bash", '{"command": "echo pinned-output-line > notes.txt; cat notes.txt"}')]
+        ),
+        Text("wrote notes.txt"),
+        Text("answer two"),
+        Text(WRITTEN),
     )
-    pinned, ledger = pins_and_ledger(info)  # type: ignore[arg-type]
-    assert pinned == ["bash pytest -x: 3 failed, 10 passed"]
-    assert ledger == "src/app.py: read, edited (+4 −1)\nnotes.txt: created"
-    view = SummaryInForce(
-        session_id="s", compacted=True, text="S", pinned=pinned, ledger=ledger, created=0
-    )
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+        await engine.prompt(session.id, "write the notes")
+        messages = await engine.ctx.db.all_messages(session.id)
+        tool = next(p for m in messages for p in m.parts if isinstance(p, ToolPart))
+        await engine.pin(session.id, tool.id)
+        await engine.prompt(session.id, "question two")
+        await engine.compact(session.id)
+        view = await engine.summary(session.id)
+    assert len(view.pinned) == 1 and view.pinned[0].startswith("the result of bash")
+    assert "pinned-output-line" in view.pinned[0] and view.pins_left_out == []
+    assert "notes.txt" in view.ledger and "created" in view.ledger
     shown = render_summary(view)
-    assert "  Pinned: 1 message:\n    “bash pytest -x: 3 failed, 10 passed”" in shown
-    assert "  File ledger:\n    src/app.py: read, edited (+4 −1)\n    notes.txt: created" in shown
+    assert "  Pinned: 1 item:" in shown and view.tail is None
+    assert "Kept verbatim: nothing" in shown
+    assert "  File ledger (written by agent-tui, not the model):\n    - notes.txt" in shown
 
 
 async def test_a_preparation_made_before_an_edit_is_not_used(

@@ -1,8 +1,8 @@
 """What `/summary` and `agent-tui summary` show, and the person's correction of it.
 
 The summary in force is the one answering the session's compaction boundary. Around it
-the model sees what was restated after it (the person's words, the todo list, the plan;
-pinned messages and the file ledger once the summary carries them) and the verbatim tail
+the model sees what was restated after it (the person's words, the todo list, the plan,
+pinned messages and tool results, the file ledger) and the verbatim tail
 of steps the compaction kept. An edit is stored beside the summariser's text
 (`AssistantMessage.edited_summary`); the text parts stay as written, so `export` keeps
 both, `uncompact` works as before and a later compaction starts from the edit.
@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from typing import Any
 
 from pydantic import BaseModel
 
+from agent_tui.context.ledger import LEDGER_HEADER, ledger_text
+from agent_tui.context.pins import describe
 from agent_tui.context.tail import message_tokens
 from agent_tui.context.tokens import count_tokens
 from agent_tui.engine_context import EngineContext
@@ -88,9 +89,11 @@ class SummaryInForce(BaseModel):
     todos: str = ""
     plan: str = ""
     pinned: list[str] = []
-    """Pinned messages restated after it (filled once summaries carry pins)."""
+    """Pinned messages and tool results restated verbatim after it (what, then the text)."""
+    pins_left_out: list[str] = []
+    """Pins over `compaction.pin_tokens` when it was written: named after it, not restated."""
     ledger: str = ""
-    """The file ledger restated after it (filled once summaries carry one)."""
+    """The file ledger restated after it, one line per file ("" when none was touched)."""
     tail: KeptTail | None = None
     """None: the compaction kept no verbatim tail."""
     since_messages: int = 0
@@ -100,24 +103,13 @@ class SummaryInForce(BaseModel):
     """The estimated size of the history right after the compaction."""
 
 
-def pins_and_ledger(info: AssistantMessage) -> tuple[list[str], str]:
-    """PINS AND FILE LEDGER (branch `pins`): the summary's `pins` (PinnedText: label,
-    text) and `ledger` (FileRecord: path, actions, added, removed), as `/summary` lists
-    them. Read only where the fields exist; once that branch is merged, read the fields
-    directly and use its own renderers (`pins.describe`, `ledger.ledger_text`)."""
-    pins: Any = getattr(info, "pins", None) or []
-    ledger: Any = getattr(info, "ledger", None) or []
-    pinned = []
-    for item in pins:
-        label, text = getattr(item, "label", ""), getattr(item, "text", "")
-        pinned.append(f"{label}: {text}" if label and text else label or text or str(item))
-    files = []
-    for record in ledger:
-        actions = ", ".join(getattr(record, "actions", []) or [])
-        added, removed = getattr(record, "added", 0), getattr(record, "removed", 0)
-        lines = f" (+{added} −{removed})" if added or removed else ""
-        files.append(f"{getattr(record, 'path', record)}: {actions}{lines}")
-    return pinned, "\n".join(files)
+def pins_and_ledger(info: AssistantMessage) -> tuple[list[str], list[str], str]:
+    """(pins restated after the summary, pins left out over `compaction.pin_tokens`, the
+    file ledger's lines), as /summary lists them (context/pins.py, context/ledger.py)."""
+    pinned = [f"{describe(item)}: {item.text}" for item in info.pins]
+    left_out = [f"{describe(item)} (about {item.tokens:,} tokens)" for item in info.pins_left_out]
+    ledger = ledger_text(info.ledger).removeprefix(LEDGER_HEADER).strip("\n")
+    return pinned, left_out, ledger
 
 
 def _count(text: str, tail: list[MessageWithParts], model: str) -> tuple[int, int]:
@@ -222,7 +214,7 @@ async def summary_in_force(ctx: EngineContext, session: Session, model: str) -> 
     since = [
         m for m in messages if m.info.id > info.parent_id and m is not summary and not m.info.undone
     ]
-    pinned, ledger = pins_and_ledger(info)
+    pinned, left_out, ledger = pins_and_ledger(info)
     return SummaryInForce(
         session_id=session.id,
         compacted=True,
@@ -241,6 +233,7 @@ async def summary_in_force(ctx: EngineContext, session: Session, model: str) -> 
         todos=info.todos,
         plan=info.plan,
         pinned=pinned,
+        pins_left_out=left_out,
         ledger=ledger,
         tail=kept,
         since_messages=len(since),
@@ -363,13 +356,18 @@ def render_summary(view: SummaryInForce) -> str:
 
 
 def _pins_and_ledger_lines(view: SummaryInForce) -> list[str]:
-    """PINS AND FILE LEDGER (branch `pins`): shown under "Restated after it" once the
-    summary carries them; nothing is shown before that."""
-    lines: list[str] = []
-    if view.pinned:
-        lines.append(f"  Pinned: {_plural(len(view.pinned), 'message')}:")
-        lines += [f"    {_quote(text)}" for text in view.pinned]
+    lines = [
+        f"  Pinned: {_plural(len(view.pinned), 'item')}:"
+        if view.pinned
+        else "  Pinned: nothing (/pin pins a message or a tool result)."
+    ]
+    lines += [f"    {_quote(text)}" for text in view.pinned]
+    if view.pins_left_out:
+        lines.append("  Pinned but over compaction.pin_tokens, only named:")
+        lines += [f"    {text}" for text in view.pins_left_out]
     if view.ledger:
-        lines.append("  File ledger:")
+        lines.append("  File ledger (written by agent-tui, not the model):")
         lines += [f"    {line}" for line in view.ledger.splitlines()]
+    else:
+        lines.append("  File ledger: no file read or changed in what it replaces.")
     return lines
