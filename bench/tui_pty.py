@@ -1,0 +1,252 @@
+"""The app as a person sees it, in a pseudo-terminal (`pty_app.PtyApp`): launch to the
+first frame and to the input drawn, keys typed while it starts (before the first frame
+too), and keys typed while a reply streams from the fake OpenAI server as fast as the
+connection takes it. Used by bench_tui.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from pty_app import PtyApp, visible
+
+ROOT = Path(__file__).resolve().parent.parent
+PLACEHOLDER = b"Message the"
+KEY = b"Q"
+"""Typed to measure echo: the prompt then shows KEY * n, which no reply contains."""
+KEYS_PER_LINE = 60
+"""Keys typed into one prompt line (it wraps further on at 120 columns with the sidebar)."""
+START_KEY_INTERVAL = 0.05
+START_TYPING = 8.0
+"""Seconds of typing from the input's first drawing: the start's work after the first
+frame, litellm's import (5-7 s here) included."""
+STREAM_KEY_INTERVAL = 0.1
+STREAM_WORDS = 6_000
+EARLY_TEXT = b"typed before the first frame"
+ALT_SCREEN = b"\x1b[?1049h"
+
+
+def percentile(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def spread(values: list[float]) -> str:
+    """p50 / p95 / max in ms."""
+    if not values:
+        return "no samples"
+    return (
+        f"p50 {percentile(values, 50) * 1000:.0f} ms  p95 {percentile(values, 95) * 1000:.0f} ms"
+        f"  max {max(values) * 1000:.0f} ms  (n={len(values)})"
+    )
+
+
+def load() -> str:
+    return "load " + " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def import_alone(module: str, runs: int = 3) -> list[float]:
+    """`python -c "import MODULE"` from launch to the import's end (os._exit: no teardown)."""
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-c", f"import {module}, os; os._exit(0)"], check=True, env=env
+        )
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+def project(workdir: Path, base_url: str = "http://127.0.0.1:9/v1") -> dict[str, str]:
+    """A project configured for `base_url`; the environment the app runs in."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    config = {
+        "model": "openai/bench",
+        "provider": {"openai": {"api_base": base_url, "api_key": "none"}},
+        "models": {"openai/bench": {"limit": {"context": 200_000, "output": 8_000}}},
+        "sandbox": {"enabled": False},
+    }
+    (workdir / "agent-tui.json").write_text(json.dumps(config), encoding="utf-8")
+    return {
+        "AGENT_TUI_DATA_DIR": str(workdir / "data"),
+        "AGENT_TUI_CONFIG_DIR": str(workdir / "user-config"),
+        "PYTHONPATH": str(ROOT),
+    }
+
+
+def first_visible(app: PtyApp, timeout: float = 20.0) -> float:
+    """When the first frame arrived: the first chunk with text besides escape sequences."""
+    deadline = time.perf_counter() + timeout
+    index = 0
+    while time.perf_counter() < deadline:
+        chunks = app.chunks[index:]
+        for at, chunk in chunks:
+            if visible(chunk).strip():
+                return at
+        index += len(chunks)
+        time.sleep(0.005)
+    return float("nan")
+
+
+def launch_once(workdir: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Seconds from launch to the first frame, and to the prompt's placeholder drawn."""
+    with PtyApp(workdir, env=env) as app:
+        drawn = app.wait_for(PLACEHOLDER)
+        frame = first_visible(app)
+        return frame - app.start, drawn - app.start
+
+
+def echo(app: PtyApp, typed: int, timeout: float = 60.0) -> float:
+    """Type one KEY (the prompt then holds `typed` of them); seconds until it is drawn."""
+    mark = app.mark
+    at = app.type(KEY)
+    return app.wait_for(KEY * typed, since=mark, timeout=timeout) - at
+
+
+def clear_prompt(app: PtyApp) -> None:
+    """Ctrl+U empties the line (TextArea's delete-to-line-start); wait until drawn."""
+    mark = app.mark
+    app.type(b"\x15")
+    app.wait_for(PLACEHOLDER, since=mark, timeout=10)
+
+
+def start_keys(workdir: Path, env: dict[str, str]) -> dict[str, Any]:
+    """Keys typed before the first frame are kept; keys typed from the first frame on,
+    through the rest of the start (config, database, engine, litellm's import), are
+    drawn within …"""
+    with PtyApp(workdir, env=env) as app:
+        app.type(EARLY_TEXT)  # at once: nothing is drawn yet (the terminal echoes it)
+        app.wait_for(ALT_SCREEN, raw=True)  # the app's own screen from here on
+        kept = app.wait_for(EARLY_TEXT, since=app.found, timeout=20)
+        clear_prompt(app)  # typing starts on an empty line
+        latencies: list[tuple[float, float]] = []
+        start = time.perf_counter()
+        typed = 0
+        while time.perf_counter() - start < START_TYPING:
+            if typed == KEYS_PER_LINE:
+                clear_prompt(app)
+                typed = 0
+            typed += 1
+            at = time.perf_counter() - app.start
+            latencies.append((at, echo(app, typed)))
+            time.sleep(START_KEY_INTERVAL)
+    return {"kept": kept - app.start, "latencies": latencies}
+
+
+def stream_words(count: int) -> str:
+    """A Markdown reply of about `count` words (prose, lists, code)."""
+    from bench_tui import markdown_tokens
+
+    text = ""
+    pieces = markdown_tokens(count * 3)
+    for piece in pieces:
+        text += piece
+        if len(text.split()) >= count:
+            break
+    return text
+
+
+END_MARK = "END-OF-REPLY"
+
+
+def unthrottled(workdir: Path, chunk_size: int = 4) -> dict[str, Any]:
+    """A STREAM_WORDS-word reply streamed by the fake server with no delay between its
+    chunks (as fast as the app reads them); a key typed every STREAM_KEY_INTERVAL s."""
+    sys.path.insert(0, str(ROOT))
+    from tests.fake_openai import FakeOpenAI, Text
+
+    reply = stream_words(STREAM_WORDS) + f"\n\n{END_MARK}\n"
+    ask = "write it all"
+
+    def answer(body: dict[str, Any]) -> Text:
+        last = json.dumps(body["messages"][-1])
+        return Text(reply, chunk_size=chunk_size) if ask in last else Text("warm")
+
+    with FakeOpenAI() as server:
+        server.responder = answer
+        env = project(workdir, server.base_url)
+        with PtyApp(workdir, env=env) as app:
+            app.wait_for(PLACEHOLDER)
+            # A first short turn: litellm's import and the first request's own imports
+            # are over before the measured stream starts.
+            app.type(b"hello\r")
+            app.wait_for(b"warm", timeout=60)
+            server.wait_idle(timeout=30)
+            count = len(server.requests)
+            app.type(ask.encode() + b"\r")
+            server.wait_for_requests(count + 1, timeout=60)
+            began = time.perf_counter()
+            mark = app.mark
+            latencies: list[float] = []
+            typed = 0
+            while server.active and typed < KEYS_PER_LINE:
+                typed += 1
+                latencies.append(echo(app, typed))
+                time.sleep(STREAM_KEY_INTERVAL)
+            outlasted = server.active > 0
+            done = app.wait_for(END_MARK.encode(), since=mark, timeout=120)
+    return {
+        "words": len(reply.split()),
+        "chars": len(reply),
+        "chunks": -(-len(reply) // chunk_size),
+        "seconds": done - began,
+        "latencies": latencies,
+        "outlasted": outlasted,
+    }
+
+
+def report_launch(runs: int, workdir: Path) -> None:
+    env = project(workdir)
+    textual = import_alone("textual.app")
+    litellm = import_alone("litellm")
+    frames, drawn = [], []
+    for _ in range(runs):
+        frame, input_drawn = launch_once(workdir, env)
+        frames.append(frame)
+        drawn.append(input_drawn)
+    print(f"\nlaunch (agent-tui in a 120×36 pty, {runs} runs, {load()}):")
+    print(
+        f"  first frame        {' '.join(f'{t * 1000:.0f}' for t in frames)} ms"
+        f"   median {statistics.median(frames) * 1000:.0f} ms"
+    )
+    print(
+        f"  input drawn        {' '.join(f'{t * 1000:.0f}' for t in drawn)} ms"
+        f"   median {statistics.median(drawn) * 1000:.0f} ms  (goal 600 ms)"
+    )
+    print(
+        f"  beside: import textual.app alone median {statistics.median(textual) * 1000:.0f} ms,"
+        f" import litellm alone median {statistics.median(litellm) * 1000:.0f} ms"
+    )
+
+
+def report_start_keys(workdir: Path) -> None:
+    env = project(workdir)
+    found = start_keys(workdir, env)
+    lat = found["latencies"]
+    print(f"\nkeys while the app starts ({load()}):")
+    print(f"  typed at launch, before any frame: in the input at {found['kept'] * 1000:.0f} ms")
+    for lo, hi in ((0.0, 2.0), (2.0, 4.0), (4.0, 6.0), (6.0, 99.0)):
+        part = [d for at, d in lat if lo <= at < hi]
+        if part:
+            print(f"  key to screen, {lo:.0f}-{min(hi, 99):.0f} s after launch: {spread(part)}")
+    print(f"  all: {spread([d for _, d in lat])}")
+
+
+def report_unthrottled(workdir: Path) -> None:
+    found = unthrottled(workdir)
+    rate = found["chars"] / 4 / found["seconds"]
+    print(
+        f"\nunthrottled stream ({found['words']:,} words, {found['chunks']:,} chunks of 4 "
+        f"characters, no delay; {load()}):"
+    )
+    print(f"  streamed in {found['seconds']:.1f} s (~{rate:,.0f} tokens/s as the app read it)")
+    print(f"  key to screen (pty): {spread(found['latencies'])}  (goal p50 25 ms, max 100 ms)")
