@@ -6,6 +6,7 @@ for text (styles split words)."""
 from __future__ import annotations
 
 import fcntl
+import math
 import os
 import pty
 import re
@@ -106,23 +107,29 @@ class PtyApp:
         self, text: bytes, *, since: int = 0, timeout: float = 20.0, raw: bool = False
     ) -> float:
         """The time (perf_counter) of the chunk that completed `text` on screen after
-        chunk `since` (`raw`: in the bytes, escape sequences included); NaN on timeout."""
+        chunk `since` (`raw`: in the bytes, escape sequences included); NaN on timeout.
+        Looks at each new chunk with the tail of the ones before (linear in the output)."""
         deadline = time.perf_counter() + timeout
-        joined = b""
+        window = b""
+        keep = len(text) * 8 + 1024  # raw bytes of context: styles split the text
         seen = since
         with self._cond:
             while True:
                 while seen < len(self.chunks):
                     at, chunk = self.chunks[seen]
-                    joined += chunk
+                    window = window[-keep:] + chunk
                     seen += 1
-                    if text in (joined if raw else visible(joined)):
+                    if text in (window if raw else visible(window)):
                         self.found = seen - 1
                         return at
                 left = deadline - time.perf_counter()
                 if left <= 0 or self._closed:
                     return float("nan")
                 self._cond.wait(left)
+
+    def seen(self, text: bytes, since: int = 0) -> bool:
+        """Whether `text` is on screen in the output after chunk `since` (now)."""
+        return not math.isnan(self.wait_for(text, since=since, timeout=0))
 
     def type(self, data: bytes) -> float:
         """Write keys to the terminal; the time they were written."""
