@@ -21,6 +21,7 @@ from agent_tui.config_files import check_attach, config_files
 from agent_tui.config_files import deep_merge as _deep_merge
 from agent_tui.config_files import read_json as _read_json
 from agent_tui.errors import ConfigError
+from agent_tui.keybinds import DEFAULT_KEYS
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4-6"
 """The model when the config names none and no key or local server picks one
@@ -237,33 +238,33 @@ class AgentConfig(_Strict):
 
 
 class KeybindsConfig(_Strict):
-    leader: str = "ctrl+x"
+    leader: str = DEFAULT_KEYS.leader
     """Leader key; the keys below marked (leader) follow it."""
-    compact: str = "c"
+    compact: str = DEFAULT_KEYS.compact
     """(leader) summarise the session now."""
-    new_session: str = "n"
+    new_session: str = DEFAULT_KEYS.new_session
     """(leader) start a new session."""
-    sessions: str = "l"
+    sessions: str = DEFAULT_KEYS.sessions
     """(leader) list sessions."""
-    model: str = "m"
+    model: str = DEFAULT_KEYS.model
     """(leader) choose the model."""
-    sidebar: str = "b"
+    sidebar: str = DEFAULT_KEYS.sidebar
     """(leader) show or hide the sidebar."""
-    uncompact: str = "z"
+    uncompact: str = DEFAULT_KEYS.uncompact
     """(leader) take back the newest compaction."""
-    undo: str = "u"
+    undo: str = DEFAULT_KEYS.undo
     """(leader) undo the newest turn: restore its files, put its prompt back."""
-    redo: str = "r"
+    redo: str = DEFAULT_KEYS.redo
     """(leader) redo the turn undone last."""
-    pin: str = "p"
+    pin: str = DEFAULT_KEYS.pin
     """(leader) pin or unpin a message or tool result (the list of /pin)."""
-    agent_cycle: str = "a"
+    agent_cycle: str = DEFAULT_KEYS.agent_cycle
     """(leader) switch to the next primary agent (build, plan, ...); Tab in an empty prompt too."""
-    permission_mode: str = "e"
+    permission_mode: str = DEFAULT_KEYS.permission_mode
     """(leader) cycle ask / auto-accept edits for this session; Shift+Tab in the prompt too."""
-    interrupt: str = "escape"
+    interrupt: str = DEFAULT_KEYS.interrupt
     """Interrupt the running step or compaction."""
-    palette: str = "ctrl+p"
+    palette: str = DEFAULT_KEYS.palette
     """Command palette."""
 
 

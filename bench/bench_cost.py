@@ -103,19 +103,27 @@ async def main() -> None:
     shares = [u["cache_read_input_tokens"] / prompt_tokens(u) for u in cached[2:]]
     ratio = cost_on / cost_off
     median_share = statistics.median(shares)
-    print(f"model {MODEL}: input ${prices.input * 1e6:.2f}/M, cache read "
-          f"${prices.cache_read * 1e6:.2f}/M, cache write ${prices.cache_write * 1e6:.2f}/M")
+    print(
+        f"model {MODEL}: input ${prices.input * 1e6:.2f}/M, cache read "
+        f"${prices.cache_read * 1e6:.2f}/M, cache write ${prices.cache_write * 1e6:.2f}/M"
+    )
     print(f"steps (model calls)            {len(cached)}")
-    print(f"prompt at first / last step    {prompt_tokens(cached[0]):,} / "
-          f"{prompt_tokens(cached[-1]):,} tokens")
+    print(
+        f"prompt at first / last step    {prompt_tokens(cached[0]):,} / "
+        f"{prompt_tokens(cached[-1]):,} tokens"
+    )
     print(f"input cost, caching off        ${cost_off:.4f}")
     print(f"input cost, caching on         ${cost_on:.4f}")
     print(f"ratio on/off                   {ratio:.3f}x  (goal <= 0.3x)")
-    print(f"median cache-read share        {median_share * 100:.1f}% from step 3 on "
-          f"(min {min(shares) * 100:.1f}%; goal >= 85%)")
+    print(
+        f"median cache-read share        {median_share * 100:.1f}% from step 3 on "
+        f"(min {min(shares) * 100:.1f}%; goal >= 85%)"
+    )
     print(f"wall time per step             {step_time * 1000:.0f} ms (bash + engine + fake)")
-    print(f"verdict: cost {'MET' if ratio <= 0.3 else 'MISSED'}, "
-          f"share {'MET' if median_share >= 0.85 else 'MISSED'}")
+    print(
+        f"verdict: cost {'MET' if ratio <= 0.3 else 'MISSED'}, "
+        f"share {'MET' if median_share >= 0.85 else 'MISSED'}"
+    )
 
 
 if __name__ == "__main__":

@@ -77,10 +77,14 @@ async def facts_main() -> None:
             after_bodies = [json.dumps(c.after["messages"]) for c in found if c.after]
             final = json.dumps(requests[-1]["messages"])
             rows: dict[str, list[int]] = {}
-            facts = [(kind, planted_fact(kind, k), fact_query(kind, k))
-                     for kind, k in scenario.facts.values()]
-            facts += [("constraint", f"never modify config/prod_{t:02d}.yaml",
-                       f'"prod_{t:02d}"') for t in range(scenario.turns)]
+            facts = [
+                (kind, planted_fact(kind, k), fact_query(kind, k))
+                for kind, k in scenario.facts.values()
+            ]
+            facts += [
+                ("constraint", f"never modify config/prod_{t:02d}.yaml", f'"prod_{t:02d}"')
+                for t in range(scenario.turns)
+            ]
             for kind, fact, query in facts:
                 row = rows.setdefault(kind, [0, 0, 0, 0, 0])
                 summarised = any(fact in body for body in summary_bodies)
@@ -91,10 +95,14 @@ async def facts_main() -> None:
                 row[4] += await _recalled(db, session.id, query, fact)
         finally:
             await db.close()
-    print(f"{scenario.steps} tool calls in {scenario.turns} requests at a 20,000-token window: "
-          f"{len(found)} compactions, summariser calls {[c.summariser_calls for c in found]}")
-    print(f"{'kind':<11} {'facts':>5} {'summariser':>11} {'kept tail':>10} "
-          f"{'not yet compacted':>18} {'lost':>5} {'recall':>7}")
+    print(
+        f"{scenario.steps} tool calls in {scenario.turns} requests at a 20,000-token window: "
+        f"{len(found)} compactions, summariser calls {[c.summariser_calls for c in found]}"
+    )
+    print(
+        f"{'kind':<11} {'facts':>5} {'summariser':>11} {'kept tail':>10} "
+        f"{'not yet compacted':>18} {'lost':>5} {'recall':>7}"
+    )
     total = [0, 0, 0, 0, 0]
     for kind, row in [*rows.items(), ("all", None)]:
         if row is None:
@@ -103,8 +111,10 @@ async def facts_main() -> None:
             total = [a + b for a, b in zip(total, row, strict=True)]
         n, summ, tail, live, rec = row
         lost = n - summ - live
-        print(f"{kind:<11} {n:>5} {summ * 100 / n:>10.0f}% {tail * 100 / n:>9.0f}% "
-              f"{live * 100 / n:>17.0f}% {lost:>5} {rec * 100 / n:>6.0f}%")
+        print(
+            f"{kind:<11} {n:>5} {summ * 100 / n:>10.0f}% {tail * 100 / n:>9.0f}% "
+            f"{live * 100 / n:>17.0f}% {lost:>5} {rec * 100 / n:>6.0f}%"
+        )
     print("goal: every compacted fact reaches the summariser (lost 0), recall finds 100%")
 
 
@@ -152,26 +162,35 @@ async def main() -> None:
     print(f"compactions                        {len(found)}")
     for n, compaction in enumerate(found, 1):
         after = prompt_tokens(compaction.after) if compaction.after else 0
-        kept = sum(1 for m in (compaction.after or {"messages": []})["messages"]
-                   if m["role"] == "tool")
-        print(f"  #{n}: summariser calls {compaction.summariser_calls}, input "
-              f"{compaction.summariser_input:,} tokens; prompt after {after:,} "
-              f"({after * 100 / USABLE:.0f}% of usable), tool results kept verbatim {kept}")
+        kept = sum(
+            1 for m in (compaction.after or {"messages": []})["messages"] if m["role"] == "tool"
+        )
+        print(
+            f"  #{n}: summariser calls {compaction.summariser_calls}, input "
+            f"{compaction.summariser_input:,} tokens; prompt after {after:,} "
+            f"({after * 100 / USABLE:.0f}% of usable), tool results kept verbatim {kept}"
+        )
     afters = [prompt_tokens(c.after) for c in found if c.after]
     if afters:
-        print(f"prompt after compaction            median {statistics.median(afters):,.0f}, "
-              f"max {max(afters):,} tokens (goal <= {USABLE // 2:,})")
+        print(
+            f"prompt after compaction            median {statistics.median(afters):,.0f}, "
+            f"max {max(afters):,} tokens (goal <= {USABLE // 2:,})"
+        )
     total = args.steps
-    print(f"markers in the summariser's input  {fate['summariser']}/{total} "
-          f"({fate['summariser'] * 100 / total:.0f}%)")
+    print(
+        f"markers in the summariser's input  {fate['summariser']}/{total} "
+        f"({fate['summariser'] * 100 / total:.0f}%)"
+    )
     print(f"markers only in a kept tail        {fate['tail']}/{total}")
     print(f"markers still in the window        {fate['final']}/{total}")
     print(f"markers lost                       {fate['lost']}/{total}")
     calls = [c.summariser_calls for c in found]
-    print(f"verdict: one call per compaction {'MET' if set(calls) <= {1} else 'MISSED'}, "
-          f"<= 6 compactions {'MET' if len(found) <= 6 else 'MISSED'}, "
-          f"after <= 50% {'MET' if afters and max(afters) <= USABLE // 2 else 'MISSED'}, "
-          f"nothing lost {'MET' if not fate['lost'] else 'MISSED'}")
+    print(
+        f"verdict: one call per compaction {'MET' if set(calls) <= {1} else 'MISSED'}, "
+        f"<= 6 compactions {'MET' if len(found) <= 6 else 'MISSED'}, "
+        f"after <= 50% {'MET' if afters and max(afters) <= USABLE // 2 else 'MISSED'}, "
+        f"nothing lost {'MET' if not fate['lost'] else 'MISSED'}"
+    )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from agent_tui.tui.launch import launch
 from agent_tui.tui.text_screen import TextScreen
 from tests.conftest import write_config
 from tests.fake_openai import FakeOpenAI, Text
+from tests.pty_helpers import PtyAgent
 from tests.tui_helpers import open_app, type_and_send, view_text, wait_for
 
 SIZE = (80, 24)
@@ -31,24 +32,31 @@ def test_launch_reports_config_error_without_traceback(
     assert err.startswith("agent-tui: Config file") and "Traceback" not in err
 
 
-def test_launch_reports_storage_error(
-    isolated: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+# What only the opened config, database or session can tell comes after the app's first
+# frame (tui/opening.py): the app gives the terminal back and prints it, in a real pty.
+
+
+def test_launch_reports_invalid_config_after_the_first_frame(isolated: Path) -> None:
+    (isolated / "agent-tui.json").write_text('{"max_steps": "many"}', encoding="utf-8")
+    code, text = PtyAgent(isolated).finish()
+    assert code == 1
+    assert "agent-tui: Invalid config in" in text and "max_steps" in text
+    assert "Traceback" not in text
+
+
+def test_launch_reports_storage_error(isolated: Path) -> None:
     data = isolated.parent / "data"
     data.mkdir()
     (data / "agent-tui.db").write_bytes(b"this is not a database" * 100)
-    assert launch(_args()) == 1
-    err = capsys.readouterr().err
-    assert err.startswith("agent-tui: ") and "Traceback" not in err
+    code, text = PtyAgent(isolated).finish()
+    assert code == 1
+    assert "agent-tui: " in text and "Traceback" not in text
 
 
-def test_launch_continue_without_session(
-    configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]
-) -> None:
-    args = _args()
-    args.cont = True
-    assert launch(args) == 1
-    assert "No session to continue" in capsys.readouterr().err
+def test_launch_continue_without_session(configured: FakeOpenAI) -> None:
+    code, text = PtyAgent(Path.cwd(), "--continue").finish()
+    assert code == 1
+    assert "No session to continue" in text
 
 
 async def test_prompt_keys_newline_history_and_completion(configured: FakeOpenAI) -> None:

@@ -18,6 +18,7 @@ from agent_tui.provider.defaults import PROVIDERS
 from agent_tui.storage.db import Database
 from agent_tui.tui.app import AgentApp
 from agent_tui.tui.compaction_divider import CompactionDivider
+from agent_tui.tui.opening import Opened
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls, Usage
 from tests.tui_helpers import type_and_send, view_text, wait_for
 
@@ -31,23 +32,21 @@ def greet(name: str) -> str:
 
 
 class SnapshotApp(AgentApp):
-    """Opens its database inside the loop the snapshot plugin runs the app in."""
+    """Opens its database inside the loop the snapshot plugin runs the app in (after the
+    first frame, as `agent-tui` does)."""
 
     def __init__(self) -> None:
-        super().__init__(
-            load_config(),
-            None,
-            model_titles=False,
-            directory_label="~/project",  # type: ignore[arg-type]
-        )
+        super().__init__(opener=self._open, model_titles=False, directory_label="~/project")
+
+    async def _open(self) -> Opened:
+        return Opened(load_config(), await Database.open(paths.database_path()), None)
 
     async def run_async(self, **kwargs: Any) -> Any:
-        self.db = await Database.open(paths.database_path())
-        self.engine.ctx.db = self.db
         try:
             return await super().run_async(**kwargs)
         finally:
-            await self.db.close()
+            if hasattr(self, "db"):
+                await self.db.close()
 
 
 async def _conversation(pilot: Pilot) -> None:

@@ -105,8 +105,8 @@ async def test_scrolling_to_the_top_mounts_the_oldest_messages() -> None:
     session = await _build(app.db, 150)
     app.session = session
     async with app.run_test(size=SIZE) as pilot:
-        view = app.view
         await _opened(app, pilot)
+        view = app.view
         assert len(_message_views(app)) <= WINDOW_MAX
         assert "Task 0" not in _user_texts(app)
         assert view.text_of_last_assistant() == "Reply 149.\n\nSecond line of reply 149."
@@ -214,10 +214,10 @@ async def test_page_up_and_down_scroll_the_conversation_from_the_input() -> None
     session = await _build(app.db, 150)
     app.session = session
     async with app.run_test(size=SIZE) as pilot:
-        view = app.view
         # Keys are pressed once the margin above is mounted (a key pressed while that
         # mount is in flight can still be moved back by it: see issue 12's closing note).
         await _opened(app, pilot)
+        view = app.view
         assert app.prompt.has_focus
         page = view.scrollable_content_region.height
 

@@ -1,30 +1,27 @@
 """Primary agents, plan approval and the quick permission mode in the app (mixed into
-AgentApp beside AppCommands)."""
+AgentApp beside AppCommands). Part of the app's first frame: what the engine defines is
+imported where it is used, once the app has started."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agent_tui.agents import BUILD, PLAN, PLAN_EXIT_TOOL, AgentCatalog
-from agent_tui.step.plan import approval_text, rejection_text
-from agent_tui.storage.models import (
-    MessageWithParts,
-    ToolPart,
-    ToolStateCompleted,
-    UserMessage,
-)
-from agent_tui.tool.registry import PERMISSION_MODES, PermissionMode
-from agent_tui.tui.plan_screen import PlanAnswer, PlanScreen
-
 if TYPE_CHECKING:
+    from agent_tui.agents import AgentCatalog
+    from agent_tui.storage.models import MessageWithParts, ToolPart
+    from agent_tui.tool.registry import PermissionMode
     from agent_tui.tui.app import AgentApp
+    from agent_tui.tui.plan_screen import PlanAnswer
+
+BUILD_AGENT = "build"
+"""`agents.BUILD`, the agent the first frame names (tests/test_startup.py checks it)."""
 
 
 class AgentModes:
     """Which agent the next message goes to, and the session's permission mode; `self`
     is the AgentApp."""
 
-    agent_name: str = BUILD
+    agent_name: str = BUILD_AGENT
     """The primary agent the next message goes to (Tab cycles)."""
     permission_mode: PermissionMode = "ask"
     """ask, or auto-edits for the shown session (Shift+Tab); never saved."""
@@ -41,7 +38,7 @@ class AgentModes:
         agent = self.agent_catalog.get(self.agent_name) if self.agent_catalog else None
         self.prompt.show_agent(self.agent_name)
         # The default needs no explanation; any other agent says what it is for.
-        described = agent is not None and agent.name != BUILD
+        described = agent is not None and agent.name != BUILD_AGENT
         self.sidebar.show_agent(self.agent_name, agent.description if described else "")
         self._refresh_sidebar()  # the model may be the agent's own
 
@@ -56,6 +53,8 @@ class AgentModes:
 
     def agent_of(self: AgentApp, messages: list[MessageWithParts]) -> None:
         """A session opens with the agent of its newest message (if still primary)."""
+        from agent_tui.storage.models import UserMessage
+
         for message in reversed(messages):
             if isinstance(message.info, UserMessage):
                 agent = self.agent_catalog.get(message.info.agent) if self.agent_catalog else None
@@ -80,6 +79,8 @@ class AgentModes:
     # ---- permission mode --------------------------------------------------------------
 
     def action_cycle_permission_mode(self: AgentApp) -> None:
+        from agent_tui.tool.registry import PERMISSION_MODES
+
         index = PERMISSION_MODES.index(self.permission_mode)
         self.permission_mode = PERMISSION_MODES[(index + 1) % len(PERMISSION_MODES)]
         self.apply_permission_mode()
@@ -93,6 +94,9 @@ class AgentModes:
 
     def observe_plan(self: AgentApp, part: ToolPart) -> None:
         """A plan_exit call finished: show the plan when the turn is over."""
+        from agent_tui.agents import PLAN_EXIT_TOOL
+        from agent_tui.storage.models import ToolStateCompleted
+
         if part.tool == PLAN_EXIT_TOOL and isinstance(part.state, ToolStateCompleted):
             plan = part.state.input.get("plan")
             if isinstance(plan, str) and plan.strip():
@@ -102,6 +106,9 @@ class AgentModes:
         plan, self._pending_plan = self._pending_plan, None
         if plan is None:
             return
+        from agent_tui.agents import BUILD, PLAN
+        from agent_tui.step.plan import approval_text, rejection_text
+        from agent_tui.tui.plan_screen import PlanScreen
 
         def answered(answer: PlanAnswer | None) -> None:
             self.prompt.focus()

@@ -1,12 +1,21 @@
-"""The Textual app: a view of engine events plus the commands a person sends in."""
+"""The Textual app: a view of engine events plus the commands a person sends in.
+
+The first frame comes first: this module and what it imports at the top are Textual and
+the app's own light widgets; the config is validated, the database opened and the engine
+built after that frame (`_start`, with `tui/opening.py`), litellm later still. What a
+person types meanwhile is kept: text goes to the prompt, and a message sent, a command
+or a leader key runs once the session is ready (`_when_started`).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import gc
 import time
+from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.app import App, ComposeResult
@@ -15,49 +24,34 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static, TextArea
 
-from agent_tui.config import Config
-from agent_tui.context.stats import SessionStats
-from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError
-from agent_tui.events import (
-    CompactionUndone,
-    Event,
-    MessageUpdated,
-    Notice,
-    PartUpdated,
-    SessionCompacted,
-    SessionError,
-    SessionStatus,
-    SessionUpdated,
-    TodosUpdated,
-    session_of,
-)
-from agent_tui.session.engine import Engine
-from agent_tui.storage.db import Database
-from agent_tui.storage.models import AssistantMessage, PatchPart, Session, ToolPart
-from agent_tui.tool.base import PermissionReply, PermissionRequest
+from agent_tui.keybinds import Keybinds, configured_keys
 from agent_tui.tui import slash_commands
 from agent_tui.tui.agent_modes import AgentModes
 from agent_tui.tui.app_commands import AppCommands
 from agent_tui.tui.command_provider import AgentCommands
-from agent_tui.tui.event_pump import EventPump
-from agent_tui.tui.file_picker_screen import FilePickerScreen
-from agent_tui.tui.permission_screen import PermissionScreen
 from agent_tui.tui.pin_commands import PinCommands
 from agent_tui.tui.prompt_input import PromptInput
-from agent_tui.tui.session_view import SessionView
 from agent_tui.tui.sidebar import Sidebar
 from agent_tui.tui.status_line import StatusLine
 from agent_tui.tui.submissions import Submissions
 from agent_tui.tui.undo_commands import UndoCommands
 from agent_tui.tui.welcome_view import WelcomeView
 
+if TYPE_CHECKING:
+    from agent_tui.config import Config, KeybindsConfig
+    from agent_tui.session.engine import Engine
+    from agent_tui.context.stats import SessionStats
+    from agent_tui.storage.db import Database
+    from agent_tui.storage.models import Session
+    from agent_tui.tool.base import PermissionReply, PermissionRequest
+    from agent_tui.tui.event_pump import EventPump
+    from agent_tui.tui.opening import Opened
+    from agent_tui.tui.session_view import SessionView
+
 MIN_WIDTH, MIN_HEIGHT = 80, 24
 QUIT_WINDOW = 2.0
 """Seconds in which a second Ctrl+C quits."""
-IDLE_GC_THRESHOLDS = gc.get_threshold()
-STREAMING_GC_THRESHOLDS = (100_000, 50, 50)
-"""Rarer young collections while a step streams (each pass was a visible stall)."""
 FIRST_PAGE = 60
 """Messages read and shown before the rest of a session's history is read."""
 FREEZE_DELAY = 0.3
@@ -68,7 +62,10 @@ LEADER_WINDOW = 2.0
 """Seconds the leader key waits for its second key."""
 FRONT_END = "the agent-tui app"
 """How another process names this one when a session is busy here."""
-NOTIFY_SEVERITY = {"info": "information", "warning": "warning", "error": "error"}
+STARTING_HINT = "Starting… what you sent runs as soon as the session is ready"
+
+Opener = Callable[[], Awaitable["Opened"]]
+"""Opens the config, database and session after the first frame (`opening.open_workspace`)."""
 
 
 def _collect_and_freeze() -> None:
@@ -87,39 +84,59 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
         Binding("pagedown", "scroll_view(1)", "Scroll down", show=False, priority=True),
     ]
 
+    config: Config
+    db: Database
+    engine: Engine
+    """The three exist once the app has started (`loaded`); before that only what the
+    first frame needs is here, and anything that needs them waits (`_when_started`)."""
+    view: SessionView
+    stats: SessionStats
+    session_model: str
+
     def __init__(
         self,
-        config: Config,
-        db: Database,
+        config: Config | None = None,
+        db: Database | None = None,
         session: Session | None = None,
         *,
+        opener: Opener | None = None,
+        continuing: bool = False,
         model: str | None = None,
         model_titles: bool = True,
         directory: Path | None = None,
         directory_label: str | None = None,
     ) -> None:
-        keys = config.keybinds
+        """Either `config` and `db` (and the session to show), or an `opener` that makes
+        them after the first frame (`agent-tui`: `opening.open_workspace`); `continuing`:
+        it opens an existing session, so no welcome view is drawn before it."""
+        if opener is None:
+            if config is None or db is None:
+                raise TypeError("AgentApp needs config and db, or an opener")
+            opener = self._given
+        keys: KeybindsConfig | Keybinds = config.keybinds if config else configured_keys()
         self.COMMAND_PALETTE_BINDING = keys.palette
         super().__init__()
-        self.config = config
-        self.db = db
+        self.keys = keys
+        if config is not None and db is not None:
+            self.config, self.db = config, db
         self.session = session
+        self._opener = opener
+        self._continuing = continuing or session is not None
+        self._model_titles = model_titles
         self.model_override = model
         self.directory = directory or Path.cwd()
         self.directory_label = directory_label
-        self.engine = Engine(
-            EngineContext(db=db, config=config, ask=self.ask_permission, front_end=FRONT_END),
-            model_titles=model_titles,
-        )
-        self.pump = EventPump(self)
+        self.pump: EventPump | None = None
         self.submissions = Submissions()
         """Messages, `!commands` and `/compact` reach the session in the order typed."""
-        self.stats = SessionStats()
-        self.session_model = model or config.model
         self.status = "idle"
+        self.startup_error: AgentTuiError | None = None
+        """Why the app could not start (shown by `launch` once the terminal is back)."""
         self._ctrl_c_at = 0.0
         self._leader_at = 0.0
         self.loaded = asyncio.Event()
+        self._waiting: list[Callable[[], object]] = []
+        """What was sent, run or pressed before `loaded`, in order."""
         self.bind(keys.interrupt, "interrupt", description="Interrupt")
         # Priority: the prompt's own ctrl+x (cut) must not swallow the leader.
         self._bindings.bind(keys.leader, "leader", "Leader", priority=True)
@@ -131,11 +148,9 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
             with Vertical(id="chat"):
                 # Opening a session: no welcome view to draw before its messages.
                 welcome = WelcomeView(id="welcome")
-                welcome.display = self.session is None
+                welcome.display = not self._continuing
                 yield welcome
-                view = SessionView(id="view")
-                view.display = self.session is not None
-                yield view
+                # The SessionView is mounted here once the engine is imported (_start).
                 yield StatusLine(id="status")
                 yield Static("", id="completions", markup=False)
                 yield PromptInput(id="prompt")
@@ -146,10 +161,6 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
             markup=False,
         )
         yield Footer()
-
-    @property
-    def view(self) -> SessionView:
-        return self.query_one("#view", SessionView)
 
     @property
     def prompt(self) -> PromptInput:
@@ -164,20 +175,80 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
         return self.query_one("#status", StatusLine)
 
     def on_mount(self) -> None:
-        self.pump.attach(self.engine.ctx.bus)
-        self.prompt.focus()
+        # Focused now, not later: keys typed before the first frame are already queued
+        # behind this message and go to the prompt.
+        self.screen.set_focus(self.prompt)
+        self.prompt.show_agent(self.agent_name)
         self._check_size(self.size.width, self.size.height)
-        self.run_worker(self._start(), exit_on_error=False)
+        if not self._continuing:
+            label = self.directory_label or str(self.directory)
+            self.query_one("#welcome", WelcomeView).show_starting(
+                self.keys, label, self.model_override or _configured_model()
+            )
+        # A start that fails other than by a person's error is a bug: shown, not hidden.
+        self.call_after_refresh(self.run_worker, self._start())
 
     async def _start(self) -> None:
+        """After the first frame: the engine's modules (on a thread), the config, the
+        database and the session; then what was typed meanwhile runs."""
+        from agent_tui.tui.opening import import_engine
+
+        try:
+            await asyncio.to_thread(import_engine)
+            opened = await self._opener()
+        except AgentTuiError as exc:  # a bad config, a broken database, no such session
+            self.startup_error = exc
+            self.exit(exc.exit_code)
+            return
+        await self._make_engine(opened.config, opened.db)
         self.load_agents()
-        await self.show_session(self.session)
+        await self.show_session(opened.session)
         await self.load_custom_commands()
         # litellm costs seconds to import on a thread that competes with the UI for the
-        # GIL: start it once the first frame has been painted, not during it.
+        # GIL: start it once the session has been painted, not during it.
         self.set_timer(PRELOAD_DELAY, self._preload)
         self.loaded.set()
+        waiting, self._waiting = self._waiting, []
+        for run in waiting:
+            run()
+        if waiting:
+            self.status_line.set_hint(None)
         await self.engine.announce_sandbox()  # a notice if commands cannot be sandboxed
+
+    async def _make_engine(self, config: Config, db: Database) -> None:
+        from agent_tui.engine_context import EngineContext
+        from agent_tui.session.engine import Engine
+        from agent_tui.context.stats import SessionStats
+        from agent_tui.tui.event_pump import EventPump
+        from agent_tui.tui.session_view import SessionView
+
+        self.config, self.db = config, db
+        self.keys = config.keybinds
+        self.session_model = self.model_override or config.model
+        self.stats = SessionStats()
+        context = EngineContext(db=db, config=config, ask=self.ask_permission, front_end=FRONT_END)
+        self.engine = Engine(context, model_titles=self._model_titles)
+        self.pump = EventPump(self)
+        self.pump.attach(self.engine.ctx.bus)
+        self.view = SessionView(id="view")
+        self.view.display = self._continuing
+        await self.query_one("#chat").mount(self.view, before="#status")
+
+    async def _given(self) -> Opened:
+        """The opener of an app made with its config and database (tests, benchmarks):
+        the session set on it by then."""
+        from agent_tui.tui.opening import Opened
+
+        return Opened(self.config, self.db, self.session)
+
+    def _when_started(self, run: Callable[..., object], *args: Any) -> bool:
+        """False once the app has started; before, `run(*args)` is kept to run then, in
+        the order things were typed, and True is returned."""
+        if self.loaded.is_set():
+            return False
+        self._waiting.append(partial(run, *args))
+        self.status_line.set_hint(STARTING_HINT)
+        return True
 
     def _preload(self) -> None:
         from agent_tui.provider.loader import preload_in_background
@@ -192,7 +263,8 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
             self._refresh_sidebar()
 
     def on_unmount(self) -> None:
-        self.pump.detach()
+        if self.pump is not None:
+            self.pump.detach()
 
     def on_resize(self, event: events.Resize) -> None:
         self._check_size(event.size.width, event.size.height)
@@ -208,6 +280,8 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
         The newest page is read and painted first; the whole history (for the cost,
         the files touched and the entries above) is read after that frame.
         """
+        from agent_tui.context.stats import SessionStats
+
         self.session = session
         page, complete = (
             await self.db.recent_messages(session.id, FIRST_PAGE) if session else ([], True)
@@ -235,6 +309,8 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
 
     async def _show_history(self, session: Session, complete: bool) -> None:
         """What needs the whole history: stats, the model, and the entries above."""
+        from agent_tui.context.stats import SessionStats
+
         if not complete:  # read first: the model's history read below is then cached
             messages = await self.db.all_messages(session.id)
             messages = [m for m in messages if not m.info.undone]
@@ -278,66 +354,21 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
     # ---- engine events ----------------------------------------------------------------
 
     async def on_event_pump_batch(self, _: EventPump.Batch) -> None:
+        from agent_tui.tui.app_events import apply_event
+
+        assert self.pump is not None
         for event in self.pump.take():
             try:
-                await self._apply(event)
+                await apply_event(self, event)
             except Exception as exc:  # a view bug must not take the app down
                 self.log.error(f"failed to show {event.type}: {exc!r}")
                 self.notify(f"Display error: {exc}", severity="error")
 
-    async def _apply(self, event: Event) -> None:
-        session_id = session_of(event)
-        if isinstance(event, Notice) and session_id is None:
-            self.notify(event.message, severity=NOTIFY_SEVERITY[event.level])  # type: ignore[arg-type]
-            return
-        if self.session is None or session_id != self.session.id:
-            return
-        if isinstance(event, Notice):
-            self.notify(event.message, severity=NOTIFY_SEVERITY[event.level])  # type: ignore[arg-type]
-        elif isinstance(event, SessionError):
-            self.notify(event.message, title="Error", severity="error", timeout=10)
-        elif isinstance(event, SessionStatus):
-            self.status = event.status
-            self.status_line.set_status(event.status, event.message)
-            if event.status == "idle":
-                gc.unfreeze()  # what was frozen for the stream may be collected again
-                gc.set_threshold(*IDLE_GC_THRESHOLDS)
-                self.run_worker(self.refresh_changes(), exit_on_error=False)
-                self.show_pending_plan()
-        elif isinstance(event, SessionUpdated):
-            self.session = event.session
-            self._refresh_sidebar()
-        elif isinstance(event, MessageUpdated):
-            self.show_welcome(False)
-            if isinstance(event.info, AssistantMessage) and event.info.completed is None:
-                # A step starts streaming: rarer collections (full ones stalled frames
-                # by hundreds of ms; see bench_tui). No freeze here: the view unmounts
-                # old widgets as the session grows, and frozen garbage is never freed.
-                gc.set_threshold(*STREAMING_GC_THRESHOLDS)
-            self.stats.observe_message(event.info)
-            if isinstance(event.info, AssistantMessage) and event.info.finish:
-                self._refresh_sidebar()
-        elif isinstance(event, PartUpdated) and isinstance(event.part, (ToolPart, PatchPart)):
-            if isinstance(event.part, ToolPart):
-                self.observe_plan(event.part)
-            before = len(self.stats.files)
-            self.stats.observe_part(event.part)
-            if len(self.stats.files) != before:
-                self._refresh_sidebar()
-        elif isinstance(event, SessionCompacted):
-            summary = await self.db.get_message(event.summary_message_id)
-            self.stats.observe_message(summary)
-            self._refresh_sidebar()
-        elif isinstance(event, TodosUpdated):
-            self.sidebar.show_todos(event.todos)
-        elif isinstance(event, CompactionUndone) and self.session is not None:
-            self.stats = SessionStats.of(await self.db.all_messages(self.session.id))
-            self._refresh_sidebar()
-        await self.view.apply(event)
-
     # ---- permissions ------------------------------------------------------------------
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionReply:
+        from agent_tui.tui.permission_screen import PermissionScreen
+
         answer: asyncio.Future[PermissionReply] = asyncio.get_running_loop().create_future()
 
         def done(reply: PermissionReply | None) -> None:
@@ -359,7 +390,7 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
 
     def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
         text = event.text
-        if not text.strip():
+        if not text.strip() or self._when_started(self.on_prompt_input_submitted, event):
             return
         # The prompt cleared itself on Enter: keys typed meanwhile start the next message.
         if text.lstrip().startswith("!"):  # the person's own shell command
@@ -425,6 +456,10 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
         mention = self.prompt.mention_word(token)
         if mention is None or isinstance(self.screen, ModalScreen):
             return
+        if self._when_started(self._open_picker, token):
+            return
+        from agent_tui.tui.file_picker_screen import FilePickerScreen
+
         root = Path(self.session.directory) if self.session else self.directory
         picker = FilePickerScreen(root, query=mention[0])
         self.push_screen(picker, callback=partial(self._insert_mention, token))
@@ -452,12 +487,16 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
         return not (action == "scroll_view" and isinstance(self.screen, ModalScreen))
 
     async def action_scroll_view(self, direction: int) -> None:
+        if not self.loaded.is_set():
+            return  # nothing to scroll yet
         if direction < 0:
             await self.view.action_page_up()
         else:
             self.view.action_page_down()
 
     def action_interrupt(self) -> None:
+        if not self.loaded.is_set():
+            return  # nothing runs yet
         if self.session is not None and self.engine.abort(self.session.id):
             self.status_line.set_hint("Interrupting…")
             self.set_timer(1.0, lambda: self.status_line.set_hint(None))
@@ -473,7 +512,7 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
     def action_leader(self) -> None:
         self._leader_at = time.monotonic()
         self.prompt.leader_active = True
-        keys = self.config.keybinds
+        keys = self.keys
         self.status_line.set_hint(
             f"{keys.leader}: {keys.compact} compact · {keys.new_session} new session · "
             f"{keys.sessions} sessions · {keys.model} model · {keys.sidebar} sidebar · "
@@ -490,11 +529,13 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
     def on_prompt_input_leader_key(self, event: PromptInput.LeaderKey) -> None:
         self.run_leader(event.key)
 
-    def on_prompt_input_agent_cycle(self, _: PromptInput.AgentCycle) -> None:
-        self.action_cycle_agent()
+    def on_prompt_input_agent_cycle(self, event: PromptInput.AgentCycle) -> None:
+        if not self._when_started(self.on_prompt_input_agent_cycle, event):
+            self.action_cycle_agent()
 
-    def on_prompt_input_permission_mode_cycle(self, _: PromptInput.PermissionModeCycle) -> None:
-        self.action_cycle_permission_mode()
+    def on_prompt_input_permission_mode_cycle(self, event: PromptInput.PermissionModeCycle) -> None:
+        if not self._when_started(self.on_prompt_input_permission_mode_cycle, event):
+            self.action_cycle_permission_mode()
 
     def on_key(self, event: events.Key) -> None:
         if self.prompt.leader_active and time.monotonic() - self._leader_at < LEADER_WINDOW:
@@ -504,6 +545,13 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
 
     def run_leader(self, key: str) -> None:
         self.status_line.set_hint(None)
+        if time.monotonic() - self._leader_at >= LEADER_WINDOW:
+            return
+        if self._when_started(self._run_leader_action, key):
+            return
+        self._run_leader_action(key)
+
+    def _run_leader_action(self, key: str) -> None:
         keys = self.config.keybinds
         actions = {
             keys.compact: self.action_compact,
@@ -515,12 +563,29 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
             keys.undo: self.action_undo,
             keys.redo: self.action_redo,
             keys.pin: self.action_pin,
+            keys.pin: self.action_pin,
             keys.agent_cycle: self.action_cycle_agent,
             keys.permission_mode: self.action_cycle_permission_mode,
         }
         action = actions.get(key)
-        if action is not None and time.monotonic() - self._leader_at < LEADER_WINDOW:
+        if action is not None:
             action()
+
+    def run_command(self, command: slash_commands.SlashCommand, args: str) -> None:
+        """A slash command or palette entry; one typed before the start runs after it."""
+        if not self._when_started(self.run_command, command, args):
+            super().run_command(command, args)
 
     def action_toggle_sidebar(self) -> None:
         self.sidebar.display = not self.sidebar.display
+
+
+def _configured_model() -> str | None:
+    """The model the config files name, unvalidated (the first frame's welcome)."""
+    from agent_tui.config_files import raw_value
+
+    try:
+        model = raw_value("model")
+    except AgentTuiError:
+        return None  # reported when the config is validated
+    return model if isinstance(model, str) else None

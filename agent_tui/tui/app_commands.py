@@ -1,4 +1,5 @@
-"""What the slash commands, leader keys and palette do (mixed into AgentApp)."""
+"""What the slash commands, leader keys and palette do (mixed into AgentApp). Part of the
+app's first frame: what the engine defines is imported where a command uses it."""
 
 from __future__ import annotations
 
@@ -7,25 +8,16 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_tui.context.compaction_plan import render_plan
-from agent_tui.context.summary_view import CACHE_NOTE, NO_COMPACTION, SummaryEdit, SummaryInForce
-from agent_tui.context.usage import context_usage
 from agent_tui.custom_commands import CustomCommand, load_custom_commands
 from agent_tui.errors import AgentTuiError
-from agent_tui.provider.defaults import model_catalog
-from agent_tui.storage.sessions import session_tree
 from agent_tui.tui import slash_commands
-from agent_tui.tui.model_screen import ModelScreen
-from agent_tui.tui.review_screen import ReviewScreen
-from agent_tui.tui.sessions_screen import SessionRow, SessionsScreen
 from agent_tui.tui.slash_commands import COMMANDS, SlashCommand
-from agent_tui.tui.summary_edit_screen import SummaryEditScreen
-from agent_tui.tui.summary_screen import EDIT, SummaryScreen
 from agent_tui.tui.text_screen import TextScreen
-from agent_tui.tui.tool_line import ToolLine
 
 if TYPE_CHECKING:
+    from agent_tui.context.summary_view import SummaryEdit, SummaryInForce
     from agent_tui.tui.app import AgentApp
+    from agent_tui.tui.tool_line import ToolLine
 
 SESSIONS_LISTED = 200
 
@@ -123,6 +115,8 @@ class AppCommands:
                 return
             rest = (instructions or "").strip()
             if rest == DRY_RUN or rest.startswith(DRY_RUN + " "):
+                from agent_tui.context.compaction_plan import render_plan
+
                 extra = rest[len(DRY_RUN) :].strip() or None
                 plan = await self.engine.compaction_plan(
                     self.session.id, extra, model=self.model_override
@@ -145,6 +139,8 @@ class AppCommands:
     async def _review_summary(self: AgentApp, instructions: str | None) -> bool:
         """`compaction.review`: the summary is shown before it is applied. False when it
         could not be written in one call (compact as usual then)."""
+        from agent_tui.tui.review_screen import ReviewScreen
+
         assert self.session is not None
         self.notify("Writing the summary for you to review…", timeout=5)
         summary = await self.engine.summary_for_review(
@@ -175,6 +171,9 @@ class AppCommands:
 
     def action_summary(self: AgentApp) -> None:
         async def show() -> None:
+            from agent_tui.context.summary_view import NO_COMPACTION
+            from agent_tui.tui.summary_screen import EDIT, SummaryScreen
+
             if self.session is None:
                 self.push_screen(TextScreen("Summary", NO_COMPACTION))
                 return
@@ -192,6 +191,9 @@ class AppCommands:
     def edit_summary(self: AgentApp, session_id: str, view: SummaryInForce) -> None:
         """The summary in an editor; saved through the engine, which the model reads
         from its next step on."""
+        from agent_tui.context.summary_view import CACHE_NOTE
+        from agent_tui.tui.summary_edit_screen import SummaryEditScreen
+
         summary_id = view.summary_id
         assert summary_id is not None
 
@@ -213,6 +215,10 @@ class AppCommands:
 
     def action_sessions(self: AgentApp) -> None:
         async def pick() -> None:
+            from agent_tui.context.usage import context_usage
+            from agent_tui.storage.sessions import session_tree
+            from agent_tui.tui.sessions_screen import SessionRow, SessionsScreen
+
             roots = await self.db.list_sessions(limit=SESSIONS_LISTED, roots_only=True)
             sessions = roots + await self.db.descendants(s.id for s in roots)
             summaries = await self.db.session_summaries([s.id for s in sessions])
@@ -251,6 +257,9 @@ class AppCommands:
                 self.notify(f"Next prompts use {model}.")
 
         async def pick() -> None:
+            from agent_tui.provider.defaults import model_catalog
+            from agent_tui.tui.model_screen import ModelScreen
+
             # The configured models, then those of the providers with keys (litellm's map,
             # read as JSON the first time: off the event loop).
             used = [self.current_model, *self.view.models_used()]

@@ -1,6 +1,10 @@
-"""`agent-tui` with no subcommand: load config, open the database, run the app.
+"""`agent-tui` with no subcommand: the app, its first frame before anything heavy.
 
-Nothing here imports litellm or a tokenizer: the first frame must not wait for them.
+Nothing imported here (nor by `tui/app.py` at its top) needs pydantic, the engine, litellm
+or a tokenizer: the app draws, then opens the config, the database and the session
+(`tui/opening.py`). A config file that is not JSON is reported before the app starts;
+what only validation, the database or `--continue` finds is reported when the app has
+given the terminal back.
 """
 
 from __future__ import annotations
@@ -8,52 +12,37 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from pathlib import Path
+from functools import partial
 
-from agent_tui import paths
-from agent_tui.config import load_config
-from agent_tui.errors import AgentTuiError, NotFoundError
-from agent_tui.provider.defaults import choose_model
-from agent_tui.storage.db import Database
-from agent_tui.storage.models import Session
-
-
-async def _initial_session(db: Database, args: argparse.Namespace) -> Session | None:
-    if getattr(args, "session", None):
-        return await db.find_session_by_prefix(args.session)
-    if getattr(args, "cont", False):
-        session = await db.latest_session(str(Path.cwd()))
-        if session is None:
-            raise NotFoundError(
-                f"No session to continue in {Path.cwd()}. Start agent-tui without --continue."
-            )
-        return session
-    return None
+from agent_tui.config_files import config_files, read_json
+from agent_tui.errors import AgentTuiError
 
 
 async def _run(args: argparse.Namespace) -> int:
-    model = getattr(args, "model", None)
-    config = load_config({"model": model} if model else None)
-    # No model in the config: the keys present pick it, or else a local server (probed
-    # briefly, only then); with nothing, the app's first screen says what to set.
-    await choose_model(config)
-    db = await Database.open(paths.database_path())
-    try:
-        session = await _initial_session(db, args)
-        from agent_tui.tui.app import AgentApp
+    from agent_tui.tui.app import AgentApp
+    from agent_tui.tui.opening import open_workspace
 
-        app = AgentApp(config, db, session, model=model)
-        try:
-            await app.run_async()
-        finally:
-            await app.engine.close()  # MCP server processes end with the app
-        return app.return_code or 0
+    app = AgentApp(
+        opener=partial(open_workspace, args),
+        continuing=bool(getattr(args, "cont", False) or getattr(args, "session", None)),
+        model=getattr(args, "model", None),
+    )
+    try:
+        await app.run_async()
     finally:
-        await db.close()
+        if app.loaded.is_set() or hasattr(app, "engine"):
+            await app.engine.close()  # MCP server processes end with the app
+        if hasattr(app, "db"):
+            await app.db.close()
+    if app.startup_error is not None:
+        raise app.startup_error
+    return app.return_code or 0
 
 
 def launch(args: argparse.Namespace) -> int:
     try:
+        for path in config_files():  # plain JSON, at once: before the terminal is taken
+            read_json(path)
         return asyncio.run(_run(args))
     except AgentTuiError as exc:
         print(f"agent-tui: {exc}", file=sys.stderr)

@@ -1,15 +1,15 @@
-"""/pin, /unpin, the leader key and a focused tool line's p (mixed into AgentApp)."""
+"""/pin, /unpin, the leader key and a focused tool line's p (mixed into AgentApp). Part of
+the app's first frame: the pin list's screen is imported when it opens."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from agent_tui.errors import AgentTuiError
-from agent_tui.tui.pin_screen import PinScreen
-from agent_tui.tui.tool_line import ToolLine
 
 if TYPE_CHECKING:
     from agent_tui.tui.app import AgentApp
+    from agent_tui.tui.tool_line import ToolLine
 
 
 class PinCommands:
@@ -41,6 +41,8 @@ class PinCommands:
             message = "Nothing to pin yet." if pin else "Nothing is pinned in this session."
             self.notify(message, severity="warning")
             return
+        from agent_tui.tui.pin_screen import PinScreen
+
         self.push_screen(PinScreen(choices, self.set_pin))
 
     async def set_pin(self: AgentApp, item_id: str, pin: bool) -> bool:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Label, ProgressBar, Static
 
-from agent_tui.context.stats import SessionStats
-from agent_tui.context.usage import ContextUsage
-from agent_tui.storage.models import TodoItem
+if TYPE_CHECKING:  # part of the first frame: nothing of the engine's until it is drawn
+    from agent_tui.context.stats import SessionStats
+    from agent_tui.context.usage import ContextUsage
+    from agent_tui.storage.models import TodoItem
 
 WARNING_SHARE = 0.8
 """The bar turns to warning at this share of the auto-compaction threshold."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agent_tui.errors import AgentTuiError
-from agent_tui.session.undo import UndoConflict
 from agent_tui.tui.confirm_screen import ConfirmScreen
 from agent_tui.tui.text_screen import TextScreen
 
@@ -31,6 +30,8 @@ class UndoCommands:
         if self.session is None:
             self.notify(f"Nothing to {'undo' if undo else 'redo'} yet.", severity="warning")
             return
+        from agent_tui.session.undo import UndoConflict
+
         act = self.engine.undo if undo else self.engine.redo
         try:
             done = await act(self.session.id, force=force)

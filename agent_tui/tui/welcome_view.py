@@ -1,7 +1,12 @@
 """The empty session: model, directory, window and the keys that matter, or, with no model
-provider set up, what to set. The app shows it while the session has no messages."""
+provider set up, what to set. The app shows it while the session has no messages.
+
+Part of the app's first frame: the config is not validated yet then (`starting` shows
+what is known without it), so the provider's helpers are imported when first shown."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -10,14 +15,10 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from agent_tui.config import Config, KeybindsConfig
-from agent_tui.provider.defaults import (
-    CONFIG_EXAMPLE,
-    LOCAL_SERVERS,
-    PROVIDERS,
-    context_window,
-    credentials_source,
-)
+from agent_tui.keybinds import Keybinds
+
+if TYPE_CHECKING:
+    from agent_tui.config import Config, KeybindsConfig
 
 
 def _grid(rows: list[tuple[str, Text | str]], key_style: str = "bold") -> Table:
@@ -29,7 +30,7 @@ def _grid(rows: list[tuple[str, Text | str]], key_style: str = "bold") -> Table:
     return grid
 
 
-def key_rows(keys: KeybindsConfig) -> list[tuple[str, str]]:
+def key_rows(keys: KeybindsConfig | Keybinds) -> list[tuple[str, str]]:
     """The keys as /help names them (app_commands.help_text)."""
     return [
         ("Enter", "send"),
@@ -49,6 +50,8 @@ def key_rows(keys: KeybindsConfig) -> list[tuple[str, str]]:
 
 def setup_block() -> Group:
     """What to set when no provider is: the same choices as `defaults.setup_text`."""
+    from agent_tui.provider.defaults import CONFIG_EXAMPLE, LOCAL_SERVERS, PROVIDERS
+
     variables = "  ".join(" or ".join(p.env) for p in PROVIDERS)
     servers = ", ".join(f"{s.label} on port {s.port}" for s in LOCAL_SERVERS)
     steps = _grid(
@@ -71,7 +74,21 @@ def setup_block() -> Group:
     )
 
 
+def _info(model: Text, directory: str, window: str) -> Table:
+    return _grid([("Model", model), ("Directory", directory), ("Window", window)])
+
+
+def starting(keys: Keybinds, directory: str, model: str | None) -> RenderableType:
+    """The first frame's welcome: what is known before the config is validated (the
+    model named in the files or on the command line, if any); `welcome` follows."""
+    return Group(
+        _info(Text(model or "…", style="bold"), directory, "…"), Text(""), _grid(key_rows(keys))
+    )
+
+
 def welcome(config: Config, model: str, directory: str) -> RenderableType:
+    from agent_tui.provider.defaults import context_window, credentials_source
+
     source = credentials_source(config, model)
     window = context_window(model, config)
     model_line = Text(model, style="bold")
@@ -79,13 +96,7 @@ def welcome(config: Config, model: str, directory: str) -> RenderableType:
         model_line.append("  no key for it: see below", style="yellow")
     elif source:
         model_line.append(f"  {source}", style="dim")
-    info = _grid(
-        [
-            ("Model", model_line),
-            ("Directory", directory),
-            ("Window", f"{window:,} tokens" if window else "unknown"),
-        ]
-    )
+    info = _info(model_line, directory, f"{window:,} tokens" if window else "unknown")
     parts: list[RenderableType] = [info, Text("")]
     if source is None:
         parts += [setup_block(), Text("")]
@@ -109,7 +120,13 @@ class WelcomeView(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static(self.renderable, id="welcome-body")
 
+    def show_starting(self, keys: Keybinds, directory: str, model: str | None) -> None:
+        self.renderable = starting(keys, directory, model)
+        self.query_one("#welcome-body", Static).update(self.renderable)
+
     def show(self, config: Config, model: str, directory: str) -> None:
+        from agent_tui.provider.defaults import credentials_source
+
         self.needs_setup = credentials_source(config, model) is None
         self.renderable = welcome(config, model, directory)
         self.set_class(self.needs_setup, "-setup")

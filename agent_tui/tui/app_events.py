@@ -1,0 +1,84 @@
+"""Engine events -> the app: notices, status, the sidebar's figures, then the view.
+
+Imported once the app has started (after its first frame): the event types are the
+engine's pydantic models."""
+
+from __future__ import annotations
+
+import gc
+from typing import TYPE_CHECKING
+
+from agent_tui.events import (
+    CompactionUndone,
+    Event,
+    MessageUpdated,
+    Notice,
+    PartUpdated,
+    SessionCompacted,
+    SessionError,
+    SessionStatus,
+    SessionUpdated,
+    TodosUpdated,
+    session_of,
+)
+from agent_tui.context.stats import SessionStats
+from agent_tui.storage.models import AssistantMessage, PatchPart, ToolPart
+
+if TYPE_CHECKING:
+    from agent_tui.tui.app import AgentApp
+
+IDLE_GC_THRESHOLDS = gc.get_threshold()
+STREAMING_GC_THRESHOLDS = (100_000, 50, 50)
+"""Rarer young collections while a step streams (each pass was a visible stall)."""
+NOTIFY_SEVERITY = {"info": "information", "warning": "warning", "error": "error"}
+
+
+async def apply_event(app: AgentApp, event: Event) -> None:
+    session_id = session_of(event)
+    if isinstance(event, Notice) and session_id is None:
+        app.notify(event.message, severity=NOTIFY_SEVERITY[event.level])  # type: ignore[arg-type]
+        return
+    if app.session is None or session_id != app.session.id:
+        return
+    if isinstance(event, Notice):
+        app.notify(event.message, severity=NOTIFY_SEVERITY[event.level])  # type: ignore[arg-type]
+    elif isinstance(event, SessionError):
+        app.notify(event.message, title="Error", severity="error", timeout=10)
+    elif isinstance(event, SessionStatus):
+        app.status = event.status
+        app.status_line.set_status(event.status, event.message)
+        if event.status == "idle":
+            gc.unfreeze()  # what was frozen for the stream may be collected again
+            gc.set_threshold(*IDLE_GC_THRESHOLDS)
+            app.run_worker(app.refresh_changes(), exit_on_error=False)
+            app.show_pending_plan()
+    elif isinstance(event, SessionUpdated):
+        app.session = event.session
+        app._refresh_sidebar()
+    elif isinstance(event, MessageUpdated):
+        app.show_welcome(False)
+        if isinstance(event.info, AssistantMessage) and event.info.completed is None:
+            # A step starts streaming: rarer collections (full ones stalled frames
+            # by hundreds of ms; see bench_tui). No freeze here: the view unmounts
+            # old widgets as the session grows, and frozen garbage is never freed.
+            gc.set_threshold(*STREAMING_GC_THRESHOLDS)
+        app.stats.observe_message(event.info)
+        if isinstance(event.info, AssistantMessage) and event.info.finish:
+            app._refresh_sidebar()
+    elif isinstance(event, PartUpdated) and isinstance(event.part, (ToolPart, PatchPart)):
+        if isinstance(event.part, ToolPart):
+            app.observe_plan(event.part)
+        before = len(app.stats.files)
+        app.stats.observe_part(event.part)
+        if len(app.stats.files) != before:
+            app._refresh_sidebar()
+    elif isinstance(event, SessionCompacted):
+        summary = await app.db.get_message(event.summary_message_id)
+        app.stats.observe_message(summary)
+        app._refresh_sidebar()
+    elif isinstance(event, TodosUpdated):
+        app.sidebar.show_todos(event.todos)
+    elif isinstance(event, CompactionUndone) and app.session is not None:
+        app.stats = SessionStats.of(await app.db.all_messages(app.session.id))
+        app._refresh_sidebar()
+    await app.view.apply(event)

@@ -1,0 +1,144 @@
+"""The app's start: the first frame needs nothing of the engine, and what a person types
+before the app has started (before its first frame, or before the session is ready) is
+kept — text in the prompt, a message sent once the session is ready, in order."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from agent_tui import agents, paths
+from agent_tui.config import KeybindsConfig, load_config
+from agent_tui.keybinds import DEFAULT_KEYS
+from agent_tui.storage.db import Database
+from agent_tui.tui.agent_modes import BUILD_AGENT
+from agent_tui.tui.app import STARTING_HINT, AgentApp
+from agent_tui.tui.opening import Opened
+from tests.fake_openai import FakeOpenAI, Text
+from tests.pty_helpers import PtyAgent
+from tests.tui_helpers import view_text, wait_for
+
+ROOT = Path(__file__).resolve().parent.parent
+SIZE = (100, 30)
+ENGINE = (
+    "pydantic",
+    "litellm",
+    "tiktoken",
+    "agent_tui.config",
+    "agent_tui.storage.db",
+    "agent_tui.session.engine",
+    "agent_tui.tui.session_view",
+)
+
+
+def test_the_first_frame_imports_nothing_of_the_engine() -> None:
+    """What `agent-tui` imports before the app runs: Textual and the app's own widgets."""
+    probe = (
+        "import sys\n"
+        "import agent_tui.cli, agent_tui.tui.launch, agent_tui.tui.app\n"
+        f"print(sorted(m for m in {ENGINE!r} if m in sys.modules))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_first_frame_defaults_are_the_configs() -> None:
+    """The first frame binds keys and names the agent before the config is validated."""
+    assert KeybindsConfig().model_dump() == DEFAULT_KEYS.__dict__
+    assert BUILD_AGENT == agents.BUILD
+
+
+class Gate:
+    """An opener held until the test opens it: the app has drawn, the session is not
+    ready (as while `agent-tui` imports the engine and opens the database)."""
+
+    def __init__(self) -> None:
+        self.open = asyncio.Event()
+        self.opened: Opened | None = None
+
+    async def __call__(self) -> Opened:
+        await self.open.wait()
+        config = load_config()
+        db = await Database.open(paths.database_path())
+        self.opened = Opened(config, db, None)
+        return self.opened
+
+
+async def test_keys_typed_before_the_session_is_ready_are_kept_and_sent_in_order(
+    configured: FakeOpenAI,
+) -> None:
+    configured.script(Text("first answer"), Text("second answer"))
+    gate = Gate()
+    app = AgentApp(opener=gate, model_titles=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"hello")
+        assert not app.loaded.is_set()
+        assert app.prompt.text == "hello"
+        await pilot.press("enter")  # sent before the start: kept, sent once ready
+        await pilot.press(*"and more")
+        await pilot.press("enter")
+        await pilot.press(*"draft")
+        await pilot.pause()
+        assert app.prompt.text == "draft"
+        assert STARTING_HINT in app.status_line.render_text()
+        assert configured.requests == []
+        gate.open.set()
+        await app.loaded.wait()
+
+        def both_sent() -> bool:
+            asked = [json.dumps(r["messages"]) for r in configured.requests]
+            return any("and more" in a for a in asked) and app.status == "idle"
+
+        await wait_for(pilot, both_sent, "both messages sent and answered")
+        assert view_text(app) in ("first answer", "second answer")
+        assert app.prompt.text == "draft"  # what was being typed stays in the prompt
+        assert STARTING_HINT not in app.status_line.render_text()
+    assert gate.opened is not None
+    await gate.opened.db.close()
+    assert "hello" in json.dumps(configured.requests[0]["messages"])
+    text = json.dumps(configured.requests[-1]["messages"])
+    assert text.index("hello") < text.index("and more")  # in the order typed
+
+
+async def test_a_leader_key_pressed_before_the_start_runs_after_it(
+    configured: FakeOpenAI, isolated: Path
+) -> None:
+    """The configured leader works in the first frame (read without validation)."""
+    config = json.loads((isolated / "agent-tui.json").read_text())
+    config["keybinds"] = {"leader": "ctrl+t"}
+    (isolated / "agent-tui.json").write_text(json.dumps(config))
+    gate = Gate()
+    app = AgentApp(opener=gate, model_titles=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+t", "b")  # leader, then b: hide the sidebar
+        await pilot.pause()
+        assert app.prompt.text == ""
+        assert app.sidebar.display  # waits for the start
+        gate.open.set()
+        await app.loaded.wait()
+        await wait_for(pilot, lambda: not app.sidebar.display, "sidebar hidden")
+    assert gate.opened is not None
+    await gate.opened.db.close()
+
+
+def test_keys_typed_before_the_first_frame_reach_the_prompt(configured: FakeOpenAI) -> None:
+    """In a real terminal: typed right after launch, before anything is drawn (the
+    terminal echoes them then; the app's own screen must show them in the prompt)."""
+    agent = PtyAgent(Path.cwd())
+    try:
+        agent.type(b"typed early")
+        agent.wait_for(b"typed early")
+        agent.wait_for(b"100,000 tokens")  # the window: the config is validated, ready
+        agent.type(b" and later")
+        agent.wait_for(b"typed early and later")
+    finally:
+        code = agent.quit()
+    assert code == 0
