@@ -40,8 +40,8 @@ from agent_tui.tui.welcome_view import WelcomeView
 
 if TYPE_CHECKING:
     from agent_tui.config import Config, KeybindsConfig
-    from agent_tui.session.engine import Engine
     from agent_tui.context.stats import SessionStats
+    from agent_tui.session.engine import Engine
     from agent_tui.storage.db import Database
     from agent_tui.storage.models import Session
     from agent_tui.tool.base import PermissionReply, PermissionRequest
@@ -216,9 +216,9 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
         await self.engine.announce_sandbox()  # a notice if commands cannot be sandboxed
 
     async def _make_engine(self, config: Config, db: Database) -> None:
+        from agent_tui.context.stats import SessionStats
         from agent_tui.engine_context import EngineContext
         from agent_tui.session.engine import Engine
-        from agent_tui.context.stats import SessionStats
         from agent_tui.tui.event_pump import EventPump
         from agent_tui.tui.session_view import SessionView
 

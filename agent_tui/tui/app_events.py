@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 from typing import TYPE_CHECKING
 
+from agent_tui.context.stats import SessionStats
 from agent_tui.events import (
     CompactionUndone,
     Event,
@@ -21,7 +22,6 @@ from agent_tui.events import (
     TodosUpdated,
     session_of,
 )
-from agent_tui.context.stats import SessionStats
 from agent_tui.storage.models import AssistantMessage, PatchPart, ToolPart
 
 if TYPE_CHECKING:
