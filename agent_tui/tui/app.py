@@ -563,7 +563,6 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
             keys.undo: self.action_undo,
             keys.redo: self.action_redo,
             keys.pin: self.action_pin,
-            keys.pin: self.action_pin,
             keys.agent_cycle: self.action_cycle_agent,
             keys.permission_mode: self.action_cycle_permission_mode,
         }
