@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
@@ -13,6 +15,18 @@ from agent_tui.provider.errors import Received, map_exception, stream_cut_error
 from agent_tui.provider.loader import litellm
 from agent_tui.provider.shapes import shape_messages
 from agent_tui.storage.models import CacheTokens, Tokens
+
+STREAM_SLICE = 0.002
+"""Seconds a stream keeps the event loop before the loop's other tasks get a turn. A
+reply that arrives faster than it is processed is all buffered: reading it never waits,
+so without this the loop would run nothing else (no key, no frame) until it ended."""
+
+
+STREAM_PAUSE = 0.001
+"""Seconds the stream then sleeps: a sleep, not a bare `sleep(0)`, so that chains of
+callbacks (a key goes through four message queues before it is drawn) finish within one
+pause instead of one step per slice. A stream that never waits runs at 2/3 speed: in
+the app that is still ~250 tokens/s (bench_tui), faster than any provider streams."""
 
 
 class ModelRequest(BaseModel):
@@ -182,8 +196,12 @@ async def _events(response: Any, received: Received) -> AsyncIterator[ProviderEv
     calls: dict[int, _ToolCallBuffer] = {}
     finish_reason: str | None = None
     usage: Tokens | None = None
+    turn = time.perf_counter()
     async for chunk in response:
         received.chunks += 1
+        if time.perf_counter() - turn > STREAM_SLICE:
+            await asyncio.sleep(STREAM_PAUSE)  # the app's keys and frames, other streams
+            turn = time.perf_counter()
         chunk_usage = getattr(chunk, "usage", None)
         if chunk_usage:
             usage = normalise_usage(chunk_usage)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -252,8 +253,10 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
 
     def _preload(self) -> None:
         from agent_tui.provider.loader import preload_in_background
+        from agent_tui.tui.markdown_render import warm_highlighting
 
         preload_in_background()
+        threading.Thread(target=warm_highlighting, name="warm-highlighting", daemon=True).start()
         self.run_worker(self._ask_window(), exit_on_error=False)
 
     async def _ask_window(self) -> None:
@@ -356,13 +359,24 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
     async def on_event_pump_batch(self, _: EventPump.Batch) -> None:
         from agent_tui.tui.app_events import apply_event
 
-        assert self.pump is not None
-        for event in self.pump.take():
+        pump = self.pump
+        assert pump is not None
+        if pump.deferred():
+            return  # a key was just typed: its frame first
+        start = time.perf_counter()
+        for event in pump.take():
             try:
                 await apply_event(self, event)
             except Exception as exc:  # a view bug must not take the app down
                 self.log.error(f"failed to show {event.type}: {exc!r}")
                 self.notify(f"Display error: {exc}", severity="error")
+        # How long the batch took to apply and draw spaces the next ones (keys first).
+        self.screen.call_after_refresh(lambda: pump.drawn(time.perf_counter() - start))
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and self.pump is not None:
+            self.pump.hold()  # the key is drawn before the stream's next batch
+        await super().on_event(event)
 
     # ---- permissions ------------------------------------------------------------------
 

@@ -8,6 +8,11 @@ a quiet spell is posted at once (no added latency for a key's echo or a tool lin
 ones wait for the next frame slot, `FRAME` seconds after the previous batch. Consecutive
 updates of the same streaming part collapse into the newest one: views render text parts
 from the part's full text, never from the deltas, so nothing is lost by collapsing them.
+
+Keys win over the stream: batches are spaced so that applying and drawing them takes at
+most DRAW_SHARE of the time (a fast stream's frames lay out and redraw the whole view,
+tens of milliseconds each), and a key holds the next batch back one frame so that the
+key's own frame draws it alone (`hold`, `deferred`).
 """
 
 from __future__ import annotations
@@ -23,7 +28,14 @@ from agent_tui.bus import Bus
 from agent_tui.events import Event, PartUpdated
 
 FRAME = 1 / 30
-"""Seconds between two batches: a streamed reply is re-rendered at most 30 times a second."""
+"""Seconds between two batches at least: a streamed reply is re-rendered at most 30 times
+a second."""
+DRAW_SHARE = 0.4
+"""The share of the time a fast stream's batches may take to apply and draw; the rest is
+for keys and for reading the stream. A batch whose frame took 20 ms is followed by the
+next one 50 ms later."""
+MAX_FRAME = 0.125
+"""Seconds between two batches at most, however slow their frames (8 a second)."""
 
 
 class EventPump:
@@ -35,9 +47,12 @@ class EventPump:
     def __init__(self, target: MessagePump, *, frame: float = FRAME) -> None:
         self._target = target
         self._frame = frame
+        self._interval = frame
+        """The frame, or longer while batches take long to draw (`drawn`)."""
         self._queue: list[Event] = []
         self._scheduled = False
         self._last_post = 0.0
+        self._held_until = 0.0
         self._unsubscribe: Callable[[], None] | None = None
 
     def attach(self, bus: Bus) -> None:
@@ -64,15 +79,36 @@ class EventPump:
         if self._scheduled:
             return
         self._scheduled = True
-        wait = self._last_post + self._frame - time.monotonic()
-        if wait <= 0:
-            self._post()
-        else:
-            asyncio.get_running_loop().call_later(wait, self._post)
+        self._post_when_due()
 
-    def _post(self) -> None:
-        self._last_post = time.monotonic()
-        self._target.post_message(self.Batch())
+    def _post_when_due(self) -> None:
+        now = time.monotonic()
+        due = max(self._last_post + self._interval, self._held_until)
+        if due <= now:
+            self._last_post = now
+            self._target.post_message(self.Batch())
+        else:
+            asyncio.get_running_loop().call_later(due - now, self._post_when_due)
+
+    def drawn(self, seconds: float) -> None:
+        """The last batch took `seconds` to apply and draw: the next ones are spaced so
+        that drawing takes at most DRAW_SHARE of the time."""
+        self._interval = min(MAX_FRAME, max(self._frame, seconds / DRAW_SHARE))
+
+    def hold(self) -> None:
+        """A key arrived: the next batch waits one frame, so the key's frame draws the
+        key alone (a stream's batch would make it lay out and draw the view too)."""
+        self._held_until = time.monotonic() + self._frame
+
+    def deferred(self) -> bool:
+        """True when a Batch that arrived should wait: a key was typed within the last
+        frame (and the stream has not waited MAX_FRAME already). It is posted again when
+        the hold ends; the events stay queued."""
+        now = time.monotonic()
+        if now >= self._held_until or now - self._last_post >= MAX_FRAME:
+            return False
+        asyncio.get_running_loop().call_later(self._held_until - now, self._post_when_due)
+        return True
 
     def take(self) -> list[Event]:
         """The queued events, oldest first; the next event schedules a new Batch."""

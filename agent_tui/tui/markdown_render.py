@@ -81,6 +81,20 @@ class RenderedOnce:
         return self._segments
 
 
+WARM_LEXERS = ("python", "bash", "javascript", "typescript", "json", "diff", "rust", "go")
+"""Code languages whose highlighting is readied after the app starts (`warm_highlighting`)."""
+
+
+def warm_highlighting() -> None:
+    """Build the lexers of common code languages (run on a thread after the start).
+    pygments compiles a lexer's rules on its first use: 100 ms for Python here, which
+    would otherwise stall the frame that draws a reply's first code block."""
+    from pygments.lexers import get_lexer_by_name
+
+    for name in WARM_LEXERS:
+        list(get_lexer_by_name(name).get_tokens("x = 1\n"))
+
+
 def open_block_start(text: str) -> int:
     """Where the last top-level block of `text` starts (a line start): everything before
     it is finished; the last block may still grow."""
