@@ -39,6 +39,7 @@ from typing import Any
 
 CHARS_PER_TOKEN = 4  # how default usage figures are derived from text lengths
 POLL_INTERVAL = 0.05  # seconds between client-disconnect checks while waiting
+ABORT_DRAIN = 2.0  # seconds a cut connection waits for the client to close its end
 
 
 @dataclass
@@ -413,14 +414,18 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
     def _abort(self) -> None:
-        """Close the socket at once (RST), as a crashed upstream would."""
+        """Cut the connection mid-body, as a crashed upstream or a proxy that gives up
+        does: what was written arrives, then the peer closes (the chunked body never
+        ends). Not a bare RST at once: the kernel would throw away whatever the client
+        had not read yet, so how much of the partial text arrived would depend on how
+        busy the client was (a real crash sends FIN when its input was all read)."""
         self.close_connection = True
         try:
             self.wfile.flush()
-            self.connection.setsockopt(
-                socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
-            )
-            self.connection.shutdown(socket.SHUT_RDWR)
+            self.connection.shutdown(socket.SHUT_WR)
+            self.connection.settimeout(ABORT_DRAIN)
+            while self.connection.recv(4096):  # until the client has read it and closed
+                pass
         except OSError:
             pass
 

@@ -1,0 +1,121 @@
+"""Keys win over a stream at any provider speed: a reply that arrives faster than it is
+read never holds the event loop, and the app draws a typed key before the stream's next
+batch. (How fast, at full stream speed: bench/bench_tui.py's unthrottled sections.)"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from types import SimpleNamespace
+
+from textual.message import Message
+
+from agent_tui.events import PartUpdated
+from agent_tui.ids import part_id
+from agent_tui.provider.errors import Received
+from agent_tui.provider.stream import StepFinish, TextDelta, _events
+from agent_tui.storage.models import TextPart
+from agent_tui.tui.event_pump import MAX_FRAME, EventPump
+from tests.fake_openai import FakeOpenAI, Text
+from tests.tui_helpers import open_app, type_and_send, view_text, wait_for
+
+SIZE = (120, 36)
+
+
+class Buffered:
+    """A provider response whose chunks are all there already: reading one never waits
+    (as when the server sent the whole reply faster than it is processed)."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.read = 0
+
+    def __aiter__(self) -> AsyncIterator[SimpleNamespace]:
+        return self
+
+    async def __anext__(self) -> SimpleNamespace:
+        if self.read > self.count:
+            raise StopAsyncIteration
+        self.read += 1
+        last = self.read > self.count
+        delta = SimpleNamespace(content=None if last else "word ", tool_calls=None)
+        choice = SimpleNamespace(delta=delta, finish_reason="stop" if last else None)
+        return SimpleNamespace(choices=[choice], usage=None)
+
+
+async def test_a_buffered_stream_lets_other_tasks_run() -> None:
+    response = Buffered(200_000)
+    seen_at: list[int] = []
+
+    async def other_task() -> None:  # a key, a frame, another session's stream
+        while response.read <= response.count:
+            seen_at.append(response.read)
+            await asyncio.sleep(0)
+
+    other = asyncio.create_task(other_task())
+    await asyncio.sleep(0)
+    events = [event async for event in _events(response, Received())]
+    await other
+    assert isinstance(events[-1], StepFinish)
+    assert sum(isinstance(e, TextDelta) for e in events) == response.count
+    during = [n for n in seen_at if 0 < n < response.count]
+    assert len(during) > 1, "the other task never ran while the stream was read"
+
+
+class Target:
+    def __init__(self) -> None:
+        self.posted: list[Message] = []
+        self.arrived = asyncio.Event()
+
+    def post_message(self, message: Message) -> bool:
+        self.posted.append(message)
+        self.arrived.set()
+        return True
+
+
+def _update(part: TextPart, text: str) -> PartUpdated:
+    return PartUpdated(part=part.model_copy(update={"text": part.text + text}), delta=text)
+
+
+async def test_a_key_holds_the_next_batch_back_and_slow_frames_space_them() -> None:
+    target = Target()
+    pump = EventPump(target, frame=0.02)  # type: ignore[arg-type]
+    part = TextPart(id=part_id(), session_id="ses", message_id="msg")
+    pump.publish(_update(part, "a"))
+    assert len(target.posted) == 1  # the first after a quiet spell: at once
+    pump.take()
+    # A key arrives: a batch already posted waits (deferred), the events stay queued.
+    pump.publish(_update(part, "b"))
+    pump.hold()
+    assert pump.deferred()
+    target.arrived.clear()
+    await asyncio.wait_for(target.arrived.wait(), timeout=5)  # posted again after the hold
+    assert not pump.deferred()
+    (event,) = pump.take()
+    assert isinstance(event, PartUpdated) and event.part.text == "b"
+    # A batch that took long to draw spaces the next ones (at most MAX_FRAME apart).
+    pump.drawn(10.0)
+    assert pump._interval == MAX_FRAME
+    pump.drawn(0.0)
+    assert pump._interval == 0.02
+
+
+async def test_keys_typed_while_a_reply_streams_unthrottled_are_shown_before_it_ends(
+    configured: FakeOpenAI,
+) -> None:
+    """The fake server streams a long reply with no delay (all of it is buffered long
+    before the app has read it); a key typed meanwhile is in the prompt while the reply is
+    still streaming, not after it."""
+    reply = "The loader reads every file twice. " * 800
+    configured.script(Text(reply, chunk_size=8))
+    app = await open_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.loaded.wait()
+        await type_and_send(pilot, "write it all")
+        await wait_for(pilot, lambda: len(view_text(app)) > 1_000, "the reply streaming")
+        await pilot.press("x", "y")
+        assert app.prompt.text == "xy"
+        assert app.status == "busy" and len(view_text(app)) < len(reply)
+        await wait_for(pilot, lambda: app.status == "idle", "the end", timeout=120)
+        assert view_text(app).strip() == reply.strip()
+    await app.db.close()
