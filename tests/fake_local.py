@@ -14,6 +14,8 @@ do that a hosted API does not, so that tests need no model.
   error object "Requested tokens (N) exceed context window of M" inside the stream
   (`overflow="stream"`); LM Studio and vLLM a 400 with their own sentences; Ollama
   nothing at all (it truncates: `truncated` counts the requests it would have cut);
+- with `token_scale`, counts the prompt as a model whose tokenizer makes that many times
+  more tokens of the same text (reported usage and the window check alike);
 - with `string_template=True`, renders its chat template like many Hugging Face
   templates do: `content` must be a string. A list fails the template after `200`: the
   stream ends with no finish reason (`template_failures` counts them). With
@@ -131,7 +133,7 @@ class _LocalHandler(_Handler):
             if not isinstance(reply, Cut):
                 self._line({"model": model, "created_at": "2026-01-01T00:00:00Z",
                             "message": {"role": "assistant", "content": ""}, "done": True,
-                            "done_reason": "stop", "prompt_eval_count": prompt_tokens(body),
+                            "done_reason": "stop", "prompt_eval_count": fake.prompt_tokens(body),
                             "eval_count": len(text) // 4 + 1})
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
@@ -161,6 +163,7 @@ class FakeLocal(FakeOpenAI):
         overflow: Overflow | None = None,
         string_template: bool = False,
         one_system: bool = False,
+        token_scale: float = 1.0,
     ) -> None:
         super().__init__()
         self.kind = kind
@@ -177,6 +180,9 @@ class FakeLocal(FakeOpenAI):
         self.overflow: Overflow = overflow or DEFAULT_OVERFLOW[kind]
         self.string_template = string_template
         self.one_system = one_system
+        self.token_scale = token_scale
+        """How many more tokens this model's tokenizer makes of the same text than the base
+        count (JSON / 4): SmolLM2's made ~1.7x of what tiktoken's o200k counts."""
         self.asked: list[str] = []
         """Every GET and /api/show request's method and path, in order."""
         self.template_failures = 0
@@ -260,8 +266,12 @@ class FakeLocal(FakeOpenAI):
     def estimate_usage(self, body: dict[str, Any], *outputs: str) -> Usage:
         """Reported usage counts the prompt as the window check does (tools included)."""
         usage = _estimate_usage(body, *outputs)
-        usage.prompt_tokens = prompt_tokens(body)
+        usage.prompt_tokens = self.prompt_tokens(body)
         return usage
+
+    def prompt_tokens(self, body: dict[str, Any]) -> int:
+        """The prompt as this server's model counts it (`token_scale` times the base)."""
+        return int(prompt_tokens(body) * self.token_scale)
 
     # -- how a request fails by itself ----------------------------------------------------
 
@@ -279,7 +289,7 @@ class FakeLocal(FakeOpenAI):
         if self._template_fails(body):
             self.template_failures += 1
             return Cut()  # 200, the role chunk, then the end: the template raised
-        tokens = prompt_tokens(body)
+        tokens = self.prompt_tokens(body)
         if tokens <= self.n_ctx:
             return None
         if self.overflow == "truncate":

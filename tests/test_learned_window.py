@@ -163,3 +163,47 @@ async def test_learning_never_overrides_the_config_nor_grows_a_window(isolated: 
     # Per server: the same model id elsewhere knows nothing of it.
     other = Config(model=LOCAL, provider={"openai": ProviderConfig(api_base="http://h:1/v1")})
     assert windows.known_window(LOCAL, other) is None
+
+
+def test_a_model_that_counts_more_tokens_is_compacted_before_it_overflows(
+    isolated: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SmolLM2 on llama-cpp-python made ~1.7x the tokens tiktoken counts, and a request
+    over its window only ends the stream (no finish, no reason). The last step's reported
+    prompt tells how the server counts: the next request is sized by that measure, so the
+    conversation is compacted before a request the server would cut."""
+    from agent_tui.config import CompactionConfig
+    from agent_tui.context.overflow import usable_tokens
+    from agent_tui.step.request import estimate_tokens
+
+    with FakeLocal("llama-cpp-python", overflow="silent", n_ctx=1_000_000,
+                   token_scale=1.7) as server:
+        server.responder = reply
+        local_config(isolated, server)
+        for n in range(3):
+            code, _, err = run_cli(capsys, "run", *(["--continue"] if n else []),
+                                   f"note {n}: {NOTE}")
+            assert code == 0, err
+        used = server.prompt_tokens(server.requests[-1]) + 50  # its prompt and the answer
+        question = f"note 3: {NOTE}"
+        local = estimate_tokens([{"role": "user", "content": question}], [], LOCAL)
+        # A window the next request fits by the local count, and not by the server's.
+        output = 64
+        usable = used + local + 200
+        window = usable + output
+        assert usable_tokens(ModelLimit(context=window, output=output), CompactionConfig()) \
+            == usable
+        assert used + int(local * 1.7) > window
+        server.n_ctx = window
+        write_config(isolated, server, model=LOCAL,
+                     provider={"openai": {"api_base": server.base_url}},
+                     models={LOCAL: {"limit": {"context": window, "output": output}}})
+        before = len(server.requests)
+        code, out, err = run_cli(capsys, "run", "--continue", question)
+        assert code == 0, err
+        assert server.overflows == 0  # never sent a request the server would cut
+        later = server.requests[before:]
+        assert any(is_summary_request(b) for b in later), "compacted first"
+        assert "note 3: A long note." in json.dumps(later[-1]["messages"])
+        assert all(server.prompt_tokens(b) <= window for b in later)
+        assert "ack" in out

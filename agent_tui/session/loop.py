@@ -27,9 +27,11 @@ from agent_tui.step.history import load_history, model_of
 from agent_tui.step.plan import proposed_plan
 from agent_tui.step.processor import StepOutcome, StepProcessor
 from agent_tui.step.request import (
+    SCALE_BOUNDS,
     build_request,
     estimate_next,
     estimate_tokens,
+    provider_scale,
     size_bound,
 )
 from agent_tui.step.system import instructions_read_once
@@ -210,18 +212,36 @@ class SessionLoop:
         request: ModelRequest,
         finished: AssistantMessage | None,
         model: ModelInfo,
-    ) -> int:
-        """The next request's size for the overflow check. Loading a tokenizer takes
-        0.15-0.5 s; on a session's first step, when even the byte count of the request fits,
-        the count is left to after the reply (0: the processor counts it if the provider
-        reports no usage), so the first request leaves without waiting for the load."""
+        directory: Path,
+    ) -> tuple[int, float]:
+        """The next request's size for the overflow check, and the scale it was counted
+        with. Loading a tokenizer takes 0.15-0.5 s; on a session's first step, when even
+        the byte count of the request fits, the count is left to after the reply (0: the
+        processor counts it if the provider reports no usage), so the first request
+        leaves without waiting for the load.
+
+        What is counted locally is scaled by how the provider counted the last step
+        (`provider_scale`) when that could decide: a local model's tokenizer can make 1.7x
+        the tokens of ours (SmolLM2), and a llama-cpp-python server that gets more than
+        its window only ends the stream, without a word of why."""
+        config = self.ctx.config.compaction
         if not counter_ready(request.model):
             if finished is None and fits(
-                size_bound(request.messages, request.tools), model.limit, self.ctx.config.compaction
+                size_bound(request.messages, request.tools), model.limit, config
             ):
-                return 0
+                return 0, 1.0
             await asyncio.to_thread(counter_for, request.model)
-        return estimate_next(history, request, finished)
+        estimate = estimate_next(history, request, finished)
+        if fits(int(estimate * SCALE_BOUNDS[1]), model.limit, config):
+            return estimate, 1.0  # fits however the provider counts: no need to know
+        scale = provider_scale(
+            history,
+            model=request.model,
+            directory=directory,
+            config=self.ctx.config,
+            tools=request.tools,
+        )
+        return estimate_next(history, request, finished, scale), scale
 
     async def run(self) -> LoopResult:
         # Parts left pending/running by a crash become "interrupted"; a half-written
@@ -318,11 +338,14 @@ class SessionLoop:
             )
             for note in notes:
                 self.ctx.publish(Notice(session_id=self.session_id, level="warning", message=note))
-            estimate = await self._estimate(history, request, finished, model)
+            estimate, scale = await self._estimate(
+                history, request, finished, model, Path(session.directory)
+            )
             if config.compaction.auto and not fits(estimate, model.limit, config.compaction):
                 # Near the threshold: count everything locally before deciding (a prune
                 # since the last step makes the quick estimate too high).
-                estimate = estimate_tokens(request.messages, request.tools, model_id)
+                local = estimate_tokens(request.messages, request.tools, model_id)
+                estimate = int(local * scale)
                 if (
                     not fits(estimate, model.limit, config.compaction)
                     and self._compactions_since_step < MAX_COMPACTIONS_WITHOUT_PROGRESS
@@ -412,11 +435,15 @@ class SessionLoop:
                     tools=self.ctx.registry.definitions(),
                     session_id=session.id,
                 )
-                if fits(
-                    estimate_tokens(request.messages, request.tools, model.id),
-                    model.limit,
-                    config.compaction,
-                ):
+                scale = provider_scale(
+                    fresh,
+                    model=model.id,
+                    directory=Path(session.directory),
+                    config=config,
+                    tools=request.tools,
+                )
+                local = estimate_tokens(request.messages, request.tools, model.id)
+                if fits(int(local * scale), model.limit, config.compaction):
                     return True
         if self._compactions_since_step >= MAX_COMPACTIONS_WITHOUT_PROGRESS:
             self._stop("error", compaction.NO_PROGRESS_MESSAGE)

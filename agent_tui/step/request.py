@@ -61,20 +61,24 @@ def size_bound(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> i
 
 
 def estimate_next(
-    history: list[MessageWithParts], request: ModelRequest, last: AssistantMessage | None
+    history: list[MessageWithParts],
+    request: ModelRequest,
+    last: AssistantMessage | None,
+    scale: float = 1.0,
 ) -> int:
     """The size of `request`: the provider's usage of the last finished step plus a local
-    count of what came after it (its tool outputs, newer messages). Only new content is
-    tokenized, so this stays cheap however long the history after the boundary is.
+    count of what came after it (its tool outputs, newer messages), times `scale` (how the
+    provider counts compared with the local tokenizer: `provider_scale`). Only new content
+    is tokenized, so this stays cheap however long the history after the boundary is.
     Without such a step (new session, just compacted) everything is counted locally."""
     model = request.model
     if last is None or last.tokens.total == 0:
-        return estimate_tokens(request.messages, request.tools, model)
-    total = prompt_and_output(last.tokens)  # cache reads and writes are prompt too
+        return int(estimate_tokens(request.messages, request.tools, model) * scale)
+    local = 0
     newer: list[MessageWithParts] = []
     for message in history:
         if message.info.id == last.id:
-            total += sum(
+            local += sum(
                 MESSAGE_OVERHEAD_TOKENS
                 + count_tokens(tool_result_text(part), model)
                 + part_image_tokens(part, model)
@@ -83,7 +87,9 @@ def estimate_next(
             )
         elif message.info.id > last.id:
             newer.append(message)
-    return total + estimate_tokens(to_model_messages(newer), [], model)
+    local += estimate_tokens(to_model_messages(newer), [], model)
+    # Cache reads and writes are prompt too.
+    return prompt_and_output(last.tokens) + int(local * scale)
 
 
 def _append_user_text(messages: list[dict[str, Any]], text: str) -> None:
