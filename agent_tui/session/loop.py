@@ -138,6 +138,8 @@ class SessionLoop:
         self._loop_start_user: str | None = None
         self._overflow_retried = False
         self._compactions_since_step = 0
+        self._scale = 1.0
+        """How the provider counts over the local count, as the last overflow check found."""
         self._noted_unknown: set[str] = set()
 
     def _status(self, status: str, message: str | None = None) -> None:
@@ -220,10 +222,11 @@ class SessionLoop:
         processor counts it if the provider reports no usage), so the first request
         leaves without waiting for the load.
 
-        What is counted locally is scaled by how the provider counted the last step
+        What is counted locally is scaled up by how the provider counted the last step
         (`provider_scale`) when that could decide: a local model's tokenizer can make 1.7x
         the tokens of ours (SmolLM2), and a llama-cpp-python server that gets more than
-        its window only ends the stream, without a word of why."""
+        its window only ends the stream, without a word of why. Never down: a compaction
+        a little early costs less than a request the server cuts."""
         config = self.ctx.config.compaction
         if not counter_ready(request.model):
             if finished is None and fits(
@@ -232,8 +235,11 @@ class SessionLoop:
                 return 0, 1.0
             await asyncio.to_thread(counter_for, request.model)
         estimate = estimate_next(history, request, finished)
-        if fits(int(estimate * SCALE_BOUNDS[1]), model.limit, config):
-            return estimate, 1.0  # fits however the provider counts: no need to know
+        if finished is None or fits(int(estimate * SCALE_BOUNDS[1]), model.limit, config):
+            # No step since the last compaction: the newest step's prompt was the history
+            # before it, not a measure of this one. Or it fits however the provider counts.
+            self._scale = 1.0
+            return estimate, 1.0
         scale = provider_scale(
             history,
             model=request.model,
@@ -241,6 +247,8 @@ class SessionLoop:
             config=self.ctx.config,
             tools=request.tools,
         )
+        scale = max(scale, 1.0)
+        self._scale = scale
         return estimate_next(history, request, finished, scale), scale
 
     async def run(self) -> LoopResult:
@@ -435,15 +443,10 @@ class SessionLoop:
                     tools=self.ctx.registry.definitions(),
                     session_id=session.id,
                 )
-                scale = provider_scale(
-                    fresh,
-                    model=model.id,
-                    directory=Path(session.directory),
-                    config=config,
-                    tools=request.tools,
-                )
+                # The scale the overflow was found with: measured after a prune, the last
+                # step's prompt (unpruned) over a pruned count would look like a scale.
                 local = estimate_tokens(request.messages, request.tools, model.id)
-                if fits(int(local * scale), model.limit, config.compaction):
+                if fits(int(local * self._scale), model.limit, config.compaction):
                     return True
         if self._compactions_since_step >= MAX_COMPACTIONS_WITHOUT_PROGRESS:
             self._stop("error", compaction.NO_PROGRESS_MESSAGE)
