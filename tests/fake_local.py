@@ -55,7 +55,7 @@ Overflow = Literal["400", "stream", "silent", "truncate"]
 
 DEFAULT_OVERFLOW: dict[str, Overflow] = {
     "llama.cpp": "400",
-    "llama-cpp-python": "stream",
+    "llama-cpp-python": "silent",  # 0.3.36: the reason is only in its log
     "ollama": "truncate",
     "lmstudio": "400",
     "vllm": "400",

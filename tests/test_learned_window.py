@@ -207,3 +207,21 @@ def test_a_model_that_counts_more_tokens_is_compacted_before_it_overflows(
         assert "note 3: A long note." in json.dumps(later[-1]["messages"])
         assert all(server.prompt_tokens(b) <= window for b in later)
         assert "ack" in out
+
+
+def test_a_silent_overflow_is_an_error_that_names_the_key(
+    isolated: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """llama-cpp-python 0.3.36 over its window: 200, then the stream ends, the reason only
+    in its log. Not an empty success: retried, then exit 1 with the key to set."""
+    with FakeLocal("llama-cpp-python", n_ctx=1_000) as server:
+        local_config(isolated, server)
+        write_config(isolated, server, model=LOCAL, retry={"max_attempts": 2,
+                     "initial_delay": 0.01, "max_delay": 0.05},
+                     provider={"openai": {"api_base": server.base_url}})
+        code, out, err = run_cli(capsys, "run", f"too long: {NOTE}")
+        assert code == 1
+        assert server.overflows == 2  # retried once, as a dropped connection is
+        assert "ended without a finish reason, after no text and no tool call" in err
+        assert f'set models."{LOCAL}".limit.context' in err
+        assert out.strip() == ""

@@ -265,11 +265,20 @@ class Received:
 def stream_cut_error(model: str, api_base: str | None, received: Received) -> ProviderError:
     """A stream that ended without a finish reason: not an answer, an error worth retrying."""
     where = f"{model} at {api_base}" if api_base else model
+    advice = ""
+    if not (received.text or received.reasoning or received.tools):
+        # llama-cpp-python ends the stream so when a request exceeds its window, and
+        # says why only in its log ("Requested tokens (5701) exceed context window").
+        advice = (
+            f' If the conversation outgrew the server\'s window, set models."{model}".'
+            "limit.context (the server's context size) in agent-tui.json: the conversation "
+            "is then compacted before it is reached."
+        )
     return ProviderError(
         f"The stream from {where} ended without a finish reason, after "
         f"{received.describe()}: the answer is incomplete. The connection was closed early "
         "(by a proxy or load balancer, or by a server that failed after answering 200; a "
-        "local server's own log says why, often its chat template or its context window).",
+        "local server's own log says why, often its chat template or its context window)." + advice,
         retryable=True,
         kind="stream_cut",
     )
