@@ -40,7 +40,7 @@ from typing import Any
 CHARS_PER_TOKEN = 4  # how default usage figures are derived from text lengths
 POLL_INTERVAL = 0.05  # seconds between client-disconnect checks while waiting
 ABORT_DRAIN = 2.0  # seconds a cut connection waits for the client to close its end
-CUT_AFTER = 1.0  # seconds between a dropped stream's last chunk and the cut
+CUT_AFTER = 0.3  # seconds between a dropped stream's last chunk and the cut
 
 
 @dataclass

@@ -79,7 +79,11 @@ async def test_plan_approval_switches_to_build_and_sends_the_plan(
         await app.loaded.wait()
         await pilot.press("tab")
         await type_and_send(pilot, "plan a greet function")
-        await wait_for(pilot, lambda: isinstance(app.screen, PlanScreen), "the plan screen")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, PlanScreen) and bool(app.screen.query("#plan")),
+            "the plan screen, composed",
+        )
         assert PLAN.splitlines()[0] in str(app.screen.query_one("#plan").source)  # type: ignore[attr-defined]
         await pilot.press(key)  # Enter: the focused "Approve and build" button
         await wait_for(pilot, lambda: len(configured.requests) == 2, "the build request")
