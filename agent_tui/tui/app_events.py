@@ -28,8 +28,10 @@ if TYPE_CHECKING:
     from agent_tui.tui.app import AgentApp
 
 IDLE_GC_THRESHOLDS = gc.get_threshold()
-STREAMING_GC_THRESHOLDS = (100_000, 50, 50)
-"""Rarer young collections while a step streams (each pass was a visible stall)."""
+STREAMING_GC_THRESHOLDS = (10_000, 10, 100)
+"""While a step streams: a young collection every 10,000 objects (a few ms each), full
+ones rarely. 100,000 made each young collection 40-90 ms, a frame's stall (bench_tui's
+unthrottled stream: key to screen max 82-142 ms, against 60-73 with these)."""
 NOTIFY_SEVERITY = {"info": "information", "warning": "warning", "error": "error"}
 
 
@@ -48,7 +50,6 @@ async def apply_event(app: AgentApp, event: Event) -> None:
         app.status = event.status
         app.status_line.set_status(event.status, event.message)
         if event.status == "idle":
-            gc.unfreeze()  # what was frozen for the stream may be collected again
             gc.set_threshold(*IDLE_GC_THRESHOLDS)
             app.run_worker(app.refresh_changes(), exit_on_error=False)
             app.show_pending_plan()
@@ -58,9 +59,10 @@ async def apply_event(app: AgentApp, event: Event) -> None:
     elif isinstance(event, MessageUpdated):
         app.show_welcome(False)
         if isinstance(event.info, AssistantMessage) and event.info.completed is None:
-            # A step starts streaming: rarer collections (full ones stalled frames
+            # A step starts streaming: rarer full collections (they stalled frames
             # by hundreds of ms; see bench_tui). No freeze here: the view unmounts
             # old widgets as the session grows, and frozen garbage is never freed.
+            # (What the start froze, imports and litellm, stays frozen: never unfrozen.)
             gc.set_threshold(*STREAMING_GC_THRESHOLDS)
         app.stats.observe_message(event.info)
         if isinstance(event.info, AssistantMessage) and event.info.finish:
