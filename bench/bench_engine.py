@@ -114,6 +114,13 @@ def bench_import_litellm(runs: int = 3) -> float:
         f"import litellm alone: {median_ms(samples)} "
         f"(with the interpreter's teardown: median {teardown_ms:.0f} ms)"
     )
+    # What litellm imports lazily inside its first OpenAI-compatible request (the OpenAI
+    # SDK's resources): the library's too, though `import litellm` alone leaves it out.
+    first_call = timed(
+        "import importlib, litellm, os; importlib.import_module('openai.resources'); "
+        "importlib.import_module('litellm.llms.openai.openai'); os._exit(0)"
+    )
+    print(f"import litellm and what its first request imports: {median_ms(first_call)}")
     return statistics.median(samples)
 
 
