@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import AsyncIterator
@@ -169,6 +170,7 @@ async def stream_model(request: ModelRequest) -> AsyncIterator[ProviderEvent]:
             kwargs[key] = value
     kwargs.update(request.options)
     received = Received()
+    response: Any = None
     try:
         response = await lib.acompletion(**kwargs)
         async for event in _events(response, received):
@@ -177,6 +179,13 @@ async def stream_model(request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         raise
     except Exception as exc:  # every litellm/httpx failure becomes a mapped ProviderError
         raise map_exception(exc, model=request.model, received=received) from exc
+    finally:
+        # An abort (Esc) cancels the reading, often in _events' pause rather than in
+        # the socket's read: close the connection now, or the server goes on
+        # generating (a local model burning its GPU) until the response is collected.
+        if response is not None and hasattr(response, "aclose"):
+            with contextlib.suppress(Exception):
+                await response.aclose()
     if not received.finished:
         raise stream_cut_error(request.model, request.api_base, received)
 
