@@ -215,12 +215,12 @@ class SessionLoop:
         finished: AssistantMessage | None,
         model: ModelInfo,
         directory: Path,
-    ) -> tuple[int, float]:
-        """The next request's size for the overflow check, and the scale it was counted
-        with. Loading a tokenizer takes 0.15-0.5 s; on a session's first step, when even
-        the byte count of the request fits, the count is left to after the reply (0: the
-        processor counts it if the provider reports no usage), so the first request
-        leaves without waiting for the load.
+    ) -> int:
+        """The next request's size for the overflow check (the scale it was counted with
+        is kept in `_scale`). Loading a tokenizer takes 0.15-0.5 s; on a session's first
+        step, when even the byte count of the request fits, the count is left to after the
+        reply (0: the processor counts it if the provider reports no usage), so the first
+        request leaves without waiting for the load.
 
         What is counted locally is scaled up by how the provider counted the last step
         (`provider_scale`) when that could decide: a local model's tokenizer can make 1.7x
@@ -228,18 +228,18 @@ class SessionLoop:
         its window only ends the stream, without a word of why. Never down: a compaction
         a little early costs less than a request the server cuts."""
         config = self.ctx.config.compaction
+        self._scale = 1.0
         if not counter_ready(request.model):
             if finished is None and fits(
                 size_bound(request.messages, request.tools), model.limit, config
             ):
-                return 0, 1.0
+                return 0
             await asyncio.to_thread(counter_for, request.model)
         estimate = estimate_next(history, request, finished)
         if finished is None or fits(int(estimate * SCALE_BOUNDS[1]), model.limit, config):
             # No step since the last compaction: the newest step's prompt was the history
             # before it, not a measure of this one. Or it fits however the provider counts.
-            self._scale = 1.0
-            return estimate, 1.0
+            return estimate
         scale = provider_scale(
             history,
             model=request.model,
@@ -247,9 +247,8 @@ class SessionLoop:
             config=self.ctx.config,
             tools=request.tools,
         )
-        scale = max(scale, 1.0)
-        self._scale = scale
-        return estimate_next(history, request, finished, scale), scale
+        self._scale = max(scale, 1.0)
+        return estimate_next(history, request, finished, self._scale)
 
     async def run(self) -> LoopResult:
         # Parts left pending/running by a crash become "interrupted"; a half-written
@@ -346,14 +345,14 @@ class SessionLoop:
             )
             for note in notes:
                 self.ctx.publish(Notice(session_id=self.session_id, level="warning", message=note))
-            estimate, scale = await self._estimate(
+            estimate = await self._estimate(
                 history, request, finished, model, Path(session.directory)
             )
             if config.compaction.auto and not fits(estimate, model.limit, config.compaction):
                 # Near the threshold: count everything locally before deciding (a prune
                 # since the last step makes the quick estimate too high).
                 local = estimate_tokens(request.messages, request.tools, model_id)
-                estimate = int(local * scale)
+                estimate = int(local * self._scale)
                 if (
                     not fits(estimate, model.limit, config.compaction)
                     and self._compactions_since_step < MAX_COMPACTIONS_WITHOUT_PROGRESS
