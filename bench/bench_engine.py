@@ -22,19 +22,24 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import re
 import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from precompile import compile_bytecode  # noqa: E402
 
 from agent_tui.config import Config  # noqa: E402
 from agent_tui.engine_context import EngineContext  # noqa: E402
@@ -47,12 +52,6 @@ from agent_tui.storage.models import AssistantMessage, UserMessage  # noqa: E402
 from tests.fake_openai import FakeOpenAI, Text  # noqa: E402
 
 AGENT_TUI = [sys.executable, "-m", "agent_tui"]
-
-
-def compile_bytecode() -> None:
-    """agent_tui's modules compiled, as after any first run: where PYTHONDONTWRITEBYTECODE
-    is set (this machine's shells), every launch would compile them again (~0.2 s)."""
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "agent_tui")], check=True)
 
 
 def median_ms(samples: list[float]) -> str:
@@ -181,24 +180,55 @@ async def bench_sandbox(runs: int = 50) -> None:
     print(f"sandbox overhead per command: {overhead:.1f} ms median (goal ≤ 20 ms)")
 
 
+def _time_run(
+    server: FakeOpenAI, project: Path, env: dict[str, str], *args: str
+) -> tuple[float, float]:
+    """Launch `agent-tui run ARGS`: seconds until its request reaches `server`, and until
+    it exits."""
+    before = len(server.requests)
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [*AGENT_TUI, "run", *args],
+        cwd=project,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    server.wait_for_requests(before + 1, timeout=60)
+    first = time.perf_counter() - start
+    proc.wait()
+    return first, time.perf_counter() - start
+
+
+@contextlib.contextmanager
+def _warm_serve(project: Path, env: dict[str, str]) -> Iterator[str]:
+    """A running `agent-tui serve` for `project`; yields its URL, stops it after."""
+    serving = subprocess.Popen(
+        [*AGENT_TUI, "serve", "--port", "0"],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert serving.stdout is not None
+        found = re.search(r"listening on (http://\S+)", serving.stdout.readline())
+        assert found, "agent-tui serve did not start"
+        yield found.group(1)
+    finally:
+        serving.send_signal(signal.SIGINT)
+        serving.wait(timeout=60)
+
+
 def bench_first_request(runs: int = 3) -> float:
     """From starting `agent-tui run` to its first request arriving at the fake server."""
     samples = []
     with FakeOpenAI() as server, tempfile.TemporaryDirectory() as tmp:
         server.responder = lambda body: Text("ok")
         project, env = _run_env(server, tmp)
-        for index in range(runs):
-            start = time.perf_counter()
-            proc = subprocess.Popen(
-                [*AGENT_TUI, "run", "hello"],
-                cwd=project,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            server.wait_for_requests(index + 1, timeout=60)
-            samples.append(time.perf_counter() - start)
-            proc.wait()
+        for _ in range(runs):
+            samples.append(_time_run(server, project, env, "hello")[0])
     print(f"agent-tui run: launch → first request {median_ms(samples)}")
     return statistics.median(samples)
 
@@ -206,50 +236,17 @@ def bench_first_request(runs: int = 3) -> float:
 def bench_attach(runs: int = 7) -> float:
     """`run --attach` to a warm `agent-tui serve`: from launching the client to its first
     request reaching the fake server (the server's engine makes it), and the whole run."""
-    import re
-
     samples, totals = [], []
     with FakeOpenAI() as server, tempfile.TemporaryDirectory() as tmp:
         server.responder = lambda body: Text("ok")
         project, env = _run_env(server, tmp)
-        serving = subprocess.Popen(
-            [*AGENT_TUI, "serve", "--port", "0"],
-            cwd=project,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        try:
-            assert serving.stdout is not None
-            found = re.search(r"listening on (http://\S+)", serving.stdout.readline())
-            assert found, "agent-tui serve did not start"
-            url = found.group(1)
+        with _warm_serve(project, env) as url:
             # One run first: the server's first session reads the model catalog once.
-            subprocess.run(
-                [*AGENT_TUI, "run", "--attach", url, "warm up"],
-                cwd=project,
-                env=env,
-                check=True,
-                capture_output=True,
-            )
+            _time_run(server, project, env, "--attach", url, "warm up")
             for _ in range(runs):
-                before = len(server.requests)
-                start = time.perf_counter()
-                proc = subprocess.Popen(
-                    [*AGENT_TUI, "run", "--attach", url, "hello"],
-                    cwd=project,
-                    env=env,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
-                server.wait_for_requests(before + 1, timeout=60)
-                samples.append(time.perf_counter() - start)
-                proc.wait()
-                totals.append(time.perf_counter() - start)
-        finally:
-            serving.send_signal(signal.SIGINT)
-            serving.wait(timeout=60)
+                first, whole = _time_run(server, project, env, "--attach", url, "hello")
+                samples.append(first)
+                totals.append(whole)
     print(
         f"agent-tui run --attach (warm serve): launch → first request {median_ms(samples)}; "
         f"whole run {median_ms(totals)}"
@@ -293,40 +290,10 @@ def bench_attach_auto(runs: int = 7) -> float:
         project, env = _run_env(server, tmp)
         config = json.loads((project / "agent-tui.json").read_text())
         (project / "agent-tui.json").write_text(json.dumps({**config, "run": {"attach": "auto"}}))
-        serving = subprocess.Popen(
-            [*AGENT_TUI, "serve", "--port", "0"],
-            cwd=project,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        try:
-            assert serving.stdout is not None
-            assert "listening on" in serving.stdout.readline(), "agent-tui serve did not start"
-            subprocess.run(
-                [*AGENT_TUI, "run", "warm up"],
-                cwd=project,
-                env=env,
-                check=True,
-                capture_output=True,
-            )
+        with _warm_serve(project, env):
+            _time_run(server, project, env, "warm up")
             for _ in range(runs):
-                before = len(server.requests)
-                start = time.perf_counter()
-                proc = subprocess.Popen(
-                    [*AGENT_TUI, "run", "hello"],
-                    cwd=project,
-                    env=env,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
-                server.wait_for_requests(before + 1, timeout=60)
-                samples.append(time.perf_counter() - start)
-                proc.wait()
-        finally:
-            serving.send_signal(signal.SIGINT)
-            serving.wait(timeout=60)
+                samples.append(_time_run(server, project, env, "hello")[0])
     print(
         f"agent-tui run (run.attach: auto, warm serve): launch → first request {median_ms(samples)}"
     )

@@ -554,6 +554,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from precompile import compile_bytecode
+
     compile_bytecode()
     if args.start_only:
         report_start()
@@ -592,21 +594,6 @@ def main() -> None:
         print(f"\nmemory after {low:,} steps {memory[low] / 1e6:6.1f} MB, after {high:,}")
         print(f"  {memory[high] / 1e6:6.1f} MB: {memory[high] / memory[low]:.2f}x")
     report_start()
-
-
-def compile_bytecode() -> None:
-    """agent_tui's modules compiled, as after any first run: where PYTHONDONTWRITEBYTECODE
-    is set (this machine's shells), every launch would compile them again (~0.2 s)."""
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "compileall",
-            "-q",
-            str(Path(__file__).resolve().parent.parent / "agent_tui"),
-        ],
-        check=True,
-    )
 
 
 def report_start() -> None:
