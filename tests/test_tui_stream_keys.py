@@ -8,8 +8,6 @@ import asyncio
 from collections.abc import AsyncIterator
 from types import SimpleNamespace
 
-from textual.message import Message
-
 from agent_tui.events import PartUpdated
 from agent_tui.ids import part_id
 from agent_tui.provider.errors import Received
@@ -17,7 +15,7 @@ from agent_tui.provider.stream import StepFinish, TextDelta, _events
 from agent_tui.storage.models import TextPart
 from agent_tui.tui.event_pump import MAX_FRAME, EventPump
 from tests.fake_openai import FakeOpenAI, Text
-from tests.tui_helpers import open_app, type_and_send, view_text, wait_for
+from tests.tui_helpers import PumpTarget, open_app, type_and_send, view_text, wait_for
 
 SIZE = (120, 36)
 
@@ -62,23 +60,12 @@ async def test_a_buffered_stream_lets_other_tasks_run() -> None:
     assert len(during) > 1, "the other task never ran while the stream was read"
 
 
-class Target:
-    def __init__(self) -> None:
-        self.posted: list[Message] = []
-        self.arrived = asyncio.Event()
-
-    def post_message(self, message: Message) -> bool:
-        self.posted.append(message)
-        self.arrived.set()
-        return True
-
-
 def _update(part: TextPart, text: str) -> PartUpdated:
     return PartUpdated(part=part.model_copy(update={"text": part.text + text}), delta=text)
 
 
 async def test_a_key_holds_the_next_batch_back_and_slow_frames_space_them() -> None:
-    target = Target()
+    target = PumpTarget()
     pump = EventPump(target, frame=0.02)  # type: ignore[arg-type]
     part = TextPart(id=part_id(), session_id="ses", message_id="msg")
     pump.publish(_update(part, "a"))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from textual.message import Message
 from textual.pilot import Pilot
 from textual.widget import Widget
 
@@ -27,7 +26,7 @@ from agent_tui.tui.assistant_message_view import AssistantMessageView
 from agent_tui.tui.event_pump import EventPump
 from agent_tui.tui.session_view import WINDOW_MAX
 from agent_tui.tui.user_message_view import UserMessageView
-from tests.tui_helpers import open_app, project_dir, wait_for
+from tests.tui_helpers import PumpTarget, open_app, project_dir, wait_for
 
 SIZE = (100, 30)
 STEPS_PER_TURN = 3
@@ -179,21 +178,8 @@ async def test_a_growing_live_session_keeps_a_bounded_number_of_widgets() -> Non
     await app.db.close()
 
 
-class _Target:
-    """Stands in for the app: records when a batch is posted."""
-
-    def __init__(self) -> None:
-        self.posted: list[Message] = []
-        self.arrived = asyncio.Event()
-
-    def post_message(self, message: Message) -> bool:
-        self.posted.append(message)
-        self.arrived.set()
-        return True
-
-
 async def test_the_event_pump_posts_at_most_one_batch_per_frame() -> None:
-    target = _Target()
+    target = PumpTarget()
     pump = EventPump(target, frame=0.05)  # type: ignore[arg-type]
     part = TextPart(id=part_id(), session_id="ses", message_id="msg")
     for _ in range(500):  # a burst: one batch, the part's updates collapsed into one

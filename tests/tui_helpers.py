@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from textual.message import Message
 from textual.pilot import Pilot
 from textual.widgets import Static
 
@@ -15,6 +17,19 @@ from agent_tui.storage.db import Database
 from agent_tui.tui.app import AgentApp
 
 WAIT_TIMEOUT = 15.0
+
+
+class PumpTarget:
+    """Stands in for the app an EventPump posts to: records when a batch is posted."""
+
+    def __init__(self) -> None:
+        self.posted: list[Message] = []
+        self.arrived = asyncio.Event()
+
+    def post_message(self, message: Message) -> bool:
+        self.posted.append(message)
+        self.arrived.set()
+        return True
 
 
 async def open_app(**kwargs: object) -> AgentApp:
