@@ -35,8 +35,9 @@ def reply(body: dict[str, Any]) -> Text:
     return Text(f"ack {len(body['messages'])}")
 
 
-def local_config(project: Path, server: FakeLocal) -> None:
-    write_config(project, server, model=LOCAL, provider={"openai": {"api_base": server.base_url}})
+def local_config(project: Path, server: FakeLocal, **overrides: Any) -> None:
+    write_config(project, server, model=LOCAL, provider={"openai": {"api_base": server.base_url}},
+                 **overrides)
 
 
 def assistants(capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
@@ -195,8 +196,7 @@ def test_a_model_that_counts_more_tokens_is_compacted_before_it_overflows(
             == usable
         assert used + int(local * 1.7) > window
         server.n_ctx = window
-        write_config(isolated, server, model=LOCAL,
-                     provider={"openai": {"api_base": server.base_url}},
+        local_config(isolated, server,
                      models={LOCAL: {"limit": {"context": window, "output": output}}})
         before = len(server.requests)
         code, out, err = run_cli(capsys, "run", "--continue", question)
@@ -215,10 +215,8 @@ def test_a_silent_overflow_is_an_error_that_names_the_key(
     """llama-cpp-python 0.3.36 over its window: 200, then the stream ends, the reason only
     in its log. Not an empty success: retried, then exit 1 with the key to set."""
     with FakeLocal("llama-cpp-python", n_ctx=1_000) as server:
-        local_config(isolated, server)
-        write_config(isolated, server, model=LOCAL, retry={"max_attempts": 2,
-                     "initial_delay": 0.01, "max_delay": 0.05},
-                     provider={"openai": {"api_base": server.base_url}})
+        local_config(isolated, server,
+                     retry={"max_attempts": 2, "initial_delay": 0.01, "max_delay": 0.05})
         code, out, err = run_cli(capsys, "run", f"too long: {NOTE}")
         assert code == 1
         assert server.overflows == 2  # retried once, as a dropped connection is
