@@ -15,6 +15,8 @@ from tests.fake_openai import FakeOpenAI
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
+pytest_plugins = ["tests.exit_guard"]  # a test that leaks a thread cannot hang the run
+
 MODEL = "openai/test-model"
 PROVIDER_KEYS = (
     "OPENAI_API_KEY",

@@ -23,6 +23,12 @@ def sidebar_agent(app: object) -> str:
     return str(app.query_one("#sidebar-agent", Static).render())  # type: ignore[attr-defined]
 
 
+def plan_source(screen: object) -> str:
+    """The plan screen's markdown as far as it has rendered ("" before it mounts)."""
+    found = screen.query("#plan")  # type: ignore[attr-defined]
+    return str(found.first().source) if found else ""
+
+
 def plan_exit() -> ToolCalls:
     return ToolCalls([Call("plan_exit", json.dumps({"plan": PLAN}))])
 
@@ -81,10 +87,10 @@ async def test_plan_approval_switches_to_build_and_sends_the_plan(
         await type_and_send(pilot, "plan a greet function")
         await wait_for(
             pilot,
-            lambda: isinstance(app.screen, PlanScreen) and bool(app.screen.query("#plan")),
-            "the plan screen, composed",
+            lambda: isinstance(app.screen, PlanScreen)
+            and PLAN.splitlines()[0] in plan_source(app.screen),
+            "the plan screen, its markdown rendered",  # Markdown.source is "" until it mounts
         )
-        assert PLAN.splitlines()[0] in str(app.screen.query_one("#plan").source)  # type: ignore[attr-defined]
         await pilot.press(key)  # Enter: the focused "Approve and build" button
         await wait_for(pilot, lambda: len(configured.requests) == 2, "the build request")
         assert app.agent_name == "build" and not app.prompt.has_class("-plan")
