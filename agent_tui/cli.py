@@ -259,10 +259,16 @@ def main(argv: list[str] | None = None) -> int:
                 return code
         config = None
         if args.command in ("run", "compact", "uncompact"):
-            from agent_tui.provider.loader import preload_in_background
+            from agent_tui.provider import remote
 
+            # litellm's import (seconds) starts now, on the other core, in a process of
+            # its own (provider/worker.py): nothing here waits for it, nor shares a GIL.
+            in_process = remote.start() is None
             config = _preflight(args)  # what needs no provider is answered before litellm
-            preload_in_background(tokenizer=False)  # before the engine's own imports
+            if in_process:  # its import thread would starve the preflight of the GIL
+                from agent_tui.provider.loader import preload_in_background
+
+                preload_in_background(tokenizer=False)  # before the engine's own imports
         from agent_tui import commands
 
         return commands.dispatch(args, config)
@@ -273,5 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\nagent-tui: interrupted.", file=sys.stderr)
         return 130
     finally:
+        if "agent_tui.provider.remote" in sys.modules:
+            sys.modules["agent_tui.provider.remote"].stop()
         procs.shutdown()  # nothing a tool started outlives agent-tui
         restore_signals()

@@ -22,6 +22,7 @@ from agent_tui.editor import edit_text, read_text_arg
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import NotFoundError, UsageError
 from agent_tui.headless import JsonView, TextView
+from agent_tui.provider import remote
 from agent_tui.provider.auth import check_credentials
 from agent_tui.provider.defaults import choose_model
 from agent_tui.provider.loader import preload_in_background
@@ -70,7 +71,7 @@ def dispatch(args: argparse.Namespace, config: Config | None = None) -> int:
     """Run a headless command; `config`: already loaded (and its model chosen) by the
     CLI's preflight."""
     calls_model = args.command in ("run", "compact", "uncompact")
-    if calls_model:
+    if calls_model and remote.current() is None:
         preload_in_background()  # overlap litellm's ~4 s import with config and DB work
     chosen = config is not None
     if config is None:

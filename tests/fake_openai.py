@@ -40,7 +40,7 @@ from typing import Any
 CHARS_PER_TOKEN = 4  # how default usage figures are derived from text lengths
 POLL_INTERVAL = 0.05  # seconds between client-disconnect checks while waiting
 ABORT_DRAIN = 2.0  # seconds a cut connection waits for the client to close its end
-CUT_AFTER = 0.3  # seconds between a dropped stream's last chunk and the cut
+CUT_AFTER = 1.0  # seconds between a dropped stream's last chunk and the cut
 
 
 @dataclass
@@ -464,6 +464,9 @@ class _Stream:
         elif isinstance(reply, Drop):
             for piece in _pieces(reply.text, reply.chunk_size)[: reply.after_chunks]:
                 self.delta({"content": piece})
+            # A client still busy with the response's start (litellm loads its tokenizer
+            # then, ~0.5 s) would find the cut before the chunks: aiohttp raises first.
+            handler._wait(CUT_AFTER)
             handler._abort()
             return
         elif isinstance(reply, Malformed):

@@ -14,16 +14,24 @@ import gc
 import os
 import threading
 from types import ModuleType
+from typing import Any
 
 _lock = threading.Lock()
 _module: ModuleType | None = None
 
 
-def litellm() -> ModuleType:
-    """The configured litellm module, imported on first use (thread-safe)."""
+def litellm() -> Any:
+    """The configured litellm module, imported on first use (thread-safe); with a
+    provider process running (provider/remote.py), what this command asks of litellm
+    is answered there instead, and this process never imports it."""
     global _module
     if _module is not None:
         return _module
+    from agent_tui.provider import remote
+
+    process = remote.current()
+    if process is not None:
+        return remote.RemoteLitellm(process)
     with _lock:
         if _module is None:
             # Use the price map shipped with litellm instead of downloading one.
@@ -41,14 +49,24 @@ def litellm() -> ModuleType:
     return _module
 
 
+FIRST_REQUEST_IMPORTS = (
+    "openai.resources",
+    "litellm.llms.openai.openai",
+    # completion() checks messages for file ids through the proxy's types (~0.15 s).
+    "litellm.proxy.openai_files_endpoints.common_utils",
+)
+"""What litellm imports inside its first request rather than at its import."""
+
+
 def _warm_up(module: ModuleType) -> None:
     """Do what litellm otherwise does lazily inside the first request: import the OpenAI
-    SDK's resources (behind every OpenAI-compatible provider). Its tokenizer (0.2-0.3 s,
+    SDK's resources (behind every OpenAI-compatible provider) and the rest of
+    FIRST_REQUEST_IMPORTS. Its tokenizer (0.2-0.3 s,
     loaded when it prices a streamed response's prompt, after the request has left) is
     loaded by `_warm_tokenizer` on the preload thread, without holding up the request."""
     import importlib
 
-    for name in ("openai.resources", "litellm.llms.openai.openai"):
+    for name in FIRST_REQUEST_IMPORTS:
         try:
             importlib.import_module(name)
         except ImportError:  # a litellm layout change must not break start-up
@@ -70,10 +88,14 @@ def _import_and_warm() -> None:
     gc.freeze()
 
 
-async def load_litellm() -> ModuleType:
+async def load_litellm() -> Any:
     """litellm without blocking the event loop (the import takes seconds)."""
     if _module is not None:
         return _module
+    from agent_tui.provider import remote
+
+    if remote.current() is not None:
+        return litellm()  # the provider process imports it; nothing to wait for here
     return await asyncio.to_thread(litellm)
 
 

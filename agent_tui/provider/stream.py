@@ -7,15 +7,16 @@ import contextlib
 import json
 import time
 from collections.abc import AsyncIterator
-from typing import Any, Literal
+from functools import lru_cache
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, TypeAdapter
 
 from agent_tui.errors import ProviderError
 from agent_tui.provider.errors import Received, map_exception, stream_cut_error
 from agent_tui.provider.loader import litellm
 from agent_tui.provider.shapes import shape_messages
-from agent_tui.storage.models import CacheTokens, Tokens
+from agent_tui.usage import CacheTokens, Tokens
 
 STREAM_SLICE = 0.002
 """Seconds a stream keeps the event loop before the loop's other tasks get a turn. A
@@ -148,8 +149,21 @@ class _ToolCallBuffer:
         self.arguments: list[str] = []
 
 
+@lru_cache(maxsize=1)
+def event_adapter() -> TypeAdapter[ProviderEvent]:
+    """Reads the events the provider process sends (provider/remote.py)."""
+    return TypeAdapter(Annotated[ProviderEvent, Field(discriminator="type")])
+
+
 async def stream_model(request: ModelRequest) -> AsyncIterator[ProviderEvent]:
     """Stream one completion. Raises ProviderError (mapped) on failures."""
+    from agent_tui.provider import remote
+
+    process = remote.current()
+    if process is not None:  # litellm lives in the provider process
+        async for event in process.stream(request):
+            yield event
+        return
     lib = litellm()
     kwargs: dict[str, Any] = {
         "model": request.model,

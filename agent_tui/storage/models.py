@@ -7,27 +7,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_tui.ids import now_ms
+from agent_tui.usage import CacheTokens, Tokens
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-class CacheTokens(_Model):
-    read: int = 0
-    write: int = 0
-
-
-class Tokens(_Model):
-    input: int = 0
-    output: int = 0
-    reasoning: int = 0
-    cache: CacheTokens = Field(default_factory=CacheTokens)
-
-    @property
-    def total(self) -> int:
-        """Everything the step occupied in the window (the sidebar's context figure)."""
-        return self.input + self.output + self.reasoning + self.cache.read + self.cache.write
+__all__ = ["CacheTokens", "Tokens"]  # their home is agent_tui/usage.py; many read them here
 
 
 class Session(_Model):

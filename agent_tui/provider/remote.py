@@ -1,0 +1,246 @@
+"""The command's side of the provider process (provider/worker.py).
+
+`start()` launches it; from then on `loader.litellm()` answers with `RemoteLitellm`
+(its `get_model_info` and `validate_environment` are asked of the process) and
+`stream_model` streams through `ProviderProcess.stream`. Replies are read by one thread
+and handed to whoever waits: an asyncio queue per stream, a future per call.
+
+The launch is the first thing `agent-tui run` does (`__main__.py`), before even the CLI
+is imported: every millisecond before it is a millisecond added to the first request.
+So this module imports only `os` and `sys` at its top, and launches with `posix_spawn`
+(no `subprocess`); the rest loads once the process is on its way.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
+    from collections.abc import AsyncIterator
+    from concurrent.futures import Future
+
+    from agent_tui.errors import ProviderError
+    from agent_tui.provider.stream import ModelRequest, ProviderEvent
+
+DISABLE_ENV = "AGENT_TUI_PROVIDER_PROCESS"
+"""Set to 0 to call litellm inside the command itself (debugging, profiling)."""
+
+
+def _spawn() -> tuple[int, int, int]:
+    """(pid, fd to write its stdin, fd to read its stdout). Its stderr is ours."""
+    to_child, to_us = os.pipe(), os.pipe()  # both ends close-on-exec; dup2 clears it
+    pid = os.posix_spawn(
+        sys.executable,
+        [sys.executable, "-m", "agent_tui.provider.worker"],
+        os.environ,
+        file_actions=[
+            (os.POSIX_SPAWN_DUP2, to_child[0], 0),
+            (os.POSIX_SPAWN_DUP2, to_us[1], 1),
+        ],
+    )
+    os.close(to_child[0])
+    os.close(to_us[1])
+    return pid, to_child[1], to_us[0]
+
+
+class ProviderProcess:
+    def __init__(self) -> None:
+        self.pid, write_fd, read_fd = _spawn()
+        import itertools
+        import threading
+
+        self._input = os.fdopen(write_fd, "wb")
+        self._output = os.fdopen(read_fd, "rb")
+        self._ids = itertools.count(1)
+        self._write_lock = threading.Lock()
+        self._calls: dict[int, Future[Any]] = {}
+        self._streams: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Queue[Any]]] = {}
+        self._lock = threading.Lock()
+        self._wait_lock = threading.Lock()
+        self._status: int | None = None
+        self._ended: str | None = None
+        self._reader = threading.Thread(target=self._read, name="provider-replies", daemon=True)
+        self._reader.start()
+
+    # ---- requests -------------------------------------------------------------------
+
+    def _send(self, message: dict[str, Any]) -> None:
+        import json
+
+        data = json.dumps(message).encode() + b"\n"
+        try:
+            with self._write_lock:
+                self._input.write(data)
+                self._input.flush()
+        except (OSError, ValueError):  # a broken pipe, or closed by `close`
+            raise self._gone() from None
+
+    def call(self, name: str, *args: Any) -> Any:
+        """litellm's `name(*args)` in the provider process; blocks until it answers."""
+        from concurrent.futures import Future
+
+        future: Future[Any] = Future()
+        ident = next(self._ids)
+        with self._lock:
+            if self._ended is not None:
+                raise self._gone()
+            self._calls[ident] = future
+        self._send({"id": ident, "op": "call", "name": name, "args": list(args)})
+        return future.result()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        import asyncio
+        import contextlib
+
+        from agent_tui.errors import ProviderError
+        from agent_tui.provider.stream import event_adapter
+        from agent_tui.provider.wire import error_from_json
+
+        adapter = event_adapter()
+        ident = next(self._ids)
+        replies: asyncio.Queue[Any] = asyncio.Queue()
+        with self._lock:
+            if self._ended is not None:
+                raise self._gone()
+            self._streams[ident] = (asyncio.get_running_loop(), replies)
+        finished = False
+        try:
+            self._send({"id": ident, "op": "stream", "request": request.model_dump(mode="json")})
+            while True:
+                reply = await replies.get()
+                if "e" in reply:
+                    yield adapter.validate_python(reply["e"])
+                    continue
+                finished = True
+                if "end" in reply:
+                    return
+                raise error_from_json(reply["err"])
+        finally:
+            with self._lock:
+                self._streams.pop(ident, None)
+            if not finished and self._ended is None:  # cancelled: stop the provider's stream
+                with contextlib.suppress(ProviderError):
+                    self._send({"id": ident, "op": "cancel"})
+
+    # ---- replies --------------------------------------------------------------------
+
+    def _read(self) -> None:
+        import json
+
+        from agent_tui.provider.wire import error_from_json
+
+        for line in iter(self._output.readline, b""):
+            try:
+                reply = json.loads(line)
+                ident = reply["id"]
+            except (ValueError, KeyError, TypeError):
+                continue
+            with self._lock:
+                future = self._calls.pop(ident, None)
+                stream = self._streams.get(ident)
+            if future is not None:
+                if "err" in reply:
+                    future.set_exception(error_from_json(reply["err"]))
+                else:
+                    future.set_result(reply.get("ok"))
+            elif stream is not None:
+                loop, replies = stream
+                loop.call_soon_threadsafe(replies.put_nowait, reply)
+        self._end()
+
+    def _wait(self) -> int:
+        """The process's exit code (negative: the signal), once."""
+        with self._wait_lock:
+            if self._status is None:
+                try:
+                    _, status = os.waitpid(self.pid, 0)
+                    self._status = os.waitstatus_to_exitcode(status)
+                except ChildProcessError:
+                    self._status = 0
+            return self._status
+
+    def _end(self) -> None:
+        """The process is gone: everyone still waiting gets the error."""
+        import contextlib
+
+        code = self._wait()
+        with self._lock:
+            if self._ended is None:
+                self._ended = f"exit status {code}" if code >= 0 else f"signal {-code}"
+            calls, self._calls = self._calls, {}
+            streams = list(self._streams.values())
+        error = {"type": "provider", "message": str(self._gone())}
+        for future in calls.values():
+            future.set_exception(self._gone())
+        for loop, replies in streams:
+            with contextlib.suppress(RuntimeError):  # that loop has closed
+                loop.call_soon_threadsafe(replies.put_nowait, {"err": error})
+
+    def _gone(self) -> ProviderError:
+        from agent_tui.errors import ProviderError
+
+        return ProviderError(
+            "agent-tui's provider process (litellm) ended unexpectedly "
+            f"({self._ended or 'it stopped reading'}); what it printed is above. "
+            "What was streamed is saved; run the command again to retry "
+            f"(or set {DISABLE_ENV}=0 to call the provider from this process)."
+        )
+
+    def close(self) -> None:
+        """End the process at once: the command is done with it (every stream it still
+        had is cancelled by now), and it may still be importing litellm, which would
+        hold an orderly exit for seconds. Its connections close with it."""
+        import contextlib
+        import signal
+
+        with self._lock:
+            if self._ended is None:
+                self._ended = "closed"
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+        self._wait()
+        with contextlib.suppress(OSError):  # its output is the reader thread's: it sees EOF
+            self._input.close()
+
+
+class RemoteLitellm:
+    """What the command asks of litellm by name, answered by the provider process."""
+
+    def __init__(self, process: ProviderProcess) -> None:
+        self._process = process
+
+    def get_model_info(self, model: str) -> dict[str, Any]:
+        info = self._process.call("get_model_info", model)
+        if info is None:
+            raise ValueError(f"no model info for {model}")
+        return dict(info)
+
+    def validate_environment(self, model: str) -> dict[str, Any]:
+        return dict(self._process.call("validate_environment", model) or {})
+
+
+_process: ProviderProcess | None = None
+
+
+def start() -> ProviderProcess | None:
+    """Launch the provider process (once); None when it is switched off."""
+    global _process
+    if os.environ.get(DISABLE_ENV, "1").strip().lower() in ("0", "false", "no", "off"):
+        return None
+    if _process is None:
+        _process = ProviderProcess()
+    return _process
+
+
+def current() -> ProviderProcess | None:
+    return _process
+
+
+def stop() -> None:
+    global _process
+    if _process is not None:
+        _process.close()
+        _process = None
