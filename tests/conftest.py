@@ -49,7 +49,7 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # earlier test, instead of starting a provider process that imports it again (~4 s
     # each). Every test that starts agent-tui as a process goes through one, as people's
     # commands do (tests/test_provider_process.py is about it).
-    monkeypatch.setattr(remote, "start", lambda: None)
+    monkeypatch.setattr(remote, "start", lambda **_: None)
     for name in (
         *PROVIDER_KEYS,
         "AGENT_TUI_CONFIG",

@@ -7,6 +7,7 @@ from agent_tui.errors import ConfigError
 from agent_tui.provider.defaults import (
     LOCAL_PROVIDERS,
     PROVIDERS,
+    credentials_source,
     model_is_configured,
     needs_setup,
     providers_with_keys,
@@ -45,6 +46,8 @@ def credentials(model: str, config: Config) -> tuple[str | None, str | None]:
     if provider_name(model) in LOCAL_PROVIDERS:
         return None, None  # litellm finds Ollama on localhost:11434 (or $OLLAMA_API_BASE)
     check_setup(model, config)
+    if credentials_source(config, model):
+        return None, None  # a provider we know, and its key is set: litellm reads it
     try:
         env = litellm().validate_environment(model)
     except Exception:

@@ -63,7 +63,7 @@ def _warm_up(module: ModuleType) -> None:
     SDK's resources (behind every OpenAI-compatible provider) and the rest of
     FIRST_REQUEST_IMPORTS. Its tokenizer (0.2-0.3 s,
     loaded when it prices a streamed response's prompt, after the request has left) is
-    loaded by `_warm_tokenizer` on the preload thread, without holding up the request."""
+    loaded by `warm_tokenizer` on the preload thread, without holding up the request."""
     import importlib
 
     for name in FIRST_REQUEST_IMPORTS:
@@ -73,7 +73,7 @@ def _warm_up(module: ModuleType) -> None:
             continue
 
 
-def _warm_tokenizer(module: ModuleType) -> None:
+def warm_tokenizer(module: ModuleType) -> None:
     with contextlib.suppress(Exception):  # only a warm-up: requests report real problems
         module.token_counter(model="gpt-4o", text="warm up")
 
@@ -84,7 +84,7 @@ def _import_and_warm() -> None:
     is moved out of the collector's way (`gc.freeze`): litellm's modules live as long as
     the process, and a full collection that walks them holds the GIL ~0.4 s here, a stall
     of the app's screen in the middle of a streamed reply."""
-    _warm_tokenizer(litellm())
+    warm_tokenizer(litellm())
     gc.freeze()
 
 

@@ -29,12 +29,12 @@ DISABLE_ENV = "AGENT_TUI_PROVIDER_PROCESS"
 """Set to 0 to call litellm inside the command itself (debugging, profiling)."""
 
 
-def _spawn() -> tuple[int, int, int]:
+def _spawn(warm: bool) -> tuple[int, int, int]:
     """(pid, fd to write its stdin, fd to read its stdout). Its stderr is ours."""
     to_child, to_us = os.pipe(), os.pipe()  # both ends close-on-exec; dup2 clears it
     pid = os.posix_spawn(
         sys.executable,
-        [sys.executable, "-m", "agent_tui.provider.worker"],
+        [sys.executable, "-m", "agent_tui.provider.worker", *(["--warm"] if warm else [])],
         os.environ,
         file_actions=[
             (os.POSIX_SPAWN_DUP2, to_child[0], 0),
@@ -47,8 +47,8 @@ def _spawn() -> tuple[int, int, int]:
 
 
 class ProviderProcess:
-    def __init__(self) -> None:
-        self.pid, write_fd, read_fd = _spawn()
+    def __init__(self, *, warm: bool = False) -> None:
+        self.pid, write_fd, read_fd = _spawn(warm)
         import itertools
         import threading
 
@@ -225,13 +225,15 @@ class RemoteLitellm:
 _process: ProviderProcess | None = None
 
 
-def start() -> ProviderProcess | None:
-    """Launch the provider process (once); None when it is switched off."""
+def start(*, warm: bool = False) -> ProviderProcess | None:
+    """Launch the provider process (once); None when it is switched off. `warm`: it
+    also loads litellm's tokenizer once imported (the app: a person types for seconds
+    before the first request; `run` sends its request at once and must not wait)."""
     global _process
     if os.environ.get(DISABLE_ENV, "1").strip().lower() in ("0", "false", "no", "off"):
         return None
     if _process is None:
-        _process = ProviderProcess()
+        _process = ProviderProcess(warm=warm)
     return _process
 
 

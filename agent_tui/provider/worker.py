@@ -101,9 +101,11 @@ def main() -> None:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a stray print cannot break a line
     inbox: queue.SimpleQueue[bytes] = queue.SimpleQueue()
     threading.Thread(target=_read, args=(sys.stdin.buffer, inbox), daemon=True).start()
-    from agent_tui.provider.loader import litellm
+    from agent_tui.provider import loader
 
-    litellm()  # with the OpenAI SDK's resources its first request needs (_warm_up)
+    module = loader.litellm()  # with what its first request imports (_warm_up)
+    if "--warm" in sys.argv[1:]:  # its tokenizer, off the serving thread (see loader)
+        threading.Thread(target=loader.warm_tokenizer, args=(module,), daemon=True).start()
     try:
         asyncio.run(_Worker(out).serve(inbox))
     except BaseException:  # a bug here: say what, the command reports the exit

@@ -252,10 +252,12 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
         return True
 
     def _preload(self) -> None:
+        from agent_tui.provider import remote
         from agent_tui.provider.loader import preload_in_background
         from agent_tui.tui.markdown_render import warm_highlighting
 
-        preload_in_background()
+        if remote.current() is None:  # no provider process: litellm imports here
+            preload_in_background()
         threading.Thread(target=warm_highlighting, name="warm-highlighting", daemon=True).start()
         self.run_worker(self._ask_window(), exit_on_error=False)
 

@@ -43,6 +43,12 @@ def launch(args: argparse.Namespace) -> int:
     try:
         for path in config_files():  # plain JSON, at once: before the terminal is taken
             read_json(path)
+        from agent_tui.provider import remote
+
+        # litellm imports in its own process, on the other core, while the app draws:
+        # keys typed meanwhile never wait for its import's hold on the GIL. Its
+        # tokenizer is loaded there too, before the first reply needs it.
+        remote.start(warm=True)
         return asyncio.run(_run(args))
     except AgentTuiError as exc:
         print(f"agent-tui: {exc}", file=sys.stderr)
