@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -38,13 +39,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    """Console entry: exit without tearing down litellm's module graph (~1.5 s)."""
+    """Console entry: exit without tearing the interpreter down (~0.25 s for the engine's
+    modules, ~1.5 s more with litellm's): whatever must be saved is closed by now (the
+    database, the provider process, tools' processes: `cli.main`'s `finally`)."""
     code = main()
-    if "litellm" in sys.modules:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    sys.exit(code)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe (`| head`)
+            stream.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -79,17 +79,19 @@ class Redactor:
         self.known = dict(sorted(values.items(), key=lambda item: -len(item[0])))
         self.longest = max((len(v) for v in self.known), default=0)
 
-    def find(self, text: str) -> list[Span]:
-        """Non-overlapping secrets in `text`, in order; a known value wins a tie."""
+    def find(self, text: str, start_at: int = 0) -> list[Span]:
+        """Non-overlapping secrets in `text`, in order; a known value wins a tie. Only
+        secrets starting at `start_at` or later count: what comes before is context (a
+        word boundary), and a match starting there must not hide one that starts after."""
         found: list[tuple[int, int, int, str]] = []
         for value, name in self.known.items():
-            start = text.find(value)
+            start = text.find(value, start_at)
             while start != -1:
                 found.append((start, 0, -len(value), name))
                 start = text.find(value, start + len(value))
         for rank, fmt in enumerate(KEY_FORMATS, start=1):
             if any(hint in text for hint in fmt.hints):
-                for match in fmt.pattern.finditer(text):
+                for match in fmt.pattern.finditer(text, start_at):
                     found.append((match.start(), rank, match.start() - match.end(), fmt.name))
         spans: list[Span] = []
         end = 0
@@ -156,13 +158,12 @@ class StreamRedactor:
 
     def _release(self, *, final: bool) -> str:
         text = "".join(self._pieces)
-        # Search with the character before the cut in front, as the whole text would be;
-        # a match starting in it was released already.
+        # Search with the character before the cut in front, as the whole text would be
+        # (word boundaries); a match starting in it was decided on already.
         offset = len(self._context)
         spans = [
             Span(span.start - offset, span.end - offset, span.name)
-            for span in self.redactor.find(self._context + text)
-            if span.start >= offset
+            for span in self.redactor.find(self._context + text, start_at=offset)
         ]
         cut = len(text) if final else len(text) - self._hold
         # A secret that reaches the cut (or the end: it may go on) is held back whole.

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from tests.fake_openai import FakeOpenAI, Hang, Text
+from tests.pty_helpers import PtyAgent
 from tests.test_faults_crash import (
     REPO_ROOT,
     STARTUP_TIMEOUT,
@@ -159,3 +160,32 @@ def test_a_no_provider_error_ends_the_provider_process_with_it(isolated: Path) -
     assert proc.returncode != 0
     assert "agent-tui:" in stderr.decode() and "Traceback" not in stderr.decode()
     assert workers_of_this_test() == []
+
+
+def test_the_app_answers_through_a_provider_process_that_writes_to_a_log(
+    configured: FakeOpenAI, isolated: Path
+) -> None:
+    """The app starts one too (tui/launch.py): litellm is never imported in the app's
+    process, what the provider process prints goes to the data dir's provider.log (on
+    the terminal it would break the screen), and it ends when the app quits."""
+    configured.responder = lambda body: Text("Answered by the provider process.")  # titles too
+    agent = PtyAgent(isolated)
+    try:
+        agent.wait_for(b"100,000 tokens")
+        (worker,) = provider_processes(agent.proc.pid)
+        assert b"--warm" in (Path("/proc") / str(worker) / "cmdline").read_bytes()
+        agent.type(b"hello\r")
+        agent.wait_for(b"Answered by the provider process.")
+        # litellm is pure Python, but its import loads fastuuid's native library,
+        # which nothing else of the app loads: its absence shows litellm is not here.
+        maps = (Path("/proc") / str(agent.proc.pid) / "maps").read_text()
+        assert "fastuuid" not in maps, "litellm was imported in the app's process"
+    finally:
+        code = agent.quit()
+    assert code == 0
+    log = Path(os.environ["AGENT_TUI_DATA_DIR"]) / "provider.log"
+    assert log.exists()
+    deadline = time.monotonic() + 10
+    while not gone(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gone(worker), "the provider process outlived the app"

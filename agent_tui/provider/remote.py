@@ -29,17 +29,21 @@ DISABLE_ENV = "AGENT_TUI_PROVIDER_PROCESS"
 """Set to 0 to call litellm inside the command itself (debugging, profiling)."""
 
 
-def _spawn(warm: bool) -> tuple[int, int, int]:
-    """(pid, fd to write its stdin, fd to read its stdout). Its stderr is ours."""
+def _spawn(warm: bool, log: str | None) -> tuple[int, int, int]:
+    """(pid, fd to write its stdin, fd to read its stdout). Its stderr is ours, or the
+    file `log` (the app: a line on the terminal would break the screen)."""
     to_child, to_us = os.pipe(), os.pipe()  # both ends close-on-exec; dup2 clears it
+    actions: list[tuple[Any, ...]] = [
+        (os.POSIX_SPAWN_DUP2, to_child[0], 0),
+        (os.POSIX_SPAWN_DUP2, to_us[1], 1),
+    ]
+    if log is not None:
+        actions.append((os.POSIX_SPAWN_OPEN, 2, log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
     pid = os.posix_spawn(
         sys.executable,
         [sys.executable, "-m", "agent_tui.provider.worker", *(["--warm"] if warm else [])],
         os.environ,
-        file_actions=[
-            (os.POSIX_SPAWN_DUP2, to_child[0], 0),
-            (os.POSIX_SPAWN_DUP2, to_us[1], 1),
-        ],
+        file_actions=actions,
     )
     os.close(to_child[0])
     os.close(to_us[1])
@@ -47,8 +51,9 @@ def _spawn(warm: bool) -> tuple[int, int, int]:
 
 
 class ProviderProcess:
-    def __init__(self, *, warm: bool = False) -> None:
-        self.pid, write_fd, read_fd = _spawn(warm)
+    def __init__(self, *, warm: bool = False, log: str | None = None) -> None:
+        self.log = log
+        self.pid, write_fd, read_fd = _spawn(warm, log)
         import itertools
         import threading
 
@@ -184,7 +189,8 @@ class ProviderProcess:
 
         return ProviderError(
             "agent-tui's provider process (litellm) ended unexpectedly "
-            f"({self._ended or 'it stopped reading'}); what it printed is above. "
+            f"({self._ended or 'it stopped reading'}); what it printed is "
+            f"{'in ' + self.log if self.log else 'above'}. "
             "What was streamed is saved; run the command again to retry "
             f"(or set {DISABLE_ENV}=0 to call the provider from this process)."
         )
@@ -225,15 +231,19 @@ class RemoteLitellm:
 _process: ProviderProcess | None = None
 
 
-def start(*, warm: bool = False) -> ProviderProcess | None:
+def start(*, warm: bool = False, log: str | None = None) -> ProviderProcess | None:
     """Launch the provider process (once); None when it is switched off. `warm`: it
     also loads litellm's tokenizer once imported (the app: a person types for seconds
-    before the first request; `run` sends its request at once and must not wait)."""
+    before the first request; `run` sends its request at once and must not wait).
+    `log`: a file for what it prints instead of this process's stderr."""
     global _process
     if os.environ.get(DISABLE_ENV, "1").strip().lower() in ("0", "false", "no", "off"):
         return None
     if _process is None:
-        _process = ProviderProcess(warm=warm)
+        try:
+            _process = ProviderProcess(warm=warm, log=log)
+        except OSError:  # cannot start one (its log, the interpreter): litellm imports here
+            return None
     return _process
 
 

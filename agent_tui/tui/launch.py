@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import sys
 from functools import partial
+from pathlib import Path
 
 from agent_tui.config_files import config_files, read_json
 from agent_tui.errors import AgentTuiError
@@ -39,16 +40,28 @@ async def _run(args: argparse.Namespace) -> int:
     return app.return_code or 0
 
 
+def _provider_log(data_dir: Path) -> str | None:
+    """The provider process's log file, or None (then it writes to our stderr) when the
+    data dir cannot be created: the database will say why, once the app has started."""
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return str(data_dir / "provider.log")
+
+
 def launch(args: argparse.Namespace) -> int:
     try:
         for path in config_files():  # plain JSON, at once: before the terminal is taken
             read_json(path)
+        from agent_tui import paths
         from agent_tui.provider import remote
 
         # litellm imports in its own process, on the other core, while the app draws:
         # keys typed meanwhile never wait for its import's hold on the GIL. Its
-        # tokenizer is loaded there too, before the first reply needs it.
-        remote.start(warm=True)
+        # tokenizer is loaded there too, before the first reply needs it. What it prints
+        # goes to a file: on the terminal it would break the app's screen.
+        remote.start(warm=True, log=_provider_log(paths.data_dir()))
         return asyncio.run(_run(args))
     except AgentTuiError as exc:
         print(f"agent-tui: {exc}", file=sys.stderr)
