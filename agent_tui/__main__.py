@@ -6,16 +6,15 @@ import contextlib
 import os
 import sys
 
-MODEL_COMMANDS = ("run", "compact", "uncompact")
-"""Commands that call the model here: litellm's process starts before anything else."""
-
 
 def _start_provider_early(argv: list[str]) -> None:
     """Launch the provider process (provider/remote.py) now, ~0.1 s before the CLI would:
     that is ~0.1 s sooner for the first request. Only when nothing could send the
     command to a server instead (`--attach`, `run.attach`); otherwise, and whenever in
     doubt, `cli.main` decides later, as it always does."""
-    if not argv or argv[0] not in MODEL_COMMANDS:
+    from agent_tui.provider import remote  # os and sys only, at its top
+
+    if not argv or argv[0] not in remote.MODEL_COMMANDS:
         return
     if any(arg in ("-h", "--help") or arg.startswith("--attach") for arg in argv[1:]):
         return
@@ -26,8 +25,6 @@ def _start_provider_early(argv: list[str]) -> None:
             return
     except Exception:  # a broken config file: the CLI reports it
         return
-    from agent_tui.provider import remote
-
     remote.start()
 
 

@@ -258,9 +258,9 @@ def main(argv: list[str] | None = None) -> int:
             if code is not None:
                 return code
         config = None
-        if args.command in ("run", "compact", "uncompact"):
-            from agent_tui.provider import remote
+        from agent_tui.provider import remote
 
+        if args.command in remote.MODEL_COMMANDS:
             # litellm's import (seconds) starts now, on the other core, in a process of
             # its own (provider/worker.py): nothing here waits for it, nor shares a GIL.
             in_process = remote.start() is None

@@ -70,7 +70,7 @@ async def resolve_session(
 def dispatch(args: argparse.Namespace, config: Config | None = None) -> int:
     """Run a headless command; `config`: already loaded (and its model chosen) by the
     CLI's preflight."""
-    calls_model = args.command in ("run", "compact", "uncompact")
+    calls_model = args.command in remote.MODEL_COMMANDS
     if calls_model and remote.current() is None:
         preload_in_background()  # overlap litellm's ~4 s import with config and DB work
     chosen = config is not None

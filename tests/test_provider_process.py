@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from tests.fake_openai import FakeOpenAI, Hang, Text
@@ -22,6 +21,7 @@ from tests.test_faults_crash import (
     read_until,
     reaped,
     spawn,
+    wait_for,
 )
 
 WORKER = b"agent_tui.provider.worker"
@@ -109,10 +109,7 @@ def test_the_provider_process_ends_with_the_command(configured: FakeOpenAI, isol
         proc.send_signal(signal.SIGINT)  # Ctrl+C: the command stops the stream and exits
         proc.communicate(timeout=30)
         assert proc.returncode == 130
-    deadline = time.monotonic() + 10
-    while not gone(worker) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert gone(worker), "the provider process outlived the command"
+    wait_for(lambda: gone(worker), "the provider process to end with the command", 10)
 
 
 def test_a_provider_process_that_dies_mid_stream_is_a_clear_error(
@@ -185,7 +182,4 @@ def test_the_app_answers_through_a_provider_process_that_writes_to_a_log(
     assert code == 0
     log = Path(os.environ["AGENT_TUI_DATA_DIR"]) / "provider.log"
     assert log.exists()
-    deadline = time.monotonic() + 10
-    while not gone(worker) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert gone(worker), "the provider process outlived the app"
+    wait_for(lambda: gone(worker), "the provider process to end with the app", 10)

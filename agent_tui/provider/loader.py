@@ -59,11 +59,11 @@ FIRST_REQUEST_IMPORTS = (
 
 
 def _warm_up(module: ModuleType) -> None:
-    """Do what litellm otherwise does lazily inside the first request: import the OpenAI
-    SDK's resources (behind every OpenAI-compatible provider) and the rest of
-    FIRST_REQUEST_IMPORTS. Its tokenizer (0.2-0.3 s,
-    loaded when it prices a streamed response's prompt, after the request has left) is
-    loaded by `warm_tokenizer` on the preload thread, without holding up the request."""
+    """Do what litellm otherwise does lazily inside the first request: import
+    FIRST_REQUEST_IMPORTS (the OpenAI SDK's resources, behind every OpenAI-compatible
+    provider, and the rest). Its tokenizer (0.2-0.3 s, loaded when it prices a streamed
+    response's prompt, after the request has left) is loaded by `warm_tokenizer` on the
+    preload thread, without holding up the request."""
     import importlib
 
     for name in FIRST_REQUEST_IMPORTS:

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from agent_tui.errors import ProviderError
     from agent_tui.provider.stream import ModelRequest, ProviderEvent
 
+MODEL_COMMANDS = ("run", "compact", "uncompact")
+"""The commands that call the model in their own process, and so start a provider one."""
+
 DISABLE_ENV = "AGENT_TUI_PROVIDER_PROCESS"
 """Set to 0 to call litellm inside the command itself (debugging, profiling)."""
 
@@ -83,16 +86,22 @@ class ProviderProcess:
         except (OSError, ValueError):  # a broken pipe, or closed by `close`
             raise self._gone() from None
 
+    def _enlist(self, waiting: dict[int, Any], waiter: Any) -> int:
+        """A new request id, with `waiter` registered under it for the replies; the
+        error at once when the process has ended."""
+        ident = next(self._ids)
+        with self._lock:
+            if self._ended is not None:
+                raise self._gone()
+            waiting[ident] = waiter
+        return ident
+
     def call(self, name: str, *args: Any) -> Any:
         """litellm's `name(*args)` in the provider process; blocks until it answers."""
         from concurrent.futures import Future
 
         future: Future[Any] = Future()
-        ident = next(self._ids)
-        with self._lock:
-            if self._ended is not None:
-                raise self._gone()
-            self._calls[ident] = future
+        ident = self._enlist(self._calls, future)
         self._send({"id": ident, "op": "call", "name": name, "args": list(args)})
         return future.result()
 
@@ -105,12 +114,8 @@ class ProviderProcess:
         from agent_tui.provider.wire import error_from_json
 
         adapter = event_adapter()
-        ident = next(self._ids)
         replies: asyncio.Queue[Any] = asyncio.Queue()
-        with self._lock:
-            if self._ended is not None:
-                raise self._gone()
-            self._streams[ident] = (asyncio.get_running_loop(), replies)
+        ident = self._enlist(self._streams, (asyncio.get_running_loop(), replies))
         finished = False
         try:
             self._send({"id": ident, "op": "stream", "request": request.model_dump(mode="json")})
@@ -171,13 +176,15 @@ class ProviderProcess:
         """The process is gone: everyone still waiting gets the error."""
         import contextlib
 
+        from agent_tui.provider.wire import error_to_json
+
         code = self._wait()
         with self._lock:
             if self._ended is None:
                 self._ended = f"exit status {code}" if code >= 0 else f"signal {-code}"
             calls, self._calls = self._calls, {}
             streams = list(self._streams.values())
-        error = {"type": "provider", "message": str(self._gone())}
+        error = error_to_json(self._gone())
         for future in calls.values():
             future.set_exception(self._gone())
         for loop, replies in streams:
