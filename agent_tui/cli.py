@@ -278,6 +278,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nagent-tui: interrupted.", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `agent-tui export ID | head`: the reader has what it wanted
+        from agent_tui.headless import READER_GONE_EXIT, silence
+
+        silence(sys.stdout)
+        silence(sys.stderr)
+        return READER_GONE_EXIT
     finally:
         if "agent_tui.provider.remote" in sys.modules:
             sys.modules["agent_tui.provider.remote"].stop()

@@ -21,7 +21,7 @@ from agent_tui.context.usage import context_usage
 from agent_tui.editor import edit_text, read_text_arg
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import NotFoundError, UsageError
-from agent_tui.headless import JsonView, TextView
+from agent_tui.headless import READER_GONE_EXIT, JsonView, TextView
 from agent_tui.provider import remote
 from agent_tui.provider.auth import check_credentials
 from agent_tui.provider.defaults import choose_model
@@ -159,10 +159,13 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
             await check_credentials(model or agent.model or config.model, config)
         session = await resolve_session(engine, args.session, args.cont, create=True)
         _install_interrupt(engine, session.id)
+        view.on_reader_gone = lambda: engine.abort(session.id)
         try:
             result = await engine.prompt(session.id, text, model=model, agent=args.agent)
         finally:
             view.close()
+        if view.reader_gone:  # `| head` has what it wanted: nobody is left to tell
+            return READER_GONE_EXIT
         if args.format == "text":
             print(f"session {session.id}", file=sys.stderr)
     return _exit_code(result)
@@ -182,13 +185,14 @@ async def _compact(args: argparse.Namespace, config: Config) -> int:
         engine.ctx.bus.subscribe(view)
         session = await resolve_session(engine, args.session, args.cont, create=False)
         _install_interrupt(engine, session.id)
+        view.on_reader_gone = lambda: engine.abort(session.id)
         try:
             result = await engine.compact(
                 session.id, " ".join(args.instructions) or None, model=args.model
             )
         finally:
             view.close()
-    return _exit_code(result)
+    return READER_GONE_EXIT if view.reader_gone else _exit_code(result)
 
 
 def _time(ms: int) -> str:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
+from collections.abc import Callable
 from typing import TextIO
 
 from agent_tui import tool_lines
@@ -48,14 +51,63 @@ def tool_line(part: ToolPart) -> str:
     )
 
 
-class TextView:
+READER_GONE_EXIT = 128 + 13
+"""The status of a process killed by SIGPIPE, as `yes | head` leaves it: agent-tui
+catches the broken pipe instead, to stop the turn and close the database first."""
+
+
+def silence(stream: TextIO) -> None:
+    """Point `stream`'s descriptor at /dev/null: whatever is still buffered or written
+    later goes nowhere instead of raising again (at the flush before exit, too)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no descriptor (a test's StringIO): nothing to redirect
+        pass
+
+
+def reader_gone(exc: BaseException) -> bool:
+    """Whether `exc` says whoever read our output closed it (`agent-tui run … | head`)."""
+    return isinstance(exc, BrokenPipeError) or (
+        isinstance(exc, OSError) and exc.errno == errno.EPIPE
+    )
+
+
+class PipeView:
+    """What the headless views share: when the reader of their output goes away, they
+    stop writing, and `on_reader_gone` stops the turn (as Ctrl+C would, what streamed is
+    kept) instead of raising inside the engine's event bus."""
+
+    def __init__(self, out: TextIO | None, err: TextIO | None) -> None:
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.reader_gone = False
+        self.on_reader_gone: Callable[[], object] | None = None
+
+    def _write(self, stream: TextIO, text: str) -> None:
+        if self.reader_gone:
+            return
+        try:
+            stream.write(text)
+            stream.flush()
+        except OSError as exc:
+            if not reader_gone(exc):
+                raise
+            self.reader_gone = True
+            silence(self.out)
+            silence(self.err)
+            if self.on_reader_gone is not None:
+                self.on_reader_gone()
+
+
+class TextView(PipeView):
     """Streams assistant text as it arrives; one stderr line per finished tool call."""
 
     def __init__(
         self, out: TextIO | None = None, err: TextIO | None = None, *, show_summaries: bool = False
     ) -> None:
-        self.out = out or sys.stdout
-        self.err = err or sys.stderr
+        super().__init__(out, err)
         self.show_summaries = show_summaries
         """`compact` prints the summary; `run` keeps stdout for the answer."""
         self._at_line_start = True
@@ -66,8 +118,7 @@ class TextView:
 
     def _newline(self) -> None:
         if not self._at_line_start:
-            self.out.write("\n")
-            self.out.flush()
+            self._write(self.out, "\n")
             self._at_line_start = True
 
     def __call__(self, event: Event) -> None:
@@ -81,8 +132,7 @@ class TextView:
             child = part.session_id in self._children
             hidden = child or (part.message_id in self._summaries and not self.show_summaries)
             if isinstance(part, TextPart) and event.delta and not part.synthetic and not hidden:
-                self.out.write(event.delta)
-                self.out.flush()
+                self._write(self.out, event.delta)
                 self._at_line_start = event.delta.endswith("\n")
             elif isinstance(part, ToolPart) and isinstance(
                 part.state, (ToolStateCompleted, ToolStateError)
@@ -92,18 +142,17 @@ class TextView:
                     self._reported.add(key)
                     self._newline()
                     indent = "  ↳ " if child else ""
-                    print(indent + tool_line(part), file=self.err, flush=True)
+                    self._write(self.err, indent + tool_line(part) + "\n")
                     plan = part.state.input.get("plan") if part.tool == PLAN_EXIT_TOOL else None
                     if isinstance(plan, str) and not child and part.state.status == "completed":
-                        self.out.write(plan.strip() + "\n")  # `run --agent plan`: the answer
-                        self.out.flush()
+                        self._write(self.out, plan.strip() + "\n")  # `run --agent plan`
         elif isinstance(event, SessionStatus) and event.status in ("retrying", "compacting"):
             self._newline()
             text = event.message or "Compacting the conversation…"
-            print(f"agent-tui: {text}", file=self.err, flush=True)
+            self._write(self.err, f"agent-tui: {text}\n")
         elif isinstance(event, Notice):
             self._newline()
-            print(f"agent-tui: {event.message}", file=self.err, flush=True)
+            self._write(self.err, f"agent-tui: {event.message}\n")
         elif isinstance(event, SessionError):
             self._newline()
 
@@ -111,15 +160,14 @@ class TextView:
         self._newline()
 
 
-class JsonView:
+class JsonView(PipeView):
     """One JSON event per line on stdout, for scripts."""
 
     def __init__(self, out: TextIO | None = None) -> None:
-        self.out = out or sys.stdout
+        super().__init__(out, None)
 
     def __call__(self, event: Event) -> None:
-        self.out.write(event.model_dump_json() + "\n")
-        self.out.flush()
+        self._write(self.out, event.model_dump_json() + "\n")
 
     def close(self) -> None:
         pass
