@@ -5,14 +5,20 @@ batch. (How fast, at full stream speed: bench/bench_tui.py's unthrottled section
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import AsyncIterator
 from types import SimpleNamespace
+
+from rich.segment import Segment
+from textual.strip import Strip
+from textual.widgets import Static
 
 from agent_tui.events import PartUpdated
 from agent_tui.ids import part_id
 from agent_tui.provider.errors import Received
 from agent_tui.provider.stream import StepFinish, TextDelta, _events
 from agent_tui.storage.models import TextPart
+from agent_tui.tui import strip_cycles
 from agent_tui.tui.event_pump import MAX_FRAME, EventPump
 from tests.fake_openai import FakeOpenAI, Text
 from tests.tui_helpers import PumpTarget, open_app, type_and_send, view_text, wait_for
@@ -106,3 +112,85 @@ async def test_keys_typed_while_a_reply_streams_unthrottled_are_shown_before_it_
         await wait_for(pilot, lambda: app.status == "idle", "the end", timeout=120)
         assert view_text(app).strip() == reply.strip()
     await app.db.close()
+
+
+def _strips_left_for_the_collector() -> list[object]:
+    """Strips that only the cyclic collector could free, found without freeing them."""
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        gc.collect()
+        return [o for o in gc.garbage if isinstance(o, Strip)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+
+
+def test_a_strip_used_whole_is_freed_when_dropped() -> None:
+    """Textual caches a strip's `divide` and `crop_extend` results in the strip; when
+    the result is the strip itself that was a cycle (strip_cycles.py). The results are
+    unchanged and the strip is freed by its last reference going."""
+    strip_cycles.install()
+    gc.collect()
+    gc.disable()
+    try:
+        strip = Strip([Segment("hello "), Segment("world")])
+        assert strip.divide([11]) == [strip]
+        assert strip.crop_extend(0, 11, None) is strip
+        assert [s.text for s in strip.divide([5, 11])] == ["hello", " world"]
+        assert strip.crop_extend(0, 13, None).cell_length == 13
+        del strip
+        assert _strips_left_for_the_collector() == []
+    finally:
+        gc.enable()
+
+
+async def test_frames_drawn_while_a_reply_streams_leave_no_strips_to_the_collector(
+    configured: FakeOpenAI,
+) -> None:
+    """The lines of every frame drawn while a reply streams into the app are freed as
+    they are done with, not by collections that stall a frame (bench_tui measured 20-60 ms
+    ones; a key typed then waited for them)."""
+    reply = "The loader reads every file twice; **the cache** is `cold`. " * 300
+    configured.script(Text(reply, chunk_size=16, delay=0.001))
+    app = await open_app()
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await app.loaded.wait()
+            gc.collect()
+            gc.disable()  # nothing is collected while the reply streams: it is all kept
+            try:
+                await type_and_send(pilot, "write it all")
+                await wait_for(pilot, lambda: app.status == "idle", "the end", timeout=120)
+                await pilot.pause()
+                assert view_text(app).strip() == reply.strip()
+                assert _strips_left_for_the_collector() == []
+            finally:
+                gc.enable()
+    finally:
+        await app.db.close()
+
+
+async def test_typing_plain_text_does_not_lay_the_screen_out_again(configured: FakeOpenAI) -> None:
+    """The command hints under the prompt change only when a `/` command is typed: a
+    plain key must not update them, for an update lays out the whole screen (with a long
+    conversation on it, that made each key's frame 15-20 ms while a reply streamed)."""
+    app = await open_app()
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await app.loaded.wait()
+            hints = app.query_one("#completions", Static)
+            updates: list[object] = []
+            original = hints.update
+            hints.update = lambda content="", **kw: (
+                updates.append(content),
+                original(content, **kw),
+            )  # type: ignore[method-assign]
+            await pilot.press(*"hello there")
+            await pilot.pause()
+            assert app.prompt.text == "hello there"
+            assert updates == []
+            await pilot.press("ctrl+u", "/", "c", "o")
+            await pilot.pause()
+            assert updates and "/compact" in str(updates[-1])  # the hints still follow
+    finally:
+        await app.db.close()

@@ -27,7 +27,7 @@ from textual.widgets import Footer, Static, TextArea
 
 from agent_tui.errors import AgentTuiError
 from agent_tui.keybinds import Keybinds, configured_keys
-from agent_tui.tui import slash_commands
+from agent_tui.tui import slash_commands, strip_cycles
 from agent_tui.tui.agent_modes import AgentModes
 from agent_tui.tui.app_commands import AppCommands
 from agent_tui.tui.command_provider import AgentCommands
@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     from agent_tui.tui.event_pump import EventPump
     from agent_tui.tui.opening import Opened
     from agent_tui.tui.session_view import SessionView
+
+strip_cycles.install()  # frames' lines are freed when drawn, not by the collector
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
 QUIT_WINDOW = 2.0
@@ -401,8 +403,12 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
             return
         found = self.prompt.completions()
         hint = "   ".join(f"{c.usage} — {c.help}" for c in found[:3])
-        self.query_one("#completions", Static).update(hint)
-        self.query_one("#completions").set_class(bool(found), "-shown")
+        completions = self.query_one("#completions", Static)
+        if hint != completions.content:
+            # Only when it changes: an update lays the whole screen out again, and a
+            # key typed while a long reply streams would wait for that (bench_tui).
+            completions.update(hint)
+        completions.set_class(bool(found), "-shown")
 
     def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
         text = event.text
