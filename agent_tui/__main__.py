@@ -29,10 +29,29 @@ def _start_provider_early(argv: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    _start_provider_early(sys.argv[1:] if argv is None else argv)
-    from agent_tui.cli import main as cli_main
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        if not args:  # the app: its first frame as recorded last time, before any import
+            from agent_tui.tui import instant_frame
 
-    return cli_main(argv)
+            instant_frame.show(args)
+        _start_provider_early(args)
+        from agent_tui.cli import main as cli_main
+
+        return cli_main(argv)
+    except KeyboardInterrupt:  # Ctrl+C before the CLI is there to catch it
+        _abandon_frame()
+        print("\nagent-tui: interrupted.", file=sys.stderr)
+        return 130
+    finally:
+        _abandon_frame()
+
+
+def _abandon_frame() -> None:
+    """The terminal back as it was, when a recorded frame is up and the app never took
+    over (tui/instant_frame.py)."""
+    if "agent_tui.tui.instant_frame" in sys.modules:
+        sys.modules["agent_tui.tui.instant_frame"].abandon()
 
 
 def run() -> None:

@@ -211,9 +211,7 @@ def report(result: Run) -> None:
     print(f"  normal step interval            {result.normal_step:.2f} s")
     print(f"  stall beyond a normal step, s   {stalls}")
     print(f"  prompt after compaction, ~tok   {prompts}")
-    print(
-        f"  summaries prepared/used/discarded {result.prepared}/{result.used}/{result.discarded}"
-    )
+    print(f"  summaries prepared/used/discarded {result.prepared}/{result.used}/{result.discarded}")
     print(f"  total input cost                ${result.cost:.4f}")
     print(f"  markers                         {result.fate}")
 

@@ -19,7 +19,7 @@ PERSON_REQUEST = (
     "Run gen.py for every step from 0 to {last}, one call each, and keep the numbers it "
     "prints: I need the MARKER lines at the end. Do not skip any step."
 )
-GENERATOR = '''import sys
+GENERATOR = """import sys
 n = int(sys.argv[1])
 where = (0, 25, 49)[n % 3]
 for line in range(50):
@@ -27,7 +27,7 @@ for line in range(50):
         print(f"MARKER-{n:03d} the key fact of step {n} is {n * 7919 % 10007}")
     else:
         print(f"step {n:03d} line {line:02d}: value={n * 31 + line} path=src/mod_{n}/f{line}.py ok")
-'''
+"""
 SUMMARY_WORDS = 300
 
 
@@ -124,7 +124,7 @@ def marker_fate(requests: list[dict[str, Any]], steps: int) -> dict[str, int]:
 # -- planted facts over a long multi-turn session (bench_fidelity --facts) ----------------
 
 FACT_KINDS = ("path", "command", "error", "number")
-FACT_GENERATOR = '''import json, sys
+FACT_GENERATOR = """import json, sys
 n = int(sys.argv[1])
 facts = json.load(open("facts.json"))
 fact = facts.get(str(n))
@@ -133,7 +133,7 @@ for line in range(50):
         print(fact)
     else:
         print(f"step {n:03d} line {line:02d}: value={n * 31 + line} path=src/mod_{n}/f{line}.py ok")
-'''
+"""
 
 
 def planted_fact(kind: str, k: int) -> str:

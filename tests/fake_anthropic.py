@@ -121,9 +121,13 @@ def overloaded() -> Error:
 
 
 def rate_limited(retry_after: float = 1.0) -> Error:
-    return Error(429, "rate_limit_error",
-                 "This request would exceed the rate limit for your organization of "
-                 "30,000 input tokens per minute.", retry_after=retry_after)
+    return Error(
+        429,
+        "rate_limit_error",
+        "This request would exceed the rate limit for your organization of "
+        "30,000 input tokens per minute.",
+        retry_after=retry_after,
+    )
 
 
 def server_error() -> Error:
@@ -131,8 +135,9 @@ def server_error() -> Error:
 
 
 def prompt_too_long(tokens: int = 210_000, maximum: int = 200_000) -> Error:
-    return Error(400, "invalid_request_error",
-                 f"prompt is too long: {tokens} tokens > {maximum} maximum")
+    return Error(
+        400, "invalid_request_error", f"prompt is too long: {tokens} tokens > {maximum} maximum"
+    )
 
 
 def _invalid(message: str) -> Error:
@@ -192,8 +197,12 @@ def block_tokens(text: str) -> int:
     return len(text) // CHARS_PER_TOKEN + 1
 
 
-_MAGIC = {"image/png": (b"\x89PNG\r\n\x1a\n",), "image/jpeg": (b"\xff\xd8\xff",),
-          "image/gif": (b"GIF87a", b"GIF89a"), "image/webp": (b"RIFF",)}
+_MAGIC = {
+    "image/png": (b"\x89PNG\r\n\x1a\n",),
+    "image/jpeg": (b"\xff\xd8\xff",),
+    "image/gif": (b"GIF87a", b"GIF89a"),
+    "image/webp": (b"RIFF",),
+}
 
 
 def image_pixels(data: bytes) -> tuple[int, int] | None:
@@ -212,8 +221,7 @@ def image_tokens(data: bytes) -> int:
         return IMAGE_MAX_TOKENS
     width, height = size
     scale = min(1.0, IMAGE_MAX_SIDE / max(width, height))
-    return min(math.ceil(width * scale * height * scale / IMAGE_PIXELS_PER_TOKEN),
-               IMAGE_MAX_TOKENS)
+    return min(math.ceil(width * scale * height * scale / IMAGE_PIXELS_PER_TOKEN), IMAGE_MAX_TOKENS)
 
 
 def _images(value: Any) -> list[dict[str, Any]]:
@@ -239,8 +247,10 @@ def _without_image_data(value: Any) -> Any:
     """A block with its images' data left out (they are priced by pixels, not length)."""
     if isinstance(value, dict):
         if value.get("type") == "image":
-            return {**value, "source": {k: v for k, v in value.get("source", {}).items()
-                                        if k != "data"}}
+            return {
+                **value,
+                "source": {k: v for k, v in value.get("source", {}).items() if k != "data"},
+            }
         return {k: _without_image_data(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_without_image_data(item) for item in value]
@@ -254,15 +264,19 @@ def check_image(block: dict[str, Any], where: str) -> Error | None:
         return None
     media_type = source.get("media_type")
     if media_type not in IMAGE_TYPES:
-        return _invalid(f"{where}.source.base64.media_type: Input should be "
-                        f"{', '.join(repr(t) for t in IMAGE_TYPES)}")
+        return _invalid(
+            f"{where}.source.base64.media_type: Input should be "
+            f"{', '.join(repr(t) for t in IMAGE_TYPES)}"
+        )
     if len(source.get("data") or "") > IMAGE_MAX_BASE64:
         return _invalid(f"{where}.source.base64: image exceeds 5 MB maximum")
     data = _image_data(block)
     if not data.startswith(_MAGIC[media_type]):
-        return _invalid(f"{where}.source.base64.data: The image was specified using the "
-                        f"{media_type} media type, but does not appear to be a valid "
-                        f"{media_type} image")
+        return _invalid(
+            f"{where}.source.base64.data: The image was specified using the "
+            f"{media_type} media type, but does not appear to be a valid "
+            f"{media_type} image"
+        )
     return None
 
 
@@ -303,15 +317,24 @@ def request_blocks(body: dict[str, Any]) -> list[Block]:
         for n, part in enumerate(parts):
             last = n == len(parts) - 1
             marked = _marked(part) or (last and _marked(message))
-            add(f"messages.{m}.content.{n}", part, marked,
-                start=str(message.get("role")) if n == 0 else "")
+            add(
+                f"messages.{m}.content.{n}",
+                part,
+                marked,
+                start=str(message.get("role")) if n == 0 else "",
+            )
     return blocks
 
 
-def usage_dict(input_tokens: int, read: int = 0, written: int = 0,
-               output_tokens: int = 1) -> dict[str, int]:
-    return {"input_tokens": input_tokens, "cache_creation_input_tokens": written,
-            "cache_read_input_tokens": read, "output_tokens": output_tokens}
+def usage_dict(
+    input_tokens: int, read: int = 0, written: int = 0, output_tokens: int = 1
+) -> dict[str, int]:
+    return {
+        "input_tokens": input_tokens,
+        "cache_creation_input_tokens": written,
+        "cache_read_input_tokens": read,
+        "output_tokens": output_tokens,
+    }
 
 
 class PrefixCache:
@@ -320,8 +343,12 @@ class PrefixCache:
     Not thread-safe: the server calls it under its own lock.
     """
 
-    def __init__(self, min_cacheable_tokens: int = MIN_CACHEABLE_TOKENS,
-                 lookback: int = LOOKBACK, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        min_cacheable_tokens: int = MIN_CACHEABLE_TOKENS,
+        lookback: int = LOOKBACK,
+        enabled: bool = True,
+    ) -> None:
         self.min_cacheable_tokens = min_cacheable_tokens
         self.lookback = lookback
         self.enabled = enabled
@@ -360,8 +387,11 @@ class PrefixCache:
 
 
 def _tool_use_ids(message: dict[str, Any]) -> list[str]:
-    return [part.get("id", "") for part in content_list(message.get("content"))
-            if isinstance(part, dict) and part.get("type") == "tool_use"]
+    return [
+        part.get("id", "")
+        for part in content_list(message.get("content"))
+        if isinstance(part, dict) and part.get("type") == "tool_use"
+    ]
 
 
 def _check_tool_pairs(messages: list[Any]) -> Error | None:
@@ -370,20 +400,25 @@ def _check_tool_pairs(messages: list[Any]) -> Error | None:
     for m, message in enumerate(messages):
         role = message.get("role") if isinstance(message, dict) else None
         parts = content_list(message.get("content")) if role else []
-        results = [part.get("tool_use_id") for part in parts
-                   if isinstance(part, dict) and part.get("type") == "tool_result"]
+        results = [
+            part.get("tool_use_id")
+            for part in parts
+            if isinstance(part, dict) and part.get("type") == "tool_result"
+        ]
         missing = [tool_id for tool_id in previous_ids if tool_id not in results]
         if missing:
             return _invalid(
                 f"messages.{m}: `tool_use` ids were found without `tool_result` blocks "
                 f"immediately after: {', '.join(missing)}. Each `tool_use` block must have "
-                "a corresponding `tool_result` block in the next message.")
+                "a corresponding `tool_result` block in the next message."
+            )
         for n, tool_id in enumerate(results):
             if tool_id not in previous_ids:
                 return _invalid(
                     f"messages.{m}.content.{n}: unexpected `tool_use_id` found in "
                     f"`tool_result` blocks: {tool_id}. Each `tool_result` block must have a "
-                    "corresponding `tool_use` block in the previous message.")
+                    "corresponding `tool_use` block in the previous message."
+                )
         previous_ids = _tool_use_ids(message) if role == "assistant" else []
     return None
 
@@ -401,12 +436,16 @@ def _check_images(messages: list[Any]) -> Error | None:
 def _check_thinking_budget(body: dict[str, Any]) -> Error | None:
     budget = (body.get("thinking") or {}).get("budget_tokens")
     if not isinstance(budget, int) or budget < MIN_THINKING_BUDGET:
-        return _invalid("thinking.enabled.budget_tokens: Input should be greater than or "
-                        f"equal to {MIN_THINKING_BUDGET}")
+        return _invalid(
+            "thinking.enabled.budget_tokens: Input should be greater than or "
+            f"equal to {MIN_THINKING_BUDGET}"
+        )
     if isinstance(body.get("max_tokens"), int) and body["max_tokens"] <= budget:
-        return _invalid("`max_tokens` must be greater than `thinking.budget_tokens`. Please "
-                        f"consult our documentation at {THINKING_DOCS}"
-                        "#max-tokens-and-context-window-size")
+        return _invalid(
+            "`max_tokens` must be greater than `thinking.budget_tokens`. Please "
+            f"consult our documentation at {THINKING_DOCS}"
+            "#max-tokens-and-context-window-size"
+        )
     return None
 
 
@@ -470,10 +509,18 @@ class _AnthropicHandler(_Handler):
         if isinstance(reply, StreamError):
             self._error(Error(529, reply.type, reply.message))
             return
-        content = [{k: v for k, v in block.items() if k != "partial_json"}
-                   for block in answer.content]
-        self._send_json(200, {**answer.message(), "content": content,
-                              "stop_reason": answer.stop_reason, "usage": answer.usage})
+        content = [
+            {k: v for k, v in block.items() if k != "partial_json"} for block in answer.content
+        ]
+        self._send_json(
+            200,
+            {
+                **answer.message(),
+                "content": content,
+                "stop_reason": answer.stop_reason,
+                "usage": answer.usage,
+            },
+        )
 
 
 @dataclass
@@ -487,8 +534,15 @@ class _Answer:
     usage: dict[str, int]
 
     def message(self) -> dict[str, Any]:
-        return {"id": self.id, "type": "message", "role": "assistant", "model": self.model,
-                "content": [], "stop_reason": None, "stop_sequence": None}
+        return {
+            "id": self.id,
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+        }
 
 
 class _Stream:
@@ -506,13 +560,21 @@ class _Stream:
         handler.send_header("Transfer-Encoding", "chunked")
         handler.end_headers()
         start_usage = {**self.answer.usage, "output_tokens": 1}
-        self.event("message_start", {"type": "message_start",
-                                     "message": {**self.answer.message(), "usage": start_usage}})
+        self.event(
+            "message_start",
+            {"type": "message_start", "message": {**self.answer.message(), "usage": start_usage}},
+        )
         self.event("ping", {"type": "ping"})
         if isinstance(reply, Drop):
-            self.event("content_block_start", {"type": "content_block_start", "index": 0,
-                                               "content_block": {"type": "text", "text": ""}})
-            for piece in _pieces(reply.text, reply.chunk_size)[:reply.after_chunks]:
+            self.event(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            )
+            for piece in _pieces(reply.text, reply.chunk_size)[: reply.after_chunks]:
                 self.delta(0, {"type": "text_delta", "text": piece})
             handler._abort()
             return
@@ -521,15 +583,21 @@ class _Stream:
         else:  # Hang, StreamError: their text at once
             self.blocks(max(len(reply.text), 1))
             if isinstance(reply, StreamError):
-                self.event("error", {"type": "error", "error": {"type": reply.type,
-                                                                "message": reply.message}})
+                self.event(
+                    "error",
+                    {"type": "error", "error": {"type": reply.type, "message": reply.message}},
+                )
                 self.end()
                 return
             handler._wait(reply.delay)
-        self.event("message_delta", {
-            "type": "message_delta",
-            "delta": {"stop_reason": self.answer.stop_reason, "stop_sequence": None},
-            "usage": {"output_tokens": self.answer.usage["output_tokens"]}})
+        self.event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": self.answer.stop_reason, "stop_sequence": None},
+                "usage": {"output_tokens": self.answer.usage["output_tokens"]},
+            },
+        )
         self.event("message_stop", {"type": "message_stop"})
         self.end()
 
@@ -538,11 +606,19 @@ class _Stream:
         content = self.answer.content
         for index, block in enumerate(content):
             kind = block["type"]
-            start = {"type": "thinking", "thinking": ""} if kind == "thinking" else (
-                {"type": "text", "text": ""} if kind == "text" else
-                {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}})
-            self.event("content_block_start", {"type": "content_block_start", "index": index,
-                                               "content_block": start})
+            start = (
+                {"type": "thinking", "thinking": ""}
+                if kind == "thinking"
+                else (
+                    {"type": "text", "text": ""}
+                    if kind == "text"
+                    else {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+                )
+            )
+            self.event(
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": start},
+            )
             if kind == "thinking":
                 for piece in _pieces(block["thinking"], chunk_size):
                     self.delta(index, {"type": "thinking_delta", "thinking": piece}, delay)
@@ -558,8 +634,9 @@ class _Stream:
     def delta(self, index: int, delta: dict[str, Any], delay: float = 0.0) -> None:
         if delay:
             self.handler._wait(delay)
-        self.event("content_block_delta",
-                   {"type": "content_block_delta", "index": index, "delta": delta})
+        self.event(
+            "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+        )
 
     def event(self, name: str, payload: dict[str, Any]) -> None:
         data = f"event: {name}\ndata: {json.dumps(payload)}\n\n".encode()
@@ -582,8 +659,13 @@ class FakeAnthropic(FakeOpenAI):
     `wait_idle` and `stop` behave as in FakeOpenAI.
     """
 
-    def __init__(self, *, min_cacheable_tokens: int = MIN_CACHEABLE_TOKENS,
-                 cache_enabled: bool = True, context_window: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        min_cacheable_tokens: int = MIN_CACHEABLE_TOKENS,
+        cache_enabled: bool = True,
+        context_window: int | None = None,
+    ) -> None:
         super().__init__()
         self.responder: Callable[[dict[str, Any]], Reply] | None = None  # type: ignore[assignment]
         self.cache = PrefixCache(min_cacheable_tokens, enabled=cache_enabled)
@@ -602,16 +684,24 @@ class FakeAnthropic(FakeOpenAI):
         server.fake = self
         self._server = server
         self.base_url = f"http://127.0.0.1:{server.server_address[1]}"
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="fake-anthropic", daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-anthropic",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
     def __enter__(self) -> FakeAnthropic:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.stop()
 
     def script(self, *replies: Reply) -> None:  # type: ignore[override]
@@ -652,8 +742,10 @@ class FakeAnthropic(FakeOpenAI):
         blocks = request_blocks(body)
         marked = sum(block.breakpoint for block in blocks)
         if marked > MAX_BREAKPOINTS:
-            return _invalid(f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be "
-                            f"provided. Found {marked}.")
+            return _invalid(
+                f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be "
+                f"provided. Found {marked}."
+            )
         problem = _check_tool_pairs(messages) or _check_images(messages)
         if problem is None and (body.get("thinking") or {}).get("type") == "enabled":
             problem = _check_thinking_budget(body) or self._check_thinking(messages)
@@ -679,10 +771,12 @@ class FakeAnthropic(FakeOpenAI):
                     "message must start with a thinking block (preceeding the lastmost set of "
                     "`tool_use` and `tool_result` blocks). We recommend you include thinking "
                     "blocks from previous turns. To avoid this requirement, disable `thinking`. "
-                    f"Please consult our documentation at {THINKING_DOCS}")
+                    f"Please consult our documentation at {THINKING_DOCS}"
+                )
             if kind == "redacted_thinking":  # this server never issues any
-                return _invalid(f"messages.{m}.content.0: Invalid `data` in `redacted_thinking` "
-                                "block")
+                return _invalid(
+                    f"messages.{m}.content.0: Invalid `data` in `redacted_thinking` block"
+                )
             if "signature" not in first:
                 return _invalid(f"messages.{m}.content.0.thinking.signature: Field required")
             if self.signatures.get(first["signature"]) != first.get("thinking"):
@@ -699,8 +793,9 @@ class FakeAnthropic(FakeOpenAI):
             if isinstance(reply, Text | ToolUse) and reply.thinking is not None:
                 signature = reply.signature or self._new_signature(reply.thinking)
                 self.signatures[signature] = reply.thinking
-                content.append({"type": "thinking", "thinking": reply.thinking,
-                                "signature": signature})
+                content.append(
+                    {"type": "thinking", "thinking": reply.thinking, "signature": signature}
+                )
             if isinstance(reply, Text):
                 content.append({"type": "text", "text": reply.text})
                 stop_reason, output_tokens = reply.stop_reason, reply.output_tokens
@@ -711,22 +806,31 @@ class FakeAnthropic(FakeOpenAI):
                     tool_id = call.id or f"toolu_fake{next(self._tool_ids)}"
                     if reply.thinking is not None:
                         self._thinking_tool_ids.add(tool_id)
-                    content.append({
-                        "type": "tool_use", "id": tool_id, "name": call.name,
-                        "input": _tool_input(call.arguments_json),
-                        "partial_json": _split(call.arguments_json, reply.argument_parts)})
+                    content.append(
+                        {
+                            "type": "tool_use",
+                            "id": tool_id,
+                            "name": call.name,
+                            "input": _tool_input(call.arguments_json),
+                            "partial_json": _split(call.arguments_json, reply.argument_parts),
+                        }
+                    )
                 stop_reason, output_tokens = "tool_use", reply.output_tokens
             else:
                 content.append({"type": "text", "text": getattr(reply, "text", "")})
             if output_tokens is None:
-                output_tokens = block_tokens("".join(
-                    block.get("thinking") or block.get("text") or canonical(block.get("input"))
-                    for block in content))
+                output_tokens = block_tokens(
+                    "".join(
+                        block.get("thinking") or block.get("text") or canonical(block.get("input"))
+                        for block in content
+                    )
+                )
             usage["output_tokens"] = output_tokens
             self.usages.append(usage)
             answer_id = f"msg_fake{next(self._ids)}"
-        return _Answer(answer_id, str(body.get("model", "claude-fake")), content, stop_reason,
-                       dict(usage))
+        return _Answer(
+            answer_id, str(body.get("model", "claude-fake")), content, stop_reason, dict(usage)
+        )
 
     def _new_signature(self, thinking: str) -> str:
         digest = hashlib.sha256(thinking.encode()).hexdigest()[:16]

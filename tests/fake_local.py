@@ -122,19 +122,43 @@ class _LocalHandler(_Handler):
             if isinstance(reply, Cut):
                 pieces = pieces[: reply.after_chunks]
             for piece in pieces:
-                self._line({"model": model, "created_at": "2026-01-01T00:00:00Z",
-                            "message": {"role": "assistant", "content": piece}, "done": False})
+                self._line(
+                    {
+                        "model": model,
+                        "created_at": "2026-01-01T00:00:00Z",
+                        "message": {"role": "assistant", "content": piece},
+                        "done": False,
+                    }
+                )
             if isinstance(reply, ToolCalls):
-                calls = [{"function": {"name": c.name, "arguments": json.loads(c.arguments)}}
-                         for c in reply.normalised_calls()]
-                self._line({"model": model, "created_at": "2026-01-01T00:00:00Z",
-                            "message": {"role": "assistant", "content": reply.text,
-                                        "tool_calls": calls}, "done": False})
+                calls = [
+                    {"function": {"name": c.name, "arguments": json.loads(c.arguments)}}
+                    for c in reply.normalised_calls()
+                ]
+                self._line(
+                    {
+                        "model": model,
+                        "created_at": "2026-01-01T00:00:00Z",
+                        "message": {
+                            "role": "assistant",
+                            "content": reply.text,
+                            "tool_calls": calls,
+                        },
+                        "done": False,
+                    }
+                )
             if not isinstance(reply, Cut):
-                self._line({"model": model, "created_at": "2026-01-01T00:00:00Z",
-                            "message": {"role": "assistant", "content": ""}, "done": True,
-                            "done_reason": "stop", "prompt_eval_count": fake.prompt_tokens(body),
-                            "eval_count": len(text) // 4 + 1})
+                self._line(
+                    {
+                        "model": model,
+                        "created_at": "2026-01-01T00:00:00Z",
+                        "message": {"role": "assistant", "content": ""},
+                        "done": True,
+                        "done_reason": "stop",
+                        "prompt_eval_count": fake.prompt_tokens(body),
+                        "eval_count": len(text) // 4 + 1,
+                    }
+                )
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
         except (_ClientGone, BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
@@ -201,8 +225,12 @@ class FakeLocal(FakeOpenAI):
         self._server = server
         self.root_url = f"http://127.0.0.1:{server.server_address[1]}"
         self.base_url = f"{self.root_url}/v1"
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name=f"fake-{self.kind}", daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"fake-{self.kind}",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -219,8 +247,12 @@ class FakeLocal(FakeOpenAI):
         if path == "/v1/models":
             rows = []
             for name in self.models:
-                row: dict[str, Any] = {"id": name, "object": "model", "created": 0,
-                                       "owned_by": kind}
+                row: dict[str, Any] = {
+                    "id": name,
+                    "object": "model",
+                    "created": 0,
+                    "owned_by": kind,
+                }
                 if kind == "vllm":
                     row.update({"root": name, "max_model_len": self.n_ctx})
                 if kind == "llama.cpp":
@@ -228,24 +260,47 @@ class FakeLocal(FakeOpenAI):
                 rows.append(row)
             return {"object": "list", "data": rows}
         if path == "/props" and kind == "llama.cpp":
-            return {"default_generation_settings": {"n_ctx": self.n_ctx, "params": {}},
-                    "total_slots": 1, "model_path": f"/models/{self.models[0]}.gguf",
-                    "chat_template": "{{ messages }}"}
+            return {
+                "default_generation_settings": {"n_ctx": self.n_ctx, "params": {}},
+                "total_slots": 1,
+                "model_path": f"/models/{self.models[0]}.gguf",
+                "chat_template": "{{ messages }}",
+            }
         if path == "/api/tags" and kind == "ollama":
-            return {"models": [{"name": self._ollama_name(n), "model": self._ollama_name(n)}
-                               for n in self.models]}
+            return {
+                "models": [
+                    {"name": self._ollama_name(n), "model": self._ollama_name(n)}
+                    for n in self.models
+                ]
+            }
         if path == "/api/ps" and kind == "ollama":
-            loaded = [{"name": self._ollama_name(n), "model": self._ollama_name(n),
-                       "size": 1, "size_vram": 1, "context_length": self.n_ctx}
-                      for n in self.models] if self.loaded else []
+            loaded = (
+                [
+                    {
+                        "name": self._ollama_name(n),
+                        "model": self._ollama_name(n),
+                        "size": 1,
+                        "size_vram": 1,
+                        "context_length": self.n_ctx,
+                    }
+                    for n in self.models
+                ]
+                if self.loaded
+                else []
+            )
             return {"models": loaded}
         if path.startswith("/api/v0/models/") and kind == "lmstudio":
             name = unquote(path.removeprefix("/api/v0/models/"))
             if name not in self.models:
                 return None
-            row = {"id": name, "object": "model", "type": "llm", "arch": "qwen2",
-                   "state": "loaded" if self.loaded else "not-loaded",
-                   "max_context_length": self.model_window}
+            row = {
+                "id": name,
+                "object": "model",
+                "type": "llm",
+                "arch": "qwen2",
+                "state": "loaded" if self.loaded else "not-loaded",
+                "max_context_length": self.model_window,
+            }
             if self.loaded:
                 row["loaded_context_length"] = self.n_ctx
             return row
@@ -257,11 +312,17 @@ class FakeLocal(FakeOpenAI):
         parameters = 'stop "<|im_end|>"'
         if self.num_ctx_parameter:
             parameters = f"num_ctx {self.num_ctx_parameter}\n{parameters}"
-        return {"modelfile": "FROM x", "parameters": parameters, "template": "{{ .Prompt }}",
-                "details": {"family": "qwen2", "parameter_size": "7.6B"},
-                "model_info": {"general.architecture": "qwen2",
-                               "qwen2.context_length": self.model_window,
-                               "qwen2.embedding_length": 3584}}
+        return {
+            "modelfile": "FROM x",
+            "parameters": parameters,
+            "template": "{{ .Prompt }}",
+            "details": {"family": "qwen2", "parameter_size": "7.6B"},
+            "model_info": {
+                "general.architecture": "qwen2",
+                "qwen2.context_length": self.model_window,
+                "qwen2.embedding_length": 3584,
+            },
+        }
 
     def estimate_usage(self, body: dict[str, Any], *outputs: str) -> Usage:
         """Reported usage counts the prompt as the window check does (tools included)."""
@@ -279,9 +340,7 @@ class FakeLocal(FakeOpenAI):
         messages = body.get("messages") or []
         if self.string_template and any(isinstance(m.get("content"), list) for m in messages):
             return True
-        return self.one_system and any(
-            m.get("role") == "system" for m in messages[1:]
-        )
+        return self.one_system and any(m.get("role") == "system" for m in messages[1:])
 
     def _problem(self, body: dict[str, Any]) -> Reply | None:
         if "messages" not in body:
@@ -303,21 +362,33 @@ class FakeLocal(FakeOpenAI):
         if self.overflow == "silent":
             return Cut()
         if self.overflow == "stream":
-            return StreamError(f"Requested tokens ({tokens}) exceed context window of {n_ctx}",
-                               code=None, type="server_error")
+            return StreamError(
+                f"Requested tokens ({tokens}) exceed context window of {n_ctx}",
+                code=None,
+                type="server_error",
+            )
         if self.kind == "llama.cpp":
-            return Error(400, "the request exceeds the available context size, try increasing "
-                         "it", type="exceed_context_size_error",
-                         extra={"n_prompt_tokens": tokens, "n_ctx": n_ctx})
+            return Error(
+                400,
+                "the request exceeds the available context size, try increasing it",
+                type="exceed_context_size_error",
+                extra={"n_prompt_tokens": tokens, "n_ctx": n_ctx},
+            )
         if self.kind == "lmstudio":
-            return Error(400, f"Trying to keep the first {tokens} tokens when context the "
-                         "overflows. However, the model is loaded with context length of only "
-                         f"{n_ctx} tokens, which is not enough. Try to load the model with a "
-                         "larger context length, or provide a shorter input")
-        return Error(400, f"This model's maximum context length is {n_ctx} tokens. However, "
-                     f"you requested {tokens} tokens ({tokens} in the messages, 0 in the "
-                     "completion). Please reduce the length of the messages or completion.",
-                     type="BadRequestError")
+            return Error(
+                400,
+                f"Trying to keep the first {tokens} tokens when context the "
+                "overflows. However, the model is loaded with context length of only "
+                f"{n_ctx} tokens, which is not enough. Try to load the model with a "
+                "larger context length, or provide a shorter input",
+            )
+        return Error(
+            400,
+            f"This model's maximum context length is {n_ctx} tokens. However, "
+            f"you requested {tokens} tokens ({tokens} in the messages, 0 in the "
+            "completion). Please reduce the length of the messages or completion.",
+            type="BadRequestError",
+        )
 
 
 __all__ = ["Cut", "FakeLocal", "StreamError", "Text", "ToolCalls", "prompt_tokens"]

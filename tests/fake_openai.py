@@ -611,10 +611,14 @@ def misplaced_image(body: dict[str, Any]) -> Error | None:
         if message.get("role") == "user" or not isinstance(content, list):
             continue
         if any(isinstance(b, dict) and b.get("type") == "image_url" for b in content):
-            return Error(400, f"Invalid 'messages[{m}]'. Image URLs are only allowed for "
-                         f"messages with role 'user', but this message with role "
-                         f"'{message.get('role')}' contains an image URL.",
-                         code="invalid_value", type="invalid_request_error")
+            return Error(
+                400,
+                f"Invalid 'messages[{m}]'. Image URLs are only allowed for "
+                f"messages with role 'user', but this message with role "
+                f"'{message.get('role')}' contains an image URL.",
+                code="invalid_value",
+                type="invalid_request_error",
+            )
     return None
 
 

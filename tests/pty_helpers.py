@@ -31,22 +31,39 @@ def visible(data: bytes) -> bytes:
     return ANSI_SEQUENCE.sub(b"", data)
 
 
+def _take_terminal() -> None:
+    """In the child: a session of its own, with its stdin as the controlling terminal."""
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 class PtyAgent:
     """`python -m agent_tui ARGS` in `project`, in a 120×36 pty, this checkout first."""
 
-    def __init__(self, project: Path, *args: str) -> None:
-        env = {k: v for k, v in os.environ.items() if k != procs.OWNER_ENV}
-        env.update(PYTHONPATH=str(ROOT), TERM="xterm-256color")
+    def __init__(
+        self,
+        project: Path,
+        *args: str,
+        size: tuple[int, int] = (120, 36),
+        env: dict[str, str] | None = None,
+        controlling: bool = False,
+    ) -> None:
+        """`controlling`: the pty is the process's controlling terminal, as in a real
+        one: Ctrl+C typed while the terminal is not in raw mode is SIGINT."""
+        environ = {k: v for k, v in os.environ.items() if k != procs.OWNER_ENV}
+        environ.update({"PYTHONPATH": str(ROOT), "TERM": "xterm-256color", **(env or {})})
         self.master, slave = pty.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 36, 120, 0, 0))
+        columns, rows = size
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "agent_tui", *args],
             cwd=project,
-            env=env,
+            env=environ,
             stdin=slave,
             stdout=slave,
             stderr=slave,
-            start_new_session=True,
+            start_new_session=not controlling,
+            preexec_fn=_take_terminal if controlling else None,
         )
         os.close(slave)
         self.output = b""

@@ -78,7 +78,7 @@ async def test_a_newest_step_over_the_tail_budget_is_kept_shortened(
     )
     big = (
         "python3 -c \"print('\\n'.join(f'BIG line {i} ' + ' '.join(str(i * j + 7) "
-        "for j in range(12)) for i in range(550)))\""
+        'for j in range(12)) for i in range(550)))"'
     )
     fake_llm.script(
         ToolCalls([Call("bash", json.dumps({"command": "echo small"}))]),
@@ -94,9 +94,7 @@ async def test_a_newest_step_over_the_tail_budget_is_kept_shortened(
     assert is_summary_request(fake_llm.requests[2])
     after = fake_llm.requests[-1]
     assert tool_pairs_ok(after)
-    results = {
-        m["tool_call_id"]: m["content"] for m in after["messages"] if m["role"] == "tool"
-    }
+    results = {m["tool_call_id"]: m["content"] for m in after["messages"] if m["role"] == "tool"}
     # The big step is the newest step with tool calls: kept, shortened, and pointing at
     # the full output, which the model can read back.
     shortened = results["call_big"]

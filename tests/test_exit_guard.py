@@ -8,7 +8,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-LEAKY = '''
+LEAKY = """
 import threading
 
 stop = threading.Event()
@@ -17,15 +17,30 @@ stop = threading.Event()
 def test_fails_and_leaks_a_thread():
     threading.Thread(target=stop.wait, name="left-open").start()  # not a daemon
     assert False, "deliberate"
-'''
+"""
 
 
 def test_a_failing_test_that_leaks_a_thread_does_not_hang_the_run(tmp_path: Path) -> None:
     (tmp_path / "test_leaky.py").write_text(LEAKY)
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "tests.exit_guard", "-q",
-         "-p", "no:cacheprovider", "--rootdir", str(tmp_path), str(tmp_path / "test_leaky.py")],
-        cwd=REPO, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "tests.exit_guard",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(tmp_path),
+            str(tmp_path / "test_leaky.py"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 1, done.stdout + done.stderr  # pytest's "tests failed"
     assert "1 failed" in done.stdout
@@ -35,9 +50,24 @@ def test_a_failing_test_that_leaks_a_thread_does_not_hang_the_run(tmp_path: Path
 def test_a_passing_run_keeps_its_status(tmp_path: Path) -> None:
     (tmp_path / "test_fine.py").write_text("def test_fine():\n    assert True\n")
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "tests.exit_guard", "-q",
-         "-p", "no:cacheprovider", "--rootdir", str(tmp_path), str(tmp_path / "test_fine.py")],
-        cwd=REPO, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "tests.exit_guard",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(tmp_path),
+            str(tmp_path / "test_fine.py"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "exit_guard" not in done.stderr

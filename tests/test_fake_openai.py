@@ -27,15 +27,20 @@ from tests.fake_openai import (
     context_overflow,
 )
 
-TOOLS = [{
-    "type": "function",
-    "function": {
-        "name": "read",
-        "description": "Read a file.",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
-                       "required": ["path"]},
-    },
-}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "read",
+            "description": "Read a file.",
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}},
+                "required": ["path"],
+            },
+        },
+    }
+]
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}]
 
 
@@ -56,13 +61,21 @@ def server() -> Any:
 
 
 def _kwargs(server: FakeOpenAI, **extra: Any) -> dict[str, Any]:
-    return {"model": "openai/fake-model", "api_base": server.base_url, "api_key": "test",
-            "messages": MESSAGES, "num_retries": 0, "max_retries": 0, **extra}
+    return {
+        "model": "openai/fake-model",
+        "api_base": server.base_url,
+        "api_key": "test",
+        "messages": MESSAGES,
+        "num_retries": 0,
+        "max_retries": 0,
+        **extra,
+    }
 
 
 async def _stream(litellm: ModuleType, server: FakeOpenAI, **extra: Any) -> list[Any]:
     response = await litellm.acompletion(
-        **_kwargs(server, stream=True, stream_options={"include_usage": True}, **extra))
+        **_kwargs(server, stream=True, stream_options={"include_usage": True}, **extra)
+    )
     return [chunk async for chunk in response]
 
 
@@ -70,20 +83,29 @@ def _content(chunks: list[Any]) -> list[str]:
     return [c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content]
 
 
-async def test_streamed_text_arrives_in_order_with_usage(litellm: ModuleType,
-                                                         server: FakeOpenAI) -> None:
-    server.script(Text("The quick brown fox jumps.", chunk_size=3, reasoning="Think first.",
-                       usage=Usage(120, 30, cached_tokens=100, reasoning_tokens=5)))
+async def test_streamed_text_arrives_in_order_with_usage(
+    litellm: ModuleType, server: FakeOpenAI
+) -> None:
+    server.script(
+        Text(
+            "The quick brown fox jumps.",
+            chunk_size=3,
+            reasoning="Think first.",
+            usage=Usage(120, 30, cached_tokens=100, reasoning_tokens=5),
+        )
+    )
     chunks = await _stream(litellm, server)
 
     pieces = _content(chunks)
     assert len(pieces) > 5
     assert "".join(pieces) == "The quick brown fox jumps."
-    reasoning = "".join(getattr(c.choices[0].delta, "reasoning_content", None) or ""
-                        for c in chunks if c.choices)
+    reasoning = "".join(
+        getattr(c.choices[0].delta, "reasoning_content", None) or "" for c in chunks if c.choices
+    )
     assert reasoning == "Think first."
-    assert [c.choices[0].finish_reason for c in chunks if c.choices and
-            c.choices[0].finish_reason] == ["stop"]
+    assert [
+        c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason
+    ] == ["stop"]
     usage = next(c.usage for c in chunks if getattr(c, "usage", None))
     assert (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens) == (120, 30, 150)
     assert usage.prompt_tokens_details.cached_tokens == 100
@@ -91,10 +113,16 @@ async def test_streamed_text_arrives_in_order_with_usage(litellm: ModuleType,
 
 
 async def test_tool_call_arguments_split_across_deltas_are_assembled(
-        litellm: ModuleType, server: FakeOpenAI) -> None:
+    litellm: ModuleType, server: FakeOpenAI
+) -> None:
     arguments = json.dumps({"path": "src/agent_tui/session/loop.py"})
-    server.script(ToolCalls([Call("read", arguments, id="call_abc"), ("read", '{"path": "b"}')],
-                            text="Reading.", argument_parts=4))
+    server.script(
+        ToolCalls(
+            [Call("read", arguments, id="call_abc"), ("read", '{"path": "b"}')],
+            text="Reading.",
+            argument_parts=4,
+        )
+    )
     chunks = await _stream(litellm, server, tools=TOOLS)
 
     deltas = [call for c in chunks if c.choices for call in c.choices[0].delta.tool_calls or []]
@@ -108,7 +136,9 @@ async def test_tool_call_arguments_split_across_deltas_are_assembled(
     message = rebuilt.choices[0].message
     assert rebuilt.choices[0].finish_reason == "tool_calls"
     assert [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls] == [
-        ("call_abc", "read", arguments), ("call_1", "read", '{"path": "b"}')]
+        ("call_abc", "read", arguments),
+        ("call_1", "read", '{"path": "b"}'),
+    ]
 
 
 async def test_server_records_request_bodies(litellm: ModuleType, server: FakeOpenAI) -> None:
@@ -129,8 +159,9 @@ async def test_default_and_custom_responder(litellm: ModuleType, server: FakeOpe
     assert "".join(_content(await _stream(litellm, server))) == "2 messages"
 
 
-async def test_non_streaming_request_gets_a_whole_completion(litellm: ModuleType,
-                                                             server: FakeOpenAI) -> None:
+async def test_non_streaming_request_gets_a_whole_completion(
+    litellm: ModuleType, server: FakeOpenAI
+) -> None:
     server.script(Text("A short title"))
     response = await litellm.acompletion(**_kwargs(server))
 
@@ -139,14 +170,18 @@ async def test_non_streaming_request_gets_a_whole_completion(litellm: ModuleType
     assert server.requests[0].get("stream") in (None, False)
 
 
-@pytest.mark.parametrize(("reply", "error_name"), [
-    (Error(429, "Rate limit reached", retry_after=7), "RateLimitError"),
-    (Error(401, "Bad key", code="invalid_api_key"), "AuthenticationError"),
-    (context_overflow(), "ContextWindowExceededError"),
-    (Error(500, "Upstream exploded"), "InternalServerError"),
-])
-async def test_errors_map_to_litellm_exceptions(litellm: ModuleType, server: FakeOpenAI,
-                                                reply: Error, error_name: str) -> None:
+@pytest.mark.parametrize(
+    ("reply", "error_name"),
+    [
+        (Error(429, "Rate limit reached", retry_after=7), "RateLimitError"),
+        (Error(401, "Bad key", code="invalid_api_key"), "AuthenticationError"),
+        (context_overflow(), "ContextWindowExceededError"),
+        (Error(500, "Upstream exploded"), "InternalServerError"),
+    ],
+)
+async def test_errors_map_to_litellm_exceptions(
+    litellm: ModuleType, server: FakeOpenAI, reply: Error, error_name: str
+) -> None:
     server.script(reply)
     with pytest.raises(getattr(litellm, error_name)) as caught:
         await _stream(litellm, server)
@@ -177,8 +212,7 @@ async def test_malformed_sse_raises(litellm: ModuleType, server: FakeOpenAI) -> 
         await _stream(litellm, server)
 
 
-async def test_client_abort_ends_a_hanging_stream(litellm: ModuleType,
-                                                  server: FakeOpenAI) -> None:
+async def test_client_abort_ends_a_hanging_stream(litellm: ModuleType, server: FakeOpenAI) -> None:
     server.script(Hang("first words", delay=30))
     first_text = asyncio.Event()
     received: list[str] = []
@@ -203,8 +237,9 @@ async def test_client_abort_ends_a_hanging_stream(litellm: ModuleType,
     assert time.monotonic() - started < 5
 
 
-async def test_gated_reply_is_held_until_the_gate_opens(litellm: ModuleType,
-                                                        server: FakeOpenAI) -> None:
+async def test_gated_reply_is_held_until_the_gate_opens(
+    litellm: ModuleType, server: FakeOpenAI
+) -> None:
     gate = threading.Event()
     server.script(Gated(Text(" and the rest"), gate, text="first words"))
     first_text = asyncio.Event()
@@ -241,8 +276,7 @@ def test_keep_alive_serves_several_requests_on_one_connection(server: FakeOpenAI
     bodies = []
     for _ in range(2):
         payload = json.dumps({"model": "m", "messages": [], "stream": True})
-        conn.request("POST", "/v1/chat/completions", payload,
-                     {"Content-Type": "application/json"})
+        conn.request("POST", "/v1/chat/completions", payload, {"Content-Type": "application/json"})
         response = conn.getresponse()
         assert response.getheader("Content-Type") == "text/event-stream"
         bodies.append(response.read().decode())

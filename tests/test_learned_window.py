@@ -36,8 +36,13 @@ def reply(body: dict[str, Any]) -> Text:
 
 
 def local_config(project: Path, server: FakeLocal, **overrides: Any) -> None:
-    write_config(project, server, model=LOCAL, provider={"openai": {"api_base": server.base_url}},
-                 **overrides)
+    write_config(
+        project,
+        server,
+        model=LOCAL,
+        provider={"openai": {"api_base": server.base_url}},
+        **overrides,
+    )
 
 
 def assistants(capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
@@ -87,8 +92,11 @@ def test_learned_inside_a_200_stream_then_compacted_retried_and_remembered(
         ) in err
         assert "Compacting the conversation" in err
         assert "ack" in out
-        summaries = [b for b in server.requests if is_summary_request(b)
-                     or "Summarise" in text_of(b["messages"][-1])]
+        summaries = [
+            b
+            for b in server.requests
+            if is_summary_request(b) or "Summarise" in text_of(b["messages"][-1])
+        ]
         assert summaries, "the conversation was summarised"
         retried = server.requests[-1]
         assert "third: A long note." in json.dumps(retried["messages"])  # the question again
@@ -103,7 +111,11 @@ def test_learned_inside_a_200_stream_then_compacted_retried_and_remembered(
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
         done = subprocess.run(
             [sys.executable, "-m", "agent_tui", "run", "--continue", "fourth: short"],
-            capture_output=True, text=True, env=env, timeout=120, check=False,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=False,
         )
         assert done.returncode == 0, done.stderr
         assert "unknown" not in done.stderr and "The server says" not in done.stderr
@@ -118,8 +130,9 @@ def test_learned_inside_a_200_stream_then_compacted_retried_and_remembered(
             assert code == 0, err
         assert server.overflows == 1
         later = server.requests[requests_before:]
-        assert any(is_summary_request(b) or "Summarise" in text_of(b["messages"][-1])
-                   for b in later)
+        assert any(
+            is_summary_request(b) or "Summarise" in text_of(b["messages"][-1]) for b in later
+        )
         assert all(prompt_tokens(b) <= server.n_ctx for b in later)
 
 
@@ -135,9 +148,10 @@ def test_a_400_overflow_names_the_window_too(
         server.responder = reply
         code, _, err = run_cli(capsys, "run", f"first: {NOTE}")
         assert code == 0, err
-        server.n_ctx = prompt_tokens(server.requests[-1]) + prompt_tokens(
-            {"messages": [{"role": "user", "content": NOTE}]}
-        ) // 2
+        server.n_ctx = (
+            prompt_tokens(server.requests[-1])
+            + prompt_tokens({"messages": [{"role": "user", "content": NOTE}]}) // 2
+        )
         code, _, err = run_cli(capsys, "run", "--continue", f"second: {NOTE}")
         assert code == 0, err
         assert server.overflows == 1
@@ -177,13 +191,15 @@ def test_a_model_that_counts_more_tokens_is_compacted_before_it_overflows(
     from agent_tui.context.overflow import usable_tokens
     from agent_tui.step.request import estimate_tokens
 
-    with FakeLocal("llama-cpp-python", overflow="silent", n_ctx=1_000_000,
-                   token_scale=1.7) as server:
+    with FakeLocal(
+        "llama-cpp-python", overflow="silent", n_ctx=1_000_000, token_scale=1.7
+    ) as server:
         server.responder = reply
         local_config(isolated, server)
         for n in range(3):
-            code, _, err = run_cli(capsys, "run", *(["--continue"] if n else []),
-                                   f"note {n}: {NOTE}")
+            code, _, err = run_cli(
+                capsys, "run", *(["--continue"] if n else []), f"note {n}: {NOTE}"
+            )
             assert code == 0, err
         used = server.prompt_tokens(server.requests[-1]) + 50  # its prompt and the answer
         question = f"note 3: {NOTE}"
@@ -192,12 +208,14 @@ def test_a_model_that_counts_more_tokens_is_compacted_before_it_overflows(
         output = 64
         usable = used + local + 200
         window = usable + output
-        assert usable_tokens(ModelLimit(context=window, output=output), CompactionConfig()) \
-            == usable
+        assert (
+            usable_tokens(ModelLimit(context=window, output=output), CompactionConfig()) == usable
+        )
         assert used + int(local * 1.7) > window
         server.n_ctx = window
-        local_config(isolated, server,
-                     models={LOCAL: {"limit": {"context": window, "output": output}}})
+        local_config(
+            isolated, server, models={LOCAL: {"limit": {"context": window, "output": output}}}
+        )
         before = len(server.requests)
         code, out, err = run_cli(capsys, "run", "--continue", question)
         assert code == 0, err
@@ -215,8 +233,9 @@ def test_a_silent_overflow_is_an_error_that_names_the_key(
     """llama-cpp-python 0.3.36 over its window: 200, then the stream ends, the reason only
     in its log. Not an empty success: retried, then exit 1 with the key to set."""
     with FakeLocal("llama-cpp-python", n_ctx=1_000) as server:
-        local_config(isolated, server,
-                     retry={"max_attempts": 2, "initial_delay": 0.01, "max_delay": 0.05})
+        local_config(
+            isolated, server, retry={"max_attempts": 2, "initial_delay": 0.01, "max_delay": 0.05}
+        )
         code, out, err = run_cli(capsys, "run", f"too long: {NOTE}")
         assert code == 1
         assert server.overflows == 2  # retried once, as a dropped connection is

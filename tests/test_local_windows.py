@@ -29,8 +29,7 @@ LOCAL = "openai/local-model"
 def local_config(project: Path, server: FakeLocal, model: str = LOCAL, **overrides: Any) -> None:
     provider = model.split("/", 1)[0]
     base = server.root_url if provider.startswith("ollama") else server.base_url
-    write_config(project, server, model=model, provider={provider: {"api_base": base}},
-                 **overrides)
+    write_config(project, server, model=model, provider={provider: {"api_base": base}}, **overrides)
 
 
 def assistants(capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
@@ -94,8 +93,9 @@ def test_ollama_below_the_model_window_warns_and_says_how_to_raise_it(
         assert second["context_limit"] == 8192  # what Ollama really gives it
         # Asked again at each step until the answer settled; then no more.
         asked = len(server.asked)
-        config = Config(model=model, provider={"ollama_chat": ProviderConfig(
-            api_base=server.root_url)})
+        config = Config(
+            model=model, provider={"ollama_chat": ProviderConfig(api_base=server.root_url)}
+        )
         assert (await_window := windows.known_window(model, config)) is not None
         assert await_window.settled and await_window.context == 8192
         assert windows.start_probe(model, config) is None and len(server.asked) == asked
@@ -107,8 +107,9 @@ def test_ollama_num_ctx_from_the_modelfile_is_used_before_the_model_is_loaded(
     isolated: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     model = "ollama_chat/local-model"
-    with FakeLocal("ollama", n_ctx=16384, model_window=16384, loaded=False,
-                   num_ctx_parameter=16384) as server:
+    with FakeLocal(
+        "ollama", n_ctx=16384, model_window=16384, loaded=False, num_ctx_parameter=16384
+    ) as server:
         local_config(isolated, server, model=model)
         code, _, err = run_cli(capsys, "run", "hello")
         assert code == 0, err

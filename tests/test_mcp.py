@@ -16,7 +16,7 @@ from tests.conftest import write_config
 from tests.engine_helpers import open_engine
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
 
-RAW_SERVER = r'''
+RAW_SERVER = r"""
 import json, os, sys
 
 ECHO = {
@@ -55,7 +55,7 @@ for line in sys.stdin:
     else:
         print(json.dumps({"jsonrpc": "2.0", "id": mid,
                           "error": {"code": -32601, "message": "unknown method"}}), flush=True)
-'''
+"""
 
 SDK_SERVER = r'''
 from mcp.server.mcpserver import MCPServer

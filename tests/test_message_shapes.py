@@ -70,11 +70,14 @@ def test_the_fake_template_really_fails_on_list_content(isolated: Path) -> None:
     import httpx
 
     with FakeLocal("llama-cpp-python", string_template=True) as server:
-        body = {"model": "local-model", "stream": True,
-                "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}
+        body = {
+            "model": "local-model",
+            "stream": True,
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+        }
         response = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=5)
         assert response.status_code == 200
-        assert "finish_reason\": \"stop" not in response.text
+        assert 'finish_reason": "stop' not in response.text
         assert server.template_failures == 1
 
 
@@ -118,8 +121,11 @@ def test_a_second_system_message_would_fail_the_template(isolated: Path) -> None
     import httpx
 
     with FakeLocal("llama-cpp-python", one_system=True) as server:
-        messages = [{"role": "system", "content": "a"}, {"role": "user", "content": "hi"},
-                    {"role": "system", "content": "b"}]
+        messages = [
+            {"role": "system", "content": "a"},
+            {"role": "user", "content": "hi"},
+            {"role": "system", "content": "b"},
+        ]
         url = f"{server.base_url}/chat/completions"
         httpx.post(url, json={"model": "m", "stream": True, "messages": messages}, timeout=5)
         assert server.template_failures == 1

@@ -263,7 +263,6 @@ def test_agent_tui_pin_headless(
     assert out.startswith("Nothing is pinned")
 
 
-
 async def test_pins_and_the_ledger_are_carried_by_a_prepared_summary(
     isolated: Path, fake_llm: FakeOpenAI
 ) -> None:

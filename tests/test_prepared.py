@@ -114,9 +114,7 @@ async def test_applied_at_once_and_every_step_after_its_span_is_verbatim(
     after_ids = [m for m in messages if first.last_id < m.info.id < first.used_by]
     tail_calls = [p.call_id for m in after_ids for p in m.parts if isinstance(p, ToolPart)]
     assert tail_calls, "steps ran while the summary was prepared"
-    after = next(
-        r for r in normal_requests(fake_llm) if first.text in json.dumps(r["messages"])
-    )
+    after = next(r for r in normal_requests(fake_llm) if first.text in json.dumps(r["messages"]))
     results = {m["tool_call_id"]: m["content"] for m in after["messages"] if m["role"] == "tool"}
     for message in after_ids:
         for part in message.parts:
@@ -158,9 +156,7 @@ async def test_a_preparation_overtaken_by_an_undo_is_not_used(
     assert early.text not in in_force
 
 
-async def test_one_older_than_the_max_age_is_not_used(
-    isolated: Path, fake_llm: FakeOpenAI
-) -> None:
+async def test_one_older_than_the_max_age_is_not_used(isolated: Path, fake_llm: FakeOpenAI) -> None:
     configure(isolated, fake_llm, prepare_max_age=0)
     steps = Steps(30)
     steps.install(isolated, fake_llm)

@@ -225,6 +225,7 @@ def test_litellm_prefixes_are_stripped_from_the_detail(exceptions: types.ModuleT
 
 # ---- the status code is the truth when litellm falls back to a generic class -----------
 
+
 @pytest.mark.parametrize(
     ("status", "retryable"),
     [

@@ -126,11 +126,17 @@ def test_an_error_inside_the_stream_is_shown_redacted(
     isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     secret = "sk-local-secret-0123456789abcdef"
-    write_config(isolated, fake_llm, provider={"openai": {"api_base": fake_llm.base_url,
-                                                          "api_key": secret}})
+    write_config(
+        isolated, fake_llm, provider={"openai": {"api_base": fake_llm.base_url, "api_key": secret}}
+    )
     fake_llm.script(
-        StreamError(f"upstream refused key {secret} for this model", code=400,
-                    type="invalid_request_error", text="Start", after_chunks=2)
+        StreamError(
+            f"upstream refused key {secret} for this model",
+            code=400,
+            type="invalid_request_error",
+            text="Start",
+            after_chunks=2,
+        )
     )
     code, out, err = run_cli(capsys, "run", "hello")
     assert code == 1

@@ -71,8 +71,7 @@ def fresh_counters() -> Iterator[None]:
 
 
 @pytest.fixture
-def offline(fresh_counters: None, monkeypatch: pytest.MonkeyPatch,
-            tmp_path: Any) -> Iterator[None]:
+def offline(fresh_counters: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Iterator[None]:
     """No network, empty tiktoken caches, nothing preloaded in tiktoken's registry."""
     attempts: list[tuple[Any, ...]] = []
 
@@ -131,8 +130,9 @@ def test_counts_exactly_with_the_network_blocked(offline: None, model: str) -> N
     assert counter.count("<|endoftext|>") > 1  # special tokens count as plain text
 
 
-def test_honours_a_populated_tiktoken_cache(offline: None, monkeypatch: pytest.MonkeyPatch,
-                                            tmp_path: Any) -> None:
+def test_honours_a_populated_tiktoken_cache(
+    offline: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
     assert LITELLM_TOKENIZERS is not None
     cache = tmp_path / "populated"
     cache.mkdir()
@@ -145,8 +145,9 @@ def test_honours_a_populated_tiktoken_cache(offline: None, monkeypatch: pytest.M
     assert not counter_for("gpt-4o").exact  # o200k is neither cached nor shipped here
 
 
-def test_a_corrupt_cached_file_is_skipped(offline: None, monkeypatch: pytest.MonkeyPatch,
-                                          tmp_path: Any) -> None:
+def test_a_corrupt_cached_file_is_skipped(
+    offline: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
     cache = tmp_path / "corrupt"
     cache.mkdir()
     (cache / "fb374d419588a4632f3f557e76b4b70aebbca790").write_bytes(b"garbage 1\n")
@@ -162,8 +163,9 @@ def test_chinese_is_counted_like_o200k_not_like_chars_over_4(o200k: Any) -> None
 
 def test_code_and_english_are_counted_like_o200k(o200k: Any) -> None:
     for text in (CODE, ENGLISH):
-        assert within(count_tokens(text, "anthropic/claude-sonnet-4-5"),
-                      len(o200k.encode(text)), 0.15)
+        assert within(
+            count_tokens(text, "anthropic/claude-sonnet-4-5"), len(o200k.encode(text)), 0.15
+        )
 
 
 def test_very_long_text_is_sampled_close_to_exact(o200k: Any) -> None:
@@ -172,8 +174,9 @@ def test_very_long_text_is_sampled_close_to_exact(o200k: Any) -> None:
     assert within(count_tokens(text, "gpt-4o"), len(o200k.encode_ordinary(text)), 0.05)
 
 
-def test_fallback_estimate_is_calibrated(fresh_counters: None, monkeypatch: pytest.MonkeyPatch,
-                                        o200k: Any) -> None:
+def test_fallback_estimate_is_calibrated(
+    fresh_counters: None, monkeypatch: pytest.MonkeyPatch, o200k: Any
+) -> None:
     monkeypatch.setattr(tokens, "_load_encoding", lambda name: None)
     counter = counter_for("gpt-4o")
     assert not counter.exact
@@ -194,15 +197,28 @@ def test_fallback_when_tiktoken_cannot_load(offline: None, monkeypatch: pytest.M
     assert counter.count(ENGLISH) > 0
 
 
-@pytest.mark.parametrize(("model", "encoding"), [
-    ("gpt-4o", O200K), ("openai/gpt-4o-mini", O200K), ("gpt-4.1", O200K), ("gpt-5", O200K),
-    ("o3-mini", O200K), ("anthropic/claude-sonnet-4-5", O200K), ("gemini/gemini-2.5-pro", O200K),
-    ("deepseek/deepseek-chat", O200K), ("openrouter/qwen/qwen3-coder", O200K),
-    ("gpt-4", CL100K), ("gpt-4-turbo", CL100K), ("openai/gpt-4-0613", CL100K),
-    ("gpt-3.5-turbo", CL100K), ("azure/gpt-35-turbo", CL100K),
-    ("text-embedding-3-small", CL100K), ("ft:gpt-4-0613:acme::abc", CL100K),
-    ("text-davinci-003", P50K),
-])
+@pytest.mark.parametrize(
+    ("model", "encoding"),
+    [
+        ("gpt-4o", O200K),
+        ("openai/gpt-4o-mini", O200K),
+        ("gpt-4.1", O200K),
+        ("gpt-5", O200K),
+        ("o3-mini", O200K),
+        ("anthropic/claude-sonnet-4-5", O200K),
+        ("gemini/gemini-2.5-pro", O200K),
+        ("deepseek/deepseek-chat", O200K),
+        ("openrouter/qwen/qwen3-coder", O200K),
+        ("gpt-4", CL100K),
+        ("gpt-4-turbo", CL100K),
+        ("openai/gpt-4-0613", CL100K),
+        ("gpt-3.5-turbo", CL100K),
+        ("azure/gpt-35-turbo", CL100K),
+        ("text-embedding-3-small", CL100K),
+        ("ft:gpt-4-0613:acme::abc", CL100K),
+        ("text-davinci-003", P50K),
+    ],
+)
 def test_encoding_by_model_family(model: str, encoding: str) -> None:
     assert encoding_for_model(model) == encoding
 

@@ -87,8 +87,10 @@ async def test_plan_approval_switches_to_build_and_sends_the_plan(
         await type_and_send(pilot, "plan a greet function")
         await wait_for(
             pilot,
-            lambda: isinstance(app.screen, PlanScreen)
-            and PLAN.splitlines()[0] in plan_source(app.screen),
+            lambda: (
+                isinstance(app.screen, PlanScreen)
+                and PLAN.splitlines()[0] in plan_source(app.screen)
+            ),
             "the plan screen, its markdown rendered",  # Markdown.source is "" until it mounts
         )
         await pilot.press(key)  # Enter: the focused "Approve and build" button

@@ -108,6 +108,7 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
         model_titles: bool = True,
         directory: Path | None = None,
         directory_label: str | None = None,
+        driver_class: type | None = None,
     ) -> None:
         """Either `config` and `db` (and the session to show), or an `opener` that makes
         them after the first frame (`agent-tui`: `opening.open_workspace`); `continuing`:
@@ -118,7 +119,7 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
             opener = self._given
         keys: KeybindsConfig | Keybinds = config.keybinds if config else configured_keys()
         self.COMMAND_PALETTE_BINDING = keys.palette
-        super().__init__()
+        super().__init__(driver_class=driver_class)
         self.keys = keys
         if config is not None and db is not None:
             self.config, self.db = config, db
@@ -188,6 +189,11 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
             self.query_one("#welcome", WelcomeView).show_starting(
                 self.keys, label, self.model_override or _configured_model()
             )
+        # The first frame, recorded for the next launch here (tui/instant_frame.py);
+        # not one with keys typed at launch in it: the next launch would show them.
+        first_frame_drawn = getattr(self._driver, "first_frame_drawn", None)
+        if first_frame_drawn is not None:
+            self.call_after_refresh(lambda: first_frame_drawn(keep=not self.prompt.text))
         # A start that fails other than by a person's error is a bug: shown, not hidden.
         self.call_after_refresh(self.run_worker, self._start())
 

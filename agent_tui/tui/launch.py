@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from functools import partial
 from pathlib import Path
 
 from agent_tui.config_files import config_files, read_json
 from agent_tui.errors import AgentTuiError
+from agent_tui.tui import instant_frame
 
 
 async def _run(args: argparse.Namespace) -> int:
+    from agent_tui.tui import instant_frame
     from agent_tui.tui.app import AgentApp
     from agent_tui.tui.opening import open_workspace
 
@@ -27,6 +30,8 @@ async def _run(args: argparse.Namespace) -> int:
         opener=partial(open_workspace, args),
         continuing=bool(getattr(args, "cont", False) or getattr(args, "session", None)),
         model=getattr(args, "model", None),
+        # A plain launch records its first frame for the next one (instant_frame.py).
+        driver_class=instant_frame.driver_class() if _plain(args) and os.name == "posix" else None,
     )
     try:
         await app.run_async()
@@ -38,6 +43,15 @@ async def _run(args: argparse.Namespace) -> int:
     if app.startup_error is not None:
         raise app.startup_error
     return app.return_code or 0
+
+
+def _plain(args: argparse.Namespace) -> bool:
+    """`agent-tui` with no option: the launch whose first frame is recorded and shown."""
+    return not (
+        getattr(args, "cont", False)
+        or getattr(args, "session", None)
+        or getattr(args, "model", None)
+    )
 
 
 def _provider_log(data_dir: Path) -> str | None:
@@ -64,5 +78,8 @@ def launch(args: argparse.Namespace) -> int:
         remote.start(warm=True, log=_provider_log(paths.data_dir()))
         return asyncio.run(_run(args))
     except AgentTuiError as exc:
+        instant_frame.abandon()  # the message goes to the person's screen, not the frame
         print(f"agent-tui: {exc}", file=sys.stderr)
         return exc.exit_code
+    finally:
+        instant_frame.abandon()  # Ctrl+C or a crash before the app took the terminal

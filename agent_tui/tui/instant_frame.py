@@ -1,0 +1,214 @@
+"""The app's first frame on screen in tens of milliseconds, before Textual is imported.
+
+Textual's import and its first layout take ~0.5 s here, whatever the app does. So each
+plain `agent-tui` launch records the bytes of the first frame the app drew (its driver,
+`driver_class`), and the next launch in the same place writes those bytes to the
+terminal at once (`show`, called first thing by `__main__`), then starts as before. The
+app's own first frame, ~0.5 s later, draws the same picture over it.
+
+The recording is keyed by everything that frame is drawn from: the directory, the
+terminal's size and kind, the config files (path, size, mtime), the app's own code and
+Textual's version (`_key`). Anything else (another size, an edited config) finds no
+recording: the launch draws as it always did, and records the new frame.
+
+Keys typed while the recorded frame is up are kept: the terminal holds them (its echo
+is off meanwhile, so they do not scribble over the frame) and the app reads them once it
+is up. The terminal is the person's again however the launch ends: the driver gives it
+back to Textual before Textual saves its settings (`hand_over`), and if the app never
+got that far, `abandon` leaves the alternate screen and restores the settings.
+
+`AGENT_TUI_INSTANT_FRAME=0` switches it off (nothing shown, nothing recorded).
+
+Imported by `__main__` before anything else: os, sys and zlib only at the top.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import zlib
+
+DISABLE_ENV = "AGENT_TUI_INSTANT_FRAME"
+KEPT = 8
+"""Recordings kept (the newest): one per directory and terminal size in use."""
+ENTER = "\x1b[?1049h\x1b[?25l\x1b[?7l"
+"""The alternate screen, no cursor, no line wrap (a frame's last cell must not scroll)."""
+LEAVE = "\x1b[?7h\x1b[?25h\x1b[?1049l"
+ENV_KEYS = ("TERM", "COLORTERM", "NO_COLOR", "FORCE_COLOR", "LANG", "LC_ALL", "HOME")
+"""What Textual's colours and widths, and the welcome's `~` label, are drawn from."""
+
+_shown: dict[str, object] | None = None
+"""{"attrs": the terminal's settings before `show`} while a recorded frame is up."""
+
+
+def enabled() -> bool:
+    return os.environ.get(DISABLE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def _frames_dir() -> str:
+    from agent_tui import paths
+
+    return os.path.join(paths.data_dir(), "frames")
+
+
+def _stamp(directory: str, suffixes: tuple[str, ...]) -> str:
+    """The newest mtime of the files in `directory` ending with `suffixes`."""
+    try:
+        return str(
+            max(
+                (e.stat().st_mtime_ns for e in os.scandir(directory) if e.name.endswith(suffixes)),
+                default=0,
+            )
+        )
+    except OSError:
+        return "?"
+
+
+def _key(size: os.terminal_size) -> str:
+    """Names the recording of the frame this launch would draw (see the module doc)."""
+    from agent_tui.config_files import config_files
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    parts = [os.getcwd(), f"{size.columns}x{size.lines}", sys.version]
+    parts += [f"{name}={os.environ.get(name, '')}" for name in ENV_KEYS]
+    parts += sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith("TEXTUAL"))
+    for path in config_files():
+        stat = path.stat()
+        parts.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
+    parts.append(_stamp(here, (".py", ".tcss")))
+    parts.append(_stamp(os.path.dirname(here), (".py",)))  # keybinds, config_files, …
+    textual = sys.modules.get("textual")
+    textual_dir = os.path.dirname(textual.__file__) if textual and textual.__file__ else None
+    if textual_dir is None:
+        import importlib.util
+
+        spec = importlib.util.find_spec("textual")
+        textual_dir = os.path.dirname(spec.origin) if spec and spec.origin else ""
+    parts.append(_stamp(textual_dir, ("__init__.py", "app.py")))
+    text = "\n".join(parts).encode("utf-8", "surrogateescape")
+    return f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}"
+
+
+def _terminal() -> tuple[int, int, os.terminal_size] | None:
+    """(input fd, output fd, size) when both are a terminal; else None."""
+    try:
+        if not (os.isatty(0) and os.isatty(1)):
+            return None
+        return 0, 1, os.get_terminal_size(1)
+    except (OSError, ValueError):
+        return None
+
+
+def show(argv: list[str]) -> bool:
+    """Write the recorded first frame for a plain `agent-tui` launch, if there is one."""
+    global _shown
+    if argv or _shown is not None or not enabled():
+        return False
+    terminal = _terminal()
+    if terminal is None:
+        return False
+    stdin, stdout, size = terminal
+    try:
+        with open(os.path.join(_frames_dir(), _key(size)), "rb") as file:
+            frame = file.read()
+    except Exception:  # no recording (or no data dir, a broken config): draw as always
+        return False
+    import termios
+
+    try:
+        attrs = termios.tcgetattr(stdin)
+        quiet = list(attrs)
+        quiet[3] &= ~termios.ECHO  # typed keys wait in the terminal for the app, unseen
+        termios.tcsetattr(stdin, termios.TCSANOW, quiet)
+    except termios.error:
+        return False
+    _shown = {"attrs": attrs}
+    try:
+        os.write(stdout, ENTER.encode() + frame)
+    except OSError:
+        abandon()
+        return False
+    return True
+
+
+def hand_over() -> bool:
+    """The app's driver takes the terminal: its settings are the person's again (Textual
+    saves them to restore at exit). True when a recorded frame was up."""
+    global _shown
+    if _shown is None:
+        return False
+    import termios
+
+    try:  # noqa: SIM105 (contextlib's import: ~7 ms before the frame)
+        termios.tcsetattr(0, termios.TCSANOW, _shown["attrs"])
+    except termios.error:
+        pass
+    _shown = None
+    return True
+
+
+def abandon() -> None:
+    """The app never took the terminal (an error, Ctrl+C): give it back as it was."""
+    if hand_over():
+        try:  # noqa: SIM105
+            os.write(1, LEAVE.encode())
+        except OSError:
+            pass
+
+
+def driver_class() -> type:
+    """Textual's driver for this terminal, taking over from a recorded frame and
+    recording the first frame it draws (`first_frame_drawn`: the app calls it after
+    its first refresh, with keep=False when what was typed at launch is in it)."""
+    from textual.drivers.linux_driver import LinuxDriver
+
+    class RecordingDriver(LinuxDriver):
+        _recording: list[str] | None = None
+        _skip_enter = False
+
+        def start_application_mode(self) -> None:
+            # Already on the alternate screen: entering it again would clear what the
+            # recorded frame drew (some terminals do) until the app's own frame.
+            self._skip_enter = hand_over()
+            super().start_application_mode()
+            if self._recording is None and enabled():
+                self._recording = []
+
+        def write(self, data: str) -> None:
+            if self._skip_enter and data == "\x1b[?1049h":
+                self._skip_enter = False
+                return
+            super().write(data)
+            if self._recording is not None:
+                self._recording.append(data)
+
+        def first_frame_drawn(self, keep: bool = True) -> None:
+            frame, self._recording = self._recording, None
+            if frame and keep:
+                _save("".join(frame))
+
+    return RecordingDriver
+
+
+def _save(frame: str) -> None:
+    """Keep `frame` for the next launch here (written whole, or not at all)."""
+    terminal = _terminal()
+    if terminal is None:
+        return
+    try:
+        folder = _frames_dir()
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, _key(terminal[2]))
+        temporary = f"{path}.{os.getpid()}.tmp"
+        with open(temporary, "wb") as file:
+            file.write(frame.encode("utf-8", "surrogateescape"))
+        os.replace(temporary, path)
+        kept = sorted(
+            (e for e in os.scandir(folder) if e.is_file()),
+            key=lambda e: e.stat().st_mtime_ns,
+            reverse=True,
+        )
+        for old in kept[KEPT:]:
+            os.unlink(old.path)
+    except Exception:  # a full disk, a read-only data dir: the next launch draws as always
+        return
