@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 
@@ -28,8 +29,18 @@ def _start_provider_early(argv: list[str]) -> None:
     remote.start()
 
 
+def _is_the_app(args: list[str]) -> bool:
+    """No subcommand (options only, not --help): `agent-tui` starts the app."""
+    return not any(not a.startswith("-") or a in ("-h", "--help") for a in args)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if _is_the_app(args):
+        # No collections while Textual and the app import (~15% of the time to the
+        # first frame went to collections walking what the imports build, all of it
+        # kept): the app turns them back on after its first frame (app.on_mount).
+        gc.disable()
     try:
         if not args:  # the app: its first frame as recorded last time, before any import
             from agent_tui.tui import instant_frame

@@ -145,3 +145,33 @@ def test_keys_typed_before_the_first_frame_reach_the_prompt(configured: FakeOpen
     finally:
         code = agent.quit()
     assert code == 0
+
+
+def test_only_the_app_imports_with_the_collector_off() -> None:
+    from agent_tui.__main__ import _is_the_app
+
+    assert _is_the_app([]) and _is_the_app(["--continue"])
+    assert _is_the_app(["--model=openai/x", "--continue"])
+    assert not _is_the_app(["--help"]) and not _is_the_app(["run", "hi"])
+    # An option's value after a space reads as a subcommand: the collector stays on
+    # (only slower), never off for a command that would not turn it back on.
+    assert not _is_the_app(["-m", "openai/x"])
+
+
+async def test_the_collector_is_back_on_after_the_first_frame(configured: FakeOpenAI) -> None:
+    """`__main__` turns it off while the app imports (tui/app.py turns it back on):
+    left off, cyclic garbage would pile up for as long as the app runs."""
+    import gc
+
+    config = load_config()
+    db = await Database.open(paths.database_path())
+    gc.disable()
+    try:
+        app = AgentApp(config, db, model_titles=False)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await app.loaded.wait()
+            await pilot.pause()
+            assert gc.isenabled()
+    finally:
+        gc.enable()
+        await db.close()

@@ -71,6 +71,15 @@ Opener = Callable[[], Awaitable["Opened"]]
 """Opens the config, database and session after the first frame (`opening.open_workspace`)."""
 
 
+def _collections_back_on() -> None:
+    """After the first frame: `__main__` turned the collector off while the app
+    imported; what the imports built lives as long as the app, so it is moved out of
+    the collector's way first."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
 def _collect_and_freeze() -> None:
     gc.collect()
     gc.freeze()
@@ -189,6 +198,7 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
             self.query_one("#welcome", WelcomeView).show_starting(
                 self.keys, label, self.model_override or _configured_model()
             )
+        self.call_after_refresh(_collections_back_on)
         # The first frame, recorded for the next launch here (tui/instant_frame.py);
         # not one with keys typed at launch in it: the next launch would show them.
         first_frame_drawn = getattr(self._driver, "first_frame_drawn", None)
