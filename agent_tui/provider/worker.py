@@ -18,7 +18,6 @@ started it has exited, however it ended.
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import os
 import queue
@@ -104,16 +103,7 @@ def main() -> None:
     threading.Thread(target=_read, args=(sys.stdin.buffer, inbox), daemon=True).start()
     from agent_tui.provider import loader
 
-    # litellm's import builds ~1M objects that live as long as this process: the
-    # collections it set off walked them again and again (~0.3-0.4 s of its 4-5 s here,
-    # before the first request). Off while importing, then they are moved out of the
-    # collector's way for good.
-    gc.disable()
-    try:
-        module = loader.litellm()  # with what its first request imports (_warm_up)
-    finally:
-        gc.freeze()
-        gc.enable()
+    module = loader.litellm()  # with what its first request imports (_warm_up)
     if "--warm" in sys.argv[1:]:  # its tokenizer, off the serving thread (see loader)
         threading.Thread(target=loader.warm_tokenizer, args=(module,), daemon=True).start()
     try:
