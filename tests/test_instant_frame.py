@@ -178,3 +178,27 @@ def test_no_recorded_frame_when_the_config_changed_or_it_is_off(
     finally:
         assert agent.quit() == 0
     assert len(frames()) == 2
+
+
+def test_keys_typed_before_the_first_launch_draws_are_not_left_on_the_screen(
+    configured: FakeOpenAI, isolated: Path, tmp_path: Path
+) -> None:
+    """No recorded frame yet: echo is off from launch all the same, so what is typed
+    before the app reads it is not printed on the person's screen (where it stayed,
+    under the shell's next prompt, once the app had quit)."""
+    agent = PtyAgent(isolated, env=slow_env(tmp_path))
+    try:
+        end = time.monotonic() + 30
+        while echo_is_on(agent) and time.monotonic() < end:
+            agent._read(0.02)
+        assert not echo_is_on(agent)
+        agent.type(b"early words")
+        agent.wait_for(b"early words", deadline=SLOW_IMPORT + 30)  # in the app's prompt
+        before_the_app = agent.output.partition(b"\x1b[?1049h")[0]
+        assert b"early words" not in before_the_app
+        agent.type(b"\x03\x03")
+        code, attrs = until_exit(agent)
+    finally:
+        agent.kill()
+    assert code == 0
+    assert attrs[3] & termios.ECHO

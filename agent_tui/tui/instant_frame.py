@@ -12,10 +12,11 @@ Textual's version (`_key`). Anything else (another size, an edited config) finds
 recording: the launch draws as it always did, and records the new frame.
 
 Keys typed while the recorded frame is up are kept: the terminal holds them (its echo
-is off meanwhile, so they do not scribble over the frame) and the app reads them once it
-is up. The terminal is the person's again however the launch ends: the driver gives it
-back to Textual before Textual saves its settings (`hand_over`), and if the app never
-got that far, `abandon` leaves the alternate screen and restores the settings.
+is off from launch, frame or not, so they do not scribble over the frame, nor stay on the
+person's screen after the app) and the app reads them once it is up. The terminal is
+the person's again however the launch ends: the driver gives it back to Textual before
+Textual saves its settings (`hand_over`), and if the app never got that far, `abandon`
+restores the settings (and leaves the frame's alternate screen).
 
 `AGENT_TUI_INSTANT_FRAME=0` switches it off (nothing shown, nothing recorded).
 
@@ -100,7 +101,10 @@ def _terminal() -> tuple[int, int, os.terminal_size] | None:
 
 
 def show(argv: list[str]) -> bool:
-    """Write the recorded first frame for a plain `agent-tui` launch, if there is one."""
+    """For a plain `agent-tui` launch in a terminal: the terminal's echo off (what is
+    typed before the app reads it would be printed on the person's screen, and stay
+    there after the app), and the recorded first frame written, if there is one. True
+    when a frame was written."""
     global _shown
     if argv or _shown is not None or not enabled():
         return False
@@ -108,11 +112,6 @@ def show(argv: list[str]) -> bool:
     if terminal is None:
         return False
     stdin, stdout, size = terminal
-    try:
-        with open(os.path.join(_frames_dir(), _key(size)), "rb") as file:
-            frame = file.read()
-    except Exception:  # no recording (or no data dir, a broken config): draw as always
-        return False
     import termios
 
     try:
@@ -122,34 +121,41 @@ def show(argv: list[str]) -> bool:
         termios.tcsetattr(stdin, termios.TCSANOW, quiet)
     except termios.error:
         return False
-    _shown = {"attrs": attrs}
+    _shown = {"attrs": attrs, "frame": False}
+    try:
+        with open(os.path.join(_frames_dir(), _key(size)), "rb") as file:
+            frame = file.read()
+    except Exception:  # no recording (or no data dir, a broken config): draw as always
+        return False
     try:
         os.write(stdout, ENTER.encode() + frame)
     except OSError:
         abandon()
         return False
+    _shown["frame"] = True
     return True
 
 
 def hand_over() -> bool:
     """The app's driver takes the terminal: its settings are the person's again (Textual
-    saves them to restore at exit). True when a recorded frame was up."""
+    saves them to restore at exit). True when a recorded frame is up."""
     global _shown
     if _shown is None:
         return False
     import termios
 
     try:  # noqa: SIM105 (contextlib's import: ~7 ms before the frame)
-        termios.tcsetattr(0, termios.TCSANOW, _shown["attrs"])
+        termios.tcsetattr(0, termios.TCSANOW, _shown["attrs"])  # type: ignore[arg-type]
     except termios.error:
         pass
+    frame_up = bool(_shown["frame"])
     _shown = None
-    return True
+    return frame_up
 
 
 def abandon() -> None:
     """The app never took the terminal (an error, Ctrl+C): give it back as it was."""
-    if hand_over():
+    if hand_over():  # settings restored; a frame was up: leave its screen
         try:  # noqa: SIM105
             os.write(1, LEAVE.encode())
         except OSError:
