@@ -106,7 +106,7 @@ def show(argv: list[str]) -> bool:
     there after the app), and the recorded first frame written, if there is one. True
     when a frame was written."""
     global _shown
-    if argv or _shown is not None or not enabled():
+    if argv or _shown is not None or not enabled() or os.name != "posix":
         return False
     terminal = _terminal()
     if terminal is None:
