@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args:  # the app: its first frame as recorded last time, before any import
             from agent_tui.tui import instant_frame
 
-            instant_frame.show(args)
+            instant_frame.show()
         _start_provider_early(args)
         from agent_tui.cli import main as cli_main
 

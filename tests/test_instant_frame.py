@@ -202,3 +202,29 @@ def test_keys_typed_before_the_first_launch_draws_are_not_left_on_the_screen(
         agent.kill()
     assert code == 0
     assert attrs[3] & termios.ECHO
+
+
+def test_a_resume_after_ctrl_z_records_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Textual starts its driver's application mode again when the app comes back from
+    Ctrl+Z: the first frame was recorded long before, so what is written from then on
+    must not pile up in a recording nobody ends."""
+    from textual.drivers.linux_driver import LinuxDriver
+
+    from agent_tui.tui import instant_frame
+
+    monkeypatch.setattr(LinuxDriver, "start_application_mode", lambda self: None)
+    monkeypatch.setattr(LinuxDriver, "write", lambda self, data: None)
+    saved: list[str] = []
+    monkeypatch.setattr(instant_frame, "_save", saved.append)
+    driver_class = instant_frame.driver_class()
+    assert driver_class is not None
+    driver = object.__new__(driver_class)  # the terminal parts are Textual's, stubbed above
+    driver.start_application_mode()  # the launch
+    driver.write("first frame")
+    driver.first_frame_drawn()
+    assert saved == ["first frame"]
+    driver.start_application_mode()  # back from Ctrl+Z
+    driver.write("a later frame")
+    assert driver._recording is None
+    driver.first_frame_drawn()
+    assert saved == ["first frame"]

@@ -39,7 +39,8 @@ ENV_KEYS = ("TERM", "COLORTERM", "NO_COLOR", "FORCE_COLOR", "LANG", "LC_ALL", "H
 """What Textual's colours and widths, and the welcome's `~` label, are drawn from."""
 
 _shown: dict[str, object] | None = None
-"""{"attrs": the terminal's settings before `show`} while a recorded frame is up."""
+"""From `show` until `hand_over`: {"attrs": the terminal's settings before `show`,
+"frame": whether a recorded frame was written}."""
 
 
 def enabled() -> bool:
@@ -78,47 +79,46 @@ def _key(size: os.terminal_size) -> str:
         parts.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
     parts.append(_stamp(here, (".py", ".tcss")))
     parts.append(_stamp(os.path.dirname(here), (".py",)))  # keybinds, config_files, …
-    textual = sys.modules.get("textual")
-    textual_dir = os.path.dirname(textual.__file__) if textual and textual.__file__ else None
-    if textual_dir is None:
-        import importlib.util
+    import importlib.util
 
-        spec = importlib.util.find_spec("textual")
-        textual_dir = os.path.dirname(spec.origin) if spec and spec.origin else ""
+    spec = importlib.util.find_spec("textual")  # without importing it (`show`)
+    textual_dir = os.path.dirname(spec.origin) if spec and spec.origin else ""
     parts.append(_stamp(textual_dir, ("__init__.py", "app.py")))
     text = "\n".join(parts).encode("utf-8", "surrogateescape")
     return f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}"
 
 
-def _terminal() -> tuple[int, int, os.terminal_size] | None:
-    """(input fd, output fd, size) when both are a terminal; else None."""
+def _terminal_size() -> os.terminal_size | None:
+    """The size of the terminal on stdin and stdout (fds 0 and 1); None when either is
+    not a terminal, or not a POSIX one."""
+    if os.name != "posix":
+        return None
     try:
         if not (os.isatty(0) and os.isatty(1)):
             return None
-        return 0, 1, os.get_terminal_size(1)
+        return os.get_terminal_size(1)
     except (OSError, ValueError):
         return None
 
 
-def show(argv: list[str]) -> bool:
-    """For a plain `agent-tui` launch in a terminal: the terminal's echo off (what is
-    typed before the app reads it would be printed on the person's screen, and stay
-    there after the app), and the recorded first frame written, if there is one. True
-    when a frame was written."""
+def show() -> bool:
+    """For a plain `agent-tui` launch (`__main__`) in a terminal: the terminal's echo
+    off (what is typed before the app reads it would be printed on the person's screen,
+    and stay there after the app), and the recorded first frame written, if there is
+    one. True when a frame was written."""
     global _shown
-    if argv or _shown is not None or not enabled() or os.name != "posix":
+    if _shown is not None or not enabled():
         return False
-    terminal = _terminal()
-    if terminal is None:
+    size = _terminal_size()
+    if size is None:
         return False
-    stdin, stdout, size = terminal
     import termios
 
     try:
-        attrs = termios.tcgetattr(stdin)
+        attrs = termios.tcgetattr(0)
         quiet = list(attrs)
         quiet[3] &= ~termios.ECHO  # typed keys wait in the terminal for the app, unseen
-        termios.tcsetattr(stdin, termios.TCSANOW, quiet)
+        termios.tcsetattr(0, termios.TCSANOW, quiet)
     except termios.error:
         return False
     _shown = {"attrs": attrs, "frame": False}
@@ -127,8 +127,10 @@ def show(argv: list[str]) -> bool:
             frame = file.read()
     except Exception:  # no recording (or no data dir, a broken config): draw as always
         return False
+    data = ENTER.encode() + frame
     try:
-        os.write(stdout, ENTER.encode() + frame)
+        while data:  # a terminal may take a large frame in parts
+            data = data[os.write(1, data) :]
     except OSError:
         abandon()
         return False
@@ -162,14 +164,18 @@ def abandon() -> None:
             pass
 
 
-def driver_class() -> type:
+def driver_class() -> type | None:
     """Textual's driver for this terminal, taking over from a recorded frame and
     recording the first frame it draws (`first_frame_drawn`: the app calls it after
-    its first refresh, with keep=False when what was typed at launch is in it)."""
+    its first refresh, with keep=False when what was typed at launch is in it); None
+    (Textual's own choice) off POSIX."""
+    if os.name != "posix":
+        return None
     from textual.drivers.linux_driver import LinuxDriver
 
     class RecordingDriver(LinuxDriver):
         _recording: list[str] | None = None
+        _started = False
         _skip_enter = False
 
         def start_application_mode(self) -> None:
@@ -177,8 +183,10 @@ def driver_class() -> type:
             # recorded frame drew (some terminals do) until the app's own frame.
             self._skip_enter = hand_over()
             super().start_application_mode()
-            if self._recording is None and enabled():
-                self._recording = []
+            if not self._started:  # the launch, not a resume after Ctrl+Z
+                self._started = True
+                if enabled():
+                    self._recording = []
 
         def write(self, data: str) -> None:
             if self._skip_enter and data == "\x1b[?1049h":
@@ -198,13 +206,13 @@ def driver_class() -> type:
 
 def _save(frame: str) -> None:
     """Keep `frame` for the next launch here (written whole, or not at all)."""
-    terminal = _terminal()
-    if terminal is None:
+    size = _terminal_size()
+    if size is None:
         return
     try:
         folder = _frames_dir()
         os.makedirs(folder, exist_ok=True)
-        path = os.path.join(folder, _key(terminal[2]))
+        path = os.path.join(folder, _key(size))
         temporary = f"{path}.{os.getpid()}.tmp"
         with open(temporary, "wb") as file:
             file.write(frame.encode("utf-8", "surrogateescape"))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 from functools import partial
 from pathlib import Path
@@ -22,7 +21,6 @@ from agent_tui.tui import instant_frame
 
 
 async def _run(args: argparse.Namespace) -> int:
-    from agent_tui.tui import instant_frame
     from agent_tui.tui.app import AgentApp
     from agent_tui.tui.opening import open_workspace
 
@@ -31,7 +29,7 @@ async def _run(args: argparse.Namespace) -> int:
         continuing=bool(getattr(args, "cont", False) or getattr(args, "session", None)),
         model=getattr(args, "model", None),
         # A plain launch records its first frame for the next one (instant_frame.py).
-        driver_class=instant_frame.driver_class() if _plain(args) and os.name == "posix" else None,
+        driver_class=instant_frame.driver_class() if _plain(args) else None,
     )
     try:
         await app.run_async()
