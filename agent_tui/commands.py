@@ -348,7 +348,6 @@ async def _export(args: argparse.Namespace, config: Config) -> int:
 
 async def _context(args: argparse.Namespace, config: Config) -> int:
     from agent_tui.context.breakdown import breakdown, render
-    from agent_tui.provider.limits import model_info
     from agent_tui.step.history import load_history, model_of
 
     async with open_engine(config, args.command) as engine:
@@ -356,7 +355,7 @@ async def _context(args: argparse.Namespace, config: Config) -> int:
         history = await load_history(engine.ctx, session)
         model_id = model_of(history, config.model)
         await engine.model_window(model_id)  # a local server's window, asked
-        model = model_info(model_id, config)
+        model = await engine.model_limits(model_id)
         result = breakdown(
             history, model, config, Path(session.directory), engine.ctx.registry.definitions()
         )

@@ -27,7 +27,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from agent_tui.config import Config, ModelConfig, ProviderConfig
 from agent_tui.engine_context import EngineContext
-from agent_tui.provider.limits import Prices, model_info
+from agent_tui.provider.limits import Prices, load_model_info
 from agent_tui.session.engine import Engine
 from agent_tui.storage.db import Database
 from tests.fake_anthropic import Call, FakeAnthropic, Text, ToolUse
@@ -94,7 +94,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=40)
     args = parser.parse_args()
-    prices = model_info(MODEL, Config()).prices
+    prices = asyncio.run(load_model_info(MODEL, Config())).prices
     with tempfile.TemporaryDirectory() as tmp:
         cached, step_time = await run_session(args.steps, True, Path(tmp))
         uncached, _ = await run_session(args.steps, False, Path(tmp))

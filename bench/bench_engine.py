@@ -44,9 +44,9 @@ from precompile import compile_bytecode  # noqa: E402
 from agent_tui.config import Config  # noqa: E402
 from agent_tui.engine_context import EngineContext  # noqa: E402
 from agent_tui.ids import message_id  # noqa: E402
+from agent_tui.provider.events import TextDelta  # noqa: E402
 from agent_tui.provider.limits import ModelInfo, Prices  # noqa: E402
 from agent_tui.provider.loader import FIRST_REQUEST_IMPORTS  # noqa: E402
-from agent_tui.provider.stream import TextDelta  # noqa: E402
 from agent_tui.step.processor import StepProcessor  # noqa: E402
 from agent_tui.storage.db import Database  # noqa: E402
 from agent_tui.storage.models import AssistantMessage, UserMessage  # noqa: E402

@@ -37,7 +37,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from agent_tui.config import CompactionConfig, Config, ModelConfig, ModelLimit, ProviderConfig
 from agent_tui.engine_context import EngineContext
-from agent_tui.provider.limits import Prices, model_info
+from agent_tui.provider.limits import Prices, load_model_info
 from agent_tui.session.engine import Engine
 from agent_tui.storage.db import Database
 from tests.engine_helpers import is_summary_request, text_of
@@ -147,7 +147,7 @@ async def run(label: str, prepare_at: float, args: argparse.Namespace, root: Pat
     (project / "gen.py").write_text(GENERATOR, encoding="utf-8")
     os.environ["AGENT_TUI_DATA_DIR"] = str(project / "data")
     model = SlowModel(args.calls, 2.0 * args.scale, 15.0 * args.scale)
-    prices = model_info(MODEL, Config()).prices
+    prices = asyncio.run(load_model_info(MODEL, Config())).prices
     with FakeAnthropic() as server:
         server.responder = model.respond
         config = Config(

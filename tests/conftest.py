@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agent_tui.provider import remote, windows
+from agent_tui.provider import auth, limits, remote, windows
 from tests.fake_openai import FakeOpenAI
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
@@ -45,6 +45,8 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("AGENT_TUI_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("AGENT_TUI_CONFIG_DIR", str(tmp_path / "user-config"))
     windows.forget()  # windows servers told an earlier test (ports get reused)
+    limits.forget()  # model info and credentials checks: asked anew, as by a new process
+    auth.forget()
     # Commands run in this process (run_cli) call litellm here, already imported by an
     # earlier test, instead of starting a provider process that imports it again (~4 s
     # each). Every test that starts agent-tui as a process goes through one, as people's

@@ -3,6 +3,7 @@ and the fake Anthropic server with its prefix cache (tests/fake_anthropic.py).""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ from textual.widgets import Static
 
 from agent_tui.config import load_config
 from agent_tui.events import SessionStatus
-from agent_tui.provider.limits import cost_of, model_info
+from agent_tui.provider.limits import cost_of, load_model_info
 from agent_tui.storage.models import AssistantMessage, ReasoningPart
 from agent_tui.tui.reasoning_part_view import ReasoningPartView
 from tests.conftest import write_config
@@ -101,7 +102,7 @@ def test_breakpoints_cache_share_usage_and_cost(
     ]
     # What was stored per step is the provider's usage, split the same way, and priced
     # with litellm's cache read and write prices.
-    prices = model_info(CLAUDE, load_config()).prices
+    prices = asyncio.run(load_model_info(CLAUDE, load_config())).prices
     assert prices.cache_read == pytest.approx(prices.input / 10)
     assert prices.cache_write == pytest.approx(prices.input * 1.25)
     assert len(steps) == 6

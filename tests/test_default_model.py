@@ -3,6 +3,7 @@ order, else a local server answering on 127.0.0.1, else a clear message saying w
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import Iterator
@@ -155,7 +156,7 @@ async def test_a_configured_model_or_option_always_wins(
 
 def test_every_default_is_in_litellms_model_map() -> None:
     from agent_tui.config import Config
-    from agent_tui.provider.limits import model_info
+    from agent_tui.provider.limits import load_model_info
 
     for provider in PROVIDERS:
         if provider.limit_from is None:
@@ -167,7 +168,8 @@ def test_every_default_is_in_litellms_model_map() -> None:
         # litellm itself knows the window (OpenRouter: copied from the same model's entry).
         config = Config()
         defaults._use_provider(config, provider)
-        assert model_info(provider.model, config).limit.context >= 128_000, provider.model
+        info = asyncio.run(load_model_info(provider.model, config))
+        assert info.limit.context >= 128_000, provider.model
     assert PROVIDERS[0].model == DEFAULT_MODEL
 
 

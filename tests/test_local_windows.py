@@ -5,6 +5,7 @@ cannot be found names the config key."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 from pathlib import Path
@@ -15,7 +16,7 @@ from rich.console import Console
 
 from agent_tui.config import Config, ModelConfig, ModelLimit, ProviderConfig
 from agent_tui.provider import windows
-from agent_tui.provider.limits import model_info
+from agent_tui.provider.limits import load_model_info
 from agent_tui.tui.welcome_view import WelcomeView
 from tests.conftest import write_config
 from tests.engine_helpers import run_cli
@@ -65,8 +66,9 @@ def test_the_window_is_read_from_the_server(
         code, out, _ = run_cli(capsys, "context")
         assert f"Context window: 8,192 tokens ({source})" in out
         config = Config(model=LOCAL, provider={"openai": ProviderConfig(api_base=server.base_url)})
-        assert model_info(LOCAL, config).window_source == source
-        assert model_info(LOCAL, config).limit.context == 8192
+        info = asyncio.run(load_model_info(LOCAL, config))
+        assert info.window_source == source
+        assert info.limit.context == 8192
 
 
 def test_ollama_below_the_model_window_warns_and_says_how_to_raise_it(

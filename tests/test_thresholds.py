@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from agent_tui.config import CompactionConfig, Config, ModelConfig, ModelLimit
@@ -11,7 +13,7 @@ from agent_tui.context.overflow import (
     usable_tokens,
     user_budget,
 )
-from agent_tui.provider.limits import model_info
+from agent_tui.provider.limits import load_model_info
 from agent_tui.storage.models import CacheTokens, Tokens
 
 DEFAULT = CompactionConfig()
@@ -30,7 +32,7 @@ REAL_MODELS = [
 
 @pytest.mark.parametrize(("model", "context", "output", "usable"), REAL_MODELS)
 def test_real_model_thresholds(model: str, context: int, output: int, usable: int) -> None:
-    info = model_info(model, Config())
+    info = asyncio.run(load_model_info(model, Config()))
     assert info.limit.context == context
     assert info.limit.output == output
     assert usable_tokens(info.limit, DEFAULT) == usable
@@ -89,10 +91,10 @@ def test_config_overrides_litellm_limits() -> None:
             )
         }
     )
-    info = model_info("anthropic/claude-sonnet-4-5", config)
+    info = asyncio.run(load_model_info("anthropic/claude-sonnet-4-5", config))
     assert info.limit.context == 1_000_000
     assert info.limit.output == 64_000  # not overridden: litellm's value stays
-    unknown = model_info("openai/no-such-model", Config())
+    unknown = asyncio.run(load_model_info("openai/no-such-model", Config()))
     assert not unknown.known and unknown.limit.context == 0
 
 

@@ -25,9 +25,10 @@ from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError
 from agent_tui.events import MessageUpdated
 from agent_tui.ids import message_id, now_ms, part_id
+from agent_tui.provider.api import complete_text
 from agent_tui.provider.auth import credentials
+from agent_tui.provider.events import ModelRequest
 from agent_tui.provider.limits import ModelInfo, model_info
-from agent_tui.provider.stream import ModelRequest, complete_text
 from agent_tui.step.plan import latest_plan, plan_block
 from agent_tui.step.processor import StepOutcome, StepProcessor
 from agent_tui.storage.models import (

@@ -15,8 +15,8 @@ from agent_tui.context.restate import choose_restated, restated_text, todos_bloc
 from agent_tui.context.tail import choose_tail, message_tokens
 from agent_tui.context.tokens import count_tokens
 from agent_tui.engine_context import EngineContext
+from agent_tui.provider.events import ModelRequest
 from agent_tui.provider.limits import ModelInfo, model_info
-from agent_tui.provider.stream import ModelRequest
 from agent_tui.step.messages import to_model_messages
 from agent_tui.step.request import build_request, estimate_tokens, provider_scale
 from agent_tui.storage.models import (

@@ -32,8 +32,9 @@ from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError
 from agent_tui.events import MessageUpdated, PartUpdated
 from agent_tui.ids import message_id, now_ms, part_id
+from agent_tui.provider.api import stream_model
+from agent_tui.provider.events import ModelRequest, StepFinish, TextDelta
 from agent_tui.provider.limits import ModelInfo, cost_of, model_info
-from agent_tui.provider.stream import ModelRequest, StepFinish, TextDelta, stream_model
 from agent_tui.step.history import load_history
 from agent_tui.step.plan import latest_plan, plan_block
 from agent_tui.step.processor import StepOutcome

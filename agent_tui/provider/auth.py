@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from agent_tui.config import Config
 from agent_tui.errors import ConfigError
+from agent_tui.provider import api
 from agent_tui.provider.defaults import (
     LOCAL_PROVIDERS,
     PROVIDERS,
@@ -13,7 +16,6 @@ from agent_tui.provider.defaults import (
     providers_with_keys,
     setup_text,
 )
-from agent_tui.provider.loader import litellm, load_litellm
 
 # Local OpenAI-compatible servers usually need no key, but the SDK insists on one.
 PLACEHOLDER_KEY = "sk-no-key-required"
@@ -48,10 +50,9 @@ def credentials(model: str, config: Config) -> tuple[str | None, str | None]:
     check_setup(model, config)
     if credentials_source(config, model):
         return None, None  # a provider we know, and its key is set: litellm reads it
-    try:
-        env = litellm().validate_environment(model)
-    except Exception:
-        return None, None  # let the provider answer; its error is mapped later
+    env = _checked.get(model)
+    if env is None:
+        return None, None  # not checked (or it failed): the provider's error is mapped later
     missing = env.get("missing_keys") or []
     if env.get("keys_in_environment") or not missing:
         return None, None
@@ -88,9 +89,26 @@ def check_setup(model: str, config: Config) -> None:
     raise ProviderSetupError(f"{missing}\n\n{setup_text()}", missing)
 
 
+_checked: dict[str, dict[str, Any]] = {}
+"""litellm's `validate_environment` per model, for providers agent-tui does not know."""
+
+
+def forget() -> None:
+    """Ask again (tests: each starts with what a new process knows)."""
+    _checked.clear()
+
+
 async def check_credentials(model: str, config: Config) -> None:
-    """`credentials` from async code: litellm's import (seconds) runs on a thread, so the
-    event loop, and any database transaction in flight on it, is never held up."""
+    """ConfigError naming what to set when the model's provider has no key. For a
+    provider agent-tui does not know, litellm is asked (awaited: the event loop, and any
+    database transaction in flight on it, is never held up), and `credentials` reads the
+    answer from then on."""
     check_setup(model, config)  # the common mistake, answered before litellm's import
-    await load_litellm()
+    api_base, api_key = config.provider_for(model)
+    unknown = not (api_key or api_base or provider_name(model) in LOCAL_PROVIDERS)
+    if unknown and not credentials_source(config, model) and model not in _checked:
+        try:
+            _checked[model] = await api.current().validate_environment(model)
+        except Exception:
+            _checked[model] = {}  # let the provider answer; its error is mapped later
     credentials(model, config)

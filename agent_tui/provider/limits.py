@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel
 
 from agent_tui.config import Config, ModelLimit
-from agent_tui.provider.loader import litellm
+from agent_tui.provider import api
 from agent_tui.provider.windows import known_window
 from agent_tui.storage.models import Tokens
 
@@ -40,16 +39,28 @@ class ModelInfo(BaseModel):
     """The model takes images: `models.<id>.vision`, else litellm's `supports_vision`."""
 
 
-@lru_cache(maxsize=64)
-def _litellm_info(model: str) -> dict[str, Any] | None:
-    try:
-        return dict(litellm().get_model_info(model))
-    except Exception:  # litellm raises several types for unmapped models
-        return None
+_asked: dict[str, dict[str, Any] | None] = {}
+"""litellm's info per model, once asked (None: a model it does not know)."""
+
+
+class NotAsked(RuntimeError):
+    """`model_info` before `load_model_info` for that model: a bug, never a person's."""
+
+
+async def load_model_info(model: str, config: Config) -> ModelInfo:
+    """The model's limits and prices; litellm's info is asked of the provider (awaited:
+    litellm may still be importing) the first time, then kept for the process."""
+    if model not in _asked:
+        _asked[model] = await api.current().model_info(model)
+    return model_info(model, config)
 
 
 def model_info(model: str, config: Config) -> ModelInfo:
-    raw = _litellm_info(model) or {}
+    """`load_model_info` without waiting, for code that cannot await (request assembly):
+    the model's info must have been loaded before."""
+    if model not in _asked:
+        raise NotAsked(f"model info for {model} used before load_model_info")
+    raw = _asked[model] or {}
     output = raw.get("max_output_tokens") or raw.get("max_tokens")
     context = raw.get("max_input_tokens") or 0
     # litellm's max_input_tokens is the whole window for most chat models.
@@ -83,6 +94,11 @@ def model_info(model: str, config: Config) -> ModelInfo:
         window_source=source,
         vision=vision,
     )
+
+
+def forget() -> None:
+    """Ask again (tests: each starts with what a new process knows)."""
+    _asked.clear()
 
 
 def served_output(window: int) -> int:

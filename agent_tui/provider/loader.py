@@ -21,17 +21,13 @@ _module: ModuleType | None = None
 
 
 def litellm() -> Any:
-    """The configured litellm module, imported on first use (thread-safe); with a
-    provider process running (provider/remote.py), what this command asks of litellm
-    is answered there instead, and this process never imports it."""
+    """The configured litellm module, imported on first use (thread-safe). Blocks for
+    seconds while it imports: on an event loop, await `load_litellm` instead. With a
+    provider process running, the engine asks that (provider/api.py) and this process
+    never imports litellm."""
     global _module
     if _module is not None:
         return _module
-    from agent_tui.provider import remote
-
-    process = remote.current()
-    if process is not None:
-        return remote.RemoteLitellm(process)
     with _lock:
         if _module is None:
             # Use the price map shipped with litellm instead of downloading one.
@@ -102,10 +98,6 @@ async def load_litellm() -> Any:
     """litellm without blocking the event loop (the import takes seconds)."""
     if _module is not None:
         return _module
-    from agent_tui.provider import remote
-
-    if remote.current() is not None:
-        return litellm()  # the provider process imports it; nothing to wait for here
     return await asyncio.to_thread(litellm)
 
 

@@ -1,9 +1,9 @@
 """The command's side of the provider process (provider/worker.py).
 
-`start()` launches it; from then on `loader.litellm()` answers with `RemoteLitellm`
-(its `get_model_info` and `validate_environment` are asked of the process) and
-`stream_model` streams through `ProviderProcess.stream`. Replies are read by one thread
-and handed to whoever waits: an asyncio queue per stream, a future per call.
+`start()` launches it; from then on `api.current()` is `Remote`: streams, model info
+and credentials checks are asked of the process, and awaited (never waited for: the
+process may still be importing litellm for seconds). Replies are read by one thread and
+handed to whoever waits: an asyncio queue per stream, a future per call.
 
 The launch is the first thing `agent-tui run` does (`__main__.py`), before even the CLI
 is imported: every millisecond before it is a millisecond added to the first request.
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Future
 
     from agent_tui.errors import ProviderError
-    from agent_tui.provider.stream import ModelRequest, ProviderEvent
+    from agent_tui.provider.events import ModelRequest, ProviderEvent
 
 MODEL_COMMANDS = ("run", "compact", "uncompact")
 """The commands that call the model in their own process, and so start a provider one."""
@@ -96,21 +96,22 @@ class ProviderProcess:
             waiting[ident] = waiter
         return ident
 
-    def call(self, name: str, *args: Any) -> Any:
-        """litellm's `name(*args)` in the provider process; blocks until it answers."""
+    async def call(self, name: str, *args: Any) -> Any:
+        """litellm's `name(*args)` in the provider process, awaited."""
+        import asyncio
         from concurrent.futures import Future
 
         future: Future[Any] = Future()
         ident = self._enlist(self._calls, future)
         self._send({"id": ident, "op": "call", "name": name, "args": list(args)})
-        return future.result()
+        return await asyncio.wrap_future(future)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         import asyncio
         import contextlib
 
         from agent_tui.errors import ProviderError
-        from agent_tui.provider.stream import event_adapter
+        from agent_tui.provider.events import event_adapter
         from agent_tui.provider.wire import error_from_json
 
         adapter = event_adapter()
@@ -219,20 +220,26 @@ class ProviderProcess:
             self._input.close()
 
 
-class RemoteLitellm:
-    """What the command asks of litellm by name, answered by the provider process."""
+class Remote:
+    """The provider interface (provider/api.py) answered by the provider process."""
+
+    name = "provider process"
 
     def __init__(self, process: ProviderProcess) -> None:
         self._process = process
 
-    def get_model_info(self, model: str) -> dict[str, Any]:
-        info = self._process.call("get_model_info", model)
-        if info is None:
-            raise ValueError(f"no model info for {model}")
-        return dict(info)
+    def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        return self._process.stream(request)
 
-    def validate_environment(self, model: str) -> dict[str, Any]:
-        return dict(self._process.call("validate_environment", model) or {})
+    async def model_info(self, model: str) -> dict[str, Any] | None:
+        try:
+            info = await self._process.call("get_model_info", model)
+        except Exception:  # unmapped models: litellm raises there, as it would here
+            return None
+        return dict(info) if info is not None else None
+
+    async def validate_environment(self, model: str) -> dict[str, Any]:
+        return dict(await self._process.call("validate_environment", model) or {})
 
 
 _process: ProviderProcess | None = None

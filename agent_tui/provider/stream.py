@@ -1,20 +1,29 @@
-"""One streamed model call through litellm, normalised into provider events."""
+"""The provider in this process: litellm's streams and lookups, normalised into
+provider events (provider/api.py chooses it when no provider process runs; the
+provider process itself serves with it)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 from collections.abc import AsyncIterator
-from functools import lru_cache
-from typing import Annotated, Any, Literal
-
-from pydantic import BaseModel, Field, TypeAdapter
+from typing import Any
 
 from agent_tui.errors import ProviderError
 from agent_tui.provider.errors import Received, map_exception, stream_cut_error
-from agent_tui.provider.loader import litellm
+from agent_tui.provider.events import (
+    ModelRequest,
+    ProviderEvent,
+    ReasoningDelta,
+    ReasoningSigned,
+    StepFinish,
+    TextDelta,
+    ToolCallReady,
+    ToolCallStart,
+    ToolInputDelta,
+)
+from agent_tui.provider.loader import load_litellm
 from agent_tui.provider.shapes import shape_messages
 from agent_tui.usage import CacheTokens, Tokens
 
@@ -29,75 +38,6 @@ STREAM_PAUSE = 0.001
 callbacks (a key goes through four message queues before it is drawn) finish within one
 pause instead of one step per slice. A stream that never waits runs at 2/3 speed: in
 the app that is still ~250 tokens/s (bench_tui), faster than any provider streams."""
-
-
-class ModelRequest(BaseModel):
-    model: str
-    messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]] = Field(default_factory=list)
-    api_base: str | None = None
-    api_key: str | None = None
-    max_tokens: int | None = None
-    temperature: float | None = None
-    options: dict[str, Any] = Field(default_factory=dict)
-    """Further litellm parameters: prompt_cache_key, reasoning_effort, thinking."""
-
-
-class TextDelta(BaseModel):
-    type: Literal["text"] = "text"
-    text: str
-
-
-class ReasoningDelta(BaseModel):
-    type: Literal["reasoning"] = "reasoning"
-    text: str
-
-
-class ReasoningSigned(BaseModel):
-    """The end of a thinking block: its signature (Anthropic), which must be sent back
-    with the block's exact text for the model to continue a tool-use turn; or a whole
-    redacted block (`redacted` holds its opaque data)."""
-
-    type: Literal["reasoning-signed"] = "reasoning-signed"
-    signature: str = ""
-    redacted: str | None = None
-
-
-class ToolCallStart(BaseModel):
-    type: Literal["tool-start"] = "tool-start"
-    call_id: str
-    name: str
-
-
-class ToolInputDelta(BaseModel):
-    type: Literal["tool-delta"] = "tool-delta"
-    call_id: str
-    delta: str
-
-
-class ToolCallReady(BaseModel):
-    type: Literal["tool-ready"] = "tool-ready"
-    call_id: str
-    name: str
-    arguments: str
-
-
-class StepFinish(BaseModel):
-    type: Literal["finish"] = "finish"
-    reason: str
-    usage: Tokens
-    has_usage: bool = True
-
-
-ProviderEvent = (
-    TextDelta
-    | ReasoningDelta
-    | ReasoningSigned
-    | ToolCallStart
-    | ToolInputDelta
-    | ToolCallReady
-    | StepFinish
-)
 
 
 def normalise_usage(usage: Any) -> Tokens:
@@ -149,22 +89,29 @@ class _ToolCallBuffer:
         self.arguments: list[str] = []
 
 
-@lru_cache(maxsize=1)
-def event_adapter() -> TypeAdapter[ProviderEvent]:
-    """Reads the events the provider process sends (provider/remote.py)."""
-    return TypeAdapter(Annotated[ProviderEvent, Field(discriminator="type")])
+class InProcess:
+    """litellm imported in this process (on a thread: `load_litellm`), called here."""
+
+    name = "in-process"
+
+    async def model_info(self, model: str) -> dict[str, Any] | None:
+        lib = await load_litellm()
+        try:
+            return dict(lib.get_model_info(model))
+        except Exception:  # litellm raises several types for unmapped models
+            return None
+
+    async def validate_environment(self, model: str) -> dict[str, Any]:
+        lib = await load_litellm()
+        return dict(lib.validate_environment(model) or {})
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        return litellm_stream(request)
 
 
-async def stream_model(request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+async def litellm_stream(request: ModelRequest) -> AsyncIterator[ProviderEvent]:
     """Stream one completion. Raises ProviderError (mapped) on failures."""
-    from agent_tui.provider import remote
-
-    process = remote.current()
-    if process is not None:  # litellm lives in the provider process
-        async for event in process.stream(request):
-            yield event
-        return
-    lib = litellm()
+    lib = await load_litellm()
     kwargs: dict[str, Any] = {
         "model": request.model,
         "messages": shape_messages(request.model, request.messages),
@@ -267,21 +214,3 @@ async def _events(response: Any, received: Received) -> AsyncIterator[ProviderEv
     if calls and reason == "stop":
         reason = "tool_calls"  # some providers say stop while calling tools
     yield StepFinish(reason=reason, usage=usage or Tokens(), has_usage=usage is not None)
-
-
-async def complete_text(request: ModelRequest) -> str:
-    """A short non-tool call (titles, summaries of chunks): the streamed text joined."""
-    parts: list[str] = []
-    async for event in stream_model(request):
-        if isinstance(event, TextDelta):
-            parts.append(event.text)
-    return "".join(parts)
-
-
-def parse_arguments(raw: str) -> dict[str, Any] | None:
-    """The tool input as a dict, or None when it is not a JSON object."""
-    try:
-        value = json.loads(raw or "{}")
-    except json.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) else None

@@ -58,14 +58,15 @@ class _Worker:
             task.add_done_callback(lambda _, ident=ident: self.tasks.pop(ident, None))
 
     async def stream(self, ident: int, message: dict[str, Any]) -> None:
-        from agent_tui.provider.stream import ModelRequest, stream_model
+        from agent_tui.provider.events import ModelRequest
+        from agent_tui.provider.stream import litellm_stream
 
         try:
             request = ModelRequest.model_validate(message["request"])
-            async for event in stream_model(request):
+            async for event in litellm_stream(request):
                 self.send({"id": ident, "e": event.model_dump(mode="json")})
         except asyncio.CancelledError:
-            return  # stream_model closed the connection; the command stopped listening
+            return  # litellm_stream closed the connection; the command stopped listening
         except Exception as exc:
             self.send({"id": ident, "err": error_to_json(exc)})
             return

@@ -22,8 +22,7 @@ from agent_tui.ids import message_id, part_id
 from agent_tui.mcp.servers import McpServers
 from agent_tui.provider import windows
 from agent_tui.provider.auth import check_credentials
-from agent_tui.provider.limits import model_info
-from agent_tui.provider.loader import load_litellm
+from agent_tui.provider.limits import ModelInfo, load_model_info
 from agent_tui.session import pins
 from agent_tui.session import undo as turns
 from agent_tui.session.follow import Follower, run_until_read
@@ -342,8 +341,7 @@ class Engine:
         model = model or await self.session_model(session_id)
         await check_credentials(self.ctx.config.compaction.model or model, self.ctx.config)
         with self._idle(session_id, "writing a summary to review"):
-            await load_litellm()
-            info = await asyncio.to_thread(model_info, model, self.ctx.config)
+            info = await self.model_limits(model)
             history = await load_history(self.ctx, await self.ctx.db.get_session(session_id))
             users = [m.info for m in history if isinstance(m.info, UserMessage)]
             agent = max(users, key=lambda u: u.id).agent if users else DEFAULT_AGENT
@@ -392,9 +390,15 @@ class Engine:
         history = await load_history(self.ctx, session)
         if not history:
             raise UsageError("Nothing to compact yet: the session has no messages.")
-        await load_litellm()
-        info = await asyncio.to_thread(model_info, model, self.ctx.config)
+        info = await self.model_limits(model)
         return await asyncio.to_thread(plan, self.ctx, session, history, info, instructions)
+
+    async def model_limits(self, model: str) -> ModelInfo:
+        """The model's limits and prices (and the summariser's, when one is set), asked
+        of the provider: awaited, as litellm may still be importing."""
+        if self.ctx.config.compaction.model:
+            await load_model_info(self.ctx.config.compaction.model, self.ctx.config)
+        return await load_model_info(model, self.ctx.config)
 
     async def context_report(self, session_id: str, *, model: str | None = None) -> str:
         """What fills the context window (`/context`), as text."""
@@ -403,7 +407,7 @@ class Engine:
         session = await self.ctx.db.get_session(session_id)
         history = await load_history(self.ctx, session)
         model = model or model_of(history, self.ctx.config.model)
-        info = await asyncio.to_thread(model_info, model, self.ctx.config)
+        info = await self.model_limits(model)
         tools = self.ctx.registry.definitions()
         # Counting tokens loads a tokenizer (~0.5 s the first time): off the event loop.
         result = await asyncio.to_thread(
@@ -417,8 +421,7 @@ class Engine:
             model = model or await self.session_model(session_id)
             session = await self.ctx.db.get_session(session_id)
             await windows.discover_window(model, self.ctx.config)
-            await load_litellm()  # credentials and model info need it: never on the event loop
-            info = await asyncio.to_thread(model_info, model, self.ctx.config)
+            info = await self.model_limits(model)
             return await uncompact(self.ctx, session, info)
 
     # ---- pins -----------------------------------------------------------------------
@@ -567,7 +570,6 @@ class Engine:
             lock = followed.lock
         try:
             await self.announce_sandbox()
-            await load_litellm()
             self.mcp.start()  # the engine may have been made before the event loop ran
             self.fetch_instructions()  # likewise
             # Their tools in the first request (each within its timeout).

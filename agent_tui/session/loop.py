@@ -20,8 +20,8 @@ from agent_tui.errors import CompactionError, ContextOverflowError, ProviderErro
 from agent_tui.events import Notice, SessionError, SessionStatus
 from agent_tui.ids import message_id
 from agent_tui.provider import windows
-from agent_tui.provider.limits import ModelInfo, model_info
-from agent_tui.provider.stream import ModelRequest
+from agent_tui.provider.events import ModelRequest
+from agent_tui.provider.limits import ModelInfo, load_model_info
 from agent_tui.step.doom_loop import call_signature
 from agent_tui.step.history import load_history, model_of
 from agent_tui.step.plan import proposed_plan
@@ -180,7 +180,9 @@ class SessionLoop:
         """The model's limits; a served model's window is asked from its server first
         (cached: a question only until the server's answer is settled)."""
         served = await windows.discover_window(model_id, self.ctx.config)
-        info = model_info(model_id, self.ctx.config)
+        if self.ctx.config.compaction.model:  # the summariser's, for compactions
+            await load_model_info(self.ctx.config.compaction.model, self.ctx.config)
+        info = await load_model_info(model_id, self.ctx.config)
         note = None
         if served is not None and served.truncates:
             note = windows.ollama_advice(model_id, served)

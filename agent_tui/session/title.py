@@ -6,8 +6,9 @@ from agent_tui import paths
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError
 from agent_tui.events import SessionUpdated
+from agent_tui.provider.api import complete_text
 from agent_tui.provider.auth import credentials
-from agent_tui.provider.stream import ModelRequest, complete_text
+from agent_tui.provider.events import ModelRequest
 
 TITLE_LENGTH = 50
 TITLE_MAX_TOKENS = 40

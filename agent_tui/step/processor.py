@@ -13,8 +13,8 @@ from agent_tui.engine_context import EngineContext
 from agent_tui.errors import ContextOverflowError, ProviderError, ToolError
 from agent_tui.events import MessageUpdated, Notice, PartUpdated, SessionStatus
 from agent_tui.ids import now_ms, part_id
-from agent_tui.provider.limits import ModelInfo, cost_of
-from agent_tui.provider.stream import (
+from agent_tui.provider.api import stream_model
+from agent_tui.provider.events import (
     ModelRequest,
     ProviderEvent,
     ReasoningDelta,
@@ -25,8 +25,8 @@ from agent_tui.provider.stream import (
     ToolCallStart,
     ToolInputDelta,
     parse_arguments,
-    stream_model,
 )
+from agent_tui.provider.limits import ModelInfo, cost_of
 from agent_tui.step.doom_loop import repeat_refusal
 from agent_tui.step.live_output import LiveOutput
 from agent_tui.step.messages import INTERRUPTED_OUTPUT

@@ -12,7 +12,7 @@ from agent_tui.config import Config, ReasoningConfig
 from agent_tui.context.overflow import prompt_and_output
 from agent_tui.context.tokens import count_tokens
 from agent_tui.provider.auth import credentials
-from agent_tui.provider.stream import ModelRequest
+from agent_tui.provider.events import ModelRequest
 from agent_tui.step.cache import cache_style, mark_breakpoints
 from agent_tui.step.media import content_image_tokens, image_placement, part_image_tokens
 from agent_tui.step.messages import (

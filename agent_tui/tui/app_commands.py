@@ -271,14 +271,13 @@ class AppCommands:
     def action_context(self: AgentApp) -> None:
         async def show() -> None:
             from agent_tui.context.breakdown import breakdown, render
-            from agent_tui.provider.limits import model_info
             from agent_tui.step.history import load_history
 
             if self.session is None:
                 self.notify("The context is empty: no message sent yet.")
                 return
             history = await load_history(self.engine.ctx, self.session)
-            model = await asyncio.to_thread(model_info, self.current_model, self.config)
+            model = await self.engine.model_limits(self.current_model)
             tools = self.engine.ctx.registry.definitions()
             directory = Path(self.session.directory)
             # Counting tokens loads a tokenizer (~0.5 s the first time): off the event loop.
