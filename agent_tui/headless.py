@@ -21,20 +21,11 @@ from agent_tui.events import (
 )
 from agent_tui.storage.models import (
     AssistantMessage,
-    ImageAttachment,
     TextPart,
     ToolPart,
     ToolStateCompleted,
     ToolStateError,
 )
-
-
-def short_input(part: ToolPart) -> str:
-    return tool_lines.short_input(part.state.input)
-
-
-def image_mark(image: ImageAttachment, shown: str = "") -> str:
-    return tool_lines.image_mark(image.model_dump(), shown)
 
 
 def tool_line(part: ToolPart) -> str:

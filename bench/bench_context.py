@@ -20,11 +20,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from agent_tui.budget.tokens import counter_for
+from agent_tui.carry.ledger import ledger_text, span_ledger
+from agent_tui.carry.pins import current_pins
 from agent_tui.config import Config, ModelConfig, ModelLimit, ProviderConfig
-from agent_tui.context.ledger import ledger_text, span_ledger
-from agent_tui.context.pins import current_pins
 from agent_tui.context.prune import select_prunable
-from agent_tui.context.tokens import counter_for
 from agent_tui.engine_context import EngineContext
 from agent_tui.ids import message_id, part_id
 from agent_tui.session.loop import _finished_after, load_history

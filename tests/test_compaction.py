@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_tui.context.restate import restated_text
+from agent_tui.carry.restate import restated_text
 from agent_tui.session.engine import Engine
 from agent_tui.step.messages import CLEARED_OUTPUT, COMPACTION_QUESTION, CONTINUE_TEXT
 from agent_tui.storage.models import AssistantMessage, CompactionPart, Session, TextPart

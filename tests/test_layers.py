@@ -1,5 +1,6 @@
 """The import direction DESIGN.md draws, read from the source: views -> session/ ->
-context/ -> step/ -> context's leaves; the engine never imports Textual."""
+context/ -> step/ -> budget/ and carry/ -> provider, tool, storage; no two parts of
+agent_tui import each other; the engine never imports Textual."""
 
 from __future__ import annotations
 
@@ -7,12 +8,11 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "agent_tui"
-CONTEXT_LEAVES = {"tokens", "overflow", "restate", "pins", "ledger", "carry"}
-"""What step/ counts and renders with (carry: the pins and file ledger after a summary)."""
+VIEWS = ("tui", "acp", "server", "attach")
 
 
 def imports_of(path: Path) -> set[str]:
-    """Every `agent_tui...` module a file imports, at any depth (lazy imports too)."""
+    """Every module a file imports, at any depth (lazy and type-checking imports too)."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module:
@@ -20,6 +20,57 @@ def imports_of(path: Path) -> set[str]:
             found.update(f"{node.module}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
+    return found
+
+
+def part_of(module: str) -> str | None:
+    """The package of agent_tui (`step`), or the top-level module (`cli`), `module` is in."""
+    names = module.split(".")
+    if names[0] != "agent_tui" or len(names) < 2:
+        return None
+    return (
+        names[1] if (PACKAGE / names[1]).is_dir() or (PACKAGE / f"{names[1]}.py").exists() else None
+    )
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Which parts of agent_tui (packages and top-level modules) each part imports."""
+    graph: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        relative = path.relative_to(PACKAGE)
+        part = relative.parts[0] if len(relative.parts) > 1 else relative.stem
+        targets = {part_of(name) for name in imports_of(path)} - {None, part, "__init__"}
+        graph.setdefault(part, set()).update(t for t in targets if t is not None)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected parts of more than one member (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in graph.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            members = []
+            while (member := stack.pop()) != node:
+                members.append(member)
+            members.append(node)
+            if len(members) > 1:
+                found.append(sorted(members))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
     return found
 
 
@@ -37,19 +88,19 @@ def test_context_and_step_never_import_the_session_package() -> None:
     assert offenders("step", ("agent_tui.session",)) == []
 
 
-def test_step_uses_only_the_leaves_of_context() -> None:
-    leaves = tuple(f"agent_tui.context.{name}" for name in CONTEXT_LEAVES)
-    used = {
-        name
-        for path in (PACKAGE / "step").rglob("*.py")
-        for name in imports_of(path)
-        if name.startswith("agent_tui.context")
-    }
-    assert {name for name in used if not name.startswith(leaves)} == set()
-    for leaf in CONTEXT_LEAVES:
-        found = imports_of(PACKAGE / "context" / f"{leaf}.py")
-        above = [n for n in found if n.startswith(("agent_tui.step", "agent_tui.context"))]
-        assert not [n for n in above if not n.startswith(leaves)], leaf
+def test_no_two_parts_of_agent_tui_import_each_other() -> None:
+    """Packages and top-level modules alike, however indirectly, lazy imports included."""
+    assert cycles(import_graph()) == []
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_step_never_imports_context_and_the_floors_below_import_neither() -> None:
+    assert offenders("step", ("agent_tui.context",)) == []
+    for floor in ("budget", "carry"):
+        assert offenders(floor, ("agent_tui.context", "agent_tui.step")) == [], floor
 
 
 def test_the_engine_never_imports_textual() -> None:

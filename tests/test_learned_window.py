@@ -187,8 +187,8 @@ def test_a_model_that_counts_more_tokens_is_compacted_before_it_overflows(
     over its window only ends the stream (no finish, no reason). The last step's reported
     prompt tells how the server counts: the next request is sized by that measure, so the
     conversation is compacted before a request the server would cut."""
+    from agent_tui.budget.overflow import usable_tokens
     from agent_tui.config import CompactionConfig
-    from agent_tui.context.overflow import usable_tokens
     from agent_tui.step.request import estimate_tokens
 
     with FakeLocal(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_tui.context.ledger import LEDGER_HEADER, ledger_text, span_ledger
+from agent_tui.carry.ledger import LEDGER_HEADER, ledger_text, span_ledger
 from agent_tui.storage.models import (
     AssistantMessage,
     FileChange,

@@ -22,19 +22,38 @@ from tests.process_helpers import wait_until
 from tests.pty_helpers import ROOT, PtyAgent
 
 HOLD_LITELLM = """
-import importlib.abc, os, pathlib, sys, time
+import importlib.abc, importlib.machinery, os, pathlib, sys, time
+
+class Held(importlib.abc.Loader):
+    def __init__(self, real):
+        self.real = real
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def create_module(self, spec):
+        return self.real.create_module(spec)
+
+    def exec_module(self, module):
+        pathlib.Path({started!r}).write_text(str(os.getpid()))
+        while not os.path.exists({gate!r}):
+            time.sleep(0.02)
+        self.real.exec_module(module)
 
 class Hold(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
-        if name == "litellm":
-            sys.meta_path.remove(self)
-            pathlib.Path({started!r}).write_text(str(os.getpid()))
-            while not os.path.exists({gate!r}):
-                time.sleep(0.02)
-        return None
+        if name != "litellm":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        spec.loader = Held(spec.loader)
+        return spec
 
 sys.meta_path.insert(0, Hold())
 """
+"""The hold is in the module's execution, where only litellm's own module lock is held
+(not in find_spec, which runs under the interpreter's global import lock: every other
+import of the process would wait too)."""
 
 
 class HeldImport:

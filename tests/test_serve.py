@@ -18,7 +18,7 @@ import pytest
 
 from agent_tui import paths
 from agent_tui.attach.websocket import WebSocket, WebSocketError
-from agent_tui.server import auth, discovery
+from agent_tui.server_link import auth, discovery
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import TextPart
 from tests.conftest import write_config

@@ -111,7 +111,7 @@ def test_the_first_request_does_not_wait_for_the_tokenizer(
 ) -> None:
     """A new session's first request fits by its byte count alone, so the tokenizer
     (0.15-0.5 s to load) is loaded after the request has left, not before it."""
-    from agent_tui.context import tokens
+    from agent_tui.budget import tokens
 
     tokens._counter.cache_clear()
     tokens._loaded.clear()

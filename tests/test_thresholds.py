@@ -6,13 +6,13 @@ import asyncio
 
 import pytest
 
-from agent_tui.config import CompactionConfig, Config, ModelConfig, ModelLimit
-from agent_tui.context.overflow import (
+from agent_tui.budget.overflow import (
     is_overflow,
     tail_budget,
     usable_tokens,
     user_budget,
 )
+from agent_tui.config import CompactionConfig, Config, ModelConfig, ModelLimit
 from agent_tui.provider.limits import load_model_info
 from agent_tui.storage.models import CacheTokens, Tokens
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from agent_tui.context import tokens
-from agent_tui.context.tokens import (
+from agent_tui.budget import tokens
+from agent_tui.budget.tokens import (
     CL100K,
     O200K,
     P50K,
@@ -226,7 +226,7 @@ def test_encoding_by_model_family(model: str, encoding: str) -> None:
 def test_import_is_lazy_and_never_imports_litellm() -> None:
     script = (
         "import sys\n"
-        "from agent_tui.context import tokens\n"
+        "from agent_tui.budget import tokens\n"
         "assert 'tiktoken' not in sys.modules\n"
         "assert tokens.counter_for('gpt-4o').exact\n"
         "assert 'litellm' not in sys.modules\n"

@@ -17,7 +17,6 @@ from acp.schema import (
 )
 
 from agent_tui.agents import PLAN_EXIT_TOOL
-from agent_tui.headless import short_input
 from agent_tui.storage.models import (
     ToolPart,
     ToolStateCompleted,
@@ -25,6 +24,7 @@ from agent_tui.storage.models import (
     ToolStatePending,
     ToolStateRunning,
 )
+from agent_tui.tool_lines import short_input
 
 KINDS: dict[str, ToolKind] = {
     "read": "read",
@@ -88,7 +88,7 @@ def tool_title(part: ToolPart, directory: str) -> str:
         if part.tool == "bash":
             return str(state.input.get("command") or state.title)
         return f"{part.tool} {state.title}"
-    subject = short_input(part)
+    subject = short_input(part.state.input)
     return f"{part.tool} {subject}".strip() if subject else part.tool
 
 

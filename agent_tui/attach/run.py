@@ -21,7 +21,7 @@ from agent_tui.attach.rpc import RESOURCE_NOT_FOUND, ConnectionLost, Rpc, RpcErr
 from agent_tui.attach.websocket import WebSocket, WebSocketError
 from agent_tui.config_files import check_attach, raw_value
 from agent_tui.errors import AgentTuiError, NotFoundError, UsageError
-from agent_tui.server import auth, discovery
+from agent_tui.server_link import auth, discovery
 
 PROTOCOL_VERSION = 1
 ENDPOINT = "/acp"

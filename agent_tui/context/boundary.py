@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_tui.context.carry import announce_left_out
-from agent_tui.context.overflow import fits, usable_tokens
+from agent_tui.budget.overflow import fits, usable_tokens
+from agent_tui.carry.carried import announce_left_out
 from agent_tui.context.tail import shorten_step
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent_tui.context.tokens import count_tokens
+from agent_tui.budget.tokens import count_tokens
 
 SALIENT = re.compile(
     r"(error|fail|exception|traceback|warning|denied|not found|\$ |>>> |"

@@ -8,9 +8,11 @@ from typing import Any
 
 from agent_tui import paths
 from agent_tui.agents import DEFAULT_AGENT
+from agent_tui.budget.overflow import fits
+from agent_tui.carry.carried import carry_into
+from agent_tui.carry.restate import todos_block
 from agent_tui.context import prepared
 from agent_tui.context.boundary import install
-from agent_tui.context.carry import carry_into
 from agent_tui.context.compaction_plan import (
     SUMMARY_REQUEST,
     chunk_plan,
@@ -19,8 +21,6 @@ from agent_tui.context.compaction_plan import (
     select_span,
     whole_span_request,
 )
-from agent_tui.context.overflow import fits
-from agent_tui.context.restate import todos_block
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError
 from agent_tui.events import MessageUpdated

@@ -9,11 +9,11 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from agent_tui import paths
+from agent_tui.budget.overflow import fits, tail_budget, usable_tokens, user_budget
+from agent_tui.budget.tokens import count_tokens
+from agent_tui.carry.restate import choose_restated, restated_text, todos_block
 from agent_tui.context.chunks import chunk_messages, flatten_for_summary
-from agent_tui.context.overflow import fits, tail_budget, usable_tokens, user_budget
-from agent_tui.context.restate import choose_restated, restated_text, todos_block
 from agent_tui.context.tail import choose_tail, message_tokens
-from agent_tui.context.tokens import count_tokens
 from agent_tui.engine_context import EngineContext
 from agent_tui.provider.events import ModelRequest
 from agent_tui.provider.limits import ModelInfo, model_info

@@ -22,12 +22,12 @@ import logging
 import time
 from pathlib import Path
 
+from agent_tui.budget.overflow import fits, prompt_and_output, tail_budget, usable_tokens
+from agent_tui.budget.tokens import count_tokens
+from agent_tui.carry.carried import after_summary_blocks, carry_into
+from agent_tui.carry.restate import restated_text
 from agent_tui.context.boundary import install
-from agent_tui.context.carry import after_summary_blocks, carry_into
 from agent_tui.context.compaction_plan import instruction_text, select_span, whole_span_request
-from agent_tui.context.overflow import fits, prompt_and_output, tail_budget, usable_tokens
-from agent_tui.context.restate import restated_text
-from agent_tui.context.tokens import count_tokens
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError
 from agent_tui.events import MessageUpdated, PartUpdated
@@ -366,7 +366,7 @@ async def apply(
         tokens=found.tokens,
         cost=found.cost,
     )
-    # Pins as they are now and the ledger of the prepared span (context/carry.py).
+    # Pins as they are now and the ledger of the prepared span (carry/carried.py).
     await carry_into(ctx, session, summary, prior[: found.messages], model)
     carried = count_tokens("\n\n".join(after_summary_blocks(summary)), model.id)
     size, most = size_after(ctx, session, prior, found, model, carried)

@@ -15,10 +15,10 @@ import datetime as dt
 
 from pydantic import BaseModel
 
-from agent_tui.context.ledger import LEDGER_HEADER, ledger_text
-from agent_tui.context.pins import describe
+from agent_tui.budget.tokens import count_tokens
+from agent_tui.carry.ledger import LEDGER_HEADER, ledger_text
+from agent_tui.carry.pins import describe
 from agent_tui.context.tail import message_tokens
-from agent_tui.context.tokens import count_tokens
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
 from agent_tui.events import MessageUpdated
@@ -105,7 +105,7 @@ class SummaryInForce(BaseModel):
 
 def pins_and_ledger(info: AssistantMessage) -> tuple[list[str], list[str], str]:
     """(pins restated after the summary, pins left out over `compaction.pin_tokens`, the
-    file ledger's lines), as /summary lists them (context/pins.py, context/ledger.py)."""
+    file ledger's lines), as /summary lists them (carry/pins.py, carry/ledger.py)."""
     pinned = [f"{describe(item)}: {item.text}" for item in info.pins]
     left_out = [f"{describe(item)} (about {item.tokens:,} tokens)" for item in info.pins_left_out]
     ledger = ledger_text(info.ledger).removeprefix(LEDGER_HEADER).strip("\n")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agent_tui.context.overflow import prompt_and_output, usable_tokens
+from agent_tui.budget.overflow import prompt_and_output, usable_tokens
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
 from agent_tui.events import CompactionUndone, MessageUpdated, SessionUpdated

@@ -29,14 +29,14 @@ class Provider(Protocol):
         ...
 
 
-_IN_PROCESS = InProcess()
+IN_PROCESS = InProcess()
 
 
 def current() -> Provider:
     """The provider process when the command started one (first thing, in __main__ or
     tui/launch.py), else litellm in this process."""
     process = remote.current()
-    return remote.Remote(process) if process is not None else _IN_PROCESS
+    return remote.Remote(process) if process is not None else IN_PROCESS
 
 
 def stream_model(request: ModelRequest) -> AsyncIterator[ProviderEvent]:

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agent_tui.config import Config, ModelLimit
-from agent_tui.provider import api
+from agent_tui.provider import api, loader, stream
 from agent_tui.provider.windows import known_window
 from agent_tui.storage.models import Tokens
 
@@ -57,9 +57,13 @@ async def load_model_info(model: str, config: Config) -> ModelInfo:
 
 def model_info(model: str, config: Config) -> ModelInfo:
     """`load_model_info` without waiting, for code that cannot await (request assembly):
-    the model's info must have been loaded before."""
+    the model's info must have been loaded before, unless litellm is already imported
+    in this process (then asking it is a lookup)."""
     if model not in _asked:
-        raise NotAsked(f"model info for {model} used before load_model_info")
+        module = loader.imported()
+        if module is None or api.current() is not api.IN_PROCESS:
+            raise NotAsked(f"model info for {model} used before load_model_info")
+        _asked[model] = stream.info_of(module, model)
     raw = _asked[model] or {}
     output = raw.get("max_output_tokens") or raw.get("max_tokens")
     context = raw.get("max_input_tokens") or 0

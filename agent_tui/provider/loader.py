@@ -94,6 +94,11 @@ def _import_and_warm() -> None:
     gc.freeze()
 
 
+def imported() -> Any:
+    """litellm if this process has imported it, else None (never waits)."""
+    return _module
+
+
 async def load_litellm() -> Any:
     """litellm without blocking the event loop (the import takes seconds)."""
     if _module is not None:

@@ -95,11 +95,7 @@ class InProcess:
     name = "in-process"
 
     async def model_info(self, model: str) -> dict[str, Any] | None:
-        lib = await load_litellm()
-        try:
-            return dict(lib.get_model_info(model))
-        except Exception:  # litellm raises several types for unmapped models
-            return None
+        return info_of(await load_litellm(), model)
 
     async def validate_environment(self, model: str) -> dict[str, Any]:
         lib = await load_litellm()
@@ -107,6 +103,14 @@ class InProcess:
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         return litellm_stream(request)
+
+
+def info_of(lib: Any, model: str) -> dict[str, Any] | None:
+    """litellm's `get_model_info` (a lookup once imported); None for unmapped models."""
+    try:
+        return dict(lib.get_model_info(model))
+    except Exception:  # litellm raises several types for unmapped models
+        return None
 
 
 async def litellm_stream(request: ModelRequest) -> AsyncIterator[ProviderEvent]:

@@ -17,7 +17,7 @@ from agent_tui import paths
 from agent_tui.config import Config, load_config
 from agent_tui.errors import UsageError
 from agent_tui.provider.defaults import choose_model, context_window, model_catalog
-from agent_tui.server import auth, discovery
+from agent_tui.server_link import auth, discovery
 
 LOG_FILE = "serve.log"
 GRACE_SECONDS = 10

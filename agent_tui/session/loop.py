@@ -10,11 +10,11 @@ from pathlib import Path
 
 from agent_tui import paths
 from agent_tui.agents import BUILD, AgentInfo
+from agent_tui.budget.overflow import fits, is_overflow
+from agent_tui.budget.reminder import budget_reminder_for
+from agent_tui.budget.tokens import counter_for, counter_ready
 from agent_tui.config import ReasoningConfig
 from agent_tui.context import compaction, prepared, prune
-from agent_tui.context.budget import budget_reminder_for
-from agent_tui.context.overflow import fits, is_overflow
-from agent_tui.context.tokens import counter_for, counter_ready
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError, ContextOverflowError, ProviderError
 from agent_tui.events import Notice, SessionError, SessionStatus

@@ -1,12 +1,13 @@
 """Pinning and unpinning (`/pin`, `agent-tui pin`, the app's pin key): set or clear the
 `pinned` flag of a message or tool result, and report what it means for the next
-compaction. What a pin restates, and its budget: context/pins.py."""
+compaction. What a pin restates, and its budget: carry/pins.py."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel
 
-from agent_tui.context.pins import (
+from agent_tui.budget.tokens import count_tokens
+from agent_tui.carry.pins import (
     current_pins,
     describe,
     message_pin,
@@ -14,7 +15,6 @@ from agent_tui.context.pins import (
     pinned_block,
     tool_pin,
 )
-from agent_tui.context.tokens import count_tokens
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import NotFoundError, UsageError
 from agent_tui.events import MessageUpdated, PartUpdated

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent_tui.context.carry import after_summary_blocks
-from agent_tui.context.restate import BRIDGE_TEXT, TODOS_RESTATED, restated_text, todos_block
+from agent_tui.carry.carried import after_summary_blocks
+from agent_tui.carry.restate import BRIDGE_TEXT, TODOS_RESTATED, restated_text, todos_block
 from agent_tui.step.media import (
     ImagePlacement,
     file_image_block,

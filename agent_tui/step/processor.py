@@ -7,8 +7,8 @@ import contextlib
 from pathlib import Path
 from typing import Literal
 
-from agent_tui.context.overflow import usable_tokens
-from agent_tui.context.tokens import count_tokens, counter_for
+from agent_tui.budget.overflow import usable_tokens
+from agent_tui.budget.tokens import count_tokens, counter_for
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import ContextOverflowError, ProviderError, ToolError
 from agent_tui.events import MessageUpdated, Notice, PartUpdated, SessionStatus

@@ -8,9 +8,9 @@ from typing import Any
 
 from agent_tui import paths
 from agent_tui.agents import AgentInfo
+from agent_tui.budget.overflow import prompt_and_output
+from agent_tui.budget.tokens import count_tokens
 from agent_tui.config import Config, ReasoningConfig
-from agent_tui.context.overflow import prompt_and_output
-from agent_tui.context.tokens import count_tokens
 from agent_tui.provider.auth import credentials
 from agent_tui.provider.events import ModelRequest
 from agent_tui.step.cache import cache_style, mark_breakpoints

@@ -10,8 +10,8 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Collapsible, Static
 
-from agent_tui.headless import image_mark, short_input
 from agent_tui.storage.models import ToolPart, ToolStateCompleted, ToolStateError
+from agent_tui.tool_lines import image_mark, short_input
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPINNER_INTERVAL = 0.1
@@ -24,13 +24,16 @@ def tool_title(part: ToolPart, frame: int = 0) -> str:
     """The one-line summary: icon, tool, short input, status and marks (markup-escaped)."""
     state = part.state
     icon = SPINNER[frame % len(SPINNER)] if state.status == "running" else STATUS_ICON[state.status]
-    line = f"{icon} {part.tool} {short_input(part)}".rstrip()
+    line = f"{icon} {part.tool} {short_input(part.state.input)}".rstrip()
     marks: list[str] = []
     if isinstance(state, ToolStateError):
         first = (state.error.splitlines() or [""])[0]
         marks.append(f"error: {first[:80]}")
     elif isinstance(state, ToolStateCompleted):
-        marks += [image_mark(image, short_input(part)) for image in state.attachments]
+        marks += [
+            image_mark(image.model_dump(), short_input(part.state.input))
+            for image in state.attachments
+        ]
         if state.time.compacted:
             marks.append("pruned")
         if state.metadata.get("truncated"):

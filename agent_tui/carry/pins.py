@@ -4,7 +4,7 @@ not fit is named after the summary and in a notice, never dropped silently.
 
 The flag is the item's own `pinned` field (message info or tool part, JSON: no
 migration). A compaction copies what it restates onto its summary (`AssistantMessage.pins`,
-context/carry.py), so pinning or unpinning changes nothing the model sees until the next
+carry/carried.py), so pinning or unpinning changes nothing the model sees until the next
 compaction: the cached prompt prefix never moves. Pinned tool results are never pruned.
 Pinning and unpinning themselves are commands: session/pins.py.
 """
@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from agent_tui.budget.tokens import count_tokens
 from agent_tui.config import CompactionConfig
-from agent_tui.context.tokens import count_tokens
 from agent_tui.storage.models import (
     MessageWithParts,
     PinnedText,

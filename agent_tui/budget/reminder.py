@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from agent_tui.budget.overflow import prompt_and_output, usable_tokens
 from agent_tui.config import CompactionConfig, ModelLimit
-from agent_tui.context.overflow import prompt_and_output, usable_tokens
 from agent_tui.storage.models import AssistantMessage
 
 

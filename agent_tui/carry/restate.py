@@ -3,7 +3,7 @@ are restated verbatim right after the summary, newest first, within a budget."""
 
 from __future__ import annotations
 
-from agent_tui.context.tokens import count_tokens
+from agent_tui.budget.tokens import count_tokens
 from agent_tui.storage.models import MessageWithParts, TextPart, UserMessage
 
 RESTATE_HEADER = (
