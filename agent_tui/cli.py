@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from agent_tui import __version__, procs
+from agent_tui.command.table import named
 from agent_tui.errors import AgentTuiError
 
 if TYPE_CHECKING:
@@ -111,14 +112,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("message", nargs="+", help="the prompt")
 
-    sessions = commands.add_parser("sessions", help="list sessions")
+    sessions = commands.add_parser("sessions", help=named("sessions").help)
     sessions.add_argument("--json", action="store_true", help="print JSON")
     sessions.add_argument("--here", action="store_true", help="only this directory's sessions")
 
-    export = commands.add_parser("export", help="print a whole session as JSON")
+    export = commands.add_parser("export", help=named("export").help)
     export.add_argument("session_id", metavar="SESSION_ID")
 
-    compact = commands.add_parser("compact", help="summarise a session now")
+    compact = commands.add_parser("compact", help=named("compact").help)
     _session_args(compact)
     compact.add_argument(
         "--dry-run",
@@ -127,14 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compact.add_argument("instructions", nargs="*", help="extra instructions for the summary")
 
-    uncompact = commands.add_parser(
-        "uncompact", help="take back the newest compaction (if the history fits)"
-    )
+    uncompact = commands.add_parser("uncompact", help=named("uncompact").help)
     _session_args(uncompact)
 
     pin = commands.add_parser(
         "pin",
-        help="pin a message or tool result: restated verbatim after every compaction",
+        help=named("pin").help,
         description="Pin a message (yours or the agent's) or a tool result: after every "
         "compaction it is restated verbatim, within compaction.pin_tokens (what does not fit "
         "is named instead). Ids: msg_… (a message) or prt_… (a tool result), as --list, the "
@@ -152,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     pin_mode.add_argument("--remove", action="store_true", help="unpin instead")
     summary = commands.add_parser(
         "summary",
-        help="show the summary in force (what was restated and kept); correct it",
+        help=named("summary").help,
         description="Show the summary the model sees in place of the compacted conversation: "
         "what was restated after it (your words, the todo list, the plan) and what was kept "
         "verbatim. --edit, --set-file or --revert change the text the model sees from its "
@@ -175,11 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--revert", action="store_true", help="go back to the text the summariser wrote"
     )
 
-    for name, text in (
-        ("undo", "undo the newest turn: restore the files it changed, hide it from the model"),
-        ("redo", "redo the turn undone last (until a new message is sent)"),
-    ):
-        turn = commands.add_parser(name, help=text)
+    for name in ("undo", "redo"):
+        turn = commands.add_parser(name, help=named(name).help)
         _session_args(turn, model=False)
         turn.add_argument(
             "--force",
@@ -207,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--token", help="the token clients must send (default: the data dir's server-token)"
     )
 
-    context = commands.add_parser("context", help="show what fills the context window")
+    context = commands.add_parser("context", help=named("context").help)
     context.add_argument(
         "-s", "--session", metavar="ID", help="session id (default: latest in this directory)"
     )

@@ -10,16 +10,13 @@ import datetime as dt
 import json
 import signal
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-from agent_tui import paths
+from agent_tui.command.run import execute
 from agent_tui.config import Config, load_config
-from agent_tui.context.compaction_plan import render_plan
-from agent_tui.context.summary_view import CACHE_NOTE, NO_COMPACTION, render_summary
+from agent_tui.context.summary_view import NO_COMPACTION
 from agent_tui.context.usage import context_usage
 from agent_tui.editor import edit_text, read_text_arg
-from agent_tui.engine_context import EngineContext
 from agent_tui.errors import NotFoundError, UsageError
 from agent_tui.headless import READER_GONE_EXIT, JsonView, TextView
 from agent_tui.provider import remote
@@ -28,25 +25,10 @@ from agent_tui.provider.defaults import choose_model
 from agent_tui.provider.loader import preload_in_background
 from agent_tui.session.engine import Engine
 from agent_tui.session.loop import LoopResult
-from agent_tui.storage.db import Database
+from agent_tui.session.opening import open_engine
 from agent_tui.storage.models import Session
 from agent_tui.storage.sessions import session_tree
 from agent_tui.tool.escalation import UNSANDBOXED
-
-
-@contextlib.asynccontextmanager
-async def open_engine(config: Config, command: str = "") -> AsyncIterator[Engine]:
-    """An engine on the user's database; `command` names it to other processes."""
-    db = await Database.open(paths.database_path())
-    engine = None
-    front_end = f"agent-tui {command}".strip()
-    try:
-        engine = Engine(EngineContext(db=db, config=config, front_end=front_end))
-        yield engine
-    finally:
-        if engine is not None:
-            await engine.close()
-        await db.close()
 
 
 async def resolve_session(
@@ -125,8 +107,8 @@ def _install_interrupt(engine: Engine, session_id: str) -> None:
 def _expand_custom_command(text: str) -> tuple[str, str | None]:
     """`/NAME args` naming a custom command -> (its expanded body, its model); any other
     text is sent as typed."""
+    from agent_tui.command.table import builtin_names
     from agent_tui.custom_commands import load_custom_commands, parse_invocation
-    from agent_tui.tui.slash_commands import builtin_names
 
     invocation = parse_invocation(text)
     if invocation is None:
@@ -178,7 +160,7 @@ async def _compact(args: argparse.Namespace, config: Config) -> int:
             plan = await engine.compaction_plan(
                 session.id, " ".join(args.instructions) or None, model=args.model
             )
-        print(render_plan(plan))
+        print(plan.message())
         return 0
     view = TextView(show_summaries=True)
     async with open_engine(config, args.command) as engine:
@@ -252,11 +234,7 @@ async def _uncompact(args: argparse.Namespace, config: Config) -> int:
     async with open_engine(config, args.command) as engine:
         session = await resolve_session(engine, args.session, args.cont, create=False)
         done = await engine.uncompact(session.id, model=args.model)
-    print(
-        f"Compaction undone: the model sees the {done.messages} messages before it again "
-        f"(about {done.estimated:,} of {done.usable:,} usable tokens). The summary stays "
-        "in the session, marked reverted."
-    )
+    print(done.message())
     return 0
 
 
@@ -293,22 +271,14 @@ async def _summary(args: argparse.Namespace, config: Config) -> int:
             else:
                 text = await edit_text(view.text, f"summary-{view.summary_id}.md")
             done = await engine.edit_summary(session.id, view.summary_id, text)
-            if not done.changed:
-                note = "Summary unchanged: nothing was saved."
-            elif done.edited:
-                note = (
-                    "Summary edited. The summariser's text stays in the session "
-                    "(`agent-tui summary --revert` restores it). " + CACHE_NOTE
-                )
-            else:
-                note = "Summary back to the summariser's text. " + CACHE_NOTE
+            note = done.message()
             view = await engine.summary(session.id)
     if args.json:
         print(view.model_dump_json(indent=2))
         if note:
             print(f"agent-tui: {note}", file=sys.stderr)
     else:
-        print(note or render_summary(view))
+        print(note or view.message())
     return 0
 
 
@@ -327,8 +297,7 @@ async def _turn(args: argparse.Namespace, config: Config, *, undo: bool) -> int:
             done = await engine.undo(session.id, force=args.force)
         else:
             done = await engine.redo(session.id, force=args.force)
-    verb = "undone" if undo else "redone"
-    print(f"Turn {verb}: {len(done.files)} file{'s' if len(done.files) != 1 else ''} restored.")
+    print(done.message())
     for name in done.files:
         print(f"  {name}")
     if done.overwritten:
@@ -347,21 +316,8 @@ async def _export(args: argparse.Namespace, config: Config) -> int:
 
 
 async def _context(args: argparse.Namespace, config: Config) -> int:
-    from agent_tui.context.breakdown import breakdown, render
-    from agent_tui.step.history import load_history, model_of
-
     async with open_engine(config, args.command) as engine:
         session = await resolve_session(engine, args.session, False, create=False)
-        history = await load_history(engine.ctx, session)
-        model_id = model_of(history, config.model)
-        await engine.model_window(model_id)  # a local server's window, asked
-        model = await engine.model_limits(model_id)
-        result = breakdown(
-            history, model, config, Path(session.directory), engine.ctx.registry.definitions()
-        )
-        withheld = engine.ctx.tool_env.withheld_line()
-        sandbox = await engine.ctx.sandbox.status_line()
-    print(render(result))
-    print(withheld)
-    print(sandbox)
+        result = await execute(engine, session.id, "context")
+    print(result.message())
     return 0

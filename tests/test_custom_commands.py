@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from agent_tui.command.table import builtin_names
 from agent_tui.custom_commands import load_custom_commands, parse_front_matter
-from agent_tui.tui.slash_commands import builtin_names
 from tests.engine_helpers import run_cli, text_of
 from tests.fake_openai import FakeOpenAI, Text
 

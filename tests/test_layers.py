@@ -103,6 +103,16 @@ def test_step_never_imports_context_and_the_floors_below_import_neither() -> Non
         assert offenders(floor, ("agent_tui.context", "agent_tui.step")) == [], floor
 
 
+def test_no_view_imports_another_view() -> None:
+    """What two views share lives below them (tool_lines, server_link, command/). The
+    server is not a view of its own: it carries the ACP agent over a WebSocket; the CLI's
+    commands print with headless (one view); cli.py only dispatches to the views."""
+    graph = import_graph()
+    views = {*VIEWS, "headless", "commands"}
+    found = {(view, target) for view in views for target in graph.get(view, ()) & views}
+    assert found - {("server", "acp"), ("commands", "headless")} == set()  # see above
+
+
 def test_the_engine_never_imports_textual() -> None:
     for folder in ("session", "context", "step", "provider", "tool", "storage"):
         assert offenders(folder, ("textual", "agent_tui.tui")) == [], folder

@@ -71,7 +71,7 @@ async def test_summary_is_read_and_edited_in_the_app(configured: FakeOpenAI) -> 
         editor.load_text(CORRECTED)
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: not isinstance(app.screen, SummaryEditScreen), "saved")
-        assert "Summary saved." in str(list(app._notifications)[-1].message)
+        assert "Summary edited." in str(list(app._notifications)[-1].message)
 
         # The divider shows the correction; the next request carries it.
         divider = app.query_one(CompactionDivider)

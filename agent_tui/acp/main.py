@@ -64,7 +64,7 @@ async def _serve(protocol_in: BinaryIO, protocol_out: BinaryIO) -> int:
     import acp
 
     from agent_tui.acp.agent import AcpAgent, Unconfigured
-    from agent_tui.commands import open_engine
+    from agent_tui.session.opening import open_engine
 
     writer, reader = await _streams(protocol_in, protocol_out)
     try:

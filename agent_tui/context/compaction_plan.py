@@ -231,6 +231,9 @@ class CompactionPlan(BaseModel):
     summarising_model: str
     prompt_source: str
 
+    def message(self) -> str:
+        return render_plan(self)
+
 
 def prompt_source(ctx: EngineContext, directory: Path) -> str:
     custom = ctx.config.compaction.prompt

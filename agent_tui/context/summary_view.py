@@ -102,6 +102,9 @@ class SummaryInForce(BaseModel):
     context_estimate: int | None = None
     """The estimated size of the history right after the compaction."""
 
+    def message(self) -> str:
+        return render_summary(self)
+
 
 def pins_and_ledger(info: AssistantMessage) -> tuple[list[str], list[str], str]:
     """(pins restated after the summary, pins left out over `compaction.pin_tokens`, the
@@ -252,6 +255,16 @@ class SummaryEdit(BaseModel):
     """False: the text was already in force; nothing was written."""
     edited: bool
     """False: the summary is back to the summariser's text."""
+
+    def message(self) -> str:
+        if not self.changed:
+            return "Summary unchanged: nothing was saved."
+        if self.edited:
+            return (
+                "Summary edited. The summariser's text stays in the session (reverting "
+                f"restores it). {CACHE_NOTE}"
+            )
+        return f"Summary back to the summariser's text. {CACHE_NOTE}"
 
 
 async def save_edit(

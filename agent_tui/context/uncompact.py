@@ -42,6 +42,13 @@ class Uncompacted(BaseModel):
     estimated: int
     usable: int
 
+    def message(self) -> str:
+        return (
+            f"Compaction undone: the model sees the {self.messages} messages before it again "
+            f"(about {self.estimated:,} of {self.usable:,} usable tokens). The summary stays "
+            "in the session, marked reverted."
+        )
+
 
 def _summaries(messages: list[MessageWithParts]) -> list[AssistantMessage]:
     return [

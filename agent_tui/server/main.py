@@ -83,9 +83,9 @@ def _url(sock: socket.socket) -> str:
 async def _serve(config: Config, sock: socket.socket, token: str) -> None:
     import uvicorn
 
-    from agent_tui.commands import open_engine
     from agent_tui.provider.loader import load_litellm
     from agent_tui.server.app import ENDPOINT, ServerApp
+    from agent_tui.session.opening import open_engine
 
     await choose_model(config, probe=True)
     async with open_engine(config, "serve") as engine:  # "busy in agent-tui serve"

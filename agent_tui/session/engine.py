@@ -407,13 +407,15 @@ class Engine:
         session = await self.ctx.db.get_session(session_id)
         history = await load_history(self.ctx, session)
         model = model or model_of(history, self.ctx.config.model)
+        await windows.discover_window(model, self.ctx.config)  # a local server's, asked
         info = await self.model_limits(model)
         tools = self.ctx.registry.definitions()
         # Counting tokens loads a tokenizer (~0.5 s the first time): off the event loop.
         result = await asyncio.to_thread(
             breakdown, history, info, self.ctx.config, Path(session.directory), tools
         )
-        return f"{render(result)}\n{self.ctx.tool_env.withheld_line()}"
+        withheld = self.ctx.tool_env.withheld_line()
+        return f"{render(result)}\n{withheld}\n{await self.ctx.sandbox.status_line()}"
 
     async def uncompact(self, session_id: str, *, model: str | None = None) -> Uncompacted:
         """Take back the newest compaction (UsageError if there is none or it won't fit)."""

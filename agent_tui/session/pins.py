@@ -272,6 +272,9 @@ class PinList(BaseModel):
     candidates: list[PinnedText]
     """The newest items that can be pinned (for a person who has none yet)."""
 
+    def message(self) -> str:
+        return self.render()
+
     def render(self) -> str:
         if not self.pins:
             lines = ["Nothing is pinned in this session."]

@@ -35,6 +35,10 @@ NO_SNAPSHOTS = (
 )
 
 
+FILES_NAMED = 5
+"""Files an undo's sentence names (the CLI lists them all after it)."""
+
+
 class UndoConflict(UsageError):
     """Files the undo or redo would overwrite were changed by the person since."""
 
@@ -57,6 +61,21 @@ class TurnRestored(BaseModel):
     """Paths (relative to the session directory) written or deleted."""
     overwritten: list[str] = []
     """Files the person had changed that were overwritten (with `force`)."""
+    undone: bool = True
+    """Undo (else redo)."""
+
+    def message(self) -> str:
+        """What every view says (the app puts an undone prompt back in the input; the
+        others show it after this)."""
+        count = len(self.files)
+        text = f"Turn {'undone' if self.undone else 'redone'}: {count} "
+        text += f"file{'s' if count != 1 else ''} restored"
+        named = ", ".join(self.files[:FILES_NAMED])
+        more = len(self.files) - FILES_NAMED
+        text += f" ({named}{f' and {more} more' if more > 0 else ''})." if self.files else "."
+        if self.overwritten:
+            text += f" Overwritten (changed by you since): {', '.join(self.overwritten)}."
+        return text
 
 
 @dataclass
@@ -152,6 +171,7 @@ async def _apply(
         prompt=turn.prompt,
         files=sorted(target),
         overwritten=overwritten,
+        undone=undo,
     )
 
 

@@ -25,9 +25,10 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static, TextArea
 
+from agent_tui.command import table
 from agent_tui.errors import AgentTuiError
 from agent_tui.keybinds import Keybinds, configured_keys
-from agent_tui.tui import slash_commands, strip_cycles
+from agent_tui.tui import strip_cycles
 from agent_tui.tui.agent_modes import AgentModes
 from agent_tui.tui.app_commands import AppCommands
 from agent_tui.tui.command_provider import AgentCommands
@@ -435,10 +436,10 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
             self.prompt.remember(text)
             self.run_worker(self._shell(text.lstrip()[1:].strip()), exit_on_error=False)
             return
-        parsed = slash_commands.parse(text)
+        parsed = table.parse(text)
         if parsed is not None:
             name, args = parsed
-            command = slash_commands.find(name, self.prompt.custom_commands)
+            command = table.find(name, self.prompt.commands)
             if command is None:
                 self._restore(text)
                 self.notify(f"Unknown command /{name}: /help lists them.", severity="warning")
@@ -608,7 +609,7 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
         if action is not None:
             action()
 
-    def run_command(self, command: slash_commands.SlashCommand, args: str) -> None:
+    def run_command(self, command: table.Command, args: str) -> None:
         """A slash command or palette entry; one typed before the start runs after it."""
         if not self._when_started(self.run_command, command, args):
             super().run_command(command, args)

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent_tui.command import table
+from agent_tui.command.table import DRY_RUN, Command, after_flag
 from agent_tui.custom_commands import CustomCommand, load_custom_commands
 from agent_tui.errors import AgentTuiError
-from agent_tui.tui import slash_commands
-from agent_tui.tui.slash_commands import COMMANDS, SlashCommand
 from agent_tui.tui.text_screen import TextScreen
 
 if TYPE_CHECKING:
@@ -53,9 +52,6 @@ def help_text(app: AgentApp) -> str:
     return "\n".join(lines)
 
 
-DRY_RUN = "--dry-run"
-
-
 class AppCommands:
     """Command implementations; `self` is the AgentApp."""
 
@@ -63,19 +59,20 @@ class AppCommands:
     """Custom slash commands by name (custom_commands.py), loaded at start."""
 
     @property
-    def slash_command_list(self: AgentApp) -> tuple[SlashCommand, ...]:
+    def slash_command_list(self: AgentApp) -> tuple[Command, ...]:
         """Built-in commands, then the custom ones (for /help and the palette)."""
-        return (*COMMANDS, *self.prompt.custom_commands)
+        return self.prompt.commands
 
     async def load_custom_commands(self: AgentApp) -> None:
         """Read the custom command files (once, at start); warn once about any named
         like a built-in."""
         loaded = await asyncio.to_thread(
-            load_custom_commands, self.directory, slash_commands.builtin_names()
+            load_custom_commands, self.directory, table.builtin_names()
         )
         self.custom_commands = loaded.commands
-        self.prompt.custom_commands = tuple(
-            slash_commands.custom(c.name, c.help) for c in loaded.commands.values()
+        self.prompt.commands = (
+            *table.offered_in(table.APP),
+            *(table.custom(c.name, c.help) for c in loaded.commands.values()),
         )
         if (warning := loaded.warning()) is not None:
             self.notify(warning, severity="warning", timeout=10)
@@ -90,11 +87,11 @@ class AppCommands:
             return
         self.run_worker(self._send(text, model=command.model, typed=typed), exit_on_error=False)
 
-    def run_command(self: AgentApp, command: SlashCommand, args: str) -> None:
-        if command.action == slash_commands.CUSTOM_ACTION:
+    def run_command(self: AgentApp, command: Command, args: str) -> None:
+        if command.action == table.CUSTOM_ACTION:
             self.run_custom_command(command.name, args)
             return
-        method: Callable[..., Any] = getattr(self, f"action_{command.action}")
+        method: Callable[..., Any] = getattr(self, f"action_{command.app_action()}")
         result = method(args or None) if command.takes_args else method()
         if isinstance(result, Awaitable):
             self.run_worker(result, exit_on_error=False)
@@ -113,15 +110,12 @@ class AppCommands:
             if self.session is None:
                 self.notify("Nothing to compact yet: send a message first.", severity="warning")
                 return
-            rest = (instructions or "").strip()
-            if rest == DRY_RUN or rest.startswith(DRY_RUN + " "):
-                from agent_tui.context.compaction_plan import render_plan
-
-                extra = rest[len(DRY_RUN) :].strip() or None
+            extra = after_flag((instructions or "").strip(), DRY_RUN)
+            if extra is not None:
                 plan = await self.engine.compaction_plan(
-                    self.session.id, extra, model=self.model_override
+                    self.session.id, extra or None, model=self.model_override
                 )
-                self.push_screen(TextScreen("Compaction dry run", render_plan(plan)))
+                self.push_screen(TextScreen("Compaction dry run", plan.message()))
                 return
             # Typed while the agent works (or right after a message): after that turn, as
             # queued input; what is typed next does not wait for it.
@@ -162,10 +156,7 @@ class AppCommands:
                 self.notify("Nothing to undo: send a message first.", severity="warning")
                 return
             done = await self.engine.uncompact(self.session.id, model=self.model_override)
-            self.notify(
-                f"Compaction undone: {done.messages} earlier messages are back "
-                f"(about {done.estimated:,} of {done.usable:,} usable tokens)."
-            )
+            self.notify(done.message())
 
         self._guard(uncompact)
 
@@ -191,7 +182,6 @@ class AppCommands:
     def edit_summary(self: AgentApp, session_id: str, view: SummaryInForce) -> None:
         """The summary in an editor; saved through the engine, which the model reads
         from its next step on."""
-        from agent_tui.context.summary_view import CACHE_NOTE
         from agent_tui.tui.summary_edit_screen import SummaryEditScreen
 
         summary_id = view.summary_id
@@ -201,12 +191,10 @@ class AppCommands:
             return await self.engine.edit_summary(session_id, summary_id, text)
 
         def saved(done: SummaryEdit | None) -> None:
-            if done is None or not done.changed:
-                self.notify("Summary unchanged." if done else "Edit cancelled: nothing saved.")
-            elif done.edited:
-                self.notify(f"Summary saved. {CACHE_NOTE}", timeout=8)
+            if done is None:
+                self.notify("Edit cancelled: nothing saved.")
             else:
-                self.notify(f"Summary back to the summariser's text. {CACHE_NOTE}", timeout=8)
+                self.notify(done.message(), timeout=8)
 
         self.push_screen(SummaryEditScreen(view.text, view.original, save), saved)
 
@@ -270,23 +258,11 @@ class AppCommands:
 
     def action_context(self: AgentApp) -> None:
         async def show() -> None:
-            from agent_tui.context.breakdown import breakdown, render
-            from agent_tui.step.history import load_history
-
             if self.session is None:
                 self.notify("The context is empty: no message sent yet.")
                 return
-            history = await load_history(self.engine.ctx, self.session)
-            model = await self.engine.model_limits(self.current_model)
-            tools = self.engine.ctx.registry.definitions()
-            directory = Path(self.session.directory)
-            # Counting tokens loads a tokenizer (~0.5 s the first time): off the event loop.
-            result = await asyncio.to_thread(
-                breakdown, history, model, self.config, directory, tools
-            )
-            withheld = self.engine.ctx.tool_env.withheld_line()
-            sandbox = await self.engine.ctx.sandbox.status_line()
-            self.push_screen(TextScreen("Context", f"{render(result)}\n{withheld}\n{sandbox}"))
+            report = await self.engine.context_report(self.session.id, model=self.current_model)
+            self.push_screen(TextScreen("Context", report))
 
         self._guard(show)
 

@@ -1,4 +1,4 @@
-"""The command palette (Ctrl+P) offers the same commands as the slash registry."""
+"""The command palette (Ctrl+P) offers the app's commands of the table (command/table.py)."""
 
 from __future__ import annotations
 
@@ -7,17 +7,17 @@ from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from agent_tui.tui.slash_commands import SlashCommand
+from agent_tui.command.table import Command
 
 if TYPE_CHECKING:
     from agent_tui.tui.app import AgentApp
 
 
 class AgentCommands(Provider):
-    def _run(self, command: SlashCommand) -> None:
+    def _run(self, command: Command) -> None:
         cast("AgentApp", self.app).run_command(command, "")
 
-    def _commands(self) -> tuple[SlashCommand, ...]:
+    def _commands(self) -> tuple[Command, ...]:
         return cast("AgentApp", self.app).slash_command_list
 
     async def discover(self) -> Hits:

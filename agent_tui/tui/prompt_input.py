@@ -9,7 +9,7 @@ from textual.message import Message
 from textual.widgets import TextArea
 from textual.widgets.text_area import Location
 
-from agent_tui.tui import slash_commands
+from agent_tui.command import table
 
 NEWLINE_KEYS = {"shift+enter", "ctrl+j", "newline"}
 PLACEHOLDER = "Message the agent — Enter sends, Ctrl+J new line, / for commands"
@@ -72,8 +72,8 @@ class PromptInput(TextArea):
         self.sent_history: list[str] = []
         self._history_index: int | None = None
         self._draft = ""
-        self.custom_commands: tuple[slash_commands.SlashCommand, ...] = ()
-        """The custom slash commands (custom_commands.py), completed like built-ins."""
+        self.commands: tuple[table.Command, ...] = table.offered_in(table.APP)
+        """The slash commands it completes: the built-ins, then the custom ones."""
         self._mentions = 0
         self._mention: tuple[int, Location] | None = None
         """The `@` being typed: its MentionStarted token and where the `@` is. Cleared
@@ -177,11 +177,11 @@ class PromptInput(TextArea):
 
     # ---- completion -------------------------------------------------------------------
 
-    def completions(self) -> list[slash_commands.SlashCommand]:
+    def completions(self) -> list[table.Command]:
         text = self.text
         if not text.startswith("/") or any(ch.isspace() for ch in text):
             return []
-        return slash_commands.matching(text[1:], self.custom_commands)
+        return table.matching(text[1:], self.commands)
 
     def complete(self) -> bool:
         """Complete a unique (or common) slash command prefix; True if anything changed."""

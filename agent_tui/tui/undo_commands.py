@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from agent_tui.command.table import FORCE
 from agent_tui.errors import AgentTuiError
 from agent_tui.tui.confirm_screen import ConfirmScreen
 from agent_tui.tui.text_screen import TextScreen
@@ -18,11 +19,13 @@ class UndoCommands:
     _undo_prompt: str | None = None
     """The prompt /undo last put in the input (replaced, not stacked, by the next undo)."""
 
-    def action_undo(self: AgentApp) -> None:
-        self.run_worker(self.turn_back(undo=True), exit_on_error=False)
+    def action_undo(self: AgentApp, args: str | None = None) -> None:
+        force = (args or "").strip() == FORCE
+        self.run_worker(self.turn_back(undo=True, force=force), exit_on_error=False)
 
-    def action_redo(self: AgentApp) -> None:
-        self.run_worker(self.turn_back(undo=False), exit_on_error=False)
+    def action_redo(self: AgentApp, args: str | None = None) -> None:
+        force = (args or "").strip() == FORCE
+        self.run_worker(self.turn_back(undo=False, force=force), exit_on_error=False)
 
     async def turn_back(self: AgentApp, *, undo: bool, force: bool = False) -> None:
         """Undo (or redo) a turn; files the person changed since are overwritten only
@@ -49,11 +52,7 @@ class UndoCommands:
             return
         await self.show_session(await self.db.get_session(self.session.id))
         self._put_back(done.prompt if undo else None)
-        count = len(done.files)
-        self.notify(
-            f"Turn {'undone' if undo else 'redone'}: {count} file{'s' if count != 1 else ''} "
-            "restored" + (f" ({', '.join(done.files[:5])})" if done.files else "") + "."
-        )
+        self.notify(done.message())
 
     def _put_back(self: AgentApp, prompt: str | None) -> None:
         """Undo: the turn's prompt in the input (what the person typed is kept); redo:

@@ -1,0 +1,112 @@
+"""Running a built-in command against the engine: one handler per command of the table,
+each returning the engine's own result, whose `message()` every view shows (ACP says it
+as agent text, the CLI prints it, the app notifies it or draws the result its own way)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from agent_tui.command.table import DRY_RUN, FORCE, LIST, after_flag
+from agent_tui.session.engine import Engine
+from agent_tui.session.loop import LoopResult
+
+
+class Result(Protocol):
+    def message(self) -> str: ...
+
+
+@dataclass
+class Text:
+    """A result that is only text (the context report)."""
+
+    text: str
+
+    def message(self) -> str:
+        return self.text
+
+
+@dataclass
+class SessionDiff:
+    diff: str
+
+    def message(self) -> str:
+        return f"```diff\n{self.diff}\n```" if self.diff else "No changes yet."
+
+
+@dataclass
+class Compacted:
+    """A compaction shows itself through the engine's events: nothing more to say."""
+
+    result: LoopResult | None
+
+    def message(self) -> str:
+        return ""
+
+
+Handler = Callable[[Engine, str, str, "str | None"], Awaitable[Result]]
+
+
+async def _compact(engine: Engine, session_id: str, args: str, model: str | None) -> Result:
+    extra = after_flag(args, DRY_RUN)
+    if extra is not None:
+        return await engine.compaction_plan(session_id, extra or None, model=model)
+    return Compacted(await engine.compact(session_id, args or None, model=model))
+
+
+async def _uncompact(engine: Engine, session_id: str, args: str, model: str | None) -> Result:
+    return await engine.uncompact(session_id, model=model)
+
+
+async def _summary(engine: Engine, session_id: str, args: str, model: str | None) -> Result:
+    return await engine.summary(session_id, model=model)
+
+
+async def _undo(engine: Engine, session_id: str, args: str, model: str | None) -> Result:
+    return await engine.undo(session_id, force=args == FORCE)
+
+
+async def _redo(engine: Engine, session_id: str, args: str, model: str | None) -> Result:
+    return await engine.redo(session_id, force=args == FORCE)
+
+
+async def _pin(engine: Engine, session_id: str, args: str, model: str | None) -> Result:
+    if args == LIST:
+        return await engine.pin_list(session_id)
+    return await engine.pin(session_id, args or None)
+
+
+async def _unpin(engine: Engine, session_id: str, args: str, model: str | None) -> Result:
+    return await engine.unpin(session_id, args or None)
+
+
+async def _diff(engine: Engine, session_id: str, args: str, model: str | None) -> Result:
+    return SessionDiff(await engine.session_diff(session_id))
+
+
+async def _context(engine: Engine, session_id: str, args: str, model: str | None) -> Result:
+    return Text(await engine.context_report(session_id, model=model))
+
+
+HANDLERS: dict[str, Handler] = {
+    "compact": _compact,
+    "uncompact": _uncompact,
+    "summary": _summary,
+    "undo": _undo,
+    "redo": _redo,
+    "pin": _pin,
+    "unpin": _unpin,
+    "diff": _diff,
+    "context": _context,
+}
+"""The commands a view can run as text (ACP's `/command` prompts, the CLI's subcommands):
+the others of the table open the app's own screens."""
+
+
+async def execute(
+    engine: Engine, session_id: str, name: str, args: str = "", *, model: str | None = None
+) -> Result:
+    """Run command `name` with `args` as typed after it. Errors a person can cause
+    (AgentTuiError) propagate, for the view to show."""
+    return await HANDLERS[name](engine, session_id, args.strip(), model)

@@ -1,0 +1,176 @@
+"""The one table of commands. Import-light (dataclasses only): the CLI's `--help` and the
+app's first frame read it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+APP, ACP, CLI = "app", "acp", "cli"
+"""The views that offer commands: the app's slash commands and palette, ACP's
+`available_commands_update` and `/command` prompts, the CLI's subcommands."""
+
+DRY_RUN = "--dry-run"
+FORCE = "--force"
+LIST = "--list"
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    """The description every view shows (palette, /help, CLI --help, ACP)."""
+    action: str = ""
+    """The app action that runs it (`action_<action>`); default: its name."""
+    aliases: tuple[str, ...] = ()
+    arg_hint: str | None = None
+    """Its arguments as a person types them; None: it takes none."""
+    views: frozenset[str] = frozenset({APP, ACP, CLI})
+    keybind: str | None = None
+    """The `keybinds` field of its leader key in the app, if any."""
+
+    @property
+    def takes_args(self) -> bool:
+        return self.arg_hint is not None
+
+    @property
+    def usage(self) -> str:
+        return f"/{self.name}" + (f" {self.arg_hint}" if self.arg_hint else "")
+
+    def app_action(self) -> str:
+        return self.action or self.name
+
+
+def _only(*views: str) -> frozenset[str]:
+    return frozenset(views)
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command(
+        "compact",
+        "Summarise the conversation now (extra instructions; --dry-run to preview)",
+        aliases=("summarize",),
+        arg_hint=f"[instructions | {DRY_RUN}]",
+        keybind="compact",
+    ),
+    Command(
+        "uncompact",
+        "Take back the newest compaction (the history before it returns)",
+        keybind="uncompact",
+    ),
+    Command(
+        "summary",
+        "Show the summary in force: what was restated after it and what was kept",
+    ),
+    Command(
+        "undo",
+        "Undo the newest turn: restore the files it changed, hide it from the model "
+        "(--force overwrites your changes since)",
+        arg_hint=f"[{FORCE}]",
+        keybind="undo",
+    ),
+    Command(
+        "redo",
+        "Redo the turn undone last (--force overwrites your changes since)",
+        arg_hint=f"[{FORCE}]",
+        keybind="redo",
+    ),
+    Command(
+        "pin",
+        "Pin a message or tool result: restated verbatim after every compaction (an id; "
+        "--list: the pins)",
+        arg_hint=f"[id | {LIST}]",
+        keybind="pin",
+    ),
+    Command(
+        "unpin",
+        "Unpin a message or tool result (an id)",
+        arg_hint="[id]",
+        views=_only(APP, ACP),
+    ),
+    Command("diff", "Show the files this session changed, as a diff", views=_only(APP, ACP)),
+    Command("context", "Show what fills the context window"),
+    Command(
+        "sessions",
+        "List the sessions (the app switches to the one chosen)",
+        keybind="sessions",
+        views=_only(APP, CLI),
+    ),
+    Command(
+        "new",
+        "Start a new session",
+        action="new_session",
+        keybind="new_session",
+        views=_only(APP),
+    ),
+    Command(
+        "model",
+        "Choose the model for the next prompts",
+        action="choose_model",
+        keybind="model",
+        views=_only(APP),
+    ),
+    Command("mcp", "List the MCP servers, their state and their tools", views=_only(APP)),
+    Command(
+        "export",
+        "Export a session as JSON (the app writes a file here; the CLI prints it)",
+        views=_only(APP, CLI),
+    ),
+    Command("help", "List commands and keys", views=_only(APP)),
+    Command("quit", "Quit agent-tui", aliases=("exit",), views=_only(APP)),
+)
+
+CUSTOM_ACTION = "custom_command"
+"""The app action of a custom command (custom_commands.py): its body is sent as a prompt."""
+
+
+def offered_in(view: str) -> tuple[Command, ...]:
+    return tuple(c for c in COMMANDS if view in c.views)
+
+
+def named(name: str) -> Command:
+    return next(c for c in COMMANDS if c.name == name)
+
+
+def builtin_names() -> set[str]:
+    """Names and aliases a custom command cannot take."""
+    return {n for c in COMMANDS for n in (c.name, *c.aliases)}
+
+
+def custom(name: str, help: str) -> Command:
+    """A custom Markdown command, offered where the built-ins are (the CLI runs it as
+    `agent-tui run "/NAME args"`)."""
+    return Command(name, help, CUSTOM_ACTION, arg_hint="[arguments]", views=_only(APP, ACP))
+
+
+def matching(prefix: str, commands: Iterable[Command]) -> list[Command]:
+    """Commands whose name or an alias starts with `prefix` (without the slash)."""
+    prefix = prefix.lower()
+    return [c for c in commands if any(n.startswith(prefix) for n in (c.name, *c.aliases))]
+
+
+def find(name: str, commands: Sequence[Command]) -> Command | None:
+    """The command called `name`, by name or alias, else a unique prefix match."""
+    name = name.lower()
+    for command in commands:
+        if name in (command.name, *command.aliases):
+            return command
+    found = matching(name, commands)
+    return found[0] if len(found) == 1 else None
+
+
+def parse(text: str) -> tuple[str, str] | None:
+    """('compact', 'keep the tests') for '/compact keep the tests'; None if not a command."""
+    stripped = text.strip()
+    if not stripped.startswith("/") or stripped.startswith("//"):
+        return None
+    name, _, args = stripped[1:].partition(" ")
+    return name, args.strip()
+
+
+def after_flag(args: str, flag: str) -> str | None:
+    """What follows `flag` when `args` starts with it (`--dry-run keep x` -> "keep x"),
+    None when it does not."""
+    if args == flag or args.startswith(flag + " "):
+        return args[len(flag) :].strip()
+    return None

@@ -1,0 +1,77 @@
+"""One table of commands (command/table.py): every command appears, with the same
+description, in each view that offers it — the app's slash commands, palette and /help,
+the CLI's subcommands, ACP's available_commands_update — and a custom Markdown command
+does too."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from agent_tui.cli import build_parser
+from agent_tui.command import table
+from agent_tui.tui.command_provider import AgentCommands
+from tests.acp_client import RecordingClient, acp_agent
+from tests.fake_openai import FakeOpenAI
+from tests.tui_helpers import open_app, wait_for
+
+CUSTOM = ("review", "Review a file for bugs")
+
+
+def write_custom(project: Path) -> None:
+    folder = project / ".agent-tui" / "commands"
+    folder.mkdir(parents=True)
+    name, description = CUSTOM
+    (folder / f"{name}.md").write_text(f"---\ndescription: {description}\n---\nReview $1\n")
+
+
+def expected(view: str) -> dict[str, str]:
+    found = {c.name: c.help for c in table.offered_in(view)}
+    if view != table.CLI:  # the CLI runs a custom command as `run "/review …"`
+        found[CUSTOM[0]] = CUSTOM[1]
+    return found
+
+
+def test_every_view_offers_commands():
+    for view in (table.APP, table.ACP, table.CLI):
+        assert {"compact", "uncompact", "summary", "undo", "redo", "pin", "context"} <= set(
+            expected(view)
+        ), view
+
+
+def test_the_cli_subcommands_carry_the_tables_descriptions() -> None:
+    parser = build_parser()
+    (subcommands,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    helps = {choice.dest: choice.help for choice in subcommands._choices_actions}
+    assert {name: helps.get(name) for name in expected(table.CLI)} == expected(table.CLI)
+
+
+async def test_the_apps_slash_commands_palette_and_help_carry_them(
+    configured: FakeOpenAI, isolated: Path
+) -> None:
+    write_custom(isolated)
+    app = await open_app()
+    async with app.run_test() as pilot:
+        await app.loaded.wait()
+        await wait_for(pilot, lambda: CUSTOM[0] in {c.name for c in app.prompt.commands})
+        app.prompt.load_text("/")
+        completed = {c.name: c.help for c in app.prompt.completions()}
+        assert completed == expected(table.APP)
+        palette = AgentCommands(app.screen)
+        hits = {str(hit.display).split()[0]: hit.help async for hit in palette.discover()}
+        assert hits == {f"/{name}": help for name, help in expected(table.APP).items()}
+        from agent_tui.tui.app_commands import help_text
+
+        shown = help_text(app)
+        for name, help in expected(table.APP).items():
+            assert f"/{name}" in shown and help in shown, name
+
+
+async def test_acp_advertises_them(configured: FakeOpenAI, isolated: Path) -> None:
+    write_custom(isolated)
+    client = RecordingClient()
+    async with acp_agent(client, isolated) as (conn, _):
+        sid = (await conn.new_session(cwd=str(isolated), mcp_servers=[])).session_id
+        (update, *_) = await client.wait_for(lambda: client.of(sid, "available_commands_update"))
+    advertised = {c.name: c.description for c in update.available_commands}
+    assert advertised == expected(table.ACP)
