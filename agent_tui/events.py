@@ -90,6 +90,23 @@ class Notice(BaseModel):
     message: str
 
 
+class PlanProposed(BaseModel):
+    """The plan agent proposed a plan (plan_exit) and its turn is over: the views put it
+    to the person, whose answer is `Engine.answer_plan`."""
+
+    type: Literal["plan.proposed"] = "plan.proposed"
+    session_id: str
+    plan: str
+
+
+class AgentSwitched(BaseModel):
+    """The session goes on with another primary agent (an answered plan)."""
+
+    type: Literal["agent.switched"] = "agent.switched"
+    session_id: str
+    agent: str
+
+
 Event = (
     PartUpdated
     | MessageUpdated
@@ -101,6 +118,8 @@ Event = (
     | TodosUpdated
     | PermissionAsked
     | Notice
+    | PlanProposed
+    | AgentSwitched
 )
 
 

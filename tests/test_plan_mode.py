@@ -12,6 +12,7 @@ import pytest
 from agent_tui import paths
 from agent_tui.config import load_config
 from agent_tui.engine_context import EngineContext
+from agent_tui.events import AgentSwitched, PlanProposed
 from agent_tui.session.engine import Engine
 from agent_tui.step.plan import approval_text
 from agent_tui.storage.db import Database
@@ -123,6 +124,40 @@ async def test_plan_exit_then_approval_switches_to_build(
     last = conversation(build_request)[-1]
     assert last["role"] == "user" and PLAN in text_of(last) and "approve" in text_of(last)
     assert [m.info.agent for m in messages if m.info.role == "user"] == ["plan", "build"]
+
+
+async def test_a_proposed_plan_is_an_event_answered_by_one_engine_call(
+    isolated: Path, configured: FakeOpenAI
+) -> None:
+    """What the app and ACP both do: PlanProposed when the plan agent's turn ends, then
+    `answer_plan` — keep sends nothing, reject tells the plan agent, approve hands it to
+    the build agent — each announcing the agent the session goes on with."""
+    configured.script(
+        ToolCalls([call("plan_exit", plan=PLAN)]),
+        ToolCalls([call("plan_exit", plan=PLAN + "\n3. Document it.")]),
+        Text("Building it now."),
+    )
+    async with open_engine() as engine:
+        seen: list[Any] = []
+        engine.ctx.bus.subscribe(
+            lambda e: seen.append(e) if isinstance(e, (PlanProposed, AgentSwitched)) else None
+        )
+        session = await engine.new_session(isolated)
+        await engine.prompt(session.id, "plan a greet function", agent="plan")
+        assert seen == [PlanProposed(session_id=session.id, plan=PLAN)]
+        assert await engine.answer_plan(session.id, PLAN, "keep") is None
+        assert len(configured.requests) == 1  # keep: nothing sent
+        rejected = await engine.answer_plan(session.id, PLAN, "reject", "document it too")
+        assert rejected is not None and rejected.plan == PLAN + "\n3. Document it."
+        approved = await engine.answer_plan(session.id, rejected.plan, "approve")
+        messages = await engine.ctx.db.all_messages(session.id)
+    assert approved is not None and approved.outcome == "stop" and approved.plan is None
+    switched = [e.agent for e in seen if isinstance(e, AgentSwitched)]
+    assert switched == ["plan", "plan", "build"]
+    users = [m for m in messages if m.info.role == "user"]
+    assert [m.info.agent for m in users] == ["plan", "plan", "build"]
+    assert "document it too" in text_of(conversation(configured.requests[1])[-1])
+    assert "Document it." in text_of(conversation(configured.requests[2])[-1])
 
 
 def test_run_agent_plan_prints_the_plan(

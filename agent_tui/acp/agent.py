@@ -62,11 +62,10 @@ from agent_tui.config import McpLocalConfig, McpRemoteConfig
 from agent_tui.context.stats import SessionStats
 from agent_tui.custom_commands import CustomCommand
 from agent_tui.errors import AgentTuiError, NotFoundError
-from agent_tui.events import Event, Notice, SessionUpdated, session_of
+from agent_tui.events import AgentSwitched, Event, Notice, SessionUpdated, session_of
 from agent_tui.provider.defaults import context_window, model_catalog
 from agent_tui.session.engine import Engine
 from agent_tui.session.loop import LoopResult
-from agent_tui.step.plan import approval_text, rejection_text
 from agent_tui.storage.models import Session
 from agent_tui.tool.base import PermissionReply, PermissionRequest
 
@@ -151,6 +150,8 @@ class AcpAgent:
         self.client = ClientCapabilities()
         self.sessions: dict[str, AcpSession] = {}
         self._roots: dict[str, str] = {}
+        self._mode_changes: set[asyncio.Task[None]] = set()
+        """The modes an answered plan switched to, being announced."""
         """Subagents' sessions -> the session they were started from."""
         self._outbox: asyncio.Queue[tuple[str, Update]] = asyncio.Queue()
         self._sender: asyncio.Task[None] | None = None
@@ -215,8 +216,13 @@ class AcpAgent:
                     self._send(open_.id, *open_.updates(event))
             return
         open_ = self.sessions.get(session_id)
-        if open_ is not None:
-            self._send(session_id, *open_.updates(event))
+        if open_ is None:
+            return
+        if isinstance(event, AgentSwitched) and event.agent != open_.mode:
+            task = asyncio.create_task(self._set_mode(open_, event.agent))
+            self._mode_changes.add(task)
+            task.add_done_callback(self._mode_changes.discard)
+        self._send(session_id, *open_.updates(event))
 
     def follows(self, session_id: str) -> AcpSession | None:
         """The open session a session's events and asks belong to (itself or a subagent's
@@ -343,7 +349,7 @@ class AcpAgent:
         await self.cancel(session_id)
         await self.engine.wait_idle(session_id)
         self.sessions.pop(open_.id, None)
-        self.engine.ctx.editors.pop(open_.id, None)
+        self.engine.attach_editor(open_.id, None)
         return CloseSessionResponse()
 
     async def _reopen(self, cwd: str, session_id: str, mcp_servers: list[Any] | None) -> AcpSession:
@@ -376,8 +382,11 @@ class AcpAgent:
         self.sessions[session.id] = open_
         fs = self.client.fs
         if self.conn is not None and fs is not None and (fs.read_text_file or fs.write_text_file):
-            self.engine.ctx.editors[session.id] = EditorFiles(
-                self.conn, session.id, bool(fs.read_text_file), bool(fs.write_text_file)
+            self.engine.attach_editor(
+                session.id,
+                EditorFiles(
+                    self.conn, session.id, bool(fs.read_text_file), bool(fs.write_text_file)
+                ),
             )
         return open_
 
@@ -401,7 +410,7 @@ class AcpAgent:
         return found
 
     def _catalog(self, open_: AcpSession) -> Any:
-        return self.engine.ctx.agent_catalog(open_.directory)
+        return self.engine.agents(open_.directory)
 
     # ---- MCP servers from the client -----------------------------------------------------
 
@@ -451,11 +460,8 @@ class AcpAgent:
             open_.model = value
         elif config_id == options.THOUGHT and value in options.EFFORTS:
             open_.effort = value
-            efforts = self.engine.ctx.reasoning_efforts
-            if value == "default":
-                efforts.pop(open_.id, None)
-            else:
-                efforts[open_.id] = value  # type: ignore[assignment]
+            effort = None if value == "default" else value
+            self.engine.set_reasoning_effort(open_.id, effort)  # type: ignore[arg-type]
         else:
             raise RequestError.invalid_params({"configId": config_id, "value": value})
         return SetSessionConfigOptionResponse(config_options=await self._config_options(open_))
@@ -517,25 +523,19 @@ class AcpAgent:
     ) -> LoopResult | None:
         """One prompt; a plan the plan agent proposes is put to the person, and an
         approval carries on building in the same turn."""
-        result = None
+        result = await self.engine.prompt(
+            open_.id, text, model=model, agent=open_.mode, context=context, files=files
+        )
         for _ in range(PLAN_ROUNDS):
-            result = await self.engine.prompt(
-                open_.id, text, model=model, agent=open_.mode, context=context, files=files
-            )
             if result is None:  # queued into the running loop: it answers there
                 await self.engine.wait_idle(open_.id)
                 return None
             if result.plan is None or result.outcome != "stop" or open_.cancelled:
                 return result
             choice = await self._ask_plan(open_, result.plan)
-            if choice == "approve":
-                await self._set_mode(open_, DEFAULT_AGENT)
-                text = approval_text(result.plan)
-            elif choice == "reject":
-                text = rejection_text("")
-            else:
+            if choice not in ("approve", "reject"):
                 return result
-            context, files = [], []
+            result = await self.engine.answer_plan(open_.id, result.plan, choice, model=model)
         return result
 
     async def _ask_plan(self, open_: AcpSession, plan: str) -> str | None:
@@ -611,9 +611,7 @@ class AskRouter:
 
     @classmethod
     def of(cls, engine: Engine) -> AskRouter:
-        if not isinstance(engine.ctx.ask, cls):
-            engine.ctx.ask = cls()
-        return engine.ctx.ask
+        return engine.ask_through(cls)
 
     async def __call__(self, request: PermissionRequest) -> PermissionReply:
         following = [(a, s) for a in self.agents if (s := a.follows(request.session_id))]

@@ -9,15 +9,17 @@ import functools
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
+from typing import TypeVar
 
-from agent_tui.agents import DEFAULT_AGENT, AgentInfo
+from agent_tui.agents import DEFAULT_AGENT, AgentCatalog, AgentInfo
+from agent_tui.config import ReasoningEffort
 from agent_tui.context import compaction, prepared
 from agent_tui.context.compaction_plan import CompactionPlan, plan
 from agent_tui.context.summary_view import SummaryEdit, SummaryInForce, save_edit, summary_in_force
 from agent_tui.context.uncompact import Uncompacted, uncompact
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
-from agent_tui.events import Notice, PartUpdated, SessionUpdated
+from agent_tui.events import AgentSwitched, Notice, PartUpdated, SessionUpdated
 from agent_tui.ids import message_id, part_id
 from agent_tui.mcp.servers import McpServers
 from agent_tui.provider import windows
@@ -35,6 +37,7 @@ from agent_tui.session.title import default_title, generate_title
 from agent_tui.session.undo import TurnRestored
 from agent_tui.step.history import load_history, model_of
 from agent_tui.step.instruction_urls import fetch_all, is_url
+from agent_tui.step.plan import PlanChoice, plan_reply
 from agent_tui.storage.models import (
     FilePart,
     MessageWithParts,
@@ -47,10 +50,12 @@ from agent_tui.storage.models import (
     UserMessage,
 )
 from agent_tui.storage.session_lock import LockHolder, SessionLock, SessionLocks
-from agent_tui.tool.base import ToolContext
+from agent_tui.tool.base import AskPermission, EditorFiles, ToolContext
 from agent_tui.tool.escalation import UNSANDBOXED
 from agent_tui.tool.registry import PermissionMode
 from agent_tui.tool.saved_outputs import start_cleanup
+
+Asker = TypeVar("Asker", bound=AskPermission)
 
 
 class Engine:
@@ -118,6 +123,58 @@ class Engine:
 
         history = [m for m in await load_history(self.ctx, session) if own_model(m)]
         return model_of(history, self.ctx.config.model)
+
+    # ---- what a front-end attaches to a session ------------------------------------------
+
+    def agents(self, directory: Path) -> AgentCatalog:
+        """The agents a session in `directory` can use (built in, config, its files)."""
+        return self.ctx.agent_catalog(directory)
+
+    def attach_editor(self, session_id: str, files: EditorFiles | None) -> None:
+        """An editor's buffers serve the session's file reads and writes (ACP `fs`);
+        None: the files on disk again."""
+        if files is None:
+            self.ctx.editors.pop(session_id, None)
+        else:
+            self.ctx.editors[session_id] = files
+
+    def set_reasoning_effort(self, session_id: str, effort: ReasoningEffort | None) -> None:
+        """The person's reasoning effort for the session's next steps (None: the agent's
+        or the model's own); in memory only."""
+        if effort is None:
+            self.ctx.reasoning_efforts.pop(session_id, None)
+        else:
+            self.ctx.reasoning_efforts[session_id] = effort
+
+    def ask_through(self, kind: type[Asker]) -> Asker:
+        """The engine's permission questions go to one `kind()`, made on first use and
+        kept (a router of the connections that serve them, as `agent-tui serve` has)."""
+        if not isinstance(self.ctx.ask, kind):
+            self.ctx.ask = kind()
+        return self.ctx.ask
+
+    async def answer_plan(
+        self,
+        session_id: str,
+        plan: str,
+        choice: PlanChoice,
+        note: str = "",
+        *,
+        model: str | None = None,
+        saved: asyncio.Event | None = None,
+    ) -> LoopResult | None:
+        """The person's answer to a proposed plan (`PlanProposed`): approve hands it to
+        the build agent, reject tells the plan agent what to change, keep sends nothing.
+        `AgentSwitched` says which agent the session goes on with."""
+        reply = plan_reply(plan, choice, note)
+        self.ctx.publish(AgentSwitched(session_id=session_id, agent=reply.agent))
+        if reply.text is None:
+            if saved is not None:
+                saved.set()
+            return None
+        return await self.prompt(
+            session_id, reply.text, model=model, agent=reply.agent, saved=saved
+        )
 
     def primary_agent(self, name: str | None, directory: Path) -> AgentInfo:
         """A primary agent by name (default: build); UsageError naming the valid ones."""

@@ -17,7 +17,7 @@ from agent_tui.config import ReasoningConfig
 from agent_tui.context import compaction, prepared, prune
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError, ContextOverflowError, ProviderError
-from agent_tui.events import Notice, SessionError, SessionStatus
+from agent_tui.events import Notice, PlanProposed, SessionError, SessionStatus
 from agent_tui.ids import message_id
 from agent_tui.provider import windows
 from agent_tui.provider.events import ModelRequest
@@ -261,6 +261,8 @@ class SessionLoop:
         try:
             with instructions_read_once():  # AGENTS.md etc.: read once per run, not per step
                 await self._run()
+            if self.result.plan and self.result.outcome == "stop":
+                self.ctx.publish(PlanProposed(session_id=self.session_id, plan=self.result.plan))
         finally:
             if self.ctx.config.compaction.prune and not self.abort.is_set():
                 session = await self.ctx.db.get_session(self.session_id)

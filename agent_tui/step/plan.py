@@ -3,14 +3,18 @@
 `plan_exit` stores the plan as its tool part's input. A compaction puts the newest plan
 into the summary request and on the summary (`AssistantMessage.plan`), which
 messages.py restates right after the summary, like the todo list. The person's answer
-is an ordinary next message: approval goes to the build agent with the plan in it.
+is an ordinary next message (`plan_reply`): approval goes to the build agent with the
+plan in it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Literal
 
-from agent_tui.agents import PLAN_EXIT_TOOL
+from pydantic import BaseModel
+
+from agent_tui.agents import BUILD, PLAN, PLAN_EXIT_TOOL
 from agent_tui.storage.models import (
     AssistantMessage,
     MessageWithParts,
@@ -59,6 +63,27 @@ def latest_plan(history: list[MessageWithParts]) -> str:
 
 def plan_block(plan: str, header: str = PLAN_HEADER) -> str:
     return f"{header}\n<plan>\n{plan}\n</plan>" if plan else ""
+
+
+PlanChoice = Literal["approve", "keep", "reject"]
+
+
+class PlanReply(BaseModel):
+    agent: str
+    """The agent the session goes on with."""
+    text: str | None
+    """What is sent to it (None: nothing, the person keeps planning)."""
+
+
+def plan_reply(plan: str, choice: PlanChoice, note: str = "") -> PlanReply:
+    """The person's answer to a plan as the next message: approve -> the build agent
+    carries it out; reject -> the plan agent revises it with the note; keep -> nothing
+    is sent and the plan agent waits for the person's next words."""
+    if choice == "approve":
+        return PlanReply(agent=BUILD, text=approval_text(plan))
+    if choice == "reject":
+        return PlanReply(agent=PLAN, text=rejection_text(note))
+    return PlanReply(agent=PLAN, text=None)
 
 
 def approval_text(plan: str) -> str:

@@ -4,11 +4,15 @@ imported where it is used, once the app has started."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
+
+from agent_tui.errors import AgentTuiError
 
 if TYPE_CHECKING:
     from agent_tui.agents import AgentCatalog
-    from agent_tui.storage.models import MessageWithParts, ToolPart
+    from agent_tui.step.plan import PlanChoice
+    from agent_tui.storage.models import MessageWithParts
     from agent_tui.tool.registry import PermissionMode
     from agent_tui.tui.app import AgentApp
     from agent_tui.tui.plan_screen import PlanAnswer
@@ -92,34 +96,34 @@ class AgentModes:
 
     # ---- the plan ---------------------------------------------------------------------
 
-    def observe_plan(self: AgentApp, part: ToolPart) -> None:
-        """A plan_exit call finished: show the plan when the turn is over."""
-        from agent_tui.agents import PLAN_EXIT_TOOL
-        from agent_tui.storage.models import ToolStateCompleted
-
-        if part.tool == PLAN_EXIT_TOOL and isinstance(part.state, ToolStateCompleted):
-            plan = part.state.input.get("plan")
-            if isinstance(plan, str) and plan.strip():
-                self._pending_plan = plan.strip()
+    def propose_plan(self: AgentApp, plan: str) -> None:
+        """The engine's PlanProposed: shown once the session is idle."""
+        self._pending_plan = plan
 
     def show_pending_plan(self: AgentApp) -> None:
         plan, self._pending_plan = self._pending_plan, None
         if plan is None:
             return
-        from agent_tui.agents import BUILD, PLAN
-        from agent_tui.step.plan import approval_text, rejection_text
         from agent_tui.tui.plan_screen import PlanScreen
 
         def answered(answer: PlanAnswer | None) -> None:
             self.prompt.focus()
-            if answer is None or answer.choice == "keep":
-                self.switch_agent(PLAN)
+            choice = "keep" if answer is None else answer.choice
+            if choice == "keep":
                 self.notify("Still planning: tell the plan agent what to look at next.")
-            elif answer.choice == "approve":
-                self.switch_agent(BUILD)
-                self.run_worker(self._send(approval_text(plan)), exit_on_error=False)
-            else:
-                self.switch_agent(PLAN)
-                self.run_worker(self._send(rejection_text(answer.note)), exit_on_error=False)
+            note = answer.note if answer is not None else ""
+            self.run_worker(self._answer_plan(plan, choice, note), exit_on_error=False)
 
         self.push_screen(PlanScreen(plan), callback=answered)
+
+    async def _answer_plan(self: AgentApp, plan: str, choice: PlanChoice, note: str) -> None:
+        model = self.model_override
+
+        async def answer(saved: asyncio.Event) -> None:
+            session = await self.ensure_session()
+            await self.engine.answer_plan(session.id, plan, choice, note, model=model, saved=saved)
+
+        try:
+            await self.submissions.run(answer)
+        except AgentTuiError as exc:
+            self.notify(str(exc), title="Not sent", severity="error", timeout=10)

@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING
 
 from agent_tui.context.stats import SessionStats
 from agent_tui.events import (
+    AgentSwitched,
     CompactionUndone,
     Event,
     MessageUpdated,
     Notice,
     PartUpdated,
+    PlanProposed,
     SessionCompacted,
     SessionError,
     SessionStatus,
@@ -68,12 +70,14 @@ async def apply_event(app: AgentApp, event: Event) -> None:
         if isinstance(event.info, AssistantMessage) and event.info.finish:
             app._refresh_sidebar()
     elif isinstance(event, PartUpdated) and isinstance(event.part, (ToolPart, PatchPart)):
-        if isinstance(event.part, ToolPart):
-            app.observe_plan(event.part)
         before = len(app.stats.files)
         app.stats.observe_part(event.part)
         if len(app.stats.files) != before:
             app._refresh_sidebar()
+    elif isinstance(event, PlanProposed):
+        app.propose_plan(event.plan)
+    elif isinstance(event, AgentSwitched):
+        app.switch_agent(event.agent)
     elif isinstance(event, SessionCompacted):
         summary = await app.db.get_message(event.summary_message_id)
         app.stats.observe_message(summary)
