@@ -665,3 +665,25 @@ async def test_app_offers_to_run_a_blocked_shell_command_outside(
         )
     await app.db.close()
     assert target.read_text() == "hi\n"
+
+
+async def test_a_probe_cancelled_mid_way_leaves_no_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine closed while the sandbox probe ran (a test's end, a quick Ctrl+C): the
+    probe's process ends with it instead of staying behind with no parent."""
+    from agent_tui.sandbox import support
+
+    started = tmp_path / "probe-started"
+    slow = tmp_path / "slow-bwrap"
+    slow.write_text(f"#!/bin/sh\necho $$ > {started}\nexec sleep 60\n")
+    slow.chmod(0o755)
+    monkeypatch.setenv(support.BWRAP_ENV, str(slow))
+    task = asyncio.create_task(support.probe())
+    while not started.exists() or not started.read_text().strip():
+        await asyncio.sleep(0.02)  # a real process's state: no event to await
+    pid = int(started.read_text())
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text()

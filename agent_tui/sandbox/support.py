@@ -5,11 +5,13 @@ user namespaces fails that, not `bwrap --version`)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import sys
 from dataclasses import dataclass
 
+from agent_tui import procs
 from agent_tui.sandbox import seccomp
 
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap)"
@@ -58,6 +60,13 @@ async def probe() -> SandboxSupport:
     return _cached[key]
 
 
+async def _end(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()
+
+
 async def _run_probe(wanted: str, bwrap: str | None) -> SandboxSupport:
     if bwrap is None:
         return _unavailable(f"{wanted} is not installed; {INSTALL_HINT}")
@@ -81,6 +90,7 @@ async def _run_probe(wanted: str, bwrap: str | None) -> SandboxSupport:
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
             pass_fds=(read_end,),
+            env=procs.process_env(dict(os.environ)),  # reaped at the next start if left
         )
     except OSError as exc:
         return _unavailable(f"{bwrap} could not be run ({exc})", bwrap)
@@ -89,9 +99,11 @@ async def _run_probe(wanted: str, bwrap: str | None) -> SandboxSupport:
     try:
         _, err = await asyncio.wait_for(proc.communicate(), PROBE_TIMEOUT_S)
     except TimeoutError:
-        proc.kill()
-        await proc.wait()
+        await _end(proc)
         return _unavailable(f"{bwrap} did not finish within {PROBE_TIMEOUT_S:g} s", bwrap)
+    except BaseException:  # cancelled (the engine closed mid-probe): it must not outlive us
+        await asyncio.shield(_end(proc))
+        raise
     if proc.returncode != 0:
         detail = err.decode(errors="replace").strip().splitlines()
         why = detail[-1] if detail else f"exit code {proc.returncode}"
