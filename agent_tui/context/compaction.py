@@ -15,6 +15,7 @@ from agent_tui.context import prepared
 from agent_tui.context.boundary import install
 from agent_tui.context.compaction_plan import (
     SUMMARY_REQUEST,
+    Span,
     chunk_plan,
     compaction_prompt,
     instruction_text,
@@ -109,6 +110,30 @@ async def abortable(coro: Any, abort: asyncio.Event) -> Any:
     return None
 
 
+async def _new_summary(
+    ctx: EngineContext,
+    session: Session,
+    request_msg: MessageWithParts,
+    span: Span,
+    writer: ModelInfo,
+    prior: list[MessageWithParts],
+) -> AssistantMessage:
+    """The summary message, before its text: what is restated after it (the person's
+    words, the todo list, the newest plan) is fixed now."""
+    todos = await ctx.db.get_todos(session.id)
+    return AssistantMessage(
+        id=message_id(),
+        session_id=session.id,
+        parent_id=request_msg.info.id,
+        model=writer.id,
+        agent="compaction",
+        summary=True,
+        restated=span.restated,
+        todos=render_todos(todos) if todos else "",
+        plan=latest_plan(prior),
+    )
+
+
 async def process(
     ctx: EngineContext,
     session: Session,
@@ -133,23 +158,10 @@ async def process(
     if not span.new_content and span.replay is None:
         raise CompactionError("Nothing to compact yet: the session has no new messages.")
     anchored, summarised, tail, replay = span.anchored, span.summarised, span.tail, span.replay
-    restated = span.restated
-    todos = await ctx.db.get_todos(session.id)
-
     summary_model = (
         model_info(config.compaction.model, config) if config.compaction.model else model
     )
-    summary = AssistantMessage(
-        id=message_id(),
-        session_id=session.id,
-        parent_id=request_msg.info.id,
-        model=summary_model.id,
-        agent="compaction",
-        summary=True,
-        restated=restated,
-        todos=render_todos(todos) if todos else "",
-        plan=latest_plan(history[:index]),
-    )
+    summary = await _new_summary(ctx, session, request_msg, span, summary_model, history[:index])
     instruction = instruction_text(
         ctx, Path(session.directory), anchored, part.instructions, summary.todos
     )

@@ -65,6 +65,17 @@ class Span:
         return self.scale if model == self.model else 1.0
 
 
+def _last_typed(messages: list[MessageWithParts]) -> MessageWithParts | None:
+    """The newest message the person typed (not only synthetic text)."""
+    users = [
+        m
+        for m in messages
+        if isinstance(m.info, UserMessage)
+        and any(isinstance(p, TextPart) and not p.synthetic for p in m.parts)
+    ]
+    return users[-1] if users else None
+
+
 def select_span(
     ctx: EngineContext,
     session: Session,
@@ -100,13 +111,7 @@ def select_span(
     oversize = False
     if overflow:
         # The provider refused the request: keep no tail, ask the question again after.
-        users = [
-            m
-            for m in candidates
-            if isinstance(m.info, UserMessage)
-            and any(isinstance(p, TextPart) and not p.synthetic for p in m.parts)
-        ]
-        replay = users[-1] if users else None
+        replay = _last_typed(candidates)
     else:
         tail, oversize = choose_tail(candidates, tail_tokens, model.id)
     summarised = [m for m in prior if m not in tail and m is not replay]

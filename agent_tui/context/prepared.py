@@ -26,6 +26,7 @@ from agent_tui.budget.overflow import fits, prompt_and_output, tail_budget, usab
 from agent_tui.budget.tokens import count_tokens
 from agent_tui.carry.carried import after_summary_blocks, carry_into
 from agent_tui.carry.restate import restated_text
+from agent_tui.config import CompactionConfig
 from agent_tui.context.boundary import install
 from agent_tui.context.compaction_plan import instruction_text, select_span, whole_span_request
 from agent_tui.engine_context import EngineContext
@@ -141,6 +142,35 @@ def _pending_request(history: list[MessageWithParts]) -> bool:
     )
 
 
+def _tail_kept(history: list[MessageWithParts], model: ModelInfo, config: CompactionConfig) -> int:
+    """Tail tokens to keep: only as much as the steps until the threshold will not add."""
+    last = max(
+        (m.info for m in history if isinstance(m.info, AssistantMessage) and m.info.finish),
+        key=lambda info: info.id,
+        default=None,
+    )
+    usable = usable_tokens(model.limit, config)
+    room = max(0, usable - prompt_and_output(last.tokens)) if last else usable
+    return max(0, tail_budget(model.limit, config) - room)
+
+
+async def _instruction(
+    ctx: EngineContext,
+    session: Session,
+    anchored: bool,
+    history: list[MessageWithParts],
+    instructions: str | None,
+) -> str:
+    """The summary request's instruction: the prompt, the person's words, the todo list
+    and the newest plan."""
+    todos = await ctx.db.get_todos(session.id)
+    text = instruction_text(
+        ctx, Path(session.directory), anchored, instructions, render_todos(todos) if todos else ""
+    )
+    plan = latest_plan(history)
+    return text + "\n\n" + plan_block(plan) if plan else text
+
+
 async def prepare(
     ctx: EngineContext,
     session_id: str,
@@ -165,28 +195,14 @@ async def prepare(
             return None  # a compaction is about to run anyway
         if await valid_ready(ctx, session, history, model, agent) is not None:
             return None  # the one already prepared still matches
-        last = max(
-            (m.info for m in history if isinstance(m.info, AssistantMessage) and m.info.finish),
-            key=lambda info: info.id,
-            default=None,
-        )
-        usable = usable_tokens(model.limit, config)
-        room = max(0, usable - prompt_and_output(last.tokens)) if last else usable
-        keep = max(0, tail_budget(model.limit, config) - room)
+        keep = _tail_kept(history, model, config)
     span = select_span(ctx, session, history, model, tail_tokens=keep)
     if not span.new_content:
         if review:
             raise CompactionError("Nothing to compact yet: the session has no new messages.")
         return None
     writer = summary_model(ctx, model)
-    directory = Path(session.directory)
-    todos = await ctx.db.get_todos(session.id)
-    instruction = instruction_text(
-        ctx, directory, span.anchored, instructions, render_todos(todos) if todos else ""
-    )
-    plan = latest_plan(history)
-    if plan:
-        instruction += "\n\n" + plan_block(plan)
+    instruction = await _instruction(ctx, session, span.anchored, history, instructions)
     request, size = whole_span_request(ctx, session, span, writer, instruction)
     if not fits(size, writer.limit, config):
         return None  # a span for chunks: compaction summarises it as before

@@ -181,6 +181,26 @@ async def _current(
     return messages, summary_for(messages, session.compaction_id)
 
 
+async def _kept_tail(
+    ctx: EngineContext, session: Session, tail: list[MessageWithParts], tokens: int
+) -> KeptTail:
+    return KeptTail(
+        messages=len(tail),
+        steps=sum(1 for m in tail if isinstance(m.info, AssistantMessage)),
+        tokens=tokens,
+        start_id=tail[0].info.id,
+        started=tail[0].info.created,
+        start=await _tail_start(ctx, session, tail[0]),
+        shortened=any(
+            isinstance(p, ToolPart)
+            and isinstance(p.state, ToolStateCompleted)
+            and p.state.shortened is not None
+            for m in tail
+            for p in m.parts
+        ),
+    )
+
+
 async def summary_in_force(ctx: EngineContext, session: Session, model: str) -> SummaryInForce:
     """The summary the model sees now, what was restated after it and what was kept;
     tokens counted for `model` (the session's)."""
@@ -197,23 +217,7 @@ async def summary_in_force(ctx: EngineContext, session: Session, model: str) -> 
     text = summary_text(summary)
     # Counting loads a tokenizer (~0.5 s the first time): off the event loop.
     tokens, tail_tokens = await asyncio.to_thread(_count, text, tail, model)
-    kept = None
-    if tail:
-        kept = KeptTail(
-            messages=len(tail),
-            steps=sum(1 for m in tail if isinstance(m.info, AssistantMessage)),
-            tokens=tail_tokens,
-            start_id=tail[0].info.id,
-            started=tail[0].info.created,
-            start=await _tail_start(ctx, session, tail[0]),
-            shortened=any(
-                isinstance(p, ToolPart)
-                and isinstance(p.state, ToolStateCompleted)
-                and p.state.shortened is not None
-                for m in tail
-                for p in m.parts
-            ),
-        )
+    kept = await _kept_tail(ctx, session, tail, tail_tokens) if tail else None
     since = [
         m for m in messages if m.info.id > info.parent_id and m is not summary and not m.info.undone
     ]

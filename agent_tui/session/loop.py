@@ -22,7 +22,16 @@ from agent_tui.ids import message_id
 from agent_tui.provider import windows
 from agent_tui.provider.events import ModelRequest
 from agent_tui.provider.limits import ModelInfo, load_model_info
-from agent_tui.step.doom_loop import call_signature
+from agent_tui.session.decide import (
+    Step,
+    Stop,
+    Turn,
+    answered,
+    finished_after,
+    latest,
+    pending_compaction,
+    recent_calls,
+)
 from agent_tui.step.history import load_history, model_of
 from agent_tui.step.plan import proposed_plan
 from agent_tui.step.processor import StepOutcome, StepProcessor
@@ -40,10 +49,8 @@ from agent_tui.storage.models import (
     CompactionPart,
     MessageWithParts,
     Session,
-    ToolPart,
     UserMessage,
 )
-from agent_tui.storage.recovery import INTERRUPTED_KIND
 from agent_tui.tool.registry import ToolRegistry
 
 __all__ = ["LoopResult", "SessionLoop", "load_history", "model_of"]
@@ -64,58 +71,6 @@ class LoopResult:
     """The plan the plan agent proposed with plan_exit; the loop stopped after it."""
     max_steps_reached: bool = False
     """The last step allowed (agent or config max_steps) ran: told to stop calling tools."""
-
-
-def _latest(history: list[MessageWithParts], role: str) -> MessageWithParts | None:
-    candidates = [m for m in history if m.info.role == role]
-    return max(candidates, key=lambda m: m.info.id) if candidates else None
-
-
-def _finished_after(history: list[MessageWithParts], session: Session) -> AssistantMessage | None:
-    """The newest finished normal step after the latest compaction (not the summary)."""
-    boundary = session.compaction_id or ""
-    best: AssistantMessage | None = None
-    for message in history:
-        info = message.info
-        if (
-            isinstance(info, AssistantMessage)
-            and info.finish
-            and not info.summary
-            and info.id > boundary
-            and (best is None or info.id > best.id)
-        ):
-            best = info
-    return best
-
-
-def _pending_compaction(
-    history: list[MessageWithParts],
-) -> tuple[MessageWithParts, CompactionPart] | None:
-    """The newest compaction request with no summary attempt yet. Usually the newest
-    user message; after a crash mid-compaction (the half summary is discarded on resume)
-    it may be older, and is still processed first."""
-    answered = {
-        m.info.parent_id for m in history if isinstance(m.info, AssistantMessage) and m.info.summary
-    }
-    for message in sorted(history, key=lambda m: m.info.id, reverse=True):
-        if not isinstance(message.info, UserMessage) or message.info.id in answered:
-            continue
-        for part in message.parts:
-            if isinstance(part, CompactionPart):
-                return message, part
-    return None
-
-
-def _recent_calls(history: list[MessageWithParts], limit: int) -> list[str]:
-    """Signatures of the newest `limit` tool calls, oldest first."""
-    found: list[str] = []
-    for message in reversed(history):
-        for part in reversed(message.parts):
-            if isinstance(part, ToolPart):
-                found.append(call_signature(part.tool, part.state.input))
-                if len(found) >= limit:
-                    return found[::-1]
-    return found[::-1]
 
 
 class SessionLoop:
@@ -273,149 +228,172 @@ class SessionLoop:
         return self.result
 
     async def _run(self) -> None:
-        config = self.ctx.config
+        """Read the session and decide whether to stop, apply a pending compaction, make
+        the history fit, take one step, act on its outcome; until something stops it."""
         while True:
-            if self.abort.is_set():
-                return self._stop("aborted")
-            session = await self.ctx.db.get_session(self.session_id)
-            history = await load_history(self.ctx, session)
-            last_user = _latest(history, "user")
-            if last_user is None:
-                return self._stop("stop")
-            last_assistant = _latest(history, "assistant")
-            if self._loop_start_user is None:
-                self._loop_start_user = last_user.info.id
-            if self._plan_after is not None:
-                if last_user.info.id == self._plan_after:
-                    return self._stop("stop")  # the person answers the plan
-                self._plan_after = None  # a message arrived meanwhile: answer it
-            if last_assistant is not None and last_assistant.info.id > last_user.info.id:
-                info = last_assistant.info
-                assert isinstance(info, AssistantMessage)
-                # A summary answers its compaction request; it ends the loop only when
-                # no newer user message waits (a request left by a crash may be older).
-                # A step answers the newest message only if it read it: a message saved
-                # after the step started (another process, or mentions still being read)
-                # can carry an older id than the step's.
-                if info.summary:
-                    answered_latest = info.parent_id == last_user.info.id
-                else:
-                    answered_latest = info.parent_id >= last_user.info.id
-                # A step cut off by its process's death is resumed, not taken as the end
-                # (a loop of another process that was answering this one's message).
-                crashed = info.error is not None and info.error.kind == INTERRUPTED_KIND
-                final = (info.error and not crashed) or info.finish not in (None, "tool_calls")
-                if answered_latest and final:
-                    return self._stop(self.result.outcome if self.result.steps else "stop")
-            assert isinstance(last_user.info, UserMessage)
-            agent, registry = self._agent(last_user.info.agent, Path(session.directory))
-            model_id = last_user.info.model or agent.model or config.model
-            model = await self._model(model_id)
+            try:
+                turn = await self._read()
+                agent, registry = self._agent(turn.user.agent, turn.directory)
+                model = await self._model(turn.user.model or agent.model or self.ctx.config.model)
+                if await self._compact_pending(turn, model) or await self._make_room(turn, model):
+                    continue  # the history changed: read it again
+                step = await self._next_step(turn, agent, registry, model)
+                if step is not None:
+                    await self._take_step(turn, step)
+            except Stop as stop:
+                return self._stop(stop.outcome, stop.error)
 
-            pending = _pending_compaction(history)
-            if pending is not None:
-                request_msg, request_part = pending
-                if not await self._compact(session, history, request_msg, request_part, model):
-                    return None
-                # The history restarts at the summary: what follows it (a replayed or
-                # "continue" message) is the new start of this loop, not a queued message.
-                self._loop_start_user = None
-                continue
+    async def _read(self) -> Turn:
+        """The session as it is now; Stop when the loop is done with it."""
+        if self.abort.is_set():
+            raise Stop("aborted")
+        session = await self.ctx.db.get_session(self.session_id)
+        history = await load_history(self.ctx, session)
+        last_user = latest(history, "user")
+        if last_user is None:
+            raise Stop("stop")
+        assert isinstance(last_user.info, UserMessage)
+        if self._loop_start_user is None:
+            self._loop_start_user = last_user.info.id
+        if self._plan_after is not None:
+            if last_user.info.id == self._plan_after:
+                raise Stop("stop")  # the person answers the plan
+            self._plan_after = None  # a message arrived meanwhile: answer it
+        if answered(latest(history, "assistant"), last_user):
+            raise Stop(self.result.outcome if self.result.steps else "stop")
+        finished = finished_after(history, session)
+        return Turn(session, history, last_user, last_user.info, finished)
 
-            finished = _finished_after(history, session)
-            if (
-                config.compaction.auto
-                and finished is not None
-                and is_overflow(finished.tokens, model.limit, config.compaction)
-            ):
-                if await self._prune_or_compact(session, history, model, last_user):
-                    continue
+    async def _compact_pending(self, turn: Turn, model: ModelInfo) -> bool:
+        """A compaction request waiting (the person's, or queued by `_make_room`) is
+        processed first. True when one was."""
+        pending = pending_compaction(turn.history)
+        if pending is None:
+            return False
+        await self._compact(turn.session, turn.history, *pending, model)
+        # The history restarts at the summary: what follows it (a replayed or "continue"
+        # message) is the new start of this loop, not a queued message.
+        self._loop_start_user = None
+        return True
 
-            self.result.steps += 1
-            last_step = self.result.steps >= (agent.max_steps or config.max_steps)
-            self.result.max_steps_reached = last_step
-            tools = [] if last_step else registry.definitions()
-            request, notes = build_request(
-                history,
-                model=model_id,
-                directory=Path(session.directory),
-                config=config,
-                tools=tools,
-                session_id=session.id,
-                reminder_after=self._loop_start_user,
-                final_instruction=paths.read_prompt("max_steps.txt") if last_step else None,
-                budget_reminder=budget_reminder_for(finished, model.limit, config.compaction),
-                agent=agent,
-            )
-            for note in notes:
-                self.ctx.publish(Notice(session_id=self.session_id, level="warning", message=note))
-            estimate = await self._estimate(
-                history, request, finished, model, Path(session.directory)
-            )
-            if config.compaction.auto and not fits(estimate, model.limit, config.compaction):
-                # Near the threshold: count everything locally before deciding (a prune
-                # since the last step makes the quick estimate too high).
-                local = estimate_tokens(request.messages, request.tools, model_id)
-                estimate = int(local * self._scale)
-                if (
-                    not fits(estimate, model.limit, config.compaction)
-                    and self._compactions_since_step < MAX_COMPACTIONS_WITHOUT_PROGRESS
-                ):
-                    self.result.steps -= 1
-                    if await self._prune_or_compact(session, history, model, last_user):
-                        continue
+    async def _make_room(self, turn: Turn, model: ModelInfo) -> bool:
+        """The last step overflowed the threshold: prune or queue a compaction. True
+        when the history changed."""
+        finished = turn.finished
+        if not self.ctx.config.compaction.auto or finished is None:
+            return False
+        if not is_overflow(finished.tokens, model.limit, self.ctx.config.compaction):
+            return False
+        return await self._prune_or_compact(turn.session, turn.history, model, turn.last_user)
 
-            assistant = AssistantMessage(
-                id=message_id(),
-                session_id=self.session_id,
-                parent_id=last_user.info.id,
-                model=model_id,
-                agent=agent.name,
+    async def _next_step(
+        self, turn: Turn, agent: AgentInfo, registry: ToolRegistry, model: ModelInfo
+    ) -> Step | None:
+        """The next request and its estimated size; None when it would not fit and the
+        history was pruned or compacted instead (read it again)."""
+        config = self.ctx.config
+        last_step = self.result.steps + 1 >= (agent.max_steps or config.max_steps)
+        request, notes = build_request(
+            turn.history,
+            model=model.id,
+            directory=turn.directory,
+            config=config,
+            tools=[] if last_step else registry.definitions(),
+            session_id=turn.session.id,
+            reminder_after=self._loop_start_user,
+            final_instruction=paths.read_prompt("max_steps.txt") if last_step else None,
+            budget_reminder=budget_reminder_for(turn.finished, model.limit, config.compaction),
+            agent=agent,
+        )
+        for note in notes:
+            self.ctx.publish(Notice(session_id=self.session_id, level="warning", message=note))
+        estimate = await self._estimate(turn.history, request, turn.finished, model, turn.directory)
+        checked = await self._fit(turn, request, estimate, model)
+        if checked is None:
+            return None
+        return Step(agent, registry, model, request, checked, last_step)
+
+    async def _fit(
+        self, turn: Turn, request: ModelRequest, estimate: int, model: ModelInfo
+    ) -> int | None:
+        """The overflow pre-check: the estimate to send with, or None when the history
+        was pruned or compacted instead. Near the threshold everything is counted locally
+        before deciding (a prune since the last step makes the quick estimate too high)."""
+        config = self.ctx.config.compaction
+        if not config.auto or fits(estimate, model.limit, config):
+            return estimate
+        estimate = int(estimate_tokens(request.messages, request.tools, model.id) * self._scale)
+        if fits(estimate, model.limit, config):
+            return estimate
+        if self._compactions_since_step >= MAX_COMPACTIONS_WITHOUT_PROGRESS:
+            return estimate  # it cannot be made to fit: let the provider answer
+        changed = await self._prune_or_compact(turn.session, turn.history, model, turn.last_user)
+        return None if changed else estimate
+
+    async def _take_step(self, turn: Turn, step: Step) -> None:
+        """One model step and what its outcome means; Stop when the loop ends."""
+        self.result.steps += 1
+        self.result.max_steps_reached = step.last
+        assistant = AssistantMessage(
+            id=message_id(),
+            session_id=self.session_id,
+            parent_id=turn.user.id,
+            model=step.model.id,
+            agent=step.agent.name,
+        )
+        step_ctx = self.ctx
+        if step.registry is not self.ctx.registry:
+            step_ctx = copy.copy(self.ctx)  # the same engine; this agent's tools
+            step_ctx.registry = step.registry
+        processor = StepProcessor(
+            step_ctx,
+            assistant,
+            turn.directory,
+            self.abort,
+            step.model,
+            recent_calls=recent_calls(turn.history, self.ctx.config.doom_loop),
+        )
+        outcome = await processor.run(step.request, step.estimate)
+        if self._prepare_after(outcome) and prepared.wanted(self.ctx, assistant, step.model):
+            prepared.start(self.ctx, assistant, step.model, step.agent.name)
+        if not counter_ready(step.model.id):  # deferred by _estimate: load it now, off the loop
+            await asyncio.to_thread(counter_for, step.model.id)
+        self.result.outcome = outcome
+        plan = proposed_plan(processor.tools.values()) if outcome == "continue" else None
+        if plan:
+            self.result.plan = plan
+            self._plan_after = turn.user.id
+        await self._after_step(outcome, assistant, step, processor.error)
+
+    async def _after_step(
+        self,
+        outcome: StepOutcome,
+        assistant: AssistantMessage,
+        step: Step,
+        error: ProviderError | None,
+    ) -> None:
+        if outcome == "overflow":
+            await self._learn_window(step.model, error)
+            if self._overflow_retried or not self.ctx.config.compaction.auto:
+                detail = assistant.error.message if assistant.error else "Context overflow."
+                raise Stop("error", f"{detail} {compaction.OVERFLOW_ADVICE}")
+            self._overflow_retried = True  # compact, then the same step once more
+            await compaction.create_request(
+                self.ctx,
+                self.session_id,
+                auto=True,
+                overflow=True,
+                model=step.model.id,
+                agent=step.agent.name,
             )
-            step_ctx = self.ctx
-            if registry is not self.ctx.registry:
-                step_ctx = copy.copy(self.ctx)  # the same engine; this agent's tools
-                step_ctx.registry = registry
-            processor = StepProcessor(
-                step_ctx,
-                assistant,
-                Path(session.directory),
-                self.abort,
-                model,
-                recent_calls=_recent_calls(history, config.doom_loop),
-            )
-            outcome = await processor.run(request, estimate)
-            if self._prepare_after(outcome) and prepared.wanted(self.ctx, assistant, model):
-                prepared.start(self.ctx, assistant, model, agent.name)
-            if not counter_ready(model_id):  # deferred by _estimate: load it now, off the loop
-                await asyncio.to_thread(counter_for, model_id)
-            self.result.outcome = outcome
-            plan = proposed_plan(processor.tools.values()) if outcome == "continue" else None
-            if plan:
-                self.result.plan = plan
-                self._plan_after = last_user.info.id
-            if outcome == "overflow":
-                await self._learn_window(model, processor.error)
-                if self._overflow_retried or not config.compaction.auto:
-                    detail = assistant.error.message if assistant.error else "Context overflow."
-                    return self._stop("error", f"{detail} {compaction.OVERFLOW_ADVICE}")
-                self._overflow_retried = True
-                await compaction.create_request(
-                    self.ctx,
-                    self.session_id,
-                    auto=True,
-                    overflow=True,
-                    model=model_id,
-                    agent=agent.name,
-                )
-                continue
-            if outcome == "error":
-                return self._stop("error", assistant.error.message if assistant.error else None)
-            if outcome == "aborted":
-                return self._stop("aborted")
-            self._compactions_since_step = 0
-            self._overflow_retried = False
-            await self.ctx.db.touch_session(self.session_id)
+            return
+        if outcome == "error":
+            raise Stop("error", assistant.error.message if assistant.error else None)
+        if outcome == "aborted":
+            raise Stop("aborted")
+        self._compactions_since_step = 0
+        self._overflow_retried = False
+        await self.ctx.db.touch_session(self.session_id)
 
     def _prepare_after(self, outcome: str) -> bool:
         """Prepare a summary while the agent works on (more steps follow), or while the
@@ -432,7 +410,8 @@ class SessionLoop:
         last_user: MessageWithParts,
     ) -> bool:
         """Over budget: prune first; if that is not enough, queue an automatic compaction.
-        Returns True when the loop should re-read the history."""
+        Returns True when the loop should re-read the history; Stop when compacting
+        again would make no progress."""
         config = self.ctx.config
         if config.compaction.prune:
             freed = await prune.prune(self.ctx, history, model.id)
@@ -452,8 +431,7 @@ class SessionLoop:
                 if fits(int(local * self._scale), model.limit, config.compaction):
                     return True
         if self._compactions_since_step >= MAX_COMPACTIONS_WITHOUT_PROGRESS:
-            self._stop("error", compaction.NO_PROGRESS_MESSAGE)
-            return False
+            raise Stop("error", compaction.NO_PROGRESS_MESSAGE)
         assert isinstance(last_user.info, UserMessage)
         await compaction.create_request(
             self.ctx, self.session_id, auto=True, model=model.id, agent=last_user.info.agent
@@ -467,12 +445,12 @@ class SessionLoop:
         request_msg: MessageWithParts,
         part: CompactionPart,
         model: ModelInfo,
-    ) -> bool:
+    ) -> None:
+        """Summarise now; Stop when it fails, is aborted, or makes no progress."""
         self._compactions_since_step += 1
         self.result.compactions += 1
         if self._compactions_since_step > MAX_COMPACTIONS_WITHOUT_PROGRESS:
-            self._stop("error", compaction.NO_PROGRESS_MESSAGE)
-            return False
+            raise Stop("error", compaction.NO_PROGRESS_MESSAGE)
         self._status("compacting")
         try:
             outcome = await compaction.process(
@@ -481,11 +459,8 @@ class SessionLoop:
         except CompactionError as exc:
             # Recorded as a failed summary, so the request is not retried for ever.
             await compaction.record_failure(self.ctx, request_msg, model.id, str(exc))
-            self._stop("error", str(exc))
-            return False
+            raise Stop("error", str(exc)) from exc
         finally:
             self._status("busy")
         if outcome != "stop":
-            self._stop(outcome, None if outcome == "aborted" else "Compaction failed.")
-            return False
-        return True
+            raise Stop(outcome, None if outcome == "aborted" else "Compaction failed.")
