@@ -158,3 +158,30 @@ async def test_erasing_the_at_before_the_picker_opens_keeps_it_closed(
         await pilot.pause()
         assert pickers == []
     await app.db.close()
+
+
+async def test_enter_in_a_picker_with_no_match_sends_the_message(
+    configured: FakeOpenAI, isolated: Path, pickers: list[FilePickerScreen]
+) -> None:
+    """ "look at @t2" + Enter in a project with one file: the picker that opened for
+    `@t2` matches nothing, and that Enter sends the message as typed (a second Enter
+    was needed: the first only closed the picker)."""
+    (isolated / "notes.md").write_text("# notes\n")
+    configured.responder = lambda body: Text("Looked.")
+    app = await open_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.loaded.wait()
+        app.prompt.focus()
+        burst(pilot, typed("look at @t2"))
+        await wait_for(pilot, lambda: isinstance(app.screen, FilePickerScreen), "picker")
+        picker = app.screen
+        assert isinstance(picker, FilePickerScreen)
+        await picker.indexed.wait()
+        await wait_for(pilot, lambda: picker.query_one("#picker-input").value == "t2")
+        await pilot.pause()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: configured.requests, "the message sent")
+        assert not isinstance(app.screen, FilePickerScreen) and app.prompt.text == ""
+        sent = [m for m in configured.requests[0]["messages"] if m["role"] == "user"]
+        assert "look at @t2" in text_of(sent[-1])
+    await app.db.close()

@@ -505,7 +505,12 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
 
     def _insert_mention(self, token: int, path: str | None) -> None:
         """The path (and a space) replaces what was typed after the `@`."""
+        from agent_tui.tui.file_picker_screen import SEND
+
         self.prompt.focus()
+        if path == SEND:
+            self.prompt.submit()
+            return
         mention = self.prompt.mention_word(token)
         if path and mention is not None:
             _, start, end = mention

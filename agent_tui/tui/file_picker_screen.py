@@ -16,6 +16,10 @@ from textual.widgets.option_list import Option
 
 from agent_tui.session.mentions import FileIndex
 
+SEND = "\n"
+"""What the picker answers to Enter with nothing matching: the message is sent as typed
+(a picker with no match must not hold the message back)."""
+
 
 class FilePickerScreen(ModalScreen[str | None]):
     CSS_PATH = "file_picker_screen.tcss"
@@ -85,8 +89,8 @@ class FilePickerScreen(ModalScreen[str | None]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         options = self.query_one("#picker-files", OptionList)
-        if options.highlighted is None:
-            self.dismiss(None)
+        if options.highlighted is None:  # nothing matches: Enter sends the message as typed
+            self.dismiss(SEND)
             return
         self.dismiss(options.get_option_at_index(options.highlighted).id)
 

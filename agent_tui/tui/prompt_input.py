@@ -86,13 +86,7 @@ class PromptInput(TextArea):
             self.leader_active = False
             self.post_message(self.LeaderKey(key))
         elif key == "enter":
-            # Cleared now, not when the app gets the message: keys typed meanwhile (fast
-            # typing, a paste, a script) start the next message instead of joining this.
-            text = self.text
-            self._mention = None
-            if text.strip():
-                self.clear()
-            self.post_message(self.Submitted(text))
+            self.submit()
         elif key in NEWLINE_KEYS:
             start, end = self.selection
             self._replace_via_keyboard("\n", start, end)
@@ -174,6 +168,16 @@ class PromptInput(TextArea):
             return False
         self.move_cursor(self.document.end)
         return True
+
+    def submit(self) -> None:
+        """Send what is typed (Enter). Cleared now, not when the app gets the message:
+        keys typed meanwhile (fast typing, a paste, a script) start the next message
+        instead of joining this."""
+        text = self.text
+        self._mention = None
+        if text.strip():
+            self.clear()
+        self.post_message(self.Submitted(text))
 
     # ---- completion -------------------------------------------------------------------
 
