@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import events
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, ScreenStackError
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static, TextArea
 
@@ -566,9 +567,13 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
         self.set_timer(LEADER_WINDOW, self._leader_timeout)
 
     def _leader_timeout(self) -> None:
-        if time.monotonic() - self._leader_at >= LEADER_WINDOW - 0.01:
+        if time.monotonic() - self._leader_at < LEADER_WINDOW - 0.01:
+            return
+        try:
             self.prompt.leader_active = False
-            self.status_line.set_hint(None)
+        except (NoMatches, ScreenStackError):
+            return  # the app closed within the window: its screen is gone
+        self.status_line.set_hint(None)
 
     def on_prompt_input_leader_key(self, event: PromptInput.LeaderKey) -> None:
         self.run_leader(event.key)
