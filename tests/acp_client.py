@@ -116,6 +116,18 @@ def capabilities(fs: bool = False) -> ClientCapabilities:
     )
 
 
+class InProcess:
+    """Stands in for the agent's process when it serves in the test's own: the protocol
+    crosses real pipes as over stdio; `returncode` is None while it serves."""
+
+    def __init__(self, task: asyncio.Task[int]) -> None:
+        self.task = task
+
+    @property
+    def returncode(self) -> int | None:
+        return self.task.result() if self.task.done() else None
+
+
 @contextlib.asynccontextmanager
 async def acp_agent(
     client: RecordingClient,
@@ -124,16 +136,32 @@ async def acp_agent(
     initialize: bool = True,
     fs: bool = False,
     wire: list[dict[str, Any]] | None = None,
-) -> AsyncIterator[tuple[ClientSideConnection, asyncio.subprocess.Process]]:
-    """`python -m agent_tui acp` in `project` with this process's environment (the test's
-    data and config dirs); its stderr goes to project/../acp-stderr.log. `wire` gets every
-    message the agent sends, in the order it was read."""
-    log = (project.parent / "acp-stderr.log").open("ab")
+    subprocess: bool = False,
+) -> AsyncIterator[tuple[ClientSideConnection, Any]]:
+    """The ACP agent in `project` with this process's environment (the test's data and
+    config dirs), driven by the SDK's client side. By default it serves in this process
+    over a pair of pipes (`agent_tui.acp.main._serve`, what `agent-tui acp` runs on its
+    stdio); `subprocess`: `python -m agent_tui acp` itself, its stderr in
+    project/../acp-stderr.log. `wire` gets every message the agent sends, in order."""
 
     def observe(event: StreamEvent) -> None:
         if wire is not None and event.direction == StreamDirection.INCOMING:
             wire.append(event.message)
 
+    opened = _spawned(client, project, observe) if subprocess else _in_process(client, observe)
+    async with opened as (conn, process):
+        if initialize:
+            await conn.initialize(
+                protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities(fs)
+            )
+        yield conn, process
+
+
+@contextlib.asynccontextmanager
+async def _spawned(
+    client: RecordingClient, project: Path, observe: Callable[[StreamEvent], None]
+) -> AsyncIterator[tuple[ClientSideConnection, Any]]:
+    log = (project.parent / "acp-stderr.log").open("ab")
     try:
         async with spawn_agent_process(
             client,
@@ -147,13 +175,33 @@ async def acp_agent(
             use_unstable_protocol=True,
             observers=[observe],
         ) as (conn, process):
-            if initialize:
-                await conn.initialize(
-                    protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities(fs)
-                )
             yield conn, process
     finally:
         log.close()
+
+
+@contextlib.asynccontextmanager
+async def _in_process(
+    client: RecordingClient, observe: Callable[[StreamEvent], None]
+) -> AsyncIterator[tuple[ClientSideConnection, Any]]:
+    from agent_tui.acp.main import _serve, _streams
+
+    to_agent, to_client = os.pipe(), os.pipe()
+    task = asyncio.create_task(
+        _serve(os.fdopen(to_agent[0], "rb", 0), os.fdopen(to_client[1], "wb", 0))
+    )
+    writer, reader = await _streams(
+        os.fdopen(to_client[0], "rb", 0), os.fdopen(to_agent[1], "wb", 0)
+    )
+    conn = ClientSideConnection(
+        client, writer, reader, use_unstable_protocol=True, observers=[observe]
+    )
+    try:
+        yield conn, InProcess(task)
+    finally:
+        await conn.close()
+        writer.close()  # the agent reads the end of its input, as when an editor quits
+        await asyncio.wait_for(task, 30)
 
 
 def prompt(text: str) -> list[Any]:

@@ -1,6 +1,9 @@
-"""`agent-tui acp` driven as a subprocess by the SDK's client side, against the fake
-OpenAI server through litellm's real path: the updates an editor gets, permissions,
-cancel, commands, compaction, modes and models, load / resume / list / close."""
+"""The ACP agent driven by the SDK's client side, against the fake OpenAI server through
+litellm's real path: the updates an editor gets, permissions, cancel, commands,
+compaction, modes and models, load / resume / list / close. It serves in the test's
+process over a pair of pipes (what `agent-tui acp` runs on its stdio); the tests of the
+process itself (stdio framing, garbage on stdin, the order on the wire, staying up after
+a provider error) drive the real `agent-tui acp` subprocess."""
 
 from __future__ import annotations
 
@@ -467,7 +470,7 @@ async def test_provider_error_is_a_json_rpc_error(isolated: Path, fake_llm: Fake
     write_config(isolated, fake_llm, retry={"max_attempts": 1})
     fake_llm.script(Error(401, "Incorrect API key provided: test-key."))
     client = RecordingClient()
-    async with acp_agent(client, isolated) as (conn, process):
+    async with acp_agent(client, isolated, subprocess=True) as (conn, process):
         session = await conn.new_session(cwd=str(isolated), mcp_servers=[])
         with pytest.raises(RequestError) as raised:
             await conn.prompt(session_id=session.session_id, prompt=prompt("hi"))
@@ -616,7 +619,7 @@ async def test_updates_come_after_the_response_that_opens_the_session(
     configured.script(Text("An answer."))
     first = RecordingClient()
     wire: list[dict[str, Any]] = []
-    async with acp_agent(first, isolated, wire=wire) as (conn, _):
+    async with acp_agent(first, isolated, wire=wire, subprocess=True) as (conn, _):
         session = await conn.new_session(cwd=str(isolated), mcp_servers=[])
         sid = session.session_id
         await first.wait_for(lambda: first.of(sid, "usage_update"))

@@ -119,7 +119,7 @@ async def test_an_acp_prompt_while_litellm_imports_leaves_other_requests_answere
     configured.responder = lambda body: Text("Answered once litellm was there.")  # titles too
     client = RecordingClient()
     try:
-        async with acp_agent(client, isolated) as (conn, _):
+        async with acp_agent(client, isolated, subprocess=True) as (conn, _):
             first = await conn.new_session(cwd=str(isolated), mcp_servers=[])
             await asyncio.to_thread(held.wait_started)
             turn = asyncio.create_task(
