@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,8 @@ from acp.schema import (
     RequestPermissionResponse,
     WriteTextFileResponse,
 )
+
+from tests.process_helpers import agent_tui_argv
 
 Answer = Callable[[Any, list[Any]], str | None]
 """(tool call, options) -> the option id to choose, or None to answer cancelled."""
@@ -165,10 +166,7 @@ async def _spawned(
     try:
         async with spawn_agent_process(
             client,
-            sys.executable,
-            "-m",
-            "agent_tui",
-            "acp",
+            *agent_tui_argv("acp"),
             env=dict(os.environ),
             cwd=project,
             transport_kwargs={"stderr": log},

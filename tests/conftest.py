@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import functools
 import json
 import os
 from collections.abc import Iterator
@@ -11,6 +13,7 @@ from typing import Any
 import pytest
 
 from agent_tui.provider import auth, limits, remote, windows
+from tests import process_helpers
 from tests.fake_openai import FakeOpenAI
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
@@ -93,3 +96,53 @@ def write_config(project: Path, server: FakeOpenAI, **overrides: Any) -> dict[st
 def configured(isolated: Path, fake_llm: FakeOpenAI) -> FakeOpenAI:
     write_config(isolated, fake_llm)
     return fake_llm
+
+
+# ---- the `process` marker: every test that starts agent-tui as a process ---------------
+
+STARTER = "agent_tui_argv"
+NOT_FOLLOWED = {"acp_agent"}
+"""In-process by default: a test reaches the process only with `subprocess=True`."""
+
+
+def _names_used(node: ast.AST) -> set[str]:
+    found = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - NOT_FOLLOWED
+    for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+        named = call.func.id if isinstance(call.func, ast.Name) else None
+        wants_process = any(
+            k.arg == "subprocess" and isinstance(k.value, ast.Constant) and k.value.value
+            for k in call.keywords
+        )
+        if named in NOT_FOLLOWED and wants_process:
+            found.add(STARTER)
+    return found
+
+
+@functools.cache
+def _reaching_the_starter() -> frozenset[str]:
+    """Names of the functions and classes under tests/ that reach `agent_tui_argv`,
+    however indirectly (by name: a test that uses one is taken to start a process)."""
+    uses: dict[str, set[str]] = {}
+    for path in Path(__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                uses.setdefault(node.name, set()).update(_names_used(node))
+    reaching = {STARTER}
+    while grown := {n for n, used in uses.items() if n not in reaching and used & reaching}:
+        reaching |= grown
+    return frozenset(reaching)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    reaching = _reaching_the_starter()
+    for item in items:
+        function = getattr(item, "function", None)
+        if function is not None and function.__name__ in reaching:
+            item.add_marker(pytest.mark.process)
+
+
+@pytest.fixture(autouse=True)
+def _running(request: pytest.FixtureRequest) -> Iterator[None]:
+    process_helpers.running.append(request.node)
+    yield
+    process_helpers.running.pop()

@@ -7,14 +7,32 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
+
+import pytest
 
 from agent_tui import procs
 
 ROOT = Path(__file__).resolve().parent.parent
 DEADLINE = 20.0
+PROCESS_MARK = "process"
+"""The marker of the tests that start agent-tui as a process (`-m process`, `-m 'not
+process'`): conftest puts it on every test that reaches `agent_tui_argv`."""
+running: list[pytest.Item] = []
+"""The test running now (conftest), for `agent_tui_argv`'s check."""
+
+
+def agent_tui_argv(*args: str, python: Sequence[str] = ()) -> list[str]:
+    """The command line of a real agent-tui process, `python [PYTHON] -m agent_tui ARGS`:
+    every test that starts one builds it here, and carries the `process` marker."""
+    if running and running[-1].get_closest_marker(PROCESS_MARK) is None:
+        raise AssertionError(
+            f"{running[-1].nodeid} starts agent-tui without the '{PROCESS_MARK}' marker "
+            "(conftest marks tests that reach agent_tui_argv by name)"
+        )
+    return [sys.executable, *python, "-m", "agent_tui", *args]
 
 
 def agent_tui(project: Path, *args: str) -> subprocess.Popen[bytes]:
@@ -26,7 +44,7 @@ def agent_tui(project: Path, *args: str) -> subprocess.Popen[bytes]:
     }
     env["PYTHONPATH"] = str(ROOT)
     return subprocess.Popen(
-        [sys.executable, "-m", "agent_tui", *args],
+        agent_tui_argv(*args),
         cwd=project,
         env=env,
         stdout=subprocess.PIPE,

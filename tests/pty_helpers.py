@@ -11,12 +11,12 @@ import select
 import signal
 import struct
 import subprocess
-import sys
 import termios
 import time
 from pathlib import Path
 
 from agent_tui import procs
+from tests.process_helpers import agent_tui_argv
 
 ROOT = Path(__file__).resolve().parent.parent
 DEADLINE = 30.0
@@ -56,7 +56,7 @@ class PtyAgent:
         columns, rows = size
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "agent_tui", *args],
+            agent_tui_argv(*args),
             cwd=project,
             env=environ,
             stdin=slave,

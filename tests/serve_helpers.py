@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_tui.server_link import auth
+from tests.process_helpers import agent_tui_argv
 
 ROOT = Path(__file__).resolve().parent.parent
 LISTENING = re.compile(r"listening on (http://\S+)")
@@ -49,7 +50,7 @@ def serve(project: Path, *extra: str) -> Iterator[Served]:
     """`agent-tui serve --port 0` in `project`, until the block ends (then Ctrl+C)."""
     log = (project.parent / "serve-stderr.log").open("a")
     process = subprocess.Popen(
-        [sys.executable, "-m", "agent_tui", "serve", "--port", "0", *extra],
+        agent_tui_argv("serve", "--port", "0", *extra),
         cwd=project,
         env=env(),
         stdout=subprocess.PIPE,
@@ -83,16 +84,7 @@ def agent(
     project: Path, *args: str, input: str | None = None, probe: bool = False
 ) -> subprocess.CompletedProcess[str]:
     """`agent-tui ARGS` as a subprocess in `project` (with `probe`: reporting imports)."""
-    command = (
-        [sys.executable, "-c", PROBE, *args]
-        if probe
-        else [
-            sys.executable,
-            "-m",
-            "agent_tui",
-            *args,
-        ]
-    )
+    command = [sys.executable, "-c", PROBE, *args] if probe else agent_tui_argv(*args)
     done = subprocess.run(
         command,
         cwd=project,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from agent_tui.storage.db import Database
 from tests.acp_client import RecordingClient, acp_agent, prompt
 from tests.conftest import write_config
 from tests.fake_openai import Call, Error, FakeOpenAI, Hang, Text, ToolCalls, Usage
+from tests.process_helpers import agent_tui_argv
 
 
 def call(name: str, **arguments: Any) -> Call:
@@ -515,10 +515,7 @@ async def test_max_steps_stop_reason(isolated: Path, fake_llm: FakeOpenAI) -> No
 
 async def test_garbage_on_stdin_does_not_stop_the_agent(configured: FakeOpenAI, isolated: Path):
     process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "agent_tui",
-        "acp",
+        *agent_tui_argv("acp"),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,

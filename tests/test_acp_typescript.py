@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import pytest
 
 from tests.conftest import write_config
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls, Usage
+from tests.process_helpers import agent_tui_argv
 
 CLIENT_DIR = Path(__file__).parent / "acp_ts"
 SCRIPT = CLIENT_DIR / "session.mjs"
@@ -43,7 +43,7 @@ def run_client(project: Path) -> dict[str, Any]:
     """`node session.mjs python -m agent_tui acp` in the project: its JSON summary."""
     assert NODE is not None
     done = subprocess.run(
-        [NODE, str(SCRIPT), sys.executable, "-m", "agent_tui", "acp"],
+        [NODE, str(SCRIPT), *agent_tui_argv("acp")],
         cwd=project,
         capture_output=True,
         text=True,

@@ -14,7 +14,6 @@ import select
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,6 +27,7 @@ from agent_tui.step.messages import COMPACTION_QUESTION, INTERRUPTED_OUTPUT
 from tests.conftest import write_config
 from tests.engine_helpers import conversation, is_summary_request, run_cli, text_of, tool_pairs_ok
 from tests.fake_openai import Call, FakeOpenAI, Hang, Text, ToolCalls
+from tests.process_helpers import agent_tui_argv
 
 REPO_ROOT = Path(agent_tui.__file__).resolve().parents[1]
 STARTUP_TIMEOUT = 60.0  # litellm's import in a loaded CI machine
@@ -47,7 +47,7 @@ def spawn(project: Path, *argv: str) -> subprocess.Popen[bytes]:
         "PYTHONUNBUFFERED": "1",
     }
     return subprocess.Popen(
-        [sys.executable, "-m", "agent_tui", *argv],
+        agent_tui_argv(*argv),
         cwd=project,
         env=env,
         stdin=subprocess.DEVNULL,

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,6 +24,7 @@ from agent_tui.step.system import build_system
 from tests.conftest import write_config
 from tests.engine_helpers import open_engine, run_cli
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
+from tests.process_helpers import agent_tui_argv
 
 
 class RulesServer:
@@ -181,7 +181,7 @@ def test_a_later_start_uses_the_cached_copy_when_the_url_is_down(
     write_config(isolated, fake_llm, instructions=[url])
     fake_llm.script(Text("first"), Text("second"))
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
-    command = [sys.executable, "-m", "agent_tui", "run", "hi"]
+    command = agent_tui_argv("run", "hi")
     done = subprocess.run(command, cwd=isolated, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     rules.stop()

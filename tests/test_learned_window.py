@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from tests.conftest import write_config
 from tests.engine_helpers import is_summary_request, run_cli, text_of
 from tests.fake_local import FakeLocal, prompt_tokens
 from tests.fake_openai import Text
+from tests.process_helpers import agent_tui_argv
 
 LOCAL = "openai/local-model"
 NOTE = "A long note. " * 460  # ~6,000 characters: ~1,500 tokens as the server counts
@@ -110,7 +110,7 @@ def test_learned_inside_a_200_stream_then_compacted_retried_and_remembered(
         # Another process knows the window from its first request: context % at once.
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
         done = subprocess.run(
-            [sys.executable, "-m", "agent_tui", "run", "--continue", "fourth: short"],
+            agent_tui_argv("run", "--continue", "fourth: short"),
             capture_output=True,
             text=True,
             env=env,

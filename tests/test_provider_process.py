@@ -9,10 +9,10 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 from tests.fake_openai import FakeOpenAI, Hang, Text
+from tests.process_helpers import agent_tui_argv
 from tests.pty_helpers import PtyAgent
 from tests.test_faults_crash import (
     REPO_ROOT,
@@ -59,7 +59,7 @@ def run_with_importtime(project: Path, *argv: str, **env: str) -> subprocess.Com
         **env,
     }
     return subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "agent_tui", *argv],
+        agent_tui_argv(*argv, python=("-X", "importtime")),
         cwd=project,
         env=environ,
         capture_output=True,

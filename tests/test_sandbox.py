@@ -35,6 +35,7 @@ from agent_tui.tool.escalation import HEADLESS_HINT
 from tests.conftest import write_config
 from tests.engine_helpers import open_engine, run_cli
 from tests.fake_openai import Call, FakeOpenAI, Hang, Text, ToolCalls
+from tests.process_helpers import agent_tui_argv
 
 ROOT = Path(__file__).resolve().parent.parent
 PRIVATE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA-planted\n"
@@ -461,7 +462,7 @@ def test_everything_in_the_sandbox_dies_with_a_killed_agent(
     env = {k: v for k, v in os.environ.items() if k != procs.OWNER_ENV}
     env["PYTHONPATH"] = str(ROOT)
     victim = subprocess.Popen(
-        [PY, "-m", "agent_tui", "run", "run it"],
+        agent_tui_argv("run", "run it"),
         cwd=sandboxed,
         env=env,
         stdout=subprocess.DEVNULL,

@@ -24,6 +24,7 @@ from agent_tui.storage.models import TextPart
 from tests.conftest import write_config
 from tests.fake_openai import Call, Error, FakeOpenAI, Hang, Text, ToolCalls
 from tests.images import png
+from tests.process_helpers import agent_tui_argv
 from tests.serve_helpers import agent, env, loaded, serve, tool_lines
 
 
@@ -239,7 +240,7 @@ def test_ctrl_c_cancels_the_turn_and_the_server_keeps_it(
 
         configured.script(Hang("Partial answer so far", delay=60))
         client = subprocess.Popen(
-            [sys.executable, "-m", "agent_tui", "run", "--attach", server.url, "tell me"],
+            agent_tui_argv("run", "--attach", server.url, "tell me"),
             cwd=isolated,
             env=env(),
             stdout=subprocess.PIPE,
@@ -261,7 +262,7 @@ def test_ctrl_c_cancels_the_turn_and_the_server_keeps_it(
         # A client killed outright: the server stops its turn too, and keeps serving.
         configured.script(Hang("Killed midway", delay=60))
         killed = subprocess.Popen(
-            [sys.executable, "-m", "agent_tui", "run", "--attach", server.url, "--continue", "x"],
+            agent_tui_argv("run", "--attach", server.url, "--continue", "x"),
             cwd=isolated,
             env=env(),
             stdout=subprocess.PIPE,
