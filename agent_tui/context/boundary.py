@@ -5,6 +5,7 @@ compaction that summarises now and one that applies a summary prepared ahead."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from agent_tui.budget.overflow import fits, usable_tokens
 from agent_tui.carry.carried import announce_left_out
@@ -16,6 +17,7 @@ from agent_tui.ids import message_id, part_id
 from agent_tui.provider.limits import ModelInfo
 from agent_tui.step.history import load_history
 from agent_tui.step.messages import CONTINUE_TEXT
+from agent_tui.step.plan import latest_plan
 from agent_tui.step.request import build_request, estimate_tokens
 from agent_tui.storage.models import (
     AssistantMessage,
@@ -25,6 +27,7 @@ from agent_tui.storage.models import (
     TextPart,
     UserMessage,
 )
+from agent_tui.tool.todo import render_todos
 
 NO_PROGRESS_MESSAGE = (
     "Compaction could not make the conversation fit the model's context window. "
@@ -116,3 +119,30 @@ async def add_user_text(
         id=part_id(), session_id=session_id, message_id=info.id, text=text, synthetic=synthetic
     )
     return await ctx.add_message(info, part)
+
+
+async def new_summary(
+    ctx: EngineContext,
+    session: Session,
+    request_id: str,
+    model: str,
+    restated: list[str],
+    prior: list[MessageWithParts],
+    **done: Any,
+) -> AssistantMessage:
+    """A summary message answering compaction request `request_id`, before its text:
+    what is restated after it (the person's words, the todo list, the newest plan in
+    `prior`) is fixed now. `done`: the fields of one already written (a prepared one)."""
+    todos = await ctx.db.get_todos(session.id)
+    return AssistantMessage(
+        id=message_id(),
+        session_id=session.id,
+        parent_id=request_id,
+        model=model,
+        agent="compaction",
+        summary=True,
+        restated=restated,
+        todos=render_todos(todos) if todos else "",
+        plan=latest_plan(prior),
+        **done,
+    )

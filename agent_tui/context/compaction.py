@@ -12,10 +12,9 @@ from agent_tui.budget.overflow import fits
 from agent_tui.carry.carried import carry_into
 from agent_tui.carry.restate import todos_block
 from agent_tui.context import prepared
-from agent_tui.context.boundary import install
+from agent_tui.context.boundary import install, new_summary
 from agent_tui.context.compaction_plan import (
     SUMMARY_REQUEST,
-    Span,
     chunk_plan,
     compaction_prompt,
     instruction_text,
@@ -30,7 +29,7 @@ from agent_tui.provider.api import complete_text
 from agent_tui.provider.auth import credentials
 from agent_tui.provider.events import ModelRequest
 from agent_tui.provider.limits import ModelInfo, model_info
-from agent_tui.step.plan import latest_plan, plan_block
+from agent_tui.step.plan import plan_block
 from agent_tui.step.processor import StepOutcome, StepProcessor
 from agent_tui.storage.models import (
     AssistantMessage,
@@ -40,7 +39,6 @@ from agent_tui.storage.models import (
     Session,
     UserMessage,
 )
-from agent_tui.tool.todo import render_todos
 
 OVERFLOW_ADVICE = (
     "It still did not fit after compacting. Start a new session (/new, or `agent-tui run` "
@@ -110,30 +108,6 @@ async def abortable(coro: Any, abort: asyncio.Event) -> Any:
     return None
 
 
-async def _new_summary(
-    ctx: EngineContext,
-    session: Session,
-    request_msg: MessageWithParts,
-    span: Span,
-    writer: ModelInfo,
-    prior: list[MessageWithParts],
-) -> AssistantMessage:
-    """The summary message, before its text: what is restated after it (the person's
-    words, the todo list, the newest plan) is fixed now."""
-    todos = await ctx.db.get_todos(session.id)
-    return AssistantMessage(
-        id=message_id(),
-        session_id=session.id,
-        parent_id=request_msg.info.id,
-        model=writer.id,
-        agent="compaction",
-        summary=True,
-        restated=span.restated,
-        todos=render_todos(todos) if todos else "",
-        plan=latest_plan(prior),
-    )
-
-
 async def process(
     ctx: EngineContext,
     session: Session,
@@ -161,7 +135,9 @@ async def process(
     summary_model = (
         model_info(config.compaction.model, config) if config.compaction.model else model
     )
-    summary = await _new_summary(ctx, session, request_msg, span, summary_model, history[:index])
+    summary = await new_summary(
+        ctx, session, request_msg.info.id, summary_model.id, span.restated, history[:index]
+    )
     instruction = instruction_text(
         ctx, Path(session.directory), anchored, part.instructions, summary.todos
     )

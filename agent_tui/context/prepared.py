@@ -27,12 +27,12 @@ from agent_tui.budget.tokens import count_tokens
 from agent_tui.carry.carried import after_summary_blocks, carry_into
 from agent_tui.carry.restate import restated_text
 from agent_tui.config import CompactionConfig
-from agent_tui.context.boundary import install
+from agent_tui.context.boundary import install, new_summary
 from agent_tui.context.compaction_plan import instruction_text, select_span, whole_span_request
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError
 from agent_tui.events import MessageUpdated, PartUpdated
-from agent_tui.ids import message_id, now_ms, part_id
+from agent_tui.ids import now_ms, part_id
 from agent_tui.provider.api import stream_model
 from agent_tui.provider.events import ModelRequest, StepFinish, TextDelta
 from agent_tui.provider.limits import ModelInfo, cost_of, model_info
@@ -366,17 +366,13 @@ async def apply(
     found = await valid_ready(ctx, session, prior, model, request_msg.info.agent)
     if found is None:
         return None
-    todos = await ctx.db.get_todos(session.id)
-    summary = AssistantMessage(
-        id=message_id(),
-        session_id=session.id,
-        parent_id=request_msg.info.id,
-        model=found.model,
-        agent="compaction",
-        summary=True,
-        restated=found.restated,
-        todos=render_todos(todos) if todos else "",
-        plan=latest_plan(prior),
+    summary = await new_summary(
+        ctx,
+        session,
+        request_msg.info.id,
+        found.model,
+        found.restated,
+        prior,
         finish="stop",
         completed=now_ms(),
         tokens=found.tokens,
