@@ -24,10 +24,11 @@ SESSIONS_LISTED = 200
 def help_text(app: AgentApp) -> str:
     keys = app.config.keybinds
     lines = ["Commands (type / for completion, Tab completes):", ""]
+    width = max(26, *(len(c.usage) + 2 for c in app.slash_command_list))
     for command in app.slash_command_list:
         alias = f" (alias /{', /'.join(command.aliases)})" if command.aliases else ""
         leader = f"   [{keys.leader} {getattr(keys, command.keybind)}]" if command.keybind else ""
-        lines.append(f"  {command.usage:<26}{command.help}{alias}{leader}")
+        lines.append(f"  {command.usage:<{width}}{command.help}{alias}{leader}")
     lines += [
         "",
         "Keys:",
