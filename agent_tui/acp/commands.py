@@ -55,7 +55,7 @@ def invocation(text: str, custom: dict[str, CustomCommand]) -> Invocation | None
     if found is None:
         return None
     name, args = found
-    command = next((c for c in offered(custom) if name in (c.name, *c.aliases)), None)
+    command = table.called(name, offered(custom))
     return Invocation(command.name, args) if command is not None else None
 
 

@@ -149,12 +149,17 @@ def matching(prefix: str, commands: Iterable[Command]) -> list[Command]:
     return [c for c in commands if any(n.startswith(prefix) for n in (c.name, *c.aliases))]
 
 
+def called(name: str, commands: Iterable[Command]) -> Command | None:
+    """The command called exactly `name`, by name or alias."""
+    return next((c for c in commands if name in (c.name, *c.aliases)), None)
+
+
 def find(name: str, commands: Sequence[Command]) -> Command | None:
     """The command called `name`, by name or alias, else a unique prefix match."""
     name = name.lower()
-    for command in commands:
-        if name in (command.name, *command.aliases):
-            return command
+    exact = called(name, commands)
+    if exact is not None:
+        return exact
     found = matching(name, commands)
     return found[0] if len(found) == 1 else None
 

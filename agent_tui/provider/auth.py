@@ -38,8 +38,8 @@ def provider_name(model: str) -> str:
     return model.split("/", 1)[0] if "/" in model else "openai"
 
 
-def credentials(model: str, config: Config) -> tuple[str | None, str | None]:
-    """(api_base, api_key) to pass to litellm; ConfigError naming the variable to set."""
+def _known(model: str, config: Config) -> tuple[str | None, str | None] | None:
+    """(api_base, api_key) when they are known without asking litellm, else None."""
     api_base, api_key = config.provider_for(model)
     if api_key:
         return api_base, api_key
@@ -50,6 +50,14 @@ def credentials(model: str, config: Config) -> tuple[str | None, str | None]:
     check_setup(model, config)
     if credentials_source(config, model):
         return None, None  # a provider we know, and its key is set: litellm reads it
+    return None
+
+
+def credentials(model: str, config: Config) -> tuple[str | None, str | None]:
+    """(api_base, api_key) to pass to litellm; ConfigError naming the variable to set."""
+    known = _known(model, config)
+    if known is not None:
+        return known
     env = _checked.get(model)
     if env is None:
         return None, None  # not checked (or it failed): the provider's error is mapped later
@@ -104,9 +112,7 @@ async def check_credentials(model: str, config: Config) -> None:
     database transaction in flight on it, is never held up), and `credentials` reads the
     answer from then on."""
     check_setup(model, config)  # the common mistake, answered before litellm's import
-    api_base, api_key = config.provider_for(model)
-    unknown = not (api_key or api_base or provider_name(model) in LOCAL_PROVIDERS)
-    if unknown and not credentials_source(config, model) and model not in _checked:
+    if _known(model, config) is None and model not in _checked:
         try:
             _checked[model] = await api.current().validate_environment(model)
         except Exception:

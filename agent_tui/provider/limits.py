@@ -55,6 +55,14 @@ async def load_model_info(model: str, config: Config) -> ModelInfo:
     return model_info(model, config)
 
 
+async def load_with_summariser(model: str, config: Config) -> ModelInfo:
+    """`load_model_info`, with the summariser's (`compaction.model`) loaded beside it:
+    compactions read it without awaiting."""
+    if config.compaction.model:
+        await load_model_info(config.compaction.model, config)
+    return await load_model_info(model, config)
+
+
 def model_info(model: str, config: Config) -> ModelInfo:
     """`load_model_info` without waiting, for code that cannot await (request assembly):
     the model's info must have been loaded before, unless litellm is already imported

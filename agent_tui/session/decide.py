@@ -91,9 +91,14 @@ class Turn:
     session: Session
     history: list[MessageWithParts]
     last_user: MessageWithParts
-    user: UserMessage
     finished: AssistantMessage | None
     """The newest finished step after the boundary (its tokens say if it overflowed)."""
+
+    @property
+    def user(self) -> UserMessage:
+        info = self.last_user.info
+        assert isinstance(info, UserMessage)
+        return info
 
     @property
     def directory(self) -> Path:

@@ -24,7 +24,7 @@ from agent_tui.ids import message_id, part_id
 from agent_tui.mcp.servers import McpServers
 from agent_tui.provider import windows
 from agent_tui.provider.auth import check_credentials
-from agent_tui.provider.limits import ModelInfo, load_model_info
+from agent_tui.provider.limits import ModelInfo, load_with_summariser
 from agent_tui.session import pins
 from agent_tui.session import undo as turns
 from agent_tui.session.follow import Follower, run_until_read
@@ -453,9 +453,7 @@ class Engine:
     async def model_limits(self, model: str) -> ModelInfo:
         """The model's limits and prices (and the summariser's, when one is set), asked
         of the provider: awaited, as litellm may still be importing."""
-        if self.ctx.config.compaction.model:
-            await load_model_info(self.ctx.config.compaction.model, self.ctx.config)
-        return await load_model_info(model, self.ctx.config)
+        return await load_with_summariser(model, self.ctx.config)
 
     async def context_report(self, session_id: str, *, model: str | None = None) -> str:
         """What fills the context window (`/context`), as text."""

@@ -21,7 +21,7 @@ from agent_tui.events import Notice, PlanProposed, SessionError, SessionStatus
 from agent_tui.ids import message_id
 from agent_tui.provider import windows
 from agent_tui.provider.events import ModelRequest
-from agent_tui.provider.limits import ModelInfo, load_model_info
+from agent_tui.provider.limits import ModelInfo, load_with_summariser
 from agent_tui.session.decide import (
     Step,
     Stop,
@@ -135,9 +135,7 @@ class SessionLoop:
         """The model's limits; a served model's window is asked from its server first
         (cached: a question only until the server's answer is settled)."""
         served = await windows.discover_window(model_id, self.ctx.config)
-        if self.ctx.config.compaction.model:  # the summariser's, for compactions
-            await load_model_info(self.ctx.config.compaction.model, self.ctx.config)
-        info = await load_model_info(model_id, self.ctx.config)
+        info = await load_with_summariser(model_id, self.ctx.config)
         note = None
         if served is not None and served.truncates:
             note = windows.ollama_advice(model_id, served)
@@ -262,7 +260,7 @@ class SessionLoop:
         if answered(latest(history, "assistant"), last_user):
             raise Stop(self.result.outcome if self.result.steps else "stop")
         finished = finished_after(history, session)
-        return Turn(session, history, last_user, last_user.info, finished)
+        return Turn(session, history, last_user, finished)
 
     async def _compact_pending(self, turn: Turn, model: ModelInfo) -> bool:
         """A compaction request waiting (the person's, or queued by `_make_room`) is
