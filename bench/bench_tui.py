@@ -255,7 +255,7 @@ async def stream_once(
                 session = await db.get_session(session_id)
             else:
                 session = await app.engine.new_session(data_dir)
-            await app.show_session(session)
+            await app.chat.show_session(session)
             publish = app.engine.ctx.publish
             user = UserMessage(id=message_id(), session_id=session.id, model="openai/bench")
             publish(MessageUpdated(info=user))
@@ -495,7 +495,7 @@ async def memory_growth(data_dir: Path) -> dict[int, int]:
         async with app.run_test(size=SIZE) as pilot:
             await app.loaded.wait()
             session = await app.engine.new_session(data_dir)
-            await app.show_session(session)
+            await app.chat.show_session(session)
             publish = app.engine.ctx.publish
             user_id = ""
             for n in range(1, RSS_STEPS[-1] + 1):

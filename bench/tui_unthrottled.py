@@ -78,11 +78,11 @@ async def unthrottled_in_app(workdir: Path, reply: str, chunk_size: int = 4) -> 
                     while len(server.requests) == before:
                         await asyncio.sleep(0.01)
                     if text == "hello":
-                        while app.status != "idle" or server.active:
+                        while app.chat.status != "idle" or server.active:
                             await asyncio.sleep(0.01)
                 began = time.perf_counter()
                 frames.clear()
-                while app.status != "idle":
+                while app.chat.status != "idle":
                     await asyncio.sleep(KEY_INTERVAL)
                     if len(app.prompt.text) > 60:
                         app.prompt.clear()

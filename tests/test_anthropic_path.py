@@ -284,7 +284,7 @@ async def test_the_sidebar_shows_the_cache_share_of_the_last_step(
     async with app.run_test(size=(120, 36)) as pilot:
         await app.loaded.wait()
         await type_and_send(pilot, "go")
-        await wait_for(pilot, lambda: len(anthropic.usages) == 3 and app.status == "idle")
+        await wait_for(pilot, lambda: len(anthropic.usages) == 3 and app.chat.status == "idle")
         last = anthropic.usages[-1]
         share = round(last["cache_read_input_tokens"] * 100 / prompt_of(last))
         cost = str(app.query_one("#sidebar-cost", Static).render())

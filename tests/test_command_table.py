@@ -60,9 +60,9 @@ async def test_the_apps_slash_commands_palette_and_help_carry_them(
         palette = AgentCommands(app.screen)
         hits = {str(hit.display).split()[0]: hit.help async for hit in palette.discover()}
         assert hits == {f"/{name}": help for name, help in expected(table.APP).items()}
-        from agent_tui.tui.app_commands import help_text
+        from agent_tui.tui.commands import help_text
 
-        shown = help_text(app)
+        shown = help_text(app.chat)
         for name, help in expected(table.APP).items():
             assert f"/{name}" in shown and help in shown, name
 

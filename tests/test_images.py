@@ -384,7 +384,7 @@ async def test_the_app_shows_the_tool_line_naming_the_image(
     async with app.run_test(size=(120, 30)) as pilot:
         await app.loaded.wait()
         await type_and_send(pilot, "what is in shot.png?")
-        await wait_for(pilot, lambda: len(fake_llm.requests) == 2 and app.status == "idle")
+        await wait_for(pilot, lambda: len(fake_llm.requests) == 2 and app.chat.status == "idle")
         (line,) = app.query(ToolLine)
         await pilot.pause()
         assert "read shot.png — image PNG, 1000×750, " in str(line.title)

@@ -174,7 +174,7 @@ def test_app_queues_for_a_session_busy_in_another_process(
 
     async def in_the_app() -> None:
         app = await open_app()
-        app.session = await app.db.get_session(session_id)
+        app.chat.session = await app.db.get_session(session_id)
         async with app.run_test(size=(100, 30)) as pilot:
             await app.loaded.wait()
             await type_and_send(pilot, "question from the app")
@@ -188,7 +188,7 @@ def test_app_queues_for_a_session_busy_in_another_process(
             await wait_for(
                 pilot, lambda: view_text(app) == "Answer for the app.", "the answer shown"
             )
-            await wait_for(pilot, lambda: app.status == "idle", "idle")
+            await wait_for(pilot, lambda: app.chat.status == "idle", "idle")
             assert not any(v.queued for v in app.query(UserMessageView))
         await app.db.close()
 

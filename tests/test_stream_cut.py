@@ -169,7 +169,9 @@ async def test_the_app_shows_the_cut_stream_on_the_message(
     async with app.run_test(size=(100, 30)) as pilot:
         await app.loaded.wait()
         await type_and_send(pilot, "hello")
-        await wait_for(pilot, lambda: len(app.query(".error")) and app.status == "idle", "error")
+        await wait_for(
+            pilot, lambda: len(app.query(".error")) and app.chat.status == "idle", "error"
+        )
         await wait_for(pilot, lambda: len(app.query(".cut-off")) == 1, "the marked attempt")
         error = str(app.query_one(".error").render())
         assert "Error: The stream from openai/test-model" in error

@@ -267,14 +267,14 @@ async def test_tool_line_opens_the_child_session(configured: FakeOpenAI) -> None
     async with app.run_test(size=(100, 30)) as pilot:
         await app.loaded.wait()
         await type_and_send(pilot, "delegate it")
-        await wait_for(pilot, lambda: len(configured.requests) == 3 and app.status == "idle")
+        await wait_for(pilot, lambda: len(configured.requests) == 3 and app.chat.status == "idle")
         (line,) = app.query(ToolLine)
         assert isinstance(line.part.state, ToolStateCompleted)
         child = line.part.state.metadata["session_id"]
         assert child in str(line.title)
-        parent = app.session
+        parent = app.chat.session
         line.query_one(CollapsibleTitle).focus()
         await pilot.press("o")
-        await wait_for(pilot, lambda: app.session is not None and app.session.id == child)
-        assert app.session is not None and app.session.parent_id == parent.id
+        await wait_for(pilot, lambda: app.chat.session is not None and app.chat.session.id == child)
+        assert app.chat.session is not None and app.chat.session.parent_id == parent.id
     await app.db.close()

@@ -109,12 +109,12 @@ async def test_the_sidebar_shows_the_list_live_and_on_reload(configured: FakeOpe
         assert not sidebar.has_class("-has-todos")
         await type_and_send(pilot, "plan the work")
         await wait_for(pilot, lambda: sidebar.has_class("-has-todos"), "the todo list")
-        await wait_for(pilot, lambda: app.status == "idle")
+        await wait_for(pilot, lambda: app.chat.status == "idle")
         assert todos_shown(app) == "● Write the parser\n◐ Wire the tool\n○ Update the README"
-        session = app.session
-        await app.show_session(None)
+        session = app.chat.session
+        await app.chat.show_session(None)
         assert not sidebar.has_class("-has-todos")
-        await app.show_session(session)
+        await app.chat.show_session(session)
         assert sidebar.has_class("-has-todos") and "Wire the tool" in todos_shown(app)
     await close(app)
 

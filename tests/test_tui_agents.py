@@ -43,35 +43,35 @@ async def test_tab_cycles_agents_and_shift_tab_the_permission_mode(
     app = await open_app()
     async with app.run_test(size=SIZE) as pilot:
         await app.loaded.wait()
-        assert app.agent_name == "build" and "build" in str(app.prompt.border_title)
+        assert app.chat.agent_name == "build" and "build" in str(app.prompt.border_title)
         assert sidebar_agent(app).startswith("build")
         await pilot.press("tab")
-        assert app.agent_name == "plan" and app.prompt.has_class("-plan")
+        assert app.chat.agent_name == "plan" and app.prompt.has_class("-plan")
         assert "plan" in str(app.prompt.border_title) and sidebar_agent(app).startswith("plan")
         await pilot.press("tab")
-        assert app.agent_name == "docs" and app.prompt.has_class("-custom-agent")
+        assert app.chat.agent_name == "docs" and app.prompt.has_class("-custom-agent")
         assert "Writes docs" in sidebar_agent(app)
         await pilot.press("tab")
-        assert app.agent_name == "build" and not app.prompt.has_class("-plan")
+        assert app.chat.agent_name == "build" and not app.prompt.has_class("-plan")
         await pilot.press("x", "tab")  # not empty: Tab does not switch
-        assert app.agent_name == "build"
+        assert app.chat.agent_name == "build"
         app.prompt.clear()
         app.prompt.focus()
 
         await pilot.press("ctrl+x", "a")  # the leader key does it too
-        assert app.agent_name == "plan"
+        assert app.chat.agent_name == "plan"
         await type_and_send(pilot, "look around")
         await wait_for(pilot, lambda: configured.requests, "the request")
         assert "# Plan mode" in text_of(configured.requests[0]["messages"][0])
 
         assert "auto-accept" not in str(app.status_line.render())
         await pilot.press("shift+tab")
-        assert app.permission_mode == "auto-edits"
-        assert app.session is not None
-        assert app.engine.permission_mode(app.session.id) == "auto-edits"
+        assert app.chat.permission_mode == "auto-edits"
+        assert app.chat.session is not None
+        assert app.engine.permission_mode(app.chat.session.id) == "auto-edits"
         await wait_for(pilot, lambda: "auto-accept edits" in str(app.status_line.render()))
         await pilot.press("shift+tab")
-        assert app.engine.permission_mode(app.session.id) == "ask"
+        assert app.engine.permission_mode(app.chat.session.id) == "ask"
     await close(app)
 
 
@@ -95,7 +95,7 @@ async def test_plan_approval_switches_to_build_and_sends_the_plan(
         )
         await pilot.press(key)  # Enter: the focused "Approve and build" button
         await wait_for(pilot, lambda: len(configured.requests) == 2, "the build request")
-        assert app.agent_name == "build" and not app.prompt.has_class("-plan")
+        assert app.chat.agent_name == "build" and not app.prompt.has_class("-plan")
     await close(app)
     build = configured.requests[1]
     assert "# Plan mode" not in text_of(build["messages"][0])
@@ -115,7 +115,7 @@ async def test_plan_keep_planning_and_reject_with_a_note(
         await wait_for(pilot, lambda: isinstance(app.screen, PlanScreen), "the plan screen")
         await pilot.press("k")  # keep planning: nothing is sent
         await wait_for(pilot, lambda: not isinstance(app.screen, PlanScreen))
-        assert app.agent_name == "plan" and len(configured.requests) == 1
+        assert app.chat.agent_name == "plan" and len(configured.requests) == 1
 
         await type_and_send(pilot, "also cover errors")
         await wait_for(pilot, lambda: isinstance(app.screen, PlanScreen), "the second plan")
@@ -123,7 +123,7 @@ async def test_plan_keep_planning_and_reject_with_a_note(
         await pilot.press(*"use logging")
         await pilot.press("enter")
         await wait_for(pilot, lambda: len(configured.requests) == 3, "the revision request")
-        assert app.agent_name == "plan"
+        assert app.chat.agent_name == "plan"
     await close(app)
     last = text_of(conversation(configured.requests[2])[-1])
     assert REJECTED in last and "use logging" in last

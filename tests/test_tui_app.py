@@ -32,10 +32,10 @@ async def test_typed_message_streams_and_sidebar_percent_changes(configured: Fak
         assert "0 / 100,000" not in sidebar_context(app)
         await type_and_send(pilot, "hello there")
         await wait_for(pilot, lambda: "25.0%" in sidebar_context(app), "percent")
-        await wait_for(pilot, lambda: app.status == "idle")
+        await wait_for(pilot, lambda: app.chat.status == "idle")
         assert view_text(app) == reply
         assert app.prompt.text == ""
-        assert app.session is not None and app.session.title == "hello there"
+        assert app.chat.session is not None and app.chat.session.title == "hello there"
     await app.db.close()
     assert configured.requests[-1]["messages"][-1]["content"] == "hello there"
 
@@ -60,7 +60,7 @@ async def test_compact_by_command_and_leader_key(configured: FakeOpenAI, how: st
         await app.loaded.wait()
         await type_and_send(pilot, "hello")
         await wait_for(pilot, lambda: "32.0%" in sidebar_context(app), "first percent")
-        await wait_for(pilot, lambda: app.status == "idle")
+        await wait_for(pilot, lambda: app.chat.status == "idle")
         if how == "slash":
             await type_and_send(pilot, "/compact keep the greeting")
         else:
@@ -70,10 +70,10 @@ async def test_compact_by_command_and_leader_key(configured: FakeOpenAI, how: st
             pilot, lambda: _dividers(app) and _dividers(app)[0].state == "done", "divider"
         )
         await wait_for(pilot, lambda: "32.0%" not in sidebar_context(app), "percent drop")
-        await wait_for(pilot, lambda: app.status == "idle")
+        await wait_for(pilot, lambda: app.chat.status == "idle")
         divider = _dividers(app)[0]
         assert "manual" in str(divider.query_one(".label", Static).render())
-        usage = app.stats.usage()
+        usage = app.chat.stats.usage()
         assert usage.percent is not None and usage.percent < 32.0
         assert "1 compaction" in str(app.query_one("#sidebar-compactions", Static).render())
         # The older messages stay, dimmed.
@@ -97,11 +97,11 @@ async def test_escape_interrupts_slow_stream_and_keeps_partial_text(
         await type_and_send(pilot, "go slowly")
         await wait_for(pilot, lambda: view_text(app) == "partial", "partial text")
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.status == "idle", "idle after abort")
+        await wait_for(pilot, lambda: app.chat.status == "idle", "idle after abort")
         assert view_text(app) == "partial"
         assert "Interrupted" in str(app.query_one(".error", Static).render())
-        assert app.session is not None
-        messages = await app.db.all_messages(app.session.id)
+        assert app.chat.session is not None
+        messages = await app.db.all_messages(app.chat.session.id)
     await app.db.close()
     texts = [p.text for m in messages for p in m.parts if isinstance(p, TextPart)]
     assert texts == ["go slowly", "partial"]
@@ -122,11 +122,11 @@ async def test_queued_message_reaches_model_as_reminder(configured: FakeOpenAI) 
         )
         gate.set()
         await wait_for(pilot, lambda: len(configured.requests) == 2, "second request")
-        await wait_for(pilot, lambda: app.status == "idle" and view_text(app) == "Noted.")
+        await wait_for(pilot, lambda: app.chat.status == "idle" and view_text(app) == "Noted.")
         assert not any(v.queued for v in app.query(UserMessageView))
         configured.script(Text("third done"))
         await type_and_send(pilot, "third task")
-        await wait_for(pilot, lambda: app.status == "idle" and view_text(app) == "third done")
+        await wait_for(pilot, lambda: app.chat.status == "idle" and view_text(app) == "third done")
     await app.db.close()
     second = json.dumps(configured.requests[1]["messages"])
     assert "<system-reminder>" in second and "also check the docs" in second
@@ -152,7 +152,7 @@ async def test_permission_dialog_choices(isolated: Path, fake_llm: FakeOpenAI, a
         await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen), "dialog")
         assert "echo ran-first" in str(app.screen.query_one("#title", Static).render())
         await pilot.press(key)
-        await wait_for(pilot, lambda: app.status == "idle" and "first done" in view_text(app))
+        await wait_for(pilot, lambda: app.chat.status == "idle" and "first done" in view_text(app))
         await type_and_send(pilot, "again")
         if answer == "always":
             await wait_for(pilot, lambda: "second done" in view_text(app), "no second dialog")
@@ -161,7 +161,7 @@ async def test_permission_dialog_choices(isolated: Path, fake_llm: FakeOpenAI, a
             await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen), "dialog 2")
             await pilot.press("a")
             await wait_for(pilot, lambda: "second done" in view_text(app))
-        await wait_for(pilot, lambda: app.status == "idle")
+        await wait_for(pilot, lambda: app.chat.status == "idle")
         lines = [str(t.title) for t in app.query(ToolLine)]
     await app.db.close()
     first_result = next(m for m in fake_llm.requests[1]["messages"] if m["role"] == "tool")
@@ -180,12 +180,12 @@ async def test_switching_sessions_shows_the_right_history(configured: FakeOpenAI
     async with app.run_test(size=SIZE) as pilot:
         await app.loaded.wait()
         await type_and_send(pilot, "question one")
-        await wait_for(pilot, lambda: app.status == "idle" and view_text(app) == "answer one")
-        first = app.session
+        await wait_for(pilot, lambda: app.chat.status == "idle" and view_text(app) == "answer one")
+        first = app.chat.session
         await type_and_send(pilot, "/new")
-        await wait_for(pilot, lambda: app.session is None and not app.query(UserMessageView))
+        await wait_for(pilot, lambda: app.chat.session is None and not app.query(UserMessageView))
         await type_and_send(pilot, "question two")
-        await wait_for(pilot, lambda: app.status == "idle" and view_text(app) == "answer two")
+        await wait_for(pilot, lambda: app.chat.status == "idle" and view_text(app) == "answer two")
         await pilot.press("ctrl+x", "l")
         await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen), "session list")
         options = app.screen.query_one(OptionList)
@@ -197,7 +197,9 @@ async def test_switching_sessions_shows_the_right_history(configured: FakeOpenAI
         )
         options.highlighted = index
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.session is not None and app.session.id == first.id)
+        await wait_for(
+            pilot, lambda: app.chat.session is not None and app.chat.session.id == first.id
+        )
         await wait_for(pilot, lambda: view_text(app) == "answer one")
         users = [v.text for v in app.query(UserMessageView)]
         assert users == ["question one"]
@@ -212,20 +214,22 @@ async def test_escape_cancels_compaction_without_losing_anything(
     async with app.run_test(size=SIZE) as pilot:
         await app.loaded.wait()
         await type_and_send(pilot, "first question")
-        await wait_for(pilot, lambda: app.status == "idle" and view_text(app) == "first answer")
+        await wait_for(
+            pilot, lambda: app.chat.status == "idle" and view_text(app) == "first answer"
+        )
         await type_and_send(pilot, "/compact")
-        await wait_for(pilot, lambda: app.status == "compacting", "compacting status")
+        await wait_for(pilot, lambda: app.chat.status == "compacting", "compacting status")
         assert "Compacting" in str(app.status_line.render())
         await wait_for(pilot, lambda: len(configured.requests) == 2, "summary request")
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.status == "idle", "idle after cancel")
-        assert app.session is not None
-        session = await app.db.get_session(app.session.id)
+        await wait_for(pilot, lambda: app.chat.status == "idle", "idle after cancel")
+        assert app.chat.session is not None
+        session = await app.db.get_session(app.chat.session.id)
         assert session.compaction_id is None  # the boundary did not move
         await type_and_send(pilot, "go on")
         await wait_for(pilot, lambda: len(configured.requests) == 3, "next request")
-        await wait_for(pilot, lambda: app.status == "idle")
-        messages = await app.db.all_messages(app.session.id)
+        await wait_for(pilot, lambda: app.chat.status == "idle")
+        messages = await app.db.all_messages(app.chat.session.id)
     await app.db.close()
     sent = json.dumps(configured.requests[2]["messages"])
     assert "first question" in sent and "first answer" in sent  # nothing lost

@@ -16,6 +16,7 @@ from agent_tui.config import load_config
 from agent_tui.provider import defaults
 from agent_tui.provider.defaults import PROVIDERS, choose_model
 from agent_tui.storage.db import Database
+from agent_tui.tui import commands
 from agent_tui.tui.app import AgentApp
 from agent_tui.tui.model_screen import ModelScreen
 from agent_tui.tui.welcome_view import WelcomeView
@@ -55,7 +56,7 @@ async def test_empty_session_shows_model_directory_window_and_keys(
     async with app.run_test(size=SIZE) as pilot:
         await app.loaded.wait()
         welcome = app.query_one("#welcome", WelcomeView)
-        assert welcome.display and not app.view.display
+        assert welcome.display and not app.chat.view.display
         text = welcome_text(app)
         assert "openai/test-model" in text
         assert "~/project" in text
@@ -65,11 +66,11 @@ async def test_empty_session_shows_model_directory_window_and_keys(
         assert "ctrl+p" in text and "ctrl+x c" in text and "Ctrl+C twice" in text
         assert "No model provider" not in text
         await type_and_send(pilot, "hi")
-        await wait_for(pilot, lambda: app.status == "idle" and app.session is not None)
+        await wait_for(pilot, lambda: app.chat.status == "idle" and app.chat.session is not None)
         await wait_for(pilot, lambda: not welcome.display, "welcome hidden")
-        assert app.view.display
-        session = app.session
-        app.action_new_session()
+        assert app.chat.view.display
+        session = app.chat.session
+        commands.new_session(app.chat)
         await wait_for(pilot, lambda: welcome.display, "welcome back for a new session")
     await app.db.close()
 
@@ -78,7 +79,7 @@ async def test_empty_session_shows_model_directory_window_and_keys(
     async with app.run_test(size=SIZE) as pilot:
         await app.loaded.wait()
         assert not app.query_one("#welcome", WelcomeView).display
-        assert app.view.display
+        assert app.chat.view.display
     await app.db.close()
 
 
@@ -112,7 +113,7 @@ async def test_only_an_openai_key_picks_openai(
     app = await _first_run_app()
     async with app.run_test(size=SIZE) as pilot:
         await app.loaded.wait()
-        assert app.current_model == "openai/gpt-5.4"
+        assert app.chat.current_model == "openai/gpt-5.4"
         text = welcome_text(app)
         assert "openai/gpt-5.4" in text and "$OPENAI_API_KEY" in text
         assert "1,050,000 tokens" in text
@@ -133,6 +134,6 @@ async def test_only_an_openai_key_picks_openai(
         await pilot.pause()
         assert listed.get_option_at_index(0).id == "openai/gpt-5.4-mini"
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.model_override == "openai/gpt-5.4-mini", "chosen")
+        await wait_for(pilot, lambda: app.chat.model_override == "openai/gpt-5.4-mini", "chosen")
         assert "openai/gpt-5.4-mini" in welcome_text(app)  # the welcome follows the choice
     await app.db.close()

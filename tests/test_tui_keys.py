@@ -66,7 +66,7 @@ async def test_prompt_keys_newline_history_and_completion(configured: FakeOpenAI
         await pilot.press("a", "ctrl+j", "b")
         assert app.prompt.text == "a\nb"
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.status == "idle" and view_text(app) == "ok")
+        await wait_for(pilot, lambda: app.chat.status == "idle" and view_text(app) == "ok")
         await pilot.press("up")
         assert app.prompt.text == "a\nb"
         await pilot.press("down")

@@ -62,10 +62,10 @@ async def test_at_word_and_enter_in_one_frame_sends_and_opens_no_picker(
         app.prompt.focus()
         burst(pilot, [*typed("@src"), "enter"])
         # The first request of a process imports litellm: seconds on a loaded machine.
-        await wait_for(pilot, lambda: configured.requests and app.status == "idle", timeout=60)
+        await wait_for(pilot, lambda: configured.requests and app.chat.status == "idle", timeout=60)
         burst(pilot, [*typed("/compact"), "enter"])
         await wait_for(pilot, lambda: len(configured.requests) == 2, "summary request")
-        await wait_for(pilot, lambda: app.status == "idle", "compaction done")
+        await wait_for(pilot, lambda: app.chat.status == "idle", "compaction done")
         await pilot.pause()
         assert pickers == []
         assert not isinstance(app.screen, FilePickerScreen)
@@ -93,7 +93,7 @@ async def test_a_message_and_compact_in_one_burst_are_two_submissions_in_order(
         burst(pilot, [*typed("@src"), "enter", *typed("/compact"), "enter"])
         await wait_for(
             pilot,
-            lambda: len(configured.requests) == 2 and app.status == "idle",
+            lambda: len(configured.requests) == 2 and app.chat.status == "idle",
             "the answer and the summary",
             timeout=60,
         )

@@ -31,12 +31,12 @@ async def one_turn(app: AgentApp, pilot: object, fake: FakeOpenAI) -> None:
         Text("The table has one row."),
     )
     await type_and_send(pilot, "print the table")  # type: ignore[arg-type]
-    await wait_for(pilot, lambda: len(fake.requests) == 2 and app.status == "idle")  # type: ignore[arg-type]
+    await wait_for(pilot, lambda: len(fake.requests) == 2 and app.chat.status == "idle")  # type: ignore[arg-type]
 
 
 async def pinned_ids(app: AgentApp) -> list[str]:
-    assert app.session is not None
-    messages, parts = await app.db.pinned(app.session.id)
+    assert app.chat.session is not None
+    messages, parts = await app.db.pinned(app.chat.session.id)
     return [m.info.id for m in messages] + [p.id for p in parts]
 
 
@@ -129,9 +129,9 @@ async def test_p_on_a_tool_line_pins_its_result_and_compact_restates_it(
         configured.script(Text("SUMMARY-P"), Text("next answer"))
         app.prompt.focus()
         await type_and_send(pilot, "/compact")
-        await wait_for(pilot, lambda: len(configured.requests) == 3 and app.status == "idle")
+        await wait_for(pilot, lambda: len(configured.requests) == 3 and app.chat.status == "idle")
         await type_and_send(pilot, "and now?")
-        await wait_for(pilot, lambda: len(configured.requests) == 4 and app.status == "idle")
+        await wait_for(pilot, lambda: len(configured.requests) == 4 and app.chat.status == "idle")
         restated = text_of(conversation(configured.requests[-1])[2])
         assert f'<pinned id="{part.id}" tool="bash">' in restated
         assert f"Result:\n{part.state.output}\n</pinned>" in restated
@@ -141,10 +141,10 @@ async def test_p_on_a_tool_line_pins_its_result_and_compact_restates_it(
         await pilot.press("p")
         await wait_for(pilot, lambda: "pinned" not in str(line.title), "unpinned")
         assert await pinned_ids(app) == []
-        assert app.session is not None
+        assert app.chat.session is not None
         summaries = [
             m.info
-            for m in await app.db.all_messages(app.session.id)
+            for m in await app.db.all_messages(app.chat.session.id)
             if isinstance(m.info, AssistantMessage) and m.info.summary
         ]
         assert [p.id for p in summaries[0].pins] == [part.id]  # the summary keeps its copy

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_tui.storage.models import ToolStateCompleted
-from agent_tui.tui.app_commands import help_text
+from agent_tui.tui.commands import help_text
 from agent_tui.tui.file_picker_screen import FilePickerScreen
 from agent_tui.tui.tool_line import ToolLine
 from tests.engine_helpers import text_of
@@ -44,7 +44,7 @@ async def test_at_opens_picker_and_the_file_reaches_the_model(
         await wait_for(pilot, lambda: not isinstance(app.screen, FilePickerScreen), "closed")
         assert app.prompt.text == "look @src/parser.py "
         await pilot.press("enter")
-        await wait_for(pilot, lambda: configured.requests and app.status == "idle", "reply")
+        await wait_for(pilot, lambda: configured.requests and app.chat.status == "idle", "reply")
     await app.db.close()
     sent = sent_user_text(configured.requests[-1])
     assert '<file path="src/parser.py">' in sent
@@ -70,7 +70,7 @@ async def test_shell_command_shows_a_tool_line_and_reaches_the_next_request(
         assert configured.requests == []  # the ! makes no model request
         assert app.prompt.text == ""
         await type_and_send(pilot, "what did it print?")
-        await wait_for(pilot, lambda: configured.requests and app.status == "idle", "reply")
+        await wait_for(pilot, lambda: configured.requests and app.chat.status == "idle", "reply")
     await app.db.close()
     (request,) = configured.requests
     sent = sent_user_text(request)
@@ -91,7 +91,7 @@ async def test_custom_command_completes_and_sends_its_body(
     app = await open_app()
     async with app.run_test(size=SIZE) as pilot:
         await app.loaded.wait()
-        text = help_text(app)
+        text = help_text(app.chat)
         assert "/greet [arguments]" in text and "Greet someone" in text
         app.prompt.focus()
         app.prompt.load_text("/gre")
@@ -100,7 +100,7 @@ async def test_custom_command_completes_and_sends_its_body(
         assert app.prompt.text == "/greet "
         app.prompt.insert("Ada Lovelace")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: configured.requests and app.status == "idle", "reply")
+        await wait_for(pilot, lambda: configured.requests and app.chat.status == "idle", "reply")
         assert any("help.md" in str(n.message) for n in app._notifications)
     await app.db.close()
     last = [m for m in configured.requests[-1]["messages"] if m["role"] == "user"][-1]

@@ -31,16 +31,16 @@ async def test_review_on_compact(isolated: Path, fake_llm: FakeOpenAI, choice: s
     async with app.run_test(size=SIZE) as pilot:
         await app.loaded.wait()
         await type_and_send(pilot, "hello")
-        await wait_for(pilot, lambda: app.status == "idle" and len(fake_llm.requests) == 1)
+        await wait_for(pilot, lambda: app.chat.status == "idle" and len(fake_llm.requests) == 1)
         await type_and_send(pilot, "hello again")
-        await wait_for(pilot, lambda: app.status == "idle" and len(fake_llm.requests) == 2)
+        await wait_for(pilot, lambda: app.chat.status == "idle" and len(fake_llm.requests) == 2)
         await type_and_send(pilot, "/compact")
         await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen), "the review")
         screen = app.screen
         assert isinstance(screen, ReviewScreen)
         assert screen.editor.text == "SUMMARY: we said hello twice."
-        assert app.session is not None
-        assert (await app.db.get_session(app.session.id)).compaction_id is None  # not yet
+        assert app.chat.session is not None
+        assert (await app.db.get_session(app.chat.session.id)).compaction_id is None  # not yet
         if choice == "apply":
             await pilot.press("enter")
         elif choice == "edit":
@@ -53,10 +53,10 @@ async def test_review_on_compact(isolated: Path, fake_llm: FakeOpenAI, choice: s
         else:
             await pilot.press("d")
         await wait_for(pilot, lambda: not isinstance(app.screen, ReviewScreen))
-        await wait_for(pilot, lambda: app.status == "idle")
+        await wait_for(pilot, lambda: app.chat.status == "idle")
         await type_and_send(pilot, "and now?")
-        await wait_for(pilot, lambda: len(fake_llm.requests) == 4 and app.status == "idle")
-        session = await app.db.get_session(app.session.id)
+        await wait_for(pilot, lambda: len(fake_llm.requests) == 4 and app.chat.status == "idle")
+        session = await app.db.get_session(app.chat.session.id)
         rows = await app.db.prepared_summaries(session.id)
         messages = await app.db.all_messages(session.id)
     await app.db.close()

@@ -56,17 +56,18 @@ async def _conversation(pilot: Pilot) -> None:
     await _without_start_notices(pilot)
     app.prompt.cursor_blink = False
     await type_and_send(pilot, "say hello with the shell")
-    await wait_for(pilot, lambda: app.status == "idle" and view_text(app) == REPLY, "reply")
+    await wait_for(pilot, lambda: app.chat.status == "idle" and view_text(app) == REPLY, "reply")
     await type_and_send(pilot, "/compact")
     await wait_for(
         pilot,
         lambda: (
-            app.status == "idle" and any(d.state == "done" for d in app.query(CompactionDivider))
+            app.chat.status == "idle"
+            and any(d.state == "done" for d in app.query(CompactionDivider))
         ),
         "compaction",
     )
     await type_and_send(pilot, "thanks")
-    await wait_for(pilot, lambda: app.status == "idle" and view_text(app) == "You're welcome.")
+    await wait_for(pilot, lambda: app.chat.status == "idle" and view_text(app) == "You're welcome.")
     app.clear_notifications()
     await pilot.pause()
 

@@ -15,8 +15,8 @@ from agent_tui import agents, paths
 from agent_tui.config import KeybindsConfig, load_config
 from agent_tui.keybinds import DEFAULT_KEYS
 from agent_tui.storage.db import Database
-from agent_tui.tui.agent_modes import BUILD_AGENT
 from agent_tui.tui.app import STARTING_HINT, AgentApp
+from agent_tui.tui.conversation import BUILD_AGENT
 from agent_tui.tui.opening import Opened
 from tests.fake_openai import FakeOpenAI, Text
 from tests.pty_helpers import PtyAgent
@@ -99,7 +99,7 @@ async def test_keys_typed_before_the_session_is_ready_are_kept_and_sent_in_order
             asked = [json.dumps(r["messages"]) for r in configured.requests]
             last = ("first answer", "second answer")[len(asked) - 1] if asked else None
             shown = view_text(app) == last
-            return any("and more" in a for a in asked) and shown and app.status == "idle"
+            return any("and more" in a for a in asked) and shown and app.chat.status == "idle"
 
         await wait_for(pilot, both_answered, "both messages sent and answered")
         assert app.prompt.text == "draft"  # what was being typed stays in the prompt

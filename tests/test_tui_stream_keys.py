@@ -113,9 +113,9 @@ async def test_keys_typed_while_a_reply_streams_unthrottled_are_shown_before_it_
         await pilot.press("x", "y")
         assert app.prompt.text == "xy"
         shown = len(view_text(app))
-        assert app.status == "busy" and shown < len(reply)
+        assert app.chat.status == "busy" and shown < len(reply)
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.status == "idle", "the interrupted end", timeout=120)
+        await wait_for(pilot, lambda: app.chat.status == "idle", "the interrupted end", timeout=120)
         kept = view_text(app).strip()
         assert len(kept) >= shown - 1 and reply.startswith(kept)
     await app.db.close()
@@ -167,7 +167,7 @@ async def test_frames_drawn_while_a_reply_streams_leave_no_strips_to_the_collect
             gc.disable()  # nothing is collected while the reply streams: it is all kept
             try:
                 await type_and_send(pilot, "write it all")
-                await wait_for(pilot, lambda: app.status == "idle", "the end", timeout=120)
+                await wait_for(pilot, lambda: app.chat.status == "idle", "the end", timeout=120)
                 await pilot.pause()
                 assert view_text(app).strip() == reply.strip()
                 assert _strips_left_for_the_collector() == []

@@ -32,9 +32,9 @@ async def test_summary_is_read_and_edited_in_the_app(configured: FakeOpenAI) -> 
         await pilot.press("escape")
 
         await type_and_send(pilot, "hello")
-        await wait_for(pilot, lambda: app.status == "idle" and len(configured.requests) == 1)
+        await wait_for(pilot, lambda: app.chat.status == "idle" and len(configured.requests) == 1)
         await type_and_send(pilot, "hello again")
-        await wait_for(pilot, lambda: app.status == "idle" and len(configured.requests) == 2)
+        await wait_for(pilot, lambda: app.chat.status == "idle" and len(configured.requests) == 2)
         await type_and_send(pilot, "/summary")
         await wait_for(pilot, lambda: isinstance(app.screen, SummaryScreen), "summary screen")
         assert app.screen.text == NO_COMPACTION  # type: ignore[attr-defined]
@@ -45,7 +45,7 @@ async def test_summary_is_read_and_edited_in_the_app(configured: FakeOpenAI) -> 
         await wait_for(
             pilot, lambda: [d.state for d in app.query(CompactionDivider)] == ["done"], "done"
         )
-        await wait_for(pilot, lambda: app.status == "idle")
+        await wait_for(pilot, lambda: app.chat.status == "idle")
 
         await type_and_send(pilot, "/summary")
         await wait_for(pilot, lambda: isinstance(app.screen, SummaryScreen), "summary screen")
@@ -78,7 +78,7 @@ async def test_summary_is_read_and_edited_in_the_app(configured: FakeOpenAI) -> 
         await wait_for(pilot, lambda: divider.query_one(Collapsible).title == EDITED_TITLE)
         assert divider.edited == CORRECTED
         await type_and_send(pilot, "which indentation?")
-        await wait_for(pilot, lambda: app.status == "idle" and len(configured.requests) == 4)
+        await wait_for(pilot, lambda: app.chat.status == "idle" and len(configured.requests) == 4)
         sent = conversation(configured.requests[-1])
         assert text_of(sent[1]) == CORRECTED
         assert WRITTEN + "\n" not in str(configured.requests[-1]["messages"])
@@ -96,11 +96,11 @@ async def test_a_discarded_edit_saves_nothing(configured: FakeOpenAI) -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         await app.loaded.wait()
         await type_and_send(pilot, "hello")
-        await wait_for(pilot, lambda: app.status == "idle" and len(configured.requests) == 1)
+        await wait_for(pilot, lambda: app.chat.status == "idle" and len(configured.requests) == 1)
         await type_and_send(pilot, "hello again")
-        await wait_for(pilot, lambda: app.status == "idle" and len(configured.requests) == 2)
+        await wait_for(pilot, lambda: app.chat.status == "idle" and len(configured.requests) == 2)
         await type_and_send(pilot, "/compact")
-        await wait_for(pilot, lambda: app.status == "idle" and len(configured.requests) == 3)
+        await wait_for(pilot, lambda: app.chat.status == "idle" and len(configured.requests) == 3)
         await wait_for(pilot, lambda: [d.state for d in app.query(CompactionDivider)] == ["done"])
         await type_and_send(pilot, "/summary")
         await wait_for(pilot, lambda: isinstance(app.screen, SummaryScreen), "summary screen")
@@ -113,7 +113,7 @@ async def test_a_discarded_edit_saves_nothing(configured: FakeOpenAI) -> None:
         await wait_for(
             pilot, lambda: not isinstance(app.screen, (ConfirmScreen, SummaryEditScreen))
         )
-        assert app.session is not None
-        view = await app.engine.summary(app.session.id)
+        assert app.chat.session is not None
+        view = await app.engine.summary(app.chat.session.id)
         assert not view.edited and view.text == WRITTEN
     await app.db.close()

@@ -28,7 +28,7 @@ async def test_undo_puts_the_prompt_back_and_redo_reapplies(
     async with app.run_test(size=SIZE) as pilot:
         await app.loaded.wait()
         await type_and_send(pilot, "write the notes")
-        await wait_for(pilot, lambda: app.status == "idle" and target.exists(), "the turn")
+        await wait_for(pilot, lambda: app.chat.status == "idle" and target.exists(), "the turn")
         files = app.query_one("#sidebar-files", Static)
         await wait_for(pilot, lambda: "notes.txt +2 −0" in str(files.render()), "line counts")
 
@@ -40,7 +40,7 @@ async def test_undo_puts_the_prompt_back_and_redo_reapplies(
         await pilot.press("ctrl+x", "u")
         await wait_for(pilot, lambda: app.prompt.text == "write the notes", "prompt back")
         assert not target.exists()
-        assert "write the notes" not in app.view.text_of_last_assistant()
+        assert "write the notes" not in app.chat.view.text_of_last_assistant()
         await wait_for(pilot, lambda: "none yet" in str(files.render()), "sidebar cleared")
 
         await type_and_send(pilot, "/redo")

@@ -82,18 +82,20 @@ async def _build(db: Database, steps: int) -> Session:
 
 
 def _message_views(app: AgentApp) -> list[Widget]:
-    return [w for w in app.view.children if isinstance(w, (AssistantMessageView, UserMessageView))]
+    return [
+        w for w in app.chat.view.children if isinstance(w, (AssistantMessageView, UserMessageView))
+    ]
 
 
 def _user_texts(app: AgentApp) -> list[str]:
-    return [w.text for w in app.view.children if isinstance(w, UserMessageView)]
+    return [w.text for w in app.chat.view.children if isinstance(w, UserMessageView)]
 
 
 async def _opened(app: AgentApp, pilot: Pilot) -> None:
     """Wait until the 200-entry session of `_build(…, 150)` is shown: all its entries
     known, and shortly after the first paint a screen of older messages mounted above."""
     await app.loaded.wait()
-    view = app.view
+    view = app.chat.view
     await wait_for(pilot, lambda: view.entry_count == 200, "the session's entries")
     await wait_for(pilot, lambda: view.scroll_y > view.size.height, "the margin above")
     await pilot.pause()
@@ -102,10 +104,10 @@ async def _opened(app: AgentApp, pilot: Pilot) -> None:
 async def test_scrolling_to_the_top_mounts_the_oldest_messages() -> None:
     app = await open_app()
     session = await _build(app.db, 150)
-    app.session = session
+    app.chat.session = session
     async with app.run_test(size=SIZE) as pilot:
         await _opened(app, pilot)
-        view = app.view
+        view = app.chat.view
         assert len(_message_views(app)) <= WINDOW_MAX
         assert "Task 0" not in _user_texts(app)
         assert view.text_of_last_assistant() == "Reply 149.\n\nSecond line of reply 149."
@@ -142,7 +144,7 @@ async def test_a_growing_live_session_keeps_a_bounded_number_of_widgets() -> Non
     async with app.run_test(size=SIZE) as pilot:
         await app.loaded.wait()
         session = await app.engine.new_session(project_dir())
-        await app.show_session(session)
+        await app.chat.show_session(session)
         publish = app.engine.ctx.publish
         counts: list[int] = []
         parent = ""
@@ -160,21 +162,23 @@ async def test_a_growing_live_session_keeps_a_bounded_number_of_widgets() -> Non
             if n % STEPS_PER_TURN == STEPS_PER_TURN - 1:
                 publish(SessionStatus(session_id=session.id, status="idle"))
             await pilot.pause()
-            counts.append(len(app.view.children))
-        await wait_for(pilot, lambda: app.view.text_of_last_assistant().startswith("Reply 119"))
-        assert app.view.entry_count == 160
+            counts.append(len(app.chat.view.children))
+        await wait_for(
+            pilot, lambda: app.chat.view.text_of_last_assistant().startswith("Reply 119")
+        )
+        assert app.chat.view.entry_count == 160
         assert max(counts) <= WINDOW_MAX
         assert "Task 0" not in _user_texts(app)
         # The unmounted messages kept their data: scrolling up shows them again.
-        while app.view.window[0] > 0:
-            lo = app.view.window[0]
-            app.view.scroll_home(animate=False, immediate=True)
-            await wait_for(pilot, lambda lo=lo: app.view.window[0] < lo, "older messages")
+        while app.chat.view.window[0] > 0:
+            lo = app.chat.view.window[0]
+            app.chat.view.scroll_home(animate=False, immediate=True)
+            await wait_for(pilot, lambda lo=lo: app.chat.view.window[0] < lo, "older messages")
             await pilot.pause()  # the scroll position is restored after the next refresh
         assert _user_texts(app)[0] == "Task 0"
-        first_step = next(w for w in app.view.children if isinstance(w, AssistantMessageView))
+        first_step = next(w for w in app.chat.view.children if isinstance(w, AssistantMessageView))
         assert first_step.plain_text() == "Reply 0.\n\nSecond line of reply 0."
-        assert len(app.view.children) <= WINDOW_MAX
+        assert len(app.chat.view.children) <= WINDOW_MAX
     await app.db.close()
 
 
@@ -198,12 +202,12 @@ async def test_the_event_pump_posts_at_most_one_batch_per_frame() -> None:
 async def test_page_up_and_down_scroll_the_conversation_from_the_input() -> None:
     app = await open_app()
     session = await _build(app.db, 150)
-    app.session = session
+    app.chat.session = session
     async with app.run_test(size=SIZE) as pilot:
         # Keys are pressed once the margin above is mounted (a key pressed while that
         # mount is in flight can still be moved back by it: see issue 12's closing note).
         await _opened(app, pilot)
-        view = app.view
+        view = app.chat.view
         assert app.prompt.has_focus
         page = view.scrollable_content_region.height
 

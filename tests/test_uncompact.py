@@ -167,9 +167,9 @@ async def test_the_app_previews_compacts_and_undoes(configured: FakeOpenAI) -> N
     async with app.run_test(size=(100, 30)) as pilot:
         await app.loaded.wait()
         await type_and_send(pilot, "hello")
-        await wait_for(pilot, lambda: app.status == "idle" and len(configured.requests) == 1)
+        await wait_for(pilot, lambda: app.chat.status == "idle" and len(configured.requests) == 1)
         await type_and_send(pilot, "and again")
-        await wait_for(pilot, lambda: app.status == "idle" and len(configured.requests) == 2)
+        await wait_for(pilot, lambda: app.chat.status == "idle" and len(configured.requests) == 2)
         await type_and_send(pilot, "/compact --dry-run")
         await wait_for(pilot, lambda: isinstance(app.screen, TextScreen), "dry run screen")
         assert "nothing was sent" in app.screen.text  # type: ignore[attr-defined]
@@ -179,7 +179,7 @@ async def test_the_app_previews_compacts_and_undoes(configured: FakeOpenAI) -> N
         await wait_for(
             pilot, lambda: [d.state for d in app.query(CompactionDivider)] == ["done"], "done"
         )
-        await wait_for(pilot, lambda: app.status == "idle")
+        await wait_for(pilot, lambda: app.chat.status == "idle")
         assert "1 compaction" in str(app.query_one("#sidebar-compactions", Static).render())
         await pilot.press("ctrl+x", "z")
         await wait_for(

@@ -63,7 +63,7 @@ def sidebar_context(app: AgentApp) -> str:
 
 
 def view_text(app: AgentApp) -> str:
-    return app.view.text_of_last_assistant()
+    return app.chat.view.text_of_last_assistant()
 
 
 async def close(app: AgentApp) -> None:

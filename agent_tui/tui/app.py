@@ -21,46 +21,34 @@ from typing import TYPE_CHECKING, Any
 from textual import events
 from textual.app import App, ComposeResult, ScreenStackError
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static, TextArea
+from textual.widgets import Footer, Static
 
 from agent_tui.command import table
 from agent_tui.errors import AgentTuiError
 from agent_tui.keybinds import Keybinds, configured_keys
-from agent_tui.tui import strip_cycles
-from agent_tui.tui.agent_modes import AgentModes
-from agent_tui.tui.app_commands import AppCommands
+from agent_tui.tui import commands, pin_commands, strip_cycles
 from agent_tui.tui.command_provider import AgentCommands
-from agent_tui.tui.pin_commands import PinCommands
+from agent_tui.tui.conversation import Conversation
 from agent_tui.tui.prompt_input import PromptInput
 from agent_tui.tui.sidebar import Sidebar
 from agent_tui.tui.status_line import StatusLine
-from agent_tui.tui.submissions import Submissions
-from agent_tui.tui.undo_commands import UndoCommands
-from agent_tui.tui.welcome_view import WelcomeView
 
 if TYPE_CHECKING:
     from agent_tui.config import Config, KeybindsConfig
-    from agent_tui.context.stats import SessionStats
     from agent_tui.session.engine import Engine
     from agent_tui.storage.db import Database
     from agent_tui.storage.models import Session
     from agent_tui.tool.base import PermissionReply, PermissionRequest
-    from agent_tui.tui.event_pump import EventPump
     from agent_tui.tui.opening import Opened
-    from agent_tui.tui.session_view import SessionView
+    from agent_tui.tui.tool_line import ToolLine
 
 strip_cycles.install()  # frames' lines are freed when drawn, not by the collector
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
 QUIT_WINDOW = 2.0
 """Seconds in which a second Ctrl+C quits."""
-FIRST_PAGE = 60
-"""Messages read and shown before the rest of a session's history is read."""
-FREEZE_DELAY = 0.3
-"""Seconds after a session is shown before the one full garbage collection."""
 PRELOAD_DELAY = 0.5
 """Seconds after the session is shown before litellm starts importing."""
 LEADER_WINDOW = 2.0
@@ -82,12 +70,10 @@ def _collections_back_on() -> None:
         gc.enable()
 
 
-def _collect_and_freeze() -> None:
-    gc.collect()
-    gc.freeze()
+class AgentApp(App[int]):
+    """The frame around the conversation: the start, the keys, permission questions,
+    and where what the person types goes (a message, a `!command`, a command)."""
 
-
-class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "agent-tui"
     COMMANDS = {AgentCommands}
@@ -102,10 +88,7 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
     db: Database
     engine: Engine
     """The three exist once the app has started (`loaded`); before that only what the
-    first frame needs is here, and anything that needs them waits (`_when_started`)."""
-    view: SessionView
-    stats: SessionStats
-    session_model: str
+    first frame needs is here, and anything that needs them waits (`when_started`)."""
 
     def __init__(
         self,
@@ -134,17 +117,17 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
         self.keys = keys
         if config is not None and db is not None:
             self.config, self.db = config, db
-        self.session = session
         self._opener = opener
-        self._continuing = continuing or session is not None
         self._model_titles = model_titles
-        self.model_override = model
-        self.directory = directory or Path.cwd()
-        self.directory_label = directory_label
-        self.pump: EventPump | None = None
-        self.submissions = Submissions()
-        """Messages, `!commands` and `/compact` reach the session in the order typed."""
-        self.status = "idle"
+        self.chat = Conversation(
+            directory=directory or Path.cwd(),
+            directory_label=directory_label,
+            model=model,
+            continuing=continuing or session is not None,
+            id="main",
+        )
+        self.chat.session = session
+        self.commands = commands.Commands(self.chat)
         self.startup_error: AgentTuiError | None = None
         """Why the app could not start (shown by `launch` once the terminal is back)."""
         self._ctrl_c_at = 0.0
@@ -159,17 +142,7 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
     # ---- layout -----------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        with Horizontal(id="main"):
-            with Vertical(id="chat"):
-                # Opening a session: no welcome view to draw before its messages.
-                welcome = WelcomeView(id="welcome")
-                welcome.display = not self._continuing
-                yield welcome
-                # The SessionView is mounted here once the engine is imported (_start).
-                yield StatusLine(id="status")
-                yield Static("", id="completions", markup=False)
-                yield PromptInput(id="prompt")
-            yield Sidebar(id="sidebar")
+        yield self.chat
         yield Static(
             f"Terminal too small: agent-tui needs {MIN_WIDTH}×{MIN_HEIGHT}.",
             id="too-small",
@@ -179,27 +152,26 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
 
     @property
     def prompt(self) -> PromptInput:
-        return self.query_one("#prompt", PromptInput)
+        return self.chat.prompt
 
     @property
     def sidebar(self) -> Sidebar:
-        return self.query_one("#sidebar", Sidebar)
+        return self.chat.sidebar
 
     @property
     def status_line(self) -> StatusLine:
-        return self.query_one("#status", StatusLine)
+        return self.chat.status_line
 
     def on_mount(self) -> None:
         # Focused now, not later: keys typed before the first frame are already queued
         # behind this message and go to the prompt.
         self.screen.set_focus(self.prompt)
-        self.prompt.show_agent(self.agent_name)
+        chat = self.chat
+        self.prompt.show_agent(chat.agent_name)
         self._check_size(self.size.width, self.size.height)
-        if not self._continuing:
-            label = self.directory_label or str(self.directory)
-            self.query_one("#welcome", WelcomeView).show_starting(
-                self.keys, label, self.model_override or _configured_model()
-            )
+        if not chat.continuing:
+            label = chat.directory_label or str(chat.directory)
+            chat.welcome.show_starting(self.keys, label, chat.model_override or _configured_model())
         self.call_after_refresh(_collections_back_on)
         # The first frame, recorded for the next launch here (tui/instant_frame.py);
         # not one with keys typed at launch in it: the next launch would show them.
@@ -222,9 +194,8 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
             self.exit(exc.exit_code)
             return
         await self._make_engine(opened.config, opened.db)
-        self.load_agents()
-        await self.show_session(opened.session)
-        await self.load_custom_commands()
+        await self.chat.show_session(opened.session)
+        await self.commands.load_custom()
         # litellm costs seconds to import on a thread that competes with the UI for the
         # GIL: start it once the session has been painted, not during it.
         self.set_timer(PRELOAD_DELAY, self._preload)
@@ -237,32 +208,23 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
         await self.engine.announce_sandbox()  # a notice if commands cannot be sandboxed
 
     async def _make_engine(self, config: Config, db: Database) -> None:
-        from agent_tui.context.stats import SessionStats
         from agent_tui.engine_context import EngineContext
         from agent_tui.session.engine import Engine
-        from agent_tui.tui.event_pump import EventPump
-        from agent_tui.tui.session_view import SessionView
 
         self.config, self.db = config, db
         self.keys = config.keybinds
-        self.session_model = self.model_override or config.model
-        self.stats = SessionStats()
         context = EngineContext(db=db, config=config, ask=self.ask_permission, front_end=FRONT_END)
         self.engine = Engine(context, model_titles=self._model_titles)
-        self.pump = EventPump(self)
-        self.pump.attach(self.engine.ctx.bus)
-        self.view = SessionView(id="view")
-        self.view.display = self._continuing
-        await self.query_one("#chat").mount(self.view, before="#status")
+        await self.chat.start(self.engine, config, db)
 
     async def _given(self) -> Opened:
         """The opener of an app made with its config and database (tests, benchmarks):
         the session set on it by then."""
         from agent_tui.tui.opening import Opened
 
-        return Opened(self.config, self.db, self.session)
+        return Opened(self.config, self.db, self.chat.session)
 
-    def _when_started(self, run: Callable[..., object], *args: Any) -> bool:
+    def when_started(self, run: Callable[..., object], *args: Any) -> bool:
         """False once the app has started; before, `run(*args)` is kept to run then, in
         the order things were typed, and True is returned."""
         if self.loaded.is_set():
@@ -284,12 +246,8 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
     async def _ask_window(self) -> None:
         """A local server's window, asked after the first frame: the welcome view and
         the sidebar show it once it is known."""
-        if await self.engine.model_window(self.current_model) is not None:
-            self._refresh_sidebar()
-
-    def on_unmount(self) -> None:
-        if self.pump is not None:
-            self.pump.detach()
+        if await self.engine.model_window(self.chat.current_model) is not None:
+            self.chat.refresh_sidebar()
 
     def on_resize(self, event: events.Resize) -> None:
         self._check_size(event.size.width, event.size.height)
@@ -297,107 +255,9 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
     def _check_size(self, width: int, height: int) -> None:
         self.set_class(width < MIN_WIDTH or height < MIN_HEIGHT, "-too-small")
 
-    # ---- sessions ---------------------------------------------------------------------
-
-    async def show_session(self, session: Session | None) -> None:
-        """Load a session (or a blank new one) into the view and the sidebar.
-
-        The newest page is read and painted first; the whole history (for the cost,
-        the files touched and the entries above) is read after that frame.
-        """
-        from agent_tui.context.stats import SessionStats
-
-        self.session = session
-        page, complete = (
-            await self.db.recent_messages(session.id, FIRST_PAGE) if session else ([], True)
-        )
-        page = [m for m in page if not m.info.undone]  # taken back with /undo
-        self.stats = SessionStats.of(page)
-        await self.view.load(session, page)
-        self.agent_of(page)
-        self.show_welcome(not page)
-        self._refresh_sidebar()
-        self.status_line.set_status(
-            "busy" if session and self.engine.is_busy(session.id) else "idle"
-        )
-        if session is not None:
-            await self.view.wait_for_refresh()  # the newest page is on screen first
-            if self.session is not session:
-                return  # another session was opened meanwhile
-            await self._show_history(session, complete)
-        else:
-            self.sidebar.show_todos([])
-        self.run_worker(self.refresh_changes(), exit_on_error=False)
-        # Mounted history is long-lived: keep it out of the collector's way (after the
-        # first paint: a full collection holds the GIL the screen writer needs).
-        self.set_timer(FREEZE_DELAY, _collect_and_freeze)
-
-    async def _show_history(self, session: Session, complete: bool) -> None:
-        """What needs the whole history: stats, the model, and the entries above."""
-        from agent_tui.context.stats import SessionStats
-
-        if not complete:  # read first: the model's history read below is then cached
-            messages = await self.db.all_messages(session.id)
-            messages = [m for m in messages if not m.info.undone]
-            if self.session is not session:
-                return
-            self.stats = SessionStats.of(messages)
-            self.view.add_older(messages)
-        if self.model_override is None:
-            self.session_model = await self.engine.session_model(session.id)
-        self._refresh_sidebar()
-        self.sidebar.show_todos(await self.db.get_todos(session.id))
-
-    async def ensure_session(self) -> Session:
-        if self.session is None:
-            session = await self.engine.new_session(self.directory)
-            if self.session is None:  # not made meanwhile by another worker
-                self.session = session
-                self.apply_permission_mode()
-                self._refresh_sidebar()
-        return self.session
-
-    def _refresh_sidebar(self) -> None:
-        session = self.session
-        directory = session.directory if session else str(self.directory)
-        title = session.title if session and session.title else "New session"
-        self.sidebar.show_session(title, self.directory_label or directory, self.agent_model)
-        welcome = self.query_one("#welcome", WelcomeView)
-        if welcome.display:
-            welcome.show(self.config, self.current_model, self.directory_label or directory)
-        self.sidebar.show_stats(self.stats, directory)
-
-    def show_welcome(self, shown: bool) -> None:
-        """The welcome view stands in for the conversation while it has no message."""
-        self.query_one("#welcome", WelcomeView).display = shown
-        self.view.display = not shown
-
-    @property
-    def current_model(self) -> str:
-        return self.model_override or self.session_model
-
-    # ---- engine events ----------------------------------------------------------------
-
-    async def on_event_pump_batch(self, _: EventPump.Batch) -> None:
-        from agent_tui.tui.app_events import apply_event
-
-        pump = self.pump
-        assert pump is not None
-        if pump.deferred():
-            return  # a key was just typed: its frame first
-        start = time.perf_counter()
-        for event in pump.take():
-            try:
-                await apply_event(self, event)
-            except Exception as exc:  # a view bug must not take the app down
-                self.log.error(f"failed to show {event.type}: {exc!r}")
-                self.notify(f"Display error: {exc}", severity="error")
-        # How long the batch took to apply and draw spaces the next ones (keys first).
-        self.screen.call_after_refresh(lambda: pump.drawn(time.perf_counter() - start))
-
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key) and self.pump is not None:
-            self.pump.hold()  # the key is drawn before the stream's next batch
+        if isinstance(event, events.Key):
+            self.chat.key_typed()  # drawn before the stream's next batch
         await super().on_event(event)
 
     # ---- permissions ------------------------------------------------------------------
@@ -416,71 +276,28 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
 
     # ---- the prompt -------------------------------------------------------------------
 
-    def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        if event.text_area is not self.prompt:
-            return
-        found = self.prompt.completions()
-        hint = "   ".join(f"{c.usage} — {c.help}" for c in found[:3])
-        completions = self.query_one("#completions", Static)
-        if hint != completions.content:
-            # Only when it changes: an update lays the whole screen out again, and a
-            # key typed while a long reply streams would wait for that (bench_tui).
-            completions.update(hint)
-        completions.set_class(bool(found), "-shown")
-
     def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
         text = event.text
-        if not text.strip() or self._when_started(self.on_prompt_input_submitted, event):
+        if not text.strip() or self.when_started(self.on_prompt_input_submitted, event):
             return
         # The prompt cleared itself on Enter: keys typed meanwhile start the next message.
         if text.lstrip().startswith("!"):  # the person's own shell command
             self.prompt.remember(text)
-            self.run_worker(self._shell(text.lstrip()[1:].strip()), exit_on_error=False)
+            self.run_worker(self.chat.shell(text.lstrip()[1:].strip()), exit_on_error=False)
             return
         parsed = table.parse(text)
         if parsed is not None:
             name, args = parsed
             command = table.find(name, self.prompt.commands)
             if command is None:
-                self._restore(text)
+                self.chat.restore(text)
                 self.notify(f"Unknown command /{name}: /help lists them.", severity="warning")
                 return
             self.prompt.remember(text)
             self.run_command(command, args)
             return
         self.prompt.remember(text)
-        self.run_worker(self._send(text), exit_on_error=False)
-
-    async def _send(self, text: str, *, model: str | None = None, typed: str = "") -> None:
-        """Send `text`; `model` overrides for this message (a custom command's), `typed`
-        is what goes back in the prompt on failure when it differs from `text`."""
-        model = model or self.model_override
-        agent = self.agent_name
-
-        async def send(saved: asyncio.Event) -> None:
-            session = await self.ensure_session()
-            await self.engine.prompt(session.id, text, model=model, agent=agent, saved=saved)
-
-        try:
-            await self.submissions.run(send)
-        except AgentTuiError as exc:
-            self._restore(typed or text)
-            message = getattr(exc, "summary", None) or str(exc)  # the long form is on screen
-            self.notify(message, title="Not sent", severity="error", timeout=10)
-        except Exception as exc:
-            self._restore(typed or text)
-            self.notify(f"{type(exc).__name__}: {exc}", title="Not sent", severity="error")
-
-    async def _shell(self, command: str) -> None:
-        async def shell(saved: asyncio.Event) -> None:
-            session = await self.ensure_session()
-            await self.engine.run_shell(session.id, command, saved)
-
-        try:
-            await self.submissions.run(shell)
-        except AgentTuiError as exc:
-            self._restore(f"!{command}")
-            self.notify(str(exc), title="Not run", severity="error", timeout=10)
+        self.run_worker(self.chat.send(text), exit_on_error=False)
 
     # ---- @file mentions -----------------------------------------------------------------
 
@@ -496,11 +313,13 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
         mention = self.prompt.mention_word(token)
         if mention is None or isinstance(self.screen, ModalScreen):
             return
-        if self._when_started(self._open_picker, token):
+        if self.when_started(self._open_picker, token):
             return
         from agent_tui.tui.file_picker_screen import FilePickerScreen
 
-        root = Path(self.session.directory) if self.session else self.directory
+        session, root = self.chat.session, self.chat.directory
+        if session is not None:
+            root = Path(session.directory)
         picker = FilePickerScreen(root, query=mention[0])
         self.push_screen(picker, callback=partial(self._insert_mention, token))
 
@@ -519,12 +338,6 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
         elif path:
             self.prompt.insert(f"{path} ")
 
-    def _restore(self, text: str) -> None:
-        """Put a failed message back so nothing typed is lost."""
-        current = self.prompt.text
-        self.prompt.load_text(text if not current.strip() else f"{text}\n{current}")
-        self.prompt.move_cursor(self.prompt.document.end)
-
     # ---- keys -------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -535,14 +348,15 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
         if not self.loaded.is_set():
             return  # nothing to scroll yet
         if direction < 0:
-            await self.view.action_page_up()
+            await self.chat.view.action_page_up()
         else:
-            self.view.action_page_down()
+            self.chat.view.action_page_down()
 
     def action_interrupt(self) -> None:
         if not self.loaded.is_set():
             return  # nothing runs yet
-        if self.session is not None and self.engine.abort(self.session.id):
+        session = self.chat.session
+        if session is not None and self.engine.abort(session.id):
             self.status_line.set_hint("Interrupting…")
             self.set_timer(1.0, lambda: self.status_line.set_hint(None))
 
@@ -579,12 +393,12 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
         self.run_leader(event.key)
 
     def on_prompt_input_agent_cycle(self, event: PromptInput.AgentCycle) -> None:
-        if not self._when_started(self.on_prompt_input_agent_cycle, event):
-            self.action_cycle_agent()
+        if not self.when_started(self.on_prompt_input_agent_cycle, event):
+            self.chat.cycle_agent()
 
     def on_prompt_input_permission_mode_cycle(self, event: PromptInput.PermissionModeCycle) -> None:
-        if not self._when_started(self.on_prompt_input_permission_mode_cycle, event):
-            self.action_cycle_permission_mode()
+        if not self.when_started(self.on_prompt_input_permission_mode_cycle, event):
+            self.chat.cycle_permission_mode()
 
     def on_key(self, event: events.Key) -> None:
         if self.prompt.leader_active and time.monotonic() - self._leader_at < LEADER_WINDOW:
@@ -596,33 +410,41 @@ class AgentApp(AppCommands, UndoCommands, PinCommands, AgentModes, App[int]):
         self.status_line.set_hint(None)
         if time.monotonic() - self._leader_at >= LEADER_WINDOW:
             return
-        if self._when_started(self._run_leader_action, key):
+        if self.when_started(self._run_leader_action, key):
             return
         self._run_leader_action(key)
 
     def _run_leader_action(self, key: str) -> None:
         keys = self.config.keybinds
+        for command in table.offered_in(table.APP):
+            if command.keybind and getattr(keys, command.keybind) == key:
+                self.commands.run(command)
+                return
         actions = {
-            keys.compact: self.action_compact,
-            keys.new_session: self.action_new_session,
-            keys.sessions: self.action_sessions,
-            keys.model: self.action_choose_model,
             keys.sidebar: self.action_toggle_sidebar,
-            keys.uncompact: self.action_uncompact,
-            keys.undo: self.action_undo,
-            keys.redo: self.action_redo,
-            keys.pin: self.action_pin,
-            keys.agent_cycle: self.action_cycle_agent,
-            keys.permission_mode: self.action_cycle_permission_mode,
+            keys.agent_cycle: self.chat.cycle_agent,
+            keys.permission_mode: self.chat.cycle_permission_mode,
         }
         action = actions.get(key)
         if action is not None:
             action()
 
-    def run_command(self, command: table.Command, args: str) -> None:
+    def run_command(self, command: table.Command, args: str = "") -> None:
         """A slash command or palette entry; one typed before the start runs after it."""
-        if not self._when_started(self.run_command, command, args):
-            super().run_command(command, args)
+        if not self.when_started(self.run_command, command, args):
+            self.commands.run(command, args)
+
+    def on_tool_line_open_session(self, event: ToolLine.OpenSession) -> None:
+        event.stop()
+        commands.switch_to(self.chat, event.session_id)
+
+    def on_tool_line_toggle_pin(self, event: ToolLine.TogglePin) -> None:
+        event.stop()
+        if self.chat.session is not None:
+            pinned = event.part.pinned is None
+            self.run_worker(
+                pin_commands.set_pin(self.chat, event.part.id, pinned), exit_on_error=False
+            )
 
     def action_toggle_sidebar(self) -> None:
         self.sidebar.display = not self.sidebar.display

@@ -18,7 +18,7 @@ class AgentCommands(Provider):
         cast("AgentApp", self.app).run_command(command, "")
 
     def _commands(self) -> tuple[Command, ...]:
-        return cast("AgentApp", self.app).slash_command_list
+        return cast("AgentApp", self.app).prompt.commands
 
     async def discover(self) -> Hits:
         for command in self._commands():

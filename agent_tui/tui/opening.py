@@ -25,7 +25,7 @@ ENGINE_MODULES = (
     "agent_tui.session.engine",
     "agent_tui.tui.session_view",
     "agent_tui.tui.event_pump",
-    "agent_tui.tui.app_events",
+    "agent_tui.tui.conversation_events",
 )
 """What the app needs to open a session and show its events, imported by `import_engine`."""
 

@@ -1,4 +1,4 @@
-"""Engine events -> the app: notices, status, the sidebar's figures, then the view.
+"""Engine events -> the conversation: notices, status, the sidebar's figures, then the view.
 
 Imported once the app has started (after its first frame): the event types are the
 engine's pydantic models."""
@@ -27,7 +27,7 @@ from agent_tui.events import (
 from agent_tui.storage.models import AssistantMessage, PatchPart, ToolPart
 
 if TYPE_CHECKING:
-    from agent_tui.tui.app import AgentApp
+    from agent_tui.tui.conversation import Conversation
 
 IDLE_GC_THRESHOLDS = gc.get_threshold()
 STREAMING_GC_THRESHOLDS = (10_000, 10, 100)
@@ -37,54 +37,51 @@ unthrottled stream: key to screen max 82-142 ms, against 60-73 with these)."""
 NOTIFY_SEVERITY = {"info": "information", "warning": "warning", "error": "error"}
 
 
-async def apply_event(app: AgentApp, event: Event) -> None:
+async def apply_event(chat: Conversation, event: Event) -> None:
     session_id = session_of(event)
     if isinstance(event, Notice) and session_id is None:
-        app.notify(event.message, severity=NOTIFY_SEVERITY[event.level])  # type: ignore[arg-type]
+        chat.notify(event.message, severity=NOTIFY_SEVERITY[event.level])  # type: ignore[arg-type]
         return
-    if app.session is None or session_id != app.session.id:
+    if chat.session is None or session_id != chat.session.id:
         return
     if isinstance(event, Notice):
-        app.notify(event.message, severity=NOTIFY_SEVERITY[event.level])  # type: ignore[arg-type]
+        chat.notify(event.message, severity=NOTIFY_SEVERITY[event.level])  # type: ignore[arg-type]
     elif isinstance(event, SessionError):
-        app.notify(event.message, title="Error", severity="error", timeout=10)
+        chat.notify(event.message, title="Error", severity="error", timeout=10)
     elif isinstance(event, SessionStatus):
-        app.status = event.status
-        app.status_line.set_status(event.status, event.message)
         if event.status == "idle":
             gc.set_threshold(*IDLE_GC_THRESHOLDS)
-            app.run_worker(app.refresh_changes(), exit_on_error=False)
-            app.show_pending_plan()
+        chat.set_status(event.status, event.message)
     elif isinstance(event, SessionUpdated):
-        app.session = event.session
-        app._refresh_sidebar()
+        chat.session = event.session
+        chat.refresh_sidebar()
     elif isinstance(event, MessageUpdated):
-        app.show_welcome(False)
+        chat.show_welcome(False)
         if isinstance(event.info, AssistantMessage) and event.info.completed is None:
             # A step starts streaming: rarer full collections (they stalled frames
             # by hundreds of ms; see bench_tui). No freeze here: the view unmounts
             # old widgets as the session grows, and frozen garbage is never freed.
             # (What the start froze, imports and litellm, stays frozen: never unfrozen.)
             gc.set_threshold(*STREAMING_GC_THRESHOLDS)
-        app.stats.observe_message(event.info)
+        chat.stats.observe_message(event.info)
         if isinstance(event.info, AssistantMessage) and event.info.finish:
-            app._refresh_sidebar()
+            chat.refresh_sidebar()
     elif isinstance(event, PartUpdated) and isinstance(event.part, (ToolPart, PatchPart)):
-        before = len(app.stats.files)
-        app.stats.observe_part(event.part)
-        if len(app.stats.files) != before:
-            app._refresh_sidebar()
+        before = len(chat.stats.files)
+        chat.stats.observe_part(event.part)
+        if len(chat.stats.files) != before:
+            chat.refresh_sidebar()
     elif isinstance(event, PlanProposed):
-        app.propose_plan(event.plan)
+        chat.propose_plan(event.plan)
     elif isinstance(event, AgentSwitched):
-        app.switch_agent(event.agent)
+        chat.switch_agent(event.agent)
     elif isinstance(event, SessionCompacted):
-        summary = await app.db.get_message(event.summary_message_id)
-        app.stats.observe_message(summary)
-        app._refresh_sidebar()
+        summary = await chat.db.get_message(event.summary_message_id)
+        chat.stats.observe_message(summary)
+        chat.refresh_sidebar()
     elif isinstance(event, TodosUpdated):
-        app.sidebar.show_todos(event.todos)
-    elif isinstance(event, CompactionUndone) and app.session is not None:
-        app.stats = SessionStats.of(await app.db.all_messages(app.session.id))
-        app._refresh_sidebar()
-    await app.view.apply(event)
+        chat.sidebar.show_todos(event.todos)
+    elif isinstance(event, CompactionUndone) and chat.session is not None:
+        chat.stats = SessionStats.of(await chat.db.all_messages(chat.session.id))
+        chat.refresh_sidebar()
+    await chat.view.apply(event)

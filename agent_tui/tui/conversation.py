@@ -1,0 +1,430 @@
+"""The conversation with one session: its messages, the prompt, the status line and the
+sidebar, and what a person steers in it (the session shown, the agent and model the
+next message goes to, the permission mode, a plan waiting for an answer).
+
+Commands (`tui/commands.py`), keys and engine events (`tui/conversation_events.py`)
+talk to it through its public methods. Part of the app's first frame: the engine's
+modules are imported where they are used, once the app has started (`start`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Static, TextArea
+
+from agent_tui.errors import AgentTuiError
+from agent_tui.tui.prompt_input import PromptInput
+from agent_tui.tui.sidebar import Sidebar
+from agent_tui.tui.status_line import StatusLine
+from agent_tui.tui.submissions import Submissions
+from agent_tui.tui.welcome_view import WelcomeView
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from agent_tui.agents import AgentCatalog
+    from agent_tui.config import Config
+    from agent_tui.context.stats import SessionStats
+    from agent_tui.session.engine import Engine
+    from agent_tui.step.plan import PlanChoice
+    from agent_tui.storage.db import Database
+    from agent_tui.storage.models import MessageWithParts, Session
+    from agent_tui.tool.registry import PermissionMode
+    from agent_tui.tui.event_pump import EventPump
+    from agent_tui.tui.plan_screen import PlanAnswer
+    from agent_tui.tui.session_view import SessionView
+
+FIRST_PAGE = 60
+"""Messages read and shown before the rest of a session's history is read."""
+FREEZE_DELAY = 0.3
+"""Seconds after a session is shown before the one full garbage collection."""
+BUILD_AGENT = "build"
+"""`agents.BUILD`, the agent the first frame names (tests/test_startup.py checks it)."""
+
+
+def _collect_and_freeze() -> None:
+    gc.collect()
+    gc.freeze()
+
+
+class Conversation(Horizontal):
+    """One session at a time; `start` gives it the engine once the app has one."""
+
+    config: Config
+    db: Database
+    engine: Engine
+    view: SessionView
+    stats: SessionStats
+    session_model: str
+    agent_catalog: AgentCatalog | None = None
+
+    def __init__(
+        self,
+        *,
+        directory: Path,
+        directory_label: str | None,
+        model: str | None,
+        continuing: bool,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(id=id)
+        self.directory = directory
+        self.directory_label = directory_label
+        self.model_override = model
+        """A model chosen for the next messages (`--model`, /model), else None."""
+        self.continuing = continuing
+        self.session: Session | None = None
+        self.status = "idle"
+        self.agent_name = BUILD_AGENT
+        """The primary agent the next message goes to (Tab cycles)."""
+        self.permission_mode: PermissionMode = "ask"
+        """ask, or auto-edits for the shown session (Shift+Tab); never saved."""
+        self.pump: EventPump | None = None
+        self.submissions = Submissions()
+        """Messages, `!commands` and `/compact` reach the session in the order typed."""
+        self._pending_plan: str | None = None
+        self._undo_prompt: str | None = None
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        with Vertical(id="chat"):
+            # Opening a session: no welcome view to draw before its messages.
+            welcome = WelcomeView(id="welcome")
+            welcome.display = not self.continuing
+            yield welcome
+            # The SessionView is mounted here once the engine is imported (start).
+            yield StatusLine(id="status")
+            yield Static("", id="completions", markup=False)
+            yield PromptInput(id="prompt")
+        yield Sidebar(id="sidebar")
+
+    @property
+    def prompt(self) -> PromptInput:
+        return self.query_one("#prompt", PromptInput)
+
+    @property
+    def sidebar(self) -> Sidebar:
+        return self.query_one("#sidebar", Sidebar)
+
+    @property
+    def status_line(self) -> StatusLine:
+        return self.query_one("#status", StatusLine)
+
+    @property
+    def welcome(self) -> WelcomeView:
+        return self.query_one("#welcome", WelcomeView)
+
+    async def start(self, engine: Engine, config: Config, db: Database) -> None:
+        """The engine exists: the view of messages is mounted and its events shown."""
+        from agent_tui.context.stats import SessionStats
+        from agent_tui.tui.event_pump import EventPump
+        from agent_tui.tui.session_view import SessionView
+
+        self.engine, self.config, self.db = engine, config, db
+        self.session_model = self.model_override or config.model
+        self.stats = SessionStats()
+        self.pump = EventPump(self)
+        self.pump.attach(engine.ctx.bus)
+        self.view = SessionView(id="view")
+        self.view.display = self.continuing
+        await self.query_one("#chat").mount(self.view, before="#status")
+        self.agent_catalog = engine.ctx.agent_catalog(self.directory)
+        self.show_agent()
+
+    def on_unmount(self) -> None:
+        if self.pump is not None:
+            self.pump.detach()
+
+    # ---- the session shown ------------------------------------------------------------
+
+    async def show_session(self, session: Session | None) -> None:
+        """Load a session (or a blank new one) into the view and the sidebar.
+
+        The newest page is read and painted first; the whole history (for the cost,
+        the files touched and the entries above) is read after that frame.
+        """
+        from agent_tui.context.stats import SessionStats
+
+        self.session = session
+        page, complete = (
+            await self.db.recent_messages(session.id, FIRST_PAGE) if session else ([], True)
+        )
+        page = [m for m in page if not m.info.undone]  # taken back with /undo
+        self.stats = SessionStats.of(page)
+        await self.view.load(session, page)
+        self.agent_of(page)
+        self.show_welcome(not page)
+        self.refresh_sidebar()
+        self.status_line.set_status(
+            "busy" if session and self.engine.is_busy(session.id) else "idle"
+        )
+        if session is not None:
+            await self.view.wait_for_refresh()  # the newest page is on screen first
+            if self.session is not session:
+                return  # another session was opened meanwhile
+            await self._show_history(session, complete)
+        else:
+            self.sidebar.show_todos([])
+        self.run_worker(self.refresh_changes(), exit_on_error=False)
+        # Mounted history is long-lived: keep it out of the collector's way (after the
+        # first paint: a full collection holds the GIL the screen writer needs).
+        self.set_timer(FREEZE_DELAY, _collect_and_freeze)
+
+    async def _show_history(self, session: Session, complete: bool) -> None:
+        """What needs the whole history: stats, the model, and the entries above."""
+        from agent_tui.context.stats import SessionStats
+
+        if not complete:  # read first: the model's history read below is then cached
+            messages = await self.db.all_messages(session.id)
+            messages = [m for m in messages if not m.info.undone]
+            if self.session is not session:
+                return
+            self.stats = SessionStats.of(messages)
+            self.view.add_older(messages)
+        if self.model_override is None:
+            self.session_model = await self.engine.session_model(session.id)
+        self.refresh_sidebar()
+        self.sidebar.show_todos(await self.db.get_todos(session.id))
+
+    async def reopen(self) -> None:
+        """The shown session read again (after undo or redo changed its history)."""
+        if self.session is not None:
+            await self.show_session(await self.db.get_session(self.session.id))
+
+    async def ensure_session(self) -> Session:
+        if self.session is None:
+            session = await self.engine.new_session(self.directory)
+            if self.session is None:  # not made meanwhile by another worker
+                self.session = session
+                self.apply_permission_mode()
+                self.refresh_sidebar()
+        return self.session
+
+    def refresh_sidebar(self) -> None:
+        session = self.session
+        directory = session.directory if session else str(self.directory)
+        title = session.title if session and session.title else "New session"
+        self.sidebar.show_session(title, self.directory_label or directory, self.agent_model)
+        if self.welcome.display:
+            self.welcome.show(self.config, self.current_model, self.directory_label or directory)
+        self.sidebar.show_stats(self.stats, directory)
+
+    async def refresh_changes(self) -> None:
+        """The sidebar's files with +/- line counts, from the session's snapshots."""
+        if self.session is None:
+            return
+        self.stats.changes = await self.engine.session_numstat(self.session.id)
+        self.refresh_sidebar()
+
+    def show_welcome(self, shown: bool) -> None:
+        """The welcome view stands in for the conversation while it has no message."""
+        self.welcome.display = shown
+        self.view.display = not shown
+
+    def set_status(self, status: str, message: str | None = None) -> None:
+        self.status = status
+        self.status_line.set_status(status, message)
+        if status == "idle":
+            self.run_worker(self.refresh_changes(), exit_on_error=False)
+            self._show_pending_plan()
+
+    @property
+    def current_model(self) -> str:
+        return self.model_override or self.session_model
+
+    def choose_model(self, model: str) -> None:
+        self.model_override = model
+        self.refresh_sidebar()
+
+    # ---- what the person sends ----------------------------------------------------------
+
+    async def send(self, text: str, *, model: str | None = None, typed: str = "") -> None:
+        """Send `text`; `model` overrides for this message (a custom command's), `typed`
+        is what goes back in the prompt on failure when it differs from `text`."""
+        model = model or self.model_override
+        agent = self.agent_name
+
+        async def send(saved: asyncio.Event) -> None:
+            session = await self.ensure_session()
+            await self.engine.prompt(session.id, text, model=model, agent=agent, saved=saved)
+
+        try:
+            await self.submissions.run(send)
+        except AgentTuiError as exc:
+            self.restore(typed or text)
+            message = getattr(exc, "summary", None) or str(exc)  # the long form is on screen
+            self.notify(message, title="Not sent", severity="error", timeout=10)
+        except Exception as exc:
+            self.restore(typed or text)
+            self.notify(f"{type(exc).__name__}: {exc}", title="Not sent", severity="error")
+
+    async def shell(self, command: str) -> None:
+        async def shell(saved: asyncio.Event) -> None:
+            session = await self.ensure_session()
+            await self.engine.run_shell(session.id, command, saved)
+
+        try:
+            await self.submissions.run(shell)
+        except AgentTuiError as exc:
+            self.restore(f"!{command}")
+            self.notify(str(exc), title="Not run", severity="error", timeout=10)
+
+    def guard(self, work: Callable[[], Awaitable[object]]) -> None:
+        """Run a command's work in a worker; an error of the person's is a notice."""
+
+        async def guarded() -> None:
+            try:
+                await work()
+            except AgentTuiError as exc:
+                self.notify(str(exc), severity="error", timeout=10)
+
+        self.run_worker(guarded(), exit_on_error=False)
+
+    def restore(self, text: str) -> None:
+        """Put a failed message back so nothing typed is lost."""
+        current = self.prompt.text
+        self.prompt.load_text(text if not current.strip() else f"{text}\n{current}")
+        self.prompt.move_cursor(self.prompt.document.end)
+
+    def put_back(self, prompt: str | None) -> None:
+        """Undo: the turn's prompt in the input (what the person typed is kept); redo:
+        the prompt an undo put there goes away again."""
+        current = self.prompt.text
+        if current.strip() and current != self._undo_prompt:
+            if prompt:
+                self.restore(prompt)
+            self._undo_prompt = None
+            return
+        self.prompt.load_text(prompt or "")
+        self.prompt.move_cursor(self.prompt.document.end)
+        self._undo_prompt = prompt
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if event.text_area is not self.prompt:
+            return
+        found = self.prompt.completions()
+        hint = "   ".join(f"{c.usage} — {c.help}" for c in found[:3])
+        completions = self.query_one("#completions", Static)
+        if hint != completions.content:
+            # Only when it changes: an update lays the whole screen out again, and a
+            # key typed while a long reply streams would wait for that (bench_tui).
+            completions.update(hint)
+        completions.set_class(bool(found), "-shown")
+
+    # ---- engine events ----------------------------------------------------------------
+
+    async def on_event_pump_batch(self, _: EventPump.Batch) -> None:
+        from agent_tui.tui.conversation_events import apply_event
+
+        pump = self.pump
+        assert pump is not None
+        if pump.deferred():
+            return  # a key was just typed: its frame first
+        begun = time.perf_counter()
+        for event in pump.take():
+            try:
+                await apply_event(self, event)
+            except Exception as exc:  # a view bug must not take the app down
+                self.log.error(f"failed to show {event.type}: {exc!r}")
+                self.notify(f"Display error: {exc}", severity="error")
+        # How long the batch took to apply and draw spaces the next ones (keys first).
+        self.screen.call_after_refresh(lambda: pump.drawn(time.perf_counter() - begun))
+
+    def key_typed(self) -> None:
+        """A key is drawn before the stream's next batch."""
+        if self.pump is not None:
+            self.pump.hold()
+
+    # ---- agents and the permission mode -----------------------------------------------
+
+    def show_agent(self) -> None:
+        agent = self.agent_catalog.get(self.agent_name) if self.agent_catalog else None
+        self.prompt.show_agent(self.agent_name)
+        # The default needs no explanation; any other agent says what it is for.
+        described = agent is not None and agent.name != BUILD_AGENT
+        self.sidebar.show_agent(self.agent_name, agent.description if described else "")
+        self.refresh_sidebar()  # the model may be the agent's own
+
+    @property
+    def agent_model(self) -> str:
+        """The model the next message uses: a chosen one, else the agent's, else the
+        session's."""
+        agent = self.agent_catalog.get(self.agent_name) if self.agent_catalog else None
+        if self.model_override is None and agent is not None and agent.model:
+            return agent.model
+        return self.current_model
+
+    def agent_of(self, messages: list[MessageWithParts]) -> None:
+        """A session opens with the agent of its newest message (if still primary)."""
+        from agent_tui.storage.models import UserMessage
+
+        for message in reversed(messages):
+            if isinstance(message.info, UserMessage):
+                agent = self.agent_catalog.get(message.info.agent) if self.agent_catalog else None
+                if agent is not None and agent.primary and not agent.hidden:
+                    self.agent_name = agent.name
+                break
+        self.show_agent()
+        self.apply_permission_mode()
+
+    def cycle_agent(self) -> None:
+        if self.agent_catalog is None:
+            return
+        names = [a.name for a in self.agent_catalog.primary()]
+        index = names.index(self.agent_name) if self.agent_name in names else -1
+        self.switch_agent(names[(index + 1) % len(names)])
+
+    def switch_agent(self, name: str) -> None:
+        self.agent_name = name
+        self.show_agent()
+
+    def cycle_permission_mode(self) -> None:
+        from agent_tui.tool.registry import PERMISSION_MODES
+
+        index = PERMISSION_MODES.index(self.permission_mode)
+        self.permission_mode = PERMISSION_MODES[(index + 1) % len(PERMISSION_MODES)]
+        self.apply_permission_mode()
+
+    def apply_permission_mode(self) -> None:
+        if self.session is not None:
+            self.engine.set_permission_mode(self.session.id, self.permission_mode)
+        self.status_line.set_mode(self.permission_mode)
+
+    # ---- the plan ---------------------------------------------------------------------
+
+    def propose_plan(self, plan: str) -> None:
+        """The engine's PlanProposed: shown once the session is idle."""
+        self._pending_plan = plan
+
+    def _show_pending_plan(self) -> None:
+        plan, self._pending_plan = self._pending_plan, None
+        if plan is None:
+            return
+        from agent_tui.tui.plan_screen import PlanScreen
+
+        def answered(answer: PlanAnswer | None) -> None:
+            self.prompt.focus()
+            choice = "keep" if answer is None else answer.choice
+            if choice == "keep":
+                self.notify("Still planning: tell the plan agent what to look at next.")
+            note = answer.note if answer is not None else ""
+            self.run_worker(self._answer_plan(plan, choice, note), exit_on_error=False)
+
+        self.app.push_screen(PlanScreen(plan), callback=answered)
+
+    async def _answer_plan(self, plan: str, choice: PlanChoice, note: str) -> None:
+        model = self.model_override
+
+        async def answer(saved: asyncio.Event) -> None:
+            session = await self.ensure_session()
+            await self.engine.answer_plan(session.id, plan, choice, note, model=model, saved=saved)
+
+        try:
+            await self.submissions.run(answer)
+        except AgentTuiError as exc:
+            self.notify(str(exc), title="Not sent", severity="error", timeout=10)
