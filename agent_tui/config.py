@@ -135,6 +135,8 @@ class SandboxConfig(_Strict):
 class CompactionConfig(_Strict):
     auto: bool = True
     """Summarise automatically when the context window fills up."""
+    threshold: float = Field(default=1.0, gt=0, le=1)
+    """The share of usable at which automatic compaction fires (1 = when usable is full)."""
     prune: bool = True
     """Clear old tool outputs (beyond prune_protect tokens) before summarising."""
     prune_protect: int = Field(default=40_000, ge=0)
@@ -168,9 +170,10 @@ class CompactionConfig(_Strict):
     """Past this fraction of usable, each model request ends with a short reminder of the
     tokens used, the usable window and the compaction threshold (0 = never)."""
     prepare_at: float = Field(default=0.8, ge=0, le=1)
-    """Past this share of the automatic threshold (usable), the summary is written in the
-    background while the agent keeps working, and compaction applies it at once (0 = never).
-    0.8: the steps taken between preparing and the threshold (up to 20% of usable) stay
+    """Past this share of the automatic threshold (`threshold` of usable), the summary is
+    written in the background while the agent keeps working, and compaction applies it at
+    once (0 = never). 0.8: the steps taken between preparing and the threshold (up to 20%
+    of the threshold) stay
     verbatim, which is the size of the usual kept tail, so the prompt after a prepared
     compaction is as small as after one that waited, and a summary that takes as long as
     the agent's next 20% of the window is ready in time."""

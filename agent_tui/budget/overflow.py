@@ -40,15 +40,20 @@ def usable_tokens(limit: ModelLimit, config: CompactionConfig) -> int:
     return max(usable - (config.reserved or 0), 0)
 
 
+def threshold_tokens(limit: ModelLimit, config: CompactionConfig) -> int:
+    """Where automatic compaction fires: `compaction.threshold` of usable (0: unknown)."""
+    return int(usable_tokens(limit, config) * config.threshold)
+
+
 def is_overflow(tokens: Tokens, limit: ModelLimit, config: CompactionConfig) -> bool:
-    """`input + cache.read + cache.write + output > usable`: a step whose fresh input is
+    """`input + cache.read + cache.write + output > threshold`: a step whose fresh input is
     small because most of it was read from (or written to) the prompt cache still fills
     the window. Reasoning is left out: providers drop it from later requests (Anthropic
     keeps only the current tool-use turn's, which the next step's usage then reports as
     input). A context of 0 never overflows."""
     if limit.context == 0:
         return False
-    return prompt_and_output(tokens) > usable_tokens(limit, config)
+    return prompt_and_output(tokens) > threshold_tokens(limit, config)
 
 
 def prompt_and_output(tokens: Tokens) -> int:
@@ -58,6 +63,11 @@ def prompt_and_output(tokens: Tokens) -> int:
 
 def fits(estimate: int, limit: ModelLimit, config: CompactionConfig) -> bool:
     return limit.context == 0 or estimate <= usable_tokens(limit, config)
+
+
+def under_threshold(estimate: int, limit: ModelLimit, config: CompactionConfig) -> bool:
+    """The overflow pre-check: a request this size does not call for automatic compaction."""
+    return limit.context == 0 or estimate <= threshold_tokens(limit, config)
 
 
 def _share(limit: ModelLimit, config: CompactionConfig, share: float, low: int, high: int) -> int:

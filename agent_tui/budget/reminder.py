@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from agent_tui.budget.overflow import prompt_and_output, usable_tokens
+from agent_tui.budget.overflow import prompt_and_output, threshold_tokens, usable_tokens
 from agent_tui.config import CompactionConfig, ModelLimit
 from agent_tui.storage.models import AssistantMessage
 
 
-def budget_reminder_text(used: int, usable: int, auto: bool) -> str:
+def budget_reminder_text(used: int, usable: int, auto: bool, at: int | None = None) -> str:
     """The context budget as the model sees it: plain numbers, and the threshold of
-    automatic compaction (which fires when a step uses more than usable) when it is on."""
+    automatic compaction (`at`, default usable) when it is on."""
     percent = round(100 * used / usable)
-    threshold = f"Automatic compaction at {usable} tokens; prefer" if auto else "Prefer"
+    threshold = f"Automatic compaction at {at or usable} tokens; prefer" if auto else "Prefer"
     return (
         f"<system-reminder>Context: {used} of {usable} usable tokens used ({percent}%). "
         f"{threshold} offset/limit reads and grep over whole files.</system-reminder>"
@@ -29,4 +29,4 @@ def budget_reminder_for(
     used = prompt_and_output(last.tokens)
     if used <= config.budget_reminder * usable:
         return None
-    return budget_reminder_text(used, usable, config.auto)
+    return budget_reminder_text(used, usable, config.auto, threshold_tokens(limit, config))

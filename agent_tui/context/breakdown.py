@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agent_tui.budget.overflow import usable_tokens
+from agent_tui.budget.overflow import threshold_tokens
 from agent_tui.budget.tokens import count_tokens
 from agent_tui.config import Config
 from agent_tui.provider.limits import ModelInfo
@@ -40,6 +40,8 @@ class ContextBreakdown(BaseModel):
     """Where the window comes from (config, litellm, the server's answer, learned)."""
     threshold: int = 0
     """Automatic compaction fires when a step's input + cache.read + output exceeds this."""
+    threshold_share: float = 0
+    """`compaction.threshold` (of usable); 0: automatic compaction is off."""
     last_step_tokens: int = 0
     compacted: bool = False
 
@@ -71,7 +73,8 @@ def breakdown(
         tool_definitions=count(json.dumps(tool_definitions)) if tool_definitions else 0,
         context_limit=model.limit.context,
         window_source=model.window_source,
-        threshold=usable_tokens(model.limit, config.compaction),
+        threshold=threshold_tokens(model.limit, config.compaction),
+        threshold_share=config.compaction.threshold if config.compaction.auto else 0,
     )
     for message in filter_compacted(history):
         info = message.info
@@ -129,10 +132,14 @@ def render(b: ContextBreakdown) -> str:
         lines.append(f"Pruning saves about {b.pruned_saved:,} tokens of old tool outputs.")
     if b.context_limit:
         source = f" ({b.window_source})" if b.window_source else ""
-        lines.append(
-            f"Context window: {b.context_limit:,} tokens{source}. Automatic compaction fires "
-            f"when a step uses more than {b.threshold:,} (last step: {b.last_step_tokens:,})."
+        last = f"last step: {b.last_step_tokens:,}"
+        when = (
+            f"Automatic compaction fires when a step uses more than {b.threshold:,} ({last}), "
+            f"{b.threshold_share:.0%} of usable (compaction.threshold)."
+            if b.threshold_share
+            else f"Automatic compaction is off (compaction.auto; {last}): /compact compacts."
         )
+        lines.append(f"Context window: {b.context_limit:,} tokens{source}. {when}")
     else:
         lines.append(
             f'Context window unknown for this model: set models."{b.model}".limit.context '

@@ -40,6 +40,11 @@ from agent_tui.storage.models import (
     UserMessage,
 )
 
+AUTO_OFF_ADVICE = (
+    "Nothing was compacted: automatic compaction is off (compaction.auto: false). Your "
+    "message is saved: run /compact (headless: `agent-tui compact --continue`) and then "
+    "continue, or set compaction.auto to true."
+)
 OVERFLOW_ADVICE = (
     "It still did not fit after compacting. Start a new session (/new, or `agent-tui run` "
     "without --continue), ask for less output at once, or choose a model with a larger window."

@@ -1,16 +1,16 @@
 """Summaries prepared in the background, so compaction need not stop the work.
 
-When a step ends past `compaction.prepare_at` of usable, the span that a compaction would
-summarise now is summarised by a background task (the same one summariser call, reading
-the same cached prefix) while the agent keeps working. It is saved as a `PreparedSummary`:
-the span by its length and newest message id, a fingerprint of its content, and the text.
-When the window fills up, compaction applies it at once if it still matches the start of
-the history (context/compaction.py): the steps after its span stay verbatim. Anything
-else — an undo or uncompact, an edited turn, another summariser model or agent, an age
-past `compaction.prepare_max_age` — discards it, and compaction summarises as before.
-Nothing is written until a summary is whole: a cancelled or crashed preparation leaves
-no trace but the cost the provider reported, which it never reports for an unfinished
-call.
+When a step ends past `compaction.prepare_at` of the automatic threshold, the span that
+a compaction would summarise now is summarised by a background task (the same one
+summariser call, reading the same cached prefix) while the agent keeps working. It is
+saved as a `PreparedSummary`: the span by its length and newest message id, a
+fingerprint of its content, and the text. When the window fills up, compaction applies
+it at once if it still matches the start of the history (context/compaction.py): the
+steps after its span stay verbatim. Anything else — an undo or uncompact, an edited
+turn, another summariser model or agent, an age past `compaction.prepare_max_age` —
+discards it, and compaction summarises as before. Nothing is written until a summary is
+whole: a cancelled or crashed preparation leaves no trace but the cost the provider
+reported, which it never reports for an unfinished call.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import logging
 import time
 from pathlib import Path
 
-from agent_tui.budget.overflow import fits, prompt_and_output, tail_budget, usable_tokens
+from agent_tui.budget.overflow import fits, prompt_and_output, tail_budget, threshold_tokens
 from agent_tui.budget.tokens import count_tokens
 from agent_tui.carry.carried import after_summary_blocks, carry_into
 from agent_tui.carry.restate import restated_text
@@ -79,12 +79,12 @@ def summary_model(ctx: EngineContext, model: ModelInfo) -> ModelInfo:
 
 
 def wanted(ctx: EngineContext, step: AssistantMessage, model: ModelInfo) -> bool:
-    """Whether the step just finished is past `prepare_at` of usable."""
+    """Whether the step just finished is past `prepare_at` of the automatic threshold."""
     config = ctx.config.compaction
-    usable = usable_tokens(model.limit, config)
-    if not config.auto or config.prepare_at <= 0 or usable == 0 or step.summary:
+    threshold = threshold_tokens(model.limit, config)
+    if not config.auto or config.prepare_at <= 0 or threshold == 0 or step.summary:
         return False
-    return prompt_and_output(step.tokens) >= config.prepare_at * usable
+    return prompt_and_output(step.tokens) >= config.prepare_at * threshold
 
 
 def start(ctx: EngineContext, step: AssistantMessage, model: ModelInfo, agent: str) -> bool:
@@ -149,8 +149,8 @@ def _tail_kept(history: list[MessageWithParts], model: ModelInfo, config: Compac
         key=lambda info: info.id,
         default=None,
     )
-    usable = usable_tokens(model.limit, config)
-    room = max(0, usable - prompt_and_output(last.tokens)) if last else usable
+    threshold = threshold_tokens(model.limit, config)
+    room = max(0, threshold - prompt_and_output(last.tokens)) if last else threshold
     return max(0, tail_budget(model.limit, config) - room)
 
 
@@ -317,7 +317,7 @@ def size_after(
     """(the prompt once `prepared` is applied, the most it may be), as the provider counts:
     the system prompt and tools, the summary, the restated words, `carried` (local tokens
     of the pins and file ledger restated after it) and every step after its span verbatim.
-    The most is `prepare_at` of usable: past it the next compaction would follow at once,
+    The most is `prepare_at` of the threshold: past it the next compaction would follow at once,
     so the steps after the span are summarised too (the work waits)."""
     config = ctx.config
     directory = Path(session.directory)
@@ -332,8 +332,8 @@ def size_after(
         local += count_tokens(restated_text(prepared.restated), model.id)
     local += carried
     scale = provider_scale(prior, model=model.id, directory=directory, config=config, tools=tools)
-    usable = usable_tokens(model.limit, config.compaction)
-    return int(local * scale), int((config.compaction.prepare_at or 1.0) * usable)
+    threshold = threshold_tokens(model.limit, config.compaction)
+    return int(local * scale), int((config.compaction.prepare_at or 1.0) * threshold)
 
 
 async def mark_used(ctx: EngineContext, prepared: PreparedSummary, request_id: str) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from agent_tui import paths
 from agent_tui.agents import BUILD, AgentInfo
-from agent_tui.budget.overflow import fits, is_overflow
+from agent_tui.budget.overflow import is_overflow, under_threshold
 from agent_tui.budget.reminder import budget_reminder_for
 from agent_tui.budget.tokens import counter_for, counter_ready
 from agent_tui.config import ReasoningConfig
@@ -185,13 +185,15 @@ class SessionLoop:
         config = self.ctx.config.compaction
         self._scale = 1.0
         if not counter_ready(request.model):
-            if finished is None and fits(
+            if finished is None and under_threshold(
                 size_bound(request.messages, request.tools), model.limit, config
             ):
                 return 0
             await asyncio.to_thread(counter_for, request.model)
         estimate = estimate_next(history, request, finished)
-        if finished is None or fits(int(estimate * SCALE_BOUNDS[1]), model.limit, config):
+        if finished is None or under_threshold(
+            int(estimate * SCALE_BOUNDS[1]), model.limit, config
+        ):
             # No step since the last compaction: the newest step's prompt was the history
             # before it, not a measure of this one. Or it fits however the provider counts.
             return estimate
@@ -318,10 +320,10 @@ class SessionLoop:
         was pruned or compacted instead. Near the threshold everything is counted locally
         before deciding (a prune since the last step makes the quick estimate too high)."""
         config = self.ctx.config.compaction
-        if not config.auto or fits(estimate, model.limit, config):
+        if not config.auto or under_threshold(estimate, model.limit, config):
             return estimate
         estimate = int(estimate_tokens(request.messages, request.tools, model.id) * self._scale)
-        if fits(estimate, model.limit, config):
+        if under_threshold(estimate, model.limit, config):
             return estimate
         if self._compactions_since_step >= MAX_COMPACTIONS_WITHOUT_PROGRESS:
             return estimate  # it cannot be made to fit: let the provider answer
@@ -372,8 +374,10 @@ class SessionLoop:
     ) -> None:
         if outcome == "overflow":
             await self._learn_window(step.model, error)
-            if self._overflow_retried or not self.ctx.config.compaction.auto:
-                detail = assistant.error.message if assistant.error else "Context overflow."
+            detail = assistant.error.message if assistant.error else "Context overflow."
+            if not self.ctx.config.compaction.auto:
+                raise Stop("error", f"{detail} {compaction.AUTO_OFF_ADVICE}")
+            if self._overflow_retried:
                 raise Stop("error", f"{detail} {compaction.OVERFLOW_ADVICE}")
             self._overflow_retried = True  # compact, then the same step once more
             await compaction.create_request(
@@ -426,7 +430,7 @@ class SessionLoop:
                 # The scale the overflow was found with: measured after a prune, the last
                 # step's prompt (unpruned) over a pruned count would look like a scale.
                 local = estimate_tokens(request.messages, request.tools, model.id)
-                if fits(int(local * self._scale), model.limit, config.compaction):
+                if under_threshold(int(local * self._scale), model.limit, config.compaction):
                     return True
         if self._compactions_since_step >= MAX_COMPACTIONS_WITHOUT_PROGRESS:
             raise Stop("error", compaction.NO_PROGRESS_MESSAGE)

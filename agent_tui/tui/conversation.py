@@ -212,7 +212,9 @@ class Conversation(Horizontal):
         self.sidebar.show_session(title, self.directory_label or directory, self.agent_model)
         if self.welcome.display:
             self.welcome.show(self.config, self.current_model, self.directory_label or directory)
-        self.sidebar.show_stats(self.stats, directory)
+        compaction = self.config.compaction
+        auto = compaction.threshold if compaction.auto else 0
+        self.sidebar.show_stats(self.stats, directory, auto)
 
     async def refresh_changes(self) -> None:
         """The sidebar's files with +/- line counts, from the session's snapshots."""

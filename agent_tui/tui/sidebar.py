@@ -109,7 +109,8 @@ class Sidebar(VerticalScroll):
         agent.update(f"{name}\n{description}" if description else name)
         agent.set_class(name == "plan", "-plan")
 
-    def show_stats(self, stats: SessionStats, directory: str) -> None:
+    def show_stats(self, stats: SessionStats, directory: str, auto: float = 1.0) -> None:
+        """`auto`: the share of usable where automatic compaction fires (0: it is off)."""
         usage = stats.usage()
         self.query_one("#sidebar-context", Static).update(context_text(usage))
         bar = self.query_one("#sidebar-bar", ProgressBar)
@@ -119,8 +120,9 @@ class Sidebar(VerticalScroll):
         bar.set_class(level == "error", "-error")
         self.query_one("#sidebar-cost", Static).update(cost_text(usage))
         count = stats.compactions
+        when = f"auto at {auto:.0%}" if auto else "auto off"
         self.query_one("#sidebar-compactions", Static).update(
-            f"{count} compaction{'s' if count != 1 else ''}"
+            f"{count} compaction{'s' if count != 1 else ''} · {when}"
         )
         files = list(dict.fromkeys(short_path(f, directory) for f in stats.files))
         if stats.changes:  # snapshots know every change, bash included, with line counts
