@@ -126,6 +126,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print what would be summarised and kept, and send nothing",
     )
+    compact.add_argument(
+        "--up-to",
+        metavar="MSG_ID",
+        help="the summary ends with this message; everything after it stays verbatim",
+    )
     compact.add_argument("instructions", nargs="*", help="extra instructions for the summary")
 
     uncompact = commands.add_parser("uncompact", help=named("uncompact").help)

@@ -158,7 +158,7 @@ async def _compact(args: argparse.Namespace, config: Config) -> int:
         async with open_engine(config, args.command) as engine:
             session = await resolve_session(engine, args.session, args.cont, create=False)
             plan = await engine.compaction_plan(
-                session.id, " ".join(args.instructions) or None, model=args.model
+                session.id, " ".join(args.instructions) or None, model=args.model, up_to=args.up_to
             )
         print(plan.message())
         return 0
@@ -170,7 +170,7 @@ async def _compact(args: argparse.Namespace, config: Config) -> int:
         view.on_reader_gone = lambda: engine.abort(session.id)
         try:
             result = await engine.compact(
-                session.id, " ".join(args.instructions) or None, model=args.model
+                session.id, " ".join(args.instructions) or None, model=args.model, up_to=args.up_to
             )
         finally:
             view.close()

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent_tui.command.table import DRY_RUN, FORCE, LIST, after_flag
+from agent_tui.command.table import FORCE, LIST, compact_args
 from agent_tui.session.engine import Engine
 from agent_tui.session.loop import LoopResult
 
@@ -49,10 +49,14 @@ Handler = Callable[[Engine, str, str, "str | None"], Awaitable[Result]]
 
 
 async def _compact(engine: Engine, session_id: str, args: str, model: str | None) -> Result:
-    extra = after_flag(args, DRY_RUN)
-    if extra is not None:
-        return await engine.compaction_plan(session_id, extra or None, model=model)
-    return Compacted(await engine.compact(session_id, args or None, model=model))
+    typed = compact_args(args)
+    if typed.dry_run:
+        return await engine.compaction_plan(
+            session_id, typed.instructions, model=model, up_to=typed.up_to
+        )
+    return Compacted(
+        await engine.compact(session_id, typed.instructions, model=model, up_to=typed.up_to)
+    )
 
 
 async def _uncompact(engine: Engine, session_id: str, args: str, model: str | None) -> Result:

@@ -11,6 +11,7 @@ APP, ACP, CLI = "app", "acp", "cli"
 `available_commands_update` and `/command` prompts, the CLI's subcommands."""
 
 DRY_RUN = "--dry-run"
+UP_TO = "--up-to"
 FORCE = "--force"
 LIST = "--list"
 
@@ -50,7 +51,7 @@ COMMANDS: tuple[Command, ...] = (
         "compact",
         "Summarise the conversation now (extra instructions; --dry-run to preview)",
         aliases=("summarize",),
-        arg_hint=f"[instructions | {DRY_RUN}]",
+        arg_hint=f"[{UP_TO} ID] [{DRY_RUN}] [instructions]",
         keybind="compact",
     ),
     Command(
@@ -173,9 +174,24 @@ def parse(text: str) -> tuple[str, str] | None:
     return name, args.strip()
 
 
-def after_flag(args: str, flag: str) -> str | None:
-    """What follows `flag` when `args` starts with it (`--dry-run keep x` -> "keep x"),
-    None when it does not."""
-    if args == flag or args.startswith(flag + " "):
-        return args[len(flag) :].strip()
-    return None
+@dataclass(frozen=True)
+class CompactArgs:
+    instructions: str | None
+    dry_run: bool = False
+    up_to: str | None = None
+    """Compact up to here: the id of the message the summary ends with."""
+
+
+def compact_args(args: str) -> CompactArgs:
+    """`/compact`'s arguments as typed: `--dry-run` and `--up-to ID` first, in any order,
+    then the instructions (`--up-to msg_1 keep the test names`)."""
+    rest, dry_run, up_to = args.strip(), False, None
+    while True:
+        word, _, after = rest.partition(" ")
+        if word == DRY_RUN:
+            dry_run, rest = True, after.strip()
+        elif word == UP_TO and after.strip():
+            up_to, _, rest = after.strip().partition(" ")
+            rest = rest.strip()
+        else:
+            return CompactArgs(rest or None, dry_run, up_to)

@@ -60,6 +60,7 @@ async def create_request(
     overflow: bool = False,
     instructions: str | None = None,
     agent: str = DEFAULT_AGENT,
+    up_to: str | None = None,
 ) -> MessageWithParts:
     """A user message holding a compaction part; the loop processes it first. `agent`
     is the turn's: the message that continues after the summary goes to it too."""
@@ -71,6 +72,7 @@ async def create_request(
         auto=auto,
         overflow=overflow,
         instructions=instructions or None,
+        up_to=up_to,
     )
     return await ctx.add_message(info, part)
 
@@ -133,7 +135,9 @@ async def process(
         )
         if outcome is not None:
             return outcome
-    span = select_span(ctx, session, history[:index], model, overflow=part.overflow)
+    span = select_span(
+        ctx, session, history[:index], model, overflow=part.overflow, up_to=part.up_to
+    )
     if not span.new_content and span.replay is None:
         raise CompactionError("Nothing to compact yet: the session has no new messages.")
     anchored, summarised, tail, replay = span.anchored, span.summarised, span.tail, span.replay

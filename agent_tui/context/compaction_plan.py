@@ -15,6 +15,7 @@ from agent_tui.carry.restate import choose_restated, restated_text, todos_block
 from agent_tui.context.chunks import chunk_messages, flatten_for_summary
 from agent_tui.context.tail import choose_tail, message_tokens
 from agent_tui.engine_context import EngineContext
+from agent_tui.errors import CompactionError
 from agent_tui.provider.events import ModelRequest
 from agent_tui.provider.limits import ModelInfo, model_info
 from agent_tui.step.messages import to_model_messages
@@ -84,15 +85,16 @@ def select_span(
     *,
     overflow: bool = False,
     tail_tokens: int | None = None,
+    up_to: str | None = None,
 ) -> Span:
     """Split the history before a compaction request into summarised / kept. `tail_tokens`
     (as the provider counts) replaces the configured tail budget: a summary prepared ahead
-    keeps less, since the steps until the threshold join the tail."""
+    keeps less, since the steps until the threshold join the tail. `up_to`: the person
+    chose where the summary ends (that message); everything after it is kept."""
     config = ctx.config
     anchored = is_anchor(prior)
-    candidates = prior[2:] if anchored else prior
-    if session.compaction_id:
-        candidates = [m for m in candidates if m.info.id > session.compaction_id]
+    shown = prior[2:] if anchored else prior
+    candidates = [m for m in shown if m.info.id > (session.compaction_id or "")]
     # Budgets are shares of the window, which the provider measures: convert them to
     # local token counts by how the provider counted the last step.
     scale = provider_scale(
@@ -106,14 +108,12 @@ def select_span(
         tail_tokens = tail_budget(model.limit, config.compaction)
     tail_tokens = int(tail_tokens / scale)
     user_tokens = int(user_budget(model.limit, config.compaction) / scale)
-    replay: MessageWithParts | None = None
-    tail: list[MessageWithParts] = []
-    oversize = False
-    if overflow:
-        # The provider refused the request: keep no tail, ask the question again after.
-        replay = _last_typed(candidates)
+    if up_to is not None:  # any message after the summary in force, its tail included
+        tail, oversize, replay = _after(shown, up_to), False, None
+    elif overflow:  # the provider refused the request: no tail, the question asked again
+        tail, oversize, replay = [], False, _last_typed(candidates)
     else:
-        tail, oversize = choose_tail(candidates, tail_tokens, model.id)
+        (tail, oversize), replay = choose_tail(candidates, tail_tokens, model.id), None
     summarised = [m for m in prior if m not in tail and m is not replay]
     new_content = summarised[2:] if anchored else summarised
     anchor = prior[1].info if anchored else None
@@ -133,6 +133,18 @@ def select_span(
         tail_tokens=tail_tokens,
         user_tokens=user_tokens,
     )
+
+
+def _after(shown: list[MessageWithParts], up_to: str) -> list[MessageWithParts]:
+    """What follows `up_to` among the messages shown after the summary in force; why a
+    compaction cannot end with it when it is not one of them."""
+    if not any(m.info.id == up_to for m in shown):
+        raise CompactionError(
+            f"No message {up_to} since the last compaction in this session: compact up to "
+            "a message shown after the newest summary (`agent-tui pin --list` and "
+            "`agent-tui export` show the ids)."
+        )
+    return [m for m in shown if m.info.id > up_to]
 
 
 def _prompt_file(custom: str, directory: Path) -> Path | None:
@@ -235,9 +247,24 @@ class CompactionPlan(BaseModel):
     usable: int
     summarising_model: str
     prompt_source: str
+    up_to: str | None = None
+    """Compact up to here: the message the summary ends with."""
 
     def message(self) -> str:
         return render_plan(self)
+
+    def overflowing(self) -> str | None:
+        """Why compacting up to `up_to` is refused: what would stay does not fit."""
+        over = self.estimated_after - self.usable
+        if self.up_to is None or self.usable == 0 or over <= 0:
+            return None
+        return (
+            f"Compacting up to {self.up_to} keeps {_count(self.tail_messages, 'message')} "
+            f"after it verbatim, about {self.tail_tokens:,} tokens: the prompt afterwards "
+            f"would be about {self.estimated_after:,} of {self.usable:,} usable tokens, "
+            f"{over:,} too many. Nothing was changed: compact up to a later message, or "
+            "without --up-to."
+        )
 
 
 def prompt_source(ctx: EngineContext, directory: Path) -> str:
@@ -256,11 +283,12 @@ def plan(
     history: list[MessageWithParts],
     model: ModelInfo,
     instructions: str | None = None,
+    up_to: str | None = None,
 ) -> CompactionPlan:
     """The dry run: the same selection a compaction makes now, and no request sent."""
     config = ctx.config
     directory = Path(session.directory)
-    span = select_span(ctx, session, history, model)
+    span = select_span(ctx, session, history, model, up_to=up_to)
     summary_model = (
         model_info(config.compaction.model, config) if config.compaction.model else model
     )
@@ -297,6 +325,7 @@ def plan(
         usable=usable,
         summarising_model=summary_model.id,
         prompt_source=prompt_source(ctx, directory),
+        up_to=up_to,
     )
 
 
@@ -332,6 +361,7 @@ def render_plan(plan: CompactionPlan) -> str:
         if plan.oversize_step
         else ""
     )
+    budget = f" after {plan.up_to}" if plan.up_to else f" of the {plan.tail_budget:,} tail budget"
     return "\n".join(
         [
             "Compaction dry run — nothing was sent.",
@@ -339,8 +369,8 @@ def render_plan(plan: CompactionPlan) -> str:
             f"({plan.summarised_turns} from you), about {plan.summarised_tokens:,} tokens, "
             f"in {calls}.",
             f"  Kept verbatim: {_count(plan.tail_steps, 'newest step')} "
-            f"({_count(plan.tail_messages, 'message')}), about {plan.tail_tokens:,} tokens "
-            f"of the {plan.tail_budget:,} tail budget{oversize}.",
+            f"({_count(plan.tail_messages, 'message')}), about {plan.tail_tokens:,} tokens"
+            f"{budget}{oversize}.",
             f"  Your words restated: {_count(plan.restated_messages, 'message')} "
             f"(budget {plan.user_budget:,} tokens).",
             f"  After: about {plan.estimated_after:,} of {plan.usable:,} usable tokens.",

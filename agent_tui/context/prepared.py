@@ -364,8 +364,8 @@ async def apply(
             return "aborted"
     assert isinstance(request_msg.info, UserMessage)
     found = await valid_ready(ctx, session, prior, model, request_msg.info.agent)
-    if found is None:
-        return None
+    if found is None or (part.up_to is not None and found.last_id != part.up_to):
+        return None  # compact up to here: only a summary of exactly that span
     summary = await new_summary(
         ctx,
         session,

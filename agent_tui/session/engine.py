@@ -18,7 +18,7 @@ from agent_tui.context.compaction_plan import CompactionPlan, plan
 from agent_tui.context.summary_view import SummaryEdit, SummaryInForce, save_edit, summary_in_force
 from agent_tui.context.uncompact import Uncompacted, uncompact
 from agent_tui.engine_context import EngineContext
-from agent_tui.errors import UsageError
+from agent_tui.errors import CompactionError, UsageError
 from agent_tui.events import AgentSwitched, Notice, PartUpdated, SessionUpdated
 from agent_tui.ids import message_id, part_id
 from agent_tui.mcp.servers import McpServers
@@ -369,16 +369,32 @@ class Engine:
         self.ctx.publish(PartUpdated(part=part))
 
     async def compact(
-        self, session_id: str, instructions: str | None = None, *, model: str | None = None
+        self,
+        session_id: str,
+        instructions: str | None = None,
+        *,
+        model: str | None = None,
+        up_to: str | None = None,
     ) -> LoopResult | None:
-        """Manual compaction (`/compact [instructions]`): summarise now, then stop."""
+        """Manual compaction (`/compact [instructions]`): summarise now, then stop.
+        `up_to`: the summary ends with that message; refused, with nothing changed, when
+        what stays after it would not fit."""
         model = model or await self.session_model(session_id)
+        if up_to is not None:
+            plan = await self.compaction_plan(session_id, instructions, model=model, up_to=up_to)
+            if (refusal := plan.overflowing()) is not None:
+                raise CompactionError(refusal)
         windows.start_probe(model, self.ctx.config)
         await check_credentials(self.ctx.config.compaction.model or model, self.ctx.config)
         busy, lock = self._claim(session_id)
         try:
             request = await compaction.create_request(
-                self.ctx, session_id, auto=False, model=model, instructions=instructions
+                self.ctx,
+                session_id,
+                auto=False,
+                model=model,
+                instructions=instructions,
+                up_to=up_to,
             )
         except BaseException:
             self._unclaim(session_id, lock)
@@ -438,7 +454,12 @@ class Engine:
         await prepared.discard(self.ctx, summary, "the person discarded it in the review")
 
     async def compaction_plan(
-        self, session_id: str, instructions: str | None = None, *, model: str | None = None
+        self,
+        session_id: str,
+        instructions: str | None = None,
+        *,
+        model: str | None = None,
+        up_to: str | None = None,
     ) -> CompactionPlan:
         """What `compact` would do now (`--dry-run`): nothing is sent or saved."""
         model = model or await self.session_model(session_id)
@@ -448,7 +469,7 @@ class Engine:
         if not history:
             raise UsageError("Nothing to compact yet: the session has no messages.")
         info = await self.model_limits(model)
-        return await asyncio.to_thread(plan, self.ctx, session, history, info, instructions)
+        return await asyncio.to_thread(plan, self.ctx, session, history, info, instructions, up_to)
 
     async def model_limits(self, model: str) -> ModelInfo:
         """The model's limits and prices (and the summariser's, when one is set), asked

@@ -269,6 +269,8 @@ class CompactionPart(_PartBase):
     auto: bool
     overflow: bool = False
     instructions: str | None = None
+    up_to: str | None = None
+    """Compact up to here: the summary ends with this message, all after it stays verbatim."""
 
 
 class StepStartPart(_PartBase):

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from agent_tui.tool.base import PermissionReply, PermissionRequest
     from agent_tui.tui.opening import Opened
     from agent_tui.tui.tool_line import ToolLine
+    from agent_tui.tui.user_message_view import UserMessageView
 
 strip_cycles.install()  # frames' lines are freed when drawn, not by the collector
 
@@ -437,6 +438,11 @@ class AgentApp(App[int]):
     def on_tool_line_open_session(self, event: ToolLine.OpenSession) -> None:
         event.stop()
         commands.switch_to(self.chat, event.session_id)
+
+    def on_user_message_view_compact_up_to(self, event: UserMessageView.CompactUpTo) -> None:
+        event.stop()
+        self.run_command(table.named("compact"), f"{table.UP_TO} {event.message_id}")
+        self.prompt.focus()
 
     def on_tool_line_toggle_pin(self, event: ToolLine.TogglePin) -> None:
         event.stop()

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agent_tui.command import table
-from agent_tui.command.table import DRY_RUN, Command, after_flag
+from agent_tui.command.table import Command, compact_args
 from agent_tui.custom_commands import CustomCommand, load_custom_commands
 from agent_tui.tui import pin_commands, undo_commands
 from agent_tui.tui.text_screen import TextScreen
@@ -48,6 +48,7 @@ def help_text(chat: Conversation) -> str:
         f"  Shift+Tab                 auto-accept edits on / off for this session  "
         f"[{keys.leader} {keys.permission_mode}]",
         "  p (on a tool line)        pin / unpin its result (click the line first)",
+        "  u (on your message)       compact up to here: summarise up to it, keep the rest",
         f"  {keys.interrupt:<26}interrupt the running step or compaction",
         f"  {keys.leader} {keys.sidebar:<{24 - len(keys.leader)}}show / hide the sidebar",
         f"  {keys.palette:<26}command palette",
@@ -97,25 +98,28 @@ class Commands:
         chat.run_worker(chat.send(text, model=command.model, typed=typed), exit_on_error=False)
 
 
-def compact(chat: Conversation, instructions: str) -> None:
+def compact(chat: Conversation, args: str) -> None:
+    typed = compact_args(args)
+
     async def compact(saved: asyncio.Event) -> None:
         if chat.session is None:
             chat.notify("Nothing to compact yet: send a message first.", severity="warning")
             return
-        extra = after_flag(instructions.strip(), DRY_RUN)
-        if extra is not None:
+        session_id, model = chat.session.id, chat.model_override
+        if typed.dry_run:
             plan = await chat.engine.compaction_plan(
-                chat.session.id, extra or None, model=chat.model_override
+                session_id, typed.instructions, model=model, up_to=typed.up_to
             )
             chat.app.push_screen(TextScreen("Compaction dry run", plan.message()))
             return
         # Typed while the agent works (or right after a message): after that turn, as
         # queued input; what is typed next does not wait for it.
         saved.set()
-        await chat.engine.wait_idle(chat.session.id)
-        if chat.config.compaction.review and await _review_summary(chat, instructions or None):
+        await chat.engine.wait_idle(session_id)
+        review = chat.config.compaction.review and typed.up_to is None
+        if review and await _review_summary(chat, typed.instructions):
             return
-        await chat.engine.compact(chat.session.id, instructions or None, model=chat.model_override)
+        await chat.engine.compact(session_id, typed.instructions, model=model, up_to=typed.up_to)
 
     # After the messages typed before it are saved (its request follows them).
     chat.guard(lambda: chat.submissions.run(compact))

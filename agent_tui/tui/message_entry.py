@@ -101,7 +101,9 @@ def build_widget(entry: MessageEntry) -> Widget | None:
     if (tool := entry.shell_tool()) is not None:
         return shell_line(tool)
     if text := entry.text():
-        return UserMessageView(text, queued=entry.queued, pinned=info.pinned is not None)
+        return UserMessageView(
+            text, message_id=info.id, queued=entry.queued, pinned=info.pinned is not None
+        )
     return None
 
 

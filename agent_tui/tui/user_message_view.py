@@ -1,7 +1,9 @@
-"""A message the person typed."""
+"""A message the person typed. Clicked (focused), `u` compacts up to it."""
 
 from __future__ import annotations
 
+from textual.binding import Binding
+from textual.message import Message
 from textual.widgets import Static
 
 QUEUED_NOTE = "  (queued — the agent will read it when its current step ends)"
@@ -17,10 +19,23 @@ class UserMessageView(Static):
         margin: 1 0 1 0;
     }
     UserMessageView.-queued { border-left: thick $warning; color: $text-muted; }
+    UserMessageView:focus { border-left: thick $accent; }
     """
+    BINDINGS = [Binding("u", "compact_up_to", "Compact up to here", show=False)]
+    can_focus = True
 
-    def __init__(self, text: str, *, queued: bool = False, pinned: bool = False) -> None:
+    class CompactUpTo(Message):
+        """Summarise the conversation up to this message; what follows stays verbatim."""
+
+        def __init__(self, message_id: str) -> None:
+            super().__init__()
+            self.message_id = message_id
+
+    def __init__(
+        self, text: str, *, message_id: str = "", queued: bool = False, pinned: bool = False
+    ) -> None:
         self.text = text
+        self.message_id = message_id
         super().__init__(markup=False)
         self.set_class(pinned, "-pinned")
         self.queued = queued
@@ -42,6 +57,10 @@ class UserMessageView(Static):
     def pinned(self, value: bool) -> None:
         self.set_class(value, "-pinned")
         self._show()
+
+    def action_compact_up_to(self) -> None:
+        if self.message_id and not self.queued:
+            self.post_message(self.CompactUpTo(self.message_id))
 
     def _show(self) -> None:
         notes = (QUEUED_NOTE if self.queued else "") + (PINNED_NOTE if self.pinned else "")

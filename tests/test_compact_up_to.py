@@ -1,0 +1,151 @@
+"""Compact up to here: the person chooses the message a summary ends with, and everything
+after it stays verbatim; refused with its figures, nothing changed, when what stays would
+not fit. In the engine, headless (`agent-tui compact --up-to`), ACP (`/compact --up-to`)
+and the app (a clicked message, `u`), through litellm's real path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent_tui.errors import CompactionError
+from agent_tui.session.engine import Engine
+from agent_tui.storage.models import UserMessage
+from agent_tui.tui.user_message_view import UserMessageView
+from tests.acp_client import RecordingClient, acp_agent, prompt
+from tests.conftest import MODEL, write_config
+from tests.engine_helpers import (
+    conversation,
+    is_summary_request,
+    open_engine,
+    run_cli,
+    starts_with_summary,
+    text_of,
+)
+from tests.fake_openai import FakeOpenAI, Text
+from tests.tui_helpers import open_app, type_and_send, wait_for
+
+SMALL = {MODEL: {"limit": {"context": 10_000, "output": 2_000}}}  # usable = 8,000
+
+
+async def three_turns(engine: Engine, fake_llm: FakeOpenAI) -> tuple[str, list[str]]:
+    """A session of three question/answer turns; (its id, the questions' message ids)."""
+    session = await engine.new_session(Path.cwd())
+    for turn in (1, 2, 3):
+        fake_llm.script(Text(f"answer {turn}"))
+        await engine.prompt(session.id, f"question {turn}")
+    history = await engine.ctx.db.all_messages(session.id)
+    return session.id, [m.info.id for m in history if isinstance(m.info, UserMessage)]
+
+
+def summarised_and_kept(fake_llm: FakeOpenAI) -> tuple[str, dict]:
+    summary = next(r for r in fake_llm.requests if is_summary_request(r))
+    return json.dumps(summary["messages"]), fake_llm.requests[-1]
+
+
+async def test_the_summary_ends_at_the_chosen_message_and_the_rest_stays_verbatim(
+    configured: FakeOpenAI,
+) -> None:
+    async with open_engine() as engine:
+        session_id, questions = await three_turns(engine, configured)
+        plan = await engine.compaction_plan(session_id, up_to=questions[1])
+        assert (plan.tail_messages, plan.up_to) == (3, questions[1])  # answer 2, turn 3
+        assert f"after {questions[1]}" in plan.message()
+        configured.script(Text("SUMMARY-UP-TO"), Text("answer 4"))
+        await engine.compact(session_id, up_to=questions[1])
+        await engine.prompt(session_id, "question 4")
+    summarised, after = summarised_and_kept(configured)
+    assert "question 1" in summarised and "answer 1" in summarised
+    assert "question 2" in summarised  # the chosen message ends the summary...
+    assert "answer 2" not in summarised and "question 3" not in summarised  # ...not after it
+    assert starts_with_summary(after, "SUMMARY-UP-TO")
+    kept = [text_of(m) for m in conversation(after)[3:]]  # after summary and restated words
+    assert kept == ["answer 2", "question 3", "answer 3", "question 4"]
+
+
+async def test_what_would_not_fit_is_refused_with_its_figures_and_nothing_changes(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    write_config(isolated, fake_llm, models=SMALL, compaction={"auto": False})
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+        fake_llm.script(Text("answer 1"), Text("answer 2"))
+        await engine.prompt(session.id, "question 1")
+        big = " ".join(f"word{i}" for i in range(9_000))  # more than 8,000 usable tokens
+        await engine.prompt(session.id, big)
+        history = await engine.ctx.db.all_messages(session.id)
+        first = history[0].info.id
+        sent = len(fake_llm.requests)
+        with pytest.raises(CompactionError) as refused:
+            await engine.compact(session.id, up_to=first)
+        assert len(await engine.ctx.db.all_messages(session.id)) == len(history)
+        assert (await engine.ctx.db.get_session(session.id)).compaction_id is None
+        with pytest.raises(CompactionError) as unknown:
+            await engine.compact(session.id, up_to="msg_nosuch")
+    assert len(fake_llm.requests) == sent  # nothing was sent
+    message = str(refused.value)
+    assert f"Compacting up to {first} keeps 3 messages" in message
+    assert "of 8,000 usable tokens" in message and "too many" in message
+    assert "Nothing was changed" in message
+    assert "No message msg_nosuch" in str(unknown.value)
+
+
+def test_headless_compact_up_to(configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]):
+    configured.script(Text("answer 1"), Text("answer 2"))
+    assert run_cli(capsys, "run", "question 1")[0] == 0
+    assert run_cli(capsys, "run", "--continue", "question 2")[0] == 0
+    export = json.loads(run_cli(capsys, "export", _latest_session(capsys))[1])
+    first = export["messages"][0]["info"]["id"]
+    code, out, _ = run_cli(capsys, "compact", "--continue", "--dry-run", "--up-to", first)
+    assert code == 0 and f"after {first}" in out
+    configured.script(Text("HEADLESS-SUMMARY"))
+    code, _, err = run_cli(capsys, "compact", "--continue", "--up-to", first)
+    assert code == 0, err
+    summarised = json.dumps(configured.requests[-1]["messages"])
+    assert "question 1" in summarised and "answer 1" not in summarised
+    code, out, err = run_cli(capsys, "compact", "--continue", "--up-to", "msg_nosuch")
+    assert code != 0 and "No message msg_nosuch" in err, (code, out, err)
+
+
+def _latest_session(capsys: pytest.CaptureFixture[str]) -> str:
+    return json.loads(run_cli(capsys, "sessions", "--json")[1])[0]["id"]
+
+
+async def test_acp_compact_up_to(configured: FakeOpenAI, isolated: Path) -> None:
+    configured.script(Text("answer 1"), Text("answer 2"), Text("ACP-SUMMARY"))
+    client = RecordingClient()
+    async with acp_agent(client, isolated) as (conn, _):
+        session = await conn.new_session(cwd=str(isolated), mcp_servers=[])
+        sid = session.session_id
+        await conn.prompt(session_id=sid, prompt=prompt("question 1"))
+        await conn.prompt(session_id=sid, prompt=prompt("question 2"))
+        async with open_engine() as engine:
+            history = await engine.ctx.db.all_messages(sid)
+        first = history[0].info.id
+        await conn.prompt(session_id=sid, prompt=prompt(f"/compact --up-to {first}"))
+    summarised = json.dumps(configured.requests[-1]["messages"])
+    assert is_summary_request(configured.requests[-1])
+    assert "question 1" in summarised and "answer 1" not in summarised
+
+
+async def test_the_app_compacts_up_to_a_clicked_message(configured: FakeOpenAI) -> None:
+    configured.script(Text("answer 1"), Text("answer 2"), Text("APP-SUMMARY"))
+    app = await open_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.loaded.wait()
+        for turn in (1, 2):
+            await type_and_send(pilot, f"question {turn}")
+            await wait_for(pilot, lambda t=turn: len(configured.requests) == t)
+            await wait_for(pilot, lambda: app.chat.status == "idle")
+        first = app.query(UserMessageView).first()
+        await pilot.click(first)
+        assert first.has_focus
+        await pilot.press("u")
+        await wait_for(pilot, lambda: len(configured.requests) == 3, "the summary request")
+        await wait_for(pilot, lambda: app.chat.status == "idle")
+        assert app.prompt.has_focus  # typing goes on in the prompt
+    await app.db.close()
+    summarised = json.dumps(configured.requests[-1]["messages"])
+    assert "question 1" in summarised and "answer 1" not in summarised
