@@ -24,7 +24,9 @@ examples:
   agent-tui export SESSION_ID > session.json
   agent-tui compact --continue "keep the list of failing tests"
   agent-tui compact --dry-run --continue
+  agent-tui compact --continue --up-to msg_…  summarise up to that message, keep the rest
   agent-tui uncompact --continue
+  agent-tui fork --continue [msg_…]          a new session with the history up to a message
   agent-tui pin --continue                   pin the agent's newest reply (kept through compaction)
   agent-tui pin --continue --list            the pins, and the newest ids you can pin
   agent-tui pin --continue --remove prt_…    unpin
@@ -132,6 +134,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the summary ends with this message; everything after it stays verbatim",
     )
     compact.add_argument("instructions", nargs="*", help="extra instructions for the summary")
+
+    fork = commands.add_parser("fork", help=named("fork").help)
+    _session_args(fork, model=False)
+    fork.add_argument(
+        "message_id", nargs="?", metavar="MSG_ID", help="the last message copied (default: all)"
+    )
 
     uncompact = commands.add_parser("uncompact", help=named("uncompact").help)
     _session_args(uncompact)

@@ -1,5 +1,5 @@
-"""Headless commands: run, sessions, export, compact, uncompact, pin, summary, undo, redo,
-context."""
+"""Headless commands: run, sessions, export, compact, uncompact, fork, pin, summary, undo,
+redo, context."""
 
 from __future__ import annotations
 
@@ -62,6 +62,7 @@ def dispatch(args: argparse.Namespace, config: Config | None = None) -> int:
         "run": _run,
         "sessions": _sessions,
         "export": _export,
+        "fork": _fork,
         "compact": _compact,
         "uncompact": _uncompact,
         "pin": _pin,
@@ -312,6 +313,15 @@ async def _export(args: argparse.Namespace, config: Config) -> int:
         session = await engine.ctx.db.find_session_by_prefix(args.session_id)
         export = await engine.ctx.db.export_session(session.id)
     print(export.model_dump_json(indent=2))
+    return 0
+
+
+async def _fork(args: argparse.Namespace, config: Config) -> int:
+    """Prints the new session's id (`agent-tui run -s ID` continues it)."""
+    async with open_engine(config, args.command) as engine:
+        session = await resolve_session(engine, args.session, args.cont, create=False)
+        forked = await engine.fork(session.id, args.message_id)
+    print(forked.id)
     return 0
 
 

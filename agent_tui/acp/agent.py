@@ -19,6 +19,7 @@ from acp.schema import (
     CloseSessionResponse,
     ConfigOptionUpdate,
     CurrentModeUpdate,
+    ForkSessionResponse,
     HttpMcpServer,
     Implementation,
     InitializeResponse,
@@ -33,6 +34,7 @@ from acp.schema import (
     ResumeSessionResponse,
     SessionCapabilities,
     SessionCloseCapabilities,
+    SessionForkCapabilities,
     SessionInfo,
     SessionListCapabilities,
     SessionResumeCapabilities,
@@ -61,7 +63,7 @@ from agent_tui.agents import DEFAULT_AGENT, PLAN_EXIT_TOOL
 from agent_tui.config import McpLocalConfig, McpRemoteConfig
 from agent_tui.context.stats import SessionStats
 from agent_tui.custom_commands import CustomCommand
-from agent_tui.errors import AgentTuiError, NotFoundError
+from agent_tui.errors import AgentTuiError, NotFoundError, UsageError
 from agent_tui.events import AgentSwitched, Event, Notice, SessionUpdated, session_of
 from agent_tui.provider.defaults import context_window, model_catalog
 from agent_tui.session.engine import Engine
@@ -129,6 +131,7 @@ def initialize_response(protocol_version: int) -> InitializeResponse:
                 list=SessionListCapabilities(),
                 resume=SessionResumeCapabilities(),
                 close=SessionCloseCapabilities(),
+                fork=SessionForkCapabilities(),
             ),
         ),
         agent_info=Implementation(name="agent-tui", title="agent-tui", version=__version__),
@@ -325,6 +328,25 @@ class AcpAgent:
         self._announce(open_)
         return ResumeSessionResponse(
             modes=options.modes(self._catalog(open_), open_.mode), config_options=config_options
+        )
+
+    async def fork_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> ForkSessionResponse:
+        """A new session with this one's history (up to `_meta.messageId` when given); the
+        client loads nothing: what it showed of the original is the fork's history."""
+        await self._reopen(cwd, session_id, mcp_servers)
+        try:
+            forked = await self.engine.fork(session_id, kwargs.get("messageId"))
+        except UsageError as exc:
+            raise RequestError.invalid_params({"messageId": str(exc)}) from exc
+        open_ = await self._open(forked)
+        config_options = await self._config_options(open_)
+        self._announce(open_)
+        return ForkSessionResponse(
+            session_id=forked.id,
+            modes=options.modes(self._catalog(open_), open_.mode),
+            config_options=config_options,
         )
 
     async def list_sessions(

@@ -98,6 +98,13 @@ COMMANDS: tuple[Command, ...] = (
         views=_only(APP, CLI),
     ),
     Command(
+        "fork",
+        "Fork the session: a new one with its history up to a message (an id; default: all "
+        "of it), the original untouched",
+        arg_hint="[MSG_ID]",
+        views=_only(APP, CLI),
+    ),
+    Command(
         "new",
         "Start a new session",
         action="new_session",

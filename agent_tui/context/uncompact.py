@@ -50,7 +50,8 @@ class Uncompacted(BaseModel):
         )
 
 
-def _summaries(messages: list[MessageWithParts]) -> list[AssistantMessage]:
+def finished_summaries(messages: list[MessageWithParts]) -> list[AssistantMessage]:
+    """The summaries of finished compactions not undone, oldest first."""
     return [
         m.info
         for m in messages
@@ -68,7 +69,7 @@ async def uncompact(ctx: EngineContext, session: Session, model: ModelInfo) -> U
     if session.compaction_id is None:
         raise UsageError("This session has no compaction to undo.")
     messages = await ctx.db.all_messages(session.id)
-    summaries = _summaries(messages)
+    summaries = finished_summaries(messages)
     current = next((s for s in summaries if s.parent_id == session.compaction_id), None)
     if current is None:
         raise UsageError("This session has no compaction to undo.")

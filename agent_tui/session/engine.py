@@ -25,7 +25,7 @@ from agent_tui.mcp.servers import McpServers
 from agent_tui.provider import windows
 from agent_tui.provider.auth import check_credentials
 from agent_tui.provider.limits import ModelInfo, load_with_summariser
-from agent_tui.session import pins
+from agent_tui.session import fork, pins
 from agent_tui.session import undo as turns
 from agent_tui.session.follow import Follower, run_until_read
 from agent_tui.session.loop import LoopResult
@@ -97,6 +97,11 @@ class Engine:
         session = await self.ctx.db.create_session(str(directory))
         self.ctx.publish(SessionUpdated(session=session))
         return session
+
+    async def fork(self, session_id: str, message_id: str | None = None) -> Session:
+        """A new session with this one's history up to `message_id` (all of it when None),
+        its summary, pins, ledger, todos and snapshots as they were there."""
+        return await fork.fork(self.ctx, session_id, message_id)
 
     def is_busy(self, session_id: str) -> bool:
         task = self._runs.get(session_id)

@@ -28,6 +28,9 @@ class Session(_Model):
     # message of the verbatim tail kept before it; history is read from there on.
     compaction_id: str | None = None
     tail_start_id: str | None = None
+    forked_from: str | None = None
+    """The session this one was forked from (`fork`); `forked_at`: its last message copied."""
+    forked_at: str | None = None
 
 
 # ---- messages -------------------------------------------------------------------------

@@ -43,6 +43,8 @@ INDEX_PART = (
     "SELECT rowid, ?, ? FROM part WHERE id = ?"
 )
 BACKFILL_BATCH = 500
+ID_STEM = 20
+"""An id's prefix and its 16 hex digits of time and counter (ids.py)."""
 RECALL_TOOL = "recall"
 EXCERPT_TOKENS = 24
 RANK_WINDOW = 2_000
@@ -150,6 +152,7 @@ class SearchQueries(DatabaseCore):
         """A message with all its parts, or a message holding just the one part asked
         for, as stored (pruned outputs in full); None if not in this session."""
         await self.flush()
+        item_id = await self._own_id(session_id, item_id)
         found = await self._fetch(
             "SELECT message_id FROM part WHERE id = ? AND session_id = ?", (item_id, session_id)
         )
@@ -166,6 +169,22 @@ class SearchQueries(DatabaseCore):
         return MessageWithParts(
             info=rows.parse_message(info[0][0]), parts=[rows.parse_part(r[0]) for r in parts]
         )
+
+    async def _own_id(self, session_id: str, item_id: str) -> str:
+        """`item_id`, or this session's id with the same time-ordered stem: a fork's copy
+        of what the model read in the original (session/fork.py)."""
+        if len(item_id) <= ID_STEM:
+            return item_id
+        stem = item_id[:ID_STEM]
+        for table in ("part", "message"):
+            found = await self._fetch(
+                f"SELECT id FROM {table} WHERE session_id = ? AND id BETWEEN ? AND ? "
+                "ORDER BY id = ? DESC LIMIT 1",
+                (session_id, stem, stem + "~", item_id),
+            )
+            if found:
+                return found[0][0]
+        return item_id
 
     async def _history_start(self, session_id: str) -> str | None:
         rows = await self._fetch(

@@ -11,6 +11,7 @@ from agent_tui.ids import now_ms
 from agent_tui.storage import rows
 from agent_tui.storage.base import DatabaseCore
 from agent_tui.storage.models import AssistantMessage, Session, SessionExport, SessionSummary
+from agent_tui.storage.search import INDEX_PART, searchable_text
 
 FIND_HINT = "Run `agent-tui sessions` to list session ids."
 MAX_CANDIDATES = 10
@@ -272,8 +273,11 @@ class SessionQueries(DatabaseCore):
             await conn.executemany(
                 rows.UPSERT_MESSAGE, [rows.message_row(m.info) for m in export.messages]
             )
-            await conn.executemany(
-                rows.UPSERT_PART, [rows.part_row(p) for m in export.messages for p in m.parts]
+            parts = [p for m in export.messages for p in m.parts]
+            await conn.executemany(rows.UPSERT_PART, [rows.part_row(p) for p in parts])
+            await conn.executemany(  # found by recall, like the parts written as they come
+                INDEX_PART,
+                [(text, p.session_id, p.id) for p in parts if (text := searchable_text(p))],
             )
             await conn.executemany(
                 "INSERT INTO prepared_summary (id, session_id, status, data) VALUES (?, ?, ?, ?)",

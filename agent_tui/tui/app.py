@@ -439,9 +439,11 @@ class AgentApp(App[int]):
         event.stop()
         commands.switch_to(self.chat, event.session_id)
 
-    def on_user_message_view_compact_up_to(self, event: UserMessageView.CompactUpTo) -> None:
+    def on_user_message_view_here(self, event: UserMessageView.Here) -> None:
         event.stop()
-        self.run_command(table.named("compact"), f"{table.UP_TO} {event.message_id}")
+        up_to = event.command == "compact"
+        args = f"{table.UP_TO} {event.message_id}" if up_to else event.message_id
+        self.run_command(table.named(event.command), args)
         self.prompt.focus()
 
     def on_tool_line_toggle_pin(self, event: ToolLine.TogglePin) -> None:

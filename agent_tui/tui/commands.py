@@ -49,6 +49,7 @@ def help_text(chat: Conversation) -> str:
         f"[{keys.leader} {keys.permission_mode}]",
         "  p (on a tool line)        pin / unpin its result (click the line first)",
         "  u (on your message)       compact up to here: summarise up to it, keep the rest",
+        "  f (on your message)       fork: a new session with the history up to it",
         f"  {keys.interrupt:<26}interrupt the running step or compaction",
         f"  {keys.leader} {keys.sidebar:<{24 - len(keys.leader)}}show / hide the sidebar",
         f"  {keys.palette:<26}command palette",
@@ -197,6 +198,18 @@ def _edit_summary(chat: Conversation, session_id: str, view: SummaryInForce) -> 
     chat.app.push_screen(SummaryEditScreen(view.text, view.original, save), saved)
 
 
+def fork(chat: Conversation, message_id: str) -> None:
+    async def fork() -> None:
+        if chat.session is None:
+            chat.notify("Nothing to fork yet: send a message first.", severity="warning")
+            return
+        forked = await chat.engine.fork(chat.session.id, message_id.strip() or None)
+        await chat.show_session(forked)
+        chat.notify(f"Forked into a new session ({forked.id}); /sessions lists both.")
+
+    chat.guard(fork)
+
+
 def new_session(chat: Conversation, _: str = "") -> None:
     chat.guard(lambda: chat.show_session(None))
 
@@ -302,6 +315,7 @@ ACTIONS: dict[str, Action] = {
     "diff": undo_commands.diff,
     "context": context,
     "sessions": sessions,
+    "fork": fork,
     "new_session": new_session,
     "choose_model": choose_model,
     "mcp": mcp,

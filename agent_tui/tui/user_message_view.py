@@ -1,4 +1,5 @@
-"""A message the person typed. Clicked (focused), `u` compacts up to it."""
+"""A message the person typed. Clicked (focused): `u` compacts up to it, `f` forks the
+session there."""
 
 from __future__ import annotations
 
@@ -21,14 +22,18 @@ class UserMessageView(Static):
     UserMessageView.-queued { border-left: thick $warning; color: $text-muted; }
     UserMessageView:focus { border-left: thick $accent; }
     """
-    BINDINGS = [Binding("u", "compact_up_to", "Compact up to here", show=False)]
+    BINDINGS = [
+        Binding("u", "here('compact')", "Compact up to here", show=False),
+        Binding("f", "here('fork')", "Fork from here", show=False),
+    ]
     can_focus = True
 
-    class CompactUpTo(Message):
-        """Summarise the conversation up to this message; what follows stays verbatim."""
+    class Here(Message):
+        """A command about this message: `compact` up to it, `fork` the session there."""
 
-        def __init__(self, message_id: str) -> None:
+        def __init__(self, command: str, message_id: str) -> None:
             super().__init__()
+            self.command = command
             self.message_id = message_id
 
     def __init__(
@@ -58,9 +63,9 @@ class UserMessageView(Static):
         self.set_class(value, "-pinned")
         self._show()
 
-    def action_compact_up_to(self) -> None:
+    def action_here(self, command: str) -> None:
         if self.message_id and not self.queued:
-            self.post_message(self.CompactUpTo(self.message_id))
+            self.post_message(self.Here(command, self.message_id))
 
     def _show(self) -> None:
         notes = (QUEUED_NOTE if self.queued else "") + (PINNED_NOTE if self.pinned else "")
