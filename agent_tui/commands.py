@@ -14,6 +14,7 @@ from pathlib import Path
 
 from agent_tui.command.run import execute
 from agent_tui.config import Config, load_config
+from agent_tui.context import preparing
 from agent_tui.context.summary_view import NO_COMPACTION
 from agent_tui.context.usage import context_usage
 from agent_tui.editor import edit_text, read_text_arg
@@ -27,6 +28,7 @@ from agent_tui.session.engine import Engine
 from agent_tui.session.loop import LoopResult
 from agent_tui.session.opening import open_engine
 from agent_tui.storage.models import Session
+from agent_tui.storage.session_lock import SessionLocks
 from agent_tui.storage.sessions import session_tree
 from agent_tui.tool.escalation import UNSANDBOXED
 
@@ -63,6 +65,7 @@ def dispatch(args: argparse.Namespace, config: Config | None = None) -> int:
         "sessions": _sessions,
         "export": _export,
         "fork": _fork,
+        "prepare": _prepare,
         "compact": _compact,
         "uncompact": _uncompact,
         "pin": _pin,
@@ -187,6 +190,7 @@ async def _sessions(args: argparse.Namespace, config: Config) -> int:
         db = engine.ctx.db
         sessions = await db.list_sessions(str(Path.cwd()) if args.here else None)
         summaries = await db.session_summaries([s.id for s in sessions])
+        preparers = preparing.locks(engine.ctx)
     rows = []
     for session, depth in session_tree(sessions):  # subagents' sessions under their parent
         summary = summaries[session.id]
@@ -205,6 +209,7 @@ async def _sessions(args: argparse.Namespace, config: Config) -> int:
                     "prepared": summary.summaries_prepared,
                     "used": summary.summaries_used,
                     "discarded": summary.summaries_discarded,
+                    "running": _preparer(preparers, session.id),
                 },
                 "context": context_usage(summary.last_assistant, summary.cost).model_dump(),
                 "tokens": {
@@ -229,6 +234,12 @@ async def _sessions(args: argparse.Namespace, config: Config) -> int:
             f"{percent:>4}  {row['title'] or '(untitled)'}  [{row['directory']}]"
         )
     return 0
+
+
+def _preparer(preparers: SessionLocks, session_id: str) -> dict[str, object] | None:
+    """Who writes the session's summary in the background now (context/preparing.py)."""
+    holder = preparers.holder(session_id)
+    return holder.model_dump() if holder is not None else None
 
 
 async def _uncompact(args: argparse.Namespace, config: Config) -> int:
@@ -323,6 +334,13 @@ async def _fork(args: argparse.Namespace, config: Config) -> int:
         forked = await engine.fork(session.id, args.message_id)
     print(forked.id)
     return 0
+
+
+async def _prepare(args: argparse.Namespace, config: Config) -> int:
+    from agent_tui.context.preparing import DETACHED, run_detached
+
+    async with open_engine(config, DETACHED.removeprefix("agent-tui ")) as engine:
+        return await run_detached(engine.ctx, args.session, args.model, args.agent, args.upto)
 
 
 async def _context(args: argparse.Namespace, config: Config) -> int:

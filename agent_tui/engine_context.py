@@ -63,6 +63,9 @@ class EngineContext:
     over the agent's and the model's own; in memory, never saved."""
     preparing: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     """Summaries being prepared in the background, per session (context/prepared.py)."""
+    handed_over: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    """Per session preparing here: (model, agent, last message) for a detached process to
+    finish it when this engine closes (context/preparing.py)."""
     sandbox: Sandbox = field(init=False)
     """Where commands and local MCP servers run (sandbox/)."""
     front_end: str = "agent-tui"

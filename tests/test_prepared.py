@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,10 +15,12 @@ from typing import Any
 
 import pytest
 
-from agent_tui.context import prepared
+from agent_tui import paths
+from agent_tui.context import prepared, preparing
 from agent_tui.events import Event, SessionStatus
 from agent_tui.session.engine import Engine
 from agent_tui.storage.models import AssistantMessage, TextPart, ToolPart
+from agent_tui.storage.session_lock import LockHolder, SessionLocks
 from tests.compaction_scenario import GENERATOR, WINDOW, marker, marker_fate
 from tests.conftest import MODEL, write_config
 from tests.engine_helpers import is_summary_request, open_engine, run_cli, text_of
@@ -129,7 +133,12 @@ async def test_applied_at_once_and_every_step_after_its_span_is_verbatim(
     code, out, _ = await asyncio.to_thread(run_cli, capsys, "sessions", "--json")
     assert code == 0
     row = json.loads(out)[0]["prepared_summaries"]
-    assert row == {"prepared": len(rows), "used": len(used), "discarded": len(rows) - len(used)}
+    assert row == {
+        "prepared": len(rows),
+        "used": len(used),
+        "discarded": len(rows) - len(used),
+        "running": None,  # nothing prepares it now
+    }
 
 
 async def test_a_preparation_overtaken_by_an_undo_is_not_used(
@@ -225,23 +234,116 @@ async def test_esc_during_a_preparation_leaves_the_session_as_it_was(
     assert any(t == "go" for t in texts) and any(t.startswith("status?") for t in texts)
 
 
-def test_kill_9_during_a_preparation_leaves_the_session_as_it_was(
+def preparer() -> LockHolder | None:
+    """Who prepares the (only) session's summary now (context/preparing.py)."""
+    (session_id,) = [row[0] for row in db_rows("SELECT id FROM session")]
+    return SessionLocks(paths.database_path().parent / preparing.LOCK_DIR).holder(session_id)
+
+
+def test_kill_9_of_the_command_and_its_preparation_leaves_nothing_half_written(
     isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """`run` hands its preparation to a detached process (it outlives the command); kill
+    -9 of both while the summary is in flight leaves the session as it was, and the next
+    command works."""
     configure(isolated, fake_llm)
-    gate = threading.Event()  # the summary is held until the process is gone
+    gate = threading.Event()  # the summary is held until the processes are gone
     steps = Steps(40, gate=gate)
     steps.install(isolated, fake_llm)
     with reaped(spawn(isolated, "run", "go")) as proc:
         wait_for(lambda: bool(steps.summaries), "a preparation in flight", STARTUP_TIMEOUT)
-        made = steps.made
+        holder = preparer()
+        assert holder is not None and holder.front_end == preparing.DETACHED
+        assert holder.pid != proc.pid
+        os.kill(holder.pid, signal.SIGKILL)
         kill9(proc)
+    wait_for(lambda: preparer() is None, "the killed preparer's lock dropped")
     gate.set()
     assert db_rows("SELECT count(*) FROM prepared_summary") == [(0,)]
     assert db_rows("SELECT compaction_id FROM session") == [(None,)]
     # Nothing is half-applied: `run --continue` goes on from the steps that ran.
-    steps.steps = made
+    steps.steps = steps.made
     code, _, err = run_cli(capsys, "run", "--continue", "go on")
     assert code == 0, err
     last = json.dumps(normal_requests(fake_llm)[-1]["messages"])
-    assert marker(0) in last and "go on" in last
+    assert "go on" in last
+
+
+# ---- preparations that outlive the command (context/preparing.py) -----------------------
+
+
+def test_a_preparation_running_when_run_exits_is_finished_and_used_by_the_next_run(
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configure(isolated, fake_llm)
+    gate = threading.Event()  # the summary is held until `run` has exited
+    steps = Steps(18, gate=gate)  # past prepare_at (12,800 of 16,000), not the threshold
+    steps.install(isolated, fake_llm)
+    code, _, err = run_cli(capsys, "run", "go")
+    assert code == 0, err
+    wait_for(lambda: bool(steps.summaries), "the detached preparation's request", STARTUP_TIMEOUT)
+    holder = preparer()  # `run` has returned; its preparation goes on in another process
+    assert holder is not None and holder.front_end == preparing.DETACHED
+    listed = json.loads(run_cli(capsys, "sessions", "--json")[1])[0]["prepared_summaries"]
+    assert listed["running"]["pid"] == holder.pid
+    gate.set()
+    wait_for(lambda: preparer() is None, "the preparation done", STARTUP_TIMEOUT)
+    assert db_rows("SELECT status FROM prepared_summary") == [("ready",)]
+    # The next command crosses the threshold and applies it at once: no summary written.
+    steps.steps = 30
+    code, _, err = run_cli(capsys, "run", "--continue", "go on")
+    assert code == 0, err
+    assert len(steps.summaries) == 1
+    assert db_rows("SELECT status FROM prepared_summary") == [("used",)]
+    assert db_rows("SELECT compaction_id IS NOT NULL FROM session") == [(1,)]
+
+
+def test_a_session_left_past_prepare_at_starts_preparing_before_its_first_step(
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configure(isolated, fake_llm, prepare_at=0)  # the first command does not prepare
+    steps = Steps(18)
+    steps.install(isolated, fake_llm)
+    assert run_cli(capsys, "run", "go")[0] == 0
+    assert not steps.summaries
+    configure(isolated, fake_llm)  # prepare_at 0.8: the session is past it already
+    summary_asked = threading.Event()
+    first_step: list[bool] = []  # whether the summary was asked while the step was held
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if is_summary_request(body):
+            summary_asked.set()
+            return Text("SUMMARY-early: " + "progress detail " * 100)
+        if not first_step:  # held until the preparation asks (or 60 s: then it failed)
+            first_step.append(summary_asked.wait(STARTUP_TIMEOUT))
+        return Text("All steps ran.")
+
+    fake_llm.responder = respond
+    assert run_cli(capsys, "run", "--continue", "status?")[0] == 0
+    assert first_step == [True]
+    wait_for(lambda: preparer() is None, "the preparation done", STARTUP_TIMEOUT)
+    assert db_rows("SELECT status FROM prepared_summary") == [("ready",)]
+
+
+async def test_one_session_is_never_prepared_by_two_preparers(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    """While another process prepares the session (its lock held), this engine starts
+    none, and a compaction waits for that one instead of writing its own."""
+    configure(isolated, fake_llm)
+    steps = Steps(18)
+    steps.install(isolated, fake_llm)
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+        other = SessionLocks(engine.ctx.db.path.parent / preparing.LOCK_DIR, "another")
+        held = other.try_acquire(session.id)  # as another process holding it would
+        assert held is not None
+        await engine.prompt(session.id, "go")
+        assert not steps.summaries and not engine.ctx.preparing  # none started here
+        assert preparing.elsewhere(engine.ctx, session.id) is not None
+        abort = asyncio.Event()
+        waiting = asyncio.create_task(preparing.wait_elsewhere(engine.ctx, session.id, abort))
+        await asyncio.sleep(preparing.POLL * 3)
+        assert not waiting.done()  # waits for the other preparer
+        held.release()
+        assert await waiting is True

@@ -27,6 +27,7 @@ from agent_tui.budget.tokens import count_tokens
 from agent_tui.carry.carried import after_summary_blocks, carry_into
 from agent_tui.carry.restate import restated_text
 from agent_tui.config import CompactionConfig
+from agent_tui.context import preparing
 from agent_tui.context.boundary import install, new_summary
 from agent_tui.context.compaction_plan import instruction_text, select_span, whole_span_request
 from agent_tui.engine_context import EngineContext
@@ -93,24 +94,37 @@ def start(ctx: EngineContext, step: AssistantMessage, model: ModelInfo, agent: s
     for the session already (at most one per session). Returns whether one started."""
     session_id = step.session_id
     running = ctx.preparing.get(session_id)
-    if running is not None and not running.done():
+    if (running is not None and not running.done()) or preparing.elsewhere(ctx, session_id):
         return False
+    if ctx.front_end in preparing.HANDS_OFF:  # it exits before the summary is written
+        preparing.spawn(ctx, session_id, model.id, agent, step.id)
+        return True
     task = asyncio.create_task(_prepare_logged(ctx, session_id, model, agent, step.id))
+    ctx.handed_over[session_id] = (model.id, agent, step.id)
     ctx.preparing[session_id] = task
 
     def forget(done: asyncio.Task[None]) -> None:
         if ctx.preparing.get(session_id) is done:
             del ctx.preparing[session_id]
+            ctx.handed_over.pop(session_id, None)
 
     task.add_done_callback(forget)
     return True
 
 
 def cancel(ctx: EngineContext, session_id: str | None = None) -> None:
-    """Stop the preparation of one session (Esc) or of all (quitting): it is discarded."""
+    """Stop the preparation of one session (Esc): it is discarded."""
     for sid, task in list(ctx.preparing.items()):
         if session_id is None or sid == session_id:
+            ctx.handed_over.pop(sid, None)
             task.cancel()
+
+
+def hand_over(ctx: EngineContext) -> None:
+    """Closing: each preparation still running is finished by a detached process."""
+    for session_id, (model, agent, upto) in list(ctx.handed_over.items()):
+        cancel(ctx, session_id)
+        preparing.spawn(ctx, session_id, model, agent, upto)
 
 
 async def wait_running(ctx: EngineContext, session_id: str) -> None:
@@ -124,12 +138,17 @@ async def wait_running(ctx: EngineContext, session_id: str) -> None:
 async def _prepare_logged(
     ctx: EngineContext, session_id: str, model: ModelInfo, agent: str, upto: str
 ) -> None:
+    lock = preparing.claim(ctx, session_id)
+    if lock is None:
+        return  # another process prepares it
     try:
         await prepare(ctx, session_id, model, agent, upto=upto)
     except asyncio.CancelledError:
         raise
     except Exception:  # a failed preparation is only a compaction that will wait
         log.warning("preparing a summary for %s failed", session_id, exc_info=True)
+    finally:
+        lock.release()
 
 
 def _pending_request(history: list[MessageWithParts]) -> bool:
@@ -362,6 +381,8 @@ async def apply(
         waiter.cancel()
         if abort.is_set():
             return "aborted"
+    elif not await preparing.wait_elsewhere(ctx, session.id, abort):
+        return "aborted"  # another process's (an earlier command's) preparation
     assert isinstance(request_msg.info, UserMessage)
     found = await valid_ready(ctx, session, prior, model, request_msg.info.agent)
     if found is None or (part.up_to is not None and found.last_id != part.up_to):

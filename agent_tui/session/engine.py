@@ -675,7 +675,7 @@ class Engine:
         a fetch of instruction URLs still under way, and delete the sandbox's temp dirs."""
         if self._instruction_urls is not None and not self._instruction_urls.done():
             self._instruction_urls.cancel()
-        prepared.cancel(self.ctx)  # a summary not yet applied is simply not kept
+        prepared.hand_over(self.ctx)  # finished by a detached process, used next time
         await self.mcp.close()
         await self.ctx.sandbox.close()
 

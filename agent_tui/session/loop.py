@@ -292,6 +292,11 @@ class SessionLoop:
         """The next request and its estimated size; None when it would not fit and the
         history was pruned or compacted instead (read it again)."""
         config = self.ctx.config
+        opened_past = self.result.steps == 0 and turn.finished is not None
+        if opened_past and prepared.wanted(self.ctx, turn.finished, model):
+            # The session was left past prepare_at (by an earlier command): before this
+            # command's first step, not after it.
+            prepared.start(self.ctx, turn.finished, model, agent.name)
         last_step = self.result.steps + 1 >= (agent.max_steps or config.max_steps)
         request, notes = build_request(
             turn.history,
@@ -399,10 +404,9 @@ class SessionLoop:
 
     def _prepare_after(self, outcome: str) -> bool:
         """Prepare a summary while the agent works on (more steps follow), or while the
-        person reads the answer in a process that stays (not `run`, which exits)."""
-        return outcome == "continue" or (
-            outcome == "stop" and self.ctx.front_end != "agent-tui run"
-        )
+        person reads the answer (`run` exits: a detached process writes it,
+        context/preparing.py)."""
+        return outcome in ("continue", "stop")
 
     async def _prune_or_compact(
         self,

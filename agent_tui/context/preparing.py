@@ -1,0 +1,108 @@
+"""Preparations that outlive the command that started them.
+
+`agent-tui run` exits when its turn ends, and the app, the ACP agent or the server may
+quit while a summary is being written. As git finishes an automatic gc after the command
+has returned, the summary is then written by a detached `agent-tui prepare` process
+(`spawn`), and the next command on that session uses it (or waits for the rest of it at
+the threshold: `wait_elsewhere`). `run` prepares that way from the start; the others
+prepare in their own process while they run and hand the work over when they close.
+
+Whoever prepares a session's summary holds its lock in `<database dir>/prepare-locks`
+(the session locks' mechanism, storage/session_lock.py): two processes never prepare the
+same session at once, a killed preparer's lock is dropped by the kernel, and `sessions
+--json` shows who prepares now. The detached process ends when the summary is saved, on
+an error, or after `compaction.prepare_max_age`; it writes nothing until the summary is
+whole (context/prepared.py), so a kill -9 leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import subprocess
+import sys
+
+from agent_tui import paths
+from agent_tui.engine_context import EngineContext
+from agent_tui.storage.session_lock import LockHolder, SessionLock, SessionLocks
+
+log = logging.getLogger(__name__)
+_children: list[subprocess.Popen[bytes]] = []
+"""The detached processes this one started (reaped when they end, while it lives)."""
+
+LOCK_DIR = "prepare-locks"
+POLL = 0.1
+"""Seconds between looks at another process's preparation while waiting for it."""
+DETACHED = "agent-tui prepare"
+"""The front-end name of the detached process (the name its lock file gives)."""
+HANDS_OFF = ("agent-tui run",)
+"""Front-ends that exit when their turn ends: they prepare in a detached process."""
+
+
+def locks(ctx: EngineContext) -> SessionLocks:
+    return SessionLocks(ctx.db.path.parent / LOCK_DIR, ctx.front_end)
+
+
+def claim(ctx: EngineContext, session_id: str) -> SessionLock | None:
+    """The session's preparation lock, or None while another preparer holds it."""
+    return locks(ctx).try_acquire(session_id)
+
+
+def elsewhere(ctx: EngineContext, session_id: str) -> LockHolder | None:
+    """Who prepares the session's summary now in another process (or another engine)."""
+    if (task := ctx.preparing.get(session_id)) is not None and not task.done():
+        return None  # this engine's own
+    return locks(ctx).holder(session_id)
+
+
+async def wait_elsewhere(ctx: EngineContext, session_id: str, abort: asyncio.Event) -> bool:
+    """Until another process's preparation of the session ends (its summary is then in
+    the database); False when `abort` was set first."""
+    while elsewhere(ctx, session_id) is not None:
+        if abort.is_set():
+            return False
+        await asyncio.sleep(POLL)
+    return not abort.is_set()
+
+
+def spawn(ctx: EngineContext, session_id: str, model: str, agent: str, upto: str) -> None:
+    """`agent-tui prepare` for the session, detached: it outlives this process."""
+    log_file = paths.data_dir() / "logs" / "prepare.log"
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "agent_tui", "prepare", "--session", session_id]
+    argv += ["--model", model, "--agent", agent, "--upto", upto]
+    _children[:] = [child for child in _children if child.poll() is None]
+    with log_file.open("ab") as out:
+        child = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            cwd=os.getcwd(),
+            start_new_session=True,  # not the terminal's: Ctrl+C in the shell is not its
+        )
+    _children.append(child)
+    log.info("handed the preparation of %s to a detached process", session_id)
+
+
+async def run_detached(
+    ctx: EngineContext, session_id: str, model: str, agent: str, upto: str
+) -> int:
+    """The detached process's work: prepare unless another preparer holds the session,
+    within `prepare_max_age`; 0 whether or not a summary came of it."""
+    from agent_tui.context.prepared import prepare
+    from agent_tui.provider.limits import load_with_summariser
+
+    lock = claim(ctx, session_id)
+    if lock is None:
+        return 0  # another process prepares it
+    try:
+        info = await load_with_summariser(model, ctx.config)
+        work = prepare(ctx, session_id, info, agent, upto=upto)
+        await asyncio.wait_for(work, ctx.config.compaction.prepare_max_age or None)
+    except Exception:  # a failed preparation is only a compaction that will wait
+        log.warning("preparing a summary for %s failed", session_id, exc_info=True)
+    finally:
+        lock.release()
+    return 0
