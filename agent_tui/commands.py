@@ -80,7 +80,7 @@ def dispatch(args: argparse.Namespace, config: Config | None = None) -> int:
     return asyncio.run(main())
 
 
-def _exit_code(result: LoopResult | None, err_stream: object = None) -> int:
+def _exit_code(result: LoopResult | None) -> int:
     if result is None:
         return 0
     if result.outcome == "aborted":

@@ -106,10 +106,6 @@ class Engine:
             return True
         return task is not None and not task.done()
 
-    def busy_elsewhere(self, session_id: str) -> LockHolder | None:
-        """Who runs the session's loop in another process (None: nobody, or we do)."""
-        return None if self.is_busy(session_id) else self.locks.holder(session_id)
-
     async def session_model(self, session_id: str) -> str:
         """The model of the session's newest user message, else the configured one;
         messages to an agent with a model of its own don't count (that is the agent's)."""
