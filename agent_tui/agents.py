@@ -90,8 +90,6 @@ class AgentInfo:
     max_steps: int | None = None
     temperature: float | None = None
     hidden: bool = False
-    native: bool = False
-    """Built in (build, plan): can be changed, never removed."""
     refusal: str | None = None
     """The sentence a refused call gets ({what} is the call); default names the agent."""
     source: str = "built-in"
@@ -132,7 +130,6 @@ def builtin_agents() -> dict[str, AgentInfo]:
             name=BUILD,
             description="The default agent: reads, changes files and runs commands.",
             mode="primary",
-            native=True,
         ),
         PLAN: AgentInfo(
             name=PLAN,
@@ -142,7 +139,6 @@ def builtin_agents() -> dict[str, AgentInfo]:
             tools={PLAN_EXIT_TOOL: True},
             permission={"edit": "deny", "write": "deny", "bash": read_only_bash()},
             refusal=PLAN_REFUSAL,
-            native=True,
         ),
     }
 

@@ -70,8 +70,8 @@ def dispatch(args: argparse.Namespace, config: Config | None = None) -> int:
         "uncompact": _uncompact,
         "pin": _pin,
         "summary": _summary,
-        "undo": _undo,
-        "redo": _redo,
+        "undo": _turn,
+        "redo": _turn,
         "context": _context,
     }[args.command]
 
@@ -84,7 +84,7 @@ def dispatch(args: argparse.Namespace, config: Config | None = None) -> int:
     return asyncio.run(main())
 
 
-def _exit_code(result: LoopResult | None, err_stream: object = None) -> int:
+def _exit_code(result: LoopResult | None) -> int:
     if result is None:
         return 0
     if result.outcome == "aborted":
@@ -181,10 +181,6 @@ async def _compact(args: argparse.Namespace, config: Config) -> int:
     return READER_GONE_EXIT if view.reader_gone else _exit_code(result)
 
 
-def _time(ms: int) -> str:
-    return dt.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M")
-
-
 async def _sessions(args: argparse.Namespace, config: Config) -> int:
     async with open_engine(config, args.command) as engine:
         db = engine.ctx.db
@@ -228,8 +224,9 @@ async def _sessions(args: argparse.Namespace, config: Config) -> int:
     for row in rows:
         usage = row["context"]
         percent = f"{usage['percent']:.0f}%" if usage["percent"] is not None else "—"
+        updated = dt.datetime.fromtimestamp(row["updated"] / 1000)
         print(
-            f"{'  ' * row['depth']}{row['id']}  {_time(row['updated'])}  "
+            f"{'  ' * row['depth']}{row['id']}  {updated:%Y-%m-%d %H:%M}  "
             f"{row['messages']:>4} msgs  "
             f"{percent:>4}  {row['title'] or '(untitled)'}  [{row['directory']}]"
         )
@@ -294,21 +291,13 @@ async def _summary(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
-async def _undo(args: argparse.Namespace, config: Config) -> int:
-    return await _turn(args, config, undo=True)
-
-
-async def _redo(args: argparse.Namespace, config: Config) -> int:
-    return await _turn(args, config, undo=False)
-
-
-async def _turn(args: argparse.Namespace, config: Config, *, undo: bool) -> int:
+async def _turn(args: argparse.Namespace, config: Config) -> int:
+    """undo or redo."""
+    undo = args.command == "undo"
     async with open_engine(config, args.command) as engine:
         session = await resolve_session(engine, args.session, args.cont, create=False)
-        if undo:
-            done = await engine.undo(session.id, force=args.force)
-        else:
-            done = await engine.redo(session.id, force=args.force)
+        restore = engine.undo if undo else engine.redo
+        done = await restore(session.id, force=args.force)
     print(done.message())
     for name in done.files:
         print(f"  {name}")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_tui import paths
-from agent_tui.agents import AgentCatalog, AgentInfo, load_agents
+from agent_tui.agents import AgentCatalog, load_agents
 from agent_tui.bus import Bus
 from agent_tui.config import (
     CONFIG_FILE_NAME,
@@ -153,10 +153,6 @@ class EngineContext:
             if subagents and self.registry.get(TASK_TOOL) is not None:
                 self.registry.register(TaskTool(subagents))
         return self.agents
-
-    def agent_registry(self, agent: AgentInfo) -> ToolRegistry:
-        """The tools and permissions of a primary agent's steps."""
-        return self.registry.for_agent(agent, self.permission_modes)
 
     def permissions_for(self, session_id: str) -> dict[str, PermissionLevel]:
         """Config permissions plus the person's 'always allow' answers in this session."""

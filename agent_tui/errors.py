@@ -71,9 +71,3 @@ class PermissionDenied(ToolError):
 
 class SandboxError(ToolError):
     """A command cannot run as configured: `sandbox.required` and no sandbox here."""
-
-
-class Aborted(AgentTuiError):
-    """The person interrupted the running step."""
-
-    exit_code = 130

@@ -106,7 +106,7 @@ def owner_alive(token: str) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass
     return True  # no start time to compare: assume alive rather than kill a stranger
 
 
@@ -166,15 +166,10 @@ def _marker(pid: int) -> str | None:
     except OSError:
         return None
     key = OWNER_ENV.encode() + b"="
-    if data.startswith(key):
-        start = len(key)
-    else:
-        at = data.find(b"\0" + key)
-        if at < 0:
-            return None
-        start = at + 1 + len(key)
-    end = data.find(b"\0", start)
-    return data[start : end if end >= 0 else len(data)].decode(errors="replace")
+    for entry in data.split(b"\0"):
+        if entry.startswith(key):
+            return entry[len(key) :].decode(errors="replace")
+    return None
 
 
 def _ancestors() -> set[int]:
@@ -223,10 +218,7 @@ def _signal(found: Iterable[Found], sig: signal.Signals) -> None:
             pass
         finally:
             os.close(pidfd)
-    for pgid in groups:
-        if pgid > 1 and pgid != os.getpgrp():
-            with contextlib.suppress(OSError):
-                os.killpg(pgid, sig)
+    _kill_groups(groups, sig)
 
 
 def _kill_groups(groups: Iterable[int], sig: signal.Signals) -> None:
@@ -282,9 +274,7 @@ def shutdown(grace: float = KILL_GRACE_SECONDS) -> int:
         _groups.clear()
     if LINUX:
         # Only groups that still hold a process of ours: an ended group's id may be reused.
-        found = scan(lambda owner: owner == token)
-        marked = {f.pgid for f in found}
-        groups = {g for g in groups if g in marked}
+        groups &= {f.pgid for f in scan(lambda owner: owner == token)}
         count = _stop(lambda: scan(lambda owner: owner == token), groups, grace)
     else:
         count = _stop(list, {g for g in groups if _group_alive(g)}, grace)

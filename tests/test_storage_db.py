@@ -110,9 +110,6 @@ async def test_session_lifecycle(db: Database, db_path: Path) -> None:
     with pytest.raises(NotFoundError):
         await db.update_session(renamed.model_copy(update={"id": "ses_missing"}))
 
-    assert await db.delete_session(second.id) == 2  # with its child
-    assert {s.id for s in await db.list_sessions()} == {first.id, other.id}
-
 
 async def test_find_session_by_prefix(db: Database) -> None:
     a = await db.create_session("/r", "alpha")
@@ -327,7 +324,6 @@ async def test_session_summaries(db: Database) -> None:
     assert usage.percent == pytest.approx(10.0)
     assert found[empty.id].messages == 0 and found[empty.id].last_assistant is None
     assert found["ses_unknown"].messages == 0
-    assert await db.session_stats([busy.id]) == {busy.id: found[busy.id]}
 
 
 async def test_export_import_round_trip(db: Database, tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import contextlib
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import acp
 from acp import RequestError
@@ -72,6 +72,7 @@ from agent_tui.storage.models import Session
 from agent_tui.tool.base import PermissionReply, PermissionRequest
 
 log = logging.getLogger(__name__)
+Opened = TypeVar("Opened", NewSessionResponse, LoadSessionResponse, ResumeSessionResponse)
 
 SESSIONS_LISTED = 200
 PLAN_ROUNDS = 5
@@ -153,9 +154,9 @@ class AcpAgent:
         self.client = ClientCapabilities()
         self.sessions: dict[str, AcpSession] = {}
         self._roots: dict[str, str] = {}
+        """Subagents' sessions -> the session they were started from."""
         self._mode_changes: set[asyncio.Task[None]] = set()
         """The modes an answered plan switched to, being announced."""
-        """Subagents' sessions -> the session they were started from."""
         self._outbox: asyncio.Queue[tuple[str, Update]] = asyncio.Queue()
         self._sender: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
@@ -297,13 +298,7 @@ class AcpAgent:
         self._add_mcp_servers(mcp_servers)
         session = await self.engine.new_session(directory)
         open_ = await self._open(session)
-        config_options = await self._config_options(open_)
-        self._announce(open_)  # nothing awaited after this: the response goes out first
-        return NewSessionResponse(
-            session_id=session.id,
-            modes=options.modes(self._catalog(open_), open_.mode),
-            config_options=config_options,
-        )
+        return await self._opened(open_, NewSessionResponse, session_id=session.id)
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
@@ -314,21 +309,13 @@ class AcpAgent:
         for update in replay(messages, str(open_.directory)):
             self._send(session_id, update)
         await self._flush()
-        config_options = await self._config_options(open_)
-        self._announce(open_)
-        return LoadSessionResponse(
-            modes=options.modes(self._catalog(open_), open_.mode), config_options=config_options
-        )
+        return await self._opened(open_, LoadSessionResponse)
 
     async def resume_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> ResumeSessionResponse:
         open_ = await self._reopen(cwd, session_id, mcp_servers)  # no replay: the client has it
-        config_options = await self._config_options(open_)
-        self._announce(open_)
-        return ResumeSessionResponse(
-            modes=options.modes(self._catalog(open_), open_.mode), config_options=config_options
-        )
+        return await self._opened(open_, ResumeSessionResponse)
 
     async def fork_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
@@ -412,8 +399,10 @@ class AcpAgent:
             )
         return open_
 
-    def _announce(self, open_: AcpSession) -> None:
-        """The commands and the usage so far, right after the response (see `_later`)."""
+    async def _opened(self, open_: AcpSession, response: type[Opened], **fields: Any) -> Opened:
+        """The response to a session opened: its modes and options; the commands and the
+        usage so far follow right after it (nothing awaited after `_later`)."""
+        config_options = await self._config_options(open_)
         self._later(
             open_.id,
             AvailableCommandsUpdate(
@@ -422,6 +411,8 @@ class AcpAgent:
             ),
             usage_update(open_.updates.stats, open_.updates.window),
         )
+        modes = options.modes(self._catalog(open_), open_.mode)
+        return response(modes=modes, config_options=config_options, **fields)
 
     def _session(self, session_id: str) -> AcpSession:
         found = self.sessions.get(session_id)

@@ -118,9 +118,6 @@ class SessionUpdates:
     """The tokens of each step finished since the prompt began (PromptResponse.usage)."""
     _counted: set[str] = field(default_factory=set)
 
-    def owns(self, session_id: str | None) -> bool:
-        return session_id == self.session_id
-
     def __call__(self, event: Event) -> list[Update]:
         if isinstance(event, SessionUpdated):
             return self._session(event)

@@ -10,7 +10,6 @@ from typing import Any
 
 from agent_tui.attach.websocket import WebSocket
 
-METHOD_NOT_FOUND = -32601
 RESOURCE_NOT_FOUND = -32002
 
 OnNotification = Callable[[str, dict[str, Any]], None]

@@ -31,10 +31,6 @@ class Command:
     """The `keybinds` field of its leader key in the app, if any."""
 
     @property
-    def takes_args(self) -> bool:
-        return self.arg_hint is not None
-
-    @property
     def usage(self) -> str:
         return f"/{self.name}" + (f" {self.arg_hint}" if self.arg_hint else "")
 

@@ -143,8 +143,6 @@ async def _prepare_logged(
         return  # another process prepares it
     try:
         await prepare(ctx, session_id, model, agent, upto=upto)
-    except asyncio.CancelledError:
-        raise
     except Exception:  # a failed preparation is only a compaction that will wait
         log.warning("preparing a summary for %s failed", session_id, exc_info=True)
     finally:

@@ -9,7 +9,7 @@ import functools
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from agent_tui.agents import DEFAULT_AGENT, AgentCatalog, AgentInfo
 from agent_tui.config import ReasoningEffort
@@ -110,10 +110,6 @@ class Engine:
         if session_id in self._claimed:  # a prompt's loop starts once its message is saved
             return True
         return task is not None and not task.done()
-
-    def busy_elsewhere(self, session_id: str) -> LockHolder | None:
-        """Who runs the session's loop in another process (None: nobody, or we do)."""
-        return None if self.is_busy(session_id) else self.locks.holder(session_id)
 
     async def session_model(self, session_id: str) -> str:
         """The model of the session's newest user message, else the configured one;
@@ -391,20 +387,19 @@ class Engine:
                 raise CompactionError(refusal)
         windows.start_probe(model, self.ctx.config)
         await check_credentials(self.ctx.config.compaction.model or model, self.ctx.config)
+        return await self._request_compaction(
+            session_id, model=model, instructions=instructions, up_to=up_to
+        )
+
+    async def _request_compaction(self, session_id: str, **request: Any) -> LoopResult | None:
+        """Save a manual compaction's request and run the loop (None: it runs already)."""
         busy, lock = self._claim(session_id)
         try:
-            request = await compaction.create_request(
-                self.ctx,
-                session_id,
-                auto=False,
-                model=model,
-                instructions=instructions,
-                up_to=up_to,
-            )
+            created = await compaction.create_request(self.ctx, session_id, auto=False, **request)
         except BaseException:
             self._unclaim(session_id, lock)
             raise
-        self._newest[session_id] = request.info.id
+        self._newest[session_id] = created.info.id
         if busy:
             return None
         return await self.run(session_id, lock=lock)
@@ -438,22 +433,10 @@ class Engine:
             if other.id != summary.id:
                 await prepared.discard(self.ctx, other, "the person applied a reviewed one")
         await self.ctx.db.save_prepared(summary)
-        busy, lock = self._claim(session_id)
-        try:
-            request = await compaction.create_request(
-                self.ctx,
-                session_id,
-                auto=False,
-                model=await self.session_model(session_id),
-                agent=summary.agent or DEFAULT_AGENT,
-            )
-        except BaseException:
-            self._unclaim(session_id, lock)
-            raise
-        self._newest[session_id] = request.info.id
-        if busy:
-            return None
-        return await self.run(session_id, lock=lock)
+        model = await self.session_model(session_id)
+        return await self._request_compaction(
+            session_id, model=model, agent=summary.agent or DEFAULT_AGENT
+        )
 
     async def discard_reviewed(self, summary: PreparedSummary) -> None:
         await prepared.discard(self.ctx, summary, "the person discarded it in the review")

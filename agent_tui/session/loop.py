@@ -125,7 +125,7 @@ class SessionLoop:
                 self.ctx.publish(Notice(session_id=self.session_id, level="warning", message=note))
             agent = catalog.get(BUILD)
             assert agent is not None  # built in, never removed
-        registry = self.ctx.agent_registry(agent)
+        registry = self.ctx.registry.for_agent(agent, self.ctx.permission_modes)
         effort = self.ctx.reasoning_efforts.get(self.session_id)
         if effort is not None:  # the person's choice wins over the agent's and the model's
             agent = dataclasses.replace(agent, reasoning=ReasoningConfig(effort=effort))

@@ -217,9 +217,7 @@ async def set_pin(
             holder.pinned = stamp
             await ctx.db.upsert_part(holder, flush=True)
             ctx.publish(PartUpdated(part=holder))
-    pins = await current_pins(ctx.db, session.id)
-    model = _model_of(recent, ctx)
-    total = sum(count_tokens(pinned_block(p), model) for p in pins)
+    listed = await pin_list(ctx, session)
     boundary = min(filter(None, (session.compaction_id, session.tail_start_id)), default=None)
     message_of = holder.info.id if isinstance(holder, MessageWithParts) else holder.message_id
     restated: set[str] = set()
@@ -232,9 +230,9 @@ async def set_pin(
         changed=changed,
         summarised=boundary is not None and message_of < boundary,
         restated_now=item.id in restated,
-        pins=len(pins),
-        total_tokens=total,
-        budget=pin_budget(_usable(recent), ctx.config.compaction),
+        pins=len(listed.pins),
+        total_tokens=listed.total_tokens,
+        budget=listed.budget,
     )
 
 

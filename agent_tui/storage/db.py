@@ -321,15 +321,14 @@ class Database(
             self._dirty_parts.setdefault(key, part)
         self._wake.set()
 
-    def _forget(self, *, message_ids: Iterable[str] = (), session_id: str | None = None) -> None:
+    def _forget(self, message_ids: Iterable[str]) -> None:
         """Drop pending writes of deleted rows, so a flush does not bring them back."""
         gone = set(message_ids)
         self._history.forget(all_sessions=True)
-        for key, info in list(self._dirty_messages.items()):
-            if key in gone or info.session_id == session_id:
-                del self._dirty_messages[key]
+        for key in gone & self._dirty_messages.keys():
+            del self._dirty_messages[key]
         for key, part in list(self._dirty_parts.items()):
-            if part.message_id in gone or part.session_id == session_id:
+            if part.message_id in gone:
                 del self._dirty_parts[key]
 
     async def _flush_loop(self) -> None:

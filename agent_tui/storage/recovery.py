@@ -120,5 +120,5 @@ class RecoveryQueries(DatabaseCore):
             infos = [rows.parse_message(row[0]) for row in found]
             doomed = [info.id for info in infos if is_unfinished_summary(info)]
             await conn.executemany("DELETE FROM message WHERE id = ?", [(i,) for i in doomed])
-        self._forget(message_ids=doomed)
+        self._forget(doomed)
         return len(doomed)

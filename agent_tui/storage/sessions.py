@@ -41,10 +41,6 @@ _PREPARED = (
     "total(json_extract(data, '$.tokens.cache.write')) "
     "FROM prepared_summary WHERE session_id IN ({marks}) GROUP BY session_id, status"
 )
-_SUBTREE = (
-    "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT session.id FROM session "
-    "JOIN tree ON session.parent_id = tree.id) "
-)
 _DESCENDANTS = (
     "WITH RECURSIVE tree(root, id) AS (SELECT id, id FROM session WHERE id IN ({marks}) "
     "UNION ALL SELECT tree.root, session.id FROM session JOIN tree ON session.parent_id = tree.id) "
@@ -93,26 +89,6 @@ class SessionQueries(DatabaseCore):
             cursor = await conn.execute(rows.BUMP_SESSION, (now_ms(), session_id))
             if cursor.rowcount == 0:
                 raise NotFoundError(f"No session with id {session_id!r}. {FIND_HINT}")
-
-    async def delete_session(self, session_id: str) -> int:
-        """Delete a session, its child sessions, and all their messages and parts.
-
-        Returns how many sessions were deleted.
-        """
-        await self.flush()
-        async with self._transaction() as conn:
-            doomed = [
-                row[0]
-                for row in await conn.execute_fetchall(
-                    f"{_SUBTREE} SELECT id FROM session WHERE id IN tree", (session_id,)
-                )
-            ]
-            if not doomed:
-                raise NotFoundError(f"No session with id {session_id!r}. {FIND_HINT}")
-            await conn.executemany("DELETE FROM session WHERE id = ?", [(i,) for i in doomed])
-        for sid in doomed:
-            self._forget(session_id=sid)
-        return len(doomed)
 
     async def list_sessions(
         self, directory: str | None = None, limit: int | None = None, *, roots_only: bool = False
@@ -236,10 +212,6 @@ class SessionQueries(DatabaseCore):
                     if last:
                         summary.last_assistant = AssistantMessage.model_validate_json(last[0][0])
         return result
-
-    async def session_stats(self, session_ids: Iterable[str]) -> dict[str, SessionSummary]:
-        """Same as `session_summaries`."""
-        return await self.session_summaries(session_ids)
 
     async def import_session(self, export: SessionExport) -> Session:
         """Store an exported session with its ids unchanged, all or nothing.

@@ -80,9 +80,9 @@ def translate(exc: sqlite3.Error, path: Path) -> StorageError:
         return not_a_database(path, text)
     if name.startswith("SQLITE_CORRUPT") or "malformed" in lowered:
         return corrupted(path, text)
-    if name.startswith(("SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_READONLY", "SQLITE_AUTH")):
-        return unreadable(path, text)
-    if "unable to open" in lowered or "readonly" in lowered:
+    if name.startswith(("SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_READONLY", "SQLITE_AUTH")) or (
+        "unable to open" in lowered or "readonly" in lowered
+    ):
         return unreadable(path, text)
     if name.startswith("SQLITE_FULL"):
         return StorageError(f"Cannot write the agent-tui database {path}: the disk is full.")

@@ -146,14 +146,6 @@ def os_error_message(exc: OSError) -> str:
     return f"{reason}{target}."
 
 
-def decode_text(data: bytes) -> tuple[str, bool]:
-    """(text, had_errors): UTF-8, with undecodable bytes replaced by U+FFFD."""
-    try:
-        return data.decode("utf-8"), False
-    except UnicodeDecodeError:
-        return data.decode("utf-8", errors="replace"), True
-
-
 async def read_current(path: Path, editor: EditorFiles | None) -> str | None:
     """The text a tool should change: the editor's buffer when it offers reads (unsaved
     changes included), else the disk's; None when the file does not exist."""

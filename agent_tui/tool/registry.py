@@ -279,15 +279,6 @@ class ToolRegistry:
         view = ToolRegistry(tools, AgentPolicy(agent, modes, also))
         self._views[key] = view
         return view
-        if subagent:
-            names = [
-                n
-                for n in self.names()
-                if n != TASK_TOOL and agent.tool_enabled(n, n in SUBAGENT_TOOLS)
-            ]
-        else:
-            names = [n for n in self.names() if agent.tool_enabled(n, True)]
-        tools = [self._tools[name] for name in names]
         tools += [
             cls() for name, cls in AGENT_ONLY_TOOLS.items() if agent.tool_enabled(name, False)
         ]
