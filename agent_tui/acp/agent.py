@@ -72,7 +72,9 @@ from agent_tui.storage.models import Session
 from agent_tui.tool.base import PermissionReply, PermissionRequest
 
 log = logging.getLogger(__name__)
-Opened = TypeVar("Opened", NewSessionResponse, LoadSessionResponse, ResumeSessionResponse)
+Opened = TypeVar(
+    "Opened", NewSessionResponse, LoadSessionResponse, ResumeSessionResponse, ForkSessionResponse
+)
 
 SESSIONS_LISTED = 200
 PLAN_ROUNDS = 5
@@ -327,13 +329,8 @@ class AcpAgent:
             forked = await self.engine.fork(session_id, kwargs.get("messageId"))
         except UsageError as exc:
             raise RequestError.invalid_params({"messageId": str(exc)}) from exc
-        open_ = await self._open(forked)
-        config_options = await self._config_options(open_)
-        self._announce(open_)
-        return ForkSessionResponse(
-            session_id=forked.id,
-            modes=options.modes(self._catalog(open_), open_.mode),
-            config_options=config_options,
+        return await self._opened(
+            await self._open(forked), ForkSessionResponse, session_id=forked.id
         )
 
     async def list_sessions(
