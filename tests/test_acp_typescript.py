@@ -6,6 +6,7 @@ second agent process. Skipped, with the reason, when Node or the npm install is 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -39,12 +40,13 @@ def call(name: str, **arguments: Any) -> Call:
     return Call(name, json.dumps(arguments))
 
 
-def run_client(project: Path) -> dict[str, Any]:
+def run_client(project: Path, **env: str) -> dict[str, Any]:
     """`node session.mjs python -m agent_tui acp` in the project: its JSON summary."""
     assert NODE is not None
     done = subprocess.run(
         [NODE, str(SCRIPT), *agent_tui_argv("acp")],
         cwd=project,
+        env={**os.environ, **env},
         capture_output=True,
         text=True,
         timeout=RUN_TIMEOUT,
@@ -54,7 +56,8 @@ def run_client(project: Path) -> dict[str, Any]:
     return json.loads(done.stdout)
 
 
-def test_typescript_sdk_client_runs_a_session(isolated: Path, fake_llm: FakeOpenAI) -> None:
+def script_session(isolated: Path, fake_llm: FakeOpenAI) -> None:
+    """The model's side of the client's session: two tools, an answer, a summary."""
     write_config(isolated, fake_llm, permission={"bash": "ask", "write": "ask"})
     fake_llm.script(
         ToolCalls(
@@ -67,6 +70,10 @@ def test_typescript_sdk_client_runs_a_session(isolated: Path, fake_llm: FakeOpen
         Text("The greeting is written.", usage=Usage(31_000, 100)),
         Text("## Summary\nWe wrote greeting.txt and ran echo.", usage=Usage(31_100, 50)),
     )
+
+
+def test_typescript_sdk_client_runs_a_session(isolated: Path, fake_llm: FakeOpenAI) -> None:
+    script_session(isolated, fake_llm)
     summary = run_client(isolated)
     greeting = isolated / "greeting.txt"
 
@@ -123,6 +130,7 @@ def test_typescript_sdk_client_runs_a_session(isolated: Path, fake_llm: FakeOpen
     card = compact["toolCall"]
     assert card["title"] == "Compact conversation" and card["kind"] == "think"
     assert card["statuses"][0] == "in_progress" and card["status"] == "completed"
+    assert compact["compactionUpdates"] == []  # the client did not declare session.compaction
     assert "31,100 →" in card["text"] and "We wrote greeting.txt" in card["text"]
     assert compact["usageBefore"]["used"] == 31_100
     assert 0 < compact["usageAfter"][-1]["used"] < 31_100
@@ -158,3 +166,23 @@ def test_typescript_sdk_client_runs_a_session(isolated: Path, fake_llm: FakeOpen
     assert len(results) == 2 and "hello-from-ts" in json.dumps(results)
     asked_to_summarise = json.dumps(summarise["messages"][-1])
     assert "make the greeting" in asked_to_summarise and "summarising" in asked_to_summarise
+
+
+def test_a_client_declaring_session_compaction_gets_compaction_updates(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    """ACP's draft `compaction_update` (TypeScript SDK 2.4) instead of the tool call, for
+    the client that declares `session.compaction`: live and in the replay."""
+    script_session(isolated, fake_llm)
+    summary = run_client(isolated, ACP_TS_COMPACTION="1")
+    compact = summary["compact"]
+    assert compact["toolCall"] is None
+    started, completed = compact["compactionUpdates"]
+    assert started["compactionId"] == completed["compactionId"]
+    assert (started["status"], completed["status"]) == ("in_progress", "completed")
+    assert completed["summary"].startswith("## Summary\nWe wrote greeting.txt")
+    assert 0 < compact["usageAfter"][-1]["used"] < 31_100
+    load = summary["load"]
+    assert load["kinds"][-1] == "compaction_update"  # the replay, with its summary
+    assert "tool_call" in load["kinds"] and len(load["toolCalls"]) == 2  # only the tools
+    assert summary["rejectedUpdates"] == []  # the SDK took every update

@@ -46,7 +46,7 @@ from acp.schema import (
 )
 
 from agent_tui import __version__
-from agent_tui.acp import commands, options
+from agent_tui.acp import commands, draft, options
 from agent_tui.acp.editor_files import EditorFiles
 from agent_tui.acp.prompt_blocks import prompt_parts
 from agent_tui.acp.replay import replay
@@ -154,6 +154,8 @@ class AcpAgent:
         self.engine = engine
         self.conn: acp.Client | None = None
         self.client = ClientCapabilities()
+        self.compaction_updates = False
+        """The client declared `session.compaction` (acp/draft.py)."""
         self.sessions: dict[str, AcpSession] = {}
         self._roots: dict[str, str] = {}
         """Subagents' sessions -> the session they were started from."""
@@ -167,6 +169,14 @@ class AcpAgent:
 
     def on_connect(self, conn: acp.Client) -> None:
         self.conn = conn
+
+    def observe(self, event: Any) -> None:
+        """Every message on the wire (the connection's observer): what the SDK's models
+        drop from the client's `initialize`."""
+        message = getattr(event, "message", None)
+        found = draft.declares_compaction(message) if isinstance(message, dict) else None
+        if found is not None:
+            self.compaction_updates = found
 
     # ---- sending updates in order ------------------------------------------------------
 
@@ -182,7 +192,11 @@ class AcpAgent:
             try:
                 found = await item() if callable(item) else [item]
                 for update in found:
-                    if self.conn is not None:
+                    if self.conn is None:
+                        continue
+                    if isinstance(update, draft.Raw):
+                        await draft.send(self.conn, session_id, update)
+                    else:
                         await self.conn.session_update(session_id=session_id, update=update)
             except Exception:
                 log.exception("sending an update to the client failed")
@@ -308,7 +322,7 @@ class AcpAgent:
         open_ = await self._reopen(cwd, session_id, mcp_servers)
         messages = await self.engine.ctx.db.all_messages(session_id)
         # The history before the response (the spec's order), then the usual updates.
-        for update in replay(messages, str(open_.directory)):
+        for update in replay(messages, str(open_.directory), self.compaction_updates):
             self._send(session_id, update)
         await self._flush()
         return await self._opened(open_, LoadSessionResponse)
@@ -379,6 +393,7 @@ class AcpAgent:
             load_message=db.get_message,
             window=await asyncio.to_thread(context_window, model, config),
             stats=SessionStats.of(messages),
+            compaction_updates=self.compaction_updates,
         )
         open_ = AcpSession(session=session, updates=updates)
         users = [m.info for m in messages if m.info.role == "user"]
@@ -579,6 +594,7 @@ class AcpAgent:
         if open_ is None:
             return
         open_.cancelled = True
+        open_.updates.cancelling = True
         for asked in list(open_.asks):
             asked.cancel()
         self.engine.abort(session_id)

@@ -78,7 +78,9 @@ async def _serve(protocol_in: BinaryIO, protocol_out: BinaryIO) -> int:
         agent = AcpAgent(engine)
         try:
             # Unstable routes on: session/resume and session/close are in the SDK's list.
-            await acp.run_agent(agent, writer, reader, use_unstable_protocol=True)
+            await acp.run_agent(
+                agent, writer, reader, use_unstable_protocol=True, observers=[agent.observe]
+            )
         finally:
             await agent.close()
     return 0

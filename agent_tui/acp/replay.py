@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from acp.schema import TextContentBlock, ToolCallStart, UserMessageChunk
 
+from agent_tui.acp import draft
 from agent_tui.acp.tool_calls import text_content, tool_call_start
 from agent_tui.acp.updates import COMPACT_TITLE, Update, agent_text, agent_thought
 from agent_tui.step.messages import summary_text
@@ -25,9 +26,12 @@ def _user(text: str) -> UserMessageChunk:
     )
 
 
-def replay(messages: list[MessageWithParts], directory: str) -> Iterator[Update]:
+def replay(
+    messages: list[MessageWithParts], directory: str, compaction_updates: bool = False
+) -> Iterator[Update]:
     """The person's words, the agent's text and reasoning, tool calls as they ended, and
-    each compaction as a completed "Compact conversation" call with its summary. Undone
+    each compaction as a completed "Compact conversation" call with its summary (a
+    completed `compaction_update` to a client that declared `session.compaction`). Undone
     turns are left out, as in the app."""
     for message in messages:
         info = message.info
@@ -44,6 +48,11 @@ def replay(messages: list[MessageWithParts], directory: str) -> Iterator[Update]
         if info.summary:
             if info.finish and not info.reverted:
                 text = summary_text(message)  # the person's correction, if any
+                if compaction_updates:
+                    yield draft.compaction_update(
+                        f"compaction-{info.id}", "completed", summary=text
+                    )
+                    continue
                 yield ToolCallStart(
                     session_update="tool_call",
                     tool_call_id=f"compaction-{info.id}",

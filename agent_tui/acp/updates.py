@@ -22,6 +22,7 @@ from acp.schema import (
     UsageUpdate,
 )
 
+from agent_tui.acp import draft
 from agent_tui.acp.tool_calls import META, text_content, tool_call_progress, tool_call_start
 from agent_tui.context.stats import SessionStats
 from agent_tui.events import (
@@ -109,8 +110,13 @@ class SessionUpdates:
     _sent: dict[str, int] = field(default_factory=dict)
     """Characters of each text or reasoning part already sent."""
     _calls: set[str] = field(default_factory=set)
+    compaction_updates: bool = False
+    """The client declared `session.compaction`: compactions as `compaction_update`
+    (acp/draft.py), not as a "Compact conversation" tool call."""
+    cancelling: bool = False
+    """The client cancelled the turn: a compaction that stops now was cancelled."""
     _compaction: str | None = None
-    """The open "Compact conversation" tool call, while a compaction runs."""
+    """The open "Compact conversation" tool call (or compaction), while one runs."""
     _compactions: int = 0
     _before: int = 0
     _summary_text: str = ""
@@ -198,6 +204,10 @@ class SessionUpdates:
             self._compactions += 1
             self._compaction = f"compaction-{self.session_id}-{self._compactions}"
             self._before = self.stats.usage().tokens
+            self.cancelling = False
+            if self.compaction_updates:
+                meta = {META: {"tokens_before": self._before}}
+                return [draft.compaction_update(self._compaction, "in_progress", meta=meta)]
             return [
                 ToolCallStart(
                     session_update="tool_call",
@@ -211,6 +221,10 @@ class SessionUpdates:
             ]
         if event.status != "compacting" and self._compaction is not None:
             call, self._compaction = self._compaction, None
+            if self.compaction_updates:
+                status = "cancelled" if self.cancelling else "failed"
+                error = None if self.cancelling else "The compaction did not finish."
+                return [draft.compaction_update(call, status, error=error)]
             return [
                 ToolCallProgress(
                     session_update="tool_call_update",
@@ -231,7 +245,11 @@ class SessionUpdates:
         if self._summary_text:
             text += f"\n\n{self._summary_text}"
         updates: list[Update] = []
-        if call is not None:
+        if call is not None and self.compaction_updates:
+            meta = {META: {"tokens_before": self._before, "tokens_after": after}}
+            summary = self._summary_text or text
+            updates.append(draft.compaction_update(call, "completed", summary=summary, meta=meta))
+        elif call is not None:
             updates.append(
                 ToolCallProgress(
                     session_update="tool_call_update",

@@ -11,6 +11,10 @@
 // Connection 2 (a new agent process): session/list, session/load (the history replayed
 // before the response, the user's message first), session/close.
 //
+// ACP_TS_COMPACTION=1: the client declares the `session.compaction` capability, and
+// /compact (and its replay) must come as `compaction_update` (in_progress, then completed
+// with the summary) instead of the tool call.
+//
 // Prints one JSON summary on stdout; any mismatch exits 1 with the reason on stderr.
 
 import { spawn } from "node:child_process";
@@ -26,6 +30,7 @@ const CLIENT_INFO = {
 const WAIT_SECONDS = 60; // a safety net that names what never came, not a timing check
 const FIRST_PROMPT = "make the greeting";
 const DEBUG = Boolean(process.env.ACP_TS_DEBUG); // the wire, as received, on stderr
+const COMPACTION = Boolean(process.env.ACP_TS_COMPACTION); // declares session.compaction
 
 const SDK_VERSION = JSON.parse(
   readFileSync(new URL("./node_modules/@agentclientprotocol/sdk/package.json", import.meta.url)),
@@ -133,7 +138,11 @@ function editorApp(updates, permissions) {
 async function initialize(agent) {
   return agent.request(acp.methods.agent.initialize, {
     protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    clientCapabilities: {
+      fs: { readTextFile: false, writeTextFile: false },
+      terminal: false,
+      ...(COMPACTION ? { session: { compaction: {} } } : {}),
+    },
     clientInfo: CLIENT_INFO,
   });
 }
@@ -239,16 +248,37 @@ async function firstConnection(argv, cwd) {
     check(compacted.stopReason === "end_turn", "/compact did not end with end_turn", compacted);
     const compactCards = toolCards(compacted.updates);
     const compactCard = compactCards.find((c) => c.title === "Compact conversation");
-    check(compactCard, "/compact showed no 'Compact conversation' tool call", compactCards);
-    check(compactCard.kind === "think", "the compaction tool call is not kind think", compactCard);
-    check(
-      compactCard.statuses[0] === "in_progress" && compactCard.status === "completed",
-      "the compaction did not go from in_progress to completed",
-      compactCard.statuses,
-    );
-    const cardAt = compacted.updates.findLastIndex(
-      (u) => u.toolCallId === compactCard.toolCallId && u.status === "completed",
-    );
+    const compactions = compacted.updates.filter((u) => u.sessionUpdate === "compaction_update");
+    let cardAt;
+    if (COMPACTION) {
+      check(!compactCard, "a 'Compact conversation' tool call despite compaction_update", compactCards);
+      const statuses = compactions.map((u) => u.status);
+      check(
+        statuses.length === 2 && statuses[0] === "in_progress" && statuses[1] === "completed",
+        "compaction_update did not go from in_progress to completed",
+        compactions,
+      );
+      check(
+        new Set(compactions.map((u) => u.compactionId)).size === 1,
+        "the compaction's updates do not share one compactionId",
+        compactions,
+      );
+      const summary = compactions[1].summary ?? [];
+      check(summary.length > 0 && summary[0].text, "the completed compaction has no summary", summary);
+      cardAt = compacted.updates.indexOf(compactions[1]);
+    } else {
+      check(compactions.length === 0, "compaction_update without the capability", compactions);
+      check(compactCard, "/compact showed no 'Compact conversation' tool call", compactCards);
+      check(compactCard.kind === "think", "the compaction tool call is not kind think", compactCard);
+      check(
+        compactCard.statuses[0] === "in_progress" && compactCard.status === "completed",
+        "the compaction did not go from in_progress to completed",
+        compactCard.statuses,
+      );
+      cardAt = compacted.updates.findLastIndex(
+        (u) => u.toolCallId === compactCard.toolCallId && u.status === "completed",
+      );
+    }
     const after = usages(compacted.updates.slice(cardAt + 1));
     check(after.length > 0, "no usage_update after the compaction completed");
     const before = turnUsage.at(-1);
@@ -294,7 +324,12 @@ async function firstConnection(argv, cwd) {
       })),
       compact: {
         stopReason: compacted.stopReason,
-        toolCall: card(compactCard),
+        toolCall: compactCard ? card(compactCard) : null,
+        compactionUpdates: compactions.map((u) => ({
+          compactionId: u.compactionId,
+          status: u.status,
+          summary: (u.summary ?? []).map((b) => b.text).join(""),
+        })),
         usageBefore: before,
         usageAfter: after,
       },
