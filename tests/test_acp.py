@@ -641,3 +641,24 @@ async def test_updates_come_after_the_response_that_opens_the_session(
     assert before[0] == "user_message_chunk" and "agent_message_chunk" in before
     assert "available_commands_update" not in before
     assert after[:2] == ["available_commands_update", "usage_update"]
+
+
+async def test_session_delete_removes_the_session_and_only_it(
+    configured: FakeOpenAI, isolated: Path
+) -> None:
+    configured.script(Text("answer one"), Text("answer two"))
+    client = RecordingClient()
+    async with acp_agent(client, isolated) as (conn, _):
+        init = await conn.initialize(protocol_version=1)
+        assert init.agent_capabilities.session_capabilities.delete is not None
+        doomed = await conn.new_session(cwd=str(isolated), mcp_servers=[])
+        kept = await conn.new_session(cwd=str(isolated), mcp_servers=[])
+        await conn.prompt(session_id=doomed.session_id, prompt=prompt("one"))
+        await conn.prompt(session_id=kept.session_id, prompt=prompt("two"))
+        await conn._conn.send_request("session/delete", {"sessionId": doomed.session_id})
+        listed = await conn.list_sessions(cwd=str(isolated))
+        with pytest.raises(RequestError):
+            await conn._conn.send_request("session/delete", {"sessionId": doomed.session_id})
+    assert [s.session_id for s in listed.sessions] == [kept.session_id]
+    assert await stored(doomed.session_id) == []
+    assert len(await stored(kept.session_id)) == 2

@@ -19,6 +19,7 @@ from acp.schema import (
     CloseSessionResponse,
     ConfigOptionUpdate,
     CurrentModeUpdate,
+    DeleteSessionResponse,
     ForkSessionResponse,
     HttpMcpServer,
     Implementation,
@@ -34,6 +35,7 @@ from acp.schema import (
     ResumeSessionResponse,
     SessionCapabilities,
     SessionCloseCapabilities,
+    SessionDeleteCapabilities,
     SessionForkCapabilities,
     SessionInfo,
     SessionListCapabilities,
@@ -135,6 +137,7 @@ def initialize_response(protocol_version: int) -> InitializeResponse:
                 resume=SessionResumeCapabilities(),
                 close=SessionCloseCapabilities(),
                 fork=SessionForkCapabilities(),
+                delete=SessionDeleteCapabilities(),
             ),
         ),
         agent_info=Implementation(name="agent-tui", title="agent-tui", version=__version__),
@@ -169,6 +172,7 @@ class AcpAgent:
 
     def on_connect(self, conn: acp.Client) -> None:
         self.conn = conn
+        draft.serve_delete(conn, self)
 
     def observe(self, event: Any) -> None:
         """Every message on the wire (the connection's observer): what the SDK's models
@@ -346,6 +350,21 @@ class AcpAgent:
         return await self._opened(
             await self._open(forked), ForkSessionResponse, session_id=forked.id
         )
+
+    async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse:
+        """Delete a session (and its subagents'); one whose turn runs here is stopped
+        first, one busy in another process is refused."""
+        if (open_ := self.sessions.get(session_id)) is not None:
+            await self.close_session(open_.id)
+        if (holder := self.engine.locks.holder(session_id)) is not None:
+            raise RequestError.invalid_params(
+                {"sessionId": session_id, "reason": f"busy in {holder.describe()}"}
+            )
+        try:
+            await self.engine.ctx.db.delete_session(session_id)
+        except NotFoundError as exc:
+            raise RequestError.resource_not_found(session_id) from exc
+        return DeleteSessionResponse()
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any

@@ -1,15 +1,18 @@
-"""What ACP's draft has and the Python SDK (agent-client-protocol 0.12.1) does not model:
+"""What ACP's draft has and the Python SDK (agent-client-protocol 0.12.1) does not serve:
 `compaction_update` session updates, for clients that declare the `session.compaction`
-capability (the TypeScript SDK 2.4 carries both). The capability is read from the raw
-`initialize` message (the SDK's ClientCapabilities drops fields it does not know) and the
-update goes out as JSON through the SDK's connection, which its typed `session_update`
-would refuse."""
+capability, and the `session/delete` request (the TypeScript SDK 2.4 carries all three).
+The capability is read from the raw `initialize` message (the SDK's ClientCapabilities
+drops fields it does not know); the update goes out as JSON through the SDK's connection,
+which its typed `session_update` would refuse; `session/delete` is one more route on the
+SDK's router (its method name is in the SDK's list, but no route serves it)."""
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
 from typing import Any
+
+from acp.schema import DeleteSessionRequest
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +56,16 @@ def declares_compaction(message: dict[str, Any]) -> bool | None:
         return None
     capabilities = (message.get("params") or {}).get("clientCapabilities") or {}
     return (capabilities.get("session") or {}).get("compaction") is not None
+
+
+def serve_delete(conn: Any, agent: Any) -> None:
+    """`session/delete` served by the agent's `delete_session`: one more route on the
+    router of the SDK's connection (`conn`, as `on_connect` gets it)."""
+    router = getattr(getattr(conn, "_conn", None), "_handler", None)
+    if router is None:
+        log.warning("session/delete is not served: the ACP SDK's connection changed")
+        return
+    router.route_request("session/delete", DeleteSessionRequest, agent, "delete_session")
 
 
 async def send(conn: Any, session_id: str, raw: Raw) -> None:

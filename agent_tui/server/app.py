@@ -110,7 +110,9 @@ class ServerApp:
         transport = WebSocketTransport(receive, send)
         agent = AcpAgent(self.engine)
         # Unstable routes on, as for stdio: session/resume and session/close are among them.
-        conn = AgentSideConnection(agent, transport, listening=False, use_unstable_protocol=True)
+        conn = AgentSideConnection(
+            agent, transport, listening=False, use_unstable_protocol=True, observers=[agent.observe]
+        )
         self.connections += 1
         try:
             await conn.listen()  # until the client goes (or the server stops)

@@ -41,6 +41,10 @@ _PREPARED = (
     "total(json_extract(data, '$.tokens.cache.write')) "
     "FROM prepared_summary WHERE session_id IN ({marks}) GROUP BY session_id, status"
 )
+_SUBTREE = (
+    "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT session.id FROM session "
+    "JOIN tree ON session.parent_id = tree.id) "
+)
 _DESCENDANTS = (
     "WITH RECURSIVE tree(root, id) AS (SELECT id, id FROM session WHERE id IN ({marks}) "
     "UNION ALL SELECT tree.root, session.id FROM session JOIN tree ON session.parent_id = tree.id) "
@@ -89,6 +93,28 @@ class SessionQueries(DatabaseCore):
             cursor = await conn.execute(rows.BUMP_SESSION, (now_ms(), session_id))
             if cursor.rowcount == 0:
                 raise NotFoundError(f"No session with id {session_id!r}. {FIND_HINT}")
+
+    async def delete_session(self, session_id: str) -> int:
+        """Delete a session and its subagents' sessions: their messages, parts, todos,
+        prepared summaries and search index rows (ACP `session/delete`). How many."""
+        await self.flush()
+        async with self._transaction() as conn:
+            doomed = [
+                row[0]
+                for row in await conn.execute_fetchall(
+                    f"{_SUBTREE} SELECT id FROM session WHERE id IN tree", (session_id,)
+                )
+            ]
+            if not doomed:
+                raise NotFoundError(f"No session with id {session_id!r}. {FIND_HINT}")
+            marks = ", ".join("?" * len(doomed))
+            messages = await conn.execute_fetchall(
+                f"SELECT id FROM message WHERE session_id IN ({marks})", doomed
+            )
+            await conn.execute(f"DELETE FROM part_fts WHERE session_id IN ({marks})", doomed)
+            await conn.execute(f"DELETE FROM session WHERE id IN ({marks})", doomed)
+        self._forget(row[0] for row in messages)
+        return len(doomed)
 
     async def list_sessions(
         self, directory: str | None = None, limit: int | None = None, *, roots_only: bool = False
