@@ -25,7 +25,7 @@ from tests.engine_helpers import (
     text_of,
 )
 from tests.fake_openai import FakeOpenAI, Text
-from tests.tui_helpers import open_app, type_and_send, wait_for
+from tests.tui_helpers import ask, open_app, wait_for
 
 SMALL = {MODEL: {"limit": {"context": 10_000, "output": 2_000}}}  # usable = 8,000
 
@@ -135,10 +135,7 @@ async def test_the_app_compacts_up_to_a_clicked_message(configured: FakeOpenAI) 
     app = await open_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await app.loaded.wait()
-        for turn in (1, 2):
-            await type_and_send(pilot, f"question {turn}")
-            await wait_for(pilot, lambda t=turn: len(configured.requests) == t)
-            await wait_for(pilot, lambda: app.chat.status == "idle")
+        await ask(pilot, configured, "question 1", "question 2")
         first = app.query(UserMessageView).first()
         await pilot.click(first)
         assert first.has_focus

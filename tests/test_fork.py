@@ -15,12 +15,12 @@ from agent_tui.errors import UsageError
 from agent_tui.storage.models import AssistantMessage, ToolPart, UserMessage
 from agent_tui.tui.user_message_view import UserMessageView
 from tests.acp_client import RecordingClient, acp_agent, prompt
-from tests.conftest import write_config
 from tests.engine_helpers import conversation, open_engine, run_cli, text_of
 from tests.fake_anthropic import FakeAnthropic
 from tests.fake_anthropic import Text as ClaudeText
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
-from tests.tui_helpers import open_app, type_and_send, wait_for
+from tests.test_anthropic_path import configure
+from tests.tui_helpers import ask, open_app, type_and_send, wait_for
 
 CLAUDE = "anthropic/claude-sonnet-4-5"
 
@@ -119,13 +119,7 @@ def test_the_forks_first_request_reads_the_shared_prefix_from_the_cache(
     isolated: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with FakeAnthropic() as anthropic:
-        write_config(
-            isolated,
-            anthropic,  # type: ignore[arg-type]
-            model=CLAUDE,
-            provider={"anthropic": {"api_base": anthropic.base_url, "api_key": "test-key"}},
-            models={CLAUDE: {"limit": {"context": 200_000, "output": 8_000}}},
-        )
+        configure(isolated, anthropic)
         long = " ".join(f"fact{i}" for i in range(3_000))
         anthropic.script(ClaudeText("noted"), ClaudeText("in the original"), ClaudeText("fork"))
         assert run_cli(capsys, "run", f"remember: {long}")[0] == 0
@@ -180,10 +174,7 @@ async def test_the_app_forks_from_a_clicked_message_and_by_command(
     app = await open_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await app.loaded.wait()
-        for turn in (1, 2):
-            await type_and_send(pilot, f"question {turn}")
-            await wait_for(pilot, lambda t=turn: len(configured.requests) == t)
-            await wait_for(pilot, lambda: app.chat.status == "idle")
+        await ask(pilot, configured, "question 1", "question 2")
         original = app.chat.session
         assert original is not None
         await pilot.click(app.query(UserMessageView).first())

@@ -15,6 +15,7 @@ from agent_tui import paths
 from agent_tui.config import load_config
 from agent_tui.storage.db import Database
 from agent_tui.tui.app import AgentApp
+from tests.fake_openai import FakeOpenAI
 
 WAIT_TIMEOUT = 15.0
 
@@ -56,6 +57,17 @@ async def type_and_send(pilot: Pilot, text: str) -> None:
     app.prompt.focus()
     app.prompt.load_text(text)
     await pilot.press("enter")
+
+
+async def ask(pilot: Pilot, server: FakeOpenAI, *questions: str) -> None:
+    """Send each question in turn, waiting until its request went out and the app is idle."""
+    app = pilot.app
+    assert isinstance(app, AgentApp)
+    for question in questions:
+        sent = len(server.requests)
+        await type_and_send(pilot, question)
+        await wait_for(pilot, lambda n=sent: len(server.requests) > n, f"{question!r} sent")
+        await wait_for(pilot, lambda: app.chat.status == "idle", f"{question!r} answered")
 
 
 def sidebar_context(app: AgentApp) -> str:
