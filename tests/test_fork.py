@@ -22,8 +22,6 @@ from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
 from tests.test_anthropic_path import configure
 from tests.tui_helpers import ask, open_app, type_and_send, wait_for
 
-CLAUDE = "anthropic/claude-sonnet-4-5"
-
 
 def todos(*items: str) -> ToolCalls:
     entries = [{"content": item, "status": "pending"} for item in items]
