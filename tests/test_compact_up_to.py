@@ -25,7 +25,7 @@ from tests.engine_helpers import (
     text_of,
 )
 from tests.fake_openai import FakeOpenAI, Text
-from tests.tui_helpers import ask, open_app, wait_for
+from tests.tui_helpers import ask, open_app, type_and_send, wait_for
 
 SMALL = {MODEL: {"limit": {"context": 10_000, "output": 2_000}}}  # usable = 8,000
 
@@ -143,6 +143,28 @@ async def test_the_app_compacts_up_to_a_clicked_message(configured: FakeOpenAI) 
         await wait_for(pilot, lambda: len(configured.requests) == 3, "the summary request")
         await wait_for(pilot, lambda: app.chat.status == "idle")
         assert app.prompt.has_focus  # typing goes on in the prompt
+    await app.db.close()
+    summarised = json.dumps(configured.requests[-1]["messages"])
+    assert "question 1" in summarised and "answer 1" not in summarised
+
+
+async def test_the_app_lets_the_person_choose_where_the_summary_ends(
+    configured: FakeOpenAI,
+) -> None:
+    """`/compact --up-to` with no id: the person's messages, newest first, to choose from
+    with the keyboard."""
+    from agent_tui.tui.message_picker_screen import MessagePickerScreen
+
+    configured.script(Text("answer 1"), Text("answer 2"), Text("PICKED-SUMMARY"))
+    app = await open_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.loaded.wait()
+        await ask(pilot, configured, "question 1", "question 2")
+        await type_and_send(pilot, "/compact --up-to")
+        await wait_for(pilot, lambda: isinstance(app.screen, MessagePickerScreen), "picker")
+        await pilot.press("down", "enter")  # from question 2 down to question 1
+        await wait_for(pilot, lambda: len(configured.requests) == 3, "the summary request")
+        await wait_for(pilot, lambda: app.chat.status == "idle")
     await app.db.close()
     summarised = json.dumps(configured.requests[-1]["messages"])
     assert "question 1" in summarised and "answer 1" not in summarised

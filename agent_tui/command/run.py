@@ -8,7 +8,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent_tui.command.table import FORCE, LIST, compact_args
+from agent_tui.command.table import FORCE, LIST, UP_TO, compact_args
+from agent_tui.errors import UsageError
 from agent_tui.session.engine import Engine
 from agent_tui.session.loop import LoopResult
 
@@ -50,6 +51,8 @@ Handler = Callable[[Engine, str, str, "str | None"], Awaitable[Result]]
 
 async def _compact(engine: Engine, session_id: str, args: str, model: str | None) -> Result:
     typed = compact_args(args)
+    if typed.up_to == "":
+        raise UsageError(f"{UP_TO} needs the id of the message the summary ends with.")
     if typed.dry_run:
         return await engine.compaction_plan(
             session_id, typed.instructions, model=model, up_to=typed.up_to

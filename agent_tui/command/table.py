@@ -193,7 +193,7 @@ def compact_args(args: str) -> CompactArgs:
         word, _, after = rest.partition(" ")
         if word == DRY_RUN:
             dry_run, rest = True, after.strip()
-        elif word == UP_TO and after.strip():
+        elif word == UP_TO:  # with no id: "" (the app lets the person choose)
             up_to, _, rest = after.strip().partition(" ")
             rest = rest.strip()
         else:

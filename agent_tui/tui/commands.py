@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agent_tui.command import table
-from agent_tui.command.table import Command, compact_args
+from agent_tui.command.table import UP_TO, Command, compact_args
 from agent_tui.custom_commands import CustomCommand, load_custom_commands
 from agent_tui.tui import pin_commands, undo_commands
 from agent_tui.tui.text_screen import TextScreen
@@ -48,7 +48,7 @@ def help_text(chat: Conversation) -> str:
         f"  Shift+Tab                 auto-accept edits on / off for this session  "
         f"[{keys.leader} {keys.permission_mode}]",
         "  p (on a tool line)        pin / unpin its result (click the line first)",
-        "  u (on your message)       compact up to here: summarise up to it, keep the rest",
+        "  u (on your message)       compact up to here (/compact --up-to: choose from a list)",
         "  f (on your message)       fork: a new session with the history up to it",
         f"  {keys.interrupt:<26}interrupt the running step or compaction",
         f"  {keys.leader} {keys.sidebar:<{24 - len(keys.leader)}}show / hide the sidebar",
@@ -101,6 +101,9 @@ class Commands:
 
 def compact(chat: Conversation, args: str) -> None:
     typed = compact_args(args)
+    if typed.up_to == "":  # `/compact --up-to`: the person chooses where it ends
+        chat.guard(lambda: _choose_up_to(chat, typed.instructions))
+        return
 
     async def compact(saved: asyncio.Event) -> None:
         if chat.session is None:
@@ -124,6 +127,34 @@ def compact(chat: Conversation, args: str) -> None:
 
     # After the messages typed before it are saved (its request follows them).
     chat.guard(lambda: chat.submissions.run(compact))
+
+
+async def _choose_up_to(chat: Conversation, instructions: str | None) -> None:
+    """The person's messages since the summary in force, newest first, to end one at."""
+    from agent_tui.step.messages import history_start
+    from agent_tui.storage.models import UserMessage
+    from agent_tui.tui.message_entry import user_text
+    from agent_tui.tui.message_picker_screen import MessagePickerScreen
+
+    if chat.session is None:
+        chat.notify("Nothing to compact yet: send a message first.", severity="warning")
+        return
+    session = await chat.db.get_session(chat.session.id)
+    messages = await chat.db.messages(session.id, since_id=history_start(session))
+    rows = [
+        (m.info.id, text, m.info.created)
+        for m in reversed(messages)
+        if isinstance(m.info, UserMessage) and not m.info.undone and (text := user_text(m))
+    ]
+    if not rows:
+        chat.notify("None of your messages to compact up to yet.", severity="warning")
+        return
+
+    def chosen(message_id: str | None) -> None:
+        if message_id:
+            compact(chat, f"{UP_TO} {message_id} {instructions or ''}")
+
+    chat.app.push_screen(MessagePickerScreen("Compact up to", rows), chosen)
 
 
 async def _review_summary(chat: Conversation, instructions: str | None) -> bool:

@@ -1,0 +1,54 @@
+"""Pick one of the person's messages (`/compact --up-to` with no id): newest first, each
+with its first line and when it was sent."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Label, OptionList
+from textual.widgets.option_list import Option
+
+Row = tuple[str, str, int]
+"""(message id, its text, when it was sent in ms)."""
+
+
+def row_text(text: str, sent: int) -> Text:
+    first = text.strip().splitlines()[0] if text.strip() else "(empty)"
+    shown = Text(first[:100], style="bold")
+    shown.append(f"\n{dt.datetime.fromtimestamp(sent / 1000):%Y-%m-%d %H:%M}", style="dim")
+    return shown
+
+
+class MessagePickerScreen(ModalScreen[str | None]):
+    DEFAULT_CSS = """
+    MessagePickerScreen { align: center middle; }
+    MessagePickerScreen #box {
+        width: 90%; max-width: 110; height: 80%;
+        border: thick $primary; background: $surface; padding: 0 1;
+    }
+    MessagePickerScreen #heading { text-style: bold; margin-bottom: 1; }
+    MessagePickerScreen OptionList { height: 1fr; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Close")]
+
+    def __init__(self, heading: str, rows: list[Row]) -> None:
+        super().__init__()
+        self.heading = heading
+        self.rows = rows
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="box"):
+            yield Label(f"{self.heading} — Enter chooses, Esc closes", id="heading")
+            yield OptionList(*(Option(row_text(t, s), id=i) for i, t, s in self.rows))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(event.option.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
