@@ -137,6 +137,32 @@ async def test_scrolling_to_the_top_mounts_the_oldest_messages() -> None:
     await app.db.close()
 
 
+async def test_a_reopened_long_session_follows_what_streams_next() -> None:
+    """Mounting the margin above after the first paint keeps the view at the bottom and
+    anchored: the next reply is on screen, not below it."""
+    app = await open_app()
+    session = await _build(app.db, 150)
+    app.session = session
+    async with app.run_test(size=SIZE) as pilot:
+        await _opened(app, pilot)
+        view = app.view
+        assert view.following
+        publish = app.engine.ctx.publish
+        user, part = _user(session.id, "Task next")
+        publish(MessageUpdated(info=user))
+        publish(PartUpdated(part=part))
+        info, parts = _step(session.id, user.id, 150)
+        publish(MessageUpdated(info=info))
+        for part in parts:
+            publish(PartUpdated(part=part))
+        await wait_for(pilot, lambda: view.text_of_last_assistant().startswith("Reply 150"))
+        await pilot.pause()
+        await pilot.pause()
+        assert view.following
+        assert view.scroll_y == view.max_scroll_y
+    await app.db.close()
+
+
 async def test_a_growing_live_session_keeps_a_bounded_number_of_widgets() -> None:
     app = await open_app()
     async with app.run_test(size=SIZE) as pilot:

@@ -304,9 +304,14 @@ class SessionView(VerticalScroll):
 
         def restore() -> None:
             self._restoring -= 1
-            if anchor.is_attached:
-                y = anchor.virtual_region.y + offset
-                self.scroll_to(y=y, animate=False, immediate=True, release_anchor=False)
+            if not anchor.is_attached:
+                return
+            if self.following:  # at the bottom: stay there, anchored to what streams next
+                self.scroll_end(animate=False, immediate=True)
+                return
+            y = anchor.virtual_region.y + offset
+            # Textual 8.2's immediate scroll_to releases the anchor whatever it is told.
+            self.scroll_to(y=y, animate=False, immediate=True, release_anchor=False)
 
         self.call_after_refresh(restore)
 
