@@ -228,7 +228,7 @@ def unthrottled(workdir: Path, chunk_size: int = 4, history: int = 0) -> dict[st
             typed = 0
             end = END_MARK.encode()
             scanned = mark
-            while not app.seen(end, since=scanned):
+            while not app.seen(end, since=scanned) and time.perf_counter() - began < 300:
                 scanned = max(mark, app.mark - 2)  # what was looked at, but its tail
                 if typed == KEYS_PER_LINE:
                     clear_prompt(app)
