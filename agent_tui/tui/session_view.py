@@ -54,6 +54,9 @@ MARGIN_SCREENS = 1.0
 """Mount more when the window's edge is this many screen heights from the viewport."""
 OPEN_SCREENS = 1.25
 """On load, the newest messages mounted cover about this many screen heights."""
+KEEP_ABOVE_MARGINS = 2
+"""While following the stream, messages that ended more than this many margins above the
+viewport are unmounted (twice the margin that mounts them again: no back and forth)."""
 PREFETCH_DELAY = 0.1
 """Seconds after a load before the margin above is mounted: the first paint comes first."""
 DEFAULT_SCREEN_LINES = 40
@@ -237,11 +240,28 @@ class SessionView(VerticalScroll):
                 await self._mount_older()
             elif self._hi < len(self._entries) and self.max_scroll_y - self.scroll_y <= margin:
                 await self._mount_newer()
+            elif self.following and (cut := self._scrolled_far_above(margin)) > self._lo:
+                await self._unmount(self._lo, cut)
             else:
                 return
         finally:
             self._paging = False
         self.call_after_refresh(self._request_page)  # until the margin is filled
+
+    def _scrolled_far_above(self, margin: float) -> int:
+        """The first entry of the window to keep while the view follows the stream: the
+        ones before it ended more than KEEP_ABOVE_MARGINS margins above the viewport. A
+        long reply streaming in leaves the messages before it behind; laid out every
+        frame (the compositor arranges every mounted widget), they made each frame, and
+        so each key's echo, cost more in a long session than in a new one."""
+        limit = self.scroll_y - margin * KEEP_ABOVE_MARGINS
+        cut = self._lo
+        for index in range(self._lo, self._hi - 1):  # never the newest: it streams
+            view = self._views.get(self._entries[index].key)
+            if view is not None and view.virtual_region.bottom > limit:
+                break
+            cut = index + 1
+        return cut
 
     def _first_view(self, start: int, end: int) -> Widget | None:
         for entry in self._entries[start:end]:
@@ -490,6 +510,8 @@ class SessionView(VerticalScroll):
             await self._mount_entry(entry)
         elif isinstance(view, AssistantMessageView):
             await view.show_part(part)
+            if self.following:  # the anchor's scrolling calls no watcher: see what it left
+                self.call_after_refresh(self._request_page)
         elif isinstance(view, ToolLine) and isinstance(part, ToolPart):
             view.show(part)
 
