@@ -4,7 +4,8 @@ Every message shown has a `MessageEntry`; only a window of consecutive entries h
 widgets, about what is on screen plus a margin, never more than `WINDOW_MAX` messages.
 Scrolling near the window's top (or bottom) mounts the next `PAGE` messages there and
 unmounts as many at the far end, keeping what is on screen where it was. A live session
-grows at the bottom: while the view follows the stream the oldest widgets are unmounted.
+grows at the bottom: while the view follows the stream the oldest widgets are unmounted,
+and so are those a long reply has left far above the screen.
 So mounting, layout and memory per frame do not depend on how long the session is.
 """
 
