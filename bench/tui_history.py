@@ -7,6 +7,7 @@ Used by bench_tui.py (`--reopen`, `--echo-history`)."""
 from __future__ import annotations
 
 import statistics
+import time
 from pathlib import Path
 
 import tui_pty
@@ -19,6 +20,8 @@ CLAUDE_CODE_REOPEN = 0.47
 REOPEN_BEFORE = 0.85
 """agent-tui before issue 31's work on it, the same figure (FACTS.md)."""
 ECHO_HISTORY_STEPS = 200
+SETTLE = 1.0
+"""Seconds a recording launch stays up after the sidebar has read the whole history."""
 STEP_COST = 0.01
 """bench_tui.build_session's cost per step."""
 
@@ -32,6 +35,7 @@ def reopen_once(
         drawn = app.wait_for(marker) - app.start
         if started is not None:
             app.wait_for(started, timeout=120)
+            time.sleep(SETTLE)  # `loaded` and the recording's end come just after
         return drawn
 
 
@@ -58,9 +62,12 @@ def report_reopen(workdir: Path, steps: int = REOPEN_STEPS, runs: int = REOPEN_R
     newest = f"Step {steps - 1}".encode()
     whole = f"Cost ${steps * STEP_COST:.4f}".encode()  # the sidebar has read it all
     own = {**full_env, "AGENT_TUI_INSTANT_FRAME": "0"}
-    reopen_once(full_dir, full_env, newest, whole)  # records the session's frame
-    if not any((full_dir / "data" / "frames").glob("*")):
-        print("  (the warm-up recorded no frame: every launch below draws its own)")
+    for _ in range(3):  # records the session's frame (if the start ended in time)
+        reopen_once(full_dir, full_env, newest, whole)
+        if any((full_dir / "data" / "frames").glob("*")):
+            break
+    else:
+        print("  (the warm-ups recorded no frame: every launch below draws its own)")
     empty_once(empty_dir, empty_env)
     full, drawn, empty = [], [], []
     for _ in range(runs):
