@@ -34,6 +34,15 @@ def _is_the_app(args: list[str]) -> bool:
     return not any(not a.startswith("-") or a in ("-h", "--help") for a in args)
 
 
+def _recorded_kind(args: list[str]) -> str | None:
+    """The launches that show a recorded frame first (tui/instant_frame.py's kinds)."""
+    if not args:
+        return "plain"
+    if args in (["--continue"], ["-c"]):
+        return "continue"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if _is_the_app(args):
@@ -42,10 +51,11 @@ def main(argv: list[str] | None = None) -> int:
         # kept): the app turns them back on after its first frame (app.on_mount).
         gc.disable()
     try:
-        if not args:  # the app: its first frame as recorded last time, before any import
+        kind = _recorded_kind(args)
+        if kind is not None:  # the app: its frame as recorded last time, before any import
             from agent_tui.tui import instant_frame
 
-            instant_frame.show()
+            instant_frame.show(kind)
         _start_provider_early(args)
         from agent_tui.cli import main as cli_main
 

@@ -5,6 +5,7 @@ connection takes it. Used by bench_tui.py."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import statistics
@@ -66,9 +67,29 @@ def import_alone(module: str, runs: int = 3) -> list[float]:
     return samples
 
 
-def project(workdir: Path, base_url: str = "http://127.0.0.1:9/v1") -> dict[str, str]:
-    """A project configured for `base_url`; the environment the app runs in."""
+async def build_history(workdir: Path, steps: int) -> None:
+    """One session of `steps` finished steps in the project's database (bench_tui's
+    shape: a reply with a code block and two read calls per step)."""
+    from bench_tui import build_session
+
+    from agent_tui.storage.db import Database
+
+    (workdir / "data").mkdir(parents=True, exist_ok=True)
+    db = await Database.open(workdir / "data" / "agent-tui.db")
+    try:
+        await build_session(db, workdir, steps)
+    finally:
+        await db.close()
+
+
+def project(
+    workdir: Path, base_url: str = "http://127.0.0.1:9/v1", *, history: int = 0
+) -> dict[str, str]:
+    """A project configured for `base_url` (with a session of `history` steps, if any);
+    the environment the app runs in."""
     workdir.mkdir(parents=True, exist_ok=True)
+    if history:
+        asyncio.run(build_history(workdir, history))
     config = {
         "model": "openai/bench",
         "provider": {"openai": {"api_base": base_url, "api_key": "none"}},
@@ -174,9 +195,10 @@ def stream_words(count: int) -> str:
 END_MARK = "END-OF-REPLY"
 
 
-def unthrottled(workdir: Path, chunk_size: int = 4) -> dict[str, Any]:
+def unthrottled(workdir: Path, chunk_size: int = 4, history: int = 0) -> dict[str, Any]:
     """A STREAM_WORDS-word reply streamed by the fake server with no delay between its
-    chunks (as fast as the app reads them); a key typed every STREAM_KEY_INTERVAL s."""
+    chunks (as fast as the app reads them); a key typed every STREAM_KEY_INTERVAL s.
+    `history`: into a session of that many earlier steps, opened with --continue."""
     sys.path.insert(0, str(ROOT))
     from tests.fake_openai import FakeOpenAI, Text
 
@@ -189,8 +211,8 @@ def unthrottled(workdir: Path, chunk_size: int = 4) -> dict[str, Any]:
 
     with FakeOpenAI() as server:
         server.responder = answer
-        env = project(workdir, server.base_url)
-        with PtyApp(workdir, env=env) as app:
+        env = project(workdir, server.base_url, history=history)
+        with PtyApp(workdir, ["--continue"] if history else [], env=env) as app:
             app.wait_for(PLACEHOLDER)
             # A first short turn: litellm's import and the first request's own imports
             # are over before the measured stream starts.
@@ -206,7 +228,7 @@ def unthrottled(workdir: Path, chunk_size: int = 4) -> dict[str, Any]:
             typed = 0
             end = END_MARK.encode()
             scanned = mark
-            while not app.seen(end, since=scanned):
+            while not app.seen(end, since=scanned) and time.perf_counter() - began < 300:
                 scanned = max(mark, app.mark - 2)  # what was looked at, but its tail
                 if typed == KEYS_PER_LINE:
                     clear_prompt(app)

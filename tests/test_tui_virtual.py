@@ -139,6 +139,66 @@ async def test_scrolling_to_the_top_mounts_the_oldest_messages() -> None:
     await app.db.close()
 
 
+async def test_a_reopened_long_session_follows_what_streams_next() -> None:
+    """Mounting the margin above after the first paint keeps the view at the bottom and
+    anchored: the next reply is on screen, not below it."""
+    app = await open_app()
+    session = await _build(app.db, 150)
+    app.session = session
+    async with app.run_test(size=SIZE) as pilot:
+        await _opened(app, pilot)
+        view = app.view
+        assert view.following
+        publish = app.engine.ctx.publish
+        user, part = _user(session.id, "Task next")
+        publish(MessageUpdated(info=user))
+        publish(PartUpdated(part=part))
+        info, parts = _step(session.id, user.id, 150)
+        publish(MessageUpdated(info=info))
+        for part in parts:
+            publish(PartUpdated(part=part))
+        await wait_for(pilot, lambda: view.text_of_last_assistant().startswith("Reply 150"))
+        await pilot.pause()
+        await pilot.pause()
+        assert view.following
+        assert view.scroll_y == view.max_scroll_y
+    await app.db.close()
+
+
+async def test_a_long_reply_streaming_leaves_the_messages_above_it_unmounted() -> None:
+    """While the view follows a reply many screens long, the messages it pushed far
+    above the screen are unmounted (each frame lays out every mounted widget); they
+    come back when scrolled to."""
+    app = await open_app()
+    session = await _build(app.db, 150)
+    app.session = session
+    async with app.run_test(size=SIZE) as pilot:
+        await _opened(app, pilot)
+        view = app.view
+        lo, hi = view.window
+        publish = app.engine.ctx.publish
+        user, part = _user(session.id, "Write a long one")
+        publish(MessageUpdated(info=user))
+        publish(PartUpdated(part=part))
+        info, _ = _step(session.id, user.id, 150)
+        publish(MessageUpdated(info=info))
+        text = TextPart(id=part_id(), session_id=session.id, message_id=info.id)
+        for n in range(12):  # a reply growing to ten screens
+            text = text.model_copy(update={"text": text.text + f"Paragraph {n}.\n\n" * 12})
+            publish(PartUpdated(part=text, delta="…"))
+            await pilot.pause()
+        await wait_for(pilot, lambda: view.window[0] >= hi, "the messages above unmounted")
+        assert view.following
+        assert len(_message_views(app)) <= 3  # the new turn (and what is just above it)
+        while view.window[0] > lo:
+            first = view.window[0]
+            view.scroll_home(animate=False, immediate=True)
+            await wait_for(pilot, lambda first=first: view.window[0] < first, "mounted again")
+            await pilot.pause()
+        assert not view.following
+    await app.db.close()
+
+
 async def test_a_growing_live_session_keeps_a_bounded_number_of_widgets() -> None:
     app = await open_app()
     async with app.run_test(size=SIZE) as pilot:

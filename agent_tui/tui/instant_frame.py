@@ -18,6 +18,15 @@ the person's again however the launch ends: the driver gives it back to Textual 
 Textual saves its settings (`hand_over`), and if the app never got that far, `abandon`
 restores the settings (and leaves the frame's alternate screen).
 
+`agent-tui --continue` (`-c`) gets the same for the session it opens: its recording runs
+until the session's newest messages are drawn (`session_drawn`), and is saved when the
+app ends only if the database is then exactly as it was at launch (`save_session_frame`:
+the app wrote nothing, so the next launch would draw the same session); its key adds the
+database files' sizes and mtimes, so any write since (a reply, another session, anywhere)
+finds no recording. While that frame is up, the app's own frames are held back
+(`HOLD_MAX`), so the conversation does not blink to an empty one while the session opens;
+a key typed lets them through at once.
+
 `AGENT_TUI_INSTANT_FRAME=0` switches it off (nothing shown, nothing recorded).
 
 Imported by `__main__` before anything else: os, sys and zlib only at the top.
@@ -37,10 +46,20 @@ ENTER = "\x1b[?1049h\x1b[?25l\x1b[?7l"
 LEAVE = "\x1b[?7h\x1b[?25h\x1b[?1049l"
 ENV_KEYS = ("TERM", "COLORTERM", "NO_COLOR", "FORCE_COLOR", "LANG", "LC_ALL", "HOME")
 """What Textual's colours and widths, and the welcome's `~` label, are drawn from."""
+PLAIN, CONTINUE = "plain", "continue"
+"""The launches that have a recorded frame: `agent-tui`, `agent-tui --continue`."""
+HOLD_MAX = 5.0
+"""Seconds at most the app's own frames wait behind a recorded session frame."""
 
 _shown: dict[str, object] | None = None
 """From `show` until `hand_over`: {"attrs": the terminal's settings before `show`,
 "frame": whether a recorded frame was written}."""
+_launch_key: str | None = None
+"""The key `show` looked for: a session frame is saved under it, and only under it."""
+_session_frame: str | None = None
+"""The recording of a --continue launch up to its session drawn (`session_drawn`)."""
+_driver: object | None = None
+"""The running recording driver (`driver_class`)."""
 
 
 def enabled() -> bool:
@@ -66,12 +85,32 @@ def _stamp(directory: str, suffixes: tuple[str, ...]) -> str:
         return "?"
 
 
-def _key(size: os.terminal_size) -> str:
+def _database_stamp() -> str:
+    """The database files' sizes and mtimes: any write changes them. An empty write-ahead
+    log holds nothing (one is left while another process has the database open, or by
+    one that was killed): the same as none."""
+    from agent_tui import paths
+
+    database = str(paths.database_path())
+    stamps = []
+    for path in (database, f"{database}-wal"):
+        try:
+            stat = os.stat(path)
+        except OSError:
+            stamps.append("-")
+            continue
+        stamps.append(f"{stat.st_size}:{stat.st_mtime_ns}" if stat.st_size else "-")
+    return " ".join(stamps)
+
+
+def _key(size: os.terminal_size, kind: str = PLAIN) -> str:
     """Names the recording of the frame this launch would draw (see the module doc)."""
     from agent_tui.config_files import config_files
 
     here = os.path.dirname(os.path.abspath(__file__))
     parts = [os.getcwd(), f"{size.columns}x{size.lines}", sys.version]
+    if kind != PLAIN:
+        parts += [kind, _database_stamp()]
     parts += [f"{name}={os.environ.get(name, '')}" for name in ENV_KEYS]
     parts += sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith("TEXTUAL"))
     for path in config_files():
@@ -101,12 +140,12 @@ def _terminal_size() -> os.terminal_size | None:
         return None
 
 
-def show() -> bool:
-    """For a plain `agent-tui` launch (`__main__`) in a terminal: the terminal's echo
-    off (what is typed before the app reads it would be printed on the person's screen,
-    and stay there after the app), and the recorded first frame written, if there is
-    one. True when a frame was written."""
-    global _shown
+def show(kind: str = PLAIN) -> bool:
+    """For a plain `agent-tui` launch or `--continue` (`__main__`) in a terminal: the
+    terminal's echo off (what is typed before the app reads it would be printed on the
+    person's screen, and stay there after the app), and the recorded frame written, if
+    there is one. True when a frame was written."""
+    global _shown, _launch_key
     if _shown is not None or not enabled():
         return False
     size = _terminal_size()
@@ -123,7 +162,8 @@ def show() -> bool:
         return False
     _shown = {"attrs": attrs, "frame": False}
     try:
-        with open(os.path.join(_frames_dir(), _key(size)), "rb") as file:
+        _launch_key = _key(size, kind)
+        with open(os.path.join(_frames_dir(), _launch_key), "rb") as file:
             frame = file.read()
     except Exception:  # no recording (or no data dir, a broken config): draw as always
         return False
@@ -164,55 +204,125 @@ def abandon() -> None:
             pass
 
 
-def driver_class() -> type | None:
+def driver_class(kind: str = PLAIN) -> type | None:
     """Textual's driver for this terminal, taking over from a recorded frame and
     recording the first frame it draws (`first_frame_drawn`: the app calls it after
-    its first refresh, with keep=False when what was typed at launch is in it); None
-    (Textual's own choice) off POSIX."""
+    its first refresh, with keep=False when what was typed at launch is in it), or for
+    `CONTINUE` what it draws until `session_drawn`; None (Textual's own choice) off
+    POSIX."""
     if os.name != "posix":
         return None
+    import time
+
+    from textual import events
     from textual.drivers.linux_driver import LinuxDriver
+    from textual.message import Message
 
     class RecordingDriver(LinuxDriver):
         _recording: list[str] | None = None
         _started = False
         _skip_enter = False
+        _held: list[str] | None = None
+        """The app's output while a recorded session frame stays up (`CONTINUE`)."""
+        _hold_until = 0.0
+        _typed = False
 
         def start_application_mode(self) -> None:
+            global _driver
             # Already on the alternate screen: entering it again would clear what the
             # recorded frame drew (some terminals do) until the app's own frame.
             self._skip_enter = hand_over()
+            if self._skip_enter and kind == CONTINUE and not self._started:
+                self._held, self._hold_until = [], time.monotonic() + HOLD_MAX
             super().start_application_mode()
             if not self._started:  # the launch, not a resume after Ctrl+Z
                 self._started = True
                 if enabled():
                     self._recording = []
+                    _driver = self
 
         def write(self, data: str) -> None:
             if self._skip_enter and data == "\x1b[?1049h":
                 self._skip_enter = False
                 return
-            super().write(data)
             if self._recording is not None:
                 self._recording.append(data)
+            if self._held is not None:
+                if not self._typed and time.monotonic() < self._hold_until:
+                    self._held.append(data)
+                    return
+                self.release()
+            super().write(data)
+
+        def release(self) -> None:
+            """What the app drew while the recorded frame was held up, written now."""
+            held, self._held = self._held, None
+            if held:
+                super().write("".join(held))
+
+        def process_message(self, message: Message) -> None:  # on the input thread
+            if isinstance(message, events.Key):
+                self._typed = True  # its echo is drawn, not held
+            super().process_message(message)
+
+        def stop_application_mode(self) -> None:
+            self.release()
+            super().stop_application_mode()
 
         def first_frame_drawn(self, keep: bool = True) -> None:
+            if kind != PLAIN:
+                return  # `session_drawn` ends this recording
             frame, self._recording = self._recording, None
             if frame and keep:
                 _save("".join(frame))
 
+        def session_drawn(self, keep: bool = True) -> None:
+            global _session_frame
+            frame, self._recording = self._recording, None
+            self.release()
+            if frame and keep and not self._typed:
+                _session_frame = "".join(frame)
+
     return RecordingDriver
 
 
-def _save(frame: str) -> None:
-    """Keep `frame` for the next launch here (written whole, or not at all)."""
+def session_drawn(keep: bool = True) -> None:
+    """A --continue launch has drawn its session: the recording ends here (kept for
+    `save_session_frame` unless `keep` is False: something typed is in it), and the
+    app's own frames are no longer held back."""
+    drawn = getattr(_driver, "session_drawn", None)
+    if drawn is not None:
+        drawn(keep)
+
+
+def save_session_frame() -> None:
+    """After the app and its database are closed: keep the session's recording for the
+    next --continue here, if the database is as it was at launch (nothing was written,
+    so that launch will draw the same session)."""
+    global _session_frame
+    frame, _session_frame = _session_frame, None
+    if frame is not None and _launch_key is not None and _key_now(CONTINUE) == _launch_key:
+        _save_as(frame, _launch_key)
+
+
+def _key_now(kind: str) -> str | None:
     size = _terminal_size()
-    if size is None:
+    return None if size is None else _key(size, kind)
+
+
+def _save(frame: str) -> None:
+    """Keep `frame` for the next plain launch here."""
+    _save_as(frame, _key_now(PLAIN))
+
+
+def _save_as(frame: str, key: str | None) -> None:
+    """Keep `frame` under `key` (written whole, or not at all)."""
+    if key is None:
         return
     try:
         folder = _frames_dir()
         os.makedirs(folder, exist_ok=True)
-        path = os.path.join(folder, _key(size))
+        path = os.path.join(folder, key)
         temporary = f"{path}.{os.getpid()}.tmp"
         with open(temporary, "wb") as file:
             file.write(frame.encode("utf-8", "surrogateescape"))

@@ -14,42 +14,59 @@ import asyncio
 import sys
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_tui.config_files import config_files, read_json
 from agent_tui.errors import AgentTuiError
 from agent_tui.tui import instant_frame
+
+if TYPE_CHECKING:
+    from agent_tui.tui.app import AgentApp
 
 
 async def _run(args: argparse.Namespace) -> int:
     from agent_tui.tui.app import AgentApp
     from agent_tui.tui.opening import open_workspace
 
+    kind = _recorded_kind(args)
     app = AgentApp(
         opener=partial(open_workspace, args),
         continuing=bool(getattr(args, "cont", False) or getattr(args, "session", None)),
         model=getattr(args, "model", None),
-        # A plain launch records its first frame for the next one (instant_frame.py).
-        driver_class=instant_frame.driver_class() if _plain(args) else None,
+        # A plain launch records its first frame for the next one, --continue the frame
+        # of its session drawn (instant_frame.py).
+        driver_class=instant_frame.driver_class(kind) if kind else None,
     )
+    shown = asyncio.create_task(_session_shown(app)) if kind == instant_frame.CONTINUE else None
     try:
         await app.run_async()
     finally:
+        if shown is not None:
+            shown.cancel()
         if app.loaded.is_set() or hasattr(app, "engine"):
             await app.engine.close()  # MCP server processes end with the app
         if hasattr(app, "db"):
             await app.db.close()
+            instant_frame.save_session_frame()  # if the database is as it was at launch
     if app.startup_error is not None:
         raise app.startup_error
     return app.return_code or 0
 
 
-def _plain(args: argparse.Namespace) -> bool:
-    """`agent-tui` with no option: the launch whose first frame is recorded and shown."""
-    return not (
-        getattr(args, "cont", False)
-        or getattr(args, "session", None)
-        or getattr(args, "model", None)
-    )
+async def _session_shown(app: AgentApp) -> None:
+    """--continue: the recording ends once the session is drawn (the app has started:
+    its newest messages and the sidebar's figures painted); not kept when something
+    typed is in it."""
+    await app.loaded.wait()
+    app.call_after_refresh(lambda: instant_frame.session_drawn(keep=not app.prompt.text))
+
+
+def _recorded_kind(args: argparse.Namespace) -> str | None:
+    """`agent-tui` with no option, or with --continue only: the launches whose frame is
+    recorded and shown (instant_frame.py)."""
+    if getattr(args, "session", None) or getattr(args, "model", None):
+        return None
+    return instant_frame.CONTINUE if getattr(args, "cont", False) else instant_frame.PLAIN
 
 
 def _provider_log(data_dir: Path) -> str | None:

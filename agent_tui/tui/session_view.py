@@ -4,7 +4,8 @@ Every message shown has a `MessageEntry`; only a window of consecutive entries h
 widgets, about what is on screen plus a margin, never more than `WINDOW_MAX` messages.
 Scrolling near the window's top (or bottom) mounts the next `PAGE` messages there and
 unmounts as many at the far end, keeping what is on screen where it was. A live session
-grows at the bottom: while the view follows the stream the oldest widgets are unmounted.
+grows at the bottom: while the view follows the stream the oldest widgets are unmounted,
+and so are those a long reply has left far above the screen.
 So mounting, layout and memory per frame do not depend on how long the session is.
 """
 
@@ -54,6 +55,9 @@ MARGIN_SCREENS = 1.0
 """Mount more when the window's edge is this many screen heights from the viewport."""
 OPEN_SCREENS = 1.25
 """On load, the newest messages mounted cover about this many screen heights."""
+KEEP_ABOVE_MARGINS = 2
+"""While following the stream, messages that ended more than this many margins above the
+viewport are unmounted (twice the margin that mounts them again: no back and forth)."""
 PREFETCH_DELAY = 0.1
 """Seconds after a load before the margin above is mounted: the first paint comes first."""
 DEFAULT_SCREEN_LINES = 40
@@ -237,11 +241,28 @@ class SessionView(VerticalScroll):
                 await self._mount_older()
             elif self._hi < len(self._entries) and self.max_scroll_y - self.scroll_y <= margin:
                 await self._mount_newer()
+            elif self.following and (cut := self._scrolled_far_above(margin)) > self._lo:
+                await self._unmount(self._lo, cut)
             else:
                 return
         finally:
             self._paging = False
         self.call_after_refresh(self._request_page)  # until the margin is filled
+
+    def _scrolled_far_above(self, margin: float) -> int:
+        """The first entry of the window to keep while the view follows the stream: the
+        ones before it ended more than KEEP_ABOVE_MARGINS margins above the viewport. A
+        long reply streaming in leaves the messages before it behind; laid out every
+        frame (the compositor arranges every mounted widget), they made each frame, and
+        so each key's echo, cost more in a long session than in a new one."""
+        limit = self.scroll_y - margin * KEEP_ABOVE_MARGINS
+        cut = self._lo
+        for index in range(self._lo, self._hi - 1):  # never the newest: it streams
+            view = self._views.get(self._entries[index].key)
+            if view is not None and view.virtual_region.bottom > limit:
+                break
+            cut = index + 1
+        return cut
 
     def _first_view(self, start: int, end: int) -> Widget | None:
         for entry in self._entries[start:end]:
@@ -304,9 +325,14 @@ class SessionView(VerticalScroll):
 
         def restore() -> None:
             self._restoring -= 1
-            if anchor.is_attached:
-                y = anchor.virtual_region.y + offset
-                self.scroll_to(y=y, animate=False, immediate=True, release_anchor=False)
+            if not anchor.is_attached:
+                return
+            if self.following:  # at the bottom: stay there, anchored to what streams next
+                self.scroll_end(animate=False, immediate=True)
+                return
+            y = anchor.virtual_region.y + offset
+            # Textual 8.2's immediate scroll_to releases the anchor whatever it is told.
+            self.scroll_to(y=y, animate=False, immediate=True, release_anchor=False)
 
         self.call_after_refresh(restore)
 
@@ -485,6 +511,8 @@ class SessionView(VerticalScroll):
             await self._mount_entry(entry)
         elif isinstance(view, AssistantMessageView):
             await view.show_part(part)
+            if self.following:  # the anchor's scrolling calls no watcher: see what it left
+                self.call_after_refresh(self._request_page)
         elif isinstance(view, ToolLine) and isinstance(part, ToolPart):
             view.show(part)
 
