@@ -144,10 +144,10 @@ async def test_a_reopened_long_session_follows_what_streams_next() -> None:
     anchored: the next reply is on screen, not below it."""
     app = await open_app()
     session = await _build(app.db, 150)
-    app.session = session
+    app.chat.session = session
     async with app.run_test(size=SIZE) as pilot:
         await _opened(app, pilot)
-        view = app.view
+        view = app.chat.view
         assert view.following
         publish = app.engine.ctx.publish
         user, part = _user(session.id, "Task next")
@@ -171,10 +171,10 @@ async def test_a_long_reply_streaming_leaves_the_messages_above_it_unmounted() -
     come back when scrolled to."""
     app = await open_app()
     session = await _build(app.db, 150)
-    app.session = session
+    app.chat.session = session
     async with app.run_test(size=SIZE) as pilot:
         await _opened(app, pilot)
-        view = app.view
+        view = app.chat.view
         lo, hi = view.window
         publish = app.engine.ctx.publish
         user, part = _user(session.id, "Write a long one")
