@@ -194,7 +194,9 @@ def test_attach_prints_what_run_prints(
         assert server.process.poll() is None
 
 
-def test_run_attach_auto_uses_the_running_server(fake_llm: FakeOpenAI, isolated: Path) -> None:
+def test_run_attach_auto_uses_the_running_server(
+    fake_llm: FakeOpenAI, isolated: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     write_config(isolated, fake_llm, run={"attach": "auto"})
     with serve(isolated):
         fake_llm.script(Text("Answered by the server."))
@@ -227,12 +229,13 @@ def test_run_attach_auto_uses_the_running_server(fake_llm: FakeOpenAI, isolated:
     assert local.stdout == "Answered here.\n"
     assert loaded(local) == ["pydantic"]  # the engine ran here, litellm beside it
 
-    # A live process that serves nothing there: run runs here too.
+    # A live process that serves nothing there (this one): run runs here too (in this
+    # process: what it imports is not the question any more).
     discovery.write_state(
         discovery.RunningServer(url="http://127.0.0.1:9", pid=os.getpid(), token="t" * 20)
     )
     fake_llm.script(Text("Here again."))
-    local = agent(isolated, "run", "hello")
+    local = here(capsys, "run", "hello")
     assert local.returncode == 0 and local.stdout == "Here again.\n", local.stderr
 
 
