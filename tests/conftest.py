@@ -105,16 +105,22 @@ NOT_FOLLOWED = {"acp_agent"}
 """In-process by default: a test reaches the process only with `subprocess=True`."""
 
 
-def _names_used(node: ast.AST) -> set[str]:
-    found = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - NOT_FOLLOWED
-    for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
-        named = call.func.id if isinstance(call.func, ast.Name) else None
+def _names_used(node: ast.AST, uses: dict[str, set[str]]) -> set[str]:
+    """The names `node` uses (a call `acp_agent(..., subprocess=True)` counts as the
+    starter); records those of every function and class met on the way in `uses`. One
+    walk per module: walking each function's subtree again cost a second per worker."""
+    found = {node.id} - NOT_FOLLOWED if isinstance(node, ast.Name) else set()
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         wants_process = any(
             k.arg == "subprocess" and isinstance(k.value, ast.Constant) and k.value.value
-            for k in call.keywords
+            for k in node.keywords
         )
-        if named in NOT_FOLLOWED and wants_process:
+        if node.func.id in NOT_FOLLOWED and wants_process:
             found.add(STARTER)
+    for child in ast.iter_child_nodes(node):
+        found |= _names_used(child, uses)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        uses.setdefault(node.name, set()).update(found)
     return found
 
 
@@ -124,9 +130,7 @@ def _reaching_the_starter() -> frozenset[str]:
     however indirectly (by name: a test that uses one is taken to start a process)."""
     uses: dict[str, set[str]] = {}
     for path in Path(__file__).parent.glob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                uses.setdefault(node.name, set()).update(_names_used(node))
+        _names_used(ast.parse(path.read_text(encoding="utf-8")), uses)
     reaching = {STARTER}
     while grown := {n for n, used in uses.items() if n not in reaching and used & reaching}:
         reaching |= grown

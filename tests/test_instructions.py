@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,7 +23,6 @@ from agent_tui.step.system import build_system
 from tests.conftest import write_config
 from tests.engine_helpers import open_engine, run_cli
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
-from tests.process_helpers import agent_tui_argv
 
 
 class RulesServer:
@@ -173,23 +171,28 @@ async def test_a_url_that_never_answers_is_given_up_after_the_timeout(
 
 
 def test_a_later_start_uses_the_cached_copy_when_the_url_is_down(
-    isolated: Path, fake_llm: FakeOpenAI, rules: RulesServer
+    isolated: Path,
+    fake_llm: FakeOpenAI,
+    rules: RulesServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Two real `agent-tui run` processes: the first fetches and caches, the second finds
-    the server gone and sends the cached copy, with a warning saying so."""
+    """Two `agent-tui run`s: the first fetches and caches, the second finds the server gone
+    and sends the cached copy, with a warning saying so. The second is a later start: it
+    begins with nothing fetched in memory, as a new process does (both run in this process:
+    two processes would only pay litellm's import twice, ~5 s each)."""
     url = f"{rules.url}/team.md"
     write_config(isolated, fake_llm, instructions=[url])
     fake_llm.script(Text("first"), Text("second"))
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
-    command = agent_tui_argv("run", "hi")
-    done = subprocess.run(command, cwd=isolated, env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    code, _, err = run_cli(capsys, "run", "hi")
+    assert code == 0, err
     rules.stop()
-    done = subprocess.run(command, cwd=isolated, env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "second"
-    assert f"Instructions from {url} could not be fetched (" in done.stderr
-    assert "using the copy cached" in done.stderr
+    monkeypatch.setattr(instruction_urls, "_fetched", {})  # a new process remembers nothing
+    code, out, err = run_cli(capsys, "run", "hi")
+    assert code == 0, err
+    assert out.strip() == "second"
+    assert f"Instructions from {url} could not be fetched (" in err
+    assert "using the copy cached" in err
     first, second = fake_llm.requests
     assert system_text(first) == system_text(second)
     assert "URL RULES: use tabs." in system_text(second)

@@ -22,6 +22,7 @@ from agent_tui.server_link import auth, discovery
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import TextPart
 from tests.conftest import write_config
+from tests.engine_helpers import run_cli
 from tests.fake_openai import Call, Error, FakeOpenAI, Hang, Text, ToolCalls
 from tests.images import png
 from tests.process_helpers import agent_tui_argv
@@ -92,7 +93,16 @@ def test_every_request_needs_the_token_and_asks_follow_allow(
     assert not state.exists(), "server.json is removed when the server stops"
 
 
-def test_attach_prints_what_run_prints(configured: FakeOpenAI, isolated: Path) -> None:
+def here(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`agent-tui ARGS` run in this process: what an attached run is compared with (a
+    process of its own would only import litellm again, ~5 s, for the same output)."""
+    code, out, err = run_cli(capsys, *args)
+    return subprocess.CompletedProcess(list(args), code, out, err)
+
+
+def test_attach_prints_what_run_prints(
+    configured: FakeOpenAI, isolated: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (isolated / "shot.png").write_bytes(png(40, 30))
 
     def script() -> None:
@@ -103,7 +113,7 @@ def test_attach_prints_what_run_prints(configured: FakeOpenAI, isolated: Path) -
         )
 
     script()
-    local = agent(isolated, "run", "say hello via the shell")
+    local = here(capsys, "run", "say hello via the shell")
     assert local.returncode == 0, local.stderr
     with serve(isolated) as server:
         script()
@@ -121,7 +131,7 @@ def test_attach_prints_what_run_prints(configured: FakeOpenAI, isolated: Path) -
         configured.script(Error(400, "The request was malformed: no such parameter."))
         failed = agent(isolated, "run", "--attach", server.url, "break please")
         configured.script(Error(400, "The request was malformed: no such parameter."))
-        failed_local = agent(isolated, "run", "break please")
+        failed_local = here(capsys, "run", "break please")
         assert failed_local.returncode == failed.returncode == 1
         assert failed.stderr.splitlines()[-1] == failed_local.stderr.splitlines()[-1]
         assert failed.stderr.splitlines()[-1].startswith("agent-tui: ")
@@ -170,12 +180,12 @@ def test_attach_prints_what_run_prints(configured: FakeOpenAI, isolated: Path) -
         plan()
         planned = agent(isolated, "run", "--attach", server.url, "--agent", "plan", "plan it")
         plan()
-        planned_local = agent(isolated, "run", "--agent", "plan", "plan it")
+        planned_local = here(capsys, "run", "--agent", "plan", "plan it")
         assert planned.returncode == planned_local.returncode == 0, planned.stderr
         assert planned.stdout == planned_local.stdout
         assert "1. Add greet()\n2. Test it\n" in planned.stdout
         unknown = agent(isolated, "run", "--attach", server.url, "--agent", "nope", "hi")
-        unknown_local = agent(isolated, "run", "--agent", "nope", "hi")
+        unknown_local = here(capsys, "run", "--agent", "nope", "hi")
         assert unknown.returncode == unknown_local.returncode == 2
         assert unknown.stderr.splitlines()[-1] == unknown_local.stderr.splitlines()[-1]
 
@@ -184,7 +194,9 @@ def test_attach_prints_what_run_prints(configured: FakeOpenAI, isolated: Path) -
         assert server.process.poll() is None
 
 
-def test_run_attach_auto_uses_the_running_server(fake_llm: FakeOpenAI, isolated: Path) -> None:
+def test_run_attach_auto_uses_the_running_server(
+    fake_llm: FakeOpenAI, isolated: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     write_config(isolated, fake_llm, run={"attach": "auto"})
     with serve(isolated):
         fake_llm.script(Text("Answered by the server."))
@@ -217,12 +229,13 @@ def test_run_attach_auto_uses_the_running_server(fake_llm: FakeOpenAI, isolated:
     assert local.stdout == "Answered here.\n"
     assert loaded(local) == ["pydantic"]  # the engine ran here, litellm beside it
 
-    # A live process that serves nothing there: run runs here too.
+    # A live process that serves nothing there (this one): run runs here too (in this
+    # process: what it imports is not the question any more).
     discovery.write_state(
         discovery.RunningServer(url="http://127.0.0.1:9", pid=os.getpid(), token="t" * 20)
     )
     fake_llm.script(Text("Here again."))
-    local = agent(isolated, "run", "hello")
+    local = here(capsys, "run", "hello")
     assert local.returncode == 0 and local.stdout == "Here again.\n", local.stderr
 
 
