@@ -334,8 +334,9 @@ class Conversation(Horizontal):
             except Exception as exc:  # a view bug must not take the app down
                 self.log.error(f"failed to show {event.type}: {exc!r}")
                 self.notify(f"Display error: {exc}", severity="error")
-        # How long the batch took to apply and draw spaces the next ones (keys first).
-        self.screen.call_after_refresh(lambda: pump.drawn(time.perf_counter() - begun))
+        # How long the batch took to apply and draw spaces the next ones (keys first);
+        # after the refresh this one brings (none when the app is closing meanwhile).
+        self.call_after_refresh(lambda: pump.drawn(time.perf_counter() - begun))
 
     def key_typed(self) -> None:
         """A key is drawn before the stream's next batch."""
