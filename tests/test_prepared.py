@@ -37,6 +37,8 @@ class Steps:
 
     steps: int
     gate: threading.Event | None = None
+    held: int = 1
+    """How many summary requests, from the first, `gate` holds."""
     made: int = 0
     summaries: list[str] = field(default_factory=list)
 
@@ -48,7 +50,7 @@ class Steps:
         if is_summary_request(body):
             text = f"SUMMARY-{len(self.summaries) + 1}: " + "progress detail " * 100
             self.summaries.append(text)
-            if self.gate is not None and len(self.summaries) == 1:
+            if self.gate is not None and len(self.summaries) <= self.held:
                 return Gated(Text(text), self.gate)
             return Text(text)
         if self.made >= self.steps:
@@ -240,33 +242,59 @@ def preparer() -> LockHolder | None:
     return SessionLocks(paths.database_path().parent / preparing.LOCK_DIR).holder(session_id)
 
 
-def test_kill_9_of_the_command_and_its_preparation_leaves_nothing_half_written(
+def test_kill_9_during_a_preparation_leaves_the_session_as_it_was(
     isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`run` hands its preparation to a detached process (it outlives the command); kill
-    -9 of both while the summary is in flight leaves the session as it was, and the next
-    command works."""
     configure(isolated, fake_llm)
-    gate = threading.Event()  # the summary is held until the processes are gone
+    gate = threading.Event()  # the summary is held until the process is gone
     steps = Steps(40, gate=gate)
     steps.install(isolated, fake_llm)
     with reaped(spawn(isolated, "run", "go")) as proc:
         wait_for(lambda: bool(steps.summaries), "a preparation in flight", STARTUP_TIMEOUT)
-        holder = preparer()
-        assert holder is not None and holder.front_end == preparing.DETACHED
-        assert holder.pid != proc.pid
-        os.kill(holder.pid, signal.SIGKILL)
+        made = steps.made
         kill9(proc)
-    wait_for(lambda: preparer() is None, "the killed preparer's lock dropped")
     gate.set()
     assert db_rows("SELECT count(*) FROM prepared_summary") == [(0,)]
     assert db_rows("SELECT compaction_id FROM session") == [(None,)]
     # Nothing is half-applied: `run --continue` goes on from the steps that ran.
-    steps.steps = steps.made
+    steps.steps = made
     code, _, err = run_cli(capsys, "run", "--continue", "go on")
     assert code == 0, err
     last = json.dumps(normal_requests(fake_llm)[-1]["messages"])
-    assert "go on" in last
+    assert marker(0) in last and "go on" in last
+
+
+def detached_preparer(steps: Steps) -> LockHolder:
+    """The detached process that finishes a preparation `run` left, once it asks for its
+    summary."""
+    wait_for(lambda: len(steps.summaries) == 2, "the detached preparation's request", 120)
+    holder = preparer()
+    assert holder is not None and holder.front_end == preparing.DETACHED
+    return holder
+
+
+def test_kill_9_of_a_detached_preparation_leaves_nothing_and_the_next_command_works(
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`run` exits mid-preparation: a detached process finishes it; kill -9 of that one
+    while its summary is in flight leaves nothing half-written."""
+    configure(isolated, fake_llm)
+    gate = threading.Event()  # summaries are held until the preparer is gone
+    # Past prepare_at, not the threshold: the turn ends while its summary is asked (held:
+    # the request run cut off when it exited, then the detached process's).
+    steps = Steps(18, gate=gate, held=2)
+    steps.install(isolated, fake_llm)
+    assert run_cli(capsys, "run", "go")[0] == 0
+    holder = detached_preparer(steps)
+    os.kill(holder.pid, signal.SIGKILL)
+    wait_for(lambda: preparer() is None, "the killed preparer's lock dropped")
+    gate.set()
+    assert db_rows("SELECT count(*) FROM prepared_summary") == [(0,)]
+    assert db_rows("SELECT compaction_id FROM session") == [(None,)]
+    code, _, err = run_cli(capsys, "run", "--continue", "go on")
+    assert code == 0, err
+    assert "go on" in json.dumps(normal_requests(fake_llm)[-1]["messages"])
+    wait_for(lambda: preparer() is None, "the next preparation done", STARTUP_TIMEOUT)
 
 
 # ---- preparations that outlive the command (context/preparing.py) -----------------------
@@ -276,14 +304,13 @@ def test_a_preparation_running_when_run_exits_is_finished_and_used_by_the_next_r
     isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     configure(isolated, fake_llm)
-    gate = threading.Event()  # the summary is held until `run` has exited
-    steps = Steps(18, gate=gate)  # past prepare_at (12,800 of 16,000), not the threshold
+    gate = threading.Event()  # summaries are held until `run` has exited and handed over
+    # Past prepare_at (12,800 of 16,000), not the threshold: the turn ends mid-preparation.
+    steps = Steps(18, gate=gate, held=2)
     steps.install(isolated, fake_llm)
     code, _, err = run_cli(capsys, "run", "go")
     assert code == 0, err
-    wait_for(lambda: bool(steps.summaries), "the detached preparation's request", STARTUP_TIMEOUT)
-    holder = preparer()  # `run` has returned; its preparation goes on in another process
-    assert holder is not None and holder.front_end == preparing.DETACHED
+    holder = detached_preparer(steps)  # `run` has returned; another process goes on
     listed = json.loads(run_cli(capsys, "sessions", "--json")[1])[0]["prepared_summaries"]
     assert listed["running"]["pid"] == holder.pid
     gate.set()
@@ -293,7 +320,7 @@ def test_a_preparation_running_when_run_exits_is_finished_and_used_by_the_next_r
     steps.steps = 30
     code, _, err = run_cli(capsys, "run", "--continue", "go on")
     assert code == 0, err
-    assert len(steps.summaries) == 1
+    assert len(steps.summaries) == 2  # the one run cut off when it exited, the detached one
     assert db_rows("SELECT status FROM prepared_summary") == [("used",)]
     assert db_rows("SELECT compaction_id IS NOT NULL FROM session") == [(1,)]
 
@@ -321,8 +348,10 @@ def test_a_session_left_past_prepare_at_starts_preparing_before_its_first_step(
     fake_llm.responder = respond
     assert run_cli(capsys, "run", "--continue", "status?")[0] == 0
     assert first_step == [True]
-    wait_for(lambda: preparer() is None, "the preparation done", STARTUP_TIMEOUT)
-    assert db_rows("SELECT status FROM prepared_summary") == [("ready",)]
+    # Written by this command, or (cut off when it exited) by the detached process.
+    ready = [("ready",)]
+    wait_for(lambda: db_rows("SELECT status FROM prepared_summary") == ready, "it", 120)
+    wait_for(lambda: preparer() is None, "no preparer left")
 
 
 async def test_one_session_is_never_prepared_by_two_preparers(

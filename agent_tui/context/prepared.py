@@ -96,9 +96,6 @@ def start(ctx: EngineContext, step: AssistantMessage, model: ModelInfo, agent: s
     running = ctx.preparing.get(session_id)
     if (running is not None and not running.done()) or preparing.elsewhere(ctx, session_id):
         return False
-    if ctx.front_end in preparing.HANDS_OFF:  # it exits before the summary is written
-        preparing.spawn(ctx, session_id, model.id, agent, step.id)
-        return True
     task = asyncio.create_task(_prepare_logged(ctx, session_id, model, agent, step.id))
     ctx.handed_over[session_id] = (model.id, agent, step.id)
     ctx.preparing[session_id] = task

@@ -1,11 +1,14 @@
 """Preparations that outlive the command that started them.
 
 `agent-tui run` exits when its turn ends, and the app, the ACP agent or the server may
-quit while a summary is being written. As git finishes an automatic gc after the command
-has returned, the summary is then written by a detached `agent-tui prepare` process
-(`spawn`), and the next command on that session uses it (or waits for the rest of it at
-the threshold: `wait_elsewhere`). `run` prepares that way from the start; the others
-prepare in their own process while they run and hand the work over when they close.
+quit while a summary is being written. Every front-end prepares in its own process while
+it runs; when it closes with a preparation under way, as git finishes an automatic gc
+after the command has returned, a detached `agent-tui prepare` process (`spawn`) writes
+the summary, and the next command on that session uses it (or waits for the rest of it
+at the threshold: `wait_elsewhere`). The hand-over starts the summariser call again (a
+process cannot pass on a request in flight); preparing in the command itself while it
+runs costs nothing more and is ready sooner than a process that must start first (a
+detached preparer asks 8-13 s after it is spawned: bench_prepared --processes).
 
 Whoever prepares a session's summary holds its lock in `<database dir>/prepare-locks`
 (the session locks' mechanism, storage/session_lock.py): two processes never prepare the
@@ -36,8 +39,6 @@ POLL = 0.1
 """Seconds between looks at another process's preparation while waiting for it."""
 DETACHED = "agent-tui prepare"
 """The front-end name of the detached process (the name its lock file gives)."""
-HANDS_OFF = ("agent-tui run",)
-"""Front-ends that exit when their turn ends: they prepare in a detached process."""
 
 
 def locks(ctx: EngineContext) -> SessionLocks:

@@ -404,7 +404,7 @@ class SessionLoop:
 
     def _prepare_after(self, outcome: str) -> bool:
         """Prepare a summary while the agent works on (more steps follow), or while the
-        person reads the answer (`run` exits: a detached process writes it,
+        person reads the answer (`run` exits then: a detached process finishes it,
         context/preparing.py)."""
         return outcome in ("continue", "stop")
 
