@@ -146,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     prepare = commands.add_parser("prepare")
     for flag in ("--session", "--model", "--agent", "--upto"):
         prepare.add_argument(flag, required=True)
+    prepare.add_argument("--standby-since", type=int)
 
     uncompact = commands.add_parser("uncompact", help=named("uncompact").help)
     _session_args(uncompact)

@@ -329,7 +329,9 @@ async def _prepare(args: argparse.Namespace, config: Config) -> int:
     from agent_tui.context.preparing import DETACHED, run_detached
 
     async with open_engine(config, DETACHED.removeprefix("agent-tui ")) as engine:
-        return await run_detached(engine.ctx, args.session, args.model, args.agent, args.upto)
+        return await run_detached(
+            engine.ctx, args.session, args.model, args.agent, args.upto, args.standby_since
+        )
 
 
 async def _context(args: argparse.Namespace, config: Config) -> int:

@@ -97,7 +97,10 @@ def start(ctx: EngineContext, step: AssistantMessage, model: ModelInfo, agent: s
     if (running is not None and not running.done()) or preparing.elsewhere(ctx, session_id):
         return False
     task = asyncio.create_task(_prepare_logged(ctx, session_id, model, agent, step.id))
-    ctx.handed_over[session_id] = (model.id, agent, step.id)
+    if ctx.front_end in preparing.STANDBY:
+        preparing.spawn(ctx, session_id, model.id, agent, step.id, standby=True)
+    else:
+        ctx.handed_over[session_id] = (model.id, agent, step.id)
     ctx.preparing[session_id] = task
 
     def forget(done: asyncio.Task[None]) -> None:

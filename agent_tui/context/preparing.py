@@ -8,7 +8,10 @@ the summary, and the next command on that session uses it (or waits for the rest
 at the threshold: `wait_elsewhere`). The hand-over starts the summariser call again (a
 process cannot pass on a request in flight); preparing in the command itself while it
 runs costs nothing more and is ready sooner than a process that must start first (a
-detached preparer asks 8-13 s after it is spawned: bench_prepared --processes).
+detached preparer asks 8-13 s after it is spawned: bench_prepared --processes). `run`,
+which exits as soon as its turn ends, starts a standby beside each preparation instead:
+it imports while the preparation runs, waits for its lock, and takes over at once if the
+preparation ended with no summary saved (the command exited or was killed).
 
 Whoever prepares a session's summary holds its lock in `<database dir>/prepare-locks`
 (the session locks' mechanism, storage/session_lock.py): two processes never prepare the
@@ -28,9 +31,14 @@ import sys
 
 from agent_tui import paths
 from agent_tui.engine_context import EngineContext
+from agent_tui.ids import now_ms
 from agent_tui.storage.session_lock import LockHolder, SessionLock, SessionLocks
 
 log = logging.getLogger(__name__)
+STANDBY = ("agent-tui run",)
+"""Front-ends that exit as soon as their turn ends: each preparation they start has a
+standby beside it, already started when the command exits (a process takes 5-13 s to
+start and ask: bench_prepared --processes)."""
 _children: list[subprocess.Popen[bytes]] = []
 """The detached processes this one started (reaped when they end, while it lives)."""
 
@@ -67,12 +75,23 @@ async def wait_elsewhere(ctx: EngineContext, session_id: str, abort: asyncio.Eve
     return not abort.is_set()
 
 
-def spawn(ctx: EngineContext, session_id: str, model: str, agent: str, upto: str) -> None:
-    """`agent-tui prepare` for the session, detached: it outlives this process."""
+def spawn(
+    ctx: EngineContext,
+    session_id: str,
+    model: str,
+    agent: str,
+    upto: str,
+    *,
+    standby: bool = False,
+) -> None:
+    """`agent-tui prepare` for the session, detached: it outlives this process.
+    `standby`: it waits for this process's own preparation and takes over only if that
+    one ends without a summary (this process exited or was killed)."""
     log_file = paths.data_dir() / "logs" / "prepare.log"
     log_file.parent.mkdir(parents=True, exist_ok=True)
     argv = [sys.executable, "-m", "agent_tui", "prepare", "--session", session_id]
     argv += ["--model", model, "--agent", agent, "--upto", upto]
+    argv += ["--standby-since", str(now_ms())] if standby else []
     _children[:] = [child for child in _children if child.poll() is None]
     with log_file.open("ab") as out:
         child = subprocess.Popen(
@@ -88,16 +107,27 @@ def spawn(ctx: EngineContext, session_id: str, model: str, agent: str, upto: str
 
 
 async def run_detached(
-    ctx: EngineContext, session_id: str, model: str, agent: str, upto: str
+    ctx: EngineContext,
+    session_id: str,
+    model: str,
+    agent: str,
+    upto: str,
+    standby_since: int | None = None,
 ) -> int:
     """The detached process's work: prepare unless another preparer holds the session,
-    within `prepare_max_age`; 0 whether or not a summary came of it."""
+    within `prepare_max_age`; 0 whether or not a summary came of it. A standby (spawned
+    at `standby_since` beside its command's own preparation) waits for that one's lock
+    and prepares only if it ended with no summary saved since."""
     from agent_tui.context.prepared import prepare
     from agent_tui.provider.limits import load_with_summariser
 
-    lock = claim(ctx, session_id)
+    if standby_since is None:
+        lock = claim(ctx, session_id)
+    else:
+        await load_with_summariser(model, ctx.config)  # litellm imported while it waits
+        lock = await _take_over(ctx, session_id, standby_since)
     if lock is None:
-        return 0  # another process prepares it
+        return 0  # another process prepares it, or the command's own preparation ended
     try:
         info = await load_with_summariser(model, ctx.config)
         work = prepare(ctx, session_id, info, agent, upto=upto)
@@ -107,3 +137,19 @@ async def run_detached(
     finally:
         lock.release()
     return 0
+
+
+async def _take_over(ctx: EngineContext, session_id: str, since: int) -> SessionLock | None:
+    """The lock once its command's preparation has let it go, when no summary was saved
+    since `since` (then that preparation was cut off); None otherwise or after
+    `prepare_max_age`."""
+    deadline = asyncio.get_running_loop().time() + ctx.config.compaction.prepare_max_age
+    while (lock := claim(ctx, session_id)) is None:
+        if asyncio.get_running_loop().time() > deadline:
+            return None
+        await asyncio.sleep(POLL)
+    saved = await ctx.db.prepared_summaries(session_id)
+    if any(p.created >= since for p in saved):
+        lock.release()
+        return None
+    return lock
