@@ -8,6 +8,9 @@ import threading
 import time
 
 _ALPHABET = string.ascii_letters + string.digits
+STEM = 20
+"""An id's prefix (`msg`, `prt`, `ses` and `_`) and its 16 hex digits of time and counter:
+what orders it. The rest is random."""
 _lock = threading.Lock()
 _last_ms = 0
 _counter = 0
@@ -31,8 +34,17 @@ def new_id(prefix: str) -> str:
             _last_ms = now
             _counter = 0
         counter = _counter
-    rand = "".join(secrets.choice(_ALPHABET) for _ in range(8))
-    return f"{prefix}_{now:012x}{counter:04x}{rand}"
+    return f"{prefix}_{now:012x}{counter:04x}{_random(8)}"
+
+
+def _random(length: int) -> str:
+    return "".join(secrets.choice(_ALPHABET) for _ in range(length))
+
+
+def copy_id(old: str) -> str:
+    """Another id that sorts where `old` does: the same stem, a new random tail (a fork's
+    copy of a message or part, session/fork.py)."""
+    return old[:STEM] + _random(len(old) - STEM)
 
 
 def session_id() -> str:

@@ -12,13 +12,12 @@ shared prefix from the provider's cache.
 
 from __future__ import annotations
 
-import secrets
-import string
 from typing import Any
 
 from agent_tui.context.uncompact import finished_summaries
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
+from agent_tui.ids import copy_id
 from agent_tui.ids import session_id as new_session_id
 from agent_tui.storage.models import (
     MessageWithParts,
@@ -27,13 +26,6 @@ from agent_tui.storage.models import (
     TodoItem,
     ToolPart,
 )
-from agent_tui.storage.search import ID_STEM
-
-_TAIL = string.ascii_letters + string.digits
-
-
-def _copy_id(old: str) -> str:
-    return old[:ID_STEM] + "".join(secrets.choice(_TAIL) for _ in range(len(old) - ID_STEM))
 
 
 def _rewrite(value: Any, ids: dict[str, str]) -> Any:
@@ -86,8 +78,8 @@ async def fork(ctx: EngineContext, session_id: str, message_id: str | None = Non
     fork_id = new_session_id()
     ids = {session_id: fork_id}
     for message in kept:
-        ids[message.info.id] = _copy_id(message.info.id)
-        ids.update((part.id, _copy_id(part.id)) for part in message.parts)
+        ids[message.info.id] = copy_id(message.info.id)
+        ids.update((part.id, copy_id(part.id)) for part in message.parts)
     session = original.model_copy(
         update={
             "id": fork_id,

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
+from agent_tui import ids
 from agent_tui.storage import rows
 from agent_tui.storage.base import DatabaseCore
 from agent_tui.storage.models import (
@@ -43,8 +44,6 @@ INDEX_PART = (
     "SELECT rowid, ?, ? FROM part WHERE id = ?"
 )
 BACKFILL_BATCH = 500
-ID_STEM = 20
-"""An id's prefix and its 16 hex digits of time and counter (ids.py)."""
 RECALL_TOOL = "recall"
 EXCERPT_TOKENS = 24
 RANK_WINDOW = 2_000
@@ -173,9 +172,9 @@ class SearchQueries(DatabaseCore):
     async def _own_id(self, session_id: str, item_id: str) -> str:
         """`item_id`, or this session's id with the same time-ordered stem: a fork's copy
         of what the model read in the original (session/fork.py)."""
-        if len(item_id) <= ID_STEM:
+        if len(item_id) <= ids.STEM:
             return item_id
-        stem = item_id[:ID_STEM]
+        stem = item_id[: ids.STEM]
         for table in ("part", "message"):
             found = await self._fetch(
                 f"SELECT id FROM {table} WHERE session_id = ? AND id BETWEEN ? AND ? "
