@@ -21,6 +21,8 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 pytest_plugins = ["tests.exit_guard"]  # a test that leaks a thread cannot hang the run
 
 MODEL = "openai/test-model"
+SMALL = {MODEL: {"limit": {"context": 10_000, "output": 2_000}}}
+"""`models` for a window of 10,000 with 2,000 for the answer: usable = 8,000."""
 PROVIDER_KEYS = (
     "OPENAI_API_KEY",
     "ANTHROPIC_API_KEY",

@@ -22,11 +22,10 @@ from agent_tui.storage.models import (
     ToolTime,
     UserMessage,
 )
-from tests.conftest import MODEL, write_config
+from tests.conftest import MODEL, SMALL, write_config
 from tests.engine_helpers import anthropic_body, is_summary_request, open_engine
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls, Usage
 
-SMALL = {MODEL: {"limit": {"context": 10_000, "output": 2_000}}}  # usable = 8,000
 CLAUDE = "anthropic/claude-sonnet-4-5"
 
 

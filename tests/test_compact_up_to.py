@@ -15,7 +15,7 @@ from agent_tui.session.engine import Engine
 from agent_tui.storage.models import UserMessage
 from agent_tui.tui.user_message_view import UserMessageView
 from tests.acp_client import RecordingClient, acp_agent, prompt
-from tests.conftest import MODEL, write_config
+from tests.conftest import SMALL, write_config
 from tests.engine_helpers import (
     conversation,
     is_summary_request,
@@ -26,8 +26,6 @@ from tests.engine_helpers import (
 )
 from tests.fake_openai import FakeOpenAI, Text
 from tests.tui_helpers import ask, open_app, type_and_send, wait_for
-
-SMALL = {MODEL: {"limit": {"context": 10_000, "output": 2_000}}}  # usable = 8,000
 
 
 async def three_turns(engine: Engine, fake_llm: FakeOpenAI) -> tuple[str, list[str]]:

@@ -12,7 +12,7 @@ from agent_tui.carry.restate import restated_text
 from agent_tui.session.engine import Engine
 from agent_tui.step.messages import CLEARED_OUTPUT, COMPACTION_QUESTION, CONTINUE_TEXT
 from agent_tui.storage.models import AssistantMessage, CompactionPart, Session, TextPart
-from tests.conftest import MODEL, write_config
+from tests.conftest import MODEL, SMALL, write_config
 from tests.engine_helpers import (
     conversation,
     ends_with_continue,
@@ -23,8 +23,6 @@ from tests.engine_helpers import (
     tool_pairs_ok,
 )
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls, Usage, context_overflow
-
-SMALL = {MODEL: {"limit": {"context": 10_000, "output": 2_000}}}  # usable = 8,000
 
 
 def bash(command: str, usage: Usage | None = None) -> ToolCalls:

@@ -21,12 +21,11 @@ from agent_tui.provider.limits import ModelInfo, Prices
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import AssistantMessage, Tokens
 from tests.acp_client import RecordingClient, acp_agent, prompt
-from tests.conftest import MODEL, write_config
+from tests.conftest import MODEL, SMALL, write_config
 from tests.engine_helpers import is_summary_request, open_engine, run_cli
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls, Usage, context_overflow
 from tests.tui_helpers import open_app, type_and_send, wait_for
 
-SMALL = {MODEL: {"limit": {"context": 10_000, "output": 2_000}}}  # usable = 8,000
 LIMIT = ModelLimit(context=10_000, output=2_000)
 
 
