@@ -99,8 +99,7 @@ def start(ctx: EngineContext, step: AssistantMessage, model: ModelInfo, agent: s
     task = asyncio.create_task(_prepare_logged(ctx, session_id, model, agent, step.id))
     if ctx.front_end in preparing.STANDBY:
         preparing.spawn(ctx, session_id, model.id, agent, step.id, standby=True)
-    else:
-        ctx.handed_over[session_id] = (model.id, agent, step.id)
+    ctx.handed_over[session_id] = (model.id, agent, step.id)
     ctx.preparing[session_id] = task
 
     def forget(done: asyncio.Task[None]) -> None:
@@ -121,10 +120,14 @@ def cancel(ctx: EngineContext, session_id: str | None = None) -> None:
 
 
 def hand_over(ctx: EngineContext) -> None:
-    """Closing: each preparation still running is finished by a detached process."""
+    """Closing: each preparation still running is finished by a detached process (its
+    standby, told so, when this front-end started one)."""
     for session_id, (model, agent, upto) in list(ctx.handed_over.items()):
         cancel(ctx, session_id)
-        preparing.spawn(ctx, session_id, model, agent, upto)
+        if ctx.front_end in preparing.STANDBY:
+            preparing.mark_cut(ctx, session_id)
+        else:
+            preparing.spawn(ctx, session_id, model, agent, upto)
 
 
 async def wait_running(ctx: EngineContext, session_id: str) -> None:

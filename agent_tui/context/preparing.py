@@ -28,6 +28,7 @@ import logging
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from agent_tui import paths
 from agent_tui.engine_context import EngineContext
@@ -43,6 +44,8 @@ _children: list[subprocess.Popen[bytes]] = []
 """The detached processes this one started (reaped when they end, while it lives)."""
 
 LOCK_DIR = "prepare-locks"
+GONE_WAIT = 1.0
+"""Seconds a standby that got the lock waits to see its command gone (killed)."""
 POLL = 0.1
 """Seconds between looks at another process's preparation while waiting for it."""
 DETACHED = "agent-tui prepare"
@@ -56,6 +59,16 @@ def locks(ctx: EngineContext) -> SessionLocks:
 def claim(ctx: EngineContext, session_id: str) -> SessionLock | None:
     """The session's preparation lock, or None while another preparer holds it."""
     return locks(ctx).try_acquire(session_id)
+
+
+def _cut(ctx: EngineContext, session_id: str) -> Path:
+    return locks(ctx).folder / f"{session_id}.cut"
+
+
+def mark_cut(ctx: EngineContext, session_id: str) -> None:
+    """The command closes with the session's preparation under way: its standby takes
+    over (rather than a process started now, which would ask 5-13 s later)."""
+    _cut(ctx, session_id).touch()
 
 
 def elsewhere(ctx: EngineContext, session_id: str) -> LockHolder | None:
@@ -124,8 +137,9 @@ async def run_detached(
     if standby_since is None:
         lock = claim(ctx, session_id)
     else:
+        parent = os.getppid()  # the command: another parent once it is gone
         await load_with_summariser(model, ctx.config)  # litellm imported while it waits
-        lock = await _take_over(ctx, session_id, standby_since)
+        lock = await _take_over(ctx, session_id, standby_since, parent)
     if lock is None:
         return 0  # another process prepares it, or the command's own preparation ended
     try:
@@ -139,17 +153,26 @@ async def run_detached(
     return 0
 
 
-async def _take_over(ctx: EngineContext, session_id: str, since: int) -> SessionLock | None:
-    """The lock once its command's preparation has let it go, when no summary was saved
-    since `since` (then that preparation was cut off); None otherwise or after
+async def _take_over(
+    ctx: EngineContext, session_id: str, since: int, parent: int
+) -> SessionLock | None:
+    """The lock once its command's preparation has let it go, when that preparation was
+    cut off: the command said so as it closed, or it is gone (killed); and no summary was
+    saved since `since` (another standby took over). None otherwise (the preparation
+    ended as preparations do, with a summary or with nothing to do) or after
     `prepare_max_age`."""
-    deadline = asyncio.get_running_loop().time() + ctx.config.compaction.prepare_max_age
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + ctx.config.compaction.prepare_max_age
     while (lock := claim(ctx, session_id)) is None:
-        if asyncio.get_running_loop().time() > deadline:
+        if loop.time() > deadline:
             return None
         await asyncio.sleep(POLL)
+    cut, gone_by = _cut(ctx, session_id), loop.time() + GONE_WAIT
+    while not (told := cut.exists()) and os.getppid() == parent and loop.time() < gone_by:
+        await asyncio.sleep(POLL)  # a killed command drops the lock before it is gone
+    cut.unlink(missing_ok=True)
     saved = await ctx.db.prepared_summaries(session_id)
-    if any(p.created >= since for p in saved):
-        lock.release()
-        return None
-    return lock
+    if (told or os.getppid() != parent) and not any(p.created >= since for p in saved):
+        return lock
+    lock.release()
+    return None
