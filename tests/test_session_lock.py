@@ -181,9 +181,11 @@ def test_app_queues_for_a_session_busy_in_another_process(
             await wait_for(
                 pilot, lambda: any(v.queued for v in app.query(UserMessageView)), "queued mark"
             )
-            status = str(app.status_line.render())
-            assert f"Working in agent-tui run (pid {owner.pid})" in status
-            assert "queued" in status
+            busy = f"Working in agent-tui run (pid {owner.pid})"
+            await wait_for(  # drawn from the follower's status, an event after the mark
+                pilot, lambda: busy in str(app.status_line.render()), "the busy status"
+            )
+            assert "queued" in str(app.status_line.render())
             gate.set()  # the other process's loop reads the message and answers it
             await wait_for(
                 pilot, lambda: view_text(app) == "Answer for the app.", "the answer shown"
