@@ -101,6 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="run a command the sandbox blocked again outside it (the result says so)",
     )
     run.add_argument(
+        "--trust",
+        action="store_true",
+        help="trust this project's own hooks (its agent-tui.json) from now on, and run them",
+    )
+    run.add_argument(
         "--attach",
         metavar="URL",
         help="send the prompt to a running `agent-tui serve` (URL, or auto: the one on this "
@@ -266,6 +271,11 @@ def main(argv: list[str] | None = None) -> int:
             from agent_tui.server.main import serve
 
             return serve(args.host, args.port, args.token)
+        if args.command == "run" and args.trust:  # before attaching: the server reads it too
+            from agent_tui.config import load_config
+            from agent_tui.hooks import trust
+
+            trust.trust([source for source in load_config().hook_sources if source.project])
         if args.command == "run":
             from agent_tui.attach.run import attach_target, run_attached
 

@@ -17,10 +17,11 @@ from pydantic import (
 )
 
 from agent_tui.config_files import CONFIG_FILE_NAME as CONFIG_FILE_NAME
-from agent_tui.config_files import check_attach, config_files
+from agent_tui.config_files import check_attach, config_files, is_project_file
 from agent_tui.config_files import deep_merge as _deep_merge
 from agent_tui.config_files import read_json as _read_json
 from agent_tui.errors import ConfigError
+from agent_tui.hooks.settings import HookMatcher, HookSource, check_events
 from agent_tui.keybinds import DEFAULT_KEYS
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4-6"
@@ -379,9 +380,22 @@ class Config(_Strict):
     """`agent-tui run`: whether it sends its prompt to a running `agent-tui serve`."""
     server: ServerConfig = Field(default_factory=ServerConfig)
     """`agent-tui serve`: where it listens (its token is in the data dir, see README)."""
+    hooks: dict[str, list[HookMatcher]] = Field(default_factory=dict)
+    """Commands run at fixed points, in Claude Code's shape (docs/hooks.md): event name ->
+    [{matcher, hooks: [{type: "command", command, timeout}]}]. The global and project
+    files' hooks all run; a project's own only once it is trusted."""
+    trust_project_hooks: bool = False
+    """Run every project's own hooks without asking (read from your own config only)."""
+
+    @field_validator("hooks")
+    @classmethod
+    def _hook_events(cls, value: dict[str, list[HookMatcher]]) -> dict[str, list[HookMatcher]]:
+        return check_events(value)
 
     # Where each value came from, for error messages; not part of the file format.
     sources: list[str] = Field(default_factory=list, exclude=True)
+    hook_sources: list[HookSource] = Field(default_factory=list, exclude=True)
+    """Each file's hooks (they add up, as in Claude Code, instead of replacing)."""
 
     def resolve_env(self) -> Config:
         """Apply environment overrides that win over the file."""
@@ -446,14 +460,20 @@ def load_config(overrides: dict[str, Any] | None = None) -> Config:
     """Load and validate the config; raise ConfigError naming the file and field."""
     files = config_files()
     merged: dict[str, Any] = {}
+    hook_sources: list[HookSource] = []
+    trust_all = False
     for path in files:
         data = _read_json(path)
         try:
-            Config.model_validate(data)
+            checked = Config.model_validate(data)
         except ValidationError as exc:
             details = "\n".join("  " + _describe_error(e) for e in exc.errors()[:10])
             raise ConfigError(f"Invalid config in {path}:\n{details}") from exc
-        merged = _deep_merge(merged, data)
+        project = is_project_file(path)
+        if checked.hooks:
+            hook_sources.append(HookSource(str(path), checked.hooks, project=project))
+        trust_all = trust_all or (checked.trust_project_hooks and not project)
+        merged = _deep_merge(merged, {k: v for k, v in data.items() if k != "hooks"})
     if overrides:
         merged = _deep_merge(merged, overrides)
     try:
@@ -462,4 +482,6 @@ def load_config(overrides: dict[str, Any] | None = None) -> Config:
         details = "\n".join("  " + _describe_error(e) for e in exc.errors()[:10])
         raise ConfigError(f"Invalid config (command-line options):\n{details}") from exc
     config.sources = [str(p) for p in files]
+    config.hook_sources = hook_sources
+    config.trust_project_hooks = trust_all  # a project cannot trust its own hooks
     return config.resolve_env()

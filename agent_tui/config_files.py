@@ -82,6 +82,11 @@ def config_files() -> list[Path]:
     return [p for p in candidates if p.is_file()]
 
 
+def is_project_file(path: Path) -> bool:
+    """The project's own config (the working directory's), not the person's own files."""
+    return not os.environ.get("AGENT_TUI_CONFIG") and path == Path.cwd() / CONFIG_FILE_NAME
+
+
 def raw_value(*keys: str) -> Any:
     """One value of the merged files, unvalidated (None when no file sets it)."""
     merged: dict[str, Any] = {}

@@ -19,6 +19,8 @@ from agent_tui.config import (
 )
 from agent_tui.errors import ConfigError
 from agent_tui.events import Event, MessageUpdated, Notice, PartUpdated
+from agent_tui.hooks import trust
+from agent_tui.hooks.runner import Hooks
 from agent_tui.redact import Redactor
 from agent_tui.sandbox import Sandbox
 from agent_tui.secrets import ToolEnvironment
@@ -68,6 +70,8 @@ class EngineContext:
     finish it when this engine closes (context/preparing.py)."""
     sandbox: Sandbox = field(init=False)
     """Where commands and local MCP servers run (sandbox/)."""
+    hooks: Hooks = field(init=False)
+    """The person's hook commands (hooks/): the same for every front-end."""
     front_end: str = "agent-tui"
     """What runs this engine (`agent-tui run`, `the agent-tui app`, …): named to another
     process that finds a session busy here."""
@@ -79,6 +83,11 @@ class EngineContext:
         )
         self.redact = Redactor(self.tool_env.known_secrets(_configured_keys(self.config)))
         self.sandbox = _sandbox(self)
+        self.hooks = Hooks(
+            self.config.hook_sources,
+            trusted=lambda source: self.config.trust_project_hooks or trust.is_trusted(source),
+            warn=lambda line: self.publish(Notice(level="warning", message=line)),
+        )
 
     def publish(self, event: Event) -> None:
         self.bus.publish(event)

@@ -67,7 +67,7 @@ class Text:
     """A streamed text answer, `chunk_size` characters per delta, `delay` s between deltas."""
 
     text: str
-    chunk_size: int = 4
+    chunk_size: int = 13
     usage: Usage | None = None  # None: estimated from the request and reply lengths
     delay: float = 0.0
     reasoning: str | None = None  # streamed as delta.reasoning_content before the text
@@ -91,7 +91,7 @@ class ToolCalls:
     text: str = ""
     usage: Usage | None = None
     argument_parts: int = 3
-    chunk_size: int = 4
+    chunk_size: int = 13
     delay: float = 0.0
 
     def normalised_calls(self) -> list[Call]:

@@ -74,6 +74,7 @@ def announce_left_out(ctx: EngineContext, session_id: str, summary: AssistantMes
 def after_summary_blocks(info: AssistantMessage) -> list[str]:
     """The texts restated after a summary besides the person's words, todos and plan."""
     texts = [pins_text(info.pins, info.pins_left_out, info.pin_budget), ledger_text(info.ledger)]
+    texts.append(f"[PostCompact hook]\n{info.hook_context}" if info.hook_context else "")
     return [text for text in texts if text]
 
 

@@ -11,7 +11,7 @@ from agent_tui.agents import DEFAULT_AGENT
 from agent_tui.budget.overflow import fits
 from agent_tui.carry.carried import carry_into
 from agent_tui.carry.restate import todos_block
-from agent_tui.context import prepared
+from agent_tui.context import compaction_hooks, prepared
 from agent_tui.context.boundary import install, new_summary
 from agent_tui.context.compaction_plan import (
     SUMMARY_REQUEST,
@@ -116,6 +116,23 @@ async def abortable(coro: Any, abort: asyncio.Event) -> Any:
 
 
 async def process(
+    ctx: EngineContext,
+    session: Session,
+    history: list[MessageWithParts],
+    request_msg: MessageWithParts,
+    part: CompactionPart,
+    model: ModelInfo,
+    abort: asyncio.Event,
+) -> StepOutcome:
+    """`_process` between the person's PreCompact and PostCompact hooks."""
+    await compaction_hooks.before(ctx, session, part)
+    outcome = await _process(ctx, session, history, request_msg, part, model, abort)
+    if outcome == "stop":
+        await compaction_hooks.after(ctx, session, part)
+    return outcome
+
+
+async def _process(
     ctx: EngineContext,
     session: Session,
     history: list[MessageWithParts],

@@ -28,6 +28,7 @@ from agent_tui.provider.limits import ModelInfo, load_with_summariser
 from agent_tui.session import fork, pins
 from agent_tui.session import undo as turns
 from agent_tui.session.follow import Follower, run_until_read
+from agent_tui.session.hook_points import MAX_STOP_CONTINUES, HookPoints
 from agent_tui.session.loop import LoopResult
 from agent_tui.session.mentions import resolve_mentions
 from agent_tui.session.pins import PinChange, PinList
@@ -73,6 +74,8 @@ class Engine:
         """Sessions whose lock a prompt here took and whose run has not started yet."""
         self._newest: dict[str, str] = {}
         """Per session: the newest message sent from this engine (what a follower waits for)."""
+        self.hook_points = HookPoints(ctx)
+        """SessionStart, UserPromptSubmit, Stop and SessionEnd (the person's hooks)."""
         self.saved_outputs_cleanup: Future[int] = start_cleanup(
             ctx.output_dir, ctx.config.truncation.retention_days
         )
@@ -228,6 +231,7 @@ class Engine:
         windows.start_probe(model, self.ctx.config)
         # Fail before saving anything the model can't answer.
         await check_credentials(model, self.ctx.config)
+        context = [*context, *await self.hook_points.before_prompt(session, text)]
         busy, lock = self._claim(session_id)
         try:
             await self._save_prompt(
@@ -642,9 +646,26 @@ class Engine:
             await self.mcp.wait_ready()
             if self._instruction_urls is not None:  # in the system prompt from the first request
                 await asyncio.shield(self._instruction_urls)
-            return await run_until_read(self.ctx, session_id, abort)
+            result = await run_until_read(self.ctx, session_id, abort)
+            for continues in range(MAX_STOP_CONTINUES + 1):
+                if result.outcome != "stop" or abort.is_set():
+                    break
+                reason = await self.hook_points.after_turn(session_id, continues)
+                if reason is None:
+                    break
+                await self._continue_for_hook(session_id, reason)
+                result = await run_until_read(self.ctx, session_id, abort)
+            return result
         finally:
             lock.release()
+
+    async def _continue_for_hook(self, session_id: str, reason: str) -> None:
+        """A Stop hook blocked the stop: its reason is the next message, for the model
+        and agent of the last one."""
+        session = await self.ctx.db.get_session(session_id)
+        newest, _ = await self.ctx.db.recent_messages(session_id, 50)
+        last = next(m.info for m in reversed(newest) if isinstance(m.info, UserMessage))
+        await self._save_prompt(session, reason, last.model, last.agent, queued=False)
 
     async def wait_idle(self, session_id: str) -> None:
         """Until the session's running loop (if any) has finished."""
@@ -659,6 +680,7 @@ class Engine:
         if self._instruction_urls is not None and not self._instruction_urls.done():
             self._instruction_urls.cancel()
         prepared.hand_over(self.ctx)  # finished by a detached process, used next time
+        await self.hook_points.end()
         await self.mcp.close()
         await self.ctx.sandbox.close()
 

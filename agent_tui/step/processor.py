@@ -27,6 +27,7 @@ from agent_tui.provider.events import (
     parse_arguments,
 )
 from agent_tui.provider.limits import ModelInfo, cost_of
+from agent_tui.step import tool_hooks
 from agent_tui.step.doom_loop import repeat_refusal
 from agent_tui.step.live_output import LiveOutput
 from agent_tui.step.messages import INTERRUPTED_OUTPUT
@@ -51,6 +52,7 @@ from agent_tui.storage.models import (
     ToolTime,
 )
 from agent_tui.storage.snapshot import SnapshotError
+from agent_tui.tool.base import ToolContext, ToolResult
 
 FILE_CHANGING_TOOLS = {"edit", "write"}
 CONCURRENT_TOOLS = frozenset({"task"})
@@ -379,7 +381,7 @@ class StepProcessor:
             await self._save(part, flush=True)
             return
         try:
-            result = await self.ctx.registry.run(call.name, call.arguments, tool_ctx)
+            result = await self._run_hooked(call, tool_ctx)
         except Exception as exc:  # a ToolError, or a tool bug that must not kill the session
             text = str(exc)
             if not isinstance(exc, ToolError):
@@ -403,6 +405,18 @@ class StepProcessor:
             if isinstance(files, list):
                 self._changed.extend(f for f in files if f not in self._changed)
         await self._save(part, flush=True)
+
+    async def _run_hooked(self, call: ToolCallReady, tool_ctx: ToolContext) -> ToolResult:
+        """The call between the person's PreToolUse and PostToolUse hooks."""
+        session_id = self.assistant.session_id
+        blocked = await tool_hooks.before(self.ctx, session_id, self.directory, call)
+        if blocked is not None:
+            raise ToolError(blocked)
+        result = await self.ctx.registry.run(call.name, call.arguments, tool_ctx)
+        added = await tool_hooks.after(self.ctx, session_id, self.directory, call, result.output)
+        if added:
+            result = result.model_copy(update={"output": f"{result.output}\n\n{added}"})
+        return result
 
     # ---- endings ----------------------------------------------------------------------
 

@@ -145,6 +145,8 @@ class AssistantMessage(_Model):
     ledger: list[FileRecord] = Field(default_factory=list)
     """On a summary: every file read, created, edited or deleted in what it replaces,
     the earlier summaries' ledgers included; restated after it, written by code."""
+    hook_context: str | None = None
+    """On a summary: what the person's PostCompact hooks added, restated after it."""
 
 
 Message = Annotated[UserMessage | AssistantMessage, Field(discriminator="role")]

@@ -279,14 +279,6 @@ class ToolRegistry:
         view = ToolRegistry(tools, AgentPolicy(agent, modes, also))
         self._views[key] = view
         return view
-        tools += [
-            cls() for name, cls in AGENT_ONLY_TOOLS.items() if agent.tool_enabled(name, False)
-        ]
-        view = ToolRegistry(tools, AgentPolicy(agent, modes, also))
-        self._views[tuple(id(k) for k in key)] = view
-        self._view_keys = getattr(self, "_view_keys", [])
-        self._view_keys.append(key)  # the objects whose ids key the cache stay alive
-        return view
 
     def view(self, names: Iterable[str]) -> ToolRegistry:
         """A registry of only these tools (a subagent's set): the model is offered only

@@ -1,0 +1,58 @@
+"""PreCompact and PostCompact (hooks/) around a compaction, automatic or manual. A
+PreCompact hook that blocks stops a manual compaction (an automatic one must go on: the
+history no longer fits); what PostCompact hooks add is kept on the summary and restated
+after it from the next request on, as pins are."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_tui.engine_context import EngineContext
+from agent_tui.errors import CompactionError
+from agent_tui.events import Notice
+from agent_tui.step.messages import summary_for, summary_text
+from agent_tui.storage.models import AssistantMessage, CompactionPart, Session
+
+
+def _payload(session: Session, part: CompactionPart) -> dict[str, object]:
+    return {
+        "session_id": session.id,
+        "transcript_path": None,
+        "trigger": "auto" if part.auto else "manual",
+        "custom_instructions": part.instructions or "",
+    }
+
+
+async def before(ctx: EngineContext, session: Session, part: CompactionPart) -> None:
+    if not ctx.hooks.any_for("PreCompact"):
+        return
+    payload = _payload(session, part)
+    trigger = str(payload["trigger"])
+    result = await ctx.hooks.fire("PreCompact", Path(session.directory), payload, subject=trigger)
+    if not result.blocked:
+        return
+    if not part.auto:
+        raise CompactionError(f"A PreCompact hook stopped the compaction: {result.reason}")
+    ctx.publish(
+        Notice(
+            session_id=session.id,
+            level="warning",
+            message=f"A PreCompact hook objected, but the history no longer fits: "
+            f"compacting anyway ({result.reason})",
+        )
+    )
+
+
+async def after(ctx: EngineContext, session: Session, part: CompactionPart) -> None:
+    if not ctx.hooks.any_for("PostCompact") or session.compaction_id is None:
+        return
+    messages = await ctx.db.messages(session.id, since_id=session.compaction_id)
+    found = summary_for(messages, session.compaction_id)
+    if found is None or not isinstance(found.info, AssistantMessage):
+        return
+    payload = {**_payload(session, part), "summary": summary_text(found)}
+    trigger = str(payload["trigger"])
+    result = await ctx.hooks.fire("PostCompact", Path(session.directory), payload, subject=trigger)
+    if result.context:
+        found.info.hook_context = "\n\n".join(result.context)
+        await ctx.db.upsert_message(found.info, flush=True)

@@ -1,0 +1,106 @@
+"""The `hooks` config key, in Claude Code's shape: event name -> list of
+`{matcher, hooks: [{type: "command", command, timeout}]}`. A Claude Code settings file's
+`hooks` block, copied as is, is valid here (events agent-tui does not fire are kept and
+listed as such in `agent-tui context`)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+FIRED = (
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "Stop",
+    "SessionStart",
+    "SessionEnd",
+    "PreCompact",
+    "PostCompact",
+)
+"""The events agent-tui fires."""
+NOT_FIRED = ("Notification", "SubagentStop", "SubagentStart", "PermissionRequest")
+"""Claude Code events a copied settings file may name: accepted, never fired here."""
+
+CLAUDE_TOOL_NAMES = {
+    "bash": "Bash",
+    "read": "Read",
+    "edit": "Edit",
+    "write": "Write",
+    "grep": "Grep",
+    "glob": "Glob",
+    "list": "LS",
+    "webfetch": "WebFetch",
+    "todowrite": "TodoWrite",
+    "todoread": "TodoRead",
+    "task": "Task",
+}
+"""agent-tui's tools by the names Claude Code gives their counterparts: a matcher may use
+either, so existing scripts work (their inputs have the same field names)."""
+DEFAULT_TIMEOUT = 60.0
+"""Seconds a hook command may run (Claude Code's default)."""
+
+
+class HookCommand(BaseModel):
+    model_config = ConfigDict(extra="allow")  # fields newer Claude Code versions add
+
+    type: str = "command"
+    """Only "command" hooks run here; other types are listed as skipped."""
+    command: str = ""
+    """A shell command; the event arrives as JSON on its stdin."""
+    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
+    """Seconds before it is stopped (a one-line warning; the session goes on)."""
+
+
+class HookMatcher(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    matcher: str = ""
+    """A regular expression matched against the whole tool name (PreToolUse,
+    PostToolUse), the trigger (PreCompact, PostCompact: manual / auto) or the source
+    (SessionStart: startup / resume); "" or "*" match everything."""
+    hooks: list[HookCommand] = Field(default_factory=list)
+
+    @field_validator("matcher")
+    @classmethod
+    def _valid_pattern(cls, value: str) -> str:
+        if value not in ("", "*"):
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a regular expression ({exc})") from exc
+        return value
+
+    def matches(self, subject: str | None) -> str | None:
+        """The name it matched `subject` by (a tool's Claude Code name when that is the
+        one the pattern names), or None."""
+        if self.matcher in ("", "*") or subject is None:
+            return subject or ""
+        for name in (subject, CLAUDE_TOOL_NAMES.get(subject)):
+            if name is not None and re.fullmatch(self.matcher, name):
+                return name
+        return None
+
+
+HooksConfig = dict[str, list[HookMatcher]]
+
+
+@dataclass(frozen=True)
+class HookSource:
+    """The hooks one config file defines."""
+
+    path: str
+    hooks: HooksConfig
+    project: bool = False
+    """From the project's own config file: runs only once the project is trusted."""
+
+
+def check_events(value: HooksConfig) -> HooksConfig:
+    unknown = sorted(set(value) - set(FIRED) - set(NOT_FIRED))
+    if unknown:
+        raise ValueError(
+            f"unknown hook event {', '.join(unknown)}; valid: {', '.join(FIRED + NOT_FIRED)}"
+        )
+    return value

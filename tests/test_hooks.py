@@ -1,0 +1,318 @@
+"""Hooks (agent_tui/hooks/) with real scripts: a Python script that logs the event it got
+on stdin and answers as told (exit 2 with a reason, JSON context, plain stdout, a hang).
+Hooks go in the person's own config unless a test is about a project's hooks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_tui import paths
+from agent_tui.storage.models import TextPart, UserMessage
+from tests.conftest import SMALL, write_config
+from tests.engine_helpers import is_summary_request, open_engine, run_cli, text_of
+from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls, Usage
+
+SCRIPT = """
+import json, pathlib, sys, time
+event = json.load(sys.stdin)
+log, mode = pathlib.Path(sys.argv[1]), sys.argv[2]
+with log.open("a") as out:
+    out.write(json.dumps(event) + "\\n")
+if mode == "block":
+    print("REASON: not in this repository", file=sys.stderr)
+    sys.exit(2)
+if mode == "block-once" and not event.get("stop_hook_active"):
+    print("run the tests first", file=sys.stderr)
+    sys.exit(2)
+if mode == "context":
+    name = event["hook_event_name"]
+    specific = {"hookEventName": name, "additionalContext": f"CONTEXT-FROM-{name}"}
+    print(json.dumps({"hookSpecificOutput": specific}))
+if mode == "plain":
+    print("PLAIN-CONTEXT-7")
+if mode == "hang":
+    time.sleep(60)
+if mode == "fail":
+    print("broken script", file=sys.stderr)
+    sys.exit(1)
+"""
+
+
+class Hook:
+    """The script, its log, and the config entries that run it."""
+
+    def __init__(self, root: Path) -> None:
+        self.script = root / "hook.py"
+        self.script.write_text(SCRIPT, encoding="utf-8")
+        self.log = root / "hook-events.jsonl"
+
+    def command(self, mode: str = "ok") -> str:
+        return f"{sys.executable} {self.script} {self.log} {mode}"
+
+    def entry(self, mode: str = "ok", matcher: str = "", timeout: float | None = None) -> dict:
+        hook: dict[str, Any] = {"type": "command", "command": self.command(mode)}
+        if timeout is not None:
+            hook["timeout"] = timeout
+        return {"matcher": matcher, "hooks": [hook]}
+
+    def events(self) -> list[dict[str, Any]]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+    def names(self) -> list[str]:
+        return [event["hook_event_name"] for event in self.events()]
+
+
+@pytest.fixture
+def hook(tmp_path: Path) -> Hook:
+    return Hook(tmp_path)
+
+
+def own_config(hooks: dict[str, list[dict]], **more: Any) -> None:
+    """The person's own config file (hooks there run without asking)."""
+    path = paths.config_dir() / "config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"hooks": hooks, **more}), encoding="utf-8")
+
+
+async def stored_messages() -> int:
+    async with open_engine() as engine:
+        sessions = await engine.ctx.db.list_sessions()
+        return sum([len(await engine.ctx.db.all_messages(s.id)) for s in sessions])
+
+
+def bash(command: str) -> ToolCalls:
+    return ToolCalls([Call("bash", json.dumps({"command": command}))])
+
+
+def tool_message(request: dict[str, Any]) -> str:
+    return next(m["content"] for m in reversed(request["messages"]) if m["role"] == "tool")
+
+
+def test_pre_tool_use_exit_2_blocks_bash_and_the_model_reads_why(
+    configured: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    own_config({"PreToolUse": [hook.entry("block", matcher="Bash")]})
+    marker = Path.cwd() / "ran.txt"
+    configured.script(bash(f"touch {marker}"), Text("understood"))
+    code, _, err = run_cli(capsys, "run", "make the file")
+    assert code == 0, err
+    assert not marker.exists(), "the blocked call was not run"
+    reason = tool_message(configured.requests[1])
+    assert "PreToolUse hook blocked this bash call" in reason
+    assert "REASON: not in this repository" in reason
+    (event,) = hook.events()
+    assert event["hook_event_name"] == "PreToolUse"
+    assert event["tool_name"] == "Bash", "Claude Code's name, as the matcher used it"
+    assert event["tool_input"] == {"command": f"touch {marker}"}
+    assert event["cwd"] == str(Path.cwd()) and event["session_id"].startswith("ses_")
+
+
+def test_post_tool_use_context_reaches_the_model_and_other_tools_do_not_match(
+    configured: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    own_config({"PostToolUse": [hook.entry("context", matcher="bash|Write")]})
+    (Path.cwd() / "notes.txt").write_text("hello\n")
+    configured.script(
+        bash("echo from-bash"),
+        ToolCalls([Call("read", json.dumps({"file_path": "notes.txt"}))]),
+        Text("done"),
+    )
+    code, _, err = run_cli(capsys, "run", "look")
+    assert code == 0, err
+    after_bash = tool_message(configured.requests[1])
+    assert "from-bash" in after_bash and "CONTEXT-FROM-PostToolUse" in after_bash
+    assert "CONTEXT-FROM" not in tool_message(configured.requests[2]), "read did not match"
+    (event,) = hook.events()
+    assert event["tool_name"] == "bash" and "from-bash" in event["tool_response"]["output"]
+
+
+def test_user_prompt_submit_blocks_a_prompt_and_nothing_is_saved(
+    configured: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    own_config({"UserPromptSubmit": [hook.entry("block")]})
+    code, _, err = run_cli(capsys, "run", "delete everything")
+    assert code != 0
+    assert "UserPromptSubmit hook blocked the prompt: REASON: not in this repository" in err
+    assert "Traceback" not in err
+    assert configured.requests == []
+    assert asyncio.run(stored_messages()) == 0
+    assert hook.events()[0]["prompt"] == "delete everything"
+
+
+def test_prompt_and_session_start_context_reach_the_model(
+    configured: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    own_config(
+        {
+            "UserPromptSubmit": [hook.entry("plain")],
+            "SessionStart": [hook.entry("context", matcher="startup")],
+        }
+    )
+    configured.script(Text("hi"))
+    code, _, err = run_cli(capsys, "run", "hello")
+    assert code == 0, err
+    sent = json.dumps(configured.requests[0]["messages"])
+    assert "PLAIN-CONTEXT-7" in sent and "CONTEXT-FROM-SessionStart" in sent
+    assert hook.names() == ["SessionStart", "UserPromptSubmit"]
+    assert hook.events()[0]["source"] == "startup"
+
+
+async def test_pre_and_post_compact_fire_around_manual_and_automatic_compactions(
+    isolated: Path, fake_llm: FakeOpenAI, hook: Hook
+) -> None:
+    write_config(isolated, fake_llm, models=SMALL)
+    own_config(
+        {"PreCompact": [hook.entry("ok")], "PostCompact": [hook.entry("context", matcher="")]}
+    )
+    fake_llm.script(
+        Text("first answer"),
+        Text("MANUAL-SUMMARY"),
+        # Over usable (8,000) after this step: compacts before the next call.
+        ToolCalls([Call("bash", json.dumps({"command": "echo one"}))], usage=Usage(8_500, 100)),
+        Text("AUTO-SUMMARY"),
+        Text("after the automatic one"),
+    )
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+        await engine.prompt(session.id, "first question")
+        result = await engine.compact(session.id, "keep the numbers")
+        assert result is not None and result.outcome == "stop"
+        result = await engine.prompt(session.id, "second question")
+        assert result is not None and result.outcome == "stop", result
+    compacts = [e for e in hook.events() if e["hook_event_name"].endswith("Compact")]
+    assert [(e["hook_event_name"], e["trigger"]) for e in compacts] == [
+        ("PreCompact", "manual"),
+        ("PostCompact", "manual"),
+        ("PreCompact", "auto"),
+        ("PostCompact", "auto"),
+    ]
+    assert compacts[0]["custom_instructions"] == "keep the numbers"
+    assert compacts[1]["summary"] == "MANUAL-SUMMARY"
+    assert compacts[3]["summary"] == "AUTO-SUMMARY"
+    # PostCompact's context is restated after the summary from the next request on.
+    after_manual = fake_llm.requests[2]
+    assert "MANUAL-SUMMARY" in json.dumps(after_manual["messages"])
+    assert "CONTEXT-FROM-PostCompact" in json.dumps(after_manual["messages"])
+    last = fake_llm.requests[-1]
+    assert not is_summary_request(last)
+    assert "AUTO-SUMMARY" in json.dumps(last["messages"])
+    assert "CONTEXT-FROM-PostCompact" in json.dumps(last["messages"])
+
+
+def test_pre_compact_exit_2_stops_a_manual_compaction(
+    configured: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    own_config({"PreCompact": [hook.entry("block", matcher="manual")]})
+    configured.script(Text("answer"))
+    assert run_cli(capsys, "run", "question")[0] == 0
+    code, _, err = run_cli(capsys, "compact", "--continue")
+    assert code != 0 and "PreCompact hook stopped the compaction" in err
+    assert len(configured.requests) == 1, "no summariser call"
+
+
+def test_a_claude_code_settings_block_copied_as_is_works(
+    configured: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = {
+        "hooks": {
+            "PreToolUse": [
+                {
+                    "matcher": "Edit|MultiEdit|Write",
+                    "hooks": [{"type": "command", "command": hook.command("block"), "timeout": 30}],
+                }
+            ],
+            "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}],
+            "SubagentStop": [{"hooks": [{"type": "command", "command": "true"}]}],
+        }
+    }
+    own_config(settings["hooks"])
+    target = Path.cwd() / "new.txt"
+    write = Call("write", json.dumps({"file_path": str(target), "content": "x"}))
+    configured.script(ToolCalls([write]), bash("echo fine"), Text("ok"))
+    code, _, err = run_cli(capsys, "run", "write it")
+    assert code == 0, err
+    assert not target.exists()
+    assert "PreToolUse hook blocked this write call" in tool_message(configured.requests[1])
+    assert "fine" in tool_message(configured.requests[2]), "bash does not match Edit|Write"
+    assert [e["tool_name"] for e in hook.events()] == ["Write"]
+
+
+def test_a_project_hook_runs_only_once_the_project_is_trusted(
+    isolated: Path, fake_llm: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_config(isolated, fake_llm, hooks={"UserPromptSubmit": [hook.entry("ok")]})
+    fake_llm.script(Text("one"), Text("two"), Text("three"))
+    code, _, err = run_cli(capsys, "run", "first")
+    assert code == 0, err
+    assert hook.events() == [], "an untrusted project's hook did not run"
+    assert "did not run: this project is not trusted" in err
+    assert "agent-tui run --trust" in err
+    code, _, err = run_cli(capsys, "run", "--trust", "second")
+    assert code == 0, err
+    assert [e["prompt"] for e in hook.events()] == ["second"]
+    code, _, err = run_cli(capsys, "run", "third")  # trusted from now on
+    assert [e["prompt"] for e in hook.events()] == ["second", "third"]
+    # Changed hooks are asked about again.
+    write_config(isolated, fake_llm, hooks={"UserPromptSubmit": [hook.entry("plain")]})
+    fake_llm.script(Text("four"))
+    run_cli(capsys, "run", "fourth")
+    assert len(hook.events()) == 2
+    # A project cannot trust itself; the person's own config can.
+    write_config(isolated, fake_llm, hooks={"UserPromptSubmit": [hook.entry("context")]})
+    (isolated / "agent-tui.json").write_text(
+        json.dumps(
+            {**json.loads((isolated / "agent-tui.json").read_text()), "trust_project_hooks": True}
+        )
+    )
+    fake_llm.script(Text("five"), Text("six"))
+    run_cli(capsys, "run", "fifth")
+    assert len(hook.events()) == 2
+    own_config({}, trust_project_hooks=True)
+    run_cli(capsys, "run", "sixth")
+    assert [e["prompt"] for e in hook.events()][-1] == "sixth"
+
+
+def test_a_hook_past_its_timeout_and_a_failing_hook_are_warnings_and_the_turn_goes_on(
+    configured: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    own_config(
+        {
+            "PreToolUse": [hook.entry("hang", timeout=1)],
+            "PostToolUse": [hook.entry("fail")],
+        }
+    )
+    configured.script(bash("echo still-ran"), Text("ok"))
+    code, _, err = run_cli(capsys, "run", "go")
+    assert code == 0, err
+    assert "still-ran" in tool_message(configured.requests[1])
+    assert "Hook PreToolUse" in err and "timed out after 1 s; going on." in err
+    assert "Hook PostToolUse" in err and "failed (exit 1): broken script" in err
+
+
+async def test_a_stop_hook_that_blocks_makes_the_agent_go_on_once(
+    configured: FakeOpenAI, hook: Hook
+) -> None:
+    own_config({"Stop": [hook.entry("block-once")]})
+    configured.script(Text("I am done"), Text("Tests pass now"))
+    async with open_engine() as engine:
+        session = await engine.new_session(Path.cwd())
+        result = await engine.prompt(session.id, "fix it")
+        assert result is not None and result.outcome == "stop"
+        history = await engine.ctx.db.all_messages(session.id)
+    assert len(configured.requests) == 2
+    assert "A Stop hook asks you to continue: run the tests first" in json.dumps(
+        configured.requests[1]["messages"]
+    )
+    users = [m for m in history if isinstance(m.info, UserMessage)]
+    assert len(users) == 2
+    assert any(isinstance(p, TextPart) and "run the tests first" in p.text for p in users[1].parts)
+    assert [e["stop_hook_active"] for e in hook.events()] == [False, True]
+    assert text_of(configured.requests[1]["messages"][-1]).startswith("A Stop hook")
