@@ -384,6 +384,9 @@ class Config(_Strict):
     """Commands run at fixed points, in Claude Code's shape (docs/hooks.md): event name ->
     [{matcher, hooks: [{type: "command", command, timeout}]}]. The global and project
     files' hooks all run; a project's own only once it is trusted."""
+    format: dict[str, str | list[str]] = Field(default_factory=dict)
+    """Formatters run after the agent changes a file, by extension, `{file}` its path:
+    {".py": "ruff format {file}", ".ts": "prettier --write {file}"}. In the sandbox."""
     trust_project_hooks: bool = False
     """Run every project's own hooks without asking (read from your own config only)."""
 

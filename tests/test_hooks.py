@@ -11,12 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.widgets import Static
 
 from agent_tui import paths
 from agent_tui.storage.models import TextPart, UserMessage
+from agent_tui.tui.confirm_screen import ConfirmScreen
+from tests.acp_client import RecordingClient, acp_agent, prompt
 from tests.conftest import SMALL, write_config
 from tests.engine_helpers import is_summary_request, open_engine, run_cli, text_of
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls, Usage
+from tests.tui_helpers import ask, close, open_app, wait_for
 
 SCRIPT = """
 import json, pathlib, sys, time
@@ -316,3 +320,68 @@ async def test_a_stop_hook_that_blocks_makes_the_agent_go_on_once(
     assert any(isinstance(p, TextPart) and "run the tests first" in p.text for p in users[1].parts)
     assert [e["stop_hook_active"] for e in hook.events()] == [False, True]
     assert text_of(configured.requests[1]["messages"][-1]).startswith("A Stop hook")
+
+
+async def test_acp_fires_the_same_hooks(configured: FakeOpenAI, hook: Hook, isolated: Path) -> None:
+    own_config(
+        {
+            "PreToolUse": [hook.entry("block", matcher="Bash")],
+            "UserPromptSubmit": [hook.entry("plain")],
+        }
+    )
+    configured.script(bash("rm -rf build"), Text("I will not."))
+    client = RecordingClient()
+    async with acp_agent(client, isolated) as (conn, _):
+        session = await conn.new_session(cwd=str(isolated), mcp_servers=[])
+        response = await conn.prompt(session_id=session.session_id, prompt=prompt("clean up"))
+    assert response.stop_reason == "end_turn"
+    assert hook.names() == ["UserPromptSubmit", "PreToolUse"]
+    assert "PLAIN-CONTEXT-7" in json.dumps(configured.requests[0]["messages"])
+    assert "REASON: not in this repository" in tool_message(configured.requests[1])
+    (update,) = [
+        u for u in client.of(session.session_id, "tool_call_update") if u.status == "failed"
+    ]
+    assert "PreToolUse hook blocked" in json.dumps(update.model_dump(mode="json"))
+
+
+async def test_the_app_asks_to_trust_a_projects_hooks_then_fires_them(
+    isolated: Path, fake_llm: FakeOpenAI, hook: Hook
+) -> None:
+    write_config(isolated, fake_llm, hooks={"PreToolUse": [hook.entry("block", matcher="bash")]})
+    fake_llm.script(bash("echo hi"), Text("blocked, fine"))
+    app = await open_app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        asking = lambda: isinstance(app.screen, ConfirmScreen) and app.screen.query("#detail")  # noqa: E731
+        await wait_for(pilot, asking, "the trust question")
+        detail = str(app.screen.query_one("#detail", Static).render())
+        assert "outside the sandbox" in detail and hook.command("block") in detail
+        await pilot.press("y")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
+        await ask(pilot, fake_llm, "say hi")
+        await wait_for(pilot, lambda: len(fake_llm.requests) == 2, "the second request")
+        await wait_for(pilot, lambda: app.chat.status == "idle")
+    await close(app)
+    assert "REASON: not in this repository" in tool_message(fake_llm.requests[1])
+    assert hook.names() == ["PreToolUse"]
+    # Trusted once: the next launch does not ask again.
+    app = await open_app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await app.loaded.wait()
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+    await close(app)
+
+
+def test_context_lists_the_hooks_and_says_they_run_outside_the_sandbox(
+    isolated: Path, fake_llm: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_config(isolated, fake_llm, hooks={"Stop": [hook.entry("ok")]})
+    own_config({"PreToolUse": [hook.entry("ok"), hook.entry("fail")], "Notification": []})
+    fake_llm.script(Text("hi"))
+    assert run_cli(capsys, "run", "hello")[0] == 0
+    code, out, err = run_cli(capsys, "context")
+    assert code == 0, err
+    assert "Hooks (your own commands; they run outside the sandbox):" in out
+    assert "PreToolUse: 2 commands" in out
+    assert "Notification: 0 commands (not an event agent-tui fires)" in out
+    assert f"{isolated / 'agent-tui.json'} - NOT RUN until trusted" in out

@@ -70,6 +70,20 @@ class Hooks:
         """Project hooks that do not run until the person trusts them."""
         return [s for s in self.sources if s.project and not self.trusted(s)]
 
+    def status_lines(self) -> list[str]:
+        """For `/context`: the hooks in force and those waiting, one line per event."""
+        if not self.sources:
+            return []
+        lines = ["Hooks (your own commands; they run outside the sandbox):"]
+        for source in self.sources:
+            state = "" if not source.project or self.trusted(source) else " - NOT RUN until trusted"
+            lines.append(f"  {source.path}{state}")
+            for event, matchers in source.hooks.items():
+                count = sum(len(m.hooks) for m in matchers)
+                fired = "" if event in FIRED else " (not an event agent-tui fires)"
+                lines.append(f"    {event}: {count} command{'s' * (count != 1)}{fired}")
+        return lines
+
     def any_for(self, event: str) -> bool:
         return any(source.hooks.get(event) for source in self.active())
 

@@ -483,7 +483,9 @@ class Engine:
             breakdown, history, info, self.ctx.config, Path(session.directory), tools
         )
         withheld = self.ctx.tool_env.withheld_line()
-        return f"{render(result)}\n{withheld}\n{await self.ctx.sandbox.status_line()}"
+        sandbox = await self.ctx.sandbox.status_line()
+        lines = [render(result), withheld, sandbox, *self.ctx.hooks.status_lines()]
+        return "\n".join(lines)
 
     async def uncompact(self, session_id: str, *, model: str | None = None) -> Uncompacted:
         """Take back the newest compaction (UsageError if there is none or it won't fit)."""

@@ -29,6 +29,7 @@ from agent_tui.provider.events import (
 from agent_tui.provider.limits import ModelInfo, cost_of
 from agent_tui.step import tool_hooks
 from agent_tui.step.doom_loop import repeat_refusal
+from agent_tui.step.formatting import format_files
 from agent_tui.step.live_output import LiveOutput
 from agent_tui.step.messages import INTERRUPTED_OUTPUT
 from agent_tui.step.request import estimate_tokens
@@ -413,9 +414,17 @@ class StepProcessor:
         if blocked is not None:
             raise ToolError(blocked)
         result = await self.ctx.registry.run(call.name, call.arguments, tool_ctx)
-        added = await tool_hooks.after(self.ctx, session_id, self.directory, call, result.output)
-        if added:
-            result = result.model_copy(update={"output": f"{result.output}\n\n{added}"})
+        files = result.metadata.get("files") if call.name in FILE_CHANGING_TOOLS else None
+        notes = []
+        if isinstance(files, list) and self.ctx.config.format:
+            notes = await format_files(
+                self.ctx, session_id, self.directory, files, tool_ctx.read_only
+            )
+        output = "\n\n".join([result.output, *notes])
+        added = await tool_hooks.after(self.ctx, session_id, self.directory, call, output)
+        if added or notes:
+            output = f"{output}\n\n{added}" if added else output
+            result = result.model_copy(update={"output": output})
         return result
 
     # ---- endings ----------------------------------------------------------------------

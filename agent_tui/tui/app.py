@@ -207,6 +207,29 @@ class AgentApp(App[int]):
         if waiting:
             self.status_line.set_hint(None)
         await self.engine.announce_sandbox()  # a notice if commands cannot be sandboxed
+        self._ask_hook_trust()
+
+    def _ask_hook_trust(self) -> None:
+        """A project whose own config defines hooks: asked once (hooks/trust.py)."""
+        from agent_tui.hooks import trust
+        from agent_tui.tui.confirm_screen import ConfirmScreen
+
+        waiting = self.engine.ctx.hooks.waiting()
+        if not waiting:
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                trust.trust(waiting)
+                self.notify("This project's hooks will run from now on.")
+
+        detail = (
+            "They run as you, outside the sandbox, at the points they name:\n\n"
+            + trust.describe(waiting)
+            + "\n\nUntil you trust them they do not run (your own config's hooks do)."
+        )
+        question = "Trust this project's hooks?"
+        self.push_screen(ConfirmScreen(question, detail, yes="Trust"), callback=answered)
 
     async def _make_engine(self, config: Config, db: Database) -> None:
         from agent_tui.engine_context import EngineContext

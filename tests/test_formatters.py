@@ -1,0 +1,77 @@
+"""Formatters (config `format`, step/formatting.py) with a real one: ruff format, a dev
+dependency, run in the sandbox after write and edit."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from tests.conftest import write_config
+from tests.engine_helpers import open_engine
+from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
+
+RUFF = str(Path(sys.executable).parent / "ruff")
+UGLY = "x = {  'a':1,'b' :2 }\ndef f( a,b ):\n    return a+b\n"
+FORMATTED = 'x = {"a": 1, "b": 2}\n\n\ndef f(a, b):\n    return a + b\n'
+
+
+def write(path: str, content: str) -> ToolCalls:
+    return ToolCalls([Call("write", json.dumps({"file_path": path, "content": content}))])
+
+
+def tool_message(request: dict) -> str:
+    return next(m["content"] for m in reversed(request["messages"]) if m["role"] == "tool")
+
+
+async def test_a_written_file_is_formatted_the_result_says_so_and_undo_restores_it(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    write_config(isolated, fake_llm, format={".py": f"{RUFF} format {{file}}"})
+    (isolated / "mod.py").write_text("old = 1\n")
+    fake_llm.script(write("mod.py", UGLY), Text("written"))
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+        result = await engine.prompt(session.id, "write the module")
+        assert result is not None and result.outcome == "stop"
+        assert (isolated / "mod.py").read_text() == FORMATTED
+        told = tool_message(fake_llm.requests[1])
+        assert "mod.py was reformatted by" in told and "ruff format" in told
+        assert "read it again before editing it" in told
+        await engine.undo(session.id)
+    assert (isolated / "mod.py").read_text() == "old = 1\n", "as before the edit"
+
+
+async def test_a_file_already_formatted_or_without_a_formatter_gets_no_note(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    write_config(isolated, fake_llm, format={"py": [RUFF, "format", "{file}"]})
+    fake_llm.script(write("ok.py", FORMATTED), write("notes.txt", "a  b\n"), Text("done"))
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+        await engine.prompt(session.id, "write both")
+    assert "[format]" not in tool_message(fake_llm.requests[1])
+    assert "[format]" not in tool_message(fake_llm.requests[2])
+    assert (isolated / "notes.txt").read_text() == "a  b\n"
+
+
+async def test_a_failing_or_missing_formatter_is_a_one_line_note_and_the_edit_stands(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    write_config(
+        isolated,
+        fake_llm,
+        format={".py": f"{RUFF} format {{file}}", ".js": "no-such-formatter-xyz {file}"},
+    )
+    fake_llm.script(write("bad.py", "def (:\n"), write("app.js", "let a=1\n"), Text("done"))
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+        result = await engine.prompt(session.id, "write them")
+        assert result is not None and result.outcome == "stop"
+    syntax = tool_message(fake_llm.requests[1])
+    missing = tool_message(fake_llm.requests[2])
+    for told in (syntax, missing):
+        (note,) = [line for line in told.splitlines() if line.startswith("[format]")]
+        assert "could not format" in note
+    assert (isolated / "bad.py").read_text() == "def (:\n"
+    assert (isolated / "app.js").read_text() == "let a=1\n"
