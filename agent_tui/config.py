@@ -23,6 +23,7 @@ from agent_tui.config_files import read_json as _read_json
 from agent_tui.errors import ConfigError
 from agent_tui.hooks.settings import HookMatcher, HookSource, check_events
 from agent_tui.keybinds import DEFAULT_KEYS
+from agent_tui.lsp.settings import LspConfig
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4-6"
 """The model when the config names none and no key or local server picks one
@@ -384,6 +385,11 @@ class Config(_Strict):
     """Commands run at fixed points, in Claude Code's shape (docs/hooks.md): event name ->
     [{matcher, hooks: [{type: "command", command, timeout}]}]. The global and project
     files' hooks all run; a project's own only once it is trusted."""
+    lsp: LspConfig = Field(default_factory=LspConfig)
+    """Language servers whose new errors after an edit the edit's result reports: by name
+    ({"python": {"command": ["ruff", "server"], "extensions": [".py"]}}), else the first
+    of ruff server, pylsp, pyright, typescript-language-server, gopls, rust-analyzer on
+    PATH; `timeout`, `warnings`, `max_diagnostics`, `enabled`. Nothing is downloaded."""
     format: dict[str, str | list[str]] = Field(default_factory=dict)
     """Formatters run after the agent changes a file, by extension, `{file}` its path:
     {".py": "ruff format {file}", ".ts": "prettier --write {file}"}. In the sandbox."""

@@ -21,6 +21,7 @@ from agent_tui.errors import ConfigError
 from agent_tui.events import Event, MessageUpdated, Notice, PartUpdated
 from agent_tui.hooks import trust
 from agent_tui.hooks.runner import Hooks
+from agent_tui.lsp.servers import LspServers
 from agent_tui.redact import Redactor
 from agent_tui.sandbox import Sandbox
 from agent_tui.secrets import ToolEnvironment
@@ -72,6 +73,8 @@ class EngineContext:
     """Where commands and local MCP servers run (sandbox/)."""
     hooks: Hooks = field(init=False)
     """The person's hook commands (hooks/): the same for every front-end."""
+    lsp: LspServers = field(init=False)
+    """Language servers for diagnostics after edits (lsp/), started when first needed."""
     front_end: str = "agent-tui"
     """What runs this engine (`agent-tui run`, `the agent-tui app`, …): named to another
     process that finds a session busy here."""
@@ -87,6 +90,11 @@ class EngineContext:
             self.config.hook_sources,
             trusted=lambda source: self.config.trust_project_hooks or trust.is_trusted(source),
             warn=lambda line: self.publish(Notice(level="warning", message=line)),
+        )
+        self.lsp = LspServers(
+            self.config.lsp,
+            self.tool_env.env,
+            lambda line: self.publish(Notice(level="warning", message=line)),
         )
 
     def publish(self, event: Event) -> None:

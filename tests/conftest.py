@@ -84,6 +84,9 @@ def write_config(project: Path, server: FakeOpenAI, **overrides: Any) -> dict[st
         # Scripted replies are consumed in order: a summary prepared in the background
         # would take one. The tests of preparing (test_prepared.py) turn it on.
         "compaction": {"prepare_at": 0},
+        # Language servers on PATH (ruff server in the venv) would add diagnostics to
+        # edits of .py files; the tests of diagnostics (test_lsp.py) turn them on.
+        "lsp": {"enabled": False},
     }
     for key, value in overrides.items():
         if isinstance(value, dict) and isinstance(config.get(key), dict):

@@ -484,7 +484,8 @@ class Engine:
         )
         withheld = self.ctx.tool_env.withheld_line()
         sandbox = await self.ctx.sandbox.status_line()
-        lines = [render(result), withheld, sandbox, *self.ctx.hooks.status_lines()]
+        lines = [render(result), withheld, sandbox, *self.ctx.lsp.status_lines()]
+        lines += self.ctx.hooks.status_lines()
         return "\n".join(lines)
 
     async def uncompact(self, session_id: str, *, model: str | None = None) -> Uncompacted:
@@ -683,6 +684,7 @@ class Engine:
             self._instruction_urls.cancel()
         prepared.hand_over(self.ctx)  # finished by a detached process, used next time
         await self.hook_points.end()
+        await self.ctx.lsp.close()
         await self.mcp.close()
         await self.ctx.sandbox.close()
 

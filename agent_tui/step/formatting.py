@@ -23,7 +23,7 @@ FORMAT_TIMEOUT = 30.0
 
 def formatter_for(ctx: EngineContext, path: Path) -> list[str] | None:
     command = ctx.config.format.get(path.suffix) or ctx.config.format.get(path.suffix[1:])
-    if not command:
+    if not command or not ctx.config.format:
         return None
     argv = shlex.split(command) if isinstance(command, str) else list(command)
     return [arg.replace("{file}", str(path)) for arg in argv]
@@ -39,11 +39,11 @@ async def format_files(
         argv = formatter_for(ctx, path)
         if argv is None or not path.is_file():
             continue
-        before = path.read_bytes()
+        before = await asyncio.to_thread(path.read_bytes)
         failure = await _run(ctx, session_id, directory, argv, read_only)
         if failure:
             notes.append(f"[format] {argv[0]} could not format {name}: {failure}")
-        elif path.read_bytes() != before:
+        elif await asyncio.to_thread(path.read_bytes) != before:
             notes.append(
                 f"[format] {name} was reformatted by `{shlex.join(argv)}`: read it again "
                 "before editing it (its text changed from what you wrote)."

@@ -27,9 +27,8 @@ from agent_tui.provider.events import (
     parse_arguments,
 )
 from agent_tui.provider.limits import ModelInfo, cost_of
-from agent_tui.step import tool_hooks
+from agent_tui.step import edits, tool_hooks
 from agent_tui.step.doom_loop import repeat_refusal
-from agent_tui.step.formatting import format_files
 from agent_tui.step.live_output import LiveOutput
 from agent_tui.step.messages import INTERRUPTED_OUTPUT
 from agent_tui.step.request import estimate_tokens
@@ -55,7 +54,7 @@ from agent_tui.storage.models import (
 from agent_tui.storage.snapshot import SnapshotError
 from agent_tui.tool.base import ToolContext, ToolResult
 
-FILE_CHANGING_TOOLS = {"edit", "write"}
+FILE_CHANGING_TOOLS = edits.FILE_CHANGING_TOOLS
 CONCURRENT_TOOLS = frozenset({"task"})
 """Tools whose consecutive calls in one step run at the same time (subagents)."""
 
@@ -413,13 +412,11 @@ class StepProcessor:
         blocked = await tool_hooks.before(self.ctx, session_id, self.directory, call)
         if blocked is not None:
             raise ToolError(blocked)
+        watched = await edits.watch(self.ctx, self.directory, call)
         result = await self.ctx.registry.run(call.name, call.arguments, tool_ctx)
-        files = result.metadata.get("files") if call.name in FILE_CHANGING_TOOLS else None
-        notes = []
-        if isinstance(files, list) and self.ctx.config.format:
-            notes = await format_files(
-                self.ctx, session_id, self.directory, files, tool_ctx.read_only
-            )
+        notes = await edits.notes_after(
+            self.ctx, session_id, self.directory, call, result, watched, tool_ctx.read_only
+        )
         output = "\n\n".join([result.output, *notes])
         added = await tool_hooks.after(self.ctx, session_id, self.directory, call, output)
         if added or notes:

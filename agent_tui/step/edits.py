@@ -1,0 +1,65 @@
+"""After the agent changes a file (edit, write): its formatter (step/formatting.py), then
+the diagnostics the change introduced (lsp/). Both add lines to the tool's result."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_tui.engine_context import EngineContext
+from agent_tui.provider.events import ToolCallReady, parse_arguments
+from agent_tui.step.formatting import format_files
+from agent_tui.tool.base import ToolResult
+
+FILE_CHANGING_TOOLS = {"edit", "write"}
+
+
+@dataclass
+class Watched:
+    """A file a call is about to change, checked by a language server."""
+
+    path: Path
+    before: str | None
+    """Its text before the call (None: it did not exist)."""
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeError):
+        return None
+
+
+async def watch(ctx: EngineContext, directory: Path, call: ToolCallReady) -> Watched | None:
+    if call.name not in FILE_CHANGING_TOOLS:
+        return None
+    name = (parse_arguments(call.arguments) or {}).get("file_path")
+    if not isinstance(name, str) or not name:
+        return None
+    path = Path(name) if Path(name).is_absolute() else directory / name
+    if ctx.lsp.server_for(path) is None:
+        return None
+    return Watched(path, await asyncio.to_thread(_read, path))
+
+
+async def notes_after(
+    ctx: EngineContext,
+    session_id: str,
+    directory: Path,
+    call: ToolCallReady,
+    result: ToolResult,
+    watched: Watched | None,
+    read_only: bool,
+) -> list[str]:
+    """The lines the model reads after the change: formatted, diagnostics."""
+    files = result.metadata.get("files") if call.name in FILE_CHANGING_TOOLS else None
+    if not isinstance(files, list):
+        return []
+    notes = await format_files(ctx, session_id, directory, files, read_only)
+    if watched is not None:
+        after = await asyncio.to_thread(_read, watched.path)
+        if after is not None:
+            found = await ctx.lsp.check(directory, watched.path, watched.before, after)
+            notes += [found] if found else []
+    return notes

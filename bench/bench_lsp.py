@@ -1,0 +1,64 @@
+"""Time an edit waits for diagnostics (lsp/servers.py `check`): the server's answer for
+the text before and after, with a warm `ruff server` (the venv's), on a 300-line module.
+
+    .venv/bin/python bench/bench_lsp.py [--edits 40]
+
+Prints the cold start (the first edit: the server starts and opens the file), then the
+median and worst time a warm server adds to an edit, and for one that adds an error."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from agent_tui.lsp.servers import LspServers
+from agent_tui.lsp.settings import LspConfig
+
+RUFF = str(Path(sys.executable).parent / "ruff")
+
+
+def module(n: int, broken: bool = False) -> str:
+    lines = [f"def f{i}(a, b):\n    return a * {i} + b\n\n" for i in range(150)]
+    lines.append(f"VALUE = {n}\n" if not broken else f"VALUE = undefined_{n}\n")
+    return "".join(lines)
+
+
+async def main(edits: int) -> None:
+    root = Path(tempfile.mkdtemp(prefix="bench-lsp-"))
+    path = root / "mod.py"
+    config = LspConfig.model_validate(
+        {"python": {"command": [RUFF, "server"], "extensions": [".py"]}}
+    )
+    servers = LspServers(config, dict(os.environ), print)
+    start = time.perf_counter()
+    await servers.check(root, path, None, module(0))
+    cold = time.perf_counter() - start
+    clean: list[float] = []
+    broken: list[float] = []
+    for n in range(1, edits + 1):
+        start = time.perf_counter()
+        said = await servers.check(root, path, module(n - 1), module(n, broken=n % 2 == 0))
+        (broken if n % 2 == 0 else clean).append(time.perf_counter() - start)
+        assert ("undefined_" in said) == (n % 2 == 0), said
+    await servers.close()
+    shutil.rmtree(root, ignore_errors=True)
+    print(f"ruff server, {len(module(0).splitlines())}-line module, {edits} edits")
+    print(f"  first edit (server starts): {cold * 1000:.0f} ms")
+    for name, times in (("no new error", clean), ("a new error reported", broken)):
+        ms = sorted(t * 1000 for t in times)
+        print(f"  warm, {name}: median {statistics.median(ms):.1f} ms, worst {ms[-1]:.1f} ms")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--edits", type=int, default=40)
+    asyncio.run(main(parser.parse_args().edits))
