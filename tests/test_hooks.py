@@ -385,3 +385,24 @@ def test_context_lists_the_hooks_and_says_they_run_outside_the_sandbox(
     assert "PreToolUse: 2 commands" in out
     assert "Notification: 0 commands (not an event agent-tui fires)" in out
     assert f"{isolated / 'agent-tui.json'} - NOT RUN until trusted" in out
+
+
+def test_a_pre_tool_use_allow_answers_the_permission_question_but_not_a_deny(
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    allow = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}
+    command = f"echo '{json.dumps(allow)}'"
+    entry = {"matcher": "bash|write", "hooks": [{"type": "command", "command": command}]}
+    write_config(isolated, fake_llm, permission={"bash": "ask", "write": "deny"})
+    own_config({"PreToolUse": [entry]})
+    target = isolated / "w.txt"
+    fake_llm.script(
+        bash("echo approved-by-hook"),
+        ToolCalls([Call("write", json.dumps({"file_path": str(target), "content": "x"}))]),
+        Text("ok"),
+    )
+    code, _, err = run_cli(capsys, "run", "go")  # headless: nobody to ask
+    assert code == 0, err
+    assert "approved-by-hook" in tool_message(fake_llm.requests[1])
+    assert "denied by config" in tool_message(fake_llm.requests[2])
+    assert not target.exists()

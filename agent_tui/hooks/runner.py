@@ -37,6 +37,8 @@ class HookResult:
     context: list[str] = field(default_factory=list)
     """Text for the model (`additionalContext`; plain stdout for prompts and starts)."""
     warnings: list[str] = field(default_factory=list)
+    allowed: bool = False
+    """A PreToolUse hook answered the permission question (`permissionDecision: allow`)."""
 
     @property
     def reason(self) -> str:
@@ -211,6 +213,8 @@ def _read(outcome: _Outcome, event: str, result: HookResult) -> None:
         reason = specific.get("permissionDecisionReason") or answer.get("reason")
         reason = reason or answer.get("stopReason")
         result.reasons.append(str(reason or "").strip())
+    if specific.get("permissionDecision") == "allow" or answer.get("decision") == "approve":
+        result.allowed = True
     context = specific.get("additionalContext")
     if isinstance(context, str) and context.strip():
         result.context.append(context.strip())

@@ -409,9 +409,7 @@ class StepProcessor:
     async def _run_hooked(self, call: ToolCallReady, tool_ctx: ToolContext) -> ToolResult:
         """The call between the person's PreToolUse and PostToolUse hooks."""
         session_id = self.assistant.session_id
-        blocked = await tool_hooks.before(self.ctx, session_id, self.directory, call)
-        if blocked is not None:
-            raise ToolError(blocked)
+        await tool_hooks.before(self.ctx, session_id, self.directory, call, tool_ctx)
         watched = await edits.watch(self.ctx, self.directory, call)
         result = await self.ctx.registry.run(call.name, call.arguments, tool_ctx)
         notes = await edits.notes_after(

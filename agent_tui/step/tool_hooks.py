@@ -7,7 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui.engine_context import EngineContext
+from agent_tui.errors import ToolError
 from agent_tui.provider.events import ToolCallReady, parse_arguments
+from agent_tui.tool.base import PermissionReply, PermissionRequest, ToolContext
+
+
+async def _answered_once(_: PermissionRequest) -> PermissionReply:
+    return "once"
 
 
 def _payload(session_id: str, call: ToolCallReady) -> dict[str, Any]:
@@ -21,17 +27,20 @@ def _payload(session_id: str, call: ToolCallReady) -> dict[str, Any]:
 
 
 async def before(
-    ctx: EngineContext, session_id: str, directory: Path, call: ToolCallReady
-) -> str | None:
-    """Why a PreToolUse hook blocked the call (the model reads it), or None."""
+    ctx: EngineContext, session_id: str, directory: Path, call: ToolCallReady, tool: ToolContext
+) -> None:
+    """Raise ToolError when a PreToolUse hook blocks the call (the model reads why). A
+    hook's `permissionDecision: allow` answers the permission question for it, once;
+    a tool the config denies stays denied."""
     if not ctx.hooks.any_for("PreToolUse"):
-        return None
+        return
     result = await ctx.hooks.fire(
         "PreToolUse", directory, _payload(session_id, call), subject=call.name
     )
-    if not result.blocked:
-        return None
-    return f"A PreToolUse hook blocked this {call.name} call: {result.reason}"
+    if result.blocked:
+        raise ToolError(f"A PreToolUse hook blocked this {call.name} call: {result.reason}")
+    if result.allowed:
+        tool.ask = _answered_once
 
 
 async def after(
