@@ -27,6 +27,7 @@ from tests.fake_openai import Call, Error, FakeOpenAI, Hang, Text, ToolCalls
 from tests.images import png
 from tests.process_helpers import agent_tui_argv
 from tests.serve_helpers import agent, env, loaded, serve, tool_lines
+from tests.test_hooks import Hook, own_config
 
 
 def bash(command: str) -> Call:
@@ -104,6 +105,9 @@ def test_attach_prints_what_run_prints(
     configured: FakeOpenAI, isolated: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (isolated / "shot.png").write_bytes(png(40, 30))
+    # The same hooks fire in the server as here (the attached run's engine is the server's).
+    hook = Hook(isolated.parent)
+    own_config({"PostToolUse": [hook.entry("ok", matcher="Bash")]})
 
     def script() -> None:
         configured.script(
@@ -126,6 +130,9 @@ def test_attach_prints_what_run_prints(
             "[read] shot.png — completed (image PNG, 40×30, 100 bytes)",
         ]
         assert attached.stderr.splitlines()[-1].startswith("session ses_")
+        local_hook, attached_hook = hook.events()
+        assert local_hook["tool_input"] == attached_hook["tool_input"]
+        assert attached_hook["session_id"] != local_hook["session_id"]
 
         # A provider error: exit 1 and the same one-paragraph message.
         configured.script(Error(400, "The request was malformed: no such parameter."))
