@@ -666,9 +666,14 @@ class Engine:
         """A Stop hook blocked the stop: its reason is the next message, for the model
         and agent of the last one."""
         session = await self.ctx.db.get_session(session_id)
-        newest, _ = await self.ctx.db.recent_messages(session_id, 50)
-        last = next(m.info for m in reversed(newest) if isinstance(m.info, UserMessage))
-        await self._save_prompt(session, reason, last.model, last.agent, queued=False)
+        newest = self._newest.get(session_id)
+        last = await self.ctx.db.get_message(newest) if newest else None
+        if isinstance(last, UserMessage):
+            model, agent = last.model, last.agent
+        else:  # a run this engine did not prompt: the session's model, the default agent
+            model = await self.session_model(session_id)
+            agent = self.primary_agent(None, Path(session.directory)).name
+        await self._save_prompt(session, reason, model, agent, queued=False)
 
     async def wait_idle(self, session_id: str) -> None:
         """Until the session's running loop (if any) has finished."""
