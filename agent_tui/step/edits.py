@@ -4,6 +4,7 @@ the diagnostics the change introduced (lsp/). Both add lines to the tool's resul
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from agent_tui.provider.events import ToolCallReady, parse_arguments
 from agent_tui.step.formatting import format_files
 from agent_tui.tool.base import ToolResult
 
+log = logging.getLogger(__name__)
 FILE_CHANGING_TOOLS = {"edit", "write"}
 
 
@@ -56,10 +58,23 @@ async def notes_after(
     files = result.metadata.get("files") if call.name in FILE_CHANGING_TOOLS else None
     if not isinstance(files, list):
         return []
-    notes = await format_files(ctx, session_id, directory, files, read_only)
+    # The change is made: nothing here may turn the call into a failure.
+    try:
+        notes = await format_files(ctx, session_id, directory, files, read_only)
+    except Exception:
+        log.exception("formatting %s failed", files)
+        notes = ["[format] the formatter could not run (see agent-tui's log)."]
     if watched is not None:
-        after = await asyncio.to_thread(_read, watched.path)
-        if after is not None:
-            found = await ctx.lsp.check(directory, watched.path, watched.before, after)
-            notes += [found] if found else []
+        try:
+            notes += await _diagnostics(ctx, directory, watched)
+        except Exception:
+            log.exception("diagnostics of %s failed", watched.path)
     return notes
+
+
+async def _diagnostics(ctx: EngineContext, directory: Path, watched: Watched) -> list[str]:
+    after = await asyncio.to_thread(_read, watched.path)
+    if after is None:
+        return []
+    found = await ctx.lsp.check(directory, watched.path, watched.before, after)
+    return [found] if found else []
