@@ -36,8 +36,8 @@ class ConfirmScreen(ModalScreen[bool]):
             yield Label(self.question, id="question")
             yield Static(self.detail, markup=False, id="detail")
             with Horizontal(id="buttons"):
-                yield Button(f"{self.yes} [y]", id="yes", variant="warning")
-                yield Button("Cancel [n]", id="no", variant="primary")
+                yield Button(f"{self.yes} (y)", id="yes", variant="warning")
+                yield Button("Cancel (n)", id="no", variant="primary")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
