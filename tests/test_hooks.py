@@ -406,3 +406,26 @@ def test_a_pre_tool_use_allow_answers_the_permission_question_but_not_a_deny(
     assert "approved-by-hook" in tool_message(fake_llm.requests[1])
     assert "denied by config" in tool_message(fake_llm.requests[2])
     assert not target.exists()
+
+
+@pytest.mark.parametrize("answer", ["allow_always", "allow_once", "reject_once"])
+async def test_an_acp_client_is_asked_whether_a_projects_hooks_may_run(
+    isolated: Path, fake_llm: FakeOpenAI, hook: Hook, answer: str
+) -> None:
+    write_config(isolated, fake_llm, hooks={"UserPromptSubmit": [hook.entry("ok")]})
+    fake_llm.script(Text("one"), Text("two"))
+    client = RecordingClient(answer=lambda call, options: answer)
+    async with acp_agent(client, isolated) as (conn, _):
+        session = await conn.new_session(cwd=str(isolated), mcp_servers=[])
+        sid = session.session_id
+        await conn.prompt(session_id=sid, prompt=prompt("first"))
+        await conn.prompt(session_id=sid, prompt=prompt("second"))
+    (asked,) = client.permissions
+    assert "Run this project's hooks" in json.dumps(asked[1].model_dump(mode="json"))
+    ran = [e["prompt"] for e in hook.events()]
+    remembered = (paths.data_dir() / "trusted-hooks.json").exists()
+    if answer == "reject_once":
+        assert ran == [] and not remembered
+    else:
+        assert ran == ["first", "second"]
+        assert remembered == (answer == "allow_always")

@@ -62,8 +62,16 @@ class Hooks:
         warn: Callable[[str], None] = lambda _: None,
     ) -> None:
         self.sources = list(sources)
-        self.trusted = trusted
+        self._trusted = trusted
+        self._for_now: set[str] = set()
+        """Project files whose hooks the person let run in this process only."""
         self.warn = warn
+
+    def trusted(self, source: HookSource) -> bool:
+        return source.path in self._for_now or self._trusted(source)
+
+    def run_for_now(self, sources: Sequence[HookSource]) -> None:
+        self._for_now.update(source.path for source in sources)
 
     def active(self) -> list[HookSource]:
         return [s for s in self.sources if not s.project or self.trusted(s)]

@@ -9,8 +9,12 @@ from pathlib import Path
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError
 from agent_tui.events import Notice
+from agent_tui.hooks import trust
 from agent_tui.storage.models import Session
+from agent_tui.tool.base import PermissionRequest
 
+TRUST_TOOL = "hooks"
+"""The permission question's tool name when a front-end is asked to trust hooks."""
 MAX_STOP_CONTINUES = 3
 """Turns a Stop hook may ask for in a row (a script that always blocks must not keep the
 agent, and the bill, running for ever)."""
@@ -26,6 +30,9 @@ class HookPoints:
     def __init__(self, ctx: EngineContext) -> None:
         self.ctx = ctx
         self.started: dict[str, Path] = {}
+        self.asked = False
+        """The person was asked whether the project's hooks may run (the app asks at its
+        start; others at the first prompt, through the engine's `ask`)."""
 
     def _base(self, session_id: str) -> dict[str, object]:
         return {"session_id": session_id, "transcript_path": None}
@@ -37,6 +44,7 @@ class HookPoints:
         context: list[str] = []
         if session.id not in self.started:
             self.started[session.id] = directory
+            await self._ask_trust(session.id)
             self._tell_waiting(session.id)
             if hooks.any_for("SessionStart"):
                 newest, _ = await self.ctx.db.recent_messages(session.id, 1)
@@ -51,6 +59,27 @@ class HookPoints:
                 raise PromptBlocked(f"A UserPromptSubmit hook blocked the prompt: {result.reason}")
             context += result.context
         return [f"[hook context]\n{text}" for text in context]
+
+    async def _ask_trust(self, session_id: str) -> None:
+        """Where the front-end can ask the person (ACP, an attached client) and has not
+        yet: whether the project's own hooks may run (always: remembered)."""
+        waiting = self.ctx.hooks.waiting()
+        if not waiting or self.asked or self.ctx.ask is None:
+            return
+        self.asked = True
+        question = PermissionRequest(
+            session_id=session_id,
+            tool=TRUST_TOOL,
+            title="Run this project's hooks? They run as you, outside the sandbox",
+            question="Run this project's hooks?",
+            detail=trust.describe(waiting),
+            input={"files": [source.path for source in waiting]},
+        )
+        reply = await self.ctx.ask(question)
+        if reply == "always":
+            trust.trust(waiting)
+        elif reply == "once":
+            self.ctx.hooks.run_for_now(waiting)
 
     def _tell_waiting(self, session_id: str) -> None:
         waiting = self.ctx.hooks.waiting()

@@ -217,6 +217,7 @@ class AgentApp(App[int]):
         waiting = self.engine.ctx.hooks.waiting()
         if not waiting:
             return
+        self.engine.hook_points.asked = True  # here, not through the permission screen
 
         def answered(yes: bool | None) -> None:
             if yes:
