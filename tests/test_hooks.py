@@ -429,3 +429,22 @@ async def test_an_acp_client_is_asked_whether_a_projects_hooks_may_run(
     else:
         assert ran == ["first", "second"]
         assert remembered == (answer == "allow_always")
+
+
+async def test_the_app_shows_why_a_prompt_was_blocked_and_keeps_what_was_typed(
+    configured: FakeOpenAI, hook: Hook
+) -> None:
+    own_config({"UserPromptSubmit": [hook.entry("block")]})
+    app = await open_app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await app.loaded.wait()
+        app.prompt.focus()
+        app.prompt.load_text("drop the tables")
+        await pilot.press("enter")
+        said = lambda: " ".join(str(n.message) for n in app._notifications)  # noqa: E731
+        await wait_for(pilot, lambda: "REASON: not in this repository" in said(), "the notice")
+        assert "UserPromptSubmit hook blocked the prompt" in said()
+        assert app.prompt.text == "drop the tables"
+    await close(app)
+    assert configured.requests == []
+    assert [e["prompt"] for e in hook.events()] == ["drop the tables"]
