@@ -25,7 +25,7 @@ from tests.engine_helpers import (
     text_of,
 )
 from tests.fake_openai import FakeOpenAI, Text
-from tests.tui_helpers import ask, open_app, type_and_send, wait_for
+from tests.tui_helpers import ask, click_to_focus, open_app, type_and_send, wait_for
 
 
 async def three_turns(engine: Engine, fake_llm: FakeOpenAI) -> tuple[str, list[str]]:
@@ -135,8 +135,7 @@ async def test_the_app_compacts_up_to_a_clicked_message(configured: FakeOpenAI) 
         await app.loaded.wait()
         await ask(pilot, configured, "question 1", "question 2")
         first = app.query(UserMessageView).first()
-        await pilot.click(first)
-        assert first.has_focus
+        await click_to_focus(pilot, first)
         await pilot.press("u")
         await wait_for(pilot, lambda: len(configured.requests) == 3, "the summary request")
         await wait_for(pilot, lambda: app.chat.status == "idle")

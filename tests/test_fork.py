@@ -20,7 +20,7 @@ from tests.fake_anthropic import FakeAnthropic
 from tests.fake_anthropic import Text as ClaudeText
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
 from tests.test_anthropic_path import configure
-from tests.tui_helpers import ask, open_app, type_and_send, wait_for
+from tests.tui_helpers import ask, click_to_focus, open_app, type_and_send, wait_for
 
 
 def todos(*items: str) -> ToolCalls:
@@ -175,7 +175,7 @@ async def test_the_app_forks_from_a_clicked_message_and_by_command(
         await ask(pilot, configured, "question 1", "question 2")
         original = app.chat.session
         assert original is not None
-        await pilot.click(app.query(UserMessageView).first())
+        await click_to_focus(pilot, app.query(UserMessageView).first())
         await pilot.press("f")
         await wait_for(pilot, lambda: app.chat.session.id != original.id, "the fork shown")
         texts = [v.text for v in app.query(UserMessageView)]

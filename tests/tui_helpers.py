@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from textual.message import Message
 from textual.pilot import Pilot
+from textual.widget import Widget
 from textual.widgets import Static
 
 from agent_tui import paths
@@ -18,6 +20,7 @@ from agent_tui.tui.app import AgentApp
 from tests.fake_openai import FakeOpenAI
 
 WAIT_TIMEOUT = 15.0
+CLICK_TRIES = 5
 
 
 class PumpTarget:
@@ -49,6 +52,18 @@ async def wait_for(
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what or predicate}")
         await pilot.pause(0.01)
+
+
+async def click_to_focus(pilot: Pilot, widget: Widget) -> None:
+    """Click `widget` until it has the focus: a click lands where the widget was drawn,
+    and the conversation may still scroll (a reply's end) between the two."""
+    for _ in range(CLICK_TRIES):
+        await pilot.pause()
+        await pilot.click(widget)
+        with contextlib.suppress(AssertionError):
+            await wait_for(pilot, lambda: widget.has_focus, "the focus", timeout=2)
+            return
+    raise AssertionError(f"{widget!r} never took the focus from a click")
 
 
 async def type_and_send(pilot: Pilot, text: str) -> None:
