@@ -266,7 +266,7 @@ class AgentApp(App[int]):
         if remote.current() is None:  # no provider process: litellm imports here
             preload_in_background()
         threading.Thread(target=warm_highlighting, name="warm-highlighting", daemon=True).start()
-        self.run_worker(self._ask_window(), exit_on_error=False)
+        self.run_worker(self._ask_window, exit_on_error=False)  # made when it runs
 
     async def _ask_window(self) -> None:
         """A local server's window, asked after the first frame: the welcome view and
