@@ -63,15 +63,18 @@ class Hooks:
     ) -> None:
         self.sources = list(sources)
         self._trusted = trusted
-        self._for_now: set[str] = set()
-        """Project files whose hooks the person let run in this process only."""
+        self._allowed: set[str] = set()
+        """Project files whose hooks run in this process: found trusted (trust is not
+        taken back while it runs), or let run for now."""
         self.warn = warn
 
     def trusted(self, source: HookSource) -> bool:
-        return source.path in self._for_now or self._trusted(source)
+        if source.path not in self._allowed and self._trusted(source):
+            self._allowed.add(source.path)
+        return source.path in self._allowed
 
     def run_for_now(self, sources: Sequence[HookSource]) -> None:
-        self._for_now.update(source.path for source in sources)
+        self._allowed.update(source.path for source in sources)
 
     def active(self) -> list[HookSource]:
         return [s for s in self.sources if not s.project or self.trusted(s)]

@@ -5,8 +5,10 @@ listed as such in `agent-tui context`)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -95,6 +97,13 @@ class HookSource:
     hooks: HooksConfig
     project: bool = False
     """From the project's own config file: runs only once the project is trusted."""
+    digest: str = field(init=False, compare=False, repr=False)
+    """What trust is kept for (hooks/trust.py): these hooks, as they are now."""
+
+    def __post_init__(self) -> None:
+        hooks = {event: [m.model_dump() for m in found] for event, found in self.hooks.items()}
+        text = json.dumps(hooks, sort_keys=True)
+        object.__setattr__(self, "digest", hashlib.sha256(text.encode()).hexdigest())
 
 
 def check_events(value: HooksConfig) -> HooksConfig:

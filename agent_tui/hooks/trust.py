@@ -7,7 +7,6 @@ then (`<data dir>/trusted-hooks.json`): changed hooks are asked about again."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -22,27 +21,38 @@ def _store() -> Path:
     return paths.data_dir() / FILE_NAME
 
 
-def digest(source: HookSource) -> str:
-    hooks = {event: [m.model_dump() for m in matchers] for event, matchers in source.hooks.items()}
-    return hashlib.sha256(json.dumps(hooks, sort_keys=True).encode()).hexdigest()
+_cache: tuple[tuple[str, int, int, int], dict[str, str]] | None = None
+"""The store as last read, keyed by its path, inode, mtime and size (each write replaces
+the file): asked at hook points, it is read again only once it changed."""
 
 
 def _read() -> dict[str, str]:
+    global _cache
+    path = _store()
+    try:
+        stat = path.stat()
+        key = (str(path), stat.st_ino, stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        return {}
+    if _cache is not None and _cache[0] == key:
+        return _cache[1]
+    data: dict[str, str] = {}
     with contextlib.suppress(OSError, ValueError):
-        data = json.loads(_store().read_text(encoding="utf-8"))
-        if isinstance(data, dict):
-            return {str(k): str(v) for k, v in data.items()}
-    return {}
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(raw, dict):
+            data = {str(k): str(v) for k, v in raw.items()}
+    _cache = (key, data)
+    return data
 
 
 def is_trusted(source: HookSource) -> bool:
-    return _read().get(source.path) == digest(source)
+    return _read().get(source.path) == source.digest
 
 
 def trust(sources: list[HookSource]) -> None:
     """Remember these project hooks as trusted (written atomically)."""
-    data = _read()
-    data.update({source.path: digest(source) for source in sources})
+    data = dict(_read())
+    data.update({source.path: source.digest for source in sources})
     path = _store()
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_suffix(f".{os.getpid()}.tmp")

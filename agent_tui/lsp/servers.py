@@ -34,11 +34,18 @@ class LspServers:
         self._clients: dict[tuple[Path, str], LspClient] = {}
         self._starts: Counter[tuple[Path, str]] = Counter()
         self._off: set[tuple[Path, str]] = set()
+        self._found: dict[str, Server | None] = {}
 
     def server_for(self, path: Path) -> Server | None:
+        """The server of `path`'s extension, looked up on PATH once per extension (each
+        edit asks, before and after)."""
         if not self.config.enabled:
             return None
-        suffix = path.suffix
+        if path.suffix not in self._found:
+            self._found[path.suffix] = self._find(path.suffix)
+        return self._found[path.suffix]
+
+    def _find(self, suffix: str) -> Server | None:
         for name, server in self.config.servers.items():
             if suffix in server.extensions and not server.disabled:
                 return Server(name, server.command)

@@ -23,7 +23,7 @@ FORMAT_TIMEOUT = 30.0
 
 def formatter_for(ctx: EngineContext, path: Path) -> list[str] | None:
     command = ctx.config.format.get(path.suffix) or ctx.config.format.get(path.suffix[1:])
-    if not command or not ctx.config.format:
+    if not command:
         return None
     argv = shlex.split(command) if isinstance(command, str) else list(command)
     return [arg.replace("{file}", str(path)) for arg in argv]
