@@ -97,10 +97,6 @@ def compactions(requests: list[dict[str, Any]]) -> list[Compaction]:
     return found
 
 
-def tool_results(body: dict[str, Any]) -> list[str]:
-    return [m["content"] for m in body["messages"] if m["role"] == "tool"]
-
-
 def marker_fate(requests: list[dict[str, Any]], steps: int) -> dict[str, int]:
     """For each step's marker: whether it reached a summary request, a kept tail (the first
     request after a compaction), only the final request, or nothing (lost)."""

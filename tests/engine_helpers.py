@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +18,7 @@ from agent_tui.engine_context import EngineContext
 from agent_tui.session.engine import Engine
 from agent_tui.step.messages import COMPACTION_QUESTION, CONTINUE_TEXT
 from agent_tui.storage.db import Database
+from tests.fake_openai import Call, ToolCalls
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -38,6 +41,22 @@ async def open_engine(**engine_kwargs: Any) -> AsyncIterator[Engine]:
         if engine is not None:
             await engine.close()  # MCP servers
         await db.close()
+
+
+def tool_results(request: dict[str, Any]) -> list[str]:
+    """The tool results a request carries, oldest first."""
+    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
+
+
+def write(path: str | Path, content: str) -> ToolCalls:
+    """The model's write call, scripted."""
+    return ToolCalls([Call("write", json.dumps({"file_path": str(path), "content": content}))])
+
+
+def edit(path: str | Path, old: str, new: str) -> ToolCalls:
+    """The model's edit call, scripted."""
+    arguments = {"file_path": str(path), "old_string": old, "new_string": new}
+    return ToolCalls([Call("edit", json.dumps(arguments))])
 
 
 def text_of(message: dict[str, Any]) -> str:

@@ -15,7 +15,6 @@ from tests.compaction_scenario import (
     compactions,
     marker_fate,
     prompt_tokens,
-    tool_results,
 )
 from tests.conftest import MODEL, write_config
 from tests.engine_helpers import (
@@ -24,6 +23,7 @@ from tests.engine_helpers import (
     open_engine,
     text_of,
     tool_pairs_ok,
+    tool_results,
 )
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
 

@@ -15,7 +15,7 @@ from agent_tui.errors import UsageError
 from agent_tui.storage.models import AssistantMessage, ToolPart, UserMessage
 from agent_tui.tui.user_message_view import UserMessageView
 from tests.acp_client import RecordingClient, acp_agent, prompt
-from tests.engine_helpers import conversation, open_engine, run_cli, text_of
+from tests.engine_helpers import conversation, open_engine, run_cli, text_of, write
 from tests.fake_anthropic import FakeAnthropic
 from tests.fake_anthropic import Text as ClaudeText
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
@@ -26,10 +26,6 @@ from tests.tui_helpers import ask, click_to_focus, open_app, type_and_send, wait
 def todos(*items: str) -> ToolCalls:
     entries = [{"content": item, "status": "pending"} for item in items]
     return ToolCalls([Call("todowrite", json.dumps({"todos": entries}))])
-
-
-def write(path: str, content: str) -> ToolCalls:
-    return ToolCalls([Call("write", json.dumps({"file_path": path, "content": content}))])
 
 
 async def test_the_fork_has_the_history_up_to_the_message_and_the_original_is_untouched(

@@ -3,25 +3,16 @@ dependency, run in the sandbox after write and edit."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 from tests.conftest import write_config
-from tests.engine_helpers import open_engine
-from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
+from tests.engine_helpers import open_engine, tool_results, write
+from tests.fake_openai import FakeOpenAI, Text
 
 RUFF = str(Path(sys.executable).parent / "ruff")
 UGLY = "x = {  'a':1,'b' :2 }\ndef f( a,b ):\n    return a+b\n"
 FORMATTED = 'x = {"a": 1, "b": 2}\n\n\ndef f(a, b):\n    return a + b\n'
-
-
-def write(path: str, content: str) -> ToolCalls:
-    return ToolCalls([Call("write", json.dumps({"file_path": path, "content": content}))])
-
-
-def tool_message(request: dict) -> str:
-    return next(m["content"] for m in reversed(request["messages"]) if m["role"] == "tool")
 
 
 async def test_a_written_file_is_formatted_the_result_says_so_and_undo_restores_it(
@@ -35,7 +26,7 @@ async def test_a_written_file_is_formatted_the_result_says_so_and_undo_restores_
         result = await engine.prompt(session.id, "write the module")
         assert result is not None and result.outcome == "stop"
         assert (isolated / "mod.py").read_text() == FORMATTED
-        told = tool_message(fake_llm.requests[1])
+        told = tool_results(fake_llm.requests[1])[-1]
         assert "mod.py was reformatted by" in told and "ruff format" in told
         assert "read it again before editing it" in told
         await engine.undo(session.id)
@@ -50,8 +41,8 @@ async def test_a_file_already_formatted_or_without_a_formatter_gets_no_note(
     async with open_engine() as engine:
         session = await engine.new_session(isolated)
         await engine.prompt(session.id, "write both")
-    assert "[format]" not in tool_message(fake_llm.requests[1])
-    assert "[format]" not in tool_message(fake_llm.requests[2])
+    assert "[format]" not in tool_results(fake_llm.requests[1])[-1]
+    assert "[format]" not in tool_results(fake_llm.requests[2])[-1]
     assert (isolated / "notes.txt").read_text() == "a  b\n"
 
 
@@ -68,8 +59,8 @@ async def test_a_failing_or_missing_formatter_is_a_one_line_note_and_the_edit_st
         session = await engine.new_session(isolated)
         result = await engine.prompt(session.id, "write them")
         assert result is not None and result.outcome == "stop"
-    syntax = tool_message(fake_llm.requests[1])
-    missing = tool_message(fake_llm.requests[2])
+    syntax = tool_results(fake_llm.requests[1])[-1]
+    missing = tool_results(fake_llm.requests[2])[-1]
     for told in (syntax, missing):
         (note,) = [line for line in told.splitlines() if line.startswith("[format]")]
         assert "could not format" in note

@@ -18,7 +18,7 @@ from agent_tui.storage.models import TextPart, UserMessage
 from agent_tui.tui.confirm_screen import ConfirmScreen
 from tests.acp_client import RecordingClient, acp_agent, prompt
 from tests.conftest import SMALL, write_config
-from tests.engine_helpers import is_summary_request, open_engine, run_cli, text_of
+from tests.engine_helpers import is_summary_request, open_engine, run_cli, text_of, tool_results
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls, Usage
 from tests.tui_helpers import ask, close, open_app, wait_for
 
@@ -96,10 +96,6 @@ def bash(command: str) -> ToolCalls:
     return ToolCalls([Call("bash", json.dumps({"command": command}))])
 
 
-def tool_message(request: dict[str, Any]) -> str:
-    return next(m["content"] for m in reversed(request["messages"]) if m["role"] == "tool")
-
-
 def test_pre_tool_use_exit_2_blocks_bash_and_the_model_reads_why(
     configured: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -109,7 +105,7 @@ def test_pre_tool_use_exit_2_blocks_bash_and_the_model_reads_why(
     code, _, err = run_cli(capsys, "run", "make the file")
     assert code == 0, err
     assert not marker.exists(), "the blocked call was not run"
-    reason = tool_message(configured.requests[1])
+    reason = tool_results(configured.requests[1])[-1]
     assert "PreToolUse hook blocked this bash call" in reason
     assert "REASON: not in this repository" in reason
     (event,) = hook.events()
@@ -131,9 +127,9 @@ def test_post_tool_use_context_reaches_the_model_and_other_tools_do_not_match(
     )
     code, _, err = run_cli(capsys, "run", "look")
     assert code == 0, err
-    after_bash = tool_message(configured.requests[1])
+    after_bash = tool_results(configured.requests[1])[-1]
     assert "from-bash" in after_bash and "CONTEXT-FROM-PostToolUse" in after_bash
-    assert "CONTEXT-FROM" not in tool_message(configured.requests[2]), "read did not match"
+    assert "CONTEXT-FROM" not in tool_results(configured.requests[2])[-1], "read did not match"
     (event,) = hook.events()
     assert event["tool_name"] == "bash" and "from-bash" in event["tool_response"]["output"]
 
@@ -244,8 +240,8 @@ def test_a_claude_code_settings_block_copied_as_is_works(
     code, _, err = run_cli(capsys, "run", "write it")
     assert code == 0, err
     assert not target.exists()
-    assert "PreToolUse hook blocked this write call" in tool_message(configured.requests[1])
-    assert "fine" in tool_message(configured.requests[2]), "bash does not match Edit|Write"
+    assert "PreToolUse hook blocked this write call" in tool_results(configured.requests[1])[-1]
+    assert "fine" in tool_results(configured.requests[2])[-1], "bash does not match Edit|Write"
     assert [e["tool_name"] for e in hook.events()] == ["Write"]
 
 
@@ -296,7 +292,7 @@ def test_a_hook_past_its_timeout_and_a_failing_hook_are_warnings_and_the_turn_go
     configured.script(bash("echo still-ran"), Text("ok"))
     code, _, err = run_cli(capsys, "run", "go")
     assert code == 0, err
-    assert "still-ran" in tool_message(configured.requests[1])
+    assert "still-ran" in tool_results(configured.requests[1])[-1]
     assert "Hook PreToolUse" in err and "timed out after 1 s; going on." in err
     assert "Hook PostToolUse" in err and "failed (exit 1): broken script" in err
 
@@ -337,7 +333,7 @@ async def test_acp_fires_the_same_hooks(configured: FakeOpenAI, hook: Hook, isol
     assert response.stop_reason == "end_turn"
     assert hook.names() == ["UserPromptSubmit", "PreToolUse"]
     assert "PLAIN-CONTEXT-7" in json.dumps(configured.requests[0]["messages"])
-    assert "REASON: not in this repository" in tool_message(configured.requests[1])
+    assert "REASON: not in this repository" in tool_results(configured.requests[1])[-1]
     (update,) = [
         u for u in client.of(session.session_id, "tool_call_update") if u.status == "failed"
     ]
@@ -361,7 +357,7 @@ async def test_the_app_asks_to_trust_a_projects_hooks_then_fires_them(
         await wait_for(pilot, lambda: len(fake_llm.requests) == 2, "the second request")
         await wait_for(pilot, lambda: app.chat.status == "idle")
     await close(app)
-    assert "REASON: not in this repository" in tool_message(fake_llm.requests[1])
+    assert "REASON: not in this repository" in tool_results(fake_llm.requests[1])[-1]
     assert hook.names() == ["PreToolUse"]
     # Trusted once: the next launch does not ask again.
     app = await open_app()
@@ -403,8 +399,8 @@ def test_a_pre_tool_use_allow_answers_the_permission_question_but_not_a_deny(
     )
     code, _, err = run_cli(capsys, "run", "go")  # headless: nobody to ask
     assert code == 0, err
-    assert "approved-by-hook" in tool_message(fake_llm.requests[1])
-    assert "denied by config" in tool_message(fake_llm.requests[2])
+    assert "approved-by-hook" in tool_results(fake_llm.requests[1])[-1]
+    assert "denied by config" in tool_results(fake_llm.requests[2])[-1]
     assert not target.exists()
 
 

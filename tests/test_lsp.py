@@ -3,7 +3,6 @@ a dev dependency, named by its path in the venv."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sys
@@ -11,20 +10,11 @@ from pathlib import Path
 
 from agent_tui.events import Notice
 from tests.conftest import write_config
-from tests.engine_helpers import open_engine
-from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
+from tests.engine_helpers import edit, open_engine, write
+from tests.fake_openai import FakeOpenAI, Text
 
 RUFF = str(Path(sys.executable).parent / "ruff")
 PYTHON_SERVER = {"enabled": True, "python": {"command": [RUFF, "server"], "extensions": [".py"]}}
-
-
-def edit(path: str, old: str, new: str) -> ToolCalls:
-    arguments = {"file_path": path, "old_string": old, "new_string": new}
-    return ToolCalls([Call("edit", json.dumps(arguments))])
-
-
-def write(path: str, content: str) -> ToolCalls:
-    return ToolCalls([Call("write", json.dumps({"file_path": path, "content": content}))])
 
 
 def tool_messages(server: FakeOpenAI) -> list[str]:

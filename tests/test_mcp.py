@@ -13,7 +13,7 @@ import pytest
 from agent_tui.events import Event, Notice
 from agent_tui.tool.registry import permission_level
 from tests.conftest import write_config
-from tests.engine_helpers import open_engine
+from tests.engine_helpers import open_engine, tool_results
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
 
 RAW_SERVER = r"""
@@ -85,10 +85,6 @@ def raw_server(project: Path) -> Path:
     script = project.parent / "raw_server.py"
     script.write_text(RAW_SERVER, encoding="utf-8")
     return script
-
-
-def tool_results(request: dict[str, Any]) -> list[str]:
-    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
 
 
 async def test_raw_stdio_server_round_trip(

@@ -10,7 +10,7 @@ from pathlib import Path
 from agent_tui.step.messages import CLEARED_OUTPUT
 from agent_tui.storage.search import fts_query
 from tests.conftest import write_config
-from tests.engine_helpers import open_engine
+from tests.engine_helpers import open_engine, tool_results
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
 
 
@@ -20,10 +20,6 @@ def bash(command: str) -> ToolCalls:
 
 def recall(**arguments: object) -> ToolCalls:
     return ToolCalls([Call("recall", json.dumps(arguments))])
-
-
-def last_tool_result(body: dict) -> str:
-    return [m for m in body["messages"] if m["role"] == "tool"][-1]["content"]
 
 
 async def test_recall_reaches_across_two_compactions_and_returns_originals(
@@ -49,7 +45,7 @@ async def test_recall_reaches_across_two_compactions_and_returns_originals(
         found_id: dict[str, str] = {}
 
         def answer(body: dict) -> ToolCalls | Text:
-            result = last_tool_result(body)
+            result = tool_results(body)[-1]
             if "id" not in found_id:
                 found_id["id"] = re.search(r"\[(prt_\w+)\] tool bash", result).group(1)
                 return recall(query="x", id=found_id["id"])
@@ -59,12 +55,12 @@ async def test_recall_reaches_across_two_compactions_and_returns_originals(
         result = await engine.prompt(session.id, "why did alpha fail?")
         assert result is not None and result.outcome == "stop", result
 
-    search_result = last_tool_result(fake_llm.requests[-2])
+    search_result = tool_results(fake_llm.requests[-2])[-1]
     assert "ALPHA-7731 missing /srv/alpha.conf" in search_result
     assert "compacted away" in search_result
     # The first summary never mentioned it: only recall brought it back.
     assert "ALPHA" not in json.dumps(fake_llm.requests[-3]["messages"][:3])
-    full = last_tool_result(fake_llm.requests[-1])
+    full = tool_results(fake_llm.requests[-1])[-1]
     assert full.startswith("[prt_") or full.startswith("[msg_")
     assert "Tool bash" in full and "deploy failed: ALPHA-7731 missing /srv/alpha.conf" in full
 

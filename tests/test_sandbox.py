@@ -33,7 +33,7 @@ from agent_tui.storage.db import Database
 from agent_tui.tool.base import PermissionReply, PermissionRequest
 from agent_tui.tool.escalation import HEADLESS_HINT
 from tests.conftest import write_config
-from tests.engine_helpers import open_engine, run_cli
+from tests.engine_helpers import open_engine, run_cli, tool_results
 from tests.fake_openai import Call, FakeOpenAI, Hang, Text, ToolCalls
 from tests.process_helpers import agent_tui_argv
 
@@ -54,10 +54,6 @@ def require_bwrap() -> None:
 
 def bash(command: str, **extra: Any) -> Call:
     return Call("bash", json.dumps({"command": command, **extra}))
-
-
-def tool_results(request: dict[str, Any]) -> list[str]:
-    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from agent_tui.redact import Redactor, StreamRedactor
 from agent_tui.secrets import ToolEnvironment
 from tests.conftest import write_config
-from tests.engine_helpers import run_cli
+from tests.engine_helpers import run_cli, tool_results
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
 
 SERVICE_TOKEN = "svc-tok-0123456789-abcdef"
@@ -33,10 +33,6 @@ ALL_SECRETS = (SERVICE_TOKEN, GITHUB_TOKEN, OPENAI_KEY, CONFIG_KEY)
 
 def bash(command: str) -> Call:
     return Call("bash", json.dumps({"command": command}))
-
-
-def tool_results(request: dict) -> list[str]:
-    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
 
 
 @pytest.fixture

@@ -12,7 +12,13 @@ from agent_tui.events import Event, TodosUpdated
 from agent_tui.tool.todo import render_todos
 from agent_tui.tui.app import AgentApp
 from agent_tui.tui.sidebar import Sidebar
-from tests.engine_helpers import conversation, is_summary_request, open_engine, text_of
+from tests.engine_helpers import (
+    conversation,
+    is_summary_request,
+    open_engine,
+    text_of,
+    tool_results,
+)
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
 from tests.tui_helpers import close, open_app, type_and_send, wait_for
 
@@ -28,10 +34,6 @@ RENDERED = (
     "[~] Wire the tool (medium, id 2)\n"
     "[ ] Update the README (low, id 3)"
 )
-
-
-def tool_results(request: dict) -> list[str]:
-    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
 
 
 async def test_todowrite_stores_and_announces_the_list_and_todoread_returns_it(

@@ -91,6 +91,13 @@ def _user_texts(app: AgentApp) -> list[str]:
     return [w.text for w in app.chat.view.children if isinstance(w, UserMessageView)]
 
 
+async def _long_session_app() -> tuple[AgentApp, Session]:
+    """The app on a stored session of 150 steps (`_build`), before it runs."""
+    app = await open_app()
+    app.chat.session = session = await _build(app.db, 150)
+    return app, session
+
+
 async def _opened(app: AgentApp, pilot: Pilot) -> None:
     """Wait until the 200-entry session of `_build(…, 150)` is shown: all its entries
     known, and shortly after the first paint a screen of older messages mounted above."""
@@ -102,9 +109,7 @@ async def _opened(app: AgentApp, pilot: Pilot) -> None:
 
 
 async def test_scrolling_to_the_top_mounts_the_oldest_messages() -> None:
-    app = await open_app()
-    session = await _build(app.db, 150)
-    app.chat.session = session
+    app, _ = await _long_session_app()
     async with app.run_test(size=SIZE) as pilot:
         await _opened(app, pilot)
         view = app.chat.view
@@ -142,9 +147,7 @@ async def test_scrolling_to_the_top_mounts_the_oldest_messages() -> None:
 async def test_a_reopened_long_session_follows_what_streams_next() -> None:
     """Mounting the margin above after the first paint keeps the view at the bottom and
     anchored: the next reply is on screen, not below it."""
-    app = await open_app()
-    session = await _build(app.db, 150)
-    app.chat.session = session
+    app, session = await _long_session_app()
     async with app.run_test(size=SIZE) as pilot:
         await _opened(app, pilot)
         view = app.chat.view
@@ -169,9 +172,7 @@ async def test_a_long_reply_streaming_leaves_the_messages_above_it_unmounted() -
     """While the view follows a reply many screens long, the messages it pushed far
     above the screen are unmounted (each frame lays out every mounted widget); they
     come back when scrolled to."""
-    app = await open_app()
-    session = await _build(app.db, 150)
-    app.chat.session = session
+    app, session = await _long_session_app()
     async with app.run_test(size=SIZE) as pilot:
         await _opened(app, pilot)
         view = app.chat.view
@@ -260,9 +261,7 @@ async def test_the_event_pump_posts_at_most_one_batch_per_frame() -> None:
 
 
 async def test_page_up_and_down_scroll_the_conversation_from_the_input() -> None:
-    app = await open_app()
-    session = await _build(app.db, 150)
-    app.chat.session = session
+    app, _ = await _long_session_app()
     async with app.run_test(size=SIZE) as pilot:
         # Keys are pressed once the margin above is mounted (a key pressed while that
         # mount is in flight can still be moved back by it: see issue 12's closing note).

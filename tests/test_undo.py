@@ -9,17 +9,8 @@ from pathlib import Path
 import pytest
 
 from agent_tui.storage.snapshot import Snapshots
-from tests.engine_helpers import conversation, open_engine, run_cli, text_of
+from tests.engine_helpers import conversation, edit, open_engine, run_cli, text_of, write
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
-
-
-def write(path: Path, content: str) -> ToolCalls:
-    return ToolCalls([Call("write", json.dumps({"file_path": str(path), "content": content}))])
-
-
-def edit(path: Path, old: str, new: str) -> ToolCalls:
-    arguments = {"file_path": str(path), "old_string": old, "new_string": new}
-    return ToolCalls([Call("edit", json.dumps(arguments))])
 
 
 def bash(command: str) -> ToolCalls:
