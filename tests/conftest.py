@@ -57,6 +57,10 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # each). Every test that starts agent-tui as a process goes through one, as people's
     # commands do (tests/test_provider_process.py is about it).
     monkeypatch.setattr(remote, "start", lambda **_: None)
+    # Those processes import litellm at their first request, not at once: most launches
+    # of the app here never send one, and each import is ~3 s of CPU (a third of the
+    # suite's). test_no_waits.py, about the import in progress, keeps the default.
+    monkeypatch.setenv(remote.DISABLE_ENV, "lazy")
     for name in (
         *PROVIDER_KEYS,
         "AGENT_TUI_CONFIG",
@@ -106,6 +110,7 @@ def configured(isolated: Path, fake_llm: FakeOpenAI) -> FakeOpenAI:
 # ---- the `process` marker: every test that starts agent-tui as a process ---------------
 
 STARTER = "agent_tui_argv"
+STARTERS = {STARTER, "python_argv"}
 NOT_FOLLOWED = {"acp_agent"}
 """In-process by default: a test reaches the process only with `subprocess=True`."""
 
@@ -136,7 +141,7 @@ def _reaching_the_starter() -> frozenset[str]:
     uses: dict[str, set[str]] = {}
     for path in Path(__file__).parent.glob("*.py"):
         _names_used(ast.parse(path.read_text(encoding="utf-8")), uses)
-    reaching = {STARTER}
+    reaching = set(STARTERS)
     while grown := {n for n, used in uses.items() if n not in reaching and used & reaching}:
         reaching |= grown
     return frozenset(reaching)

@@ -28,13 +28,20 @@ running: list[pytest.Item] = []
 
 def agent_tui_argv(*args: str, python: Sequence[str] = ()) -> list[str]:
     """The command line of a real agent-tui process, `python [PYTHON] -m agent_tui ARGS`:
-    every test that starts one builds it here, and carries the `process` marker."""
+    every test that starts one builds it here (or with `python_argv`), and carries the
+    `process` marker."""
+    return python_argv(*python, "-m", "agent_tui", *args)
+
+
+def python_argv(*args: str) -> list[str]:
+    """`python ARGS` running agent-tui's code as a command (`-c` a probe that calls
+    `cli.main`, `-m` a module of it): a process start like `agent_tui_argv`'s."""
     if running and running[-1].get_closest_marker(PROCESS_MARK) is None:
         raise AssertionError(
             f"{running[-1].nodeid} starts agent-tui without the '{PROCESS_MARK}' marker "
-            "(conftest marks tests that reach agent_tui_argv by name)"
+            "(conftest marks tests that reach agent_tui_argv or python_argv by name)"
         )
-    return [sys.executable, *python, "-m", "agent_tui", *args]
+    return [sys.executable, *args]
 
 
 def agent_tui(project: Path, *args: str) -> subprocess.Popen[bytes]:

@@ -7,13 +7,12 @@ import os
 import re
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from agent_tui.server_link import auth
-from tests.process_helpers import agent_tui_argv
+from tests.process_helpers import agent_tui_argv, python_argv
 
 ROOT = Path(__file__).resolve().parent.parent
 LISTENING = re.compile(r"listening on (http://\S+)")
@@ -84,7 +83,7 @@ def agent(
     project: Path, *args: str, input: str | None = None, probe: bool = False
 ) -> subprocess.CompletedProcess[str]:
     """`agent-tui ARGS` as a subprocess in `project` (with `probe`: reporting imports)."""
-    command = [sys.executable, "-c", PROBE, *args] if probe else agent_tui_argv(*args)
+    command = python_argv("-c", PROBE, *args) if probe else agent_tui_argv(*args)
     done = subprocess.run(
         command,
         cwd=project,

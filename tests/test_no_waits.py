@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_tui.provider import remote
 from tests.acp_client import RecordingClient, acp_agent, prompt
 from tests.fake_openai import FakeOpenAI, Text
 from tests.process_helpers import wait_until
@@ -54,6 +55,13 @@ sys.meta_path.insert(0, Hold())
 """The hold is in the module's execution, where only litellm's own module lock is held
 (not in find_spec, which runs under the interpreter's global import lock: every other
 import of the process would wait too)."""
+
+
+@pytest.fixture(autouse=True)
+def _eager(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The provider process imports litellm at once, as people's do (conftest makes the
+    suite's lazy): these tests are about that import in progress."""
+    monkeypatch.delenv(remote.DISABLE_ENV)
 
 
 class HeldImport:

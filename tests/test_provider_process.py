@@ -11,8 +11,11 @@ import signal
 import subprocess
 from pathlib import Path
 
+import pytest
+
+from agent_tui.provider import remote
 from tests.fake_openai import FakeOpenAI, Hang, Text
-from tests.process_helpers import agent_tui_argv
+from tests.process_helpers import agent_tui_argv, python_argv
 from tests.pty_helpers import PtyAgent
 from tests.test_faults_crash import (
     REPO_ROOT,
@@ -160,11 +163,12 @@ def test_a_no_provider_error_ends_the_provider_process_with_it(isolated: Path) -
 
 
 def test_the_app_answers_through_a_provider_process_that_writes_to_a_log(
-    configured: FakeOpenAI, isolated: Path
+    configured: FakeOpenAI, isolated: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The app starts one too (tui/launch.py): litellm is never imported in the app's
     process, what the provider process prints goes to the data dir's provider.log (on
     the terminal it would break the screen), and it ends when the app quits."""
+    monkeypatch.delenv(remote.DISABLE_ENV)  # the suite's are lazy (conftest); people's warm
     configured.responder = lambda body: Text("Answered by the provider process.")  # titles too
     agent = PtyAgent(isolated)
     try:
@@ -183,3 +187,40 @@ def test_the_app_answers_through_a_provider_process_that_writes_to_a_log(
     log = Path(os.environ["AGENT_TUI_DATA_DIR"]) / "provider.log"
     assert log.exists()
     wait_for(lambda: gone(worker), "the provider process to end with the app", 10)
+
+
+def test_a_lazy_provider_process_imports_litellm_at_its_first_request(tmp_path: Path) -> None:
+    """AGENT_TUI_PROVIDER_PROCESS=lazy (the suite's setting): the process serves at once and
+    imports litellm only when a request needs it. Held here until released (test_no_waits'
+    hook): an eager process would still be importing and answer nothing."""
+    from tests.test_no_waits import HeldImport
+
+    held = HeldImport(tmp_path)
+    worker = subprocess.Popen(
+        python_argv("-m", "agent_tui.provider.worker", "--lazy"),
+        env={**os.environ, **held.env},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert worker.stdin is not None and worker.stdout is not None
+    try:
+
+        def ask(ident: int, name: str, *args: str) -> None:
+            line = {"id": ident, "op": "call", "name": name, "args": list(args)}
+            worker.stdin.write(json.dumps(line).encode() + b"\n")
+            worker.stdin.flush()
+
+        ask(1, "not_a_call")
+        refused = json.loads(worker.stdout.readline())
+        assert refused["id"] == 1 and "not a provider call" in json.dumps(refused["err"])
+        assert not held.started.exists()  # it answered, and litellm is not being imported
+        ask(2, "get_model_info", "gpt-4o")
+        held.wait_started()
+        held.release()
+        info = json.loads(worker.stdout.readline())
+        assert info["id"] == 2 and info["ok"]["max_input_tokens"] > 0
+    finally:
+        held.release()
+        worker.stdin.close()  # its end of stdin ends it
+        assert worker.wait(timeout=60) == 0
+        worker.stdout.close()

@@ -25,7 +25,7 @@ from tests.conftest import write_config
 from tests.engine_helpers import run_cli
 from tests.fake_openai import Call, Error, FakeOpenAI, Hang, Text, ToolCalls
 from tests.images import png
-from tests.process_helpers import agent_tui_argv
+from tests.process_helpers import agent_tui_argv, python_argv
 from tests.serve_helpers import agent, env, loaded, serve, tool_lines
 from tests.test_hooks import Hook, own_config
 
@@ -367,7 +367,7 @@ def test_help_imports_neither_litellm_nor_textual(isolated: Path, argv: list[str
         "print('LOADED', ','.join(heavy), file=sys.stderr)\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", probe], cwd=isolated, env=env(), capture_output=True, text=True
+        python_argv("-c", probe), cwd=isolated, env=env(), capture_output=True, text=True
     )
     assert "--attach" in done.stdout or argv != ["run", "--help"]
     assert "LOADED \n" in done.stderr + "\n", done.stderr

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ import pytest
 from tests.conftest import write_config
 from tests.engine_helpers import run_cli
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
+from tests.process_helpers import python_argv
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -91,7 +91,7 @@ def test_run_imports_no_ui_or_mcp_sdk(isolated: Path, fake_llm: FakeOpenAI) -> N
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-c", probe],
+        python_argv("-c", probe),
         cwd=isolated,
         env=env,
         capture_output=True,
@@ -178,7 +178,7 @@ def test_errors_that_need_no_provider_never_import_litellm(
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-c", probe],
+        python_argv("-c", probe),
         cwd=isolated,
         env=env,
         capture_output=True,

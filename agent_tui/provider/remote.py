@@ -29,7 +29,9 @@ MODEL_COMMANDS = ("run", "compact", "uncompact")
 """The commands that call the model in their own process, and so start a provider one."""
 
 DISABLE_ENV = "AGENT_TUI_PROVIDER_PROCESS"
-"""Set to 0 to call litellm inside the command itself (debugging, profiling)."""
+"""Set to 0 to call litellm inside the command itself (debugging, profiling); `lazy`
+starts the process but imports litellm at the first request, not at once (an app
+opened to read sessions never pays its seconds of CPU and its memory)."""
 
 
 def _spawn(warm: bool, log: str | None) -> tuple[int, int, int]:
@@ -44,13 +46,19 @@ def _spawn(warm: bool, log: str | None) -> tuple[int, int, int]:
         actions.append((os.POSIX_SPAWN_OPEN, 2, log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
     pid = os.posix_spawn(
         sys.executable,
-        [sys.executable, "-m", "agent_tui.provider.worker", *(["--warm"] if warm else [])],
+        [sys.executable, "-m", "agent_tui.provider.worker", *_flags(warm)],
         os.environ,
         file_actions=actions,
     )
     os.close(to_child[0])
     os.close(to_us[1])
     return pid, to_child[1], to_us[0]
+
+
+def _flags(warm: bool) -> list[str]:
+    if os.environ.get(DISABLE_ENV, "").strip().lower() == "lazy":
+        return ["--lazy"]
+    return ["--warm"] if warm else []
 
 
 class ProviderProcess:

@@ -12,7 +12,8 @@ CALLS), `{"id", "op": "cancel"}`. Out, on the stdout it was started with: `{"id"
 (a ProviderEvent), `{"id", "end": true}`, `{"id", "ok"}` (a call's result), or
 `{"id", "err"}` (an error: provider/wire.py). Anything litellm prints goes to stderr
 instead, so it cannot break a line. End of stdin ends the process: the command that
-started it has exited, however it ended.
+started it has exited, however it ended. `--warm` also loads the tokenizer once litellm
+is in; `--lazy` (AGENT_TUI_PROVIDER_PROCESS=lazy) imports litellm at the first request.
 """
 
 from __future__ import annotations
@@ -73,12 +74,12 @@ class _Worker:
         self.send({"id": ident, "end": True})
 
     async def call(self, ident: int, message: dict[str, Any]) -> None:
-        from agent_tui.provider.loader import litellm
+        from agent_tui.provider.loader import load_litellm
 
         try:
             if message.get("name") not in CALLS:
                 raise ValueError(f"not a provider call: {message.get('name')!r}")
-            function = getattr(litellm(), message["name"])
+            function = getattr(await load_litellm(), message["name"])
             result = await asyncio.to_thread(function, *message.get("args", []))
             self.send({"id": ident, "ok": dict(result) if result is not None else None})
         except Exception as exc:
@@ -104,9 +105,10 @@ def main() -> None:
     threading.Thread(target=_read, args=(sys.stdin.buffer, inbox), daemon=True).start()
     from agent_tui.provider import loader
 
-    module = loader.litellm()  # with what its first request imports (_warm_up)
-    if "--warm" in sys.argv[1:]:  # its tokenizer, off the serving thread (see loader)
-        threading.Thread(target=loader.warm_tokenizer, args=(module,), daemon=True).start()
+    if "--lazy" not in sys.argv[1:]:  # else the first request imports it
+        module = loader.litellm()  # with what its first request imports (_warm_up)
+        if "--warm" in sys.argv[1:]:  # its tokenizer, off the serving thread (see loader)
+            threading.Thread(target=loader.warm_tokenizer, args=(module,), daemon=True).start()
     try:
         asyncio.run(_Worker(out).serve(inbox))
     except BaseException:  # a bug here: say what, the command reports the exit
