@@ -55,7 +55,7 @@ LINUX = sys.platform.startswith("linux") and PROC.is_dir()
 _lock = threading.RLock()  # re-entrant: the exit signal handler may interrupt track()
 _groups: set[int] = set()
 """Process groups started by this agent-tui that may still have members."""
-_token: tuple[int, str] | None = None
+_token: tuple[int, str, str] | None = None
 _reaper: threading.Thread | None = None
 
 
@@ -79,13 +79,23 @@ def _stat(pid: int) -> list[str] | None:
 
 
 def owner_token() -> str:
-    """This agent-tui's marker value: `<pid>-<start time>` (Linux) or `<pid>-<time>`."""
+    """This agent-tui's marker value: `<pid>-<start time>` (Linux) or `<pid>-<time>`, then
+    `~<its data dir's digest>` (`_scope`): a start reaps only what an agent-tui with the
+    same data dir left, as the records under `<data dir>/owners` do without /proc."""
     global _token
-    pid = os.getpid()
-    if _token is None or _token[0] != pid:
+    pid, scope = os.getpid(), _scope()
+    if _token is None or _token[:2] != (pid, scope):
         start = _start_time(pid) if LINUX else None
-        _token = (pid, f"{pid}-{start or time.time_ns()}")
-    return _token[1]
+        _token = (pid, scope, f"{pid}-{start or time.time_ns()}~{scope}")
+    return _token[2]
+
+
+def _scope() -> str:
+    import hashlib
+
+    from agent_tui import paths
+
+    return hashlib.sha256(str(paths.data_dir()).encode()).hexdigest()[:8]
 
 
 def process_env(env: dict[str, str]) -> dict[str, str]:
@@ -95,7 +105,8 @@ def process_env(env: dict[str, str]) -> dict[str, str]:
 
 def owner_alive(token: str) -> bool:
     """True while the agent-tui named by a marker runs (a reused pid does not count)."""
-    pid_text, _, start = token.partition("-")
+    pid_text, _, rest = token.partition("-")
+    start = rest.partition("~")[0]
     if not pid_text.isdigit():
         return False
     pid = int(pid_text)
@@ -314,11 +325,12 @@ def reap_orphans(grace: float = KILL_GRACE_SECONDS) -> int:
     """Stop processes whose agent-tui is dead; delete dead owners' records. Returns how
     many processes (or groups, without /proc) were found."""
     token = owner_token()
+    scope = token.rpartition("~")[2]
     alive: dict[str, bool] = {}
 
     def orphaned(owner: str) -> bool:
-        if owner == token:
-            return False
+        if owner == token or owner.rpartition("~")[2] != scope:
+            return False  # ours, or left with another data dir: reaped by its next start
         if owner not in alive:
             alive[owner] = owner_alive(owner)
         return not alive[owner]

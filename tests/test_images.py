@@ -18,6 +18,7 @@ import pytest
 from agent_tui import paths
 from agent_tui.config import Config, ImagesConfig
 from agent_tui.errors import ToolError
+from agent_tui.provider import loader
 from agent_tui.step.history import load_history
 from agent_tui.step.media import NOT_SHOWN, image_placement, image_tokens, part_image_tokens
 from agent_tui.step.messages import CLEARED_OUTPUT, last_finished_assistant
@@ -392,6 +393,9 @@ async def test_the_app_shows_the_tool_line_naming_the_image(
 
 
 def test_vision_comes_from_the_model_info_or_the_config() -> None:
+    # Read from litellm in this process (model_info's contract: loaded before, or litellm
+    # already imported here), whichever test of this worker ran first.
+    loader.litellm()
     assert image_placement(CLAUDE, Config()) == "tool"
     assert image_placement("openai/gpt-4o", Config()) == "user"
     assert image_placement(MODEL, Config()) == "note"

@@ -137,9 +137,15 @@ def test_reap_scan_ignores_live_owners_and_strangers() -> None:
     own = subprocess.Popen(
         ["sleep", "300"], env=procs.process_env(dict(os.environ)), start_new_session=True
     )
+    scope = procs.owner_token().rpartition("~")[2]  # this data dir's
     dead_owner = subprocess.Popen(
         ["sleep", "300"],
-        env={**os.environ, procs.OWNER_ENV: "999999999-1"},  # no such pid: a dead owner
+        env={**os.environ, procs.OWNER_ENV: f"999999999-1~{scope}"},  # no such pid: dead
+        start_new_session=True,
+    )
+    elsewhere = subprocess.Popen(  # dead too, but left with another data dir: not ours
+        ["sleep", "300"],
+        env={**os.environ, procs.OWNER_ENV: "999999999-1~0ther0ne"},
         start_new_session=True,
     )
     try:
@@ -147,13 +153,13 @@ def test_reap_scan_ignores_live_owners_and_strangers() -> None:
         found = procs.scan(lambda owner: True)
         elapsed = time.perf_counter() - start
         pids = {f.pid for f in found}
-        assert {own.pid, dead_owner.pid} <= pids
+        assert {own.pid, dead_owner.pid, elsewhere.pid} <= pids
         assert os.getpid() not in pids
         assert procs.reap_orphans(grace=2) >= 1
         dead_owner.wait(timeout=10)
-        assert alive(own.pid)
+        assert alive(own.pid) and alive(elsewhere.pid)
         print(f"/proc scan: {elapsed * 1000:.1f} ms over {len(os.listdir('/proc'))} entries")
     finally:
-        for proc in (own, dead_owner):
+        for proc in (own, dead_owner, elsewhere):
             proc.kill()
             proc.wait()
