@@ -167,7 +167,9 @@ async def test_frames_drawn_while_a_reply_streams_leave_no_strips_to_the_collect
             gc.disable()  # nothing is collected while the reply streams: it is all kept
             try:
                 await type_and_send(pilot, "write it all")
-                await wait_for(pilot, lambda: app.chat.status == "idle", "the end", timeout=120)
+                # Only against a hang: under coverage, with 3 workers on 2 cores, these
+                # 1,125 chunks took over 120 s (23 s without coverage).
+                await wait_for(pilot, lambda: app.chat.status == "idle", "the end", timeout=270)
                 await pilot.pause()
                 assert view_text(app).strip() == reply.strip()
                 assert _strips_left_for_the_collector() == []
