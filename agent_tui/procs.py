@@ -103,10 +103,16 @@ def process_env(env: dict[str, str]) -> dict[str, str]:
     return {**env, OWNER_ENV: owner_token()}
 
 
+def _fields(token: str) -> tuple[str, str, str]:
+    """A marker's pid, start time and data dir digest (`owner_token`'s format)."""
+    pid_text, _, rest = token.partition("-")
+    start, _, scope = rest.partition("~")
+    return pid_text, start, scope
+
+
 def owner_alive(token: str) -> bool:
     """True while the agent-tui named by a marker runs (a reused pid does not count)."""
-    pid_text, _, rest = token.partition("-")
-    start = rest.partition("~")[0]
+    pid_text, start, _ = _fields(token)
     if not pid_text.isdigit():
         return False
     pid = int(pid_text)
@@ -325,11 +331,11 @@ def reap_orphans(grace: float = KILL_GRACE_SECONDS) -> int:
     """Stop processes whose agent-tui is dead; delete dead owners' records. Returns how
     many processes (or groups, without /proc) were found."""
     token = owner_token()
-    scope = token.rpartition("~")[2]
+    scope = _fields(token)[2]
     alive: dict[str, bool] = {}
 
     def orphaned(owner: str) -> bool:
-        if owner == token or owner.rpartition("~")[2] != scope:
+        if owner == token or _fields(owner)[2] != scope:
             return False  # ours, or left with another data dir: reaped by its next start
         if owner not in alive:
             alive[owner] = owner_alive(owner)

@@ -55,8 +55,16 @@ def _spawn(warm: bool, log: str | None) -> tuple[int, int, int]:
     return pid, to_child[1], to_us[0]
 
 
+def _setting() -> str:
+    """DISABLE_ENV read: "off", "lazy" or "on" (unset or anything else)."""
+    value = os.environ.get(DISABLE_ENV, "").strip().lower()
+    if value in ("0", "false", "no", "off"):
+        return "off"
+    return "lazy" if value == "lazy" else "on"
+
+
 def _flags(warm: bool) -> list[str]:
-    if os.environ.get(DISABLE_ENV, "").strip().lower() == "lazy":
+    if _setting() == "lazy":
         return ["--lazy"]
     return ["--warm"] if warm else []
 
@@ -259,7 +267,7 @@ def start(*, warm: bool = False, log: str | None = None) -> ProviderProcess | No
     before the first request; `run` sends its request at once and must not wait).
     `log`: a file for what it prints instead of this process's stderr."""
     global _process
-    if os.environ.get(DISABLE_ENV, "1").strip().lower() in ("0", "false", "no", "off"):
+    if _setting() == "off":
         return None
     if _process is None:
         try:
