@@ -33,6 +33,7 @@ from pathlib import Path
 from agent_tui import paths
 from agent_tui.engine_context import EngineContext
 from agent_tui.ids import now_ms
+from agent_tui.provider import remote
 from agent_tui.storage.session_lock import LockHolder, SessionLock, SessionLocks
 
 log = logging.getLogger(__name__)
@@ -138,7 +139,8 @@ async def run_detached(
         lock = claim(ctx, session_id)
     else:
         parent = os.getppid()  # the command: another parent once it is gone
-        await load_with_summariser(model, ctx.config)  # litellm imported while it waits
+        if not remote.lazy():  # litellm imported while it waits, so it takes over at once
+            await load_with_summariser(model, ctx.config)
         lock = await _take_over(ctx, session_id, standby_since, parent)
     if lock is None:
         return 0  # another process prepares it, or the command's own preparation ended

@@ -63,8 +63,14 @@ def _setting() -> str:
     return "lazy" if value == "lazy" else "on"
 
 
+def lazy() -> bool:
+    """Whether litellm waits for the first request (DISABLE_ENV=lazy): in the provider
+    process, and in a standby preparer (context/preparing.py)."""
+    return _setting() == "lazy"
+
+
 def _flags(warm: bool) -> list[str]:
-    if _setting() == "lazy":
+    if lazy():
         return ["--lazy"]
     return ["--warm"] if warm else []
 
