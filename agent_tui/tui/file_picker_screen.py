@@ -24,7 +24,7 @@ SEND = "\n"
 class FilePickerScreen(ModalScreen[str | None]):
     CSS_PATH = "file_picker_screen.tcss"
     BINDINGS = [
-        Binding("escape", "cancel", "Close"),
+        Binding("escape", "dismiss", "Close"),
         Binding("down", "move(1)", show=False),
         Binding("up", "move(-1)", show=False),
     ]
@@ -103,6 +103,3 @@ class FilePickerScreen(ModalScreen[str | None]):
         if options.option_count:
             current = options.highlighted or 0
             options.highlighted = max(0, min(options.option_count - 1, current + step))
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)

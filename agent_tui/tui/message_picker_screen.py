@@ -34,7 +34,7 @@ class MessagePickerScreen(ModalScreen[str | None]):
     MessagePickerScreen #heading { text-style: bold; margin-bottom: 1; }
     MessagePickerScreen OptionList { height: 1fr; }
     """
-    BINDINGS = [Binding("escape", "cancel", "Close")]
+    BINDINGS = [Binding("escape", "dismiss", "Close")]
 
     def __init__(self, heading: str, rows: list[Row]) -> None:
         super().__init__()
@@ -49,6 +49,3 @@ class MessagePickerScreen(ModalScreen[str | None]):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         self.dismiss(event.option.id)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)

@@ -35,7 +35,7 @@ def matches(row: ModelRow, query: str) -> bool:
 
 class ModelScreen(ModalScreen[str | None]):
     CSS_PATH = "model_screen.tcss"
-    BINDINGS = [Binding("escape", "cancel", "Close"), Binding("down", "focus_list", show=False)]
+    BINDINGS = [Binding("escape", "dismiss", "Close"), Binding("down", "focus_list", show=False)]
 
     def __init__(self, models: Sequence[ModelRow | str], current: str) -> None:
         super().__init__()
@@ -84,6 +84,3 @@ class ModelScreen(ModalScreen[str | None]):
 
     def action_focus_list(self) -> None:
         self.query_one("#models", OptionList).focus()
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)

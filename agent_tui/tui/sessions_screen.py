@@ -45,7 +45,7 @@ def row_text(row: SessionRow) -> Text:
 
 class SessionsScreen(ModalScreen[str | None]):
     CSS_PATH = "sessions_screen.tcss"
-    BINDINGS = [Binding("escape", "cancel", "Close")]
+    BINDINGS = [Binding("escape", "dismiss", "Close")]
 
     def __init__(self, rows: list[SessionRow]) -> None:
         super().__init__()
@@ -62,6 +62,3 @@ class SessionsScreen(ModalScreen[str | None]):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         self.dismiss(event.option.id)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)

@@ -19,7 +19,7 @@ class SummaryScreen(ModalScreen[str | None]):
     CSS_PATH = "summary_screen.tcss"
     BINDINGS = [
         Binding("e", "edit", "Edit"),
-        Binding("escape,q,enter", "close", "Close"),
+        Binding("escape,q,enter", "dismiss", "Close"),
     ]
 
     def __init__(self, view: SummaryInForce) -> None:
@@ -39,6 +39,3 @@ class SummaryScreen(ModalScreen[str | None]):
     def action_edit(self) -> None:
         if self.view.compacted:
             self.dismiss(EDIT)
-
-    def action_close(self) -> None:
-        self.dismiss(None)

@@ -11,7 +11,7 @@ from textual.widgets import Label, Static
 
 class TextScreen(ModalScreen[None]):
     CSS_PATH = "text_screen.tcss"
-    BINDINGS = [Binding("escape,q,enter", "dismiss_screen", "Close")]
+    BINDINGS = [Binding("escape,q,enter", "dismiss", "Close")]
 
     def __init__(self, title: str, text: str) -> None:
         super().__init__()
@@ -24,6 +24,3 @@ class TextScreen(ModalScreen[None]):
             with VerticalScroll(id="body"):
                 yield Static(self.text, markup=False)
             yield Label("Esc closes", id="close-hint")
-
-    def action_dismiss_screen(self) -> None:
-        self.dismiss(None)
