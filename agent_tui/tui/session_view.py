@@ -265,10 +265,8 @@ class SessionView(VerticalScroll):
         return cut
 
     def _first_view(self, start: int, end: int) -> Widget | None:
-        for entry in self._entries[start:end]:
-            if (view := self._views.get(entry.key)) is not None:
-                return view
-        return None
+        entries = self._entries[start:end]
+        return next((v for e in entries if (v := self._views.get(e.key)) is not None), None)
 
     async def _mount_older(self) -> None:
         start = max(0, self._lo - PAGE)
@@ -461,10 +459,8 @@ class SessionView(VerticalScroll):
         await (self.mount(widget[0], before=after) if after else self.mount(widget[0]))
 
     def _window_index(self, entry: MessageEntry) -> int | None:
-        for index in range(self._hi - 1, self._lo - 1, -1):  # live entries are the newest
-            if self._entries[index] is entry:
-                return index
-        return None
+        newest_first = range(self._hi - 1, self._lo - 1, -1)  # live entries are the newest
+        return next((i for i in newest_first if self._entries[i] is entry), None)
 
     async def _drop(self, entry: MessageEntry) -> None:
         index = self._entries.index(entry)
