@@ -305,24 +305,20 @@ class AgentApp(App[int]):
         text = event.text
         if not text.strip() or self.when_started(self.on_prompt_input_submitted, event):
             return
+        name, args = table.parse(text) or (None, "")
+        command = table.find(name, self.prompt.commands) if name is not None else None
+        if name is not None and command is None:
+            self.chat.restore(text)
+            self.notify(f"Unknown command /{name}: /help lists them.", severity="warning")
+            return
         # The prompt cleared itself on Enter: keys typed meanwhile start the next message.
-        if text.lstrip().startswith("!"):  # the person's own shell command
-            self.prompt.remember(text)
-            self.run_worker(self.chat.shell(text.lstrip()[1:].strip()), exit_on_error=False)
-            return
-        parsed = table.parse(text)
-        if parsed is not None:
-            name, args = parsed
-            command = table.find(name, self.prompt.commands)
-            if command is None:
-                self.chat.restore(text)
-                self.notify(f"Unknown command /{name}: /help lists them.", severity="warning")
-                return
-            self.prompt.remember(text)
-            self.run_command(command, args)
-            return
         self.prompt.remember(text)
-        self.run_worker(self.chat.send(text), exit_on_error=False)
+        if command is not None:
+            self.run_command(command, args)
+        elif text.lstrip().startswith("!"):  # the person's own shell command
+            self.run_worker(self.chat.shell(text.lstrip()[1:].strip()), exit_on_error=False)
+        else:
+            self.run_worker(self.chat.send(text), exit_on_error=False)
 
     # ---- @file mentions -----------------------------------------------------------------
 
