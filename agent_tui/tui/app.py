@@ -446,8 +446,7 @@ class AgentApp(App[int]):
             keys.agent_cycle: self.chat.cycle_agent,
             keys.permission_mode: self.chat.cycle_permission_mode,
         }
-        action = actions.get(key)
-        if action is not None:
+        if (action := actions.get(key)) is not None:
             action()
 
     def run_command(self, command: table.Command, args: str = "") -> None:
@@ -469,10 +468,8 @@ class AgentApp(App[int]):
     def on_tool_line_toggle_pin(self, event: ToolLine.TogglePin) -> None:
         event.stop()
         if self.chat.session is not None:
-            pinned = event.part.pinned is None
-            self.run_worker(
-                pin_commands.set_pin(self.chat, event.part.id, pinned), exit_on_error=False
-            )
+            pin = pin_commands.set_pin(self.chat, event.part.id, event.part.pinned is None)
+            self.run_worker(pin, exit_on_error=False)
 
     def action_toggle_sidebar(self) -> None:
         self.sidebar.display = not self.sidebar.display

@@ -476,12 +476,10 @@ class SessionView(VerticalScroll):
 
     def _clear_queued(self) -> None:
         for entry in reversed(self._entries):
-            if not entry.queued:
-                continue
-            entry.queued = False
-            view = self._views.get(entry.key)
-            if isinstance(view, UserMessageView):
-                view.queued = False
+            if entry.queued:
+                entry.queued = False
+                if isinstance(view := self._views.get(entry.key), UserMessageView):
+                    view.queued = False
 
     async def _show_part(self, event: PartUpdated) -> None:
         part = event.part
