@@ -119,9 +119,7 @@ class TextView(PipeView):
             if isinstance(part, TextPart) and event.delta and not part.synthetic and not hidden:
                 self._write(self.out, event.delta)
                 self._at_line_start = event.delta.endswith("\n")
-            elif isinstance(part, ToolPart) and isinstance(
-                part.state, (ToolStateCompleted, ToolStateError)
-            ):
+            elif isinstance(part, ToolPart) and part.state.status in ("completed", "error"):
                 key = f"{part.id}:{part.state.status}"
                 if key not in self._reported:
                     self._reported.add(key)

@@ -338,9 +338,8 @@ class AgentApp(App[int]):
             return
         from agent_tui.tui.file_picker_screen import FilePickerScreen
 
-        session, root = self.chat.session, self.chat.directory
-        if session is not None:
-            root = Path(session.directory)
+        session = self.chat.session
+        root = Path(session.directory) if session is not None else self.chat.directory
         picker = FilePickerScreen(root, query=mention[0])
         self.push_screen(picker, callback=partial(self._insert_mention, token))
 
