@@ -277,11 +277,10 @@ class SessionView(VerticalScroll):
             if anchor is None:
                 await self.mount_all(widgets)
             else:
-                before = self.scroll_y
-                offset = before - anchor.virtual_region.y
+                y = anchor.virtual_region.y
                 await self.mount_all(widgets, before=anchor)
                 # A key pressed while mounting moved the view: keep that move.
-                self._keep_in_place(anchor, offset + self.scroll_y - before)
+                self._keep_in_place(anchor, self.scroll_y - y)
         if self._hi - self._lo > WINDOW_MAX:  # far below the viewport now
             await self._unmount(self._lo + WINDOW_MAX, self._hi)
 
@@ -298,11 +297,10 @@ class SessionView(VerticalScroll):
         if excess <= 0:
             return
         keep = self._first_view(self._lo + excess, self._hi)
-        before = self.scroll_y
-        offset = before - keep.virtual_region.y if keep is not None else 0.0
+        y = keep.virtual_region.y if keep is not None else 0.0
         await self._unmount(self._lo, self._lo + excess)
         if keep is not None and not self.following:
-            self._keep_in_place(keep, offset + self.scroll_y - before)
+            self._keep_in_place(keep, self.scroll_y - y)
 
     async def _unmount(self, start: int, end: int) -> None:
         """Drop the widgets of entries[start:end] (at one end of the window)."""
