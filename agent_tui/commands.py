@@ -28,7 +28,6 @@ from agent_tui.session.engine import Engine
 from agent_tui.session.loop import LoopResult
 from agent_tui.session.opening import open_engine
 from agent_tui.storage.models import Session
-from agent_tui.storage.session_lock import SessionLocks
 from agent_tui.storage.sessions import session_tree
 from agent_tui.tool.escalation import UNSANDBOXED
 
@@ -190,6 +189,7 @@ async def _sessions(args: argparse.Namespace, config: Config) -> int:
     rows = []
     for session, depth in session_tree(sessions):  # subagents' sessions under their parent
         summary = summaries[session.id]
+        preparer = preparers.holder(session.id)  # who writes its summary in the background now
         rows.append(
             {
                 "id": session.id,
@@ -205,7 +205,7 @@ async def _sessions(args: argparse.Namespace, config: Config) -> int:
                     "prepared": summary.summaries_prepared,
                     "used": summary.summaries_used,
                     "discarded": summary.summaries_discarded,
-                    "running": _preparer(preparers, session.id),
+                    "running": preparer.model_dump() if preparer is not None else None,
                 },
                 "context": context_usage(summary.last_assistant, summary.cost).model_dump(),
                 "tokens": {
@@ -231,12 +231,6 @@ async def _sessions(args: argparse.Namespace, config: Config) -> int:
             f"{percent:>4}  {row['title'] or '(untitled)'}  [{row['directory']}]"
         )
     return 0
-
-
-def _preparer(preparers: SessionLocks, session_id: str) -> dict[str, object] | None:
-    """Who writes the session's summary in the background now (context/preparing.py)."""
-    holder = preparers.holder(session_id)
-    return holder.model_dump() if holder is not None else None
 
 
 async def _uncompact(args: argparse.Namespace, config: Config) -> int:

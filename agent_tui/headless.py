@@ -58,13 +58,6 @@ def silence(stream: TextIO) -> None:
         pass
 
 
-def reader_gone(exc: BaseException) -> bool:
-    """Whether `exc` says whoever read our output closed it (`agent-tui run … | head`)."""
-    return isinstance(exc, BrokenPipeError) or (
-        isinstance(exc, OSError) and exc.errno == errno.EPIPE
-    )
-
-
 class PipeView:
     """What the headless views share: when the reader of their output goes away, they
     stop writing, and `on_reader_gone` stops the turn (as Ctrl+C would, what streamed is
@@ -83,7 +76,8 @@ class PipeView:
             stream.write(text)
             stream.flush()
         except OSError as exc:
-            if not reader_gone(exc):
+            # Whoever read our output closed it (`agent-tui run … | head`)?
+            if not (isinstance(exc, BrokenPipeError) or exc.errno == errno.EPIPE):
                 raise
             self.reader_gone = True
             silence(self.out)
@@ -125,9 +119,7 @@ class TextView(PipeView):
             if isinstance(part, TextPart) and event.delta and not part.synthetic and not hidden:
                 self._write(self.out, event.delta)
                 self._at_line_start = event.delta.endswith("\n")
-            elif isinstance(part, ToolPart) and isinstance(
-                part.state, (ToolStateCompleted, ToolStateError)
-            ):
+            elif isinstance(part, ToolPart) and part.state.status in ("completed", "error"):
                 key = f"{part.id}:{part.state.status}"
                 if key not in self._reported:
                     self._reported.add(key)

@@ -161,11 +161,8 @@ def called(name: str, commands: Iterable[Command]) -> Command | None:
 def find(name: str, commands: Sequence[Command]) -> Command | None:
     """The command called `name`, by name or alias, else a unique prefix match."""
     name = name.lower()
-    exact = called(name, commands)
-    if exact is not None:
-        return exact
     found = matching(name, commands)
-    return found[0] if len(found) == 1 else None
+    return called(name, commands) or (found[0] if len(found) == 1 else None)
 
 
 def parse(text: str) -> tuple[str, str] | None:

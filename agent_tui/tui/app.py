@@ -305,24 +305,20 @@ class AgentApp(App[int]):
         text = event.text
         if not text.strip() or self.when_started(self.on_prompt_input_submitted, event):
             return
+        name, args = table.parse(text) or (None, "")
+        command = table.find(name, self.prompt.commands) if name is not None else None
+        if name is not None and command is None:
+            self.chat.restore(text)
+            self.notify(f"Unknown command /{name}: /help lists them.", severity="warning")
+            return
         # The prompt cleared itself on Enter: keys typed meanwhile start the next message.
-        if text.lstrip().startswith("!"):  # the person's own shell command
-            self.prompt.remember(text)
-            self.run_worker(self.chat.shell(text.lstrip()[1:].strip()), exit_on_error=False)
-            return
-        parsed = table.parse(text)
-        if parsed is not None:
-            name, args = parsed
-            command = table.find(name, self.prompt.commands)
-            if command is None:
-                self.chat.restore(text)
-                self.notify(f"Unknown command /{name}: /help lists them.", severity="warning")
-                return
-            self.prompt.remember(text)
-            self.run_command(command, args)
-            return
         self.prompt.remember(text)
-        self.run_worker(self.chat.send(text), exit_on_error=False)
+        if command is not None:
+            self.run_command(command, args)
+        elif text.lstrip().startswith("!"):  # the person's own shell command
+            self.run_worker(self.chat.shell(text.lstrip()[1:].strip()), exit_on_error=False)
+        else:
+            self.run_worker(self.chat.send(text), exit_on_error=False)
 
     # ---- @file mentions -----------------------------------------------------------------
 
@@ -342,9 +338,8 @@ class AgentApp(App[int]):
             return
         from agent_tui.tui.file_picker_screen import FilePickerScreen
 
-        session, root = self.chat.session, self.chat.directory
-        if session is not None:
-            root = Path(session.directory)
+        session = self.chat.session
+        root = Path(session.directory) if session is not None else self.chat.directory
         picker = FilePickerScreen(root, query=mention[0])
         self.push_screen(picker, callback=partial(self._insert_mention, token))
 
@@ -450,8 +445,7 @@ class AgentApp(App[int]):
             keys.agent_cycle: self.chat.cycle_agent,
             keys.permission_mode: self.chat.cycle_permission_mode,
         }
-        action = actions.get(key)
-        if action is not None:
+        if (action := actions.get(key)) is not None:
             action()
 
     def run_command(self, command: table.Command, args: str = "") -> None:
@@ -473,10 +467,8 @@ class AgentApp(App[int]):
     def on_tool_line_toggle_pin(self, event: ToolLine.TogglePin) -> None:
         event.stop()
         if self.chat.session is not None:
-            pinned = event.part.pinned is None
-            self.run_worker(
-                pin_commands.set_pin(self.chat, event.part.id, pinned), exit_on_error=False
-            )
+            pin = pin_commands.set_pin(self.chat, event.part.id, event.part.pinned is None)
+            self.run_worker(pin, exit_on_error=False)
 
     def action_toggle_sidebar(self) -> None:
         self.sidebar.display = not self.sidebar.display

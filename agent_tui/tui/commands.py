@@ -255,15 +255,10 @@ def sessions(chat: Conversation, _: str) -> None:
         listed = roots + await chat.db.descendants(s.id for s in roots)
         summaries = await chat.db.session_summaries([s.id for s in listed])
         current = chat.session.id if chat.session else None
-        rows = [
-            SessionRow(
-                s,
-                context_usage(summaries[s.id].last_assistant, summaries[s.id].cost),
-                s.id == current,
-                depth,
-            )
-            for s, depth in session_tree(listed)  # subagents under their parent
-        ]
+        rows = []
+        for s, depth in session_tree(listed):  # subagents under their parent
+            usage = context_usage(summaries[s.id].last_assistant, summaries[s.id].cost)
+            rows.append(SessionRow(s, usage, s.id == current, depth))
         chat.app.push_screen(SessionsScreen(rows), callback=lambda chosen: switch_to(chat, chosen))
 
     chat.guard(pick)

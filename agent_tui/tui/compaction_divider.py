@@ -38,15 +38,8 @@ class CompactionDivider(Vertical):
     """
 
     def __init__(
-        self,
-        request_id: str,
-        auto: bool,
-        summary: str = "",
-        state: str = "running",
-        *,
-        edited: str | None = None,
+        self, auto: bool, summary: str = "", state: str = "running", *, edited: str | None = None
     ):
-        self.request_id = request_id
         self.auto = auto
         self.state = state
         self.edited = edited

@@ -21,8 +21,8 @@ class ConfirmScreen(ModalScreen[bool]):
     ConfirmScreen #buttons Button { margin-right: 1; min-width: 10; }
     """
     BINDINGS = [
-        Binding("y", "reply(True)", "Yes"),
-        Binding("n,escape", "reply(False)", "No"),
+        Binding("y", "dismiss(True)", "Yes"),
+        Binding("n,escape", "dismiss(False)", "No"),
     ]
 
     def __init__(self, question: str, detail: str, yes: str = "Yes") -> None:
@@ -42,6 +42,3 @@ class ConfirmScreen(ModalScreen[bool]):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         self.dismiss(event.button.id == "yes")
-
-    def action_reply(self, answer: bool) -> None:
-        self.dismiss(answer)

@@ -39,14 +39,12 @@ NOTIFY_SEVERITY = {"info": "information", "warning": "warning", "error": "error"
 
 async def apply_event(chat: Conversation, event: Event) -> None:
     session_id = session_of(event)
-    if isinstance(event, Notice) and session_id is None:
+    shown = chat.session is not None and session_id == chat.session.id
+    if isinstance(event, Notice) and (shown or session_id is None):  # None: for every session
         chat.notify(event.message, severity=NOTIFY_SEVERITY[event.level])  # type: ignore[arg-type]
+    if not shown:
         return
-    if chat.session is None or session_id != chat.session.id:
-        return
-    if isinstance(event, Notice):
-        chat.notify(event.message, severity=NOTIFY_SEVERITY[event.level])  # type: ignore[arg-type]
-    elif isinstance(event, SessionError):
+    if isinstance(event, SessionError):
         chat.notify(event.message, title="Error", severity="error", timeout=10)
     elif isinstance(event, SessionStatus):
         if event.status == "idle":

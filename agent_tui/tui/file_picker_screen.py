@@ -10,24 +10,20 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
 from agent_tui.session.mentions import FileIndex
+from agent_tui.tui.choice_screen import ChoiceScreen
 
 SEND = "\n"
 """What the picker answers to Enter with nothing matching: the message is sent as typed
 (a picker with no match must not hold the message back)."""
 
 
-class FilePickerScreen(ModalScreen[str | None]):
+class FilePickerScreen(ChoiceScreen):
     CSS_PATH = "file_picker_screen.tcss"
-    BINDINGS = [
-        Binding("escape", "cancel", "Close"),
-        Binding("down", "move(1)", show=False),
-        Binding("up", "move(-1)", show=False),
-    ]
+    BINDINGS = [Binding("down", "move(1)", show=False), Binding("up", "move(-1)", show=False)]
 
     def __init__(self, root: Path, query: str = "") -> None:
         super().__init__()
@@ -94,15 +90,8 @@ class FilePickerScreen(ModalScreen[str | None]):
             return
         self.dismiss(options.get_option_at_index(options.highlighted).id)
 
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        event.stop()
-        self.dismiss(event.option.id)
-
     def action_move(self, step: int) -> None:
         options = self.query_one("#picker-files", OptionList)
         if options.option_count:
             current = options.highlighted or 0
             options.highlighted = max(0, min(options.option_count - 1, current + step))
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)

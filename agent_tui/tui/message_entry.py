@@ -96,7 +96,7 @@ def build_widget(entry: MessageEntry) -> Widget | None:
     if (part := entry.compaction()) is not None:
         auto = part.auto if entry.auto is None else entry.auto
         return CompactionDivider(
-            info.id, auto, entry.summary, entry.divider_state, edited=entry.edited_summary
+            auto, entry.summary, entry.divider_state, edited=entry.edited_summary
         )
     if (tool := entry.shell_tool()) is not None:
         return shell_line(tool)

@@ -7,11 +7,11 @@ import datetime as dt
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
+
+from agent_tui.tui.choice_screen import ChoiceScreen
 
 Row = tuple[str, str, int]
 """(message id, its text, when it was sent in ms)."""
@@ -24,7 +24,7 @@ def row_text(text: str, sent: int) -> Text:
     return shown
 
 
-class MessagePickerScreen(ModalScreen[str | None]):
+class MessagePickerScreen(ChoiceScreen):
     DEFAULT_CSS = """
     MessagePickerScreen { align: center middle; }
     MessagePickerScreen #box {
@@ -34,7 +34,6 @@ class MessagePickerScreen(ModalScreen[str | None]):
     MessagePickerScreen #heading { text-style: bold; margin-bottom: 1; }
     MessagePickerScreen OptionList { height: 1fr; }
     """
-    BINDINGS = [Binding("escape", "cancel", "Close")]
 
     def __init__(self, heading: str, rows: list[Row]) -> None:
         super().__init__()
@@ -45,10 +44,3 @@ class MessagePickerScreen(ModalScreen[str | None]):
         with Vertical(id="box"):
             yield Label(f"{self.heading} — Enter chooses, Esc closes", id="heading")
             yield OptionList(*(Option(row_text(t, s), id=i) for i, t, s in self.rows))
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        event.stop()
-        self.dismiss(event.option.id)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)

@@ -9,11 +9,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
 from agent_tui.provider.defaults import ModelRow
+from agent_tui.tui.choice_screen import ChoiceScreen
 
 MAX_SHOWN = 300
 """Options listed at once; the filter narrows the rest."""
@@ -33,9 +33,9 @@ def matches(row: ModelRow, query: str) -> bool:
     return all(word in model for word in query.lower().split())
 
 
-class ModelScreen(ModalScreen[str | None]):
+class ModelScreen(ChoiceScreen):
     CSS_PATH = "model_screen.tcss"
-    BINDINGS = [Binding("escape", "cancel", "Close"), Binding("down", "focus_list", show=False)]
+    BINDINGS = [Binding("down", "focus_list", show=False)]
 
     def __init__(self, models: Sequence[ModelRow | str], current: str) -> None:
         super().__init__()
@@ -78,12 +78,5 @@ class ModelScreen(ModalScreen[str | None]):
             value = highlighted or value
         self.dismiss(value or None)
 
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        event.stop()
-        self.dismiss(event.option.id)
-
     def action_focus_list(self) -> None:
         self.query_one("#models", OptionList).focus()
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)

@@ -22,9 +22,9 @@ def _detail(request: PermissionRequest) -> Static:
 class PermissionScreen(ModalScreen[PermissionReply]):
     CSS_PATH = "permission_screen.tcss"
     BINDINGS = [
-        Binding("a", "reply('once')", "Allow once"),
-        Binding("A,shift+a", "reply('always')", "Always allow"),
-        Binding("d,escape", "reply('deny')", "Deny"),
+        Binding("a", "dismiss('once')", "Allow once"),
+        Binding("A,shift+a", "dismiss('always')", "Always allow"),
+        Binding("d,escape", "dismiss('deny')", "Deny"),
     ]
 
     def __init__(self, request: PermissionRequest) -> None:
@@ -45,6 +45,3 @@ class PermissionScreen(ModalScreen[PermissionReply]):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         self.dismiss(event.button.id)  # type: ignore[arg-type]
-
-    def action_reply(self, reply: PermissionReply) -> None:
-        self.dismiss(reply)

@@ -35,7 +35,7 @@ def row_text(item: PinnedText, pinned: bool) -> Text:
 class PinScreen(ModalScreen[None]):
     CSS_PATH = "pin_screen.tcss"
     BINDINGS = [
-        Binding("escape", "close", "Close"),
+        Binding("escape", "dismiss", "Close"),
         Binding("p", "toggle", "Pin / unpin, stay"),
     ]
 
@@ -84,6 +84,3 @@ class PinScreen(ModalScreen[None]):
         option = listing.get_option_at_index(listing.highlighted)
         if option.id is not None:
             await self._flip(option.id)
-
-    def action_close(self) -> None:
-        self.dismiss(None)

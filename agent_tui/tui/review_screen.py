@@ -42,12 +42,9 @@ class ReviewScreen(ModalScreen[ReviewAnswer]):
         Binding("d", "discard", "Discard"),
     ]
 
-    def __init__(
-        self, summary: str, title: str = "The summary that would replace the history"
-    ) -> None:
+    def __init__(self, summary: str) -> None:
         super().__init__()
         self.summary = summary
-        self.heading = title
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):

@@ -265,10 +265,8 @@ class SessionView(VerticalScroll):
         return cut
 
     def _first_view(self, start: int, end: int) -> Widget | None:
-        for entry in self._entries[start:end]:
-            if (view := self._views.get(entry.key)) is not None:
-                return view
-        return None
+        entries = self._entries[start:end]
+        return next((v for e in entries if (v := self._views.get(e.key)) is not None), None)
 
     async def _mount_older(self) -> None:
         start = max(0, self._lo - PAGE)
@@ -279,11 +277,10 @@ class SessionView(VerticalScroll):
             if anchor is None:
                 await self.mount_all(widgets)
             else:
-                before = self.scroll_y
-                offset = before - anchor.virtual_region.y
+                y = anchor.virtual_region.y
                 await self.mount_all(widgets, before=anchor)
                 # A key pressed while mounting moved the view: keep that move.
-                self._keep_in_place(anchor, offset + self.scroll_y - before)
+                self._keep_in_place(anchor, self.scroll_y - y)
         if self._hi - self._lo > WINDOW_MAX:  # far below the viewport now
             await self._unmount(self._lo + WINDOW_MAX, self._hi)
 
@@ -300,11 +297,10 @@ class SessionView(VerticalScroll):
         if excess <= 0:
             return
         keep = self._first_view(self._lo + excess, self._hi)
-        before = self.scroll_y
-        offset = before - keep.virtual_region.y if keep is not None else 0.0
+        y = keep.virtual_region.y if keep is not None else 0.0
         await self._unmount(self._lo, self._lo + excess)
         if keep is not None and not self.following:
-            self._keep_in_place(keep, offset + self.scroll_y - before)
+            self._keep_in_place(keep, self.scroll_y - y)
 
     async def _unmount(self, start: int, end: int) -> None:
         """Drop the widgets of entries[start:end] (at one end of the window)."""
@@ -461,10 +457,8 @@ class SessionView(VerticalScroll):
         await (self.mount(widget[0], before=after) if after else self.mount(widget[0]))
 
     def _window_index(self, entry: MessageEntry) -> int | None:
-        for index in range(self._hi - 1, self._lo - 1, -1):  # live entries are the newest
-            if self._entries[index] is entry:
-                return index
-        return None
+        newest_first = range(self._hi - 1, self._lo - 1, -1)  # live entries are the newest
+        return next((i for i in newest_first if self._entries[i] is entry), None)
 
     async def _drop(self, entry: MessageEntry) -> None:
         index = self._entries.index(entry)
@@ -480,12 +474,10 @@ class SessionView(VerticalScroll):
 
     def _clear_queued(self) -> None:
         for entry in reversed(self._entries):
-            if not entry.queued:
-                continue
-            entry.queued = False
-            view = self._views.get(entry.key)
-            if isinstance(view, UserMessageView):
-                view.queued = False
+            if entry.queued:
+                entry.queued = False
+                if isinstance(view := self._views.get(entry.key), UserMessageView):
+                    view.queued = False
 
     async def _show_part(self, event: PartUpdated) -> None:
         part = event.part

@@ -7,14 +7,13 @@ from dataclasses import dataclass
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from agent_tui.context.usage import ContextUsage
 from agent_tui.storage.models import Session
+from agent_tui.tui.choice_screen import ChoiceScreen
 
 
 @dataclass
@@ -43,9 +42,8 @@ def row_text(row: SessionRow) -> Text:
     return text
 
 
-class SessionsScreen(ModalScreen[str | None]):
+class SessionsScreen(ChoiceScreen):
     CSS_PATH = "sessions_screen.tcss"
-    BINDINGS = [Binding("escape", "cancel", "Close")]
 
     def __init__(self, rows: list[SessionRow]) -> None:
         super().__init__()
@@ -58,10 +56,3 @@ class SessionsScreen(ModalScreen[str | None]):
             yield OptionList(*options, id="sessions")
             if not self.rows:
                 yield Label("No sessions yet.")
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        event.stop()
-        self.dismiss(event.option.id)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)

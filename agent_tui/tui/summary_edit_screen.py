@@ -72,11 +72,6 @@ class SummaryEditScreen(ModalScreen[SummaryEdit | None]):
             if discard:
                 self.dismiss(None)
 
-        self.app.push_screen(
-            ConfirmScreen(
-                "Discard your changes to the summary?",
-                "The summary stays as it was.",
-                "Discard",
-            ),
-            answered,
-        )
+        detail = "The summary stays as it was."
+        confirm = ConfirmScreen("Discard your changes to the summary?", detail, "Discard")
+        self.app.push_screen(confirm, answered)

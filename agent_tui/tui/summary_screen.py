@@ -2,43 +2,25 @@
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
-from textual.widgets import Label, Static
 
 from agent_tui.context.summary_view import SummaryInForce, render_summary
+from agent_tui.tui.text_screen import TextScreen
 
 EDIT = "edit"
 
 
-class SummaryScreen(ModalScreen[str | None]):
+class SummaryScreen(TextScreen):
     """Dismissed with `EDIT` when the person asks to correct the summary, else None."""
 
-    CSS_PATH = "summary_screen.tcss"
-    BINDINGS = [
-        Binding("e", "edit", "Edit"),
-        Binding("escape,q,enter", "close", "Close"),
-    ]
+    BINDINGS = [Binding("e", "edit", "Edit")]
 
     def __init__(self, view: SummaryInForce) -> None:
-        super().__init__()
+        title = "Summary" + (" (edited by you)" if view.edited else "")
+        hint = "e edits the summary · Esc closes" if view.compacted else "Esc closes"
+        super().__init__(title, render_summary(view), hint)
         self.view = view
-        self.text = render_summary(view)
-
-    def compose(self) -> ComposeResult:
-        title = "Summary" + (" (edited by you)" if self.view.edited else "")
-        with Vertical(id="box"):
-            yield Label(title, id="heading")
-            with VerticalScroll(id="body"):
-                yield Static(self.text, markup=False, id="summary-text")
-            hint = "e edits the summary · Esc closes" if self.view.compacted else "Esc closes"
-            yield Label(hint, id="close-hint")
 
     def action_edit(self) -> None:
         if self.view.compacted:
             self.dismiss(EDIT)
-
-    def action_close(self) -> None:
-        self.dismiss(None)

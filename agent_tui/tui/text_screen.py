@@ -9,21 +9,21 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 
-class TextScreen(ModalScreen[None]):
-    CSS_PATH = "text_screen.tcss"
-    BINDINGS = [Binding("escape,q,enter", "dismiss_screen", "Close")]
+class TextScreen(ModalScreen[str | None]):
+    """Closed with None; a subclass may answer otherwise (`SummaryScreen`)."""
 
-    def __init__(self, title: str, text: str) -> None:
+    CSS_PATH = "text_screen.tcss"
+    BINDINGS = [Binding("escape,q,enter", "dismiss", "Close")]
+
+    def __init__(self, title: str, text: str, hint: str = "Esc closes") -> None:
         super().__init__()
         self.heading = title
         self.text = text
+        self.hint = hint
 
     def compose(self) -> ComposeResult:
         with Vertical(id="box"):
             yield Label(self.heading, id="heading")
             with VerticalScroll(id="body"):
                 yield Static(self.text, markup=False)
-            yield Label("Esc closes", id="close-hint")
-
-    def action_dismiss_screen(self) -> None:
-        self.dismiss(None)
+            yield Label(self.hint, id="close-hint")
