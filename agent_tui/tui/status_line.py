@@ -62,7 +62,9 @@ class StatusLine(Static):
         self.refresh_text()
 
     def refresh_text(self) -> None:
-        self.update(self.render_text())
+        # One line whatever it says (height 1, the screen's width): no layout. With one,
+        # every tick while busy laid out the whole screen, every mounted message included.
+        self.update(self.render_text(), layout=False)
 
     def render_text(self) -> str:
         if self.hint:
