@@ -18,6 +18,7 @@ from agent_tui.storage.models import AssistantMessage, MessageWithParts, TextPar
 from agent_tui.storage.session_lock import LOCK_DIR
 from agent_tui.tui.user_message_view import UserMessageView
 from tests.conftest import write_config
+from tests.engine_helpers import run_cli
 from tests.fake_openai import Call, FakeOpenAI, Gated, Hang, Text, ToolCalls
 from tests.process_helpers import Run
 from tests.tui_helpers import open_app, type_and_send, view_text, wait_for
@@ -111,7 +112,9 @@ def test_two_runs_on_one_session_never_interleave(
     assert not (paths.data_dir() / LOCK_DIR / f"{session_id}.lock").exists()
 
 
-def test_sigkilled_owner_does_not_block_the_next_run(isolated: Path, fake_llm: FakeOpenAI) -> None:
+def test_sigkilled_owner_does_not_block_the_next_run(
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
     write_config(isolated, fake_llm)
     session_id = start_session(fake_llm)
     fake_llm.script(Hang(text="partial", delay=120))
@@ -123,7 +126,8 @@ def test_sigkilled_owner_does_not_block_the_next_run(isolated: Path, fake_llm: F
     assert lock_file.exists()  # left behind: the kernel dropped the lock, not the file
 
     fake_llm.script(Text("Next answer."))
-    code, out, err = Run(isolated, "run", "--continue", "next task").finish()
+    capsys.readouterr()  # what start_session printed
+    code, out, err = run_cli(capsys, "run", "--continue", "next task")  # here: one import less
     assert code == 0, err
     assert out.strip() == "Next answer."
     assert "busy" not in err
