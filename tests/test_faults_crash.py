@@ -14,6 +14,7 @@ import select
 import signal
 import sqlite3
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,7 +27,7 @@ from agent_tui import paths
 from agent_tui.step.messages import COMPACTION_QUESTION, INTERRUPTED_OUTPUT
 from tests.conftest import write_config
 from tests.engine_helpers import conversation, is_summary_request, run_cli, text_of, tool_pairs_ok
-from tests.fake_openai import Call, FakeOpenAI, Hang, Text, ToolCalls
+from tests.fake_openai import Call, FakeOpenAI, Gated, Hang, Text, ToolCalls
 from tests.process_helpers import agent_tui_argv
 
 REPO_ROOT = Path(agent_tui.__file__).resolve().parents[1]
@@ -289,25 +290,37 @@ def test_ctrl_c_mid_stream_exits_130_and_saves_the_text(
 
 
 def test_two_processes_on_one_database(
-    fake_llm: FakeOpenAI, isolated: Path, capsys: pytest.CaptureFixture[str]
+    fake_llm: FakeOpenAI,
+    isolated: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def answer(body: dict[str, Any]) -> Text:
+    """A process mid-turn (its reply held) while this one runs a whole turn in another
+    project on the same database: both finish, neither loses a row."""
+    gate = threading.Event()
+
+    def answer(body: dict[str, Any]) -> Text | Gated:
         question = text_of(body["messages"][-1])
-        return Text(f"answer to {question}", chunk_size=2, delay=0.01)
+        reply = Text(f"answer to {question}", chunk_size=2, delay=0.01)
+        return Gated(reply, gate) if question == "question left" else reply
 
     fake_llm.responder = answer
     projects = [isolated.parent / "left", isolated.parent / "right"]
     for project in projects:
         project.mkdir()
         write_config(project, fake_llm)
-    procs = [spawn(project, "run", f"question {project.name}") for project in projects]
-    with reaped(procs[0]), reaped(procs[1]):
-        outputs = [proc.communicate(timeout=STARTUP_TIMEOUT) for proc in procs]
-    for proc, (_, err) in zip(procs, outputs, strict=True):
-        assert proc.returncode == 0, err.decode()
-        assert b"Traceback" not in err
-    assert b"answer to question left" in outputs[0][0]
-    assert b"answer to question right" in outputs[1][0]
+    with reaped(spawn(projects[0], "run", "question left")) as proc:
+        fake_llm.wait_for_requests(1, timeout=STARTUP_TIMEOUT)  # its turn is under way
+        monkeypatch.chdir(projects[1])
+        code, out, err = run_cli(capsys, "run", "question right")
+        assert proc.poll() is None  # still mid-turn: the two overlapped
+        gate.set()
+        left_out, left_err = proc.communicate(timeout=STARTUP_TIMEOUT)
+    assert proc.returncode == 0, left_err.decode()
+    assert b"Traceback" not in left_err
+    assert code == 0, err
+    assert b"answer to question left" in left_out
+    assert "answer to question right" in out
 
     listed = {Path(s["directory"]).name: s for s in sessions(capsys)}
     assert set(listed) == {"left", "right"}
