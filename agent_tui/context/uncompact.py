@@ -52,15 +52,7 @@ class Uncompacted(BaseModel):
 
 def finished_summaries(messages: list[MessageWithParts]) -> list[AssistantMessage]:
     """The summaries of finished compactions not undone, oldest first."""
-    return [
-        m.info
-        for m in messages
-        if isinstance(m.info, AssistantMessage)
-        and m.info.summary
-        and m.info.finish
-        and not m.info.error
-        and not m.info.reverted
-    ]
+    return [m.info for m in messages if isinstance(m.info, AssistantMessage) and m.info.in_force]
 
 
 async def uncompact(ctx: EngineContext, session: Session, model: ModelInfo) -> Uncompacted:

@@ -175,15 +175,9 @@ def _restated_by(messages: list[MessageWithParts], session: Session) -> set[str]
     """Ids the summary in force restates."""
     for message in messages:
         info = message.info
-        if (
-            isinstance(info, AssistantMessage)
-            and info.summary
-            and info.parent_id == session.compaction_id
-            and info.finish
-            and not info.error
-            and not info.reverted
-        ):
-            return {p.id for p in info.pins}
+        if isinstance(info, AssistantMessage) and info.in_force:
+            if info.parent_id == session.compaction_id:
+                return {p.id for p in info.pins}
     return set()
 
 

@@ -41,14 +41,7 @@ def summary_for(messages: list[MessageWithParts], compaction_id: str) -> Message
     """The finished summary answering a compaction request, if any."""
     for message in reversed(messages):
         info = message.info
-        if (
-            isinstance(info, AssistantMessage)
-            and info.summary
-            and info.parent_id == compaction_id
-            and info.finish
-            and not info.error
-            and not info.reverted
-        ):
+        if isinstance(info, AssistantMessage) and info.in_force and info.parent_id == compaction_id:
             return message
     return None
 
@@ -213,17 +206,7 @@ def filter_compacted(history: list[MessageWithParts]) -> list[MessageWithParts]:
     still pending, a summary that failed or was interrupted; and undone turns."""
     active_summary = None
     if len(history) > 1 and _is_compaction_request(history[0]):
-        candidate = history[1]
-        info = candidate.info
-        if (
-            isinstance(info, AssistantMessage)
-            and info.summary
-            and info.parent_id == history[0].info.id
-            and info.finish
-            and not info.error
-            and not info.reverted
-        ):
-            active_summary = candidate
+        active_summary = summary_for(history[1:2], history[0].info.id)
     out = []
     for index, message in enumerate(history):
         if _is_compaction_request(message) and not (index == 0 and active_summary):
