@@ -19,7 +19,7 @@ from agent_tui.errors import CompactionError
 from agent_tui.provider.events import ModelRequest
 from agent_tui.provider.limits import ModelInfo, model_info
 from agent_tui.step.messages import to_model_messages
-from agent_tui.step.request import build_request, estimate_tokens, provider_scale
+from agent_tui.step.request import build_request, estimate_tokens, history_tokens, provider_scale
 from agent_tui.storage.models import (
     AssistantMessage,
     CompactionPart,
@@ -64,6 +64,12 @@ class Span:
         """Provider tokens per local token for `model`: measured for the session's model;
         another model (a summariser from config) has no usage here to measure by."""
         return self.scale if model == self.model else 1.0
+
+
+def summariser(ctx: EngineContext, model: ModelInfo) -> ModelInfo:
+    """The model that writes summaries: config `compaction.model`, else the session's."""
+    configured = ctx.config.compaction.model
+    return model_info(configured, ctx.config) if configured else model
 
 
 def _last_typed(messages: list[MessageWithParts]) -> MessageWithParts | None:
@@ -289,16 +295,14 @@ def plan(
     config = ctx.config
     directory = Path(session.directory)
     span = select_span(ctx, session, history, model, up_to=up_to)
-    summary_model = (
-        model_info(config.compaction.model, config) if config.compaction.model else model
-    )
+    summary_model = summariser(ctx, model)
     instruction = instruction_text(ctx, directory, span.anchored, instructions)
     _, summarised_tokens = whole_span_request(ctx, session, span, summary_model, instruction)
     one_call = fits(summarised_tokens, summary_model.limit, config.compaction)
-    chunks = 1 if one_call else len(_chunks(ctx, span, summary_model, directory))
-    base, _ = build_request(
-        [], model=model.id, directory=directory, config=config, tools=ctx.registry.definitions()
-    )
+    chunks = 1
+    if not one_call:
+        _, parts = chunk_plan(ctx, span.summarised, summary_model, directory, span.anchored)
+        chunks = len(parts)
     usable = usable_tokens(model.limit, config.compaction)
     # A summary is rarely more than half of what it replaces.
     summary_guess = min(
@@ -306,9 +310,8 @@ def plan(
     )
     restated = count_tokens(restated_text(span.restated), model.id) if span.restated else 0
     tail_local = message_tokens(span.tail, model.id)
-    after = (
-        estimate_tokens(base.messages, base.tools, model.id) + restated + tail_local
-    ) * span.scale + summary_guess
+    after = (history_tokens(ctx, session, [], model.id) + restated + tail_local) * span.scale
+    after += summary_guess
     return CompactionPlan(
         summarised_messages=len(span.new_content),
         summarised_turns=sum(1 for m in span.new_content if isinstance(m.info, UserMessage)),
@@ -329,24 +332,25 @@ def plan(
     )
 
 
-def _chunks(
-    ctx: EngineContext, span: Span, summary_model: ModelInfo, directory: Path
-) -> list[list[dict]]:
-    system = compaction_prompt(ctx, directory)
-    if span.anchored:
-        system += "\n\n" + paths.read_prompt("compaction_anchor.txt")
-    return chunk_plan(ctx, span.summarised, summary_model, system)
-
-
 def chunk_plan(
-    ctx: EngineContext, summarised: list[MessageWithParts], summary_model: ModelInfo, system: str
-) -> list[list[dict]]:
-    """The fewest chunks of the summarised part that fit the summarising model's window."""
+    ctx: EngineContext,
+    summarised: list[MessageWithParts],
+    summary_model: ModelInfo,
+    directory: Path,
+    anchored: bool,
+) -> tuple[str, list[list[dict]]]:
+    """The system prompt of a chunk's request, and the fewest chunks of the summarised
+    part that fit the summarising model's window."""
+    system = compaction_prompt(ctx, directory)
+    if anchored:
+        system += "\n\n" + paths.read_prompt("compaction_anchor.txt")
     part_ids = {p.call_id: p.id for m in summarised for p in m.parts if isinstance(p, ToolPart)}
     transcript = flatten_for_summary(to_model_messages(summarised), part_ids)
     budget = usable_tokens(summary_model.limit, ctx.config.compaction)
     reserve = count_tokens(system, summary_model.id) + int(budget * EARLIER_SUMMARY_SHARE)
-    return chunk_messages(transcript, max(budget - reserve, MIN_CHUNK_TOKENS), summary_model.id)
+    return system, chunk_messages(
+        transcript, max(budget - reserve, MIN_CHUNK_TOKENS), summary_model.id
+    )
 
 
 def _count(n: int, noun: str) -> str:

@@ -24,7 +24,7 @@ from agent_tui.step.messages import (
     last_finished_assistant,
     to_model_messages,
 )
-from agent_tui.step.request import build_request, estimate_tokens, provider_scale
+from agent_tui.step.request import estimate_tokens, history_tokens, provider_scale
 from agent_tui.storage.models import (
     AssistantMessage,
     MessageWithParts,
@@ -161,11 +161,8 @@ def _size(
     config = ctx.config
     tools = ctx.registry.definitions()
     directory = Path(session.directory)
-    request, _ = build_request(
-        history, model=model.id, directory=directory, config=config, tools=tools
-    )
     scale = provider_scale(history, model=model.id, directory=directory, config=config, tools=tools)
-    estimated = int(estimate_tokens(request.messages, request.tools, model.id) * scale)
+    estimated = int(history_tokens(ctx, session, history, model.id) * scale)
     # The newest finished step before the compaction: its usage is the provider's measure
     # of the history that compaction replaced.
     last = last_finished_assistant([m for m in history if m.info.id < before])

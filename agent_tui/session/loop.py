@@ -40,6 +40,7 @@ from agent_tui.step.request import (
     build_request,
     estimate_next,
     estimate_tokens,
+    history_tokens,
     provider_scale,
     size_bound,
 )
@@ -423,17 +424,9 @@ class SessionLoop:
             freed = await prune.prune(self.ctx, history, model.id)
             if freed:
                 fresh = await load_history(self.ctx, await self.ctx.db.get_session(session.id))
-                request, _ = build_request(
-                    fresh,
-                    model=model.id,
-                    directory=Path(session.directory),
-                    config=config,
-                    tools=self.ctx.registry.definitions(),
-                    session_id=session.id,
-                )
                 # The scale the overflow was found with: measured after a prune, the last
                 # step's prompt (unpruned) over a pruned count would look like a scale.
-                local = estimate_tokens(request.messages, request.tools, model.id)
+                local = history_tokens(self.ctx, session, fresh, model.id)
                 if under_threshold(int(local * self._scale), model.limit, config.compaction):
                     return True
         if self._compactions_since_step >= MAX_COMPACTIONS_WITHOUT_PROGRESS:
