@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from agent_tui.budget.tokens import count_tokens
 from agent_tui.carry.ledger import LEDGER_HEADER, ledger_text
 from agent_tui.carry.pins import describe
+from agent_tui.carry.restate import typed_text
 from agent_tui.context.tail import message_tokens
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
@@ -29,7 +30,6 @@ from agent_tui.storage.models import (
     CompactionPart,
     MessageWithParts,
     Session,
-    TextPart,
     ToolPart,
     ToolStateCompleted,
     UserMessage,
@@ -124,14 +124,6 @@ def _quote(text: str) -> str:
     return f"“{line[:QUOTE_CHARS]}…”" if len(line) > QUOTE_CHARS else f"“{line}”"
 
 
-def _typed(message: MessageWithParts) -> str:
-    return "\n".join(
-        p.text
-        for p in message.parts
-        if isinstance(p, TextPart) and not p.synthetic and not p.ignored and p.text.strip()
-    )
-
-
 def _clock(ms: int) -> str:
     return dt.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M")
 
@@ -147,10 +139,10 @@ async def _tail_start(ctx: EngineContext, session: Session, first: MessageWithPa
     """Where the tail starts: the person's message, or a step of the turn they started."""
     info = first.info
     if isinstance(info, UserMessage):
-        typed = _typed(first)
+        typed = typed_text(first)
         return f"your message {_quote(typed)}" if typed else "a message of yours"
     turn = await ctx.db.messages(session.id, since_id=info.parent_id)
-    typed = _typed(turn[0]) if turn and turn[0].info.id == info.parent_id else ""
+    typed = typed_text(turn[0]) if turn and turn[0].info.id == info.parent_id else ""
     return f"a step of the turn you began with {_quote(typed)}" if typed else "a step"
 
 
