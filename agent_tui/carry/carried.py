@@ -54,18 +54,12 @@ def announce_left_out(ctx: EngineContext, session_id: str, summary: AssistantMes
     if not left_out:
         return
     names = "; ".join(f"{p.id} ({describe(p)}, about {p.tokens:,} tokens)" for p in left_out)
-    ctx.publish(
-        Notice(
-            session_id=session_id,
-            level="warning",
-            message=(
-                f"Compaction: {len(left_out)} pinned item(s) did not fit the "
-                f"{summary.pin_budget:,} tokens pins may take (compaction.pin_tokens) and are "
-                f"only named after the summary: {names}. Unpin some or raise "
-                "compaction.pin_tokens."
-            ),
-        )
+    note = (
+        f"Compaction: {len(left_out)} pinned item(s) did not fit the {summary.pin_budget:,} "
+        "tokens pins may take (compaction.pin_tokens) and are only named after the summary: "
+        f"{names}. Unpin some or raise compaction.pin_tokens."
     )
+    ctx.publish(Notice(session_id=session_id, level="warning", message=note))
 
 
 def after_summary_blocks(info: AssistantMessage) -> list[str]:

@@ -74,9 +74,7 @@ class _Book:
 
     def act(self, raw: str, action: Action, added: int = 0, removed: int = 0) -> None:
         name = self.path(raw)
-        record = self.records.get(name)
-        if record is None:
-            record = self.records[name] = FileRecord(path=name)
+        record = self.records.setdefault(name, FileRecord(path=name))
         _add_action(record.actions, action)
         record.added += added
         record.removed += removed

@@ -8,6 +8,7 @@ with the id of the part it came from so the model can get the original back.
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -89,17 +90,13 @@ def condense(text: str, max_tokens: int, model: str) -> str:
         chars = max(int(budget / ratio / 2), 100)
         return f"{text[:chars]}\n[... {total - max_tokens} tokens omitted ...]\n{text[-chars:]}"
     out: list[str] = []
-    gap = 0
-    for index, line in enumerate(lines):
-        if keep[index]:
-            if gap:
-                out.append(f"[... {gap} line{'s' if gap != 1 else ''} omitted ...]")
-                gap = 0
-            out.append(line)
+    for kept, run in itertools.groupby(range(len(lines)), key=keep.__getitem__):
+        indexes = list(run)
+        if kept:
+            out += [lines[i] for i in indexes]
         else:
-            gap += 1
-    if gap:
-        out.append(f"[... {gap} line{'s' if gap != 1 else ''} omitted ...]")
+            gap = len(indexes)
+            out.append(f"[... {gap} line{'s' if gap != 1 else ''} omitted ...]")
     return "\n".join(out)
 
 

@@ -352,12 +352,6 @@ def size_after(
     return int(local * scale), int((config.compaction.prepare_at or 1.0) * threshold)
 
 
-async def mark_used(ctx: EngineContext, prepared: PreparedSummary, request_id: str) -> None:
-    prepared.status = "used"
-    prepared.used_by = request_id
-    await ctx.db.save_prepared(prepared)
-
-
 async def apply(
     ctx: EngineContext,
     session: Session,
@@ -412,6 +406,7 @@ async def apply(
     await ctx.db.upsert_part(text, flush=True)
     ctx.publish(MessageUpdated(info=summary))
     ctx.publish(PartUpdated(part=text))
-    await mark_used(ctx, found, request_msg.info.id)
+    found.status, found.used_by = "used", request_msg.info.id
+    await ctx.db.save_prepared(found)
     await install(ctx, session, request_msg, part, model, summary, prior[found.messages :], None)
     return "stop"

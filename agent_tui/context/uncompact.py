@@ -103,29 +103,27 @@ async def uncompact(ctx: EngineContext, session: Session, model: ModelInfo) -> U
 
 def _hide_followup(messages: list[MessageWithParts], summary: AssistantMessage) -> list[TextPart]:
     """The "continue" message or replayed question the compaction added, as ignored."""
-    hidden: list[TextPart] = []
-    for message in messages:
-        if message.info.id != summary.followup_id:
-            continue
-        for part in message.parts:
-            if isinstance(part, TextPart) and not part.ignored:
-                hidden.append(part.model_copy(update={"ignored": True}))
-    return hidden
+    return [
+        part.model_copy(update={"ignored": True})
+        for message in messages
+        if message.info.id == summary.followup_id
+        for part in message.parts
+        if isinstance(part, TextPart) and not part.ignored
+    ]
 
 
 def _unshorten(messages: list[MessageWithParts], summary: AssistantMessage) -> list[ToolPart]:
     """Tail outputs the compaction shortened get their full text back."""
-    restored: list[ToolPart] = []
     start = summary.tail_start_id or summary.parent_id
-    for message in messages:
-        if not start <= message.info.id < summary.parent_id:
-            continue
-        for part in message.parts:
-            if isinstance(part, ToolPart) and isinstance(part.state, ToolStateCompleted):
-                if part.state.shortened is not None:
-                    state = part.state.model_copy(update={"shortened": None})
-                    restored.append(part.model_copy(update={"state": state}))
-    return restored
+    tail = [m for m in messages if start <= m.info.id < summary.parent_id]
+    return [
+        part.model_copy(update={"state": part.state.model_copy(update={"shortened": None})})
+        for message in tail
+        for part in message.parts
+        if isinstance(part, ToolPart)
+        and isinstance(part.state, ToolStateCompleted)
+        and part.state.shortened is not None
+    ]
 
 
 def _history_after(

@@ -155,22 +155,16 @@ def summary_text(message: MessageWithParts) -> str:
 def _assistant_messages(
     message: MessageWithParts, *, keep_thinking: bool, images: ImagePlacement = "user"
 ) -> list[dict[str, Any]]:
-    texts = [
-        p.text
-        for p in message.parts
-        if isinstance(p, TextPart) and not p.ignored and p.text.strip()
-    ]
+    text = summary_text(message)  # of a summary: the person's correction (/summary), if any
     info = message.info
     summary = isinstance(info, AssistantMessage) and info.summary
-    if isinstance(info, AssistantMessage) and info.summary and info.edited_summary is not None:
-        texts = [info.edited_summary]  # the person's correction (/summary)
     # A summary is text only: a summariser that called a tool anyway had it ignored.
     tools = (
         [] if summary else [p for p in message.parts if isinstance(p, ToolPart) and not p.ignored]
     )
-    if not texts and not tools:
+    if not text and not tools:
         return []
-    out: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(texts) or None}
+    out: dict[str, Any] = {"role": "assistant", "content": text or None}
     thinking = thinking_blocks(message) if keep_thinking and not summary else []
     if thinking:
         out["thinking_blocks"] = thinking
