@@ -232,34 +232,31 @@ class Engine:
         # Fail before saving anything the model can't answer.
         await check_credentials(model, self.ctx.config)
         context = [*context, *await self.hook_points.before_prompt(session, text)]
-        busy, lock = self._claim(session_id)
-        try:
+        with self._claim(session_id) as (busy, lock):
             await self._save_prompt(
                 session, text, model, chosen.name, queued=lock is None, context=context, files=files
             )
-        except BaseException:
-            self._unclaim(session_id, lock)
-            raise
         if saved is not None:
             saved.set()
         if busy:
             return None
         return await self.run(session_id, lock=lock)
 
-    def _claim(self, session_id: str) -> tuple[bool, SessionLock | None]:
-        """(busy here, the session's lock if this command starts the loop). No await in
-        here: of two commands, of any processes, only one starts the loop."""
-        if self.is_busy(session_id):
-            return True, None
-        lock = self.locks.try_acquire(session_id)
-        if lock is not None:
+    @contextlib.contextmanager
+    def _claim(self, session_id: str) -> Iterator[tuple[bool, SessionLock | None]]:
+        """(busy here, the session's lock if this command starts the loop), given back when
+        the body fails. No await before the body: of two commands, of any processes, only
+        one starts the loop."""
+        busy, lock = self.is_busy(session_id), None
+        if not busy and (lock := self.locks.try_acquire(session_id)) is not None:
             self._claimed.add(session_id)
-        return False, lock
-
-    def _unclaim(self, session_id: str, lock: SessionLock | None) -> None:
-        if lock is not None:
-            self._claimed.discard(session_id)
-            lock.release()
+        try:
+            yield busy, lock
+        except BaseException:
+            if lock is not None:
+                self._claimed.discard(session_id)
+                lock.release()
+            raise
 
     async def _save_prompt(
         self,
@@ -397,12 +394,8 @@ class Engine:
 
     async def _request_compaction(self, session_id: str, **request: Any) -> LoopResult | None:
         """Save a manual compaction's request and run the loop (None: it runs already)."""
-        busy, lock = self._claim(session_id)
-        try:
+        with self._claim(session_id) as (busy, lock):
             created = await compaction.create_request(self.ctx, session_id, auto=False, **request)
-        except BaseException:
-            self._unclaim(session_id, lock)
-            raise
         self._newest[session_id] = created.info.id
         if busy:
             return None

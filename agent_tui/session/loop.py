@@ -98,14 +98,8 @@ class SessionLoop:
         """How the provider counts over the local count, as the last overflow check found."""
         self._noted_unknown: set[str] = set()
 
-    def _status(self, status: str, message: str | None = None) -> None:
-        self.ctx.publish(
-            SessionStatus(
-                session_id=self.session_id,
-                status=status,  # type: ignore[arg-type]
-                message=message,
-            )
-        )
+    def _status(self, status: str) -> None:
+        self.ctx.publish(SessionStatus(session_id=self.session_id, status=status))  # type: ignore[arg-type]
 
     def _stop(self, outcome: str, error: str | None = None) -> None:
         self.result.outcome = outcome

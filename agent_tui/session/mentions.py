@@ -39,12 +39,7 @@ class Attachment:
 
 def mentioned_paths(text: str) -> list[str]:
     """The `@words` of `text`, in order, each once."""
-    seen: list[str] = []
-    for match in MENTION_RE.finditer(text):
-        word = match.group(1)
-        if word not in seen:
-            seen.append(word)
-    return seen
+    return list(dict.fromkeys(match.group(1) for match in MENTION_RE.finditer(text)))
 
 
 def _existing(directory: Path, word: str) -> tuple[str, Path] | None:

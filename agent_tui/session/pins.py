@@ -19,6 +19,7 @@ from agent_tui.engine_context import EngineContext
 from agent_tui.errors import NotFoundError, UsageError
 from agent_tui.events import MessageUpdated, PartUpdated
 from agent_tui.ids import now_ms
+from agent_tui.step.messages import summary_for
 from agent_tui.storage.models import (
     AssistantMessage,
     CompactionPart,
@@ -113,10 +114,10 @@ def pinnable(messages: list[MessageWithParts]) -> list[tuple[PinnedText, bool]]:
 
 
 def _named(messages: list[MessageWithParts]) -> str:
-    lines = [f"  {item.id}  {describe(item)}" for item, _ in pinnable(messages)[:NAMED]]
-    if not lines:
+    items = [item for item, _ in pinnable(messages)[:NAMED]]
+    if not items:
         return "This session has nothing to pin yet."
-    return "The newest you can pin:\n" + "\n".join(lines)
+    return "The newest you can pin:\n" + listing(items)
 
 
 async def _target(
@@ -173,12 +174,9 @@ async def _target(
 
 def _restated_by(messages: list[MessageWithParts], session: Session) -> set[str]:
     """Ids the summary in force restates."""
-    for message in messages:
-        info = message.info
-        if isinstance(info, AssistantMessage) and info.in_force:
-            if info.parent_id == session.compaction_id:
-                return {p.id for p in info.pins}
-    return set()
+    found = summary_for(messages, session.compaction_id or "")
+    info = found.info if found else None
+    return {p.id for p in info.pins} if isinstance(info, AssistantMessage) else set()
 
 
 def _usable(messages: list[MessageWithParts]) -> int:
@@ -271,8 +269,7 @@ class PinList(BaseModel):
         if not self.pins:
             lines = ["Nothing is pinned in this session."]
             if self.candidates:
-                lines.append("The newest you can pin:")
-                lines += [f"  {c.id}  {describe(c)}" for c in self.candidates]
+                lines += ["The newest you can pin:", listing(self.candidates)]
             return "\n".join(lines)
         over = " — over the budget: the pins that do not fit are named, not restated"
         head = (
