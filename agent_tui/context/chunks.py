@@ -24,12 +24,11 @@ TAIL_SHARE = 0.25
 
 
 def flatten_for_summary(
-    messages: list[dict[str, Any]], part_ids: dict[str, str] | None = None
+    messages: list[dict[str, Any]], part_ids: dict[str, str]
 ) -> list[dict[str, Any]]:
     """Tool calls and results as text, consecutive roles merged: no tools are sent.
     `part_ids` maps tool call ids to part ids, named in each result's header."""
     out: list[dict[str, Any]] = []
-    ids = part_ids or {}
 
     def add(role: str, text: str) -> None:
         if not text:
@@ -47,7 +46,7 @@ def flatten_for_summary(
         else:
             text = content or ""
         if role == "tool":
-            ref = ids.get(message.get("tool_call_id", ""), "")
+            ref = part_ids.get(message.get("tool_call_id", ""), "")
             add("user", f"[Tool result{' ' + ref if ref else ''}]\n{text}")
             continue
         calls = [

@@ -162,10 +162,8 @@ async def _process(
         ctx, session, request_msg.info.id, summary_model.id, span.restated, history[:index]
     )
     instruction = instruction_text(
-        ctx, Path(session.directory), anchored, part.instructions, summary.todos
+        ctx, Path(session.directory), anchored, part.instructions, summary.todos, summary.plan
     )
-    if summary.plan:  # after the todo list, like it restated after the summary
-        instruction += "\n\n" + plan_block(summary.plan)
     request, size = whole_span_request(ctx, session, span, summary_model, instruction)
     if not fits(size, summary_model.limit, config.compaction):
         outcome = await _summarise_in_chunks(

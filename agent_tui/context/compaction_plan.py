@@ -19,6 +19,7 @@ from agent_tui.errors import CompactionError
 from agent_tui.provider.events import ModelRequest
 from agent_tui.provider.limits import ModelInfo, model_info
 from agent_tui.step.messages import to_model_messages
+from agent_tui.step.plan import plan_block
 from agent_tui.step.request import build_request, estimate_tokens, history_tokens, provider_scale
 from agent_tui.storage.models import (
     AssistantMessage,
@@ -43,7 +44,6 @@ SUMMARY_GUESS_MAX = 4_000
 class Span:
     """What a compaction summarises, keeps and restates."""
 
-    prior: list[MessageWithParts]
     model: str
     """The session's model, whose step usage `scale` was measured on."""
     anchored: bool
@@ -126,7 +126,6 @@ def select_span(
     earlier = anchor.restated if isinstance(anchor, AssistantMessage) else []
     restated = choose_restated(new_content, earlier, user_tokens, model.id)
     return Span(
-        prior=prior,
         model=model.id,
         anchored=anchored,
         tail=tail,
@@ -193,9 +192,11 @@ def instruction_text(
     anchored: bool,
     instructions: str | None,
     todos: str = "",
+    plan: str = "",
 ) -> str:
     """The compaction prompt, sent as the last user message of the summary request;
-    `todos` is the session's rendered todo list."""
+    `todos` is the session's rendered todo list, `plan` the newest plan (after them all,
+    like it is restated after the summary)."""
     text = compaction_prompt(ctx, directory).strip()
     if anchored:
         text += "\n\n" + paths.read_prompt("compaction_anchor.txt").strip()
@@ -204,7 +205,7 @@ def instruction_text(
         text += "\n\n" + todos_block(todos)
     if instructions:
         text += f"\n\nAdditional instructions from the person:\n{instructions}"
-    return text
+    return text + "\n\n" + plan_block(plan) if plan else text
 
 
 def whole_span_request(
@@ -257,7 +258,31 @@ class CompactionPlan(BaseModel):
     """Compact up to here: the message the summary ends with."""
 
     def message(self) -> str:
-        return render_plan(self)
+        """The dry run as a person reads it."""
+        calls = "one summariser call" if self.chunks == 1 else f"{self.chunks} chunks"
+        oversize = (
+            " (the newest step alone is larger: its outputs are shortened)"
+            if self.oversize_step
+            else ""
+        )
+        budget = (
+            f" after {self.up_to}" if self.up_to else f" of the {self.tail_budget:,} tail budget"
+        )
+        return "\n".join(
+            [
+                "Compaction dry run — nothing was sent.",
+                f"  Summarised: {_count(self.summarised_messages, 'message')} "
+                f"({self.summarised_turns} from you), about {self.summarised_tokens:,} tokens, "
+                f"in {calls}.",
+                f"  Kept verbatim: {_count(self.tail_steps, 'newest step')} "
+                f"({_count(self.tail_messages, 'message')}), about {self.tail_tokens:,} tokens"
+                f"{budget}{oversize}.",
+                f"  Your words restated: {_count(self.restated_messages, 'message')} "
+                f"(budget {self.user_budget:,} tokens).",
+                f"  After: about {self.estimated_after:,} of {self.usable:,} usable tokens.",
+                f"  Summarising model: {self.summarising_model}; prompt: {self.prompt_source}.",
+            ]
+        )
 
     def overflowing(self) -> str | None:
         """Why compacting up to `up_to` is refused: what would stay does not fit."""
@@ -355,29 +380,3 @@ def chunk_plan(
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def render_plan(plan: CompactionPlan) -> str:
-    """The dry run as a person reads it."""
-    calls = "one summariser call" if plan.chunks == 1 else f"{plan.chunks} chunks"
-    oversize = (
-        " (the newest step alone is larger: its outputs are shortened)"
-        if plan.oversize_step
-        else ""
-    )
-    budget = f" after {plan.up_to}" if plan.up_to else f" of the {plan.tail_budget:,} tail budget"
-    return "\n".join(
-        [
-            "Compaction dry run — nothing was sent.",
-            f"  Summarised: {_count(plan.summarised_messages, 'message')} "
-            f"({plan.summarised_turns} from you), about {plan.summarised_tokens:,} tokens, "
-            f"in {calls}.",
-            f"  Kept verbatim: {_count(plan.tail_steps, 'newest step')} "
-            f"({_count(plan.tail_messages, 'message')}), about {plan.tail_tokens:,} tokens"
-            f"{budget}{oversize}.",
-            f"  Your words restated: {_count(plan.restated_messages, 'message')} "
-            f"(budget {plan.user_budget:,} tokens).",
-            f"  After: about {plan.estimated_after:,} of {plan.usable:,} usable tokens.",
-            f"  Summarising model: {plan.summarising_model}; prompt: {plan.prompt_source}.",
-        ]
-    )

@@ -43,7 +43,7 @@ from agent_tui.provider.api import stream_model
 from agent_tui.provider.events import ModelRequest, StepFinish, TextDelta
 from agent_tui.provider.limits import ModelInfo, cost_of
 from agent_tui.step.history import load_history
-from agent_tui.step.plan import latest_plan, plan_block
+from agent_tui.step.plan import latest_plan
 from agent_tui.step.processor import StepOutcome
 from agent_tui.step.request import history_tokens, provider_scale
 from agent_tui.storage.models import (
@@ -184,11 +184,9 @@ async def _instruction(
     """The summary request's instruction: the prompt, the person's words, the todo list
     and the newest plan."""
     todos = await ctx.db.get_todos(session.id)
-    text = instruction_text(
-        ctx, Path(session.directory), anchored, instructions, render_todos(todos) if todos else ""
-    )
-    plan = latest_plan(history)
-    return text + "\n\n" + plan_block(plan) if plan else text
+    rendered = render_todos(todos) if todos else ""
+    directory = Path(session.directory)
+    return instruction_text(ctx, directory, anchored, instructions, rendered, latest_plan(history))
 
 
 async def prepare(

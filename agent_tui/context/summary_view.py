@@ -106,15 +106,6 @@ class SummaryInForce(BaseModel):
         return render_summary(self)
 
 
-def pins_and_ledger(info: AssistantMessage) -> tuple[list[str], list[str], str]:
-    """(pins restated after the summary, pins left out over `compaction.pin_tokens`, the
-    file ledger's lines), as /summary lists them (carry/pins.py, carry/ledger.py)."""
-    pinned = [f"{describe(item)}: {item.text}" for item in info.pins]
-    left_out = [f"{describe(item)} (about {item.tokens:,} tokens)" for item in info.pins_left_out]
-    ledger = ledger_text(info.ledger).removeprefix(LEDGER_HEADER).strip("\n")
-    return pinned, left_out, ledger
-
-
 def _count(text: str, tail: list[MessageWithParts], model: str) -> tuple[int, int]:
     return count_tokens(text, model), message_tokens(tail, model) if tail else 0
 
@@ -213,7 +204,6 @@ async def summary_in_force(ctx: EngineContext, session: Session, model: str) -> 
     since = [
         m for m in messages if m.info.id > info.parent_id and m is not summary and not m.info.undone
     ]
-    pinned, left_out, ledger = pins_and_ledger(info)
     return SummaryInForce(
         session_id=session.id,
         compacted=True,
@@ -231,9 +221,9 @@ async def summary_in_force(ctx: EngineContext, session: Session, model: str) -> 
         restated=info.restated,
         todos=info.todos,
         plan=info.plan,
-        pinned=pinned,
-        pins_left_out=left_out,
-        ledger=ledger,
+        pinned=[f"{describe(item)}: {item.text}" for item in info.pins],
+        pins_left_out=[f"{describe(p)} (about {p.tokens:,} tokens)" for p in info.pins_left_out],
+        ledger=ledger_text(info.ledger).removeprefix(LEDGER_HEADER).strip("\n"),
         tail=kept,
         since_messages=len(since),
         since_steps=sum(
@@ -337,11 +327,9 @@ def render_summary(view: SummaryInForce) -> str:
     lines.append(
         "  Todo list: " + ("as it was then:" if view.todos else "none when it was written.")
     )
-    if view.todos:
-        lines += [f"    {line}" for line in view.todos.splitlines()]
+    lines += [f"    {line}" for line in view.todos.splitlines()]
     lines.append("  Plan: " + ("the newest plan_exit plan:" if view.plan else "none."))
-    if view.plan:
-        lines += [f"    {line}" for line in view.plan.splitlines()]
+    lines += [f"    {line}" for line in view.plan.splitlines()]
     lines += _pins_and_ledger_lines(view)
     lines.append("")
     if view.tail is None:
