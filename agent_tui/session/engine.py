@@ -273,7 +273,8 @@ class Engine:
         info = UserMessage(
             id=message_id(), session_id=session_id, model=model, agent=agent, queued=queued
         )
-        part = TextPart(id=part_id(), session_id=session_id, message_id=info.id, text=text)
+        ids = {"session_id": session_id, "message_id": info.id}
+        part = TextPart(id=part_id(), **ids, text=text)
         attachments = await resolve_mentions(
             text, self._tool_context(session, info.id), self.ctx.registry
         )
@@ -282,24 +283,14 @@ class Engine:
         for attachment in attachments:  # the model reads them; the view shows the typed text
             await self._add_synthetic(info, attachment.text)
             for image in attachment.images:  # an image file: the image itself
+                url = Path(image.path).as_uri()
                 await self._add_part(
-                    FilePart(
-                        id=part_id(),
-                        session_id=session_id,
-                        message_id=info.id,
-                        mime=image.mime,
-                        filename=image.name,
-                        url=Path(image.path).as_uri(),
-                    )
+                    FilePart(id=part_id(), **ids, mime=image.mime, filename=image.name, url=url)
                 )
         for text_ in context:  # e.g. files an editor attached, as it has them
             await self._add_synthetic(info, text_)
         for file in files:
-            await self._add_part(
-                file.model_copy(
-                    update={"id": part_id(), "session_id": session_id, "message_id": info.id}
-                )
-            )
+            await self._add_part(file.model_copy(update={"id": part_id(), **ids}))
         if not session.title:
             session.title = default_title(text)
             await self.ctx.db.update_session(session)
@@ -310,15 +301,8 @@ class Engine:
                 task.add_done_callback(self._background.discard)
 
     async def _add_synthetic(self, info: UserMessage, text: str) -> None:
-        await self._add_part(
-            TextPart(
-                id=part_id(),
-                session_id=info.session_id,
-                message_id=info.id,
-                text=text,
-                synthetic=True,
-            )
-        )
+        ids = {"session_id": info.session_id, "message_id": info.id}
+        await self._add_part(TextPart(id=part_id(), **ids, text=text, synthetic=True))
 
     async def run_shell(
         self, session_id: str, command: str, saved: asyncio.Event | None = None
@@ -517,9 +501,8 @@ class Engine:
         """The summary in force and what surrounds it (`/summary`); tokens counted for
         `model`, else the session's."""
         session = await self.ctx.db.get_session(session_id)
-        return await summary_in_force(
-            self.ctx, session, model or await self.session_model(session_id)
-        )
+        model = model or await self.session_model(session_id)
+        return await summary_in_force(self.ctx, session, model)
 
     async def edit_summary(self, session_id: str, summary_id: str, text: str | None) -> SummaryEdit:
         """The person's text for the summary in force, which the model sees from its next

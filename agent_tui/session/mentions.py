@@ -27,10 +27,6 @@ PICKER_RESULTS = 50
 
 @dataclass
 class Attachment:
-    mention: str
-    """The path as typed, without the `@`."""
-    kind: str
-    """`file` or `directory`."""
     text: str
     """What the model reads: the tool's output wrapped in a tag naming the path."""
     images: list[ImageAttachment] = field(default_factory=list)
@@ -87,9 +83,7 @@ async def resolve_mentions(
             body, images = f"(Not attached: {exc})", []
         else:
             body, images = result.output, result.attachments
-        attachments.append(
-            Attachment(mention, kind, f'<{kind} path="{mention}">\n{body}\n</{kind}>', images)
-        )
+        attachments.append(Attachment(f'<{kind} path="{mention}">\n{body}\n</{kind}>', images))
     return attachments
 
 

@@ -96,9 +96,8 @@ def pinnable(messages: list[MessageWithParts]) -> list[tuple[PinnedText, bool]]:
     found: list[tuple[PinnedText, bool]] = []
     for message in reversed(messages):
         info = message.info
-        if info.undone or (isinstance(info, AssistantMessage) and info.summary):
-            continue
-        if any(isinstance(p, CompactionPart) for p in message.parts):
+        summary = isinstance(info, AssistantMessage) and info.summary
+        if info.undone or summary or any(isinstance(p, CompactionPart) for p in message.parts):
             continue
         for part in reversed(message.parts):
             if isinstance(part, ToolPart) and not part.ignored:
