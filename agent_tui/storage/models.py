@@ -342,10 +342,6 @@ class MessageWithParts(_Model):
     info: Message
     parts: list[Part] = Field(default_factory=list)
 
-    @property
-    def role(self) -> str:
-        return self.info.role
-
 
 PreparedStatus = Literal["ready", "used", "discarded"]
 
