@@ -166,7 +166,6 @@ class AcpAgent:
         """The modes an answered plan switched to, being announced."""
         self._outbox: asyncio.Queue[tuple[str, Update]] = asyncio.Queue()
         self._sender: asyncio.Task[None] | None = None
-        self._background: set[asyncio.Task[Any]] = set()
         self._unsubscribe = engine.ctx.bus.subscribe(self._on_event)
         AskRouter.of(engine).agents.append(self)
 
@@ -216,15 +215,9 @@ class AcpAgent:
         """Send after the response now being returned, which gives the client the session
         id it routes updates by (the TypeScript SDK drops updates of a session it does not
         know yet). Call it last, with no `await` before the `return`: the SDK queues the
-        response for writing in the step the handler returns, and this task first runs
-        in a later step, so its updates queue behind the response."""
-
-        async def send() -> None:
-            self._send(session_id, *updates)
-
-        task = asyncio.get_running_loop().create_task(send())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        response for writing in the step the handler returns, and this callback runs in
+        a later step, so its updates queue behind the response."""
+        asyncio.get_running_loop().call_soon(self._send, session_id, *updates)
 
     # ---- engine events -----------------------------------------------------------------
 

@@ -31,17 +31,19 @@ def _protocol_pipes() -> tuple[BinaryIO, BinaryIO]:
     return protocol_in, protocol_out
 
 
-def _log_to_file() -> Path:
-    """Warnings and errors to stderr (editors show it in their logs), all to a file."""
-    path = paths.data_dir() / "logs" / LOG_FILE
+def log_to_file(name: str = LOG_FILE, *, stderr: bool = True) -> Path:
+    """Everything to `<data dir>/logs/NAME`; warnings and errors to stderr too (editors
+    show it in their logs) unless `stderr` is False."""
+    path = paths.data_dir() / "logs" / name
     path.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(path, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.addHandler(handler)
-    err = logging.StreamHandler(sys.stderr)
-    err.setLevel(logging.WARNING)
-    root.addHandler(err)
+    if stderr:
+        err = logging.StreamHandler(sys.stderr)
+        err.setLevel(logging.WARNING)
+        root.addHandler(err)
     root.setLevel(logging.INFO)
     return path
 
@@ -88,7 +90,7 @@ async def _serve(protocol_in: BinaryIO, protocol_out: BinaryIO) -> int:
 
 def serve_stdio() -> int:
     protocol_in, protocol_out = _protocol_pipes()
-    log_path = _log_to_file()
+    log_path = log_to_file()
     logging.getLogger(__name__).info("agent-tui acp started; log at %s", log_path)
     from agent_tui.provider.loader import preload_in_background
 

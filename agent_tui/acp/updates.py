@@ -265,18 +265,14 @@ class SessionUpdates:
 
 def turn_usage(steps: list[Tokens]) -> Usage:
     """The tokens a prompt's steps (summaries included) used, for PromptResponse.usage."""
-    total = Tokens()
-    for step in steps:
-        total.input += step.input
-        total.output += step.output
-        total.reasoning += step.reasoning
-        total.cache.read += step.cache.read
-        total.cache.write += step.cache.write
+    read, write = sum(s.cache.read for s in steps), sum(s.cache.write for s in steps)
+    output, reasoning = sum(s.output for s in steps), sum(s.reasoning for s in steps)
+    prompt = sum(s.input for s in steps) + read + write
     return Usage(
-        total_tokens=total.total,
-        input_tokens=total.input + total.cache.read + total.cache.write,
-        output_tokens=total.output,
-        thought_tokens=total.reasoning or None,
-        cached_read_tokens=total.cache.read,
-        cached_write_tokens=total.cache.write,
+        total_tokens=prompt + output + reasoning,
+        input_tokens=prompt,
+        output_tokens=output,
+        thought_tokens=reasoning or None,
+        cached_read_tokens=read,
+        cached_write_tokens=write,
     )

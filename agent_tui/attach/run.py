@@ -28,7 +28,6 @@ ENDPOINT = "/acp"
 DEFAULT_AGENT = "build"
 UNSANDBOXED = "unsandboxed"
 """The permission a sandbox-blocked command asks to run outside (tool/escalation.py)."""
-SESSIONS_LISTED = 200
 
 
 @dataclass

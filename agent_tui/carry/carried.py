@@ -9,7 +9,6 @@ the model messages built from it are the same at every step (prompt caching).
   summariser's answer; prepared.apply before it checks what the applied summary leaves);
   `announce_left_out` is called by `install` when the summary is in force.
 - `after_summary_blocks` is what `step/messages.to_model_messages` restates after it.
-- `carried` is what a view shows of it (`/summary`).
 """
 
 from __future__ import annotations
@@ -17,13 +16,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel
-
 from agent_tui.budget.overflow import usable_tokens
 from agent_tui.carry.ledger import ledger_text, span_ledger
 from agent_tui.carry.pins import choose_pins, current_pins, describe, pin_budget, pins_text
 from agent_tui.events import Notice
-from agent_tui.storage.models import AssistantMessage, MessageWithParts, PinnedText, Session
+from agent_tui.storage.models import AssistantMessage, MessageWithParts, Session
 
 if TYPE_CHECKING:
     from agent_tui.engine_context import EngineContext
@@ -57,18 +54,12 @@ def announce_left_out(ctx: EngineContext, session_id: str, summary: AssistantMes
     if not left_out:
         return
     names = "; ".join(f"{p.id} ({describe(p)}, about {p.tokens:,} tokens)" for p in left_out)
-    ctx.publish(
-        Notice(
-            session_id=session_id,
-            level="warning",
-            message=(
-                f"Compaction: {len(left_out)} pinned item(s) did not fit the "
-                f"{summary.pin_budget:,} tokens pins may take (compaction.pin_tokens) and are "
-                f"only named after the summary: {names}. Unpin some or raise "
-                "compaction.pin_tokens."
-            ),
-        )
+    note = (
+        f"Compaction: {len(left_out)} pinned item(s) did not fit the {summary.pin_budget:,} "
+        "tokens pins may take (compaction.pin_tokens) and are only named after the summary: "
+        f"{names}. Unpin some or raise compaction.pin_tokens."
     )
+    ctx.publish(Notice(session_id=session_id, level="warning", message=note))
 
 
 def after_summary_blocks(info: AssistantMessage) -> list[str]:
@@ -76,25 +67,3 @@ def after_summary_blocks(info: AssistantMessage) -> list[str]:
     texts = [pins_text(info.pins, info.pins_left_out, info.pin_budget), ledger_text(info.ledger)]
     texts.append(f"[PostCompact hook]\n{info.hook_context}" if info.hook_context else "")
     return [text for text in texts if text]
-
-
-class Carried(BaseModel):
-    """What a summary carries besides its text, for a person to read."""
-
-    pins: list[PinnedText]
-    """Restated verbatim (each with its text)."""
-    left_out: list[PinnedText]
-    """Pinned but over the budget: named only."""
-    pins_text: str
-    """The pins block exactly as the model reads it ("" when nothing was pinned)."""
-    ledger_text: str
-    """The file ledger exactly as the model reads it ("" when no file was touched)."""
-
-
-def carried(info: AssistantMessage) -> Carried:
-    return Carried(
-        pins=info.pins,
-        left_out=info.pins_left_out,
-        pins_text=pins_text(info.pins, info.pins_left_out, info.pin_budget),
-        ledger_text=ledger_text(info.ledger),
-    )

@@ -74,9 +74,7 @@ class _Book:
 
     def act(self, raw: str, action: Action, added: int = 0, removed: int = 0) -> None:
         name = self.path(raw)
-        record = self.records.get(name)
-        if record is None:
-            record = self.records[name] = FileRecord(path=name)
+        record = self.records.setdefault(name, FileRecord(path=name))
         _add_action(record.actions, action)
         record.added += added
         record.removed += removed
@@ -165,19 +163,6 @@ def _count(value: object) -> int:
     return value if isinstance(value, int) and value > 0 else 0
 
 
-def _active_summary(message: MessageWithParts) -> AssistantMessage | None:
-    info = message.info
-    if (
-        isinstance(info, AssistantMessage)
-        and info.summary
-        and info.finish
-        and not info.error
-        and not info.reverted
-    ):
-        return info
-    return None
-
-
 def span_ledger(messages: list[MessageWithParts], directory: Path) -> list[FileRecord]:
     """The ledger of a summarised span (oldest first): the summary it starts with (if
     any) contributes its own ledger, every other message its reads and changes. Undone
@@ -186,10 +171,10 @@ def span_ledger(messages: list[MessageWithParts], directory: Path) -> list[FileR
     for message in messages:
         if message.info.undone:
             continue
-        summary = _active_summary(message)
-        if summary is not None:
-            book.merge(summary.ledger)
-        elif not (isinstance(message.info, AssistantMessage) and message.info.summary):
+        info = message.info
+        if isinstance(info, AssistantMessage) and info.in_force:
+            book.merge(info.ledger)
+        elif not (isinstance(info, AssistantMessage) and info.summary):
             book.step(message)
     return sorted(book.records.values(), key=lambda r: r.path)
 

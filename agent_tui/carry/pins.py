@@ -15,11 +15,11 @@ import json
 from typing import TYPE_CHECKING
 
 from agent_tui.budget.tokens import count_tokens
+from agent_tui.carry.restate import typed_text
 from agent_tui.config import CompactionConfig
 from agent_tui.storage.models import (
     MessageWithParts,
     PinnedText,
-    TextPart,
     ToolPart,
     ToolStateCompleted,
     ToolStateError,
@@ -61,17 +61,9 @@ def _label(text: str) -> str:
     return flat if len(flat) <= LABEL_CHARS else flat[: LABEL_CHARS - 1] + "…"
 
 
-def _words(message: MessageWithParts) -> str:
-    return "\n".join(
-        p.text
-        for p in message.parts
-        if isinstance(p, TextPart) and not p.synthetic and not p.ignored and p.text.strip()
-    )
-
-
 def message_pin(message: MessageWithParts) -> PinnedText | None:
     """What pinning a message restates: the person's words, or the agent's text."""
-    text = _words(message)
+    text = typed_text(message)
     if not text:
         return None
     kind = "person" if isinstance(message.info, UserMessage) else "agent"

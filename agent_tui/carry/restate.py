@@ -17,20 +17,19 @@ TODOS_RESTATED = "The todo list when the summary above was written (todoread sho
 MESSAGE_OVERHEAD_TOKENS = 8
 
 
+def typed_text(message: MessageWithParts) -> str:
+    """A message's own words: its text parts that are neither synthetic nor set aside."""
+    return "\n".join(
+        p.text
+        for p in message.parts
+        if isinstance(p, TextPart) and not p.synthetic and not p.ignored and p.text.strip()
+    )
+
+
 def person_texts(messages: list[MessageWithParts]) -> list[str]:
     """What the person typed, one entry per message, oldest first (no synthetic text)."""
-    texts: list[str] = []
-    for message in messages:
-        if not isinstance(message.info, UserMessage):
-            continue
-        typed = [
-            p.text
-            for p in message.parts
-            if isinstance(p, TextPart) and not p.synthetic and not p.ignored and p.text.strip()
-        ]
-        if typed:
-            texts.append("\n".join(typed))
-    return texts
+    typed = [typed_text(m) for m in messages if isinstance(m.info, UserMessage)]
+    return [text for text in typed if text]
 
 
 def choose_restated(

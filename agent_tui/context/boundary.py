@@ -4,7 +4,6 @@ compaction that summarises now and one that applies a summary prepared ahead."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from agent_tui.budget.overflow import fits, usable_tokens
@@ -18,7 +17,7 @@ from agent_tui.provider.limits import ModelInfo
 from agent_tui.step.history import load_history
 from agent_tui.step.messages import CONTINUE_TEXT
 from agent_tui.step.plan import latest_plan
-from agent_tui.step.request import build_request, estimate_tokens
+from agent_tui.step.request import history_tokens
 from agent_tui.storage.models import (
     AssistantMessage,
     CompactionPart,
@@ -82,16 +81,7 @@ async def check_converged(ctx: EngineContext, session: Session, model: ModelInfo
     """The new history must fit; drop the kept tail if needed, else stop clearly.
     Returns the estimated size of the new history."""
     for _ in range(2):
-        history = await load_history(ctx, session)
-        request, _ = build_request(
-            history,
-            model=model.id,
-            directory=Path(session.directory),
-            config=ctx.config,
-            tools=ctx.registry.definitions(),
-            session_id=session.id,
-        )
-        size = estimate_tokens(request.messages, request.tools, model.id)
+        size = history_tokens(ctx, session, await load_history(ctx, session), model.id)
         if fits(size, model.limit, ctx.config.compaction):
             return size
         if session.tail_start_id is None:

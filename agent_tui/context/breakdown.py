@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agent_tui.budget.overflow import threshold_tokens
+from agent_tui.budget.overflow import prompt_and_output, threshold_tokens
 from agent_tui.budget.tokens import count_tokens
 from agent_tui.config import Config
 from agent_tui.provider.limits import ModelInfo
@@ -102,12 +102,7 @@ def breakdown(
                     result.tool_outputs += count(tool_result_text(part))
                     result.tool_outputs += part_image_tokens(part, model.id)
         if isinstance(info, AssistantMessage) and info.finish and not is_summary:
-            result.last_step_tokens = (
-                info.tokens.input
-                + info.tokens.cache.read
-                + info.tokens.cache.write
-                + info.tokens.output
-            )
+            result.last_step_tokens = prompt_and_output(info.tokens)
     return result
 
 

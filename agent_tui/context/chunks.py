@@ -8,6 +8,7 @@ with the id of the part it came from so the model can get the original back.
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -23,12 +24,11 @@ TAIL_SHARE = 0.25
 
 
 def flatten_for_summary(
-    messages: list[dict[str, Any]], part_ids: dict[str, str] | None = None
+    messages: list[dict[str, Any]], part_ids: dict[str, str]
 ) -> list[dict[str, Any]]:
     """Tool calls and results as text, consecutive roles merged: no tools are sent.
     `part_ids` maps tool call ids to part ids, named in each result's header."""
     out: list[dict[str, Any]] = []
-    ids = part_ids or {}
 
     def add(role: str, text: str) -> None:
         if not text:
@@ -46,7 +46,7 @@ def flatten_for_summary(
         else:
             text = content or ""
         if role == "tool":
-            ref = ids.get(message.get("tool_call_id", ""), "")
+            ref = part_ids.get(message.get("tool_call_id", ""), "")
             add("user", f"[Tool result{' ' + ref if ref else ''}]\n{text}")
             continue
         calls = [
@@ -89,17 +89,13 @@ def condense(text: str, max_tokens: int, model: str) -> str:
         chars = max(int(budget / ratio / 2), 100)
         return f"{text[:chars]}\n[... {total - max_tokens} tokens omitted ...]\n{text[-chars:]}"
     out: list[str] = []
-    gap = 0
-    for index, line in enumerate(lines):
-        if keep[index]:
-            if gap:
-                out.append(f"[... {gap} line{'s' if gap != 1 else ''} omitted ...]")
-                gap = 0
-            out.append(line)
+    for kept, run in itertools.groupby(range(len(lines)), key=keep.__getitem__):
+        indexes = list(run)
+        if kept:
+            out += [lines[i] for i in indexes]
         else:
-            gap += 1
-    if gap:
-        out.append(f"[... {gap} line{'s' if gap != 1 else ''} omitted ...]")
+            gap = len(indexes)
+            out.append(f"[... {gap} line{'s' if gap != 1 else ''} omitted ...]")
     return "\n".join(out)
 
 

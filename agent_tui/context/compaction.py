@@ -6,7 +6,6 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from agent_tui import paths
 from agent_tui.agents import DEFAULT_AGENT
 from agent_tui.budget.overflow import fits
 from agent_tui.carry.carried import carry_into
@@ -16,9 +15,9 @@ from agent_tui.context.boundary import install, new_summary
 from agent_tui.context.compaction_plan import (
     SUMMARY_REQUEST,
     chunk_plan,
-    compaction_prompt,
     instruction_text,
     select_span,
+    summariser,
     whole_span_request,
 )
 from agent_tui.engine_context import EngineContext
@@ -28,7 +27,7 @@ from agent_tui.ids import message_id, now_ms, part_id
 from agent_tui.provider.api import complete_text
 from agent_tui.provider.auth import credentials
 from agent_tui.provider.events import ModelRequest
-from agent_tui.provider.limits import ModelInfo, model_info
+from agent_tui.provider.limits import ModelInfo
 from agent_tui.step.plan import plan_block
 from agent_tui.step.processor import StepOutcome, StepProcessor
 from agent_tui.storage.models import (
@@ -158,17 +157,13 @@ async def _process(
     if not span.new_content and span.replay is None:
         raise CompactionError("Nothing to compact yet: the session has no new messages.")
     anchored, summarised, tail, replay = span.anchored, span.summarised, span.tail, span.replay
-    summary_model = (
-        model_info(config.compaction.model, config) if config.compaction.model else model
-    )
+    summary_model = summariser(ctx, model)
     summary = await new_summary(
         ctx, session, request_msg.info.id, summary_model.id, span.restated, history[:index]
     )
     instruction = instruction_text(
-        ctx, Path(session.directory), anchored, part.instructions, summary.todos
+        ctx, Path(session.directory), anchored, part.instructions, summary.todos, summary.plan
     )
-    if summary.plan:  # after the todo list, like it restated after the summary
-        instruction += "\n\n" + plan_block(summary.plan)
     request, size = whole_span_request(ctx, session, span, summary_model, instruction)
     if not fits(size, summary_model.limit, config.compaction):
         outcome = await _summarise_in_chunks(
@@ -240,36 +235,26 @@ async def _summarise_in_chunks(
 ) -> StepOutcome:
     """A span too large for one request: the fewest chunks the window allows, each
     summary carried into the next; the last one is streamed into `summary`."""
-    config = ctx.config
-    system = compaction_prompt(ctx, Path(session.directory))
-    if anchored:
-        system += "\n\n" + paths.read_prompt("compaction_anchor.txt")
-    chunks = chunk_plan(ctx, summarised, summary_model, system)
-    api_base, api_key = credentials(summary_model.id, config)
+    directory = Path(session.directory)
+    system, chunks = chunk_plan(ctx, summarised, summary_model, directory, anchored)
+    api_base, api_key = credentials(summary_model.id, ctx.config)
     earlier: str | None = None
-    for chunk in chunks[:-1]:
-        request = ModelRequest(
-            model=summary_model.id,
-            api_base=api_base,
-            api_key=api_key,
-            messages=_summary_messages(
-                system, chunk, earlier, part.instructions, summary.todos, summary.plan
-            ),
+
+    def request(chunk: list[dict[str, Any]]) -> ModelRequest:
+        messages = _summary_messages(
+            system, chunk, earlier, part.instructions, summary.todos, summary.plan
         )
-        earlier = await abortable(complete_text(request), abort)
+        return ModelRequest(
+            model=summary_model.id, api_base=api_base, api_key=api_key, messages=messages
+        )
+
+    for chunk in chunks[:-1]:
+        earlier = await abortable(complete_text(request(chunk)), abort)
         if earlier is None:
             return "aborted"
-    request = ModelRequest(
-        model=summary_model.id,
-        api_base=api_base,
-        api_key=api_key,
-        messages=_summary_messages(
-            system, chunks[-1], earlier, part.instructions, summary.todos, summary.plan
-        ),
+    return await StepProcessor(ctx, summary, directory, abort, summary_model, run_tools=False).run(
+        request(chunks[-1])
     )
-    return await StepProcessor(
-        ctx, summary, Path(session.directory), abort, summary_model, run_tools=False
-    ).run(request)
 
 
 async def record_failure(

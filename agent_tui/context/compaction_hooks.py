@@ -33,14 +33,8 @@ async def before(ctx: EngineContext, session: Session, part: CompactionPart) -> 
         return
     if not part.auto:
         raise CompactionError(f"A PreCompact hook stopped the compaction: {result.reason}")
-    ctx.publish(
-        Notice(
-            session_id=session.id,
-            level="warning",
-            message=f"A PreCompact hook objected, but the history no longer fits: "
-            f"compacting anyway ({result.reason})",
-        )
-    )
+    note = "A PreCompact hook objected, but the history no longer fits: compacting anyway"
+    ctx.publish(Notice(session_id=session.id, level="warning", message=f"{note} ({result.reason})"))
 
 
 async def after(ctx: EngineContext, session: Session, part: CompactionPart) -> None:

@@ -19,7 +19,8 @@ from agent_tui.errors import CompactionError
 from agent_tui.provider.events import ModelRequest
 from agent_tui.provider.limits import ModelInfo, model_info
 from agent_tui.step.messages import to_model_messages
-from agent_tui.step.request import build_request, estimate_tokens, provider_scale
+from agent_tui.step.plan import plan_block
+from agent_tui.step.request import build_request, estimate_tokens, history_tokens, provider_scale
 from agent_tui.storage.models import (
     AssistantMessage,
     CompactionPart,
@@ -43,7 +44,6 @@ SUMMARY_GUESS_MAX = 4_000
 class Span:
     """What a compaction summarises, keeps and restates."""
 
-    prior: list[MessageWithParts]
     model: str
     """The session's model, whose step usage `scale` was measured on."""
     anchored: bool
@@ -64,6 +64,12 @@ class Span:
         """Provider tokens per local token for `model`: measured for the session's model;
         another model (a summariser from config) has no usage here to measure by."""
         return self.scale if model == self.model else 1.0
+
+
+def summariser(ctx: EngineContext, model: ModelInfo) -> ModelInfo:
+    """The model that writes summaries: config `compaction.model`, else the session's."""
+    configured = ctx.config.compaction.model
+    return model_info(configured, ctx.config) if configured else model
 
 
 def _last_typed(messages: list[MessageWithParts]) -> MessageWithParts | None:
@@ -120,7 +126,6 @@ def select_span(
     earlier = anchor.restated if isinstance(anchor, AssistantMessage) else []
     restated = choose_restated(new_content, earlier, user_tokens, model.id)
     return Span(
-        prior=prior,
         model=model.id,
         anchored=anchored,
         tail=tail,
@@ -187,9 +192,11 @@ def instruction_text(
     anchored: bool,
     instructions: str | None,
     todos: str = "",
+    plan: str = "",
 ) -> str:
     """The compaction prompt, sent as the last user message of the summary request;
-    `todos` is the session's rendered todo list."""
+    `todos` is the session's rendered todo list, `plan` the newest plan (after them all,
+    like it is restated after the summary)."""
     text = compaction_prompt(ctx, directory).strip()
     if anchored:
         text += "\n\n" + paths.read_prompt("compaction_anchor.txt").strip()
@@ -198,7 +205,7 @@ def instruction_text(
         text += "\n\n" + todos_block(todos)
     if instructions:
         text += f"\n\nAdditional instructions from the person:\n{instructions}"
-    return text
+    return text + "\n\n" + plan_block(plan) if plan else text
 
 
 def whole_span_request(
@@ -251,7 +258,31 @@ class CompactionPlan(BaseModel):
     """Compact up to here: the message the summary ends with."""
 
     def message(self) -> str:
-        return render_plan(self)
+        """The dry run as a person reads it."""
+        calls = "one summariser call" if self.chunks == 1 else f"{self.chunks} chunks"
+        oversize = (
+            " (the newest step alone is larger: its outputs are shortened)"
+            if self.oversize_step
+            else ""
+        )
+        budget = (
+            f" after {self.up_to}" if self.up_to else f" of the {self.tail_budget:,} tail budget"
+        )
+        return "\n".join(
+            [
+                "Compaction dry run — nothing was sent.",
+                f"  Summarised: {_count(self.summarised_messages, 'message')} "
+                f"({self.summarised_turns} from you), about {self.summarised_tokens:,} tokens, "
+                f"in {calls}.",
+                f"  Kept verbatim: {_count(self.tail_steps, 'newest step')} "
+                f"({_count(self.tail_messages, 'message')}), about {self.tail_tokens:,} tokens"
+                f"{budget}{oversize}.",
+                f"  Your words restated: {_count(self.restated_messages, 'message')} "
+                f"(budget {self.user_budget:,} tokens).",
+                f"  After: about {self.estimated_after:,} of {self.usable:,} usable tokens.",
+                f"  Summarising model: {self.summarising_model}; prompt: {self.prompt_source}.",
+            ]
+        )
 
     def overflowing(self) -> str | None:
         """Why compacting up to `up_to` is refused: what would stay does not fit."""
@@ -289,16 +320,14 @@ def plan(
     config = ctx.config
     directory = Path(session.directory)
     span = select_span(ctx, session, history, model, up_to=up_to)
-    summary_model = (
-        model_info(config.compaction.model, config) if config.compaction.model else model
-    )
+    summary_model = summariser(ctx, model)
     instruction = instruction_text(ctx, directory, span.anchored, instructions)
     _, summarised_tokens = whole_span_request(ctx, session, span, summary_model, instruction)
     one_call = fits(summarised_tokens, summary_model.limit, config.compaction)
-    chunks = 1 if one_call else len(_chunks(ctx, span, summary_model, directory))
-    base, _ = build_request(
-        [], model=model.id, directory=directory, config=config, tools=ctx.registry.definitions()
-    )
+    chunks = 1
+    if not one_call:
+        _, parts = chunk_plan(ctx, span.summarised, summary_model, directory, span.anchored)
+        chunks = len(parts)
     usable = usable_tokens(model.limit, config.compaction)
     # A summary is rarely more than half of what it replaces.
     summary_guess = min(
@@ -306,9 +335,8 @@ def plan(
     )
     restated = count_tokens(restated_text(span.restated), model.id) if span.restated else 0
     tail_local = message_tokens(span.tail, model.id)
-    after = (
-        estimate_tokens(base.messages, base.tools, model.id) + restated + tail_local
-    ) * span.scale + summary_guess
+    after = (history_tokens(ctx, session, [], model.id) + restated + tail_local) * span.scale
+    after += summary_guess
     return CompactionPlan(
         summarised_messages=len(span.new_content),
         summarised_turns=sum(1 for m in span.new_content if isinstance(m.info, UserMessage)),
@@ -329,51 +357,26 @@ def plan(
     )
 
 
-def _chunks(
-    ctx: EngineContext, span: Span, summary_model: ModelInfo, directory: Path
-) -> list[list[dict]]:
-    system = compaction_prompt(ctx, directory)
-    if span.anchored:
-        system += "\n\n" + paths.read_prompt("compaction_anchor.txt")
-    return chunk_plan(ctx, span.summarised, summary_model, system)
-
-
 def chunk_plan(
-    ctx: EngineContext, summarised: list[MessageWithParts], summary_model: ModelInfo, system: str
-) -> list[list[dict]]:
-    """The fewest chunks of the summarised part that fit the summarising model's window."""
+    ctx: EngineContext,
+    summarised: list[MessageWithParts],
+    summary_model: ModelInfo,
+    directory: Path,
+    anchored: bool,
+) -> tuple[str, list[list[dict]]]:
+    """The system prompt of a chunk's request, and the fewest chunks of the summarised
+    part that fit the summarising model's window."""
+    system = compaction_prompt(ctx, directory)
+    if anchored:
+        system += "\n\n" + paths.read_prompt("compaction_anchor.txt")
     part_ids = {p.call_id: p.id for m in summarised for p in m.parts if isinstance(p, ToolPart)}
     transcript = flatten_for_summary(to_model_messages(summarised), part_ids)
     budget = usable_tokens(summary_model.limit, ctx.config.compaction)
     reserve = count_tokens(system, summary_model.id) + int(budget * EARLIER_SUMMARY_SHARE)
-    return chunk_messages(transcript, max(budget - reserve, MIN_CHUNK_TOKENS), summary_model.id)
+    return system, chunk_messages(
+        transcript, max(budget - reserve, MIN_CHUNK_TOKENS), summary_model.id
+    )
 
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def render_plan(plan: CompactionPlan) -> str:
-    """The dry run as a person reads it."""
-    calls = "one summariser call" if plan.chunks == 1 else f"{plan.chunks} chunks"
-    oversize = (
-        " (the newest step alone is larger: its outputs are shortened)"
-        if plan.oversize_step
-        else ""
-    )
-    budget = f" after {plan.up_to}" if plan.up_to else f" of the {plan.tail_budget:,} tail budget"
-    return "\n".join(
-        [
-            "Compaction dry run — nothing was sent.",
-            f"  Summarised: {_count(plan.summarised_messages, 'message')} "
-            f"({plan.summarised_turns} from you), about {plan.summarised_tokens:,} tokens, "
-            f"in {calls}.",
-            f"  Kept verbatim: {_count(plan.tail_steps, 'newest step')} "
-            f"({_count(plan.tail_messages, 'message')}), about {plan.tail_tokens:,} tokens"
-            f"{budget}{oversize}.",
-            f"  Your words restated: {_count(plan.restated_messages, 'message')} "
-            f"(budget {plan.user_budget:,} tokens).",
-            f"  After: about {plan.estimated_after:,} of {plan.usable:,} usable tokens.",
-            f"  Summarising model: {plan.summarising_model}; prompt: {plan.prompt_source}.",
-        ]
-    )

@@ -29,18 +29,23 @@ from agent_tui.carry.restate import restated_text
 from agent_tui.config import CompactionConfig
 from agent_tui.context import preparing
 from agent_tui.context.boundary import install, new_summary
-from agent_tui.context.compaction_plan import instruction_text, select_span, whole_span_request
+from agent_tui.context.compaction_plan import (
+    instruction_text,
+    select_span,
+    summariser,
+    whole_span_request,
+)
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError
 from agent_tui.events import MessageUpdated, PartUpdated
 from agent_tui.ids import now_ms, part_id
 from agent_tui.provider.api import stream_model
 from agent_tui.provider.events import ModelRequest, StepFinish, TextDelta
-from agent_tui.provider.limits import ModelInfo, cost_of, model_info
+from agent_tui.provider.limits import ModelInfo, cost_of
 from agent_tui.step.history import load_history
-from agent_tui.step.plan import latest_plan, plan_block
+from agent_tui.step.plan import latest_plan
 from agent_tui.step.processor import StepOutcome
-from agent_tui.step.request import build_request, estimate_tokens, provider_scale
+from agent_tui.step.request import history_tokens, provider_scale
 from agent_tui.storage.models import (
     AssistantMessage,
     CompactionPart,
@@ -72,11 +77,6 @@ def fingerprint(messages: list[MessageWithParts]) -> str:
                 data["state"].get("time", {}).pop("compacted", None)
             digest.update(json.dumps(data, sort_keys=True).encode())
     return digest.hexdigest()
-
-
-def summary_model(ctx: EngineContext, model: ModelInfo) -> ModelInfo:
-    configured = ctx.config.compaction.model
-    return model_info(configured, ctx.config) if configured else model
 
 
 def wanted(ctx: EngineContext, step: AssistantMessage, model: ModelInfo) -> bool:
@@ -184,11 +184,9 @@ async def _instruction(
     """The summary request's instruction: the prompt, the person's words, the todo list
     and the newest plan."""
     todos = await ctx.db.get_todos(session.id)
-    text = instruction_text(
-        ctx, Path(session.directory), anchored, instructions, render_todos(todos) if todos else ""
-    )
-    plan = latest_plan(history)
-    return text + "\n\n" + plan_block(plan) if plan else text
+    rendered = render_todos(todos) if todos else ""
+    directory = Path(session.directory)
+    return instruction_text(ctx, directory, anchored, instructions, rendered, latest_plan(history))
 
 
 async def prepare(
@@ -221,7 +219,7 @@ async def prepare(
         if review:
             raise CompactionError("Nothing to compact yet: the session has no new messages.")
         return None
-    writer = summary_model(ctx, model)
+    writer = summariser(ctx, model)
     instruction = await _instruction(ctx, session, span.anchored, history, instructions)
     request, size = whole_span_request(ctx, session, span, writer, instruction)
     if not fits(size, writer.limit, config):
@@ -290,7 +288,7 @@ def _stale_reason(
     max_age = ctx.config.compaction.prepare_max_age
     if age > max_age and not prepared.review:  # a reviewed one waited for the person
         return f"{age:.0f} s old (compaction.prepare_max_age is {max_age:.0f})"
-    writer = summary_model(ctx, model).id
+    writer = summariser(ctx, model).id
     if prepared.model != writer:
         return f"written by {prepared.model}; the summary model is now {writer}"
     if prepared.agent and agent and prepared.agent != agent:
@@ -342,11 +340,7 @@ def size_after(
     config = ctx.config
     directory = Path(session.directory)
     tools = ctx.registry.definitions()
-    newer = prior[prepared.messages :]
-    request, _ = build_request(
-        newer, model=model.id, directory=directory, config=config, tools=tools
-    )
-    local = estimate_tokens(request.messages, request.tools, model.id)
+    local = history_tokens(ctx, session, prior[prepared.messages :], model.id)
     local += count_tokens(prepared.text, model.id)
     if prepared.restated:
         local += count_tokens(restated_text(prepared.restated), model.id)
@@ -354,12 +348,6 @@ def size_after(
     scale = provider_scale(prior, model=model.id, directory=directory, config=config, tools=tools)
     threshold = threshold_tokens(model.limit, config.compaction)
     return int(local * scale), int((config.compaction.prepare_at or 1.0) * threshold)
-
-
-async def mark_used(ctx: EngineContext, prepared: PreparedSummary, request_id: str) -> None:
-    prepared.status = "used"
-    prepared.used_by = request_id
-    await ctx.db.save_prepared(prepared)
 
 
 async def apply(
@@ -416,6 +404,7 @@ async def apply(
     await ctx.db.upsert_part(text, flush=True)
     ctx.publish(MessageUpdated(info=summary))
     ctx.publish(PartUpdated(part=text))
-    await mark_used(ctx, found, request_msg.info.id)
+    found.status, found.used_by = "used", request_msg.info.id
+    await ctx.db.save_prepared(found)
     await install(ctx, session, request_msg, part, model, summary, prior[found.messages :], None)
     return "stop"

@@ -184,15 +184,8 @@ def select_prunable(
     found = _collect(history, config, model)
     _protect(found, config.prune_protect)
     marked = [c for c in found if not c.kept]
-    return _decide([c.part for c in marked], sum(c.tokens for c in marked), config)
-
-
-def _decide(
-    marked: list[ToolPart], total: int, config: CompactionConfig
-) -> tuple[list[ToolPart], int]:
-    if total > config.prune_minimum:
-        return marked, total
-    return [], 0
+    total = sum(c.tokens for c in marked)
+    return ([c.part for c in marked], total) if total > config.prune_minimum else ([], 0)
 
 
 async def prune(ctx: EngineContext, history: list[MessageWithParts], model: str) -> int:

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from agent_tui.budget.tokens import count_tokens
 from agent_tui.carry.ledger import LEDGER_HEADER, ledger_text
 from agent_tui.carry.pins import describe
+from agent_tui.carry.restate import typed_text
 from agent_tui.context.tail import message_tokens
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
@@ -29,7 +30,6 @@ from agent_tui.storage.models import (
     CompactionPart,
     MessageWithParts,
     Session,
-    TextPart,
     ToolPart,
     ToolStateCompleted,
     UserMessage,
@@ -106,15 +106,6 @@ class SummaryInForce(BaseModel):
         return render_summary(self)
 
 
-def pins_and_ledger(info: AssistantMessage) -> tuple[list[str], list[str], str]:
-    """(pins restated after the summary, pins left out over `compaction.pin_tokens`, the
-    file ledger's lines), as /summary lists them (carry/pins.py, carry/ledger.py)."""
-    pinned = [f"{describe(item)}: {item.text}" for item in info.pins]
-    left_out = [f"{describe(item)} (about {item.tokens:,} tokens)" for item in info.pins_left_out]
-    ledger = ledger_text(info.ledger).removeprefix(LEDGER_HEADER).strip("\n")
-    return pinned, left_out, ledger
-
-
 def _count(text: str, tail: list[MessageWithParts], model: str) -> tuple[int, int]:
     return count_tokens(text, model), message_tokens(tail, model) if tail else 0
 
@@ -122,14 +113,6 @@ def _count(text: str, tail: list[MessageWithParts], model: str) -> tuple[int, in
 def _quote(text: str) -> str:
     line = " ".join(text.split())
     return f"“{line[:QUOTE_CHARS]}…”" if len(line) > QUOTE_CHARS else f"“{line}”"
-
-
-def _typed(message: MessageWithParts) -> str:
-    return "\n".join(
-        p.text
-        for p in message.parts
-        if isinstance(p, TextPart) and not p.synthetic and not p.ignored and p.text.strip()
-    )
 
 
 def _clock(ms: int) -> str:
@@ -147,10 +130,10 @@ async def _tail_start(ctx: EngineContext, session: Session, first: MessageWithPa
     """Where the tail starts: the person's message, or a step of the turn they started."""
     info = first.info
     if isinstance(info, UserMessage):
-        typed = _typed(first)
+        typed = typed_text(first)
         return f"your message {_quote(typed)}" if typed else "a message of yours"
     turn = await ctx.db.messages(session.id, since_id=info.parent_id)
-    typed = _typed(turn[0]) if turn and turn[0].info.id == info.parent_id else ""
+    typed = typed_text(turn[0]) if turn and turn[0].info.id == info.parent_id else ""
     return f"a step of the turn you began with {_quote(typed)}" if typed else "a step"
 
 
@@ -221,7 +204,6 @@ async def summary_in_force(ctx: EngineContext, session: Session, model: str) -> 
     since = [
         m for m in messages if m.info.id > info.parent_id and m is not summary and not m.info.undone
     ]
-    pinned, left_out, ledger = pins_and_ledger(info)
     return SummaryInForce(
         session_id=session.id,
         compacted=True,
@@ -239,9 +221,9 @@ async def summary_in_force(ctx: EngineContext, session: Session, model: str) -> 
         restated=info.restated,
         todos=info.todos,
         plan=info.plan,
-        pinned=pinned,
-        pins_left_out=left_out,
-        ledger=ledger,
+        pinned=[f"{describe(item)}: {item.text}" for item in info.pins],
+        pins_left_out=[f"{describe(p)} (about {p.tokens:,} tokens)" for p in info.pins_left_out],
+        ledger=ledger_text(info.ledger).removeprefix(LEDGER_HEADER).strip("\n"),
         tail=kept,
         since_messages=len(since),
         since_steps=sum(
@@ -345,11 +327,9 @@ def render_summary(view: SummaryInForce) -> str:
     lines.append(
         "  Todo list: " + ("as it was then:" if view.todos else "none when it was written.")
     )
-    if view.todos:
-        lines += [f"    {line}" for line in view.todos.splitlines()]
+    lines += [f"    {line}" for line in view.todos.splitlines()]
     lines.append("  Plan: " + ("the newest plan_exit plan:" if view.plan else "none."))
-    if view.plan:
-        lines += [f"    {line}" for line in view.plan.splitlines()]
+    lines += [f"    {line}" for line in view.plan.splitlines()]
     lines += _pins_and_ledger_lines(view)
     lines.append("")
     if view.tail is None:

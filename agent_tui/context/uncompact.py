@@ -24,7 +24,7 @@ from agent_tui.step.messages import (
     last_finished_assistant,
     to_model_messages,
 )
-from agent_tui.step.request import build_request, estimate_tokens, provider_scale
+from agent_tui.step.request import estimate_tokens, history_tokens, provider_scale
 from agent_tui.storage.models import (
     AssistantMessage,
     MessageWithParts,
@@ -52,15 +52,7 @@ class Uncompacted(BaseModel):
 
 def finished_summaries(messages: list[MessageWithParts]) -> list[AssistantMessage]:
     """The summaries of finished compactions not undone, oldest first."""
-    return [
-        m.info
-        for m in messages
-        if isinstance(m.info, AssistantMessage)
-        and m.info.summary
-        and m.info.finish
-        and not m.info.error
-        and not m.info.reverted
-    ]
+    return [m.info for m in messages if isinstance(m.info, AssistantMessage) and m.info.in_force]
 
 
 async def uncompact(ctx: EngineContext, session: Session, model: ModelInfo) -> Uncompacted:
@@ -111,29 +103,27 @@ async def uncompact(ctx: EngineContext, session: Session, model: ModelInfo) -> U
 
 def _hide_followup(messages: list[MessageWithParts], summary: AssistantMessage) -> list[TextPart]:
     """The "continue" message or replayed question the compaction added, as ignored."""
-    hidden: list[TextPart] = []
-    for message in messages:
-        if message.info.id != summary.followup_id:
-            continue
-        for part in message.parts:
-            if isinstance(part, TextPart) and not part.ignored:
-                hidden.append(part.model_copy(update={"ignored": True}))
-    return hidden
+    return [
+        part.model_copy(update={"ignored": True})
+        for message in messages
+        if message.info.id == summary.followup_id
+        for part in message.parts
+        if isinstance(part, TextPart) and not part.ignored
+    ]
 
 
 def _unshorten(messages: list[MessageWithParts], summary: AssistantMessage) -> list[ToolPart]:
     """Tail outputs the compaction shortened get their full text back."""
-    restored: list[ToolPart] = []
     start = summary.tail_start_id or summary.parent_id
-    for message in messages:
-        if not start <= message.info.id < summary.parent_id:
-            continue
-        for part in message.parts:
-            if isinstance(part, ToolPart) and isinstance(part.state, ToolStateCompleted):
-                if part.state.shortened is not None:
-                    state = part.state.model_copy(update={"shortened": None})
-                    restored.append(part.model_copy(update={"state": state}))
-    return restored
+    tail = [m for m in messages if start <= m.info.id < summary.parent_id]
+    return [
+        part.model_copy(update={"state": part.state.model_copy(update={"shortened": None})})
+        for message in tail
+        for part in message.parts
+        if isinstance(part, ToolPart)
+        and isinstance(part.state, ToolStateCompleted)
+        and part.state.shortened is not None
+    ]
 
 
 def _history_after(
@@ -169,11 +159,8 @@ def _size(
     config = ctx.config
     tools = ctx.registry.definitions()
     directory = Path(session.directory)
-    request, _ = build_request(
-        history, model=model.id, directory=directory, config=config, tools=tools
-    )
     scale = provider_scale(history, model=model.id, directory=directory, config=config, tools=tools)
-    estimated = int(estimate_tokens(request.messages, request.tools, model.id) * scale)
+    estimated = int(history_tokens(ctx, session, history, model.id) * scale)
     # The newest finished step before the compaction: its usage is the provider's measure
     # of the history that compaction replaced.
     last = last_finished_assistant([m for m in history if m.info.id < before])

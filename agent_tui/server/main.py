@@ -11,9 +11,8 @@ import os
 import signal
 import socket
 import sys
-from pathlib import Path
 
-from agent_tui import paths
+from agent_tui.acp.main import log_to_file
 from agent_tui.config import Config, load_config
 from agent_tui.errors import UsageError
 from agent_tui.provider.defaults import choose_model, context_window, model_catalog
@@ -26,17 +25,6 @@ PING_SECONDS = 20.0
 """WebSocket pings: a client that vanished without closing is noticed within ~2× this."""
 
 log = logging.getLogger(__name__)
-
-
-def _log_to_file() -> Path:
-    path = paths.data_dir() / "logs" / LOG_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(path, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
-    return path
 
 
 class _DenialNoise(logging.Filter):
@@ -136,7 +124,7 @@ def serve(host: str | None, port: int | None, token: str | None) -> int:
     from agent_tui.provider.loader import preload_in_background
 
     preload_in_background(tokenizer=True)
-    log_path = _log_to_file()
+    log_path = log_to_file(LOG_FILE, stderr=False)
     logging.getLogger("uvicorn.error").addFilter(_DenialNoise())
     sock = _bind(host, port)
     if host not in ("127.0.0.1", "localhost", "::1"):

@@ -24,25 +24,15 @@ from agent_tui.tool.registry import ToolRegistry
 
 
 def latest(history: list[MessageWithParts], role: str) -> MessageWithParts | None:
-    candidates = [m for m in history if m.info.role == role]
-    return max(candidates, key=lambda m: m.info.id) if candidates else None
+    return max((m for m in history if m.info.role == role), key=lambda m: m.info.id, default=None)
 
 
 def finished_after(history: list[MessageWithParts], session: Session) -> AssistantMessage | None:
     """The newest finished normal step after the latest compaction (not the summary)."""
     boundary = session.compaction_id or ""
-    best: AssistantMessage | None = None
-    for message in history:
-        info = message.info
-        if (
-            isinstance(info, AssistantMessage)
-            and info.finish
-            and not info.summary
-            and info.id > boundary
-            and (best is None or info.id > best.id)
-        ):
-            best = info
-    return best
+    steps = [m.info for m in history if isinstance(m.info, AssistantMessage)]
+    finished = [i for i in steps if i.finish and not i.summary and i.id > boundary]
+    return max(finished, key=lambda info: info.id, default=None)
 
 
 def pending_compaction(

@@ -232,34 +232,31 @@ class Engine:
         # Fail before saving anything the model can't answer.
         await check_credentials(model, self.ctx.config)
         context = [*context, *await self.hook_points.before_prompt(session, text)]
-        busy, lock = self._claim(session_id)
-        try:
+        with self._claim(session_id) as (busy, lock):
             await self._save_prompt(
                 session, text, model, chosen.name, queued=lock is None, context=context, files=files
             )
-        except BaseException:
-            self._unclaim(session_id, lock)
-            raise
         if saved is not None:
             saved.set()
         if busy:
             return None
         return await self.run(session_id, lock=lock)
 
-    def _claim(self, session_id: str) -> tuple[bool, SessionLock | None]:
-        """(busy here, the session's lock if this command starts the loop). No await in
-        here: of two commands, of any processes, only one starts the loop."""
-        if self.is_busy(session_id):
-            return True, None
-        lock = self.locks.try_acquire(session_id)
-        if lock is not None:
+    @contextlib.contextmanager
+    def _claim(self, session_id: str) -> Iterator[tuple[bool, SessionLock | None]]:
+        """(busy here, the session's lock if this command starts the loop), given back when
+        the body fails. No await before the body: of two commands, of any processes, only
+        one starts the loop."""
+        busy, lock = self.is_busy(session_id), None
+        if not busy and (lock := self.locks.try_acquire(session_id)) is not None:
             self._claimed.add(session_id)
-        return False, lock
-
-    def _unclaim(self, session_id: str, lock: SessionLock | None) -> None:
-        if lock is not None:
-            self._claimed.discard(session_id)
-            lock.release()
+        try:
+            yield busy, lock
+        except BaseException:
+            if lock is not None:
+                self._claimed.discard(session_id)
+                lock.release()
+            raise
 
     async def _save_prompt(
         self,
@@ -276,7 +273,8 @@ class Engine:
         info = UserMessage(
             id=message_id(), session_id=session_id, model=model, agent=agent, queued=queued
         )
-        part = TextPart(id=part_id(), session_id=session_id, message_id=info.id, text=text)
+        ids = {"session_id": session_id, "message_id": info.id}
+        part = TextPart(id=part_id(), **ids, text=text)
         attachments = await resolve_mentions(
             text, self._tool_context(session, info.id), self.ctx.registry
         )
@@ -285,24 +283,14 @@ class Engine:
         for attachment in attachments:  # the model reads them; the view shows the typed text
             await self._add_synthetic(info, attachment.text)
             for image in attachment.images:  # an image file: the image itself
+                url = Path(image.path).as_uri()
                 await self._add_part(
-                    FilePart(
-                        id=part_id(),
-                        session_id=session_id,
-                        message_id=info.id,
-                        mime=image.mime,
-                        filename=image.name,
-                        url=Path(image.path).as_uri(),
-                    )
+                    FilePart(id=part_id(), **ids, mime=image.mime, filename=image.name, url=url)
                 )
         for text_ in context:  # e.g. files an editor attached, as it has them
             await self._add_synthetic(info, text_)
         for file in files:
-            await self._add_part(
-                file.model_copy(
-                    update={"id": part_id(), "session_id": session_id, "message_id": info.id}
-                )
-            )
+            await self._add_part(file.model_copy(update={"id": part_id(), **ids}))
         if not session.title:
             session.title = default_title(text)
             await self.ctx.db.update_session(session)
@@ -313,15 +301,8 @@ class Engine:
                 task.add_done_callback(self._background.discard)
 
     async def _add_synthetic(self, info: UserMessage, text: str) -> None:
-        await self._add_part(
-            TextPart(
-                id=part_id(),
-                session_id=info.session_id,
-                message_id=info.id,
-                text=text,
-                synthetic=True,
-            )
-        )
+        ids = {"session_id": info.session_id, "message_id": info.id}
+        await self._add_part(TextPart(id=part_id(), **ids, text=text, synthetic=True))
 
     async def run_shell(
         self, session_id: str, command: str, saved: asyncio.Event | None = None
@@ -397,12 +378,8 @@ class Engine:
 
     async def _request_compaction(self, session_id: str, **request: Any) -> LoopResult | None:
         """Save a manual compaction's request and run the loop (None: it runs already)."""
-        busy, lock = self._claim(session_id)
-        try:
+        with self._claim(session_id) as (busy, lock):
             created = await compaction.create_request(self.ctx, session_id, auto=False, **request)
-        except BaseException:
-            self._unclaim(session_id, lock)
-            raise
         self._newest[session_id] = created.info.id
         if busy:
             return None
@@ -524,9 +501,8 @@ class Engine:
         """The summary in force and what surrounds it (`/summary`); tokens counted for
         `model`, else the session's."""
         session = await self.ctx.db.get_session(session_id)
-        return await summary_in_force(
-            self.ctx, session, model or await self.session_model(session_id)
-        )
+        model = model or await self.session_model(session_id)
+        return await summary_in_force(self.ctx, session, model)
 
     async def edit_summary(self, session_id: str, summary_id: str, text: str | None) -> SummaryEdit:
         """The person's text for the summary in force, which the model sees from its next

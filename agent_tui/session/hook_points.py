@@ -85,15 +85,12 @@ class HookPoints:
         waiting = self.ctx.hooks.waiting()
         if waiting:
             files = ", ".join(source.path for source in waiting)
-            self.ctx.publish(
-                Notice(
-                    session_id=session_id,
-                    level="warning",
-                    message=f"The hooks in {files} did not run: this project is not trusted "
-                    "yet (trust it in the app, with `agent-tui run --trust`, or set "
-                    "trust_project_hooks in your own config).",
-                )
+            note = (
+                f"The hooks in {files} did not run: this project is not trusted yet (trust it "
+                "in the app, with `agent-tui run --trust`, or set trust_project_hooks in your "
+                "own config)."
             )
+            self.ctx.publish(Notice(session_id=session_id, level="warning", message=note))
 
     async def after_turn(self, session_id: str, continues: int) -> str | None:
         """Stop: why the agent must go on (a hook blocked the stop), or None."""

@@ -40,6 +40,7 @@ from agent_tui.step.request import (
     build_request,
     estimate_next,
     estimate_tokens,
+    history_tokens,
     provider_scale,
     size_bound,
 )
@@ -48,7 +49,6 @@ from agent_tui.storage.models import (
     AssistantMessage,
     CompactionPart,
     MessageWithParts,
-    Session,
     UserMessage,
 )
 from agent_tui.tool.registry import ToolRegistry
@@ -97,14 +97,8 @@ class SessionLoop:
         """How the provider counts over the local count, as the last overflow check found."""
         self._noted_unknown: set[str] = set()
 
-    def _status(self, status: str, message: str | None = None) -> None:
-        self.ctx.publish(
-            SessionStatus(
-                session_id=self.session_id,
-                status=status,  # type: ignore[arg-type]
-                message=message,
-            )
-        )
+    def _status(self, status: str) -> None:
+        self.ctx.publish(SessionStatus(session_id=self.session_id, status=status))  # type: ignore[arg-type]
 
     def _stop(self, outcome: str, error: str | None = None) -> None:
         self.result.outcome = outcome
@@ -270,7 +264,7 @@ class SessionLoop:
         pending = pending_compaction(turn.history)
         if pending is None:
             return False
-        await self._compact(turn.session, turn.history, *pending, model)
+        await self._compact(turn, *pending, model)
         # The history restarts at the summary: what follows it (a replayed or "continue"
         # message) is the new start of this loop, not a queued message.
         self._loop_start_user = None
@@ -284,7 +278,7 @@ class SessionLoop:
             return False
         if not is_overflow(finished.tokens, model.limit, self.ctx.config.compaction):
             return False
-        return await self._prune_or_compact(turn.session, turn.history, model, turn.last_user)
+        return await self._prune_or_compact(turn, model)
 
     async def _next_step(
         self, turn: Turn, agent: AgentInfo, registry: ToolRegistry, model: ModelInfo
@@ -332,7 +326,7 @@ class SessionLoop:
             return estimate
         if self._compactions_since_step >= MAX_COMPACTIONS_WITHOUT_PROGRESS:
             return estimate  # it cannot be made to fit: let the provider answer
-        changed = await self._prune_or_compact(turn.session, turn.history, model, turn.last_user)
+        changed = await self._prune_or_compact(turn, model)
         return None if changed else estimate
 
     async def _take_step(self, turn: Turn, step: Step) -> None:
@@ -359,7 +353,9 @@ class SessionLoop:
             recent_calls=recent_calls(turn.history, self.ctx.config.doom_loop),
         )
         outcome = await processor.run(step.request, step.estimate)
-        if self._prepare_after(outcome) and prepared.wanted(self.ctx, assistant, step.model):
+        # Prepare a summary while the agent works on (more steps follow), or while the person
+        # reads the answer (`run` exits then: a detached process finishes it, preparing.py).
+        if outcome in ("continue", "stop") and prepared.wanted(self.ctx, assistant, step.model):
             prepared.start(self.ctx, assistant, step.model, step.agent.name)
         if not counter_ready(step.model.id):  # deferred by _estimate: load it now, off the loop
             await asyncio.to_thread(counter_for, step.model.id)
@@ -402,55 +398,29 @@ class SessionLoop:
         self._overflow_retried = False
         await self.ctx.db.touch_session(self.session_id)
 
-    def _prepare_after(self, outcome: str) -> bool:
-        """Prepare a summary while the agent works on (more steps follow), or while the
-        person reads the answer (`run` exits then: a detached process finishes it,
-        context/preparing.py)."""
-        return outcome in ("continue", "stop")
-
-    async def _prune_or_compact(
-        self,
-        session: Session,
-        history: list[MessageWithParts],
-        model: ModelInfo,
-        last_user: MessageWithParts,
-    ) -> bool:
+    async def _prune_or_compact(self, turn: Turn, model: ModelInfo) -> bool:
         """Over budget: prune first; if that is not enough, queue an automatic compaction.
         Returns True when the loop should re-read the history; Stop when compacting
         again would make no progress."""
         config = self.ctx.config
         if config.compaction.prune:
-            freed = await prune.prune(self.ctx, history, model.id)
+            freed = await prune.prune(self.ctx, turn.history, model.id)
             if freed:
-                fresh = await load_history(self.ctx, await self.ctx.db.get_session(session.id))
-                request, _ = build_request(
-                    fresh,
-                    model=model.id,
-                    directory=Path(session.directory),
-                    config=config,
-                    tools=self.ctx.registry.definitions(),
-                    session_id=session.id,
-                )
+                fresh = await load_history(self.ctx, await self.ctx.db.get_session(turn.session.id))
                 # The scale the overflow was found with: measured after a prune, the last
                 # step's prompt (unpruned) over a pruned count would look like a scale.
-                local = estimate_tokens(request.messages, request.tools, model.id)
+                local = history_tokens(self.ctx, turn.session, fresh, model.id)
                 if under_threshold(int(local * self._scale), model.limit, config.compaction):
                     return True
         if self._compactions_since_step >= MAX_COMPACTIONS_WITHOUT_PROGRESS:
             raise Stop("error", compaction.NO_PROGRESS_MESSAGE)
-        assert isinstance(last_user.info, UserMessage)
         await compaction.create_request(
-            self.ctx, self.session_id, auto=True, model=model.id, agent=last_user.info.agent
+            self.ctx, self.session_id, auto=True, model=model.id, agent=turn.user.agent
         )
         return True
 
     async def _compact(
-        self,
-        session: Session,
-        history: list[MessageWithParts],
-        request_msg: MessageWithParts,
-        part: CompactionPart,
-        model: ModelInfo,
+        self, turn: Turn, request_msg: MessageWithParts, part: CompactionPart, model: ModelInfo
     ) -> None:
         """Summarise now; Stop when it fails, is aborted, or makes no progress."""
         self._compactions_since_step += 1
@@ -460,7 +430,7 @@ class SessionLoop:
         self._status("compacting")
         try:
             outcome = await compaction.process(
-                self.ctx, session, history, request_msg, part, model, self.abort
+                self.ctx, turn.session, turn.history, request_msg, part, model, self.abort
             )
         except CompactionError as exc:
             # Recorded as a failed summary, so the request is not retried for ever.

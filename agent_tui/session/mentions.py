@@ -27,10 +27,6 @@ PICKER_RESULTS = 50
 
 @dataclass
 class Attachment:
-    mention: str
-    """The path as typed, without the `@`."""
-    kind: str
-    """`file` or `directory`."""
     text: str
     """What the model reads: the tool's output wrapped in a tag naming the path."""
     images: list[ImageAttachment] = field(default_factory=list)
@@ -39,12 +35,7 @@ class Attachment:
 
 def mentioned_paths(text: str) -> list[str]:
     """The `@words` of `text`, in order, each once."""
-    seen: list[str] = []
-    for match in MENTION_RE.finditer(text):
-        word = match.group(1)
-        if word not in seen:
-            seen.append(word)
-    return seen
+    return list(dict.fromkeys(match.group(1) for match in MENTION_RE.finditer(text)))
 
 
 def _existing(directory: Path, word: str) -> tuple[str, Path] | None:
@@ -92,9 +83,7 @@ async def resolve_mentions(
             body, images = f"(Not attached: {exc})", []
         else:
             body, images = result.output, result.attachments
-        attachments.append(
-            Attachment(mention, kind, f'<{kind} path="{mention}">\n{body}\n</{kind}>', images)
-        )
+        attachments.append(Attachment(f'<{kind} path="{mention}">\n{body}\n</{kind}>', images))
     return attachments
 
 

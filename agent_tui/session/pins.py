@@ -19,6 +19,7 @@ from agent_tui.engine_context import EngineContext
 from agent_tui.errors import NotFoundError, UsageError
 from agent_tui.events import MessageUpdated, PartUpdated
 from agent_tui.ids import now_ms
+from agent_tui.step.messages import summary_for
 from agent_tui.storage.models import (
     AssistantMessage,
     CompactionPart,
@@ -95,9 +96,8 @@ def pinnable(messages: list[MessageWithParts]) -> list[tuple[PinnedText, bool]]:
     found: list[tuple[PinnedText, bool]] = []
     for message in reversed(messages):
         info = message.info
-        if info.undone or (isinstance(info, AssistantMessage) and info.summary):
-            continue
-        if any(isinstance(p, CompactionPart) for p in message.parts):
+        summary = isinstance(info, AssistantMessage) and info.summary
+        if info.undone or summary or any(isinstance(p, CompactionPart) for p in message.parts):
             continue
         for part in reversed(message.parts):
             if isinstance(part, ToolPart) and not part.ignored:
@@ -113,10 +113,10 @@ def pinnable(messages: list[MessageWithParts]) -> list[tuple[PinnedText, bool]]:
 
 
 def _named(messages: list[MessageWithParts]) -> str:
-    lines = [f"  {item.id}  {describe(item)}" for item, _ in pinnable(messages)[:NAMED]]
-    if not lines:
+    items = [item for item, _ in pinnable(messages)[:NAMED]]
+    if not items:
         return "This session has nothing to pin yet."
-    return "The newest you can pin:\n" + "\n".join(lines)
+    return "The newest you can pin:\n" + listing(items)
 
 
 async def _target(
@@ -173,18 +173,9 @@ async def _target(
 
 def _restated_by(messages: list[MessageWithParts], session: Session) -> set[str]:
     """Ids the summary in force restates."""
-    for message in messages:
-        info = message.info
-        if (
-            isinstance(info, AssistantMessage)
-            and info.summary
-            and info.parent_id == session.compaction_id
-            and info.finish
-            and not info.error
-            and not info.reverted
-        ):
-            return {p.id for p in info.pins}
-    return set()
+    found = summary_for(messages, session.compaction_id or "")
+    info = found.info if found else None
+    return {p.id for p in info.pins} if isinstance(info, AssistantMessage) else set()
 
 
 def _usable(messages: list[MessageWithParts]) -> int:
@@ -277,8 +268,7 @@ class PinList(BaseModel):
         if not self.pins:
             lines = ["Nothing is pinned in this session."]
             if self.candidates:
-                lines.append("The newest you can pin:")
-                lines += [f"  {c.id}  {describe(c)}" for c in self.candidates]
+                lines += ["The newest you can pin:", listing(self.candidates)]
             return "\n".join(lines)
         over = " — over the budget: the pins that do not fit are named, not restated"
         head = (

@@ -41,14 +41,9 @@ async def run_person_command(
     bash tool, then save its result and the text the model reads."""
     arguments = {"command": command}
     start = now_ms()
-    part = ToolPart(
-        id=part_id(),
-        session_id=info.session_id,
-        message_id=info.id,
-        call_id=tools.call_id,
-        tool="bash",
-        state=ToolStateRunning(input=arguments, title=command, time=ToolTime(start=start)),
-    )
+    ids = {"session_id": info.session_id, "message_id": info.id}
+    running = ToolStateRunning(input=arguments, title=command, time=ToolTime(start=start))
+    part = ToolPart(id=part_id(), **ids, call_id=tools.call_id, tool="bash", state=running)
     await ctx.add_message(info, part)
     if saved is not None:
         saved.set()
@@ -69,16 +64,8 @@ async def run_person_command(
         )
         output = result.output
     await _save(ctx, part)
-    await _save(
-        ctx,
-        TextPart(
-            id=part_id(),
-            session_id=info.session_id,
-            message_id=info.id,
-            text=shell_text(command, output),
-            synthetic=True,
-        ),
-    )
+    text = shell_text(command, output)
+    await _save(ctx, TextPart(id=part_id(), **ids, text=text, synthetic=True))
     return part
 
 

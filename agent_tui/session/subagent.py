@@ -138,17 +138,11 @@ class Subagents:
         instructions = paths.read_prompt("task.txt").strip()
         if config.prompt:
             instructions += "\n\n" + config.prompt.strip()
+        ids = {"session_id": child.id, "message_id": info.id}
         await self.ctx.add_message(
-            info,
-            TextPart(
-                id=part_id(),
-                session_id=child.id,
-                message_id=info.id,
-                text=instructions,
-                synthetic=True,
-            ),
+            info, TextPart(id=part_id(), **ids, text=instructions, synthetic=True)
         )
-        part = TextPart(id=part_id(), session_id=child.id, message_id=info.id, text=prompt)
+        part = TextPart(id=part_id(), **ids, text=prompt)
         await self.ctx.db.upsert_part(part, flush=True)
         self.ctx.publish(PartUpdated(part=part))
         return child

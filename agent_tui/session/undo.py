@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from agent_tui.context.boundary import text_of
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
 from agent_tui.events import MessageUpdated
@@ -24,7 +25,6 @@ from agent_tui.storage.models import (
     MessageWithParts,
     PatchPart,
     Session,
-    TextPart,
     UserMessage,
 )
 from agent_tui.storage.snapshot import SnapshotError, Snapshots
@@ -89,9 +89,7 @@ class Turn:
 
     @property
     def prompt(self) -> str:
-        return "\n".join(
-            p.text for p in self.user.parts if isinstance(p, TextPart) and not p.synthetic
-        )
+        return text_of(self.user)
 
     @property
     def patches(self) -> list[PatchPart]:

@@ -41,14 +41,7 @@ def summary_for(messages: list[MessageWithParts], compaction_id: str) -> Message
     """The finished summary answering a compaction request, if any."""
     for message in reversed(messages):
         info = message.info
-        if (
-            isinstance(info, AssistantMessage)
-            and info.summary
-            and info.parent_id == compaction_id
-            and info.finish
-            and not info.error
-            and not info.reverted
-        ):
+        if isinstance(info, AssistantMessage) and info.in_force and info.parent_id == compaction_id:
             return message
     return None
 
@@ -162,22 +155,16 @@ def summary_text(message: MessageWithParts) -> str:
 def _assistant_messages(
     message: MessageWithParts, *, keep_thinking: bool, images: ImagePlacement = "user"
 ) -> list[dict[str, Any]]:
-    texts = [
-        p.text
-        for p in message.parts
-        if isinstance(p, TextPart) and not p.ignored and p.text.strip()
-    ]
+    text = summary_text(message)  # of a summary: the person's correction (/summary), if any
     info = message.info
     summary = isinstance(info, AssistantMessage) and info.summary
-    if isinstance(info, AssistantMessage) and info.summary and info.edited_summary is not None:
-        texts = [info.edited_summary]  # the person's correction (/summary)
     # A summary is text only: a summariser that called a tool anyway had it ignored.
     tools = (
         [] if summary else [p for p in message.parts if isinstance(p, ToolPart) and not p.ignored]
     )
-    if not texts and not tools:
+    if not text and not tools:
         return []
-    out: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(texts) or None}
+    out: dict[str, Any] = {"role": "assistant", "content": text or None}
     thinking = thinking_blocks(message) if keep_thinking and not summary else []
     if thinking:
         out["thinking_blocks"] = thinking
@@ -213,17 +200,7 @@ def filter_compacted(history: list[MessageWithParts]) -> list[MessageWithParts]:
     still pending, a summary that failed or was interrupted; and undone turns."""
     active_summary = None
     if len(history) > 1 and _is_compaction_request(history[0]):
-        candidate = history[1]
-        info = candidate.info
-        if (
-            isinstance(info, AssistantMessage)
-            and info.summary
-            and info.parent_id == history[0].info.id
-            and info.finish
-            and not info.error
-            and not info.reverted
-        ):
-            active_summary = candidate
+        active_summary = summary_for(history[1:2], history[0].info.id)
     out = []
     for index, message in enumerate(history):
         if _is_compaction_request(message) and not (index == 0 and active_summary):

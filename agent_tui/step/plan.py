@@ -81,17 +81,12 @@ def plan_reply(plan: str, choice: PlanChoice, note: str = "") -> PlanReply:
     is sent and the plan agent waits for the person's next words."""
     if choice == "approve":
         return PlanReply(agent=BUILD, text=approval_text(plan))
-    if choice == "reject":
-        return PlanReply(agent=PLAN, text=rejection_text(note))
+    if choice == "reject":  # the person's no, with their note
+        note = note.strip()
+        return PlanReply(agent=PLAN, text=f"{REJECTED}\n\nMy note: {note}" if note else REJECTED)
     return PlanReply(agent=PLAN, text=None)
 
 
 def approval_text(plan: str) -> str:
     """The next instruction once the person approves: for the build agent."""
     return f"{APPROVED}\n\n<plan>\n{plan.strip()}\n</plan>"
-
-
-def rejection_text(note: str) -> str:
-    """The person's no, with their note: for the plan agent."""
-    note = note.strip()
-    return f"{REJECTED}\n\nMy note: {note}" if note else REJECTED

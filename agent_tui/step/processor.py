@@ -306,12 +306,9 @@ class StepProcessor:
         try:
             return await snapshots.track()
         except (SnapshotError, OSError) as exc:
+            note = f"No snapshot for undo: {exc}"
             self.ctx.publish(
-                Notice(
-                    session_id=self.assistant.session_id,
-                    level="warning",
-                    message=f"No snapshot for undo: {exc}",
-                )
+                Notice(session_id=self.assistant.session_id, level="warning", message=note)
             )
             return None
 

@@ -11,6 +11,7 @@ from agent_tui.agents import AgentInfo
 from agent_tui.budget.overflow import prompt_and_output
 from agent_tui.budget.tokens import count_tokens
 from agent_tui.config import Config, ReasoningConfig
+from agent_tui.engine_context import EngineContext
 from agent_tui.provider.auth import credentials
 from agent_tui.provider.events import ModelRequest
 from agent_tui.step.cache import cache_style, mark_breakpoints
@@ -21,7 +22,7 @@ from agent_tui.step.messages import (
     tool_result_text,
 )
 from agent_tui.step.system import base_prompt_name, build_system
-from agent_tui.storage.models import AssistantMessage, MessageWithParts, ToolPart
+from agent_tui.storage.models import AssistantMessage, MessageWithParts, Session, ToolPart
 
 MESSAGE_OVERHEAD_TOKENS = 4
 SCALE_BOUNDS = (0.5, 2.0)
@@ -188,6 +189,21 @@ def build_request(
         options=model_options(model, config, session_id, agent.reasoning if agent else None),
     )
     return request, notes
+
+
+def history_tokens(
+    ctx: EngineContext, session: Session, history: list[MessageWithParts], model: str
+) -> int:
+    """The local count of the request `history` makes in `session` (system prompt and
+    every tool included; no reminders)."""
+    request, _ = build_request(
+        history,
+        model=model,
+        directory=Path(session.directory),
+        config=ctx.config,
+        tools=ctx.registry.definitions(),
+    )
+    return estimate_tokens(request.messages, request.tools, model)
 
 
 def provider_scale(

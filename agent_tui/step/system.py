@@ -81,14 +81,10 @@ def instruction_sources(directory: Path, config: Config) -> list[Path | str]:
             continue
         path = Path(entry).expanduser()
         found.append(path if path.is_absolute() else directory / path)
-    unique: list[Path | str] = []
-    seen: set[Path | str] = set()
+    unique: dict[Path | str, Path | str] = {}
     for source in found:
-        key = source if isinstance(source, str) else _real(source)
-        if key not in seen:
-            seen.add(key)
-            unique.append(source)
-    return unique
+        unique.setdefault(source if isinstance(source, str) else _real(source), source)
+    return list(unique.values())
 
 
 def _real(path: Path) -> Path:

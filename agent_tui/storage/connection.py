@@ -67,8 +67,7 @@ async def _prepare(conn: aiosqlite.Connection, path: Path, busy_timeout_ms: int)
             await schema.migrate(conn, path)
             return
         except (sqlite3.OperationalError, StorageError) as exc:
-            locked = "locked" in str(exc).lower() or "busy" in str(exc).lower()
-            if not locked or time.monotonic() > deadline:
+            if not schema.is_lock(exc) or time.monotonic() > deadline:
                 raise
             await asyncio.sleep(LOCK_RETRY_SECONDS)
 

@@ -114,14 +114,11 @@ class Database(
         if self._closed:
             return
         try:
-            if self._backfill is not None and not self._backfill.done():
-                self._backfill.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._backfill
-            if self._flusher is not None:
-                self._flusher.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._flusher
+            for task in (self._backfill, self._flusher):
+                if task is not None and not task.done():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
             await self.flush()
         finally:
             self._closed = True

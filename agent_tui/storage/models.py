@@ -148,6 +148,11 @@ class AssistantMessage(_Model):
     hook_context: str | None = None
     """On a summary: what the person's PostCompact hooks added, restated after it."""
 
+    @property
+    def in_force(self) -> bool:
+        """A summary that finished and was not undone: the kind a compaction boundary rests on."""
+        return self.summary and bool(self.finish) and not self.error and not self.reverted
+
 
 Message = Annotated[UserMessage | AssistantMessage, Field(discriminator="role")]
 
@@ -336,10 +341,6 @@ Part = Annotated[
 class MessageWithParts(_Model):
     info: Message
     parts: list[Part] = Field(default_factory=list)
-
-    @property
-    def role(self) -> str:
-        return self.info.role
 
 
 PreparedStatus = Literal["ready", "used", "discarded"]

@@ -127,12 +127,12 @@ async def migrate(conn: aiosqlite.Connection, path: Path) -> int:
                 await conn.execute("ROLLBACK")
             if isinstance(exc, StorageError) or not isinstance(exc, Exception):
                 raise
-            if isinstance(exc, sqlite3.Error) and _is_lock(exc):
+            if isinstance(exc, sqlite3.Error) and is_lock(exc):
                 raise sqlite_errors.locked(path) from exc
             raise sqlite_errors.migration_failed(path, target, str(exc)) from exc
         await conn.execute("COMMIT")
     return await _version(conn)
 
 
-def _is_lock(exc: sqlite3.Error) -> bool:
+def is_lock(exc: Exception) -> bool:
     return "locked" in str(exc).lower() or "busy" in str(exc).lower()

@@ -210,11 +210,7 @@ class SearchQueries(DatabaseCore):
                     "ORDER BY rowid LIMIT ?",
                     (int(state[0][0]), BACKFILL_BATCH),
                 )
-                rows = []
-                for rowid, session_id, data in batch:
-                    text = _text_of_row(data)
-                    if text:
-                        rows.append((rowid, text, session_id))
+                rows = [(r, text, sid) for r, sid, data in batch if (text := _text_of_row(data))]
                 await conn.executemany(
                     "INSERT OR REPLACE INTO part_fts (rowid, body, session_id) VALUES (?, ?, ?)",
                     rows,

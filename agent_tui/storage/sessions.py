@@ -196,16 +196,9 @@ class SessionQueries(DatabaseCore):
         async with self._transaction(write=False) as conn:
             for start in range(0, len(wanted), _IN_CHUNK):
                 chunk = wanted[start : start + _IN_CHUNK]
-                sql = _COUNTS.format(marks=", ".join("?" * len(chunk)))
-                for (
-                    sid,
-                    count,
-                    cost,
-                    compactions,
-                    fresh,
-                    read,
-                    write,
-                ) in await conn.execute_fetchall(sql, chunk):
+                counts = _COUNTS.format(marks=", ".join("?" * len(chunk)))
+                found = await conn.execute_fetchall(counts, chunk)
+                for sid, count, cost, compactions, fresh, read, write in found:
                     result[sid] = SessionSummary(
                         messages=count,
                         cost=cost,

@@ -21,20 +21,15 @@ from agent_tui import paths
 from agent_tui.storage.models import FileChange
 
 # Settings that keep the shadow repository independent of the person's git config.
-_GIT_OPTIONS = (
-    "-c",
+_GIT_SETTINGS = (
     "core.autocrlf=false",
-    "-c",
     "core.quotepath=false",
-    "-c",
     "core.fsmonitor=false",
-    "-c",
     "advice.addEmbeddedRepo=false",
-    "-c",
     "core.longpaths=true",
-    "-c",
     "core.symlinks=true",
 )
+_GIT_OPTIONS = tuple(option for setting in _GIT_SETTINGS for option in ("-c", setting))
 _ENV_DROPPED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY")
 
 
