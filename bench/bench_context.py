@@ -27,7 +27,8 @@ from agent_tui.config import Config, ModelConfig, ModelLimit, ProviderConfig
 from agent_tui.context.prune import select_prunable
 from agent_tui.engine_context import EngineContext
 from agent_tui.ids import message_id, part_id
-from agent_tui.session.loop import _finished_after, load_history
+from agent_tui.session.decide import finished_after
+from agent_tui.session.loop import load_history
 from agent_tui.step.request import build_request, estimate_next
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import (
@@ -163,7 +164,7 @@ async def assemble(ctx: EngineContext, session_id: str) -> tuple[int, int]:
         config=ctx.config,
         tools=ctx.registry.definitions(),
     )
-    estimate = estimate_next(history, request, _finished_after(history, session))
+    estimate = estimate_next(history, request, finished_after(history, session))
     return len(history), estimate
 
 
