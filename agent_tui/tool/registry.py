@@ -6,13 +6,12 @@ import json
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from agent_tui.agents import PLAN_EXIT_TOOL, SUBAGENT_TOOLS, AgentInfo
-from agent_tui.config import PermissionLevel, PermissionRule
+from agent_tui.agents import PLAN_EXIT_TOOL, SUBAGENT_TOOLS, AgentInfo, wildcard_value
+from agent_tui.config import PermissionLevel
 from agent_tui.errors import PermissionDenied, ToolError
 from agent_tui.tool.base import PermissionRequest, Tool, ToolContext, ToolResult
 from agent_tui.tool.bash import BashTool
@@ -103,13 +102,8 @@ def permission_level(
 ) -> PermissionLevel:
     """The level for a tool: its own key, else the longest matching wildcard key
     (`"github_*": "ask"`, fnmatch), else the tool's default."""
-    if name in permissions:
-        return permissions[name]
-    patterns = [key for key in permissions if "*" in key or "?" in key or "[" in key]
-    patterns = [key for key in patterns if fnmatchcase(name, key)]
-    if patterns:
-        return permissions[max(patterns, key=len)]
-    return default
+    level = wildcard_value(permissions, name)
+    return default if level is None else level
 
 
 async def check_permission(
@@ -156,14 +150,6 @@ async def check_permission(
         ctx.permissions[tool.name] = "allow"
 
 
-def _rule(rules: dict[str, PermissionRule], name: str) -> PermissionRule | None:
-    """An agent's rule for a tool: its own key, else the longest matching wildcard."""
-    if name in rules:
-        return rules[name]
-    keys = [key for key in rules if any(c in key for c in "*?[") and fnmatchcase(name, key)]
-    return rules[max(keys, key=len)] if keys else None
-
-
 def _subject(params: BaseModel) -> str:
     for key in ("file_path", "path", "url", "pattern"):
         value = getattr(params, key, None)
@@ -192,7 +178,7 @@ class AgentPolicy:
     def _level(
         self, agent: AgentInfo, tool: Tool, params: BaseModel, base: PermissionLevel
     ) -> tuple[PermissionLevel | None, str]:
-        rule = _rule(agent.permission, tool.name)
+        rule = wildcard_value(agent.permission, tool.name)
         if rule is None or isinstance(rule, str):
             return rule, f"the {tool.name} tool"
         command = getattr(params, "command", None)
