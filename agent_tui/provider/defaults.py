@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 from agent_tui.config import DEFAULT_MODEL, Config, ModelConfig, ModelLimit, ProviderConfig
 from agent_tui.errors import ConfigError
-from agent_tui.provider.windows import known_window
+from agent_tui.provider.windows import first_answer, known_window
 
 
 @dataclass(frozen=True)
@@ -334,16 +334,7 @@ async def probe_local(
     # Plain http needs no TLS: skipping the certificate store saves ~100 ms.
     verify = any(s.base_url.startswith("https:") for s in servers)
     async with httpx.AsyncClient(timeout=timeout, trust_env=False, verify=verify) as client:
-        tasks = [asyncio.create_task(_list_models(client, s)) for s in servers]
-        try:
-            async with asyncio.timeout(timeout * 2):
-                found = await asyncio.gather(*tasks)
-        except TimeoutError:
-            found = [t.result() if t.done() and not t.cancelled() else None for t in tasks]
-        finally:
-            for task in tasks:
-                task.cancel()
-    return next((f for f in found if f is not None), None)
+        return await first_answer([_list_models(client, s) for s in servers], timeout * 2)
 
 
 def _use_local(config: Config, found: LocalModels) -> None:

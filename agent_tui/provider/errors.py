@@ -168,17 +168,6 @@ def _rule_for(exc: BaseException) -> ErrorRule | None:
     return None
 
 
-def _caused_by_connection(exc: BaseException) -> bool:
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if type(current).__name__ in CONNECTION_CAUSES:
-            return True
-        current = current.__cause__ or current.__context__
-    return False
-
-
 def _refine(rule: ErrorRule | None, exc: BaseException, detail: str) -> ErrorRule | None:
     """Generic rules (APIError, BadRequestError, InternalServerError) are refined by the
     HTTP status, by an overflow message, or by a connection failure in the cause chain."""
@@ -189,7 +178,7 @@ def _refine(rule: ErrorRule | None, exc: BaseException, detail: str) -> ErrorRul
         return ERROR_TABLE[STATUS_RULES[status]]
     if _looks_like_overflow(detail):
         return ERROR_TABLE["ContextWindowExceededError"]
-    if _caused_by_connection(exc):
+    if any(type(item).__name__ in CONNECTION_CAUSES for item in _chain(exc)):
         return ERROR_TABLE["APIConnectionError"]
     if rule is None and isinstance(exc, (ConnectionError, TimeoutError)):
         return ERROR_TABLE["APIConnectionError"]
