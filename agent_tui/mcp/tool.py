@@ -54,16 +54,8 @@ class McpTool(Tool):
             tool.description or tool.title or f"The {tool.name} tool of the {server.name} server."
         )
 
-    def definition(self) -> dict[str, Any]:
-        schema = dict(tool_schema(self.tool))
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": schema,
-            },
-        }
+    def parameters(self) -> dict[str, Any]:
+        return tool_schema(self.tool)
 
     def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
         detail = json.dumps(params.model_dump(), ensure_ascii=False)
