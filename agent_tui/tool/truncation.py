@@ -104,11 +104,25 @@ def truncation_marker(removed_lines: int, cut: bool, direction: Direction, max_b
     return f"... {'; '.join(parts)} ..."
 
 
-def format_truncated(preview: str, marker: str, path: Path, direction: Direction) -> str:
+def truncated_output(
+    text: str, config: TruncationConfig, path: Path, direction: Direction, lines: int, size: int
+) -> tuple[str, dict[str, Any]]:
+    """The preview of an output of `lines` lines and `size` bytes whose whole is saved at
+    `path`, with the marker and the hint where it is; and its metadata."""
+    preview, shown, cut = build_preview(text, config, direction)
+    marker = truncation_marker(lines - shown, cut, direction, config.max_bytes)
     hint = HINT.format(path=path)
     if direction == "head":
-        return f"{preview}\n\n{marker}\n\n{hint}"
-    return f"{marker}\n\n{preview}\n\n{hint}"
+        output = f"{preview}\n\n{marker}\n\n{hint}"
+    else:
+        output = f"{marker}\n\n{preview}\n\n{hint}"
+    metadata = {
+        "truncated": True,
+        "output_path": str(path),
+        "total_lines": lines,
+        "total_bytes": size,
+    }
+    return output, metadata
 
 
 def truncate_output(
@@ -124,15 +138,7 @@ def truncate_output(
     if total_lines <= config.max_lines and total_bytes <= config.max_bytes:
         return text, {"truncated": False}
     path = save_output(text, output_dir, config.max_saved_bytes)
-    preview, shown, cut = build_preview(text, config, direction)
-    marker = truncation_marker(total_lines - shown, cut, direction, config.max_bytes)
-    output = format_truncated(preview, marker, path, direction)
-    return output, {
-        "truncated": True,
-        "output_path": str(path),
-        "total_lines": total_lines,
-        "total_bytes": total_bytes,
-    }
+    return truncated_output(text, config, path, direction, total_lines, total_bytes)
 
 
 async def truncate_output_async(
