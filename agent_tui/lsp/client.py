@@ -135,13 +135,12 @@ class LspClient:
             for future in self._pending.values():
                 if not future.done():
                     future.set_exception(ServerGone())
-            async with self._changed:
-                self._changed.notify_all()
+            await self._wake()
 
     async def _receive(self, message: dict[str, Any]) -> None:
         if "id" in message and "method" in message:  # a request of the server's
-            reply = {"jsonrpc": "2.0", "id": message["id"], "result": None}
-            await self._send_quietly(reply)
+            with contextlib.suppress(ServerGone):
+                await self._send({"jsonrpc": "2.0", "id": message["id"], "result": None})
         elif "id" in message:
             future = self._pending.pop(message["id"], None)
             if future is not None and not future.done():
@@ -151,10 +150,6 @@ class LspClient:
             found = [_diagnostic(d) for d in params.get("diagnostics") or []]
             self._published[params.get("uri", "")] = (params.get("version"), found)
             await self._wake()
-
-    async def _send_quietly(self, message: dict[str, Any]) -> None:
-        with contextlib.suppress(ServerGone):
-            await self._send(message)
 
     async def _wake(self) -> None:
         async with self._changed:

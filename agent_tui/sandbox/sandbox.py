@@ -214,8 +214,7 @@ class Sandbox:
             DeniedPath(resolve(_expand(p, env)), p, "sandbox.deny_read")
             for p in self.config.deny_read
         ]
-        wanted += [DeniedPath(resolve(p), str(p), OWN_DATA) for p in self.own_dirs]
-        wanted += [DeniedPath(resolve(p), str(p), OWN_DATA) for p in self.own_files]
+        wanted += [DeniedPath(resolve(p), str(p), OWN_DATA) for p in self.own_dirs + self.own_files]
         # A mask over the project or the temp dir would hide the command's own work.
         wanted = [
             d
