@@ -119,16 +119,9 @@ def _detail(exc: BaseException) -> str:
 
 
 _OVERFLOW_PHRASES = (
-    "context length",
-    "context window",
-    "context size",
-    "maximum context",
-    "too many tokens",
-    "prompt is too long",
-    "input is too long",
-    "reduce the length",
-    "exceed_context_size",
-)
+    "context length", "context window", "context size", "maximum context", "too many tokens",
+    "prompt is too long", "input is too long", "reduce the length", "exceed_context_size",
+)  # fmt: skip
 
 
 def _looks_like_overflow(detail: str) -> bool:
@@ -138,26 +131,15 @@ def _looks_like_overflow(detail: str) -> bool:
 
 # What an HTTP status means when litellm only says "APIError" or "BadRequestError".
 STATUS_RULES: dict[int, str] = {
-    401: "AuthenticationError",
-    402: "PaymentRequiredError",
-    403: "PermissionDeniedError",
-    404: "NotFoundError",
-    408: "Timeout",
-    413: "ContextWindowExceededError",
-    422: "UnprocessableEntityError",
-    429: "RateLimitError",
-}
+    401: "AuthenticationError", 402: "PaymentRequiredError", 403: "PermissionDeniedError",
+    404: "NotFoundError", 408: "Timeout", 413: "ContextWindowExceededError",
+    422: "UnprocessableEntityError", 429: "RateLimitError",
+}  # fmt: skip
 CATCH_ALL_KINDS = {"server", "bad_request"}
 CONNECTION_CAUSES = {
-    "APIConnectionError",
-    "ConnectError",
-    "ConnectTimeout",
-    "ConnectionRefusedError",
-    "ConnectionResetError",
-    "ClientConnectorError",
-    "ServerDisconnectedError",
-    "gaierror",
-}
+    "APIConnectionError", "ConnectError", "ConnectTimeout", "ConnectionRefusedError",
+    "ConnectionResetError", "ClientConnectorError", "ServerDisconnectedError", "gaierror",
+}  # fmt: skip
 
 
 def _rule_for(exc: BaseException) -> ErrorRule | None:
