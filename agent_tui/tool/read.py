@@ -159,10 +159,9 @@ class ReadTool(Tool):
         if refusal:
             raise ToolError(refusal)
         attachment = await asyncio.to_thread(store_image, image, ctx.output_dir, shown)
-        metadata: dict[str, Any] = {"path": str(path), "truncated": False}
         return ToolResult(
             title=shown,
             output=f"Image {shown} ({image.describe()}).",
-            metadata=metadata,
+            metadata={"path": str(path), "truncated": False},
             attachments=[attachment],
         )

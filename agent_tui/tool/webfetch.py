@@ -177,11 +177,8 @@ def render(fetched: Fetched, fmt: Format) -> tuple[str, str]:
         )
     text = fetched.body.decode(fetched.charset or "utf-8", errors="replace")
     if kind in HTML_TYPES or (not kind and text.lstrip()[:15].lower().startswith("<!doctype html")):
-        if fmt == "markdown":
-            return html_to_markdown(text), "html"
-        if fmt == "text":
-            return html_to_text(text), "html"
-        return text, "html"
+        convert = {"markdown": html_to_markdown, "text": html_to_text}.get(fmt)
+        return (convert(text) if convert else text), "html"
     return text, kind or "text"
 
 
