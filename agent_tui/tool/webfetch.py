@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from agent_tui.errors import ToolError
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
+from agent_tui.tool.files import looks_binary
 
 DEFAULT_TIMEOUT = 30.0
 MAX_TIMEOUT = 120.0
@@ -71,16 +72,6 @@ class Fetched:
 
 def media_type(header: str) -> str:
     return header.split(";", 1)[0].strip().lower()
-
-
-def is_text_type(kind: str) -> bool:
-    return (
-        kind.startswith("text/") or kind in TEXT_TYPES or kind.endswith(("+json", "+xml", "+yaml"))
-    )
-
-
-def looks_binary(body: bytes) -> bool:
-    return b"\x00" in body[:SNIFF_BYTES]
 
 
 def _content(html: str) -> Any:
@@ -165,12 +156,13 @@ def render(fetched: Fetched, fmt: Format) -> tuple[str, str]:
     """(output, kind) of a fetched body; ToolError for binary content."""
     kind = media_type(fetched.content_type)
     size = f"{len(fetched.body):,} bytes"
-    if kind and kind not in HTML_TYPES and not is_text_type(kind):
+    text_type = kind.startswith("text/") or kind.endswith(("+json", "+xml", "+yaml"))
+    if kind and kind not in HTML_TYPES | TEXT_TYPES and not text_type:
         raise ToolError(
             f"{fetched.url} is {kind} ({size}), not text: webfetch returns text and HTML "
             "only. Download binary files with bash (e.g. curl -o) if you need them."
         )
-    if looks_binary(fetched.body):
+    if looks_binary(fetched.body[:SNIFF_BYTES]):
         raise ToolError(
             f"{fetched.url} returned binary content ({kind or 'no content type'}, {size}): "
             "webfetch returns text and HTML only."
