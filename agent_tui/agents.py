@@ -159,6 +159,10 @@ class FrontMatterError(ValueError):
     pass
 
 
+WORDS = {"true": True, "yes": True, "false": False, "no": False, "null": None, "~": None}
+"""Unquoted values read as YAML reads them (any case)."""
+
+
 def _scalar(text: str) -> Any:
     text = text.strip()
     if not text:
@@ -174,13 +178,8 @@ def _scalar(text: str) -> Any:
             if text.startswith("{") and FILE_REF.match(text):
                 return text
             raise FrontMatterError(f"cannot read the value {text}") from None
-    lowered = text.lower()
-    if lowered in ("true", "yes"):
-        return True
-    if lowered in ("false", "no"):
-        return False
-    if lowered in ("null", "~"):
-        return None
+    if text.lower() in WORDS:
+        return WORDS[text.lower()]
     for kind in (int, float):
         try:
             return kind(text)
