@@ -40,6 +40,11 @@ PERMISSION_MODES: tuple[PermissionMode, ...] = ("ask", "auto-edits")
 """The quick permission mode of a session (in memory only): `auto-edits` runs edit and
 write without asking where they would ask; bash and everything else still ask."""
 EDIT_TOOLS = frozenset({"edit", "write"})
+DEFAULT_TOOLS: tuple[type[Tool], ...] = (
+    ReadTool, WriteTool, EditTool, BashTool, GrepTool, GlobTool, ListTool, RecallTool,
+    TodoWriteTool, TodoReadTool, SkillTool, WebFetchTool, TaskTool,
+)  # fmt: skip
+"""Every engine's tools (MCP servers' join them)."""
 AGENT_ONLY_TOOLS: dict[str, type[Tool]] = {PLAN_EXIT_TOOL: PlanExitTool}
 """Tools only agents that name them in `tools` get (not in the default registry, so
 the build agent's tool list is the registry's own, byte for byte)."""
@@ -217,23 +222,7 @@ class ToolRegistry:
 
     @classmethod
     def default(cls) -> ToolRegistry:
-        return cls(
-            [
-                ReadTool(),
-                WriteTool(),
-                EditTool(),
-                BashTool(),
-                GrepTool(),
-                GlobTool(),
-                ListTool(),
-                RecallTool(),
-                TodoWriteTool(),
-                TodoReadTool(),
-                SkillTool(),
-                WebFetchTool(),
-                TaskTool(),
-            ]
-        )
+        return cls(tool() for tool in DEFAULT_TOOLS)
 
     def register(self, tool: Tool) -> None:
         self._tools[tool.name] = tool
