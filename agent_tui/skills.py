@@ -72,8 +72,6 @@ def skills_section(skills: dict[str, Skill]) -> str:
     lines = [SKILLS_HEADER, "<skills>"]
     for key in sorted(skills):
         skill = skills[key]
-        lines.append(
-            f"- {skill.name}: {skill.description}" if skill.description else f"- {skill.name}"
-        )
+        lines.append(f"- {skill.name}" + (f": {skill.description}" if skill.description else ""))
     lines.append("</skills>")
     return "\n".join(lines)

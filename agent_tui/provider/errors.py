@@ -181,12 +181,9 @@ def _chain(exc: BaseException) -> list[BaseException]:
 def _error_bodies(exc: BaseException) -> list[dict[str, Any]]:
     """The JSON error objects the server sent, as the OpenAI SDK keeps them (`body`) on
     the exceptions litellm wraps: a 400's body, or an error object inside a 200 stream."""
-    bodies = []
-    for item in _chain(exc):
-        body = getattr(item, "body", None)
-        if isinstance(body, dict):
-            bodies.append(body.get("error") if isinstance(body.get("error"), dict) else body)
-    return [b for b in bodies if isinstance(b, dict)]
+    found = (getattr(item, "body", None) for item in _chain(exc))
+    bodies = [body for body in found if isinstance(body, dict)]
+    return [b["error"] if isinstance(b.get("error"), dict) else b for b in bodies]
 
 
 def _in_stream_error(exc: BaseException) -> ErrorRule | None:
