@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agent_tui.config import TruncationConfig
-from agent_tui.tool.saved_outputs import save_output
+from agent_tui.tool.saved_outputs import char_start, save_output, skip_continuation
 
 Direction = Literal["head", "tail"]
 
@@ -37,26 +37,8 @@ def cut_utf8(text: str, max_bytes: int, *, from_end: bool = False) -> str:
     data = window.encode("utf-8", "surrogatepass")
     if len(data) <= max_bytes:
         return window
-    if from_end:
-        cut = data[-max_bytes:]
-        # Skip continuation bytes (10xxxxxx) of a char whose start was cut off.
-        start = 0
-        while start < len(cut) and cut[start] & 0xC0 == 0x80:
-            start += 1
-        return cut[start:].decode("utf-8", "surrogatepass")
-    return _drop_partial_char(data[:max_bytes]).decode("utf-8", "surrogatepass")
-
-
-def _drop_partial_char(data: bytes) -> bytes:
-    """Drop an incomplete multi-byte sequence left at the end of a cut."""
-    tail = 0
-    while tail < min(3, len(data)) and data[-1 - tail] & 0xC0 == 0x80:
-        tail += 1
-    if tail == len(data):
-        return b""
-    lead = data[-1 - tail]
-    width = 1 if lead < 0x80 else 2 if lead >= 0xC0 and lead < 0xE0 else 3 if lead < 0xF0 else 4
-    return data if tail + 1 >= width else data[: -1 - tail]
+    cut = skip_continuation(data[-max_bytes:]) if from_end else data[: char_start(data, max_bytes)]
+    return cut.decode("utf-8", "surrogatepass")
 
 
 def _next_line(text: str, pos: int, direction: Direction) -> tuple[int, int]:
