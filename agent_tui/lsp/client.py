@@ -164,13 +164,9 @@ class LspClient:
             document = {"uri": uri, "languageId": language, "version": 1, "text": text}
             await self.notify("textDocument/didOpen", {"textDocument": document})
         else:
-            await self.notify(
-                "textDocument/didChange",
-                {
-                    "textDocument": {"uri": uri, "version": version},
-                    "contentChanges": [{"text": text}],
-                },
-            )
+            document = {"uri": uri, "version": version}
+            change = {"textDocument": document, "contentChanges": [{"text": text}]}
+            await self.notify("textDocument/didChange", change)
 
         def ready() -> bool:
             published = self._published.get(uri)
