@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -54,6 +54,17 @@ READ_ONLY_COMMANDS = (
 )  # fmt: skip
 """Commands the plan agent may run (with any arguments but those tool/bash_policy.py
 refuses, such as find -exec or sort -o); `git branch` alone lists branches too."""
+
+
+V = TypeVar("V")
+
+
+def wildcard_value(table: dict[str, V], name: str) -> V | None:
+    """`name`'s own key, else the longest matching wildcard key (fnmatch), else None."""
+    if name in table:
+        return table[name]
+    keys = [key for key in table if any(c in key for c in "*?[") and fnmatchcase(name, key)]
+    return table[max(keys, key=len)] if keys else None
 
 
 def read_only_bash() -> dict[str, PermissionLevel]:
@@ -110,10 +121,8 @@ class AgentInfo:
 
     def tool_enabled(self, name: str, default: bool) -> bool:
         """Its own key, else the longest matching wildcard key, else `default`."""
-        if name in self.tools:
-            return self.tools[name]
-        keys = [k for k in self.tools if any(c in k for c in "*?[") and fnmatchcase(name, k)]
-        return self.tools[max(keys, key=len)] if keys else default
+        enabled = wildcard_value(self.tools, name)
+        return default if enabled is None else enabled
 
     def refusal_for(self, what: str) -> str:
         if self.refusal:
@@ -150,6 +159,10 @@ class FrontMatterError(ValueError):
     pass
 
 
+WORDS = {"true": True, "yes": True, "false": False, "no": False, "null": None, "~": None}
+"""Unquoted values read as YAML reads them (any case)."""
+
+
 def _scalar(text: str) -> Any:
     text = text.strip()
     if not text:
@@ -165,13 +178,8 @@ def _scalar(text: str) -> Any:
             if text.startswith("{") and FILE_REF.match(text):
                 return text
             raise FrontMatterError(f"cannot read the value {text}") from None
-    lowered = text.lower()
-    if lowered in ("true", "yes"):
-        return True
-    if lowered in ("false", "no"):
-        return False
-    if lowered in ("null", "~"):
-        return None
+    if text.lower() in WORDS:
+        return WORDS[text.lower()]
     for kind in (int, float):
         try:
             return kind(text)
@@ -295,10 +303,16 @@ def _tools(value: list[str] | dict[str, bool]) -> dict[str, bool]:
     return dict(value)
 
 
-def _merge(
-    base: AgentInfo | None, name: str, entry: AgentConfig, prompt: str | None, source: str
-) -> AgentInfo:
-    info = base or AgentInfo(name=name, source=source)
+def _apply(
+    agents: dict[str, AgentInfo],
+    name: str,
+    entry: AgentConfig,
+    bases: list[Path],
+    source: str,
+) -> None:
+    """Merge `entry` into the agent `name` (a new one when unknown), key by key."""
+    prompt = _read_prompt(entry.prompt, bases, source) if entry.prompt is not None else None
+    info = agents.get(name) or AgentInfo(name=name, source=source)
     fields = entry.model_fields_set
     if "description" in fields:
         info.description = entry.description
@@ -316,22 +330,11 @@ def _merge(
     if entry.permission:
         info.permission = {**info.permission, **entry.permission}
     info.source = source
-    return info
+    agents[name] = info
 
 
-def _apply(
-    agents: dict[str, AgentInfo],
-    name: str,
-    entry: AgentConfig,
-    bases: list[Path],
-    source: str,
-) -> None:
-    prompt = _read_prompt(entry.prompt, bases, source) if entry.prompt is not None else None
-    agents[name] = _merge(agents.get(name), name, entry, prompt, source)
-
-
-def _load_file(path: Path) -> tuple[AgentConfig, str]:
-    """(its keys, its body); FrontMatterError with the field or line that is wrong."""
+def _load_file(path: Path) -> AgentConfig:
+    """Its keys, the body as its prompt; FrontMatterError with the field or line that is wrong."""
     text = path.read_text(encoding="utf-8", errors="replace")
     split = split_front_matter(text)
     header, body = split if split is not None else ([], text)
@@ -340,7 +343,7 @@ def _load_file(path: Path) -> tuple[AgentConfig, str]:
     if body:
         data["prompt"] = body
     try:
-        return AgentConfig.model_validate(data), body
+        return AgentConfig.model_validate(data)
     except ValidationError as exc:
         raise FrontMatterError(_describe(exc.errors()[0])) from exc
 
@@ -357,8 +360,7 @@ def _load_dir(folder: Path, agents: dict[str, AgentInfo], warnings: list[str]) -
             warnings.append(f"Agent file {path}: the name {path.stem!r} is not valid; skipped.")
             continue
         try:
-            entry, _ = _load_file(path)
-            _apply(agents, path.stem, entry, [path.parent, Path.cwd()], str(path))
+            _apply(agents, path.stem, _load_file(path), [path.parent, Path.cwd()], str(path))
         except (FrontMatterError, OSError) as exc:
             warnings.append(f"Agent file {path}: {exc}; skipped.")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,21 +81,28 @@ def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
     return meta, body
 
 
-def _load_dir(folder: Path, scope: str) -> dict[str, CustomCommand]:
-    found: dict[str, CustomCommand] = {}
+def front_matter_files(folder: Path, pattern: str) -> Iterator[tuple[Path, dict[str, str], str]]:
+    """(path, front matter, body) of each readable file matching `pattern` in `folder`,
+    by path; none when the folder cannot be read."""
     try:
-        files = sorted(folder.glob("*.md"))
+        files = sorted(folder.glob(pattern))
     except OSError:
-        return found
+        return
     for path in files:
-        name = path.stem
-        if not NAME_RE.match(name) or not path.is_file():
-            continue
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
         except OSError:
             continue
-        meta, body = parse_front_matter(text)
+        if text is not None:
+            yield path, *parse_front_matter(text)
+
+
+def _load_dir(folder: Path, scope: str) -> dict[str, CustomCommand]:
+    found: dict[str, CustomCommand] = {}
+    for path, meta, body in front_matter_files(folder, "*.md"):
+        name = path.stem
+        if not NAME_RE.match(name):
+            continue
         found[name.lower()] = CustomCommand(
             name=name.lower(),
             body=body.strip(),

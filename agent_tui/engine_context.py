@@ -89,13 +89,12 @@ class EngineContext:
         self.hooks = Hooks(
             self.config.hook_sources,
             trusted=lambda source: self.config.trust_project_hooks or trust.is_trusted(source),
-            warn=lambda line: self.publish(Notice(level="warning", message=line)),
+            warn=self._warn,
         )
-        self.lsp = LspServers(
-            self.config.lsp,
-            self.tool_env.env,
-            lambda line: self.publish(Notice(level="warning", message=line)),
-        )
+        self.lsp = LspServers(self.config.lsp, self.tool_env.env, self._warn)
+
+    def _warn(self, line: str) -> None:
+        self.publish(Notice(level="warning", message=line))
 
     def publish(self, event: Event) -> None:
         self.bus.publish(event)
@@ -173,9 +172,7 @@ class EngineContext:
 
     def permissions_for(self, session_id: str) -> dict[str, PermissionLevel]:
         """Config permissions plus the person's 'always allow' answers in this session."""
-        if session_id not in self.session_permissions:
-            self.session_permissions[session_id] = dict(self.config.permission)
-        return self.session_permissions[session_id]
+        return self.session_permissions.setdefault(session_id, dict(self.config.permission))
 
 
 def _sandbox(ctx: EngineContext) -> Sandbox:

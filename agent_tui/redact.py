@@ -113,16 +113,12 @@ class Redactor:
 
 
 def replace_spans(text: str, spans: list[Span]) -> str:
-    if not spans:
-        return text
     pieces: list[str] = []
     pos = 0
     for span in spans:
-        pieces.append(text[pos : span.start])
-        pieces.append(label(span.name))
+        pieces += [text[pos : span.start], label(span.name)]
         pos = span.end
-    pieces.append(text[pos:])
-    return "".join(pieces)
+    return "".join([*pieces, text[pos:]])
 
 
 class StreamRedactor:

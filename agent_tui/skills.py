@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_tui import paths
-from agent_tui.custom_commands import parse_front_matter
+from agent_tui.custom_commands import front_matter_files
 
 PROJECT_SKILLS_DIR = Path(".agent-tui") / "skills"
 USER_SKILLS_DIR = "skills"
@@ -44,16 +44,7 @@ class Skill:
 
 def _load_dir(root: Path, scope: str) -> dict[str, Skill]:
     found: dict[str, Skill] = {}
-    try:
-        files = sorted(root.glob(f"*/{SKILL_FILE}"))
-    except OSError:
-        return found
-    for path in files:
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        meta, body = parse_front_matter(text)
+    for path, meta, body in front_matter_files(root, f"*/{SKILL_FILE}"):
         name = (meta.get("name") or path.parent.name).strip()
         if name:
             found[name.lower()] = Skill(
@@ -81,8 +72,6 @@ def skills_section(skills: dict[str, Skill]) -> str:
     lines = [SKILLS_HEADER, "<skills>"]
     for key in sorted(skills):
         skill = skills[key]
-        lines.append(
-            f"- {skill.name}: {skill.description}" if skill.description else f"- {skill.name}"
-        )
+        lines.append(f"- {skill.name}" + (f": {skill.description}" if skill.description else ""))
     lines.append("</skills>")
     return "\n".join(lines)

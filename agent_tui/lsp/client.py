@@ -19,15 +19,9 @@ from agent_tui import procs
 
 log = logging.getLogger(__name__)
 LANGUAGE_IDS = {
-    ".py": "python",
-    ".pyi": "python",
-    ".ts": "typescript",
-    ".tsx": "typescriptreact",
-    ".js": "javascript",
-    ".jsx": "javascriptreact",
-    ".go": "go",
-    ".rs": "rust",
-}
+    ".py": "python", ".pyi": "python", ".ts": "typescript", ".tsx": "typescriptreact",
+    ".js": "javascript", ".jsx": "javascriptreact", ".go": "go", ".rs": "rust",
+}  # fmt: skip
 
 
 class Diagnostic(BaseModel):
@@ -135,13 +129,12 @@ class LspClient:
             for future in self._pending.values():
                 if not future.done():
                     future.set_exception(ServerGone())
-            async with self._changed:
-                self._changed.notify_all()
+            await self._wake()
 
     async def _receive(self, message: dict[str, Any]) -> None:
         if "id" in message and "method" in message:  # a request of the server's
-            reply = {"jsonrpc": "2.0", "id": message["id"], "result": None}
-            await self._send_quietly(reply)
+            with contextlib.suppress(ServerGone):
+                await self._send({"jsonrpc": "2.0", "id": message["id"], "result": None})
         elif "id" in message:
             future = self._pending.pop(message["id"], None)
             if future is not None and not future.done():
@@ -151,10 +144,6 @@ class LspClient:
             found = [_diagnostic(d) for d in params.get("diagnostics") or []]
             self._published[params.get("uri", "")] = (params.get("version"), found)
             await self._wake()
-
-    async def _send_quietly(self, message: dict[str, Any]) -> None:
-        with contextlib.suppress(ServerGone):
-            await self._send(message)
 
     async def _wake(self) -> None:
         async with self._changed:
@@ -175,13 +164,9 @@ class LspClient:
             document = {"uri": uri, "languageId": language, "version": 1, "text": text}
             await self.notify("textDocument/didOpen", {"textDocument": document})
         else:
-            await self.notify(
-                "textDocument/didChange",
-                {
-                    "textDocument": {"uri": uri, "version": version},
-                    "contentChanges": [{"text": text}],
-                },
-            )
+            document = {"uri": uri, "version": version}
+            change = {"textDocument": document, "contentChanges": [{"text": text}]}
+            await self.notify("textDocument/didChange", change)
 
         def ready() -> bool:
             published = self._published.get(uri)

@@ -93,16 +93,12 @@ class McpServers:
             return
         for tool in server.tools:
             wrapped = McpTool(server, tool)
-            if self.registry.get(wrapped.name) is not None:
-                self.publish(
-                    Notice(
-                        level="warning",
-                        message=f"MCP server {server.name}: tool {tool.name} is not offered, "
-                        f"its name {wrapped.name} is taken by another tool.",
-                    )
-                )
+            if self.registry.get(wrapped.name) is None:
+                self.registry.register(wrapped)
                 continue
-            self.registry.register(wrapped)
+            taken = f"its name {wrapped.name} is taken by another tool"
+            message = f"MCP server {server.name}: tool {tool.name} is not offered, {taken}."
+            self.publish(Notice(level="warning", message=message))
 
     async def wait_ready(self) -> None:
         """Until every server has connected (its tools registered) or failed; each is

@@ -54,16 +54,8 @@ class McpTool(Tool):
             tool.description or tool.title or f"The {tool.name} tool of the {server.name} server."
         )
 
-    def definition(self) -> dict[str, Any]:
-        schema = dict(tool_schema(self.tool))
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": schema,
-            },
-        }
+    def parameters(self) -> dict[str, Any]:
+        return tool_schema(self.tool)
 
     def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
         detail = json.dumps(params.model_dump(), ensure_ascii=False)
@@ -139,12 +131,11 @@ def _render_block(block: Any) -> str:
     kind = getattr(block, "type", "")
     if kind == "text":
         return str(block.text)
-    if kind == "image" and block.mime_type in IMAGE_TYPES:  # sent on (or a note says why not)
-        size = len(block.data) * 3 // 4  # base64
-        return f"[image: {block.mime_type}, about {size:,} bytes]"
     if kind in ("image", "audio"):
         size = len(block.data) * 3 // 4  # base64
-        return f"[{kind}: {block.mime_type}, about {size:,} bytes, not shown]"
+        # An image of IMAGE_TYPES is sent on (or a note says why not).
+        shown = "" if kind == "image" and block.mime_type in IMAGE_TYPES else ", not shown"
+        return f"[{kind}: {block.mime_type}, about {size:,} bytes{shown}]"
     if kind == "resource_link":
         return f"[resource link: {block.uri}]"
     if kind == "resource":

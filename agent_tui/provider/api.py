@@ -45,8 +45,4 @@ def stream_model(request: ModelRequest) -> AsyncIterator[ProviderEvent]:
 
 async def complete_text(request: ModelRequest) -> str:
     """A short non-tool call (titles, summaries of chunks): the streamed text joined."""
-    parts: list[str] = []
-    async for event in stream_model(request):
-        if isinstance(event, TextDelta):
-            parts.append(event.text)
-    return "".join(parts)
+    return "".join([e.text async for e in stream_model(request) if isinstance(e, TextDelta)])

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 from agent_tui.config import DEFAULT_MODEL, Config, ModelConfig, ModelLimit, ProviderConfig
 from agent_tui.errors import ConfigError
-from agent_tui.provider.windows import known_window
+from agent_tui.provider.windows import first_answer, known_window
 
 
 @dataclass(frozen=True)
@@ -315,18 +315,14 @@ async def _accepts(server: LocalServer, timeout: float) -> bool:
     return True
 
 
-async def _listening(servers: Sequence[LocalServer], timeout: float) -> list[LocalServer]:
-    """The servers whose port accepts a connection (a refusal is immediate)."""
-    found = await asyncio.gather(*(_accepts(s, timeout) for s in servers))
-    return [s for s, ok in zip(servers, found, strict=True) if ok]
-
-
 async def probe_local(
     servers: Sequence[LocalServer] = LOCAL_SERVERS, timeout: float = PROBE_TIMEOUT
 ) -> LocalModels | None:
     """The first server (in `servers` order) that lists at least one model; all are asked
     at once, so this takes at most `timeout`."""
-    servers = await _listening(servers, timeout)
+    # Only servers whose port accepts a connection are asked (a refusal is immediate).
+    accepts = await asyncio.gather(*(_accepts(s, timeout) for s in servers))
+    servers = [s for s, ok in zip(servers, accepts, strict=True) if ok]
     if not servers:
         return None  # the usual case on a machine without one: httpx is not even imported
     import httpx
@@ -334,16 +330,7 @@ async def probe_local(
     # Plain http needs no TLS: skipping the certificate store saves ~100 ms.
     verify = any(s.base_url.startswith("https:") for s in servers)
     async with httpx.AsyncClient(timeout=timeout, trust_env=False, verify=verify) as client:
-        tasks = [asyncio.create_task(_list_models(client, s)) for s in servers]
-        try:
-            async with asyncio.timeout(timeout * 2):
-                found = await asyncio.gather(*tasks)
-        except TimeoutError:
-            found = [t.result() if t.done() and not t.cancelled() else None for t in tasks]
-        finally:
-            for task in tasks:
-                task.cancel()
-    return next((f for f in found if f is not None), None)
+        return await first_answer([_list_models(client, s) for s in servers], timeout * 2)
 
 
 def _use_local(config: Config, found: LocalModels) -> None:
@@ -411,21 +398,17 @@ def key_lines() -> list[tuple[str, str]]:
     return [(" or ".join(p.env), p.model) for p in PROVIDERS]
 
 
-def local_line() -> str:
-    servers = ", ".join(f"{s.label} (port {s.port})" for s in LOCAL_SERVERS)
-    return f"Or start a local server: {servers}; its first model is used."
-
-
 def setup_text() -> str:
     """The one-screen answer to "why can't agent-tui talk to a model?"."""
     width = max(len(v) for v, _ in key_lines())
     keys = "\n".join(f"  {v:<{width}}  {m}" for v, m in key_lines())
+    servers = ", ".join(f"{s.label} (port {s.port})" for s in LOCAL_SERVERS)
     return (
         "No model provider is set up. Do one of these, then start agent-tui again:\n\n"
         "Set an API key (the first one found picks the default model):\n"
         f"{keys}\n"
         "  e.g. export OPENAI_API_KEY=sk-...\n\n"
-        f"{local_line()}\n"
+        f"Or start a local server: {servers}; its first model is used.\n"
         "  e.g. ollama serve, then ollama pull qwen3-coder\n\n"
         "Or name the model and its provider in agent-tui.json:\n"
         f"  {CONFIG_EXAMPLE}"

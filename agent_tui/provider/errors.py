@@ -119,16 +119,9 @@ def _detail(exc: BaseException) -> str:
 
 
 _OVERFLOW_PHRASES = (
-    "context length",
-    "context window",
-    "context size",
-    "maximum context",
-    "too many tokens",
-    "prompt is too long",
-    "input is too long",
-    "reduce the length",
-    "exceed_context_size",
-)
+    "context length", "context window", "context size", "maximum context", "too many tokens",
+    "prompt is too long", "input is too long", "reduce the length", "exceed_context_size",
+)  # fmt: skip
 
 
 def _looks_like_overflow(detail: str) -> bool:
@@ -138,26 +131,15 @@ def _looks_like_overflow(detail: str) -> bool:
 
 # What an HTTP status means when litellm only says "APIError" or "BadRequestError".
 STATUS_RULES: dict[int, str] = {
-    401: "AuthenticationError",
-    402: "PaymentRequiredError",
-    403: "PermissionDeniedError",
-    404: "NotFoundError",
-    408: "Timeout",
-    413: "ContextWindowExceededError",
-    422: "UnprocessableEntityError",
-    429: "RateLimitError",
-}
+    401: "AuthenticationError", 402: "PaymentRequiredError", 403: "PermissionDeniedError",
+    404: "NotFoundError", 408: "Timeout", 413: "ContextWindowExceededError",
+    422: "UnprocessableEntityError", 429: "RateLimitError",
+}  # fmt: skip
 CATCH_ALL_KINDS = {"server", "bad_request"}
 CONNECTION_CAUSES = {
-    "APIConnectionError",
-    "ConnectError",
-    "ConnectTimeout",
-    "ConnectionRefusedError",
-    "ConnectionResetError",
-    "ClientConnectorError",
-    "ServerDisconnectedError",
-    "gaierror",
-}
+    "APIConnectionError", "ConnectError", "ConnectTimeout", "ConnectionRefusedError",
+    "ConnectionResetError", "ClientConnectorError", "ServerDisconnectedError", "gaierror",
+}  # fmt: skip
 
 
 def _rule_for(exc: BaseException) -> ErrorRule | None:
@@ -166,17 +148,6 @@ def _rule_for(exc: BaseException) -> ErrorRule | None:
         if rule:
             return rule
     return None
-
-
-def _caused_by_connection(exc: BaseException) -> bool:
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if type(current).__name__ in CONNECTION_CAUSES:
-            return True
-        current = current.__cause__ or current.__context__
-    return False
 
 
 def _refine(rule: ErrorRule | None, exc: BaseException, detail: str) -> ErrorRule | None:
@@ -189,7 +160,7 @@ def _refine(rule: ErrorRule | None, exc: BaseException, detail: str) -> ErrorRul
         return ERROR_TABLE[STATUS_RULES[status]]
     if _looks_like_overflow(detail):
         return ERROR_TABLE["ContextWindowExceededError"]
-    if _caused_by_connection(exc):
+    if any(type(item).__name__ in CONNECTION_CAUSES for item in _chain(exc)):
         return ERROR_TABLE["APIConnectionError"]
     if rule is None and isinstance(exc, (ConnectionError, TimeoutError)):
         return ERROR_TABLE["APIConnectionError"]
@@ -210,12 +181,9 @@ def _chain(exc: BaseException) -> list[BaseException]:
 def _error_bodies(exc: BaseException) -> list[dict[str, Any]]:
     """The JSON error objects the server sent, as the OpenAI SDK keeps them (`body`) on
     the exceptions litellm wraps: a 400's body, or an error object inside a 200 stream."""
-    bodies = []
-    for item in _chain(exc):
-        body = getattr(item, "body", None)
-        if isinstance(body, dict):
-            bodies.append(body.get("error") if isinstance(body.get("error"), dict) else body)
-    return [b for b in bodies if isinstance(b, dict)]
+    found = (getattr(item, "body", None) for item in _chain(exc))
+    bodies = [body for body in found if isinstance(body, dict)]
+    return [b["error"] if isinstance(b.get("error"), dict) else b for b in bodies]
 
 
 def _in_stream_error(exc: BaseException) -> ErrorRule | None:

@@ -73,10 +73,8 @@ def _warm_up(module: ModuleType) -> None:
     import importlib
 
     for name in FIRST_REQUEST_IMPORTS:
-        try:
+        with contextlib.suppress(ImportError):  # a litellm layout change must not break start-up
             importlib.import_module(name)
-        except ImportError:  # a litellm layout change must not break start-up
-            continue
 
 
 def warm_tokenizer(module: ModuleType) -> None:

@@ -45,15 +45,8 @@ def _text_only(content: list[Any]) -> str | None:
     image, a cache breakpoint, a block with fields a server may need)."""
     texts: list[str] = []
     for block in content:
-        if (
-            not isinstance(block, dict)
-            or block.get("type") != "text"
-            or set(block)
-            - {
-                "type",
-                "text",
-            }
-        ):
+        text_part = isinstance(block, dict) and block.get("type") == "text"
+        if not text_part or set(block) - {"type", "text"}:
             return None
         texts.append(str(block.get("text") or ""))
     return TEXT_JOINER.join(texts)

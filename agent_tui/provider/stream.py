@@ -43,24 +43,16 @@ the app that is still ~250 tokens/s (bench_tui), faster than any provider stream
 def normalise_usage(usage: Any) -> Tokens:
     """litellm Usage -> {input, output, reasoning, cache: {read, write}}, input uncached only."""
 
+    def field(obj: Any, name: str) -> Any:
+        return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
     def get(obj: Any, name: str) -> int:
-        if obj is None:
-            return 0
-        value = obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
-        return int(value or 0)
+        return int(field(obj, name) or 0)
 
     prompt = get(usage, "prompt_tokens")
     completion = get(usage, "completion_tokens")
-    prompt_details = (
-        usage.get("prompt_tokens_details")
-        if isinstance(usage, dict)
-        else getattr(usage, "prompt_tokens_details", None)
-    )
-    completion_details = (
-        usage.get("completion_tokens_details")
-        if isinstance(usage, dict)
-        else getattr(usage, "completion_tokens_details", None)
-    )
+    prompt_details = field(usage, "prompt_tokens_details")
+    completion_details = field(usage, "completion_tokens_details")
     cache_read = get(usage, "cache_read_input_tokens") or get(prompt_details, "cached_tokens")
     cache_write = get(usage, "cache_creation_input_tokens")
     reasoning = get(completion_details, "reasoning_tokens")

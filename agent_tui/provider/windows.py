@@ -26,7 +26,7 @@ import os
 import re
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from agent_tui.config import Config
@@ -39,6 +39,7 @@ from agent_tui.provider.window_store import (
     write_learned,
 )
 
+T = TypeVar("T")
 PROBE_TIMEOUT = 0.5
 """Seconds each question may take (a closed port fails at once)."""
 PROBE_MAX_BYTES = 2_000_000
@@ -244,24 +245,24 @@ async def probe(found: Target, timeout: float = PROBE_TIMEOUT) -> ServerWindow |
     async with httpx.AsyncClient(
         timeout=timeout, trust_env=False, headers=headers, verify=verify
     ) as client:
-        if found.ollama:
-            asks = [_ollama(client, found)]
-        else:
-            asks = [
-                _ollama(client, found),
-                _lm_studio(client, found),
-                _vllm(client, found),
-                _llama_cpp(client, found),
-            ]
-        tasks = [asyncio.ensure_future(ask) for ask in asks]
-        try:
-            async with asyncio.timeout(timeout * 3):
-                answers = await asyncio.gather(*tasks)
-        except TimeoutError:
-            answers = [t.result() if t.done() and not t.cancelled() else None for t in tasks]
-        finally:
-            for task in tasks:
-                task.cancel()
+        asks = [_ollama(client, found)]
+        if not found.ollama:
+            asks += [_lm_studio(client, found), _vllm(client, found), _llama_cpp(client, found)]
+        return await first_answer(asks, timeout * 3)
+
+
+async def first_answer(asks: list[Awaitable[T | None]], timeout: float) -> T | None:
+    """The first answer that is not None, in `asks` order, of questions asked at once;
+    after `timeout`, of those answered by then."""
+    tasks = [asyncio.ensure_future(ask) for ask in asks]
+    try:
+        async with asyncio.timeout(timeout):
+            answers = await asyncio.gather(*tasks)
+    except TimeoutError:
+        answers = [t.result() if t.done() and not t.cancelled() else None for t in tasks]
+    finally:
+        for task in tasks:
+            task.cancel()
     return next((a for a in answers if a is not None), None)
 
 

@@ -9,12 +9,6 @@ from agent_tui.sandbox.sandbox import Sandbox, Wrapped
 from agent_tui.sandbox.support import SandboxSupport, probe
 
 __all__ = [
-    "Sandbox",
-    "SandboxPolicy",
-    "SandboxSupport",
-    "Wrapped",
-    "background_note",
-    "created_config_note",
-    "explain",
-    "probe",
-]
+    "Sandbox", "SandboxPolicy", "SandboxSupport", "Wrapped", "background_note",
+    "created_config_note", "explain", "probe",
+]  # fmt: skip

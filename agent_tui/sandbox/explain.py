@@ -134,8 +134,7 @@ def _hidden(line: str, policy: SandboxPolicy) -> str | None:
 
 
 def _read_only(line: str, policy: SandboxPolicy) -> str:
-    paths = [p for p in _paths(line, policy.cwd) if not policy.may_write(p)]
-    path = paths[0] if paths else None
+    path = next((p for p in _paths(line, policy.cwd) if not policy.may_write(p)), None)
     where = f" {path}" if path else ""
     if policy.read_only:
         return (

@@ -29,6 +29,8 @@ PROJECT_CONFIG = ("agent-tui.json", ".agent-tui")
 TEMP_PREFIX = "agent-tui-"
 STALE_TEMP = re.compile(r"^agent-tui-(\d+-\d+)-[0-9a-f]+$")
 OWN_DATA = "agent-tui's own data"
+CACHES = (("XDG_CACHE_HOME", ".cache", "cache"), ("npm_config_cache", ".npm", "npm"))
+"""(variable, its default under ~, its folder in the temp dir) of the caches `_with_env` moves."""
 
 
 @dataclass(frozen=True)
@@ -214,8 +216,7 @@ class Sandbox:
             DeniedPath(resolve(_expand(p, env)), p, "sandbox.deny_read")
             for p in self.config.deny_read
         ]
-        wanted += [DeniedPath(resolve(p), str(p), OWN_DATA) for p in self.own_dirs]
-        wanted += [DeniedPath(resolve(p), str(p), OWN_DATA) for p in self.own_files]
+        wanted += [DeniedPath(resolve(p), str(p), OWN_DATA) for p in self.own_dirs + self.own_files]
         # A mask over the project or the temp dir would hide the command's own work.
         wanted = [
             d
@@ -278,13 +279,10 @@ def _with_env(policy: SandboxPolicy, env: dict[str, str]) -> SandboxPolicy:
     """TMPDIR is the session's temp dir; caches that cannot be written go there too
     (pip and other XDG users, npm), so installs work without making ~ writable."""
     extra = {"TMPDIR": str(policy.temp_dir)}
-    home = _expand("~", env)
-    cache = Path(env["XDG_CACHE_HOME"]) if env.get("XDG_CACHE_HOME") else home / ".cache"
-    if not policy.may_write(resolve(cache)):
-        extra["XDG_CACHE_HOME"] = str(policy.temp_dir / "cache")
-    npm = Path(env["npm_config_cache"]) if env.get("npm_config_cache") else home / ".npm"
-    if not policy.may_write(resolve(npm)):
-        extra["npm_config_cache"] = str(policy.temp_dir / "npm")
+    for variable, default, inside in CACHES:
+        cache = Path(env[variable]) if env.get(variable) else _expand("~", env) / default
+        if not policy.may_write(resolve(cache)):
+            extra[variable] = str(policy.temp_dir / inside)
     return dataclasses.replace(policy, env=extra)
 
 

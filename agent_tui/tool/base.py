@@ -140,10 +140,15 @@ class Tool(ABC):
     Params: ClassVar[type[BaseModel]]
     default_permission: ClassVar[PermissionLevel] = "allow"
 
-    def definition(self) -> dict[str, Any]:
-        """The OpenAI-style function definition sent to the model."""
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of its arguments."""
         schema = self.Params.model_json_schema()
         schema.pop("title", None)
+        return schema
+
+    def definition(self) -> dict[str, Any]:
+        """The OpenAI-style function definition sent to the model."""
+        schema = self.parameters()
         return {
             "type": "function",
             "function": {"name": self.name, "description": self.description, "parameters": schema},

@@ -238,10 +238,8 @@ async def _run(
     metadata["exit_code"] = exit_code
     if capture.redactions:
         metadata["redacted"] = capture.redactions
-    if outcome == "timed_out":
-        metadata["timed_out"] = True
-    elif outcome == "interrupted":
-        metadata["interrupted"] = True
+    if outcome != "exited":
+        metadata[outcome] = True  # timed_out or interrupted
     if params.description:
         metadata["description"] = params.description
     return ToolResult(title=params.description or params.command, output=output, metadata=metadata)

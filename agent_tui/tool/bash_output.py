@@ -14,13 +14,7 @@ from typing import Any
 from agent_tui.config import TruncationConfig
 from agent_tui.redact import Redactor, StreamRedactor
 from agent_tui.tool.saved_outputs import SavedOutputWriter, new_path
-from agent_tui.tool.truncation import (
-    build_preview,
-    format_truncated,
-    truncate_output,
-    truncation_marker,
-    utf8_len,
-)
+from agent_tui.tool.truncation import truncate_output, truncated_output, utf8_len
 
 MEMORY_LIMIT_CHARS = 10 * 1024 * 1024
 """Output kept in memory; beyond it the output streams to a file in the output dir."""
@@ -110,17 +104,15 @@ class OutputCapture:
         if not self.spilled:
             text = "".join(self._pieces)
             return truncate_output(text, self.config, self.output_dir, direction="tail")
-        text = "".join(self._tail)
-        preview, shown, cut = build_preview(text, self.config, "tail")
-        marker = truncation_marker(self.total_lines - shown, cut, "tail", self.config.max_bytes)
         assert self.spool_path is not None
-        output = format_truncated(preview, marker, self.spool_path, "tail")
-        metadata: dict[str, Any] = {
-            "truncated": True,
-            "output_path": str(self.spool_path),
-            "total_lines": self.total_lines,
-            "total_bytes": self.total_bytes,
-        }
+        output, metadata = truncated_output(
+            "".join(self._tail),
+            self.config,
+            self.spool_path,
+            "tail",
+            self.total_lines,
+            self.total_bytes,
+        )
         if self.spool_error:
             output += (
                 f"\n(The saved file is incomplete: writing it failed with {self.spool_error}.)"

@@ -82,11 +82,9 @@ def image_size(data: bytes, mime: str) -> tuple[int, int] | None:
     """(width, height) in pixels from the image's header; None when it cannot be read."""
     try:
         if mime == "image/png" and len(data) >= 24 and data[12:16] == b"IHDR":
-            width, height = struct.unpack(">II", data[16:24])
-            return width, height
+            return struct.unpack(">II", data[16:24])
         if mime == "image/gif" and len(data) >= 10:
-            width, height = struct.unpack("<HH", data[6:10])
-            return width, height
+            return struct.unpack("<HH", data[6:10])
         if mime == "image/jpeg":
             return _jpeg_size(data)
         if mime == "image/webp":
@@ -123,8 +121,7 @@ def image_mime(path: Path) -> str | None:
 
 def load_image(path: Path, mime: str) -> ImageFile:
     data = path.read_bytes()
-    size = image_size(data, mime)
-    return ImageFile(data, mime, *(size or (None, None)))
+    return ImageFile(data, mime, *(image_size(data, mime) or (None, None)))
 
 
 def store_image(image: ImageFile, output_dir: Path, name: str) -> ImageAttachment:
@@ -177,5 +174,4 @@ def image_from_bytes(data: bytes, mime: str) -> ImageFile | None:
     sniffed = sniff_mime(data[:SNIFF_BYTES])
     if sniffed is None or (mime and sniffed != mime and mime != "image/jpg"):
         return None
-    size = image_size(data, sniffed)
-    return ImageFile(data, sniffed, *(size or (None, None)))
+    return ImageFile(data, sniffed, *(image_size(data, sniffed) or (None, None)))

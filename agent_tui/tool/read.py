@@ -6,7 +6,7 @@ import asyncio
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -40,20 +40,15 @@ class _Window:
     """Some bytes were not valid UTF-8 and were replaced by U+FFFD."""
 
 
-def _source(path: Path, text: str | None) -> BinaryIO:
-    """The file, or the editor's text of it when it gave one."""
-    if text is None:
-        return path.open("rb")
-    return io.BytesIO(text.encode("utf-8", errors="surrogateescape"))
-
-
 def _read_window(
     path: Path, offset: int, limit: int, max_bytes: int, text: str | None = None
 ) -> _Window:
     """Stream the file so that reading a window of a huge log costs only that window."""
     window = _Window()
     used = 0
-    with _source(path, text) as handle:
+    # The file, or the editor's text of it when it gave one.
+    given = None if text is None else io.BytesIO(text.encode("utf-8", errors="surrogateescape"))
+    with path.open("rb") if given is None else given as handle:
         for number, raw in enumerate(handle, start=1):
             window.total_seen = number
             if number < offset:
@@ -159,10 +154,9 @@ class ReadTool(Tool):
         if refusal:
             raise ToolError(refusal)
         attachment = await asyncio.to_thread(store_image, image, ctx.output_dir, shown)
-        metadata: dict[str, Any] = {"path": str(path), "truncated": False}
         return ToolResult(
             title=shown,
             output=f"Image {shown} ({image.describe()}).",
-            metadata=metadata,
+            metadata={"path": str(path), "truncated": False},
             attachments=[attachment],
         )

@@ -6,13 +6,12 @@ import json
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from agent_tui.agents import PLAN_EXIT_TOOL, SUBAGENT_TOOLS, AgentInfo
-from agent_tui.config import PermissionLevel, PermissionRule
+from agent_tui.agents import PLAN_EXIT_TOOL, SUBAGENT_TOOLS, AgentInfo, wildcard_value
+from agent_tui.config import PermissionLevel
 from agent_tui.errors import PermissionDenied, ToolError
 from agent_tui.tool.base import PermissionRequest, Tool, ToolContext, ToolResult
 from agent_tui.tool.bash import BashTool
@@ -41,6 +40,11 @@ PERMISSION_MODES: tuple[PermissionMode, ...] = ("ask", "auto-edits")
 """The quick permission mode of a session (in memory only): `auto-edits` runs edit and
 write without asking where they would ask; bash and everything else still ask."""
 EDIT_TOOLS = frozenset({"edit", "write"})
+DEFAULT_TOOLS: tuple[type[Tool], ...] = (
+    ReadTool, WriteTool, EditTool, BashTool, GrepTool, GlobTool, ListTool, RecallTool,
+    TodoWriteTool, TodoReadTool, SkillTool, WebFetchTool, TaskTool,
+)  # fmt: skip
+"""Every engine's tools (MCP servers' join them)."""
 AGENT_ONLY_TOOLS: dict[str, type[Tool]] = {PLAN_EXIT_TOOL: PlanExitTool}
 """Tools only agents that name them in `tools` get (not in the default registry, so
 the build agent's tool list is the registry's own, byte for byte)."""
@@ -103,13 +107,8 @@ def permission_level(
 ) -> PermissionLevel:
     """The level for a tool: its own key, else the longest matching wildcard key
     (`"github_*": "ask"`, fnmatch), else the tool's default."""
-    if name in permissions:
-        return permissions[name]
-    patterns = [key for key in permissions if "*" in key or "?" in key or "[" in key]
-    patterns = [key for key in patterns if fnmatchcase(name, key)]
-    if patterns:
-        return permissions[max(patterns, key=len)]
-    return default
+    level = wildcard_value(permissions, name)
+    return default if level is None else level
 
 
 async def check_permission(
@@ -156,14 +155,6 @@ async def check_permission(
         ctx.permissions[tool.name] = "allow"
 
 
-def _rule(rules: dict[str, PermissionRule], name: str) -> PermissionRule | None:
-    """An agent's rule for a tool: its own key, else the longest matching wildcard."""
-    if name in rules:
-        return rules[name]
-    keys = [key for key in rules if any(c in key for c in "*?[") and fnmatchcase(name, key)]
-    return rules[max(keys, key=len)] if keys else None
-
-
 def _subject(params: BaseModel) -> str:
     for key in ("file_path", "path", "url", "pattern"):
         value = getattr(params, key, None)
@@ -192,7 +183,7 @@ class AgentPolicy:
     def _level(
         self, agent: AgentInfo, tool: Tool, params: BaseModel, base: PermissionLevel
     ) -> tuple[PermissionLevel | None, str]:
-        rule = _rule(agent.permission, tool.name)
+        rule = wildcard_value(agent.permission, tool.name)
         if rule is None or isinstance(rule, str):
             return rule, f"the {tool.name} tool"
         command = getattr(params, "command", None)
@@ -231,23 +222,7 @@ class ToolRegistry:
 
     @classmethod
     def default(cls) -> ToolRegistry:
-        return cls(
-            [
-                ReadTool(),
-                WriteTool(),
-                EditTool(),
-                BashTool(),
-                GrepTool(),
-                GlobTool(),
-                ListTool(),
-                RecallTool(),
-                TodoWriteTool(),
-                TodoReadTool(),
-                SkillTool(),
-                WebFetchTool(),
-                TaskTool(),
-            ]
-        )
+        return cls(tool() for tool in DEFAULT_TOOLS)
 
     def register(self, tool: Tool) -> None:
         self._tools[tool.name] = tool

@@ -56,7 +56,7 @@ def new_path(output_dir: Path) -> Path:
     return output_dir / f"{new_id('tool')}.txt"
 
 
-def _char_start(data: bytes, pos: int) -> int:
+def char_start(data: bytes, pos: int) -> int:
     """`pos` moved back to the start of the UTF-8 character it falls in."""
     back = 0
     while back < 3 and 0 < pos - back < len(data) and data[pos - back] & 0xC0 == 0x80:
@@ -64,7 +64,8 @@ def _char_start(data: bytes, pos: int) -> int:
     return pos - back
 
 
-def _skip_continuation(data: bytes) -> bytes:
+def skip_continuation(data: bytes) -> bytes:
+    """`data` without the continuation bytes (10xxxxxx) of a character cut off before it."""
     start = 0
     while start < min(4, len(data)) and data[start] & 0xC0 == 0x80:
         start += 1
@@ -81,8 +82,8 @@ def cap_bytes(data: bytes, max_bytes: int) -> bytes:
     if len(data) <= max_bytes:
         return data
     head_size, tail_size = _budgets(max_bytes)
-    head = data[: _char_start(data, head_size)]
-    tail = _skip_continuation(data[-tail_size:])
+    head = data[: char_start(data, head_size)]
+    tail = skip_continuation(data[-tail_size:])
     cut = len(data) - len(head) - len(tail)
     return head + f"\n{cut_line(cut, len(data))}\n".encode() + tail
 
@@ -119,7 +120,7 @@ class SavedOutputWriter:
         if self._head_room and self._ring is None:
             part = data[: self._head_room]
             if len(part) < len(data):  # the head ends here: not inside a character
-                part = part[: _char_start(data, len(part))]
+                part = part[: char_start(data, len(part))]
                 self._head_room = 0
             else:
                 self._head_room -= len(part)
@@ -170,7 +171,7 @@ class SavedOutputWriter:
                 held = min(self._ring_written, self._ring_size)
                 blocks = self._ring_blocks(held - self._tail_size)
                 first = next(blocks, b"")
-                kept = _skip_continuation(first)
+                kept = skip_continuation(first)
                 tail = self._tail_size - (len(first) - len(kept))
                 cut = self.total - self._file.tell() - tail
                 self._file.write(f"\n{cut_line(cut, self.total)}\n".encode())

@@ -59,6 +59,15 @@ def _store(ctx: ToolContext) -> TodoStore:
     return ctx.todos
 
 
+def _result(items: list[TodoItem]) -> ToolResult:
+    """What both tools answer: the list as it now is."""
+    return ToolResult(
+        title=f"Todos {todo_counts(items)}",
+        output=render_todos(items),
+        metadata={"todos": [item.model_dump(mode="json") for item in items]},
+    )
+
+
 class TodoWriteTool(Tool):
     name = "todowrite"
     description = (
@@ -92,11 +101,7 @@ class TodoWriteTool(Tool):
         if any(not item.content for item in items):
             raise ToolError("Every todo needs a non-empty content.")
         await _store(ctx).set_todos(ctx.session_id, items)
-        return ToolResult(
-            title=f"Todos {todo_counts(items)}",
-            output=render_todos(items),
-            metadata={"todos": [item.model_dump(mode="json") for item in items]},
-        )
+        return _result(items)
 
 
 class TodoReadTool(Tool):
@@ -106,9 +111,4 @@ class TodoReadTool(Tool):
     default_permission = "allow"
 
     async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
-        items = await _store(ctx).get_todos(ctx.session_id)
-        return ToolResult(
-            title=f"Todos {todo_counts(items)}",
-            output=render_todos(items),
-            metadata={"todos": [item.model_dump(mode="json") for item in items]},
-        )
+        return _result(await _store(ctx).get_todos(ctx.session_id))

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agent_tui.config import TruncationConfig
-from agent_tui.tool.saved_outputs import save_output
+from agent_tui.tool.saved_outputs import char_start, save_output, skip_continuation
 
 Direction = Literal["head", "tail"]
 
@@ -37,26 +37,8 @@ def cut_utf8(text: str, max_bytes: int, *, from_end: bool = False) -> str:
     data = window.encode("utf-8", "surrogatepass")
     if len(data) <= max_bytes:
         return window
-    if from_end:
-        cut = data[-max_bytes:]
-        # Skip continuation bytes (10xxxxxx) of a char whose start was cut off.
-        start = 0
-        while start < len(cut) and cut[start] & 0xC0 == 0x80:
-            start += 1
-        return cut[start:].decode("utf-8", "surrogatepass")
-    return _drop_partial_char(data[:max_bytes]).decode("utf-8", "surrogatepass")
-
-
-def _drop_partial_char(data: bytes) -> bytes:
-    """Drop an incomplete multi-byte sequence left at the end of a cut."""
-    tail = 0
-    while tail < min(3, len(data)) and data[-1 - tail] & 0xC0 == 0x80:
-        tail += 1
-    if tail == len(data):
-        return b""
-    lead = data[-1 - tail]
-    width = 1 if lead < 0x80 else 2 if lead >= 0xC0 and lead < 0xE0 else 3 if lead < 0xF0 else 4
-    return data if tail + 1 >= width else data[: -1 - tail]
+    cut = skip_continuation(data[-max_bytes:]) if from_end else data[: char_start(data, max_bytes)]
+    return cut.decode("utf-8", "surrogatepass")
 
 
 def _next_line(text: str, pos: int, direction: Direction) -> tuple[int, int]:
@@ -104,11 +86,25 @@ def truncation_marker(removed_lines: int, cut: bool, direction: Direction, max_b
     return f"... {'; '.join(parts)} ..."
 
 
-def format_truncated(preview: str, marker: str, path: Path, direction: Direction) -> str:
+def truncated_output(
+    text: str, config: TruncationConfig, path: Path, direction: Direction, lines: int, size: int
+) -> tuple[str, dict[str, Any]]:
+    """The preview of an output of `lines` lines and `size` bytes whose whole is saved at
+    `path`, with the marker and the hint where it is; and its metadata."""
+    preview, shown, cut = build_preview(text, config, direction)
+    marker = truncation_marker(lines - shown, cut, direction, config.max_bytes)
     hint = HINT.format(path=path)
     if direction == "head":
-        return f"{preview}\n\n{marker}\n\n{hint}"
-    return f"{marker}\n\n{preview}\n\n{hint}"
+        output = f"{preview}\n\n{marker}\n\n{hint}"
+    else:
+        output = f"{marker}\n\n{preview}\n\n{hint}"
+    metadata = {
+        "truncated": True,
+        "output_path": str(path),
+        "total_lines": lines,
+        "total_bytes": size,
+    }
+    return output, metadata
 
 
 def truncate_output(
@@ -124,15 +120,7 @@ def truncate_output(
     if total_lines <= config.max_lines and total_bytes <= config.max_bytes:
         return text, {"truncated": False}
     path = save_output(text, output_dir, config.max_saved_bytes)
-    preview, shown, cut = build_preview(text, config, direction)
-    marker = truncation_marker(total_lines - shown, cut, direction, config.max_bytes)
-    output = format_truncated(preview, marker, path, direction)
-    return output, {
-        "truncated": True,
-        "output_path": str(path),
-        "total_lines": total_lines,
-        "total_bytes": total_bytes,
-    }
+    return truncated_output(text, config, path, direction, total_lines, total_bytes)
 
 
 async def truncate_output_async(

@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from agent_tui.errors import ToolError
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
+from agent_tui.tool.files import looks_binary
 
 DEFAULT_TIMEOUT = 30.0
 MAX_TIMEOUT = 120.0
@@ -28,22 +29,13 @@ SNIFF_BYTES = 8192
 USER_AGENT = "agent-tui webfetch (+https://github.com/agent-tui)"
 ACCEPT = "text/markdown;q=1.0, text/html;q=0.9, text/plain;q=0.8, */*;q=0.1"
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-TEXT_TYPES = frozenset(
-    {
-        "application/json",
-        "application/xml",
-        "application/javascript",
-        "application/ecmascript",
-        "application/x-javascript",
-        "application/x-sh",
-        "application/toml",
-        "application/yaml",
-        "application/x-yaml",
-        "application/sql",
-        "application/graphql",
-        "application/x-ndjson",
-    }
-)
+# fmt: off
+TEXT_TYPES = frozenset({
+    "application/json", "application/xml", "application/javascript", "application/ecmascript",
+    "application/x-javascript", "application/x-sh", "application/toml", "application/yaml",
+    "application/x-yaml", "application/sql", "application/graphql", "application/x-ndjson",
+})
+# fmt: on
 NON_CONTENT_TAGS = ("script", "style", "noscript", "template", "iframe", "object", "embed", "svg")
 _BLANK_LINES = re.compile(r"\n\s*\n\s*\n+")
 
@@ -82,33 +74,25 @@ def media_type(header: str) -> str:
     return header.split(";", 1)[0].strip().lower()
 
 
-def is_text_type(kind: str) -> bool:
-    return (
-        kind.startswith("text/") or kind in TEXT_TYPES or kind.endswith(("+json", "+xml", "+yaml"))
-    )
-
-
-def looks_binary(body: bytes) -> bool:
-    return b"\x00" in body[:SNIFF_BYTES]
-
-
-def html_to_markdown(html: str) -> str:
+def _content(html: str) -> Any:
+    """The parsed page without its NON_CONTENT_TAGS."""
     from bs4 import BeautifulSoup  # imported on first use: not on the path to --help
-    from markdownify import MarkdownConverter
 
     soup = BeautifulSoup(html, "html.parser")
     for tag in soup(NON_CONTENT_TAGS):
         tag.decompose()
-    markdown = MarkdownConverter(heading_style="ATX", bullets="-").convert_soup(soup)
+    return soup
+
+
+def html_to_markdown(html: str) -> str:
+    from markdownify import MarkdownConverter
+
+    markdown = MarkdownConverter(heading_style="ATX", bullets="-").convert_soup(_content(html))
     return _BLANK_LINES.sub("\n\n", markdown).strip()
 
 
 def html_to_text(html: str) -> str:
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(html, "html.parser")
-    for tag in soup(NON_CONTENT_TAGS):
-        tag.decompose()
+    soup = _content(html)
     lines = (line.strip() for line in soup.get_text("\n").splitlines())
     return _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
 
@@ -161,9 +145,7 @@ async def _fetch_abortable(url: str, timeout: float, abort: asyncio.Event) -> Fe
             if not task.done() or task.cancelled():
                 raise ToolError(f"Fetching {url} was interrupted.")
             return task.result()
-    except TimeoutError as exc:
-        raise ToolError(f"Fetching {url} timed out after {timeout:g} seconds.") from exc
-    except httpx.TimeoutException as exc:
+    except (TimeoutError, httpx.TimeoutException) as exc:
         raise ToolError(f"Fetching {url} timed out after {timeout:g} seconds.") from exc
     except httpx.HTTPError as exc:
         detail = str(exc) or type(exc).__name__
@@ -174,23 +156,21 @@ def render(fetched: Fetched, fmt: Format) -> tuple[str, str]:
     """(output, kind) of a fetched body; ToolError for binary content."""
     kind = media_type(fetched.content_type)
     size = f"{len(fetched.body):,} bytes"
-    if kind and kind not in HTML_TYPES and not is_text_type(kind):
+    text_type = kind.startswith("text/") or kind.endswith(("+json", "+xml", "+yaml"))
+    if kind and kind not in HTML_TYPES | TEXT_TYPES and not text_type:
         raise ToolError(
             f"{fetched.url} is {kind} ({size}), not text: webfetch returns text and HTML "
             "only. Download binary files with bash (e.g. curl -o) if you need them."
         )
-    if looks_binary(fetched.body):
+    if looks_binary(fetched.body[:SNIFF_BYTES]):
         raise ToolError(
             f"{fetched.url} returned binary content ({kind or 'no content type'}, {size}): "
             "webfetch returns text and HTML only."
         )
     text = fetched.body.decode(fetched.charset or "utf-8", errors="replace")
     if kind in HTML_TYPES or (not kind and text.lstrip()[:15].lower().startswith("<!doctype html")):
-        if fmt == "markdown":
-            return html_to_markdown(text), "html"
-        if fmt == "text":
-            return html_to_text(text), "html"
-        return text, "html"
+        convert = {"markdown": html_to_markdown, "text": html_to_text}.get(fmt)
+        return (convert(text) if convert else text), "html"
     return text, kind or "text"
 
 

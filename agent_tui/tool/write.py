@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pydantic import BaseModel, Field
 
 from agent_tui.errors import ToolError
@@ -36,14 +34,6 @@ def content_preview(content: str) -> str:
     return "\n".join(lines[:PREVIEW_LINES]) + f"\n... ({rest} more lines)"
 
 
-def _plan(path: Path, content: str, name: str) -> tuple[str | None, str]:
-    """(old content, diff) for writing `content` to `path`."""
-    old = read_existing(path)
-    if old is None:
-        return None, unified_diff("", content, name)
-    return old, unified_diff(old, content, name)
-
-
 class WriteTool(Tool):
     name = "write"
     description = (
@@ -63,7 +53,7 @@ class WriteTool(Tool):
         if not is_inside(ctx, path) or not path.is_file():
             return title, content_preview(params.content)
         try:
-            _, diff = _plan(path, params.content, name)
+            diff = unified_diff(read_existing(path) or "", params.content, name)
         except OSError:
             return title, content_preview(params.content)
         return title, diff or "(no changes)"
