@@ -13,18 +13,32 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 FIRED = (
-    "PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "SessionEnd",
-    "PreCompact", "PostCompact",
-)  # fmt: skip
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "Stop",
+    "SessionStart",
+    "SessionEnd",
+    "PreCompact",
+    "PostCompact",
+)
 """The events agent-tui fires."""
 NOT_FIRED = ("Notification", "SubagentStop", "SubagentStart", "PermissionRequest")
 """Claude Code events a copied settings file may name: accepted, never fired here."""
 
 CLAUDE_TOOL_NAMES = {
-    "bash": "Bash", "read": "Read", "edit": "Edit", "write": "Write", "grep": "Grep",
-    "glob": "Glob", "list": "LS", "webfetch": "WebFetch", "todowrite": "TodoWrite",
-    "todoread": "TodoRead", "task": "Task",
-}  # fmt: skip
+    "bash": "Bash",
+    "read": "Read",
+    "edit": "Edit",
+    "write": "Write",
+    "grep": "Grep",
+    "glob": "Glob",
+    "list": "LS",
+    "webfetch": "WebFetch",
+    "todowrite": "TodoWrite",
+    "todoread": "TodoRead",
+    "task": "Task",
+}
 """agent-tui's tools by the names Claude Code gives their counterparts: a matcher may use
 either, so existing scripts work (their inputs have the same field names)."""
 DEFAULT_TIMEOUT = 60.0

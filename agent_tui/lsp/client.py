@@ -19,9 +19,15 @@ from agent_tui import procs
 
 log = logging.getLogger(__name__)
 LANGUAGE_IDS = {
-    ".py": "python", ".pyi": "python", ".ts": "typescript", ".tsx": "typescriptreact",
-    ".js": "javascript", ".jsx": "javascriptreact", ".go": "go", ".rs": "rust",
-}  # fmt: skip
+    ".py": "python",
+    ".pyi": "python",
+    ".ts": "typescript",
+    ".tsx": "typescriptreact",
+    ".js": "javascript",
+    ".jsx": "javascriptreact",
+    ".go": "go",
+    ".rs": "rust",
+}
 
 
 class Diagnostic(BaseModel):

@@ -119,9 +119,16 @@ def _detail(exc: BaseException) -> str:
 
 
 _OVERFLOW_PHRASES = (
-    "context length", "context window", "context size", "maximum context", "too many tokens",
-    "prompt is too long", "input is too long", "reduce the length", "exceed_context_size",
-)  # fmt: skip
+    "context length",
+    "context window",
+    "context size",
+    "maximum context",
+    "too many tokens",
+    "prompt is too long",
+    "input is too long",
+    "reduce the length",
+    "exceed_context_size",
+)
 
 
 def _looks_like_overflow(detail: str) -> bool:
@@ -131,15 +138,26 @@ def _looks_like_overflow(detail: str) -> bool:
 
 # What an HTTP status means when litellm only says "APIError" or "BadRequestError".
 STATUS_RULES: dict[int, str] = {
-    401: "AuthenticationError", 402: "PaymentRequiredError", 403: "PermissionDeniedError",
-    404: "NotFoundError", 408: "Timeout", 413: "ContextWindowExceededError",
-    422: "UnprocessableEntityError", 429: "RateLimitError",
-}  # fmt: skip
+    401: "AuthenticationError",
+    402: "PaymentRequiredError",
+    403: "PermissionDeniedError",
+    404: "NotFoundError",
+    408: "Timeout",
+    413: "ContextWindowExceededError",
+    422: "UnprocessableEntityError",
+    429: "RateLimitError",
+}
 CATCH_ALL_KINDS = {"server", "bad_request"}
 CONNECTION_CAUSES = {
-    "APIConnectionError", "ConnectError", "ConnectTimeout", "ConnectionRefusedError",
-    "ConnectionResetError", "ClientConnectorError", "ServerDisconnectedError", "gaierror",
-}  # fmt: skip
+    "APIConnectionError",
+    "ConnectError",
+    "ConnectTimeout",
+    "ConnectionRefusedError",
+    "ConnectionResetError",
+    "ClientConnectorError",
+    "ServerDisconnectedError",
+    "gaierror",
+}
 
 
 def _rule_for(exc: BaseException) -> ErrorRule | None:

@@ -77,10 +77,17 @@ async def _search_rg(rg: str, pattern: str, root: Path, include: str | None) -> 
     Unlike the Python fallback, ripgrep also skips files listed in .gitignore.
     """
     args = [
-        rg, "--no-heading", "--line-number", "--with-filename", "--null", "--color=never",
-        "--no-messages", "--hidden", f"--max-columns={MAX_MATCH_LINE_CHARS}",
+        rg,
+        "--no-heading",
+        "--line-number",
+        "--with-filename",
+        "--null",
+        "--color=never",
+        "--no-messages",
+        "--hidden",
+        f"--max-columns={MAX_MATCH_LINE_CHARS}",
         "--max-columns-preview",
-    ]  # fmt: skip
+    ]
     for skipped in sorted(SKIP_DIRS):
         args += ["--glob", f"!{skipped}/"]
     if include:
