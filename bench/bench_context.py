@@ -27,6 +27,7 @@ from agent_tui.config import Config, ModelConfig, ModelLimit, ProviderConfig
 from agent_tui.context.prune import select_prunable
 from agent_tui.engine_context import EngineContext
 from agent_tui.ids import message_id, part_id
+from agent_tui.provider.limits import load_model_info
 from agent_tui.session.decide import finished_after
 from agent_tui.session.loop import load_history
 from agent_tui.step.request import build_request, estimate_next
@@ -184,6 +185,7 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         db = await Database.open(Path(tmp) / "bench.db")
         ctx = EngineContext(db=db, config=config())
+        await load_model_info(MODEL, ctx.config)  # what the loop awaits before a request
         start = time.perf_counter()
         session_id = await build_session(db, args.messages, args.compactions)
         print(f"build: {time.perf_counter() - start:.1f} s")
