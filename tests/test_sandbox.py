@@ -412,6 +412,33 @@ async def test_the_person_decides_to_run_a_blocked_command_outside(
     assert shell.state.status == "completed"
 
 
+async def test_never_keeps_blocked_commands_inside_for_the_session(
+    sandboxed: Path, fake_llm: FakeOpenAI, tmp_path: Path
+) -> None:
+    """"never" (an editor's "reject always") is a no, remembered: it once ran the command
+    outside as if allowed once."""
+    outside = tmp_path / "outside"
+    asked: list[PermissionRequest] = []
+
+    async def ask(request: PermissionRequest) -> PermissionReply:
+        asked.append(request)
+        return "never"
+
+    fake_llm.script(
+        ToolCalls([bash(f"echo {n} > {outside / n}") for n in ("a", "b")]), Text("done")
+    )
+    async with open_engine() as engine:
+        engine.ctx.ask = ask
+        session = await engine.new_session(sandboxed)
+        await engine.prompt(session.id, "write them")
+    results = tool_results(fake_llm.requests[-1])
+    assert [r.tool for r in asked] == ["unsandboxed"]  # b: not asked again
+    assert "The person chose not to run it outside the sandbox." in results[0]
+    assert "it is not run outside the sandbox" in results[1]
+    assert "Ran again outside" not in results[0] + results[1]
+    assert not outside.exists() or not any(outside.iterdir())
+
+
 async def test_shell_command_is_sandboxed_and_explained(
     sandboxed: Path, fake_llm: FakeOpenAI
 ) -> None:

@@ -82,7 +82,9 @@ async def _may_run_outside(command: str, line: str, ctx: ToolContext) -> tuple[b
             call_id=ctx.call_id,
         )
     )
-    if reply == "deny":
+    if reply == "never":  # as for any tool: denied, and not asked again this session
+        ctx.permissions[UNSANDBOXED] = "deny"
+    if reply in ("deny", "never"):
         return False, " The person chose not to run it outside the sandbox."
     if reply == "always":
         ctx.permissions[UNSANDBOXED] = "allow"
