@@ -6,6 +6,7 @@ import ast
 import functools
 import json
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,10 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # of the app here never send one, and each import is ~3 s of CPU (a third of the
     # suite's). test_no_waits.py, about the import in progress, keeps the default.
     monkeypatch.setenv(remote.DISABLE_ENV, "lazy")
+    # The app's leader key waits 2 s for its second key; two pilot presses took longer on
+    # a loaded machine (4 workers on 2 cores). No test is about the window running out.
+    if (app := sys.modules.get("agent_tui.tui.app")) is not None:  # imported at collection
+        monkeypatch.setattr(app, "LEADER_WINDOW", 300.0)
     for name in (
         *PROVIDER_KEYS,
         "AGENT_TUI_CONFIG",
