@@ -110,14 +110,14 @@ def _install_interrupt(engine: Engine, session_id: str) -> None:
 def _expand_custom_command(text: str) -> tuple[str, str | None]:
     """`/NAME args` naming a custom command -> (its expanded body, its model); any other
     text is sent as typed."""
-    from agent_tui.command.table import builtin_names
-    from agent_tui.custom_commands import load_custom_commands, parse_invocation
+    from agent_tui.command.table import builtin_names, parse
+    from agent_tui.custom_commands import load_custom_commands
 
-    invocation = parse_invocation(text)
+    invocation = parse(text)
     if invocation is None:
         return text, None
     loaded = load_custom_commands(Path.cwd(), builtin_names())
-    command = loaded.commands.get(invocation[0])
+    command = loaded.commands.get(invocation[0].lower())
     if command is None:
         return text, None
     return command.expand(invocation[1]), command.model
