@@ -17,7 +17,7 @@ from agent_tui.config import Config, load_config
 from agent_tui.context import preparing
 from agent_tui.context.summary_view import NO_COMPACTION
 from agent_tui.context.usage import context_usage
-from agent_tui.editor import edit_text, read_text_arg
+from agent_tui.editor import edit_text, read_text_arg, run_message
 from agent_tui.errors import NotFoundError, UsageError
 from agent_tui.headless import READER_GONE_EXIT, JsonView, TextView
 from agent_tui.provider import remote
@@ -110,14 +110,14 @@ def _install_interrupt(engine: Engine, session_id: str) -> None:
 def _expand_custom_command(text: str) -> tuple[str, str | None]:
     """`/NAME args` naming a custom command -> (its expanded body, its model); any other
     text is sent as typed."""
-    from agent_tui.command.table import builtin_names
-    from agent_tui.custom_commands import load_custom_commands, parse_invocation
+    from agent_tui.command.table import builtin_names, parse
+    from agent_tui.custom_commands import load_custom_commands
 
-    invocation = parse_invocation(text)
+    invocation = parse(text)
     if invocation is None:
         return text, None
     loaded = load_custom_commands(Path.cwd(), builtin_names())
-    command = loaded.commands.get(invocation[0])
+    command = loaded.commands.get(invocation[0].lower())
     if command is None:
         return text, None
     return command.expand(invocation[1]), command.model
@@ -128,12 +128,7 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
         config.permission[tool] = "allow"
     if args.allow_unsandboxed:
         config.permission[UNSANDBOXED] = "allow"
-    text = " ".join(args.message)
-    if text.strip() == "-":
-        text = sys.stdin.read()
-    if not text.strip():
-        raise UsageError('The message is empty: agent-tui run "what to do".')
-    text, command_model = _expand_custom_command(text)
+    text, command_model = _expand_custom_command(run_message(args.message))
     model = args.model or command_model
     view = JsonView() if args.format == "json" else TextView()
     async with open_engine(config, args.command) as engine:

@@ -136,12 +136,3 @@ def load_custom_commands(directory: Path, reserved: Collection[str] = ()) -> Loa
     shadowed = [c for name, c in merged.items() if name in reserved]
     commands = {name: c for name, c in merged.items() if name not in reserved}
     return LoadedCommands(commands, shadowed)
-
-
-def parse_invocation(text: str) -> tuple[str, str] | None:
-    """('review', 'src/app.py') for '/review src/app.py'; None if not a slash command."""
-    stripped = text.strip()
-    if not stripped.startswith("/") or stripped.startswith("//"):
-        return None
-    name, _, args = stripped[1:].partition(" ")
-    return name.lower(), args.strip()

@@ -14,6 +14,16 @@ from agent_tui.errors import EditorError, UsageError
 STDIN = "-"
 
 
+def run_message(words: list[str]) -> str:
+    """`run`'s message: its words joined (`-`: stdin); a UsageError when it is empty."""
+    text = " ".join(words)
+    if text.strip() == STDIN:
+        text = sys.stdin.read()
+    if not text.strip():
+        raise UsageError('The message is empty: agent-tui run "what to do".')
+    return text
+
+
 async def read_text_arg(path: str, option: str) -> str:
     """The text of the file `option` names (`-`: stdin), as UTF-8."""
     if path == STDIN:

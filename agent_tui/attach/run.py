@@ -20,6 +20,7 @@ from agent_tui.attach.render import JsonRenderer, Renderer, TextRenderer, tool_n
 from agent_tui.attach.rpc import RESOURCE_NOT_FOUND, ConnectionLost, Rpc, RpcError
 from agent_tui.attach.websocket import WebSocket, WebSocketError
 from agent_tui.config_files import check_attach, raw_value
+from agent_tui.editor import run_message
 from agent_tui.errors import AgentTuiError, NotFoundError, UsageError
 from agent_tui.server_link import auth, discovery
 
@@ -236,15 +237,6 @@ class AttachedRun:
         return str((result or {}).get("stopReason") or "end_turn")
 
 
-def _message(args: argparse.Namespace) -> str:
-    text = " ".join(args.message)
-    if text.strip() == "-":
-        text = sys.stdin.read()
-    if not text.strip():
-        raise UsageError('The message is empty: agent-tui run "what to do".')
-    return text
-
-
 def _exit_code(kind: str | None) -> int:
     found = getattr(errors, kind, None) if kind else None
     if isinstance(found, type) and issubclass(found, AgentTuiError):
@@ -258,7 +250,7 @@ def run_attached(args: argparse.Namespace, target: Target) -> int | None:
     if ws is None:
         return None  # before reading the message: a prompt on stdin is still there for `run`
     try:
-        text = _message(args)
+        text = run_message(args.message)
     except UsageError:
         ws.close()
         raise

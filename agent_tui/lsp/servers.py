@@ -112,10 +112,8 @@ class LspServers:
         new = await client.diagnostics(path, after, timeout)
         if new is None:
             return f"[diagnostics] {server.name}: no answer within {timeout:g} s."
-        return self._render(path, server, introduced(old or [], new, self._worst()))
-
-    def _worst(self) -> int:
-        return WARNING if self.config.warnings else ERROR
+        worst = WARNING if self.config.warnings else ERROR
+        return self._render(path, server, introduced(old or [], new, worst))
 
     def _render(self, path: Path, server: Server, found: list[Diagnostic]) -> str:
         if not found:

@@ -44,9 +44,10 @@ def _spawn(warm: bool, log: str | None) -> tuple[int, int, int]:
     ]
     if log is not None:
         actions.append((os.POSIX_SPAWN_OPEN, 2, log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+    flags = ["--lazy"] if lazy() else ["--warm"] if warm else []
     pid = os.posix_spawn(
         sys.executable,
-        [sys.executable, "-m", "agent_tui.provider.worker", *_flags(warm)],
+        [sys.executable, "-m", "agent_tui.provider.worker", *flags],
         os.environ,
         file_actions=actions,
     )
@@ -67,12 +68,6 @@ def lazy() -> bool:
     """Whether litellm waits for the first request (DISABLE_ENV=lazy): in the provider
     process, and in a standby preparer (context/preparing.py)."""
     return _setting() == "lazy"
-
-
-def _flags(warm: bool) -> list[str]:
-    if lazy():
-        return ["--lazy"]
-    return ["--warm"] if warm else []
 
 
 class ProviderProcess:

@@ -39,9 +39,9 @@ ARCHES = {
 """machine -> (AUDIT_ARCH_*, the socket syscall's number)."""
 
 
-def program(machine: str | None = None) -> bytes | None:
+def program() -> bytes | None:
     """The filter for this machine's architecture (None: not one we know)."""
-    arch = ARCHES.get((machine or platform.machine()).lower())
+    arch = ARCHES.get(platform.machine().lower())
     if arch is None:
         return None
     audit_arch, socket_nr = arch

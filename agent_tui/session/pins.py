@@ -227,13 +227,6 @@ async def set_pin(
     )
 
 
-def _model_of(messages: list[MessageWithParts], ctx: EngineContext) -> str:
-    for message in reversed(messages):
-        if message.info.model:
-            return message.info.model
-    return ctx.config.model
-
-
 async def _default_id(
     ctx: EngineContext, session: Session, recent: list[MessageWithParts], *, pinned: bool
 ) -> str:
@@ -281,7 +274,7 @@ class PinList(BaseModel):
 async def pin_list(ctx: EngineContext, session: Session) -> PinList:
     recent = await _recent(ctx, session)
     pins = await current_pins(ctx.db, session.id)
-    model = _model_of(recent, ctx)
+    model = next((m.info.model for m in reversed(recent) if m.info.model), ctx.config.model)
     return PinList(
         pins=pins,
         total_tokens=sum(count_tokens(pinned_block(p), model) for p in pins),

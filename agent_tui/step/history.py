@@ -18,7 +18,5 @@ async def load_history(ctx: EngineContext, session: Session) -> list[MessageWith
 
 def model_of(history: list[MessageWithParts], default: str) -> str:
     """The model of the newest user message in the history, else `default`."""
-    for message in sorted(history, key=lambda m: m.info.id, reverse=True):
-        if isinstance(message.info, UserMessage) and message.info.model:
-            return message.info.model
-    return default
+    users = [m.info for m in history if isinstance(m.info, UserMessage) and m.info.model]
+    return max(users, key=lambda u: u.id).model if users else default

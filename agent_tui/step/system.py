@@ -40,7 +40,7 @@ def _git_root(directory: Path) -> Path | None:
     return None
 
 
-def environment_block(model: str, directory: Path, today: dt.date | None = None) -> str:
+def environment_block(model: str, directory: Path) -> str:
     git = _git_root(directory)
     return "\n".join(
         [
@@ -49,7 +49,7 @@ def environment_block(model: str, directory: Path, today: dt.date | None = None)
             f"  Working directory: {directory}",
             f"  Is directory a git repo: {'yes' if git else 'no'}",
             f"  Platform: {platform.system().lower()} ({platform.machine()})",
-            f"  Today's date: {(today or dt.date.today()).isoformat()}",
+            f"  Today's date: {dt.date.today().isoformat()}",
             "</env>",
         ]
     )

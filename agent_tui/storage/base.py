@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import aiosqlite
 
 from agent_tui.storage.history_cache import HistoryCache
+from agent_tui.storage.models import Message
 
 
 class DatabaseCore:
@@ -28,5 +29,7 @@ class DatabaseCore:
         async def _fetch(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]: ...
 
         async def flush(self) -> None: ...
+
+        async def get_message(self, message_id: str) -> Message: ...
 
         def _forget(self, message_ids: Iterable[str]) -> None: ...

@@ -9,7 +9,6 @@ of tens of seconds.
 
 from __future__ import annotations
 
-from agent_tui.errors import NotFoundError
 from agent_tui.storage import rows
 from agent_tui.storage.base import DatabaseCore
 from agent_tui.storage.models import MessageWithParts, Part
@@ -42,11 +41,6 @@ class PinQueries(DatabaseCore):
 
     async def message_with_parts(self, message_id: str) -> MessageWithParts:
         """One message and its parts (NotFoundError naming the id when there is none)."""
-        await self.flush()
-        found = await self._fetch("SELECT info FROM message WHERE id = ?", (message_id,))
-        if not found:
-            raise NotFoundError(f"No message with id {message_id!r} in {self._path}.")
+        info = await self.get_message(message_id)
         parts = await self._fetch(_PARTS_OF, (message_id,))
-        return MessageWithParts(
-            info=rows.parse_message(found[0][0]), parts=[rows.parse_part(r[0]) for r in parts]
-        )
+        return MessageWithParts(info=info, parts=[rows.parse_part(r[0]) for r in parts])

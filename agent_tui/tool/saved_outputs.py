@@ -183,12 +183,12 @@ class SavedOutputWriter:
             self._file.close()
 
 
-def delete_expired(output_dir: Path, retention_days: int, now: float | None = None) -> int:
+def delete_expired(output_dir: Path, retention_days: int) -> int:
     """Delete saved outputs and images last written (or, for an image, last read) more than
     `retention_days` ago; return how many."""
     if retention_days <= 0 or not output_dir.is_dir():
         return 0
-    limit = (time.time() if now is None else now) - retention_days * DAY_SECONDS
+    limit = time.time() - retention_days * DAY_SECONDS
     deleted = 0
     for path in (p for pattern in EXPIRING_PATTERNS for p in output_dir.glob(pattern)):
         with contextlib.suppress(OSError):  # gone already, or not ours to delete

@@ -26,11 +26,6 @@ def render_todos(items: list[TodoItem]) -> str:
     )
 
 
-def todo_counts(items: list[TodoItem]) -> str:
-    done = sum(1 for item in items if item.status == "completed")
-    return f"{done}/{len(items)} done"
-
-
 class TodoEntry(BaseModel):
     content: str = Field(description="What to do, in a short imperative sentence.")
     status: TodoStatus = Field(
@@ -61,8 +56,9 @@ def _store(ctx: ToolContext) -> TodoStore:
 
 def _result(items: list[TodoItem]) -> ToolResult:
     """What both tools answer: the list as it now is."""
+    done = sum(1 for item in items if item.status == "completed")
     return ToolResult(
-        title=f"Todos {todo_counts(items)}",
+        title=f"Todos {done}/{len(items)} done",
         output=render_todos(items),
         metadata={"todos": [item.model_dump(mode="json") for item in items]},
     )

@@ -25,17 +25,14 @@ class SessionRow:
     """0 for a session the person started; 1 for its subagents' sessions, and so on."""
 
 
-def _updated(ms: int) -> str:
-    return dt.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M")
-
-
 def row_text(row: SessionRow) -> Text:
     percent = f"{row.usage.percent:.0f}%" if row.usage.percent is not None else "—"
     mark = "● " if row.current else "  "
     text = Text("    " * row.depth + mark)
     text.append(row.session.title or "(untitled)", style="bold")
+    updated = dt.datetime.fromtimestamp(row.session.updated / 1000)
     text.append(
-        f"\n    {'    ' * row.depth}{_updated(row.session.updated)}  ctx {percent:>4}  ",
+        f"\n    {'    ' * row.depth}{updated:%Y-%m-%d %H:%M}  ctx {percent:>4}  ",
         style="dim",
     )
     text.append(row.session.directory, style="dim")

@@ -48,10 +48,6 @@ def cost_text(usage: ContextUsage) -> str:
     return text
 
 
-def todos_text(items: list[TodoItem]) -> str:
-    return "\n".join(f"{TODO_MARK[item.status]} {item.content}" for item in items)
-
-
 def short_path(name: str, directory: str) -> str:
     try:
         return os.path.relpath(name, directory) if Path(name).is_absolute() else name
@@ -134,5 +130,6 @@ class Sidebar(VerticalScroll):
 
     def show_todos(self, items: list[TodoItem]) -> None:
         """The session's todo list; the section is hidden while the list is empty."""
-        self.query_one("#sidebar-todos", Static).update(todos_text(items))
+        text = "\n".join(f"{TODO_MARK[item.status]} {item.content}" for item in items)
+        self.query_one("#sidebar-todos", Static).update(text)
         self.set_class(bool(items), "-has-todos")
