@@ -217,7 +217,7 @@ async def test_background_flush_writes_without_explicit_flush(db_path: Path) -> 
         info = user(session.id)
         await db.upsert_message(info)
         await db.upsert_part(text(info, "streamed"))
-        for _ in range(200):  # bounded wait: at most 2 s
+        for _ in range(2000):  # bounded wait (a hang guard): at most 20 s
             # Both: the row is on disk once the commit returns in aiosqlite's thread, and
             # the flush counts itself only when its coroutine resumes on this loop.
             if raw_rows(db_path, "SELECT count(*) FROM part") == [(1,)] and db.stats.flushes:
