@@ -10,7 +10,6 @@ Provider usage stays the truth for what was actually sent; these counts are for 
 from __future__ import annotations
 
 import base64
-import dataclasses
 import functools
 import hashlib
 import importlib.util
@@ -21,6 +20,7 @@ import tempfile
 import types
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -238,7 +238,7 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _PIECES = re.compile(rf"([{_CJK}])|([^\W\d_{_CJK}]+)|(\d+)|(\n+)|([^\w\s]+|_+)|([ \t]{{2,}})")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclass(frozen=True)
 class _Weights:
     """Tokens per piece, fitted by least squares on ~480 samples of 4 KB (Markdown docs,
     Python, JavaScript) plus Chinese prose against the real encodings; mean error
@@ -254,8 +254,17 @@ class _Weights:
     space_run: float = 0.42  # indentation; single spaces merge into the next word
 
     def apply(self, counts: list[int]) -> float:
-        """`counts` in the order of the fields above."""
-        return sum(n * w for n, w in zip(counts, dataclasses.astuple(self), strict=True))
+        cjk, words, extra_letters, digit_groups, newlines, puncts, extra_puncts, spaces = counts
+        return (
+            cjk * self.cjk_char
+            + words * self.word
+            + extra_letters * self.letter_after_first
+            + digit_groups * self.digit_group
+            + newlines * self.newline_run
+            + puncts * self.punct_run
+            + extra_puncts * self.punct_after_first
+            + spaces * self.space_run
+        )
 
 
 _WEIGHTS = {

@@ -74,7 +74,8 @@ class _Book:
 
     def act(self, raw: str, action: Action, added: int = 0, removed: int = 0) -> None:
         name = self.path(raw)
-        record = self.records.setdefault(name, FileRecord(path=name))
+        if (record := self.records.get(name)) is None:  # a model built only for a new file
+            record = self.records[name] = FileRecord(path=name)
         _add_action(record.actions, action)
         record.added += added
         record.removed += removed
