@@ -9,6 +9,12 @@ from agent_tui.sandbox.sandbox import Sandbox, Wrapped
 from agent_tui.sandbox.support import SandboxSupport, probe
 
 __all__ = [
-    "Sandbox", "SandboxPolicy", "SandboxSupport", "Wrapped", "background_note",
-    "created_config_note", "explain", "probe",
-]  # fmt: skip
+    "Sandbox",
+    "SandboxPolicy",
+    "SandboxSupport",
+    "Wrapped",
+    "background_note",
+    "created_config_note",
+    "explain",
+    "probe",
+]

@@ -41,9 +41,20 @@ PERMISSION_MODES: tuple[PermissionMode, ...] = ("ask", "auto-edits")
 write without asking where they would ask; bash and everything else still ask."""
 EDIT_TOOLS = frozenset({"edit", "write"})
 DEFAULT_TOOLS: tuple[type[Tool], ...] = (
-    ReadTool, WriteTool, EditTool, BashTool, GrepTool, GlobTool, ListTool, RecallTool,
-    TodoWriteTool, TodoReadTool, SkillTool, WebFetchTool, TaskTool,
-)  # fmt: skip
+    ReadTool,
+    WriteTool,
+    EditTool,
+    BashTool,
+    GrepTool,
+    GlobTool,
+    ListTool,
+    RecallTool,
+    TodoWriteTool,
+    TodoReadTool,
+    SkillTool,
+    WebFetchTool,
+    TaskTool,
+)
 """Every engine's tools (MCP servers' join them)."""
 AGENT_ONLY_TOOLS: dict[str, type[Tool]] = {PLAN_EXIT_TOOL: PlanExitTool}
 """Tools only agents that name them in `tools` get (not in the default registry, so

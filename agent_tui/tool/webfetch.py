@@ -29,13 +29,22 @@ SNIFF_BYTES = 8192
 USER_AGENT = "agent-tui webfetch (+https://github.com/agent-tui)"
 ACCEPT = "text/markdown;q=1.0, text/html;q=0.9, text/plain;q=0.8, */*;q=0.1"
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-# fmt: off
-TEXT_TYPES = frozenset({
-    "application/json", "application/xml", "application/javascript", "application/ecmascript",
-    "application/x-javascript", "application/x-sh", "application/toml", "application/yaml",
-    "application/x-yaml", "application/sql", "application/graphql", "application/x-ndjson",
-})
-# fmt: on
+TEXT_TYPES = frozenset(
+    {
+        "application/json",
+        "application/xml",
+        "application/javascript",
+        "application/ecmascript",
+        "application/x-javascript",
+        "application/x-sh",
+        "application/toml",
+        "application/yaml",
+        "application/x-yaml",
+        "application/sql",
+        "application/graphql",
+        "application/x-ndjson",
+    }
+)
 NON_CONTENT_TAGS = ("script", "style", "noscript", "template", "iframe", "object", "embed", "svg")
 _BLANK_LINES = re.compile(r"\n\s*\n\s*\n+")
 
