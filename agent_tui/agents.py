@@ -29,7 +29,8 @@ from agent_tui.config import (
     PermissionRule,
     ReasoningConfig,
 )
-from agent_tui.custom_commands import split_front_matter
+from agent_tui.custom_commands import is_within, split_front_matter
+from agent_tui.trust.keys import narrow_agent
 
 BUILD = "build"
 PLAN = "plan"
@@ -333,8 +334,10 @@ def _apply(
     agents[name] = info
 
 
-def _load_file(path: Path) -> AgentConfig:
-    """Its keys, the body as its prompt; FrontMatterError with the field or line that is wrong."""
+def _load_file(path: Path, untrusted: Path | None = None) -> AgentConfig:
+    """Its keys, the body as its prompt; FrontMatterError with the field or line that is
+    wrong. `untrusted`: the directory of a project not yet trusted, whose agents only
+    narrow (trust/keys.py `narrow_agent`)."""
     text = path.read_text(encoding="utf-8", errors="replace")
     split = split_front_matter(text)
     header, body = split if split is not None else ([], text)
@@ -342,13 +345,21 @@ def _load_file(path: Path) -> AgentConfig:
     body = body.strip()
     if body:
         data["prompt"] = body
+    if untrusted is not None:
+        data, _ = narrow_agent(data, untrusted)
     try:
         return AgentConfig.model_validate(data)
     except ValidationError as exc:
         raise FrontMatterError(_describe(exc.errors()[0])) from exc
 
 
-def _load_dir(folder: Path, agents: dict[str, AgentInfo], warnings: list[str]) -> None:
+def _load_dir(
+    folder: Path,
+    agents: dict[str, AgentInfo],
+    warnings: list[str],
+    base: Path,
+    untrusted: Path | None = None,
+) -> None:
     try:
         files = sorted(folder.glob("*.md"))
     except OSError:
@@ -356,24 +367,31 @@ def _load_dir(folder: Path, agents: dict[str, AgentInfo], warnings: list[str]) -
     for path in files:
         if not path.is_file():
             continue
+        if untrusted is not None and not is_within(path, untrusted):
+            warnings.append(f"Agent file {path} links outside the project; skipped.")
+            continue
         if not NAME_RE.match(path.stem):
             warnings.append(f"Agent file {path}: the name {path.stem!r} is not valid; skipped.")
             continue
         try:
-            _apply(agents, path.stem, _load_file(path), [path.parent, Path.cwd()], str(path))
+            entry = _load_file(path, untrusted)
+            _apply(agents, path.stem, entry, [path.parent, base], str(path))
         except (FrontMatterError, OSError) as exc:
             warnings.append(f"Agent file {path}: {exc}; skipped.")
 
 
-def load_agents(config: Config, directory: Path) -> AgentCatalog:
-    """Built-ins, then user files, config `agent`, project files (later wins key by key)."""
+def load_agents(config: Config, directory: Path, *, trusted: bool = True) -> AgentCatalog:
+    """Built-ins, then user files, config `agent`, project files (later wins key by key).
+    An untrusted project's agent files only narrow: tools, model and permissions other
+    than deny wait for trust (the config's `agent` key is narrowed when loaded)."""
     agents = builtin_agents()
     warnings: list[str] = []
-    _load_dir(paths.config_dir() / USER_AGENTS_DIR, agents, warnings)
+    _load_dir(paths.config_dir() / USER_AGENTS_DIR, agents, warnings, directory)
     for name, entry in config.agent.items():
         try:
             _apply(agents, name, entry, [directory, paths.config_dir()], f"config agent.{name}")
         except FrontMatterError as exc:
             warnings.append(f"Config {exc}; agent {name} skipped.")
-    _load_dir(directory / PROJECT_AGENTS_DIR, agents, warnings)
+    untrusted = None if trusted else directory
+    _load_dir(directory / PROJECT_AGENTS_DIR, agents, warnings, directory, untrusted)
     return AgentCatalog(agents, warnings)

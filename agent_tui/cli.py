@@ -103,7 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--trust",
         action="store_true",
-        help="trust this project's own hooks (its agent-tui.json) from now on, and run them",
+        help="trust this project (its agent-tui.json and .agent-tui/) from now on: its hooks, "
+        "servers, providers and permissions apply",
     )
     run.add_argument(
         "--attach",
@@ -118,6 +119,12 @@ def build_parser() -> argparse.ArgumentParser:
         "token file of this machine's server)",
     )
     run.add_argument("message", nargs="+", help="the prompt")
+
+    trust = commands.add_parser("trust", help=named("trust").help)
+    trust.add_argument("directory", nargs="?", help="the project (default: this directory)")
+    trust.add_argument("--list", action="store_true", help="the projects you trust")
+    trust.add_argument("--revoke", action="store_true", help="forget this project's trust")
+    trust.add_argument("--yes", action="store_true", help="trust without asking")
 
     sessions = commands.add_parser("sessions", help=named("sessions").help)
     sessions.add_argument("--json", action="store_true", help="print JSON")
@@ -271,11 +278,16 @@ def main(argv: list[str] | None = None) -> int:
             from agent_tui.server.main import serve
 
             return serve(args.host, args.port, args.token)
-        if args.command == "run" and args.trust:  # before attaching: the server reads it too
-            from agent_tui.config import load_config
-            from agent_tui.hooks import trust
+        if args.command == "trust":
+            from agent_tui.trust_command import trust_command
 
-            trust.trust([source for source in load_config().hook_sources if source.project])
+            return trust_command(args)
+        if args.command == "run" and args.trust:  # before attaching: the server reads it too
+            from pathlib import Path
+
+            from agent_tui.config import load_config
+
+            load_config(directory=Path.cwd(), trust=True)
         if args.command == "run":
             from agent_tui.attach.run import attach_target, run_attached
 

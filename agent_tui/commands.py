@@ -318,8 +318,14 @@ async def _prepare(args: argparse.Namespace, config: Config) -> int:
     from agent_tui.context.preparing import DETACHED, run_detached
 
     async with open_engine(config, DETACHED.removeprefix("agent-tui ")) as engine:
+        session = await engine.ctx.db.get_session(args.session)
         return await run_detached(
-            engine.ctx, args.session, args.model, args.agent, args.upto, args.standby_since
+            engine.project(Path(session.directory)),
+            args.session,
+            args.model,
+            args.agent,
+            args.upto,
+            args.standby_since,
         )
 
 

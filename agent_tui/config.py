@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -17,7 +18,7 @@ from pydantic import (
 )
 
 from agent_tui.config_files import CONFIG_FILE_NAME as CONFIG_FILE_NAME
-from agent_tui.config_files import check_attach, config_files, is_project_file
+from agent_tui.config_files import ProjectLayer, check_attach, person_files, project_layer
 from agent_tui.config_files import deep_merge as _deep_merge
 from agent_tui.config_files import read_json as _read_json
 from agent_tui.errors import ConfigError
@@ -336,6 +337,31 @@ class McpRemoteConfig(_Strict):
 McpServerConfig = Annotated[McpLocalConfig | McpRemoteConfig, Field(discriminator="type")]
 
 
+class ProjectTrust(BaseModel):
+    """The project's own config and its trust, as loaded (workspace/ acts on it)."""
+
+    directory: str
+    file: str | None = None
+    status: str = "nothing"
+    """trusted, untrusted, changed, by-config (your trusted_projects), nothing (no
+    project config or .agent-tui/ to trust)."""
+    waiting: list[str] = Field(default_factory=list)
+    """Key paths of the project's config that wait for trust (empty once trusted)."""
+    changed: list[str] = Field(default_factory=list)
+    """Since the trust was recorded: `+name` added, `-name` removed, `~name` changed."""
+    files: dict[str, str] = Field(default_factory=dict)
+    """What the trust vouches for: each file -> sha256."""
+    run_files: list[str] = Field(default_factory=list)
+    """Files inside the project its commands run: read-only in the sandbox."""
+    commands: dict[str, list[str]] = Field(default_factory=dict)
+    """What of the project's config would run or connect: `hooks`, `lsp`, `mcp`,
+    `format` -> names; `endpoints` -> where requests would go."""
+
+    @property
+    def trusted(self) -> bool:
+        return self.status in ("trusted", "by-config", "nothing")
+
+
 class Config(_Strict):
     model: str = DEFAULT_MODEL
     """litellm model id, e.g. `openai/gpt-5.4` or `anthropic/claude-sonnet-4-6`. When no
@@ -394,7 +420,12 @@ class Config(_Strict):
     """Formatters run after the agent changes a file, by extension, `{file}` its path:
     {".py": "ruff format {file}", ".ts": "prettier --write {file}"}. In the sandbox."""
     trust_project_hooks: bool = False
-    """Run every project's own hooks without asking (read from your own config only)."""
+    """Run every project's own hooks without asking (read from your own config only;
+    `trusted_projects` trusts the whole project instead)."""
+    trusted_projects: list[str] = Field(default_factory=list)
+    """Folders whose projects you trust outright (`~` works; a folder trusts everything
+    beneath it), e.g. your own repositories: their `agent-tui.json` and `.agent-tui/`
+    apply in full with no question. Read from your own config only, never a project's."""
 
     @field_validator("hooks")
     @classmethod
@@ -405,6 +436,8 @@ class Config(_Strict):
     sources: list[str] = Field(default_factory=list, exclude=True)
     hook_sources: list[HookSource] = Field(default_factory=list, exclude=True)
     """Each file's hooks (they add up, as in Claude Code, instead of replacing)."""
+    project: ProjectTrust | None = Field(default=None, exclude=True)
+    """The project's own config and its trust (None: built without a project)."""
 
     def resolve_env(self) -> Config:
         """Apply environment overrides that win over the file."""
@@ -465,32 +498,96 @@ def _describe_error(err: dict[str, Any]) -> str:
     return f"{field}: {err['msg']} (got {err.get('input')!r})"
 
 
-def load_config(overrides: dict[str, Any] | None = None) -> Config:
-    """Load and validate the config; raise ConfigError naming the file and field."""
-    files = config_files()
+def _invalid(where: str, exc: ValidationError) -> ConfigError:
+    details = "\n".join("  " + _describe_error(e) for e in exc.errors()[:10])
+    return ConfigError(f"Invalid config in {where}:\n{details}")
+
+
+def load_config(
+    overrides: dict[str, Any] | None = None,
+    directory: Path | None = None,
+    *,
+    trust: bool = False,
+) -> Config:
+    """The config in force for a project directory: the person's own files, then as much
+    of the project's own file as its trust allows (config_files.project_layer); `trust`
+    records the project as trusted first. ConfigError names the file and field."""
+    directory = directory or Path.cwd()
     merged: dict[str, Any] = {}
     hook_sources: list[HookSource] = []
     trust_all = False
+    files = person_files()
     for path in files:
         data = _read_json(path)
         try:
             checked = Config.model_validate(data)
         except ValidationError as exc:
-            details = "\n".join("  " + _describe_error(e) for e in exc.errors()[:10])
-            raise ConfigError(f"Invalid config in {path}:\n{details}") from exc
-        project = is_project_file(path)
+            raise _invalid(str(path), exc) from exc
         if checked.hooks:
-            hook_sources.append(HookSource(str(path), checked.hooks, project=project))
-        trust_all = trust_all or (checked.trust_project_hooks and not project)
+            hook_sources.append(HookSource(str(path), checked.hooks))
+        trust_all = trust_all or checked.trust_project_hooks
         merged = _deep_merge(merged, {k: v for k, v in data.items() if k != "hooks"})
+    layer = project_layer(directory, merged, trust_now=trust)
+    applied = layer.applied
+    if layer.path is not None:
+        try:
+            checked = Config.model_validate(applied)
+        except ValidationError as exc:
+            raise _invalid(str(layer.path), exc) from exc
+        project_hooks = checked.hooks or _hooks_of(layer.data, layer.path)
+        if project_hooks:
+            hook_sources.append(HookSource(str(layer.path), project_hooks, project=True))
+        merged = _deep_merge(merged, {k: v for k, v in applied.items() if k != "hooks"})
+        files = [*files, layer.path]
     if overrides:
         merged = _deep_merge(merged, overrides)
     try:
         config = Config.model_validate(merged)
     except ValidationError as exc:
-        details = "\n".join("  " + _describe_error(e) for e in exc.errors()[:10])
-        raise ConfigError(f"Invalid config (command-line options):\n{details}") from exc
+        raise _invalid("(command-line options)", exc) from exc
     config.sources = [str(p) for p in files]
     config.hook_sources = hook_sources
     config.trust_project_hooks = trust_all  # a project cannot trust its own hooks
+    config.project = _project_trust(layer)
     return config.resolve_env()
+
+
+def _hooks_of(data: dict[str, Any], path: Path) -> dict[str, list[HookMatcher]]:
+    """An untrusted project's hooks, read to say what waits (they do not run)."""
+    try:
+        return Config.model_validate({"hooks": data.get("hooks") or {}}).hooks
+    except ValidationError as exc:
+        raise _invalid(str(path), exc) from exc
+
+
+def _project_trust(layer: ProjectLayer) -> ProjectTrust:
+    data = layer.data
+    commands: dict[str, list[str]] = {}
+    for key in ("hooks", "lsp", "mcp", "format"):
+        if isinstance(data.get(key), dict) and data[key]:
+            commands[key] = sorted(str(k) for k in data[key])
+    endpoints = [
+        f"provider.{name}: {entry.get('api_base')}"
+        for name, entry in (data.get("provider") or {}).items()
+        if isinstance(entry, dict) and entry.get("api_base")
+    ]
+    endpoints += [
+        f"mcp.{name}: {entry.get('url')}"
+        for name, entry in (data.get("mcp") or {}).items()
+        if isinstance(entry, dict) and entry.get("url")
+    ]
+    attach = (data.get("run") or {}).get("attach") if isinstance(data.get("run"), dict) else None
+    if isinstance(attach, str) and attach not in ("off",):
+        endpoints.append(f"run.attach: {attach}")
+    if endpoints:
+        commands["endpoints"] = endpoints
+    return ProjectTrust(
+        directory=str(layer.directory.resolve()),
+        file=str(layer.path) if layer.path is not None else None,
+        status=layer.state.status,
+        waiting=[] if layer.state.trusted else layer.split.waiting,
+        changed=layer.state.changed,
+        files=layer.state.files,
+        run_files=[str(p) for p in layer.run_files],
+        commands=commands,
+    )

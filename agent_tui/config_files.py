@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agent_tui import paths
 from agent_tui.errors import ConfigError
+from agent_tui.trust import keys, store, vouched
 
-CONFIG_FILE_NAME = "agent-tui.json"
+CONFIG_FILE_NAME = vouched.CONFIG_FILE_NAME
 ATTACH_VALUES = "off, auto, or the server's URL (http://HOST:PORT)"
 
 
@@ -67,8 +69,9 @@ def read_json(path: Path) -> dict[str, Any]:
     return strip_comments(data)
 
 
-def config_files() -> list[Path]:
-    """The files that make up the config, lowest priority first."""
+def person_files() -> list[Path]:
+    """The person's own config files (never in question), lowest priority first:
+    `AGENT_TUI_CONFIG` alone when set, else `<config dir>/config.json`."""
     explicit = os.environ.get("AGENT_TUI_CONFIG")
     if explicit:
         path = Path(explicit)
@@ -78,23 +81,89 @@ def config_files() -> list[Path]:
                 "Create it or unset AGENT_TUI_CONFIG."
             )
         return [path]
-    candidates = [paths.config_dir() / "config.json", Path.cwd() / CONFIG_FILE_NAME]
-    return [p for p in candidates if p.is_file()]
+    own = paths.config_dir() / "config.json"
+    return [own] if own.is_file() else []
 
 
-def is_project_file(path: Path) -> bool:
-    """The project's own config (the working directory's), not the person's own files."""
-    return not os.environ.get("AGENT_TUI_CONFIG") and path == Path.cwd() / CONFIG_FILE_NAME
+def project_file(directory: Path) -> Path | None:
+    """The project's own config (written by whoever wrote the repository); not read when
+    `AGENT_TUI_CONFIG` names the one file to use."""
+    if os.environ.get("AGENT_TUI_CONFIG"):
+        return None
+    path = directory / CONFIG_FILE_NAME
+    return path if path.is_file() else None
 
 
-def raw_value(*keys: str) -> Any:
-    """One value of the merged files, unvalidated (None when no file sets it)."""
+def config_files(directory: Path | None = None) -> list[Path]:
+    """Every file that makes up the config, lowest priority first."""
+    found = person_files()
+    project = project_file(directory or Path.cwd())
+    return [*found, project] if project is not None else found
+
+
+PERSON_ONLY = ("trusted_projects", "trust_project_hooks")
+"""Keys a project's file never sets, trusted or not: a project cannot vouch for itself."""
+
+
+@dataclass
+class ProjectLayer:
+    """A project's own config, split by trust."""
+
+    directory: Path
+    path: Path | None
+    data: dict[str, Any]
+    """Everything the project's file says."""
+    split: keys.Split
+    state: store.TrustState
+    run_files: list[Path]
+    """Files inside the project its commands would run (read-only in the sandbox)."""
+
+    @property
+    def applied(self) -> dict[str, Any]:
+        """What of it is in force: all of it once trusted, else the safe part; never what
+        only the person's own config may say."""
+        data = self.data if self.state.trusted else self.split.safe
+        return {k: v for k, v in data.items() if k not in PERSON_ONLY}
+
+
+def project_layer(directory: Path, person: dict[str, Any], trust_now: bool = False) -> ProjectLayer:
+    """The project's config with its trust state; `trust_now` records the trust first."""
+    path = project_file(directory)
+    data = read_json(path) if path is not None else {}
+    files = vouched.digests(directory.resolve(), vouched.vouched_files(directory, data))
+    if path is None and os.environ.get("AGENT_TUI_CONFIG"):
+        files = {}  # AGENT_TUI_CONFIG: the project's files are not read at all
+    trusted_paths = person.get("trusted_projects") or []
+    if not isinstance(trusted_paths, list):
+        trusted_paths = []
+    if trust_now and files:
+        store.trust(directory, files)
+    state = store.state(directory, files, [str(p) for p in trusted_paths])
+    return ProjectLayer(
+        directory=directory,
+        path=path,
+        data=data,
+        split=keys.split(data, directory),
+        state=state,
+        run_files=vouched.run_files(directory, data),
+    )
+
+
+def person_data() -> dict[str, Any]:
     merged: dict[str, Any] = {}
-    for path in config_files():
+    for path in person_files():
         merged = deep_merge(merged, read_json(path))
-    value: Any = merged
-    for key in keys:
+    return merged
+
+
+def raw_value(*names: str, directory: Path | None = None) -> Any:
+    """One value of the config in force, unvalidated (None when no file sets it): the
+    project's part only as far as its trust allows."""
+    person = person_data()
+    layer = project_layer(directory or Path.cwd(), person)
+    value: Any = deep_merge(person, layer.applied)
+    for name in names:
         if not isinstance(value, dict):
             return None
-        value = value.get(key)
+        value = value.get(name)
     return value

@@ -81,14 +81,19 @@ def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
     return meta, body
 
 
-def front_matter_files(folder: Path, pattern: str) -> Iterator[tuple[Path, dict[str, str], str]]:
+def front_matter_files(
+    folder: Path, pattern: str, within: Path | None = None
+) -> Iterator[tuple[Path, dict[str, str], str]]:
     """(path, front matter, body) of each readable file matching `pattern` in `folder`,
-    by path; none when the folder cannot be read."""
+    by path; none when the folder cannot be read. `within`: a project, whose files that
+    link outside it are skipped (its SKILL.md -> ~/.ssh/id_rsa would reach the model)."""
     try:
         files = sorted(folder.glob(pattern))
     except OSError:
         return
     for path in files:
+        if within is not None and not is_within(path, within):
+            continue
         try:
             text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
         except OSError:
@@ -97,9 +102,17 @@ def front_matter_files(folder: Path, pattern: str) -> Iterator[tuple[Path, dict[
             yield path, *parse_front_matter(text)
 
 
-def _load_dir(folder: Path, scope: str) -> dict[str, CustomCommand]:
+def is_within(path: Path, root: Path) -> bool:
+    """Whether `path`, symlinks followed, is inside `root`."""
+    try:
+        return root.resolve() in path.resolve().parents
+    except OSError:
+        return False
+
+
+def _load_dir(folder: Path, scope: str, within: Path | None = None) -> dict[str, CustomCommand]:
     found: dict[str, CustomCommand] = {}
-    for path, meta, body in front_matter_files(folder, "*.md"):
+    for path, meta, body in front_matter_files(folder, "*.md", within):
         name = path.stem
         if not NAME_RE.match(name):
             continue
@@ -131,7 +144,7 @@ def load_custom_commands(directory: Path, reserved: Collection[str] = ()) -> Loa
     """User commands, then project ones over them; names in `reserved` (built-ins and
     their aliases) are never taken."""
     merged = _load_dir(paths.config_dir() / USER_COMMANDS_DIR, "user")
-    merged.update(_load_dir(directory / PROJECT_COMMANDS_DIR, "project"))
+    merged.update(_load_dir(directory / PROJECT_COMMANDS_DIR, "project", directory))
     reserved = {r.lower() for r in reserved}
     shadowed = [c for name, c in merged.items() if name in reserved]
     commands = {name: c for name, c in merged.items() if name not in reserved}

@@ -1,62 +1,60 @@
-"""What every part of a running session needs: storage, config, events, tools."""
+"""What every part of a running session needs. Two floors: `Shared`, what is truly
+process-wide (storage, events, how to ask the person, per-session state), and the
+session's project as a `Workspace` (config, trust, tools, sandbox, hooks, language and
+MCP servers). A process serving sessions in several projects (`serve`, `acp`) holds one
+context per project directory, all on one `Shared` (`in_project`)."""
 
 from __future__ import annotations
 
 import asyncio
-import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_tui import paths
-from agent_tui.agents import AgentCatalog, load_agents
+from agent_tui.agents import AgentCatalog
 from agent_tui.bus import Bus
-from agent_tui.config import (
-    CONFIG_FILE_NAME,
-    Config,
-    PermissionLevel,
-    ReasoningEffort,
-    resolve_env_ref,
-)
-from agent_tui.errors import ConfigError
+from agent_tui.config import Config, PermissionLevel, ReasoningEffort
 from agent_tui.events import Event, MessageUpdated, Notice, PartUpdated
-from agent_tui.hooks import trust
 from agent_tui.hooks.runner import Hooks
 from agent_tui.lsp.servers import LspServers
 from agent_tui.redact import Redactor
 from agent_tui.sandbox import Sandbox
 from agent_tui.secrets import ToolEnvironment
-from agent_tui.skills import USER_SKILLS_DIR
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import MessageWithParts, Part, UserMessage
 from agent_tui.storage.snapshot import Snapshots, snapshot_root
 from agent_tui.todos import SessionTodos
 from agent_tui.tool.base import AskPermission, EditorFiles, Subagents, ToolContext
 from agent_tui.tool.registry import PermissionMode, ToolRegistry
-from agent_tui.tool.task import TASK_TOOL, TaskTool
+from agent_tui.trust import store
+from agent_tui.workspace.workspace import Workspace
+
+ConfigLoader = Callable[[Path, bool], Config]
+"""The config of a project directory (the bool: record its trust first)."""
 
 
 @dataclass
-class EngineContext:
+class Shared:
+    """What every project of one engine shares."""
+
     db: Database
-    config: Config
-    bus: Bus = field(default_factory=Bus)
-    registry: ToolRegistry = field(default_factory=ToolRegistry.default)
+    bus: Bus
+    output_dir: Path
+    snapshot_dir: Path
+    front_end: str
     ask: AskPermission | None = None
     """How to ask the person; None refuses every `ask` (headless run)."""
-    output_dir: Path = field(default_factory=paths.tool_output_dir)
-    session_permissions: dict[str, dict[str, PermissionLevel]] = field(default_factory=dict)
-    tool_env: ToolEnvironment = field(init=False)
-    """The environment of processes the tools start, and the variables withheld from it."""
-    redact: Redactor = field(init=False)
-    redactions: dict[str, int] = field(default_factory=dict)
-    """Per session: secrets redacted from tool outputs and errors since the engine started."""
-    snapshot_dir: Path = field(default_factory=snapshot_root)
-    """Shadow git repositories of the projects' working trees (undo/redo)."""
-    _snapshots: dict[Path, Snapshots] = field(default_factory=dict)
     subagents: Subagents | None = None
     """Runs the task tool's child sessions (the Engine sets it; None: no subagents)."""
-    agents: AgentCatalog | None = None
-    """The agents (agents.py); loaded by `agent_catalog` for the first directory asked."""
+    load: ConfigLoader | None = None
+    """How a project directory's config is loaded; None: the one config applies to
+    every directory (a context made in code, as tests and benchmarks do)."""
+    projects: dict[Path, EngineContext] = field(default_factory=dict)
+    session_permissions: dict[str, dict[str, PermissionLevel]] = field(default_factory=dict)
+    redactions: dict[str, int] = field(default_factory=dict)
+    """Per session: secrets redacted from tool outputs and errors since the engine started."""
+    snapshots: dict[Path, Snapshots] = field(default_factory=dict)
     permission_modes: dict[str, PermissionMode] = field(default_factory=dict)
     """Per session: the quick permission mode (ask / auto-edits); in memory, never saved."""
     editors: dict[str, EditorFiles] = field(default_factory=dict)
@@ -69,35 +67,205 @@ class EngineContext:
     handed_over: dict[str, tuple[str, str, str]] = field(default_factory=dict)
     """Per session preparing here: (model, agent, last message) for a detached process to
     finish it when this engine closes (context/preparing.py)."""
-    sandbox: Sandbox = field(init=False)
-    """Where commands and local MCP servers run (sandbox/)."""
-    hooks: Hooks = field(init=False)
-    """The person's hook commands (hooks/): the same for every front-end."""
-    lsp: LspServers = field(init=False)
-    """Language servers for diagnostics after edits (lsp/), started when first needed."""
-    front_end: str = "agent-tui"
-    """What runs this engine (`agent-tui run`, `the agent-tui app`, …): named to another
-    process that finds a session busy here."""
 
-    def __post_init__(self) -> None:
-        policy = self.config.shell.env
-        self.tool_env = ToolEnvironment.build(
-            os.environ, policy.exclude, policy.include, policy.set
+
+class EngineContext:
+    """One project's view of the engine: its workspace on the process's `Shared`."""
+
+    def __init__(
+        self,
+        db: Database,
+        config: Config,
+        *,
+        bus: Bus | None = None,
+        registry: ToolRegistry | None = None,
+        ask: AskPermission | None = None,
+        output_dir: Path | None = None,
+        snapshot_dir: Path | None = None,
+        front_end: str = "agent-tui",
+        load: ConfigLoader | None = None,
+        shared: Shared | None = None,
+    ) -> None:
+        self.shared = shared or Shared(
+            db=db,
+            bus=bus or Bus(),
+            output_dir=output_dir or paths.tool_output_dir(),
+            snapshot_dir=snapshot_dir or snapshot_root(),
+            front_end=front_end,
+            ask=ask,
+            load=load,
         )
-        self.redact = Redactor(self.tool_env.known_secrets(_configured_keys(self.config)))
-        self.sandbox = _sandbox(self)
-        self.hooks = Hooks(
-            self.config.hook_sources,
-            trusted=lambda source: self.config.trust_project_hooks or trust.is_trusted(source),
-            warn=self._warn,
+        directory = Path(config.project.directory) if config.project else Path.cwd()
+        self.workspace = self._workspace(directory, config, registry or ToolRegistry.default())
+        self._registry: ToolRegistry | None = None
+        self.shared.projects.setdefault(self.workspace.directory, self)
+
+    def _workspace(self, directory: Path, config: Config, registry: ToolRegistry) -> Workspace:
+        shared = self.shared
+        path = getattr(shared.db, "path", None)  # a view's stand-in store may have none
+        database = Path(path) if path is not None else paths.database_path()
+        journal = [database.with_name(database.name + end) for end in ("-wal", "-shm", "-journal")]
+        return Workspace(
+            directory,
+            config,
+            registry=registry,
+            publish=self.publish,
+            own_dirs=[paths.data_dir(), paths.config_dir(), shared.snapshot_dir],
+            own_files=[database, *journal],
+            output_dir=shared.output_dir,
         )
-        self.lsp = LspServers(self.config.lsp, self.tool_env.env, self._warn)
+
+    # ---- projects ----------------------------------------------------------------------
+
+    def in_project(self, directory: Path | str) -> EngineContext:
+        """The context of the project a session in `directory` belongs to: its own config,
+        agents, sandbox, hooks and servers, on this engine's shared state."""
+        shared = self.shared
+        if shared.load is None:
+            return self
+        real = Path(directory).resolve()
+        found = shared.projects.get(real)
+        if found is None:
+            found = EngineContext(self.db, shared.load(real, False), shared=shared)
+        return found
+
+    async def retrust(self, *, keep: bool = True) -> None:
+        """The person trusted this project: record it (`keep` False: for this process
+        only) and put a workspace with its full config in place; what the old one
+        started stops."""
+        old = self.workspace
+        if self.shared.load is None:
+            old.run_for_now()
+            return
+        config = self.shared.load(old.directory, True)
+        if not keep:
+            store.revoke(old.directory)
+        self.workspace = self._workspace(old.directory, config, ToolRegistry.default())
+        await old.close()
+
+    def projects(self) -> list[EngineContext]:
+        return list(self.shared.projects.values())
+
+    # ---- the workspace's parts ---------------------------------------------------------
+
+    @property
+    def config(self) -> Config:
+        return self.workspace.config
+
+    @property
+    def registry(self) -> ToolRegistry:
+        return self._registry or self.workspace.registry
+
+    @registry.setter
+    def registry(self, value: ToolRegistry) -> None:
+        """A step's or subagent's own tools, on a copy of the context."""
+        self._registry = value
+
+    @property
+    def tool_env(self) -> ToolEnvironment:
+        return self.workspace.tool_env
+
+    @property
+    def redact(self) -> Redactor:
+        return self.workspace.redact
+
+    @property
+    def sandbox(self) -> Sandbox:
+        return self.workspace.sandbox
+
+    @property
+    def hooks(self) -> Hooks:
+        return self.workspace.hooks
+
+    @property
+    def lsp(self) -> LspServers:
+        return self.workspace.lsp
+
+    @property
+    def agents(self) -> AgentCatalog | None:
+        return self.workspace.agents
+
+    def agent_catalog(self, directory: Path) -> AgentCatalog:
+        """The agents of the project `directory` is in."""
+        return self.in_project(directory).workspace.agent_catalog()
+
+    # ---- shared ------------------------------------------------------------------------
+
+    @property
+    def db(self) -> Database:
+        return self.shared.db
+
+    @property
+    def bus(self) -> Bus:
+        return self.shared.bus
+
+    @property
+    def ask(self) -> AskPermission | None:
+        return self.shared.ask
+
+    @ask.setter
+    def ask(self, value: AskPermission | None) -> None:
+        self.shared.ask = value
+
+    @property
+    def subagents(self) -> Subagents | None:
+        return self.shared.subagents
+
+    @subagents.setter
+    def subagents(self, value: Subagents | None) -> None:
+        self.shared.subagents = value
+
+    @property
+    def output_dir(self) -> Path:
+        return self.shared.output_dir
+
+    @property
+    def snapshot_dir(self) -> Path:
+        return self.shared.snapshot_dir
+
+    @property
+    def front_end(self) -> str:
+        return self.shared.front_end
+
+    @front_end.setter
+    def front_end(self, value: str) -> None:
+        self.shared.front_end = value
+
+    @property
+    def session_permissions(self) -> dict[str, dict[str, PermissionLevel]]:
+        return self.shared.session_permissions
+
+    @property
+    def redactions(self) -> dict[str, int]:
+        return self.shared.redactions
+
+    @property
+    def permission_modes(self) -> dict[str, PermissionMode]:
+        return self.shared.permission_modes
+
+    @property
+    def editors(self) -> dict[str, EditorFiles]:
+        return self.shared.editors
+
+    @property
+    def reasoning_efforts(self) -> dict[str, ReasoningEffort]:
+        return self.shared.reasoning_efforts
+
+    @property
+    def preparing(self) -> dict[str, asyncio.Task[None]]:
+        return self.shared.preparing
+
+    @property
+    def handed_over(self) -> dict[str, tuple[str, str, str]]:
+        return self.shared.handed_over
+
+    # ---- behaviour ---------------------------------------------------------------------
 
     def _warn(self, line: str) -> None:
         self.publish(Notice(level="warning", message=line))
 
     def publish(self, event: Event) -> None:
-        self.bus.publish(event)
+        self.shared.bus.publish(event)
 
     async def add_message(self, info: UserMessage, part: Part) -> MessageWithParts:
         """Save a new message with its one part (on disk now) and announce both."""
@@ -154,56 +322,11 @@ class EngineContext:
         """The snapshot repository of a session directory; None when turned off in config."""
         if not self.config.snapshot:
             return None
-        if directory not in self._snapshots:
-            self._snapshots[directory] = Snapshots(directory, self.snapshot_dir)
-        return self._snapshots[directory]
-
-    def agent_catalog(self, directory: Path) -> AgentCatalog:
-        """The agents, loaded once (a stable prompt prefix): a warning per bad file, and
-        the task tool told which subagents it offers."""
-        if self.agents is None:
-            self.agents = load_agents(self.config, directory)
-            for warning in self.agents.warnings:
-                self.publish(Notice(session_id=None, level="warning", message=warning))
-            subagents = [(a.name, a.description) for a in self.agents.subagents()]
-            if subagents and self.registry.get(TASK_TOOL) is not None:
-                self.registry.register(TaskTool(subagents))
-        return self.agents
+        found = self.shared.snapshots
+        if directory not in found:
+            found[directory] = Snapshots(directory, self.snapshot_dir)
+        return found[directory]
 
     def permissions_for(self, session_id: str) -> dict[str, PermissionLevel]:
         """Config permissions plus the person's 'always allow' answers in this session."""
         return self.session_permissions.setdefault(session_id, dict(self.config.permission))
-
-
-def _sandbox(ctx: EngineContext) -> Sandbox:
-    """The sandbox, with agent-tui's own data hidden from commands: the data and config
-    dirs, the database wherever it is, the snapshot repositories, config files given
-    elsewhere. Saved tool outputs (the model is told their paths) and the user's skills
-    (their scripts are run) stay readable."""
-    path = getattr(ctx.db, "path", None)  # a view's stand-in store may have none
-    database = Path(path) if path is not None else paths.database_path()
-    journal = [database.with_name(database.name + end) for end in ("-wal", "-shm", "-journal")]
-    project_config = Path.cwd() / CONFIG_FILE_NAME  # the project's own: commands may read it
-    sources = [Path(s) for s in ctx.config.sources if Path(s) != project_config]
-    return Sandbox(
-        ctx.config.sandbox,
-        own_dirs=[paths.data_dir(), paths.config_dir(), ctx.snapshot_dir],
-        own_files=[database, *journal, *sources],
-        revealed=[ctx.output_dir, paths.config_dir() / USER_SKILLS_DIR],
-    )
-
-
-def _configured_keys(config: Config) -> dict[str, str]:
-    """`provider.<name>.api_key` -> the key, `{env:NAME}` resolved."""
-    keys: dict[str, str] = {}
-    for name, provider in config.provider.items():
-        if provider.api_key is None:
-            continue
-        where = f"provider.{name}.api_key"
-        try:
-            key = resolve_env_ref(provider.api_key.get_secret_value(), where)
-        except ConfigError:
-            continue  # reported when that provider is used
-        if key:
-            keys[where] = key
-    return keys

@@ -42,9 +42,9 @@ class Skill:
         return self.path.parent
 
 
-def _load_dir(root: Path, scope: str) -> dict[str, Skill]:
+def _load_dir(root: Path, scope: str, within: Path | None = None) -> dict[str, Skill]:
     found: dict[str, Skill] = {}
-    for path, meta, body in front_matter_files(root, f"*/{SKILL_FILE}"):
+    for path, meta, body in front_matter_files(root, f"*/{SKILL_FILE}", within):
         name = (meta.get("name") or path.parent.name).strip()
         if name:
             found[name.lower()] = Skill(
@@ -60,7 +60,7 @@ def _load_dir(root: Path, scope: str) -> dict[str, Skill]:
 def load_skills(directory: Path) -> dict[str, Skill]:
     """Skills by lower-case name: the user's, then the project's over them."""
     skills = _load_dir(paths.config_dir() / USER_SKILLS_DIR, "user")
-    skills.update(_load_dir(directory / PROJECT_SKILLS_DIR, "project"))
+    skills.update(_load_dir(directory / PROJECT_SKILLS_DIR, "project", directory))
     return skills
 
 

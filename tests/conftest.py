@@ -66,6 +66,10 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # a loaded machine (4 workers on 2 cores). No test is about the window running out.
     if (app := sys.modules.get("agent_tui.tui.app")) is not None:  # imported at collection
         monkeypatch.setattr(app, "LEADER_WINDOW", 300.0)
+    # The suite's projects are the person's own: their agent-tui.json (provider, permissions,
+    # hooks) applies as in a trusted project. The trust tests (test_trust.py) start from
+    # an untrusted one (`untrusted`).
+    person_config({}, tmp_path / "user-config", trusted=tmp_path)
     for name in (
         *PROVIDER_KEYS,
         "AGENT_TUI_CONFIG",
@@ -74,6 +78,31 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ):
         monkeypatch.delenv(name, raising=False)
     return project
+
+
+def person_config(
+    data: dict[str, Any], folder: Path | None = None, *, trusted: Path | None = None
+) -> Path:
+    """Write the person's own config (`<config dir>/config.json`); `trusted`: the folder
+    of their own projects (`trusted_projects`), default the test's tmp folder."""
+    from agent_tui import paths
+
+    folder = folder or paths.config_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    if trusted is None and "trusted_projects" not in data:
+        trusted = Path(os.environ["AGENT_TUI_DATA_DIR"]).parent  # the test's own folders
+    if trusted is not None:
+        data = {**data, "trusted_projects": [str(trusted)]}
+    path = folder / "config.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def untrusted(isolated: Path) -> Path:
+    """The test's project as a cloned repository: no trust recorded, none by config."""
+    person_config({"trusted_projects": []})
+    return isolated
 
 
 @pytest.fixture
@@ -104,6 +133,14 @@ def write_config(project: Path, server: FakeOpenAI, **overrides: Any) -> dict[st
             config[key] = value
     (project / "agent-tui.json").write_text(json.dumps(config), encoding="utf-8")
     return config
+
+
+def cloned_project(project: Path, server: FakeOpenAI, **project_keys: Any) -> dict[str, Any]:
+    """A cloned repository: the person's own config names the provider (the fake server)
+    and trusts nothing; the project's `agent-tui.json` holds only `project_keys`."""
+    person_config({**write_config(project, server), "trusted_projects": []})
+    (project / "agent-tui.json").write_text(json.dumps(project_keys), encoding="utf-8")
+    return project_keys
 
 
 @pytest.fixture

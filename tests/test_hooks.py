@@ -15,9 +15,10 @@ from textual.widgets import Static
 
 from agent_tui import paths
 from agent_tui.storage.models import TextPart, UserMessage
+from agent_tui.trust import store
 from agent_tui.tui.confirm_screen import ConfirmScreen
 from tests.acp_client import RecordingClient, acp_agent, prompt
-from tests.conftest import SMALL, write_config
+from tests.conftest import SMALL, cloned_project, person_config, write_config
 from tests.engine_helpers import is_summary_request, open_engine, run_cli, text_of, tool_results
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls, Usage
 from tests.tui_helpers import ask, close, open_app, wait_for
@@ -81,9 +82,7 @@ def hook(tmp_path: Path) -> Hook:
 
 def own_config(hooks: dict[str, list[dict]], **more: Any) -> None:
     """The person's own config file (hooks there run without asking)."""
-    path = paths.config_dir() / "config.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"hooks": hooks, **more}), encoding="utf-8")
+    person_config({"hooks": hooks, **more})
 
 
 async def stored_messages() -> int:
@@ -248,12 +247,12 @@ def test_a_claude_code_settings_block_copied_as_is_works(
 def test_a_project_hook_runs_only_once_the_project_is_trusted(
     isolated: Path, fake_llm: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write_config(isolated, fake_llm, hooks={"UserPromptSubmit": [hook.entry("ok")]})
+    cloned_project(isolated, fake_llm, hooks={"UserPromptSubmit": [hook.entry("ok")]})
     fake_llm.script(Text("one"), Text("two"), Text("three"))
     code, _, err = run_cli(capsys, "run", "first")
     assert code == 0, err
     assert hook.events() == [], "an untrusted project's hook did not run"
-    assert "did not run: this project is not trusted" in err
+    assert "This project is not trusted: its hooks settings are left out" in err
     assert "agent-tui run --trust" in err
     code, _, err = run_cli(capsys, "run", "--trust", "second")
     assert code == 0, err
@@ -261,23 +260,31 @@ def test_a_project_hook_runs_only_once_the_project_is_trusted(
     code, _, err = run_cli(capsys, "run", "third")  # trusted from now on
     assert [e["prompt"] for e in hook.events()] == ["second", "third"]
     # Changed hooks are asked about again.
-    write_config(isolated, fake_llm, hooks={"UserPromptSubmit": [hook.entry("plain")]})
+    cloned_project(isolated, fake_llm, hooks={"UserPromptSubmit": [hook.entry("plain")]})
     fake_llm.script(Text("four"))
-    run_cli(capsys, "run", "fourth")
+    code, _, err = run_cli(capsys, "run", "fourth")
     assert len(hook.events()) == 2
+    assert "not trusted (changed since you trusted it)" in err
     # A project cannot trust itself; the person's own config can.
-    write_config(isolated, fake_llm, hooks={"UserPromptSubmit": [hook.entry("context")]})
-    (isolated / "agent-tui.json").write_text(
-        json.dumps(
-            {**json.loads((isolated / "agent-tui.json").read_text()), "trust_project_hooks": True}
-        )
+    cloned_project(
+        isolated,
+        fake_llm,
+        hooks={"UserPromptSubmit": [hook.entry("context")]},
+        trust_project_hooks=True,
+        trusted_projects=[str(isolated)],
     )
     fake_llm.script(Text("five"), Text("six"))
     run_cli(capsys, "run", "fifth")
     assert len(hook.events()) == 2
-    own_config({}, trust_project_hooks=True)
+    own_config({}, trust_project_hooks=True, trusted_projects=[], **_provider_of(isolated))
     run_cli(capsys, "run", "sixth")
     assert [e["prompt"] for e in hook.events()][-1] == "sixth"
+
+
+def _provider_of(project: Path) -> dict[str, Any]:
+    """The person's own config as `cloned_project` wrote it, minus hooks and trust."""
+    written = json.loads((paths.config_dir() / "config.json").read_text())
+    return {k: v for k, v in written.items() if k not in ("hooks", "trusted_projects")}
 
 
 def test_a_hook_past_its_timeout_and_a_failing_hook_are_warnings_and_the_turn_goes_on(
@@ -343,14 +350,14 @@ async def test_acp_fires_the_same_hooks(configured: FakeOpenAI, hook: Hook, isol
 async def test_the_app_asks_to_trust_a_projects_hooks_then_fires_them(
     isolated: Path, fake_llm: FakeOpenAI, hook: Hook
 ) -> None:
-    write_config(isolated, fake_llm, hooks={"PreToolUse": [hook.entry("block", matcher="bash")]})
+    cloned_project(isolated, fake_llm, hooks={"PreToolUse": [hook.entry("block", matcher="bash")]})
     fake_llm.script(bash("echo hi"), Text("blocked, fine"))
     app = await open_app()
     async with app.run_test(size=(100, 40)) as pilot:
         asking = lambda: isinstance(app.screen, ConfirmScreen) and app.screen.query("#detail")  # noqa: E731
         await wait_for(pilot, asking, "the trust question")
         detail = str(app.screen.query_one("#detail", Static).render())
-        assert "outside the sandbox" in detail and hook.command("block") in detail
+        assert "outside the sandbox" in detail and "PreToolUse" in detail
         await pilot.press("y")
         await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
         await ask(pilot, fake_llm, "say hi")
@@ -371,8 +378,12 @@ async def test_the_app_asks_to_trust_a_projects_hooks_then_fires_them(
 def test_context_lists_the_hooks_and_says_they_run_outside_the_sandbox(
     isolated: Path, fake_llm: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write_config(isolated, fake_llm, hooks={"Stop": [hook.entry("ok")]})
-    own_config({"PreToolUse": [hook.entry("ok"), hook.entry("fail")], "Notification": []})
+    cloned_project(isolated, fake_llm, hooks={"Stop": [hook.entry("ok")]})
+    own_config(
+        {"PreToolUse": [hook.entry("ok"), hook.entry("fail")], "Notification": []},
+        **_provider_of(isolated),
+        trusted_projects=[],
+    )
     fake_llm.script(Text("hi"))
     assert run_cli(capsys, "run", "hello")[0] == 0
     code, out, err = run_cli(capsys, "context")
@@ -408,7 +419,7 @@ def test_a_pre_tool_use_allow_answers_the_permission_question_but_not_a_deny(
 async def test_an_acp_client_is_asked_whether_a_projects_hooks_may_run(
     isolated: Path, fake_llm: FakeOpenAI, hook: Hook, answer: str
 ) -> None:
-    write_config(isolated, fake_llm, hooks={"UserPromptSubmit": [hook.entry("ok")]})
+    cloned_project(isolated, fake_llm, hooks={"UserPromptSubmit": [hook.entry("ok")]})
     fake_llm.script(Text("one"), Text("two"))
     client = RecordingClient(answer=lambda call, options: answer)
     async with acp_agent(client, isolated) as (conn, _):
@@ -417,9 +428,9 @@ async def test_an_acp_client_is_asked_whether_a_projects_hooks_may_run(
         await conn.prompt(session_id=sid, prompt=prompt("first"))
         await conn.prompt(session_id=sid, prompt=prompt("second"))
     (asked,) = client.permissions
-    assert "Run this project's hooks" in json.dumps(asked[1].model_dump(mode="json"))
+    assert "Trust this project" in json.dumps(asked[1].model_dump(mode="json"))
     ran = [e["prompt"] for e in hook.events()]
-    remembered = (paths.data_dir() / "trusted-hooks.json").exists()
+    remembered = str(isolated.resolve()) in store.recorded()
     if answer == "reject_once":
         assert ran == [] and not remembered
     else:

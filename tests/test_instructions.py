@@ -90,7 +90,7 @@ async def test_context_md_claude_global_and_a_url_reach_the_prompt_once_each(
     (isolated / "CONTEXT.md").write_text("CONTEXT RULES")
     (isolated.parent / "AGENTS.md").write_text("PARENT RULES")
     config_dir = Path(os.environ["AGENT_TUI_CONFIG_DIR"])
-    config_dir.mkdir(parents=True)
+    config_dir.mkdir(parents=True, exist_ok=True)
     (config_dir / "AGENTS.md").write_text("OWN GLOBAL RULES")
     url = f"{rules.url}/team.md"
     # Listed twice, and CONTEXT.md again by name: each still goes in once.
@@ -120,7 +120,7 @@ def test_one_instruction_file_per_directory_and_one_global(
     (isolated / "AGENTS.md").write_text("PROJECT AGENTS")
     (isolated / "CONTEXT.md").write_text("PROJECT CONTEXT")  # AGENTS.md wins here
     config_dir = Path(os.environ["AGENT_TUI_CONFIG_DIR"])
-    config_dir.mkdir(parents=True)
+    config_dir.mkdir(parents=True, exist_ok=True)
     # agent-tui's global file is the same text as Claude Code's: it goes in once.
     (config_dir / "CLAUDE.md").write_text("CLAUDE GLOBAL RULES")
     (_, rest), notes = build_system("openai/x", isolated, Config())

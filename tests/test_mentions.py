@@ -70,6 +70,8 @@ def test_mentioned_paths() -> None:
 
 
 def test_walk_honours_gitignore(tmp_path: Path) -> None:
+    tmp_path = tmp_path / "tree"  # beside the test's config and data dirs
+    tmp_path.mkdir()
     (tmp_path / ".gitignore").write_text("*.log\nbuild/\n/top.txt\n!keep.log\n")
     for rel in ["a.py", "x.log", "keep.log", "top.txt", "sub/top.txt", "build/out.js"]:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)

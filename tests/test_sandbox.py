@@ -32,7 +32,7 @@ from agent_tui.session.engine import Engine
 from agent_tui.storage.db import Database
 from agent_tui.tool.base import PermissionReply, PermissionRequest
 from agent_tui.tool.escalation import HEADLESS_HINT
-from tests.conftest import write_config
+from tests.conftest import person_config, write_config
 from tests.engine_helpers import open_engine, run_cli, tool_results
 from tests.fake_openai import Call, FakeOpenAI, Hang, Text, ToolCalls
 from tests.process_helpers import agent_tui_argv
@@ -253,7 +253,7 @@ async def test_user_skills_run_while_the_rest_of_the_config_dir_is_hidden(
     config_dir = paths.config_dir()
     (config_dir / "skills" / "hello").mkdir(parents=True)
     (config_dir / "skills" / "hello" / "run.sh").write_text("echo hello from a skill\n")
-    (config_dir / "config.json").write_text('{"_note": "user-config-marker"}')
+    person_config({"_note": "user-config-marker"})
     results = await run_commands(
         fake_llm,
         sandboxed,

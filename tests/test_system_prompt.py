@@ -23,7 +23,7 @@ def test_instructions_are_found_walking_up(isolated: Path, tmp_path: Path) -> No
     sub.mkdir(parents=True)
     (isolated / "CLAUDE.md").write_text("PROJECT RULES")
     config_dir = Path(os.environ["AGENT_TUI_CONFIG_DIR"])
-    config_dir.mkdir(parents=True)
+    config_dir.mkdir(parents=True, exist_ok=True)
     (config_dir / "AGENTS.md").write_text("GLOBAL RULES")
     (isolated / "extra.md").write_text("EXTRA RULES")
     subprocess.run(["git", "init", "-q", str(isolated)], check=True)

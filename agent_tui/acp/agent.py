@@ -308,7 +308,7 @@ class AcpAgent:
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         directory = _directory(cwd)
-        self._add_mcp_servers(mcp_servers)
+        self._add_mcp_servers(directory, mcp_servers)
         session = await self.engine.new_session(directory)
         open_ = await self._open(session)
         return await self._opened(open_, NewSessionResponse, session_id=session.id)
@@ -385,8 +385,7 @@ class AcpAgent:
         return CloseSessionResponse()
 
     async def _reopen(self, cwd: str, session_id: str, mcp_servers: list[Any] | None) -> AcpSession:
-        _directory(cwd)
-        self._add_mcp_servers(mcp_servers)
+        self._add_mcp_servers(_directory(cwd), mcp_servers)
         try:
             session = await self.engine.ctx.db.get_session(session_id)
         except NotFoundError as exc:
@@ -397,7 +396,7 @@ class AcpAgent:
         """Start following a session: its figures so far, its mode, its commands."""
         db = self.engine.ctx.db
         messages = await db.all_messages(session.id)
-        config = self.engine.ctx.config
+        config = self.engine.project(Path(session.directory)).config
         model = await self.engine.session_model(session.id)
         updates = SessionUpdates(
             session_id=session.id,
@@ -451,7 +450,8 @@ class AcpAgent:
 
     # ---- MCP servers from the client -----------------------------------------------------
 
-    def _add_mcp_servers(self, servers: list[Any] | None) -> None:
+    def _add_mcp_servers(self, directory: Path, servers: list[Any] | None) -> None:
+        """The client's own MCP servers, for the sessions of that project."""
         found: dict[str, McpLocalConfig | McpRemoteConfig] = {}
         for server in servers or []:
             if isinstance(server, McpServerStdio):
@@ -464,12 +464,12 @@ class AcpAgent:
                     url=server.url, headers={h.name: h.value for h in server.headers}
                 )
         if found:
-            self.engine.mcp.add(found)
+            self.engine.project(directory).workspace.mcp.add(found)
 
     # ---- modes, models, reasoning --------------------------------------------------------
 
     async def _config_options(self, open_: AcpSession) -> list[Any]:
-        config = self.engine.ctx.config
+        config = self.engine.project(open_.directory).config
         model = open_.model or await self.engine.session_model(open_.id)
         rows = await asyncio.to_thread(model_catalog, config, [model])
         return options.config_options(
@@ -491,7 +491,8 @@ class AcpAgent:
         if config_id == options.MODE:
             await self._set_mode(open_, value)
         elif config_id == options.MODEL:
-            rows = await asyncio.to_thread(model_catalog, self.engine.ctx.config, [value])
+            config = self.engine.project(open_.directory).config
+            rows = await asyncio.to_thread(model_catalog, config, [value])
             if value not in {row.id for row in rows}:
                 raise RequestError.invalid_params({"configId": config_id, "value": value})
             open_.model = value

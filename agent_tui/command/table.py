@@ -120,6 +120,13 @@ COMMANDS: tuple[Command, ...] = (
         "Export a session as JSON (the app writes a file here; the CLI prints it)",
         views=_only(APP, CLI),
     ),
+    Command(
+        "trust",
+        "Trust this project: its whole config applies (--list: the trusted projects; "
+        "--revoke: forget one)",
+        arg_hint="[DIR] [--list | --revoke]",
+        views=_only(APP, CLI),
+    ),
     Command("help", "List commands and keys", views=_only(APP)),
     Command("quit", "Quit agent-tui", aliases=("exit",), views=_only(APP)),
 )

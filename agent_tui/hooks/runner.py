@@ -63,18 +63,12 @@ class Hooks:
     ) -> None:
         self.sources = list(sources)
         self._trusted = trusted
-        self._allowed: set[str] = set()
-        """Project files whose hooks run in this process: found trusted (trust is not
-        taken back while it runs), or let run for now."""
+        """Asked each time: a project's trust covers its files as they were, so a script
+        rewritten since does not run (workspace/workspace.py)."""
         self.warn = warn
 
     def trusted(self, source: HookSource) -> bool:
-        if source.path not in self._allowed and self._trusted(source):
-            self._allowed.add(source.path)
-        return source.path in self._allowed
-
-    def run_for_now(self, sources: Sequence[HookSource]) -> None:
-        self._allowed.update(source.path for source in sources)
+        return self._trusted(source)
 
     def active(self) -> list[HookSource]:
         return [s for s in self.sources if not s.project or self.trusted(s)]

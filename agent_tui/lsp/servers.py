@@ -28,9 +28,15 @@ class Server:
 
 class LspServers:
     def __init__(
-        self, config: LspConfig, env: dict[str, str], notice: Callable[[str], None]
+        self,
+        config: LspConfig,
+        env: dict[str, str],
+        notice: Callable[[str], None],
+        allowed: Callable[[Server, bool], bool] = lambda server, configured: True,
     ) -> None:
         self.config, self.env, self.notice = config, env, notice
+        self.allowed = allowed
+        """Whether the project's trust lets a server (configured or a default) start."""
         self._clients: dict[tuple[Path, str], LspClient] = {}
         self._starts: Counter[tuple[Path, str]] = Counter()
         self._off: set[tuple[Path, str]] = set()
@@ -64,6 +70,8 @@ class LspServers:
         introduced, as the lines the model reads; "" when nothing new or no server."""
         server = self.server_for(path)
         if server is None or (root, server.name) in self._off:
+            return ""
+        if not self.allowed(server, server.name in self.config.servers):
             return ""
         for _ in range(MAX_STARTS):
             client = await self._client(root, server)

@@ -361,6 +361,19 @@ def model_is_configured(config: Config) -> bool:
     return "model" in config.model_fields_set
 
 
+def choose_by_keys(config: Config, environ: Mapping[str, str] | None = None) -> ModelChoice | None:
+    """The config's own model, else the first provider's whose key is set; None when
+    neither (a local server may still be probed)."""
+    if model_is_configured(config):
+        return ModelChoice(config.model, "config", "model")
+    for provider in PROVIDERS:
+        source = key_source(provider, config, environ)
+        if source:
+            _use_provider(config, provider)
+            return ModelChoice(config.model, "key", source)
+    return None
+
+
 async def choose_model(
     config: Config,
     *,
@@ -369,13 +382,9 @@ async def choose_model(
     environ: Mapping[str, str] | None = None,
 ) -> ModelChoice:
     """Set `config.model` when the config names none (see the module's docstring)."""
-    if model_is_configured(config):
-        return ModelChoice(config.model, "config", "model")
-    for provider in PROVIDERS:
-        source = key_source(provider, config, environ)
-        if source:
-            _use_provider(config, provider)
-            return ModelChoice(config.model, "key", source)
+    chosen = choose_by_keys(config, environ)
+    if chosen is not None:
+        return chosen
     if probe:
         candidates = [
             *_configured_servers(config),

@@ -32,6 +32,11 @@ def litellm() -> Any:
         if _module is None:
             # Use the price map shipped with litellm instead of downloading one.
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            # In its default DEV mode litellm loads the first `.env` above its own files
+            # (above the working directory under a debugger or coverage): a file a
+            # repository ships could set OPENAI_API_BASE and receive the person's key.
+            # Keys come from the person's environment and config only.
+            os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
             # litellm overwrites TIKTOKEN_CACHE_DIR on first use unless this is set.
             if os.environ.get("TIKTOKEN_CACHE_DIR"):
                 os.environ.setdefault("CUSTOM_TIKTOKEN_CACHE_DIR", os.environ["TIKTOKEN_CACHE_DIR"])

@@ -80,8 +80,11 @@ class Sandbox:
         own_dirs: Iterable[Path] = (),
         own_files: Iterable[Path] = (),
         revealed: Iterable[Path] = (),
+        protected: Iterable[Path] = (),
     ) -> None:
         self.config = config
+        self.protected = tuple(protected)
+        """Project files a trusted command runs (a hook's script): read-only inside."""
         self.own_dirs = tuple(own_dirs)
         """agent-tui's data and config dirs, the snapshot repositories: never readable."""
         self.own_files = tuple(own_files)
@@ -172,6 +175,7 @@ class Sandbox:
         if real_cwd != project and project not in real_cwd.parents:
             writable.append(real_cwd)  # a workdir outside the project the person approved
         protected = [project / name for name in PROJECT_CONFIG]
+        protected += [p for p in (resolve(p) for p in self.protected) if p not in protected]
         git = find_git(project)
         if git is not None:
             protected += self._git_protected(git, project, writable)

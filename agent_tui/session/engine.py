@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from agent_tui.agents import DEFAULT_AGENT, AgentCatalog, AgentInfo
-from agent_tui.config import ReasoningEffort
+from agent_tui.config import ProjectTrust, ReasoningEffort
 from agent_tui.context import compaction, prepared
 from agent_tui.context.compaction_plan import CompactionPlan, plan
 from agent_tui.context.summary_view import SummaryEdit, SummaryInForce, save_edit, summary_in_force
@@ -55,6 +55,7 @@ from agent_tui.tool.base import AskPermission, EditorFiles, ToolContext
 from agent_tui.tool.escalation import UNSANDBOXED
 from agent_tui.tool.registry import PermissionMode
 from agent_tui.tool.saved_outputs import start_cleanup
+from agent_tui.workspace.describe import trust_lines
 
 Asker = TypeVar("Asker", bound=AskPermission)
 
@@ -80,13 +81,34 @@ class Engine:
             ctx.output_dir, ctx.config.truncation.retention_days
         )
         """Deleting saved outputs older than truncation.retention_days, in the background."""
-        self.mcp = McpServers(
-            ctx.config.mcp, ctx.registry, ctx.publish, ctx.tool_env.env, sandbox=ctx.sandbox
-        )
-        """The MCP servers: started now in the background, their tools registered when ready."""
-        self.mcp.start()
+        self.mcp.start()  # the home project's MCP servers, in the background
         self._instruction_urls: asyncio.Task[None] | None = None
         self.fetch_instructions()
+
+    @property
+    def mcp(self) -> McpServers:
+        """The MCP servers of the project the engine was opened in (each project's own:
+        `ctx.in_project(directory).workspace.mcp`)."""
+        return self.ctx.workspace.mcp
+
+    async def _ctx(self, session_id: str) -> EngineContext:
+        """The context of the session's project (its own config, agents, sandbox, hooks)."""
+        session = await self.ctx.db.get_session(session_id)
+        return self.ctx.in_project(session.directory)
+
+    def project(self, directory: Path) -> EngineContext:
+        """The context of the project at `directory`: its config and trust (a view asks
+        it what waits for trust, and trusts it through `trust_project`)."""
+        return self.ctx.in_project(directory)
+
+    async def trust_project(self, directory: Path, *, once: bool = False) -> ProjectTrust:
+        """The person trusts the project at `directory`: recorded against its files as
+        they are now (`once`: for this process only), its full config in force from the
+        next request on."""
+        ctx = self.ctx.in_project(directory)
+        await ctx.retrust(keep=not once)
+        ctx.workspace.mcp.start()
+        return ctx.workspace.project
 
     @functools.cached_property
     def locks(self) -> SessionLocks:
@@ -104,7 +126,8 @@ class Engine:
     async def fork(self, session_id: str, message_id: str | None = None) -> Session:
         """A new session with this one's history up to `message_id` (all of it when None),
         its summary, pins, ledger, todos and snapshots as they were there."""
-        return await fork.fork(self.ctx, session_id, message_id)
+        ctx = await self._ctx(session_id)
+        return await fork.fork(ctx, session_id, message_id)
 
     def is_busy(self, session_id: str) -> bool:
         task = self._runs.get(session_id)
@@ -117,16 +140,17 @@ class Engine:
     async def session_model(self, session_id: str) -> str:
         """The model of the session's newest user message, else the configured one;
         messages to an agent with a model of its own don't count (that is the agent's)."""
-        session = await self.ctx.db.get_session(session_id)
-        catalog = self.ctx.agent_catalog(Path(session.directory))
+        ctx = await self._ctx(session_id)
+        session = await ctx.db.get_session(session_id)
+        catalog = ctx.agent_catalog(Path(session.directory))
 
         def own_model(message: MessageWithParts) -> bool:
             info = message.info
             agent = catalog.get(info.agent) if isinstance(info, UserMessage) else None
             return agent is None or agent.model is None
 
-        history = [m for m in await load_history(self.ctx, session) if own_model(m)]
-        return model_of(history, self.ctx.config.model)
+        history = [m for m in await load_history(ctx, session) if own_model(m)]
+        return model_of(history, ctx.config.model)
 
     # ---- what a front-end attaches to a session ------------------------------------------
 
@@ -225,12 +249,13 @@ class Engine:
         if not text.strip():
             raise UsageError("The message is empty: type something to send.")
         session = await self.ctx.db.get_session(session_id)
+        ctx = await self.hook_points.trust_question(session)  # before anything of it acts
         chosen = self.primary_agent(agent, Path(session.directory))
         model = model or chosen.model or await self.session_model(session_id)
         # A local server's window is asked while litellm loads (the loop awaits the answer).
-        windows.start_probe(model, self.ctx.config)
+        windows.start_probe(model, ctx.config)
         # Fail before saving anything the model can't answer.
-        await check_credentials(model, self.ctx.config)
+        await check_credentials(model, ctx.config)
         context = [*context, *await self.hook_points.before_prompt(session, text)]
         with self._claim(session_id) as (busy, lock):
             await self._save_prompt(
@@ -269,6 +294,7 @@ class Engine:
         context: Sequence[str] = (),
         files: Sequence[FilePart] = (),
     ) -> None:
+        ctx = self.ctx.in_project(session.directory)
         session_id = session.id
         info = UserMessage(
             id=message_id(), session_id=session_id, model=model, agent=agent, queued=queued
@@ -276,9 +302,9 @@ class Engine:
         ids = {"session_id": session_id, "message_id": info.id}
         part = TextPart(id=part_id(), **ids, text=text)
         attachments = await resolve_mentions(
-            text, self._tool_context(session, info.id), self.ctx.registry
+            text, self._tool_context(session, info.id), ctx.registry
         )
-        await self.ctx.add_message(info, part)
+        await ctx.add_message(info, part)
         self._newest[session_id] = info.id
         for attachment in attachments:  # the model reads them; the view shows the typed text
             await self._add_synthetic(info, attachment.text)
@@ -293,10 +319,10 @@ class Engine:
             await self._add_part(file.model_copy(update={"id": part_id(), **ids}))
         if not session.title:
             session.title = default_title(text)
-            await self.ctx.db.update_session(session)
-            self.ctx.publish(SessionUpdated(session=session))
+            await ctx.db.update_session(session)
+            ctx.publish(SessionUpdated(session=session))
             if self.model_titles:
-                task = asyncio.create_task(generate_title(self.ctx, session_id, text, model))
+                task = asyncio.create_task(generate_title(ctx, session_id, text, model))
                 self._background.add(task)
                 task.add_done_callback(self._background.discard)
 
@@ -313,9 +339,10 @@ class Engine:
         user message: a bash tool part the view shows as a tool line, and synthetic text
         with the output that the model reads with the next message. The model is not
         called."""
+        ctx = await self._ctx(session_id)
         if not command.strip():
             raise UsageError("The command is empty: type a shell command after the !.")
-        session = await self.ctx.db.get_session(session_id)
+        session = await ctx.db.get_session(session_id)
         model = await self.session_model(session_id)
         # Idle: the session is held while the command runs, so that no loop (of this or
         # another process) starts meanwhile and takes its running part for a crashed one.
@@ -327,11 +354,11 @@ class Engine:
             call_id = f"shell-{info.id}"
             tools = self._tool_context(session, info.id, call_id)
             tools.permissions["bash"] = "allow"
-            await self.announce_sandbox()
-            tools.ask = self.ctx.ask  # only to offer running it outside the sandbox if blocked
-            part = await run_person_command(self.ctx, info, command, tools, saved)
+            await self.announce_sandbox(ctx)
+            tools.ask = ctx.ask  # only to offer running it outside the sandbox if blocked
+            part = await run_person_command(ctx, info, command, tools, saved)
             if tools.permissions.get(UNSANDBOXED) == "allow":  # "always" holds for the session
-                self.ctx.permissions_for(session_id)[UNSANDBOXED] = "allow"
+                ctx.permissions_for(session_id)[UNSANDBOXED] = "allow"
             return part
         finally:
             if lock is not None:
@@ -340,12 +367,13 @@ class Engine:
     def _tool_context(self, session: Session, message: str, call_id: str = "") -> ToolContext:
         """What a tool run on the person's behalf needs (mentions, `!command`): nobody
         is asked, so only what config or 'always' allows runs beyond the given grants."""
-        context = self.ctx.tool_context(
+        ctx = self.ctx.in_project(session.directory)
+        context = ctx.tool_context(
             session.id,
             message,
             Path(session.directory),
             call_id=call_id,
-            permissions=dict(self.ctx.permissions_for(session.id)),
+            permissions=dict(ctx.permissions_for(session.id)),
         )
         context.ask = None
         return context
@@ -365,13 +393,14 @@ class Engine:
         """Manual compaction (`/compact [instructions]`): summarise now, then stop.
         `up_to`: the summary ends with that message; refused, with nothing changed, when
         what stays after it would not fit."""
+        ctx = await self._ctx(session_id)
         model = model or await self.session_model(session_id)
         if up_to is not None:
             plan = await self.compaction_plan(session_id, instructions, model=model, up_to=up_to)
             if (refusal := plan.overflowing()) is not None:
                 raise CompactionError(refusal)
-        windows.start_probe(model, self.ctx.config)
-        await check_credentials(self.ctx.config.compaction.model or model, self.ctx.config)
+        windows.start_probe(model, ctx.config)
+        await check_credentials(ctx.config.compaction.model or model, ctx.config)
         return await self._request_compaction(
             session_id, model=model, instructions=instructions, up_to=up_to
         )
@@ -392,15 +421,16 @@ class Engine:
         would apply, without applying it (the person applies, edits or discards it with
         `apply_reviewed` / `discard_reviewed`). None when it cannot be written in one call
         (a span for chunks): then compact as usual."""
+        ctx = await self._ctx(session_id)
         model = model or await self.session_model(session_id)
-        await check_credentials(self.ctx.config.compaction.model or model, self.ctx.config)
+        await check_credentials(ctx.config.compaction.model or model, ctx.config)
         with self._idle(session_id, "writing a summary to review"):
-            info = await self.model_limits(model)
-            history = await load_history(self.ctx, await self.ctx.db.get_session(session_id))
+            info = await self.model_limits(model, ctx=ctx)
+            history = await load_history(ctx, await ctx.db.get_session(session_id))
             users = [m.info for m in history if isinstance(m.info, UserMessage)]
             agent = max(users, key=lambda u: u.id).agent if users else DEFAULT_AGENT
             return await prepared.prepare(
-                self.ctx, session_id, info, agent, review=True, instructions=instructions
+                ctx, session_id, info, agent, review=True, instructions=instructions
             )
 
     async def apply_reviewed(
@@ -431,48 +461,53 @@ class Engine:
         up_to: str | None = None,
     ) -> CompactionPlan:
         """What `compact` would do now (`--dry-run`): nothing is sent or saved."""
+        ctx = await self._ctx(session_id)
         model = model or await self.session_model(session_id)
-        await windows.discover_window(model, self.ctx.config)
-        session = await self.ctx.db.get_session(session_id)
-        history = await load_history(self.ctx, session)
+        await windows.discover_window(model, ctx.config)
+        session = await ctx.db.get_session(session_id)
+        history = await load_history(ctx, session)
         if not history:
             raise UsageError("Nothing to compact yet: the session has no messages.")
-        info = await self.model_limits(model)
-        return await asyncio.to_thread(plan, self.ctx, session, history, info, instructions, up_to)
+        info = await self.model_limits(model, ctx=ctx)
+        return await asyncio.to_thread(plan, ctx, session, history, info, instructions, up_to)
 
-    async def model_limits(self, model: str) -> ModelInfo:
+    async def model_limits(self, model: str, *, ctx: EngineContext | None = None) -> ModelInfo:
         """The model's limits and prices (and the summariser's, when one is set), asked
-        of the provider: awaited, as litellm may still be importing."""
-        return await load_with_summariser(model, self.ctx.config)
+        of the provider (with `ctx`'s project config): awaited, as litellm may still be
+        importing."""
+        return await load_with_summariser(model, (ctx or self.ctx).config)
 
     async def context_report(self, session_id: str, *, model: str | None = None) -> str:
         """What fills the context window (`/context`), as text."""
+        ctx = await self._ctx(session_id)
         from agent_tui.context.breakdown import breakdown, render
 
-        session = await self.ctx.db.get_session(session_id)
-        history = await load_history(self.ctx, session)
-        model = model or model_of(history, self.ctx.config.model)
-        await windows.discover_window(model, self.ctx.config)  # a local server's, asked
-        info = await self.model_limits(model)
-        tools = self.ctx.registry.definitions()
+        session = await ctx.db.get_session(session_id)
+        history = await load_history(ctx, session)
+        model = model or model_of(history, ctx.config.model)
+        await windows.discover_window(model, ctx.config)  # a local server's, asked
+        info = await self.model_limits(model, ctx=ctx)
+        tools = ctx.registry.definitions()
         # Counting tokens loads a tokenizer (~0.5 s the first time): off the event loop.
         result = await asyncio.to_thread(
-            breakdown, history, info, self.ctx.config, Path(session.directory), tools
+            breakdown, history, info, ctx.config, Path(session.directory), tools
         )
-        withheld = self.ctx.tool_env.withheld_line()
-        sandbox = await self.ctx.sandbox.status_line()
-        lines = [render(result), withheld, sandbox, *self.ctx.lsp.status_lines()]
-        lines += self.ctx.hooks.status_lines()
+        withheld = ctx.tool_env.withheld_line()
+        sandbox = await ctx.sandbox.status_line()
+        lines = [render(result), withheld, sandbox, *ctx.lsp.status_lines()]
+        lines += ctx.hooks.status_lines()
+        lines += trust_lines(ctx.workspace)
         return "\n".join(lines)
 
     async def uncompact(self, session_id: str, *, model: str | None = None) -> Uncompacted:
         """Take back the newest compaction (UsageError if there is none or it won't fit)."""
+        ctx = await self._ctx(session_id)
         with self._idle(session_id, "undoing a compaction"):
             model = model or await self.session_model(session_id)
-            session = await self.ctx.db.get_session(session_id)
-            await windows.discover_window(model, self.ctx.config)
-            info = await self.model_limits(model)
-            return await uncompact(self.ctx, session, info)
+            session = await ctx.db.get_session(session_id)
+            await windows.discover_window(model, ctx.config)
+            info = await self.model_limits(model, ctx=ctx)
+            return await uncompact(ctx, session, info)
 
     # ---- pins -----------------------------------------------------------------------
 
@@ -480,38 +515,40 @@ class Engine:
         """Pin a message or tool result (default: the agent's newest message with text):
         restated verbatim after every compaction. Allowed while the agent works: the
         model sees nothing change until the next compaction."""
-        return await pins.set_pin(
-            self.ctx, await self.ctx.db.get_session(session_id), item_id, pinned=True
-        )
+        ctx = await self._ctx(session_id)
+        return await pins.set_pin(ctx, await ctx.db.get_session(session_id), item_id, pinned=True)
 
     async def unpin(self, session_id: str, item_id: str | None = None) -> PinChange:
         """Unpin (default: the only pin); compactions from the next one on leave it out."""
-        return await pins.set_pin(
-            self.ctx, await self.ctx.db.get_session(session_id), item_id, pinned=False
-        )
+        ctx = await self._ctx(session_id)
+        return await pins.set_pin(ctx, await ctx.db.get_session(session_id), item_id, pinned=False)
 
     async def pin_choices(self, session_id: str) -> list[tuple[PinnedText, bool]]:
         """The app's pin list: newest first, each with whether it is pinned."""
-        return await pins.pin_choices(self.ctx, await self.ctx.db.get_session(session_id))
+        ctx = await self._ctx(session_id)
+        return await pins.pin_choices(ctx, await ctx.db.get_session(session_id))
 
     async def pin_list(self, session_id: str) -> PinList:
-        return await pins.pin_list(self.ctx, await self.ctx.db.get_session(session_id))
+        ctx = await self._ctx(session_id)
+        return await pins.pin_list(ctx, await ctx.db.get_session(session_id))
 
     async def summary(self, session_id: str, *, model: str | None = None) -> SummaryInForce:
         """The summary in force and what surrounds it (`/summary`); tokens counted for
         `model`, else the session's."""
-        session = await self.ctx.db.get_session(session_id)
+        ctx = await self._ctx(session_id)
+        session = await ctx.db.get_session(session_id)
         model = model or await self.session_model(session_id)
-        return await summary_in_force(self.ctx, session, model)
+        return await summary_in_force(ctx, session, model)
 
     async def edit_summary(self, session_id: str, summary_id: str, text: str | None) -> SummaryEdit:
         """The person's text for the summary in force, which the model sees from its next
         step on (None: back to the summariser's text, which stays in the database either
         way). Allowed while the agent works here; held against an uncompact elsewhere."""
+        ctx = await self._ctx(session_id)
         lock = None if self.is_busy(session_id) else self.locks.try_acquire(session_id)
         try:
-            session = await self.ctx.db.get_session(session_id)
-            return await save_edit(self.ctx, session, summary_id, text)
+            session = await ctx.db.get_session(session_id)
+            return await save_edit(ctx, session, summary_id, text)
         finally:
             if lock is not None:
                 lock.release()
@@ -539,23 +576,27 @@ class Engine:
     async def undo(self, session_id: str, *, force: bool = False) -> TurnRestored:
         """Undo the newest turn: restore the files it changed and hide it from the model
         (UndoConflict, nothing changed, when the person changed one of them since)."""
+        ctx = await self._ctx(session_id)
         with self._idle(session_id, "undoing a turn"):
-            session = await self.ctx.db.get_session(session_id)
-            return await turns.undo(self.ctx, session, force=force)
+            session = await ctx.db.get_session(session_id)
+            return await turns.undo(ctx, session, force=force)
 
     async def redo(self, session_id: str, *, force: bool = False) -> TurnRestored:
         """Redo the turn undone last (until a new message is sent)."""
+        ctx = await self._ctx(session_id)
         with self._idle(session_id, "redoing a turn"):
-            session = await self.ctx.db.get_session(session_id)
-            return await turns.redo(self.ctx, session, force=force)
+            session = await ctx.db.get_session(session_id)
+            return await turns.redo(ctx, session, force=force)
 
     async def session_diff(self, session_id: str) -> str:
         """The unified diff of every file the session's turns changed ("" if none)."""
-        return await turns.diff(self.ctx, await self.ctx.db.get_session(session_id))
+        ctx = await self._ctx(session_id)
+        return await turns.diff(ctx, await ctx.db.get_session(session_id))
 
     async def session_numstat(self, session_id: str) -> dict[str, tuple[int, int]]:
         """Lines added and removed per file the session's turns changed."""
-        return await turns.numstat(self.ctx, await self.ctx.db.get_session(session_id))
+        ctx = await self._ctx(session_id)
+        return await turns.numstat(ctx, await ctx.db.get_session(session_id))
 
     def fetch_instructions(self) -> None:
         """Fetch config `instructions` URLs in the background (needs a running event loop;
@@ -575,9 +616,9 @@ class Engine:
 
         self._instruction_urls = asyncio.create_task(fetch(), name="instruction-urls")
 
-    async def announce_sandbox(self) -> None:
-        """Once per engine: a notice when commands cannot be sandboxed here."""
-        sandbox = self.ctx.sandbox
+    async def announce_sandbox(self, ctx: EngineContext | None = None) -> None:
+        """Once per project: a notice when commands cannot be sandboxed here."""
+        sandbox = (ctx or self.ctx).sandbox
         if sandbox.announced:
             return
         sandbox.announced = True
@@ -606,26 +647,27 @@ class Engine:
     async def _run_or_follow(
         self, session_id: str, abort: asyncio.Event, lock: SessionLock | None
     ) -> LoopResult:
+        ctx = await self._ctx(session_id)
         if lock is None:
             lock = self.locks.try_acquire(session_id)
         if lock is None:
             newest = self._newest.get
             followed = await Follower(
-                self.ctx, session_id, self.locks, abort, lambda: newest(session_id)
+                ctx, session_id, self.locks, abort, lambda: newest(session_id)
             ).run()
             if followed.lock is None:
                 assert followed.result is not None
                 return followed.result
             lock = followed.lock
         try:
-            await self.announce_sandbox()
-            self.mcp.start()  # the engine may have been made before the event loop ran
+            await self.announce_sandbox(ctx)
+            ctx.workspace.mcp.start()  # the engine may have been made before the event loop ran
             self.fetch_instructions()  # likewise
             # Their tools in the first request (each within its timeout).
-            await self.mcp.wait_ready()
+            await ctx.workspace.mcp.wait_ready()
             if self._instruction_urls is not None:  # in the system prompt from the first request
                 await asyncio.shield(self._instruction_urls)
-            result = await run_until_read(self.ctx, session_id, abort)
+            result = await run_until_read(ctx, session_id, abort)
             for continues in range(MAX_STOP_CONTINUES + 1):
                 if result.outcome != "stop" or abort.is_set():
                     break
@@ -633,7 +675,8 @@ class Engine:
                 if reason is None:
                     break
                 await self._continue_for_hook(session_id, reason)
-                result = await run_until_read(self.ctx, session_id, abort)
+                result = await run_until_read(ctx, session_id, abort)
+            ctx.workspace.notice_changes()  # did a command write the project's config?
             return result
         finally:
             lock.release()
@@ -641,9 +684,10 @@ class Engine:
     async def _continue_for_hook(self, session_id: str, reason: str) -> None:
         """A Stop hook blocked the stop: its reason is the next message, for the model
         and agent of the last one."""
-        session = await self.ctx.db.get_session(session_id)
+        ctx = await self._ctx(session_id)
+        session = await ctx.db.get_session(session_id)
         newest = self._newest.get(session_id)
-        last = await self.ctx.db.get_message(newest) if newest else None
+        last = await ctx.db.get_message(newest) if newest else None
         if isinstance(last, UserMessage):
             model, agent = last.model, last.agent
         else:  # a run this engine did not prompt: the session's model, the default agent
@@ -665,9 +709,8 @@ class Engine:
             self._instruction_urls.cancel()
         prepared.hand_over(self.ctx)  # finished by a detached process, used next time
         await self.hook_points.end()
-        await self.ctx.lsp.close()
-        await self.mcp.close()
-        await self.ctx.sandbox.close()
+        for project in self.ctx.projects():
+            await project.workspace.close()
 
     def abort(self, session_id: str) -> bool:
         """Interrupt the running step or compaction; streamed text is kept."""

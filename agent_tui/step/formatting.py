@@ -23,8 +23,8 @@ FORMAT_TIMEOUT = 30.0
 
 def formatter_for(ctx: EngineContext, path: Path) -> list[str] | None:
     command = ctx.config.format.get(path.suffix) or ctx.config.format.get(path.suffix[1:])
-    if not command:
-        return None
+    if not command or not ctx.workspace.formatter_runs(path.suffix):
+        return None  # none, or the project's own while its files changed since trusted
     argv = shlex.split(command) if isinstance(command, str) else list(command)
     return [arg.replace("{file}", str(path)) for arg in argv]
 

@@ -65,7 +65,8 @@ def instruction_sources(directory: Path, config: Config) -> list[Path | str]:
         for name in INSTRUCTION_FILES:
             candidate = folder / name
             if candidate.is_file():
-                found.append(candidate)
+                if not links_out(candidate):
+                    found.append(candidate)
                 break
     for name in INSTRUCTION_FILES[:2]:
         global_file = paths.config_dir() / name
@@ -85,6 +86,31 @@ def instruction_sources(directory: Path, config: Config) -> list[Path | str]:
     for source in found:
         unique.setdefault(source if isinstance(source, str) else _real(source), source)
     return list(unique.values())
+
+
+def links_out(path: Path) -> bool:
+    """An instruction file that is a link out of its folder (a repository's AGENTS.md ->
+    ~/.ssh/id_rsa would send that file to the model): never read."""
+    if not path.is_symlink():
+        return False
+    folder, target = _real(path.parent), _real(path)
+    return folder not in target.parents
+
+
+def _linked_out(directory: Path) -> list[str]:
+    """Notes for the instruction files skipped by `links_out`."""
+    notes: list[str] = []
+    for folder in (directory, *directory.parents):
+        for name in INSTRUCTION_FILES:
+            candidate = folder / name
+            if candidate.is_file():
+                if links_out(candidate):
+                    notes.append(
+                        f"Instruction file {candidate} links outside its folder (to "
+                        f"{_real(candidate)}); skipped."
+                    )
+                break
+    return notes
 
 
 def _real(path: Path) -> Path:
@@ -121,7 +147,7 @@ def _instructions(directory: Path, config: Config) -> Instructions:
         sections, notes = cache[key]
         return list(sections), list(notes)
     sections: list[str] = []
-    notes: list[str] = []
+    notes: list[str] = _linked_out(directory)
     texts: set[str] = set()
     for source in instruction_sources(directory, config):
         if isinstance(source, str):  # a URL: fetched before the run (instruction_urls.py)

@@ -120,6 +120,8 @@ class AgentApp(App[int]):
             self.config, self.db = config, db
         self._opener = opener
         self._model_titles = model_titles
+        self._overrides = {"model": model} if model else None
+        """What the command line set over the config files (every project's)."""
         self.chat = Conversation(
             directory=directory or Path.cwd(),
             directory_label=directory_label,
@@ -207,38 +209,51 @@ class AgentApp(App[int]):
         if waiting:
             self.status_line.set_hint(None)
         await self.engine.announce_sandbox()  # a notice if commands cannot be sandboxed
-        self._ask_hook_trust()
+        self.ask_project_trust()
 
-    def _ask_hook_trust(self) -> None:
-        """A project whose own config defines hooks: asked once (hooks/trust.py)."""
-        from agent_tui.hooks import trust
+    def ask_project_trust(self) -> bool:
+        """A project whose own config or `.agent-tui/` waits for trust: ask, listing what
+        it would add; no keeps the safe part (session/hook_points.py). False: nothing
+        waits, so nothing was asked."""
         from agent_tui.tui.confirm_screen import ConfirmScreen
+        from agent_tui.workspace.describe import describe
 
-        waiting = self.engine.ctx.hooks.waiting()
-        if not waiting:
-            return
-        self.engine.hook_points.asked = True  # here, not through the permission screen
+        workspace = self.engine.project(self.chat.directory).workspace
+        if workspace.trusted or not workspace.project.waiting:
+            return False
+        self.engine.hook_points.asked.add(workspace.directory)  # not again at the first prompt
+
+        async def trust() -> None:
+            await self.engine.trust_project(workspace.directory)
+            self.config = self.engine.ctx.config
+            self.notify("This project is trusted: its whole config applies from now on.")
 
         def answered(yes: bool | None) -> None:
             if yes:
-                trust.trust(waiting)
-                self.notify("This project's hooks will run from now on.")
+                self.run_worker(trust(), exclusive=False)
+            else:
+                self.notify("Not trusted: only the safe part of this project's config applies.")
 
-        detail = (
-            "They run as you, outside the sandbox, at the points they name:\n\n"
-            + trust.describe(waiting)
-            + "\n\nUntil you trust them they do not run (your own config's hooks do)."
+        self.push_screen(
+            ConfirmScreen("Trust this project?", describe(workspace), yes="Trust"),
+            callback=answered,
         )
-        question = "Trust this project's hooks?"
-        self.push_screen(ConfirmScreen(question, detail, yes="Trust"), callback=answered)
+        return True
 
     async def _make_engine(self, config: Config, db: Database) -> None:
         from agent_tui.engine_context import EngineContext
         from agent_tui.session.engine import Engine
+        from agent_tui.session.opening import project_loader
 
         self.config, self.db = config, db
         self.keys = config.keybinds
-        context = EngineContext(db=db, config=config, ask=self.ask_permission, front_end=FRONT_END)
+        context = EngineContext(
+            db=db,
+            config=config,
+            ask=self.ask_permission,
+            front_end=FRONT_END,
+            load=project_loader(config, self._overrides),
+        )
         self.engine = Engine(context, model_titles=self._model_titles)
         await self.chat.start(self.engine, config, db)
 

@@ -305,6 +305,15 @@ def context(chat: Conversation, _: str) -> None:
     chat.guard(show)
 
 
+def trust(chat: Conversation, _: str) -> None:
+    """The project's trust: asked when something of its config waits, else shown."""
+    from agent_tui.workspace.describe import trust_lines
+
+    if not chat.app.ask_project_trust():
+        workspace = chat.engine.project(chat.directory).workspace
+        chat.app.push_screen(TextScreen("Project trust", "\n".join(trust_lines(workspace))))
+
+
 def mcp(chat: Conversation, _: str) -> None:
     chat.app.push_screen(TextScreen("MCP servers", chat.engine.mcp.render()))
 
@@ -345,6 +354,7 @@ ACTIONS: dict[str, Action] = {
     "new_session": new_session,
     "choose_model": choose_model,
     "mcp": mcp,
+    "trust": trust,
     "export": export,
     "help": show_help,
     "quit": quit_app,

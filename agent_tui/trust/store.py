@@ -1,0 +1,112 @@
+"""Which projects the person trusts, and against what: `<data dir>/trusted-projects.json`
+keeps, per project directory, the digest of every file the trust vouched for
+(workspace/vouched.py). A project whose files changed since is asked about again, with
+what changed. The person's own config may trust paths outright (`trusted_projects`)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from agent_tui import paths
+
+FILE_NAME = "trusted-projects.json"
+
+TrustStatus = Literal["trusted", "untrusted", "changed", "by-config", "nothing"]
+"""trusted: as recorded; changed: recorded, but a vouched file differs; by-config: a
+path of the person's `trusted_projects`; nothing: the project ships nothing to trust."""
+
+
+@dataclass
+class TrustState:
+    status: TrustStatus
+    files: dict[str, str] = field(default_factory=dict)
+    """The vouched files as they are now (relative name -> digest)."""
+    changed: list[str] = field(default_factory=list)
+    """What differs from the trusted record: `+name` added, `-name` gone, `~name` changed."""
+
+    @property
+    def trusted(self) -> bool:
+        return self.status in ("trusted", "by-config", "nothing")
+
+
+def _store() -> Path:
+    return paths.data_dir() / FILE_NAME
+
+
+def _read() -> dict[str, Any]:
+    with contextlib.suppress(OSError, ValueError):
+        raw = json.loads(_store().read_text(encoding="utf-8"))
+        if isinstance(raw, dict):
+            return raw
+    return {}
+
+
+def _write(data: dict[str, Any]) -> None:
+    path = _store()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_suffix(f".{os.getpid()}.tmp")
+    temp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(temp, path)
+
+
+def covered(directory: Path, trusted_paths: Iterable[str]) -> bool:
+    """Whether one of the person's `trusted_projects` paths holds the directory."""
+    real = directory.resolve()
+    for entry in trusted_paths:
+        root = Path(entry).expanduser().resolve()
+        if real == root or root in real.parents:
+            return True
+    return False
+
+
+def state(directory: Path, files: dict[str, str], trusted_paths: Iterable[str]) -> TrustState:
+    if covered(directory, trusted_paths):
+        return TrustState("by-config", files)
+    if not files:
+        return TrustState("nothing", files)
+    record = _read().get(str(directory.resolve()))
+    if not isinstance(record, dict) or not isinstance(record.get("files"), dict):
+        return TrustState("untrusted", files)
+    return compare(record["files"], files)
+
+
+def compare(recorded: dict[str, str], files: dict[str, str]) -> TrustState:
+    changed = [f"+{n}" for n in files if n not in recorded]
+    changed += [f"-{n}" for n in recorded if n not in files]
+    changed += [f"~{n}" for n in files if n in recorded and recorded[n] != files[n]]
+    return TrustState(
+        "changed" if changed else "trusted", files, sorted(changed, key=lambda c: c[1:])
+    )
+
+
+def trust(directory: Path, files: dict[str, str]) -> None:
+    """Record the project as trusted with its files as they are now (written atomically)."""
+    data = _read()
+    data[str(directory.resolve())] = {"files": files, "at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    _write(data)
+
+
+def revoke(directory: Path) -> bool:
+    """Forget the project's trust; False when there was none."""
+    data = _read()
+    if data.pop(str(directory.resolve()), None) is None:
+        return False
+    _write(data)
+    return True
+
+
+def recorded() -> dict[str, dict[str, Any]]:
+    """Every trusted project directory and its record."""
+    return {k: v for k, v in _read().items() if isinstance(v, dict)}
+
+
+def describe_change(changed: list[str]) -> str:
+    words = {"+": "added", "-": "removed", "~": "changed"}
+    return ", ".join(f"{name[1:]} ({words[name[0]]})" for name in changed)

@@ -1,0 +1,124 @@
+"""What trusting a project vouches for: its config, everything under `.agent-tui/`, and
+every file inside the project that a command of its config would run (a hook's script, a
+formatter or a server shipped with the project). A digest of their contents is what
+trust is recorded against, so a change by `git pull`, an edit or a command is seen."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+CONFIG_FILE_NAME = "agent-tui.json"
+PROJECT_DIR = ".agent-tui"
+MAX_FILES = 2000
+"""Files of `.agent-tui/` hashed at most (a larger tree is cut, the count noted)."""
+SCRIPT_SUFFIXES = frozenset(
+    {".sh", ".bash", ".zsh", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php", ".lua"}
+)
+INTERPRETERS = frozenset(
+    {"sh", "bash", "zsh", "dash", "python", "node", "deno", "bun", "ruby", "perl", "php",
+     "lua", "uv", "npx", "tsx", "source", "."}
+)  # fmt: skip
+"""Programs whose next word is the script they run (`python` also as `python3.12`)."""
+PROJECT_VARIABLES = ("$CLAUDE_PROJECT_DIR", "${CLAUDE_PROJECT_DIR}", "$AGENT_TUI_PROJECT_DIR")
+
+
+def command_words(data: dict[str, Any]) -> Iterator[str]:
+    """Every word of every command a config (one file's JSON) would run."""
+    for matchers in (data.get("hooks") or {}).values():
+        for matcher in matchers if isinstance(matchers, list) else []:
+            for hook in (matcher or {}).get("hooks") or [] if isinstance(matcher, dict) else []:
+                if isinstance(hook, dict) and isinstance(hook.get("command"), str):
+                    yield from _split(hook["command"])
+    for section in ("lsp", "mcp"):
+        entries = data.get(section) or {}
+        if section == "lsp" and isinstance(entries.get("servers"), dict):
+            entries = {**entries, **entries["servers"]}
+        for entry in entries.values() if isinstance(entries, dict) else []:
+            if isinstance(entry, dict) and isinstance(entry.get("command"), list):
+                yield from (str(word) for word in entry["command"])
+    for command in (data.get("format") or {}).values():
+        if isinstance(command, str):
+            yield from _split(command)
+        elif isinstance(command, list):
+            yield from (str(word) for word in command)
+
+
+def _split(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
+
+
+def run_files(directory: Path, data: dict[str, Any]) -> list[Path]:
+    """Files inside the project that the config's commands would run: a program or a
+    script named by a command (executable, a script by its extension, or the argument of
+    an interpreter). A file a command only writes (a log) is not one."""
+    root = directory.resolve()
+    words = list(command_words(data))
+    words += [inner for word in words if " " in word for inner in _split(word)]  # sh -c "…"
+    found: list[Path] = []
+    after_interpreter = False
+    for word in words:
+        for variable in PROJECT_VARIABLES:
+            word = word.replace(variable, str(root))
+        real = _project_file(root, word)
+        runs = real is not None and (
+            after_interpreter or real.suffix in SCRIPT_SUFFIXES or os.access(real, os.X_OK)
+        )
+        if runs and real not in found:
+            found.append(real)
+        after_interpreter = Path(word).name.rstrip("0123456789.") in INTERPRETERS
+    return found
+
+
+def _project_file(root: Path, word: str) -> Path | None:
+    if not word or word.startswith("-"):
+        return None
+    candidate = Path(word).expanduser()
+    candidate = candidate if candidate.is_absolute() else root / candidate
+    try:
+        real = candidate.resolve()
+    except OSError:
+        return None
+    return real if root in real.parents and real.is_file() else None
+
+
+def vouched_files(directory: Path, data: dict[str, Any]) -> list[Path]:
+    """The files a trust in this project vouches for, in a stable order."""
+    root = directory.resolve()
+    files = [root / CONFIG_FILE_NAME] if (root / CONFIG_FILE_NAME).is_file() else []
+    files += _tree(root / PROJECT_DIR)
+    files += [f for f in run_files(root, data) if f not in files]
+    return files
+
+
+def _tree(folder: Path) -> list[Path]:
+    found: list[Path] = []
+    if not folder.is_dir():
+        return found
+    for base, dirs, names in os.walk(folder):
+        dirs.sort()
+        for name in sorted(names):
+            found.append(Path(base) / name)
+            if len(found) >= MAX_FILES:
+                return found
+    return found
+
+
+def digests(root: Path, files: Iterable[Path]) -> dict[str, str]:
+    """Each file (relative to the project) -> sha256 of its bytes ("" if unreadable)."""
+    result: dict[str, str] = {}
+    for path in files:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            data = None
+        name = str(path.relative_to(root)) if root in path.parents else str(path)
+        result[name] = hashlib.sha256(data).hexdigest() if data is not None else ""
+    return result

@@ -1,0 +1,87 @@
+"""What a person is told about a project's trust: the question (what trusting would
+add), the one line `run` prints, `/context`'s lines and `agent-tui trust`'s report."""
+
+from __future__ import annotations
+
+from agent_tui.config import ProjectTrust
+from agent_tui.trust import store
+from agent_tui.trust.keys import explain
+from agent_tui.workspace.workspace import Workspace
+
+STATES = {
+    "trusted": "trusted",
+    "by-config": "trusted (trusted_projects in your own config)",
+    "untrusted": "not trusted",
+    "changed": "not trusted any more: its files changed since you trusted it",
+    "nothing": "nothing to trust (no agent-tui.json or .agent-tui/)",
+}
+COMMAND_KEYS = ("hooks", "lsp", "mcp", "format")
+
+
+def what_it_adds(project: ProjectTrust) -> list[str]:
+    """What would run and where requests would go, once trusted."""
+    lines: list[str] = []
+    if project.status == "changed":
+        lines.append(f"Changed since you trusted it: {store.describe_change(project.changed)}")
+    commands = project.commands
+    runs = [f"{key}: {', '.join(commands[key])}" for key in COMMAND_KEYS if key in commands]
+    if runs:
+        lines.append(
+            "Programs it would run as you (hooks and language servers outside the sandbox):"
+        )
+        lines += [f"  {line}" for line in runs]
+    if commands.get("endpoints"):
+        lines.append("Where requests would go (with your keys):")
+        lines += [f"  {line}" for line in commands["endpoints"]]
+    if project.run_files:
+        lines.append("Files those commands run: " + ", ".join(project.run_files))
+    return lines
+
+
+def describe(workspace: Workspace) -> str:
+    """The trust question's text: what trusting the project would add, and every key
+    that waits, with why."""
+    project = workspace.project
+    lines = [f"Project: {workspace.directory}", *what_it_adds(project)]
+    lines.append("Everything that waits until you trust it:")
+    lines += [f"  {line}" for line in workspace.waiting_lines()]
+    lines.append("Without trust the rest of its config applies (limits, compaction, keys).")
+    return "\n".join(lines)
+
+
+def report(project: ProjectTrust) -> str:
+    """`agent-tui trust`: the project's state, what it would add and what its trust covers."""
+    lines = [f"{project.directory}: {STATES.get(project.status, project.status)}"]
+    lines += what_it_adds(project)
+    if project.waiting:
+        lines.append("Waits until trusted:")
+        lines += [f"  {line}" for line in explain(project.waiting)]
+    if project.files:
+        lines.append("Trust covers: " + ", ".join(sorted(project.files)))
+    return "\n".join(lines)
+
+
+def waiting_note(workspace: Workspace) -> str:
+    """One line: what of the project's config was left out, and how to trust it."""
+    if workspace.trusted or not workspace.project.waiting:
+        return ""
+    keys = sorted({key.split(".", 1)[0] for key in workspace.project.waiting})
+    changed = " (changed since you trusted it)" if workspace.project.status == "changed" else ""
+    return (
+        f"This project is not trusted{changed}: its {', '.join(keys)} settings are left "
+        "out. Trust it with `agent-tui trust` (or `agent-tui run --trust`), or in the app."
+    )
+
+
+def trust_lines(workspace: Workspace) -> list[str]:
+    """For `/context`: the project's trust and what of its config waits."""
+    project = workspace.project
+    state = STATES.get(project.status, project.status)
+    if workspace.trusted and project.status in ("untrusted", "changed"):
+        state = "trusted for this session only"
+    lines = [f"Project trust: {state}."]
+    waiting = workspace.waiting_lines()
+    if waiting:
+        lines.append("Waiting for trust (`agent-tui trust`):")
+        lines += [f"  {line}" for line in waiting]
+    return lines

@@ -1,0 +1,229 @@
+"""One project directory and everything that belongs to it (see the package's doc)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from agent_tui import paths
+from agent_tui.agents import AgentCatalog, load_agents
+from agent_tui.config import Config, ProjectTrust, resolve_env_ref
+from agent_tui.config_files import read_json
+from agent_tui.errors import ConfigError
+from agent_tui.events import Event, Notice
+from agent_tui.hooks.runner import Hooks
+from agent_tui.hooks.settings import HookSource
+from agent_tui.lsp.servers import LspServers, Server
+from agent_tui.mcp.servers import McpServers
+from agent_tui.redact import Redactor
+from agent_tui.sandbox import Sandbox
+from agent_tui.secrets import ToolEnvironment
+from agent_tui.skills import USER_SKILLS_DIR
+from agent_tui.tool.registry import ToolRegistry
+from agent_tui.tool.task import TASK_TOOL, TaskTool
+from agent_tui.trust import store, vouched
+from agent_tui.trust.keys import explain
+
+RUNS_PROJECT_CODE = ("rust", "typescript")
+"""Default language servers that run the project's own code outside the sandbox
+(rust-analyzer its build scripts and proc macros, typescript-language-server the
+project's TypeScript from node_modules): started only in a trusted project."""
+
+
+class Workspace:
+    """A project directory: its config and trust, and what they start."""
+
+    def __init__(
+        self,
+        directory: Path,
+        config: Config,
+        *,
+        registry: ToolRegistry,
+        publish: Callable[[Event], None],
+        own_dirs: list[Path],
+        own_files: list[Path],
+        output_dir: Path,
+    ) -> None:
+        self.directory = directory.resolve()
+        self.config = config
+        self.project = config.project or ProjectTrust(directory=str(self.directory))
+        self.registry = registry
+        self.publish = publish
+        policy = config.shell.env
+        self.tool_env = ToolEnvironment.build(
+            os.environ, policy.exclude, policy.include, policy.set
+        )
+        self.redact = Redactor(self.tool_env.known_secrets(_configured_keys(config)))
+        project_config = self.directory / vouched.CONFIG_FILE_NAME
+        self.sandbox = Sandbox(
+            config.sandbox,
+            own_dirs=own_dirs,
+            own_files=[*own_files, *(Path(s) for s in config.sources if Path(s) != project_config)],
+            revealed=[output_dir, paths.config_dir() / USER_SKILLS_DIR],
+            protected=[Path(p) for p in self.project.run_files],
+        )
+        self.hooks = Hooks(config.hook_sources, trusted=self._hook_runs, warn=self.warn)
+        self.lsp = LspServers(config.lsp, self.tool_env.env, self.warn, allowed=self._lsp_runs)
+        self.mcp = McpServers(
+            {n: c for n, c in config.mcp.items() if self._mcp_runs(n)},
+            registry,
+            publish,
+            self.tool_env.env,
+            self.directory,
+            sandbox=self.sandbox,
+        )
+        self.agents: AgentCatalog | None = None
+        self._for_now = False
+        """The person let the project's commands run in this process only (ACP "once")."""
+        self._told_changed = False
+        self._seen: dict[Path, tuple[int, int, int, str]] = {}
+
+    def warn(self, line: str) -> None:
+        self.publish(Notice(level="warning", message=line))
+
+    # ---- trust -------------------------------------------------------------------------
+
+    @property
+    def trusted(self) -> bool:
+        return self.project.trusted or self._for_now
+
+    def run_for_now(self) -> None:
+        self._for_now = True
+
+    def commands_may_run(self) -> bool:
+        """Whether the project's own commands may run now: it is trusted and every file
+        the trust vouched for is as it was (a script rewritten since waits)."""
+        if not self.trusted:
+            return False
+        if self.project.status == "by-config":
+            return True
+        return not self.notice_changes()
+
+    def notice_changes(self) -> bool:
+        """Whether a vouched file (the project's config, `.agent-tui/`, a script its
+        commands run) changed since the config was loaded: by `git pull`, an edit or a
+        command. The person is told once; what changed waits for their trust."""
+        if self.project.status == "by-config":
+            return False
+        changed = store.compare(self.project.files, self._digests()).changed
+        if changed and not self._told_changed:
+            self._told_changed = True
+            what = store.describe_change(changed)
+            if self.project.status == "nothing":
+                self.warn(
+                    f"This project's agent-tui config appeared during the session ({what}): "
+                    "nothing of it applies now, and what would run waits until you trust "
+                    "it (`agent-tui trust`)."
+                )
+            else:
+                self.warn(
+                    f"This project's files changed since they were trusted ({what}): its "
+                    "commands (hooks, language servers, MCP servers, formatters) wait until "
+                    "you trust it again (`agent-tui trust`)."
+                )
+        return bool(changed)
+
+    def _digests(self) -> dict[str, str]:
+        """The vouched files now, read again only when their size or time changed."""
+        files = vouched.vouched_files(self.directory, _project_data(self.project))
+        result: dict[str, str] = {}
+        for path in files:
+            try:
+                stat = path.stat()
+            except OSError:
+                result[str(path.relative_to(self.directory))] = ""
+                continue
+            key = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+            seen = self._seen.get(path)
+            if seen is None or seen[:3] != key:
+                digest = vouched.digests(self.directory, [path])
+                seen = (*key, next(iter(digest.values())))
+                self._seen[path] = seen
+            result[str(path.relative_to(self.directory))] = seen[3]
+        return result
+
+    def _hook_runs(self, source: HookSource) -> bool:
+        if not source.project:
+            return True
+        if self.config.trust_project_hooks:
+            return True
+        return self.commands_may_run()
+
+    def _lsp_runs(self, server: Server, configured: bool) -> bool:
+        own = server.name in self.project.commands.get("lsp", [])
+        if own or server.name in RUNS_PROJECT_CODE or _inside(self.directory, server.argv[0]):
+            return self.project.status != "nothing" and self.commands_may_run()
+        return True
+
+    def _mcp_runs(self, name: str) -> bool:
+        return name not in self.project.commands.get("mcp", []) or self.trusted
+
+    def formatter_runs(self, suffix: str) -> bool:
+        own = self.project.commands.get("format", [])
+        if suffix not in own and suffix.lstrip(".") not in own:
+            return True
+        return self.commands_may_run()
+
+    def waiting_lines(self) -> list[str]:
+        """What of the project's config waits for trust, one line a key, with why."""
+        if self.trusted:
+            return []
+        return explain(self.project.waiting)
+
+    # ---- agents ------------------------------------------------------------------------
+
+    def agent_catalog(self) -> AgentCatalog:
+        """The agents, loaded once (a stable prompt prefix): a warning per bad file, and
+        the task tool told which subagents it offers."""
+        if self.agents is None:
+            self.agents = load_agents(self.config, self.directory, trusted=self.trusted)
+            for warning in self.agents.warnings:
+                self.publish(Notice(session_id=None, level="warning", message=warning))
+            subagents = [(a.name, a.description) for a in self.agents.subagents()]
+            if subagents and self.registry.get(TASK_TOOL) is not None:
+                self.registry.register(TaskTool(subagents))
+        return self.agents
+
+    async def close(self) -> None:
+        await self.lsp.close()
+        await self.mcp.close()
+        await self.sandbox.close()
+
+
+def _inside(root: Path, program: str) -> bool:
+    """Whether a server's program (a path, or a name found on PATH, as LspServers found
+    it) is a file of the project: something the repository ships."""
+    if "/" not in program:
+        return False  # looked up on PATH (LspServers gives defaults as full paths)
+    try:
+        real = (root / program).resolve()
+    except OSError:
+        return False
+    return root in real.parents
+
+
+def _project_data(project: ProjectTrust) -> dict[str, object]:
+    """Enough of the project's config to find its run files again."""
+    if project.file is None:
+        return {}
+    try:
+        return read_json(Path(project.file))
+    except ConfigError:
+        return {}
+
+
+def _configured_keys(config: Config) -> dict[str, str]:
+    """`provider.<name>.api_key` -> the key, `{env:NAME}` resolved."""
+    keys: dict[str, str] = {}
+    for name, provider in config.provider.items():
+        if provider.api_key is None:
+            continue
+        where = f"provider.{name}.api_key"
+        try:
+            key = resolve_env_ref(provider.api_key.get_secret_value(), where)
+        except ConfigError:
+            continue  # reported when that provider is used
+        if key:
+            keys[where] = key
+    return keys
