@@ -327,6 +327,7 @@ def test_untrusted_only_tunes_and_says_what_waits(untrusted: Path, fake_llm: Fak
     assert {"model", "permission.bash", "compaction.prompt", "compaction.model"} <= waiting
     assert {"truncation.retention_days", "models.openai/test-model.reasoning"} <= waiting
     assert {"trusted_projects", "some_future_key"} <= waiting  # unjudged keys wait
+    assert "lsp.enabled" in waiting  # a project may switch your servers off, never on
     assert config.project.status == "untrusted"
     # Trusted, the whole file applies (an unknown key is then the error it always was).
     with pytest.raises(Exception, match="some_future_key"):

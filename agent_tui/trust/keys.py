@@ -14,6 +14,15 @@ from typing import Any
 ALL = True
 """The whole subtree is safe."""
 
+
+def _off(value: Any) -> bool:
+    return value is False
+
+
+ONLY_OFF = _off
+"""Safe only to switch off (lsp.enabled: a project may not start your language servers
+when you turned them off)."""
+
 SAFE: dict[str, Any] = {
     "compaction": {
         "auto": ALL,
@@ -41,7 +50,7 @@ SAFE: dict[str, Any] = {
     "max_steps": ALL,
     "snapshot": ALL,
     "models": {"*": {"limit": ALL, "cache": ALL, "vision": ALL}},
-    "lsp": {"enabled": ALL, "timeout": ALL, "warnings": ALL, "max_diagnostics": ALL},
+    "lsp": {"enabled": ONLY_OFF, "timeout": ALL, "warnings": ALL, "max_diagnostics": ALL},
 }
 """Key paths that apply from an untrusted project; `"*"` stands for any one key."""
 
@@ -108,6 +117,8 @@ def _allowed(value: Any, rule: Any, path: str) -> tuple[Any, list[str]]:
     """(what of `value` the rule allows or None, the key paths it leaves out)."""
     if rule is ALL:
         return value, []
+    if callable(rule):
+        return (value, []) if rule(value) else (None, [path])
     if not isinstance(rule, dict) or not isinstance(value, dict):
         return None, [path]
     safe: dict[str, Any] = {}
