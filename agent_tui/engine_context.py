@@ -7,16 +7,17 @@ context per project directory, all on one `Shared` (`in_project`)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_tui import paths
 from agent_tui.agents import AgentCatalog
 from agent_tui.bus import Bus
-from agent_tui.config import Config, PermissionLevel, ReasoningEffort
+from agent_tui.config import Config, PermissionLevel
 from agent_tui.events import Event, MessageUpdated, Notice, PartUpdated
 from agent_tui.hooks.runner import Hooks
+from agent_tui.live_session import LiveSession, LiveSessions
 from agent_tui.lsp.servers import LspServers
 from agent_tui.redact import Redactor
 from agent_tui.sandbox import Sandbox
@@ -25,7 +26,7 @@ from agent_tui.storage.db import Database
 from agent_tui.storage.models import MessageWithParts, Part, UserMessage
 from agent_tui.storage.snapshot import Snapshots, snapshot_root
 from agent_tui.todos import SessionTodos
-from agent_tui.tool.base import AskPermission, EditorFiles, Subagents, ToolContext
+from agent_tui.tool.base import AskPermission, Subagents, ToolContext
 from agent_tui.tool.registry import PermissionMode, ToolRegistry
 from agent_tui.trust import store
 from agent_tui.workspace.workspace import Workspace
@@ -51,22 +52,9 @@ class Shared:
     """How a project directory's config is loaded; None: the one config applies to
     every directory (a context made in code, as tests and benchmarks do)."""
     projects: dict[Path, EngineContext] = field(default_factory=dict)
-    session_permissions: dict[str, dict[str, PermissionLevel]] = field(default_factory=dict)
-    redactions: dict[str, int] = field(default_factory=dict)
-    """Per session: secrets redacted from tool outputs and errors since the engine started."""
+    sessions: LiveSessions = field(default_factory=LiveSessions)
+    """Each open session's state (live_session.py)."""
     snapshots: dict[Path, Snapshots] = field(default_factory=dict)
-    permission_modes: dict[str, PermissionMode] = field(default_factory=dict)
-    """Per session: the quick permission mode (ask / auto-edits); in memory, never saved."""
-    editors: dict[str, EditorFiles] = field(default_factory=dict)
-    """Per session: the editor's file access (an ACP client's fs) for read, edit, write."""
-    reasoning_efforts: dict[str, ReasoningEffort] = field(default_factory=dict)
-    """Per session: a reasoning effort chosen by the person (an editor's thought level)
-    over the agent's and the model's own; in memory, never saved."""
-    preparing: dict[str, asyncio.Task[None]] = field(default_factory=dict)
-    """Summaries being prepared in the background, per session (context/prepared.py)."""
-    handed_over: dict[str, tuple[str, str, str]] = field(default_factory=dict)
-    """Per session preparing here: (model, agent, last message) for a detached process to
-    finish it when this engine closes (context/preparing.py)."""
 
 
 class EngineContext:
@@ -231,33 +219,14 @@ class EngineContext:
     def front_end(self, value: str) -> None:
         self.shared.front_end = value
 
-    @property
-    def session_permissions(self) -> dict[str, dict[str, PermissionLevel]]:
-        return self.shared.session_permissions
+    def live(self, session_id: str) -> LiveSession:
+        """The open session's state in this engine (made on first use)."""
+        return self.shared.sessions(session_id)
 
     @property
-    def redactions(self) -> dict[str, int]:
-        return self.shared.redactions
-
-    @property
-    def permission_modes(self) -> dict[str, PermissionMode]:
-        return self.shared.permission_modes
-
-    @property
-    def editors(self) -> dict[str, EditorFiles]:
-        return self.shared.editors
-
-    @property
-    def reasoning_efforts(self) -> dict[str, ReasoningEffort]:
-        return self.shared.reasoning_efforts
-
-    @property
-    def preparing(self) -> dict[str, asyncio.Task[None]]:
-        return self.shared.preparing
-
-    @property
-    def handed_over(self) -> dict[str, tuple[str, str, str]]:
-        return self.shared.handed_over
+    def permission_modes(self) -> Mapping[str, PermissionMode]:
+        """Session id -> permission mode, for the tool registry."""
+        return self.shared.sessions.modes
 
     # ---- behaviour ---------------------------------------------------------------------
 
@@ -305,14 +274,14 @@ class EngineContext:
             history=self.db,
             subagents=self.subagents,
             todos=SessionTodos(self.db, self.publish),
-            editor=self.editors.get(session_id),
+            editor=self.live(session_id).editor,
             sandbox=self.sandbox,
         )
 
     def note_redactions(self, session_id: str, count: int) -> None:
         """One notice per step: how many secrets its tools had in their outputs."""
-        total = self.redactions.get(session_id, 0) + count
-        self.redactions[session_id] = total
+        live = self.live(session_id)
+        live.redactions = total = live.redactions + count
         message = f"{count} secret{'s' if count != 1 else ''} redacted from tool output"
         if total > count:
             message += f" ({total} in this session)"
@@ -329,4 +298,7 @@ class EngineContext:
 
     def permissions_for(self, session_id: str) -> dict[str, PermissionLevel]:
         """Config permissions plus the person's 'always allow' answers in this session."""
-        return self.session_permissions.setdefault(session_id, dict(self.config.permission))
+        live = self.live(session_id)
+        if live.permissions is None:
+            live.permissions = dict(self.config.permission)
+        return live.permissions

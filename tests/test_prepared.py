@@ -223,7 +223,7 @@ async def test_esc_during_a_preparation_leaves_the_session_as_it_was(
         result = await run
         assert result is not None and result.outcome == "aborted"
         await asyncio.sleep(0)  # the cancelled preparation unwinds
-        assert not engine.ctx.preparing
+        assert not any(live.is_preparing for live in engine.ctx.shared.sessions)
         gate.set()
         assert await engine.ctx.db.prepared_summaries(session.id) == []
         stored = await engine.ctx.db.get_session(session.id)
@@ -368,7 +368,9 @@ async def test_one_session_is_never_prepared_by_two_preparers(
         held = other.try_acquire(session.id)  # as another process holding it would
         assert held is not None
         await engine.prompt(session.id, "go")
-        assert not steps.summaries and not engine.ctx.preparing  # none started here
+        assert not steps.summaries and not any(
+            s.is_preparing for s in engine.ctx.shared.sessions
+        )  # none started here
         assert preparing.elsewhere(engine.ctx, session.id) is not None
         abort = asyncio.Event()
         waiting = asyncio.create_task(preparing.wait_elsewhere(engine.ctx, session.id, abort))

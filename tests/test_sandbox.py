@@ -415,7 +415,7 @@ async def test_the_person_decides_to_run_a_blocked_command_outside(
 async def test_never_keeps_blocked_commands_inside_for_the_session(
     sandboxed: Path, fake_llm: FakeOpenAI, tmp_path: Path
 ) -> None:
-    """"never" (an editor's "reject always") is a no, remembered: it once ran the command
+    """ "never" (an editor's "reject always") is a no, remembered: it once ran the command
     outside as if allowed once."""
     outside = tmp_path / "outside"
     asked: list[PermissionRequest] = []

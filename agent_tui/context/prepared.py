@@ -93,19 +93,18 @@ def start(ctx: EngineContext, step: AssistantMessage, model: ModelInfo, agent: s
     finished: the next one, already under way, is not the summariser's), unless one runs
     for the session already (at most one per session). Returns whether one started."""
     session_id = step.session_id
-    running = ctx.preparing.get(session_id)
-    if (running is not None and not running.done()) or preparing.elsewhere(ctx, session_id):
+    live = ctx.live(session_id)
+    if live.is_preparing or preparing.elsewhere(ctx, session_id):
         return False
     task = asyncio.create_task(_prepare_logged(ctx, session_id, model, agent, step.id))
     if ctx.front_end in preparing.STANDBY:
         preparing.spawn(ctx, session_id, model.id, agent, step.id, standby=True)
-    ctx.handed_over[session_id] = (model.id, agent, step.id)
-    ctx.preparing[session_id] = task
+    live.handed_over = (model.id, agent, step.id)
+    live.preparing = task
 
     def forget(done: asyncio.Task[None]) -> None:
-        if ctx.preparing.get(session_id) is done:
-            del ctx.preparing[session_id]
-            ctx.handed_over.pop(session_id, None)
+        if live.preparing is done:
+            live.preparing = live.handed_over = None
 
     task.add_done_callback(forget)
     return True
@@ -113,16 +112,19 @@ def start(ctx: EngineContext, step: AssistantMessage, model: ModelInfo, agent: s
 
 def cancel(ctx: EngineContext, session_id: str | None = None) -> None:
     """Stop the preparation of one session (Esc): it is discarded."""
-    for sid, task in list(ctx.preparing.items()):
-        if session_id is None or sid == session_id:
-            ctx.handed_over.pop(sid, None)
-            task.cancel()
+    for live in ctx.shared.sessions:
+        if live.preparing is not None and session_id in (None, live.id):
+            live.handed_over = None
+            live.preparing.cancel()
 
 
 def hand_over(ctx: EngineContext) -> None:
     """Closing: each preparation still running is finished by a detached process (its
     standby, told so, when this front-end started one)."""
-    for session_id, (model, agent, upto) in list(ctx.handed_over.items()):
+    for live in ctx.shared.sessions:
+        if live.handed_over is None:
+            continue
+        session_id, (model, agent, upto) = live.id, live.handed_over
         cancel(ctx, session_id)
         if ctx.front_end in preparing.STANDBY:
             preparing.mark_cut(ctx, session_id)
@@ -133,7 +135,7 @@ def hand_over(ctx: EngineContext) -> None:
 async def wait_running(ctx: EngineContext, session_id: str) -> None:
     """Until the session's running preparation (if any) is done: compaction waits only
     for its remainder."""
-    task = ctx.preparing.get(session_id)
+    task = ctx.live(session_id).preparing
     if task is not None and not task.done():
         await asyncio.wait({task})
 
@@ -363,7 +365,7 @@ async def apply(
     history and what came after it fits: no summariser call, the work goes on at once.
     A preparation still running is waited for (only its remainder). None: summarise as
     before."""
-    task = ctx.preparing.get(session.id)
+    task = ctx.live(session.id).preparing
     if task is not None and not task.done():
         waiter = asyncio.ensure_future(abort.wait())
         await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)

@@ -74,7 +74,7 @@ def mark_cut(ctx: EngineContext, session_id: str) -> None:
 
 def elsewhere(ctx: EngineContext, session_id: str) -> LockHolder | None:
     """Who prepares the session's summary now in another process (or another engine)."""
-    if (task := ctx.preparing.get(session_id)) is not None and not task.done():
+    if ctx.live(session_id).is_preparing:
         return None  # this engine's own
     return locks(ctx).holder(session_id)
 

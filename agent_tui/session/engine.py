@@ -69,12 +69,6 @@ class Engine:
         self.model_titles = model_titles
         """Ask the model for a title on the first message (the app does; `run` does not)."""
         self._background: set[asyncio.Task[object]] = set()
-        self._aborts: dict[str, asyncio.Event] = {}
-        self._runs: dict[str, asyncio.Task[LoopResult]] = {}
-        self._claimed: set[str] = set()
-        """Sessions whose lock a prompt here took and whose run has not started yet."""
-        self._newest: dict[str, str] = {}
-        """Per session: the newest message sent from this engine (what a follower waits for)."""
         self.hook_points = HookPoints(ctx)
         """SessionStart, UserPromptSubmit, Stop and SessionEnd (the person's hooks)."""
         self.saved_outputs_cleanup: Future[int] = start_cleanup(
@@ -130,12 +124,14 @@ class Engine:
         return await fork.fork(ctx, session_id, message_id)
 
     def is_busy(self, session_id: str) -> bool:
-        task = self._runs.get(session_id)
+        live = self.ctx.shared.sessions.get(session_id)
         if session_id in self.subagents.running:  # a subagent's session: its parent runs it
             return True
-        if session_id in self._claimed:  # a prompt's loop starts once its message is saved
+        if live is None:
+            return False
+        if live.claimed:  # a prompt's loop starts once its message is saved
             return True
-        return task is not None and not task.done()
+        return live.run is not None and not live.run.done()
 
     async def session_model(self, session_id: str) -> str:
         """The model of the session's newest user message, else the configured one;
@@ -161,18 +157,12 @@ class Engine:
     def attach_editor(self, session_id: str, files: EditorFiles | None) -> None:
         """An editor's buffers serve the session's file reads and writes (ACP `fs`);
         None: the files on disk again."""
-        if files is None:
-            self.ctx.editors.pop(session_id, None)
-        else:
-            self.ctx.editors[session_id] = files
+        self.ctx.live(session_id).editor = files
 
     def set_reasoning_effort(self, session_id: str, effort: ReasoningEffort | None) -> None:
         """The person's reasoning effort for the session's next steps (None: the agent's
         or the model's own); in memory only."""
-        if effort is None:
-            self.ctx.reasoning_efforts.pop(session_id, None)
-        else:
-            self.ctx.reasoning_efforts[session_id] = effort
+        self.ctx.live(session_id).reasoning_effort = effort
 
     def ask_through(self, kind: type[Asker]) -> Asker:
         """The engine's permission questions go to one `kind()`, made on first use and
@@ -219,11 +209,12 @@ class Engine:
         return await windows.discover_window(model, self.ctx.config)
 
     def permission_mode(self, session_id: str) -> PermissionMode:
-        return self.ctx.permission_modes.get(session_id, "ask")
+        live = self.ctx.shared.sessions.get(session_id)
+        return live.permission_mode if live is not None else "ask"
 
     def set_permission_mode(self, session_id: str, mode: PermissionMode) -> None:
         """ask, or auto-edits (edit and write run without asking); in memory only."""
-        self.ctx.permission_modes[session_id] = mode
+        self.ctx.live(session_id).permission_mode = mode
 
     # ---- commands ---------------------------------------------------------------------
 
@@ -274,12 +265,12 @@ class Engine:
         one starts the loop."""
         busy, lock = self.is_busy(session_id), None
         if not busy and (lock := self.locks.try_acquire(session_id)) is not None:
-            self._claimed.add(session_id)
+            self.ctx.live(session_id).claimed = True
         try:
             yield busy, lock
         except BaseException:
             if lock is not None:
-                self._claimed.discard(session_id)
+                self.ctx.live(session_id).claimed = False
                 lock.release()
             raise
 
@@ -305,7 +296,7 @@ class Engine:
             text, self._tool_context(session, info.id), ctx.registry
         )
         await ctx.add_message(info, part)
-        self._newest[session_id] = info.id
+        ctx.live(session_id).newest = info.id
         for attachment in attachments:  # the model reads them; the view shows the typed text
             await self._add_synthetic(info, attachment.text)
             for image in attachment.images:  # an image file: the image itself
@@ -409,7 +400,7 @@ class Engine:
         """Save a manual compaction's request and run the loop (None: it runs already)."""
         with self._claim(session_id) as (busy, lock):
             created = await compaction.create_request(self.ctx, session_id, auto=False, **request)
-        self._newest[session_id] = created.info.id
+        self.ctx.live(session_id).newest = created.info.id
         if busy:
             return None
         return await self.run(session_id, lock=lock)
@@ -630,17 +621,15 @@ class Engine:
         """Run the session's loop here, holding its lock (`lock`: taken by the caller).
         While another process runs it, follow that loop until it has answered what was
         sent from here, and run it here if that loop ends first (session/follow.py)."""
-        abort = asyncio.Event()
-        self._aborts[session_id] = abort
-        task = asyncio.create_task(self._run_or_follow(session_id, abort, lock))
-        self._runs[session_id] = task
+        live = self.ctx.live(session_id)
+        live.abort = abort = asyncio.Event()
+        live.run = task = asyncio.create_task(self._run_or_follow(session_id, abort, lock))
         if lock is not None:
-            self._claimed.discard(session_id)  # the run is busy now
+            live.claimed = False  # the run is busy now
         try:
             return await task
         finally:
-            self._runs.pop(session_id, None)
-            self._aborts.pop(session_id, None)
+            live.run = live.abort = None
             if lock is not None:  # also when the task was cancelled before it started
                 lock.release()
 
@@ -651,10 +640,8 @@ class Engine:
         if lock is None:
             lock = self.locks.try_acquire(session_id)
         if lock is None:
-            newest = self._newest.get
-            followed = await Follower(
-                ctx, session_id, self.locks, abort, lambda: newest(session_id)
-            ).run()
+            live = ctx.live(session_id)
+            followed = await Follower(ctx, session_id, self.locks, abort, lambda: live.newest).run()
             if followed.lock is None:
                 assert followed.result is not None
                 return followed.result
@@ -686,7 +673,7 @@ class Engine:
         and agent of the last one."""
         ctx = await self._ctx(session_id)
         session = await ctx.db.get_session(session_id)
-        newest = self._newest.get(session_id)
+        newest = ctx.live(session_id).newest
         last = await ctx.db.get_message(newest) if newest else None
         if isinstance(last, UserMessage):
             model, agent = last.model, last.agent
@@ -697,7 +684,8 @@ class Engine:
 
     async def wait_idle(self, session_id: str) -> None:
         """Until the session's running loop (if any) has finished."""
-        task = self._runs.get(session_id)
+        live = self.ctx.shared.sessions.get(session_id)
+        task = live.run if live is not None else None
         if task is not None and not task.done():
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.shield(task)
@@ -716,7 +704,8 @@ class Engine:
         """Interrupt the running step or compaction; streamed text is kept."""
         prepared.cancel(self.ctx, session_id)
         # A subagent's session shares its parent's event: Esc there stops the whole turn.
-        event = self._aborts.get(session_id) or self.subagents.running.get(session_id)
+        live = self.ctx.shared.sessions.get(session_id)
+        event = (live.abort if live else None) or self.subagents.running.get(session_id)
         if event is None:
             return False
         event.set()

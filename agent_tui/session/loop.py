@@ -120,7 +120,7 @@ class SessionLoop:
             agent = catalog.get(BUILD)
             assert agent is not None  # built in, never removed
         registry = self.ctx.registry.for_agent(agent, self.ctx.permission_modes)
-        effort = self.ctx.reasoning_efforts.get(self.session_id)
+        effort = self.ctx.live(self.session_id).reasoning_effort
         if effort is not None:  # the person's choice wins over the agent's and the model's
             agent = dataclasses.replace(agent, reasoning=ReasoningConfig(effort=effort))
         return agent, registry

@@ -129,9 +129,9 @@ class Subagents:
         child = await self.ctx.db.create_session(parent.directory, description, parent.id)
         self.ctx.publish(SessionUpdated(session=child))
         # The person's "always" answers in the parent hold for its subagents too.
-        self.ctx.session_permissions[child.id] = dict(self.ctx.permissions_for(parent.id))
-        if parent.id in self.ctx.permission_modes:
-            self.ctx.permission_modes[child.id] = self.ctx.permission_modes[parent.id]
+        child_live, parent_live = self.ctx.live(child.id), self.ctx.live(parent.id)
+        child_live.permissions = dict(self.ctx.permissions_for(parent.id))
+        child_live.permission_mode = parent_live.permission_mode
         info = UserMessage(
             id=message_id(), session_id=child.id, model=model, agent=agent or DEFAULT_AGENT
         )

@@ -1,0 +1,86 @@
+"""One open session's state in a running engine: never saved, gone with the process.
+Every front-end's per-session state lives here, one object per session, instead of in
+dicts keyed by session id on a shared context (DESIGN.md: "a live session is one
+object"). `LiveSessions` holds them for an engine (engine_context.Shared)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agent_tui.config import PermissionLevel, ReasoningEffort
+from agent_tui.tool.base import EditorFiles
+from agent_tui.tool.registry import PermissionMode
+
+
+@dataclass
+class LiveSession:
+    id: str
+    permissions: dict[str, PermissionLevel] | None = None
+    """Config permissions plus the person's 'always allow' answers (made on first use)."""
+    permission_mode: PermissionMode = "ask"
+    """The quick permission mode (ask / auto-edits)."""
+    editor: EditorFiles | None = None
+    """The editor's file access (an ACP client's fs) for read, edit, write."""
+    reasoning_effort: ReasoningEffort | None = None
+    """Chosen by the person (an editor's thought level) over the agent's and the model's."""
+    redactions: int = 0
+    """Secrets redacted from tool outputs and errors since the engine started."""
+    preparing: asyncio.Task[None] | None = None
+    """The summary being prepared in the background (context/prepared.py)."""
+    handed_over: tuple[str, str, str] | None = None
+    """(model, agent, last message) of that preparation, for a detached process to finish
+    it when the engine closes (context/preparing.py)."""
+    run: asyncio.Task[Any] | None = None
+    """The loop running here."""
+    abort: asyncio.Event | None = None
+    """Set to interrupt that loop."""
+    claimed: bool = False
+    """A prompt here took the session's lock and its run has not started yet."""
+    newest: str | None = None
+    """The newest message sent from this engine (what a follower waits for)."""
+
+    @property
+    def is_preparing(self) -> bool:
+        return self.preparing is not None and not self.preparing.done()
+
+
+class LiveSessions:
+    """The live sessions of one engine, made on first use."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, LiveSession] = {}
+        self.modes = _Modes(self._sessions)
+        """Session id -> permission mode, as the tool registry reads it (one object, so
+        that the registry's views of it stay cached)."""
+
+    def __call__(self, session_id: str) -> LiveSession:
+        found = self._sessions.get(session_id)
+        if found is None:
+            found = self._sessions[session_id] = LiveSession(session_id)
+        return found
+
+    def get(self, session_id: str) -> LiveSession | None:
+        return self._sessions.get(session_id)
+
+    def __iter__(self) -> Iterator[LiveSession]:
+        return iter(list(self._sessions.values()))
+
+
+class _Modes(Mapping[str, PermissionMode]):
+    def __init__(self, sessions: dict[str, LiveSession]) -> None:
+        self._sessions = sessions
+
+    def __getitem__(self, session_id: str) -> PermissionMode:
+        found = self._sessions.get(session_id)
+        if found is None:
+            raise KeyError(session_id)
+        return found.permission_mode
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._sessions))
+
+    def __len__(self) -> int:
+        return len(self._sessions)
