@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.acp_client import RecordingClient, acp_agent, prompt
-from tests.conftest import write_config
+from tests.conftest import person_config, write_config
 from tests.engine_helpers import tool_results
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
 from tests.serve_helpers import agent, serve
@@ -90,3 +90,27 @@ def test_one_serve_gives_an_attached_run_its_own_projects_config(
         check_turn(b, tool_results(fake_llm.requests[-1]), cut=True)
         refused = agent(b, "run", "--attach", server.url, "--agent", "alpha", "x")
         assert refused.returncode != 0 and "alpha" in refused.stderr  # A's agent, not B's
+
+
+def test_serve_asks_an_attached_client_about_an_untrusted_project(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    """`run --attach` from a fresh clone: the server's question is refused headless, so
+    the clone's hook does not run; `run --attach --trust` trusts it, and the running
+    server takes that up at the next prompt."""
+    clone = isolated.parent / "clone"
+    clone.mkdir()
+    person_config(write_config(isolated, fake_llm), trusted=isolated)
+    marker = clone / "hook-ran"
+    hook = {"type": "command", "command": f"echo ran >> {marker}"}
+    (clone / "agent-tui.json").write_text(
+        json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [hook]}]}})
+    )
+    with serve(isolated) as server:
+        fake_llm.script(Text("one"), Text("two"))
+        first = agent(clone, "run", "--attach", server.url, "first")
+        assert first.returncode == 0, first.stderr
+        assert not marker.exists()
+        second = agent(clone, "run", "--attach", server.url, "--trust", "second")
+        assert second.returncode == 0, second.stderr
+        assert marker.read_text().count("ran") == 1

@@ -49,6 +49,9 @@ class HookPoints:
         session's project context, re-loaded when the person trusted it."""
         directory = Path(session.directory)
         ctx = self.ctx.in_project(directory)
+        if ctx.workspace.trusted_elsewhere():
+            await ctx.retrust()
+            ctx.workspace.mcp.start()
         if session.id in self.started:
             return ctx
         workspace = ctx.workspace

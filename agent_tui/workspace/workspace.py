@@ -88,6 +88,16 @@ class Workspace:
     def trusted(self) -> bool:
         return self.project.trusted or self._for_now
 
+    def trusted_elsewhere(self) -> bool:
+        """Not trusted here, but trusted since (`agent-tui trust` in another terminal,
+        `run --attach --trust`): the trust store holds the project's files as they are."""
+        if self.trusted:
+            return False
+        files = self._digests()
+        return store.state(self.directory, files, self.config.trusted_projects).trusted and bool(
+            files
+        )
+
     def run_for_now(self) -> None:
         self._for_now = True
 
