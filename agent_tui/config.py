@@ -25,6 +25,7 @@ from agent_tui.errors import ConfigError
 from agent_tui.hooks.settings import HookMatcher, HookSource, check_events
 from agent_tui.keybinds import DEFAULT_KEYS
 from agent_tui.lsp.settings import LspConfig
+from agent_tui.trust.vouched import run_files
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4-6"
 """The model when the config names none and no key or local server picks one
@@ -352,7 +353,10 @@ class ProjectTrust(BaseModel):
     files: dict[str, str] = Field(default_factory=dict)
     """What the trust vouches for: each file -> sha256."""
     run_files: list[str] = Field(default_factory=list)
-    """Files inside the project its commands run: read-only in the sandbox."""
+    """Files inside the project its commands run (the trust covers them)."""
+    protected: list[str] = Field(default_factory=list)
+    """Read-only in the sandbox: those, and the project files your own config's commands
+    run (a global hook running "$CLAUDE_PROJECT_DIR"/.claude/hooks/check.sh)."""
     commands: dict[str, list[str]] = Field(default_factory=dict)
     """What of the project's config would run or connect: `hooks`, `lsp`, `mcp`,
     `format` -> names; `endpoints` -> where requests would go."""
@@ -517,8 +521,10 @@ def load_config(
     hook_sources: list[HookSource] = []
     trust_all = False
     files = person_files()
+    person_runs: list[Path] = []
     for path in files:
         data = _read_json(path)
+        person_runs += run_files(directory, data)
         try:
             checked = Config.model_validate(data)
         except ValidationError as exc:
@@ -549,6 +555,7 @@ def load_config(
     config.hook_sources = hook_sources
     config.trust_project_hooks = trust_all  # a project cannot trust its own hooks
     config.project = _project_trust(layer)
+    config.project.protected = sorted({*config.project.run_files, *map(str, person_runs)})
     return config.resolve_env()
 
 

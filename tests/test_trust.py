@@ -311,9 +311,11 @@ def test_untrusted_only_tunes_and_says_what_waits(untrusted: Path, fake_llm: Fak
         lsp={"enabled": True, "timeout": 9},
         some_future_key=True,
         trusted_projects=["/"],
+        sandbox={"network": True, "required": True},
     )
     config = load_config()
     assert config.compaction.threshold == 0.5 and config.truncation.max_lines == 10
+    assert not config.sandbox.network and "sandbox.network" in config.project.waiting
     assert config.compaction.prompt is None and config.compaction.model is None
     assert config.truncation.retention_days == 7
     assert config.models["openai/test-model"].limit.context == 50_000
@@ -463,3 +465,46 @@ def test_litellm_never_loads_a_dotenv_file(untrusted: Path) -> None:
         [sys.executable, "-c", code], cwd=untrusted, capture_output=True, text=True, timeout=120
     )
     assert "BASE None" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_fifo_or_device_behind_a_link_never_hangs_the_start(untrusted: Path) -> None:
+    """Hashing what a trust covers reads regular files only: `.agent-tui/x` -> /dev/zero or
+    a FIFO would otherwise never end (or fill memory) before the first frame."""
+    import os
+
+    folder = untrusted / ".agent-tui"
+    folder.mkdir()
+    (folder / "zero").symlink_to("/dev/zero")
+    os.mkfifo(folder / "pipe")
+    (folder / "agents").mkdir()
+    project = load_config().project
+    assert project.files[".agent-tui/zero"] == "" and project.files[".agent-tui/pipe"] == ""
+
+
+def test_an_agent_prompt_file_missing_from_the_project_is_not_read_from_your_config_dir(
+    untrusted: Path, fake_llm: FakeOpenAI
+) -> None:
+    """A relative `{file:config.json}` not in the project would be found in the person's
+    config dir next (with their keys) and sent to the model."""
+    from agent_tui.agents import load_agents
+
+    cloned_project(untrusted, fake_llm, agent={"x": {"prompt": "{file:config.json}"}})
+    config = load_config()
+    assert "agent.x.prompt" in config.project.waiting
+    agent = load_agents(config, untrusted, trusted=False).get("x")
+    assert agent is None or "test-key" not in (agent.prompt or "")
+
+
+def test_the_project_scripts_your_own_hooks_run_are_read_only_in_the_sandbox(
+    untrusted: Path, fake_llm: FakeOpenAI
+) -> None:
+    script = untrusted / ".claude" / "hooks" / "check.sh"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    hook = {"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/.claude/hooks/check.sh'}
+    own = {**write_config(untrusted, fake_llm), "hooks": {"Stop": [{"hooks": [hook]}]}}
+    (untrusted / "agent-tui.json").unlink()
+    person_config({**own, "trusted_projects": []})
+    project = load_config().project
+    assert project.protected == [str(script.resolve())] and project.run_files == []

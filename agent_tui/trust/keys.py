@@ -162,6 +162,12 @@ def _inside(root: Path, entry: str) -> bool:
     return target == root or root in target.parents
 
 
+def _project_file(root: Path, entry: str) -> bool:
+    """A file that exists inside the project (an agent's prompt file: one missing here
+    would be looked up in your config dir next)."""
+    return _inside(root, entry) and (root / entry).is_file()
+
+
 def _agents(value: Any, directory: Path) -> tuple[dict[str, Any], list[str]]:
     if not isinstance(value, dict):
         return {}, [""]
@@ -183,7 +189,7 @@ def narrow_agent(entry: dict[str, Any], base: Path) -> tuple[dict[str, Any], lis
     kept = {k: v for k, v in entry.items() if k in AGENT_SAFE}
     left = [k for k in entry if k not in AGENT_SAFE and k != "permission"]
     prompt_file = _prompt_file(kept.get("prompt"))
-    if prompt_file is not None and not _inside(base.resolve(), prompt_file):
+    if prompt_file is not None and not _project_file(base.resolve(), prompt_file):
         del kept["prompt"]
         left.append("prompt")
     permission = entry.get("permission")

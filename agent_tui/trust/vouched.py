@@ -24,6 +24,8 @@ INTERPRETERS = frozenset(
      "lua", "uv", "npx", "tsx", "source", "."}
 )  # fmt: skip
 """Programs whose next word is the script they run (`python` also as `python3.12`)."""
+MAX_HASHED = 64 << 20
+"""Bytes of one file hashed at most (a larger one adds its size)."""
 PROJECT_VARIABLES = ("$CLAUDE_PROJECT_DIR", "${CLAUDE_PROJECT_DIR}", "$AGENT_TUI_PROJECT_DIR")
 
 
@@ -112,13 +114,26 @@ def _tree(folder: Path) -> list[Path]:
 
 
 def digests(root: Path, files: Iterable[Path]) -> dict[str, str]:
-    """Each file (relative to the project) -> sha256 of its bytes ("" if unreadable)."""
+    """Each file (relative to the project) -> sha256 of its bytes ("" if unreadable or
+    not a regular file: a FIFO or /dev/zero behind a link is never read)."""
     result: dict[str, str] = {}
     for path in files:
-        try:
-            data = path.read_bytes()
-        except OSError:
-            data = None
         name = str(path.relative_to(root)) if root in path.parents else str(path)
-        result[name] = hashlib.sha256(data).hexdigest() if data is not None else ""
+        result[name] = _digest(path)
     return result
+
+
+def _digest(path: Path) -> str:
+    try:
+        if not path.is_file():
+            return ""
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+                if handle.tell() >= MAX_HASHED:  # the rest by its size only
+                    digest.update(str(path.stat().st_size).encode())
+                    break
+        return digest.hexdigest()
+    except OSError:
+        return ""

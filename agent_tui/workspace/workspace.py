@@ -61,7 +61,7 @@ class Workspace:
             own_dirs=own_dirs,
             own_files=[*own_files, *(Path(s) for s in config.sources if Path(s) != project_config)],
             revealed=[output_dir, paths.config_dir() / USER_SKILLS_DIR],
-            protected=[Path(p) for p in self.project.run_files],
+            protected=[Path(p) for p in self.project.protected],
         )
         self.hooks = Hooks(config.hook_sources, trusted=self._hook_runs, warn=self.warn)
         self.lsp = LspServers(config.lsp, self.tool_env.env, self.warn, allowed=self._lsp_runs)
