@@ -571,8 +571,15 @@ def _project_trust(layer: ProjectLayer) -> ProjectTrust:
     data = layer.data
     commands: dict[str, list[str]] = {}
     for key in ("hooks", "lsp", "mcp", "format"):
-        if isinstance(data.get(key), dict) and data[key]:
-            commands[key] = sorted(str(k) for k in data[key])
+        entries = data.get(key)
+        if not isinstance(entries, dict):
+            continue
+        if key == "lsp":  # its servers, beside its own settings
+            servers = entries.get("servers") if isinstance(entries.get("servers"), dict) else {}
+            entries = {**{k: v for k, v in entries.items() if k not in LspConfig.model_fields}}
+            entries.update(servers)
+        if entries:
+            commands[key] = sorted(str(k) for k in entries)
     endpoints = [
         f"provider.{name}: {entry.get('api_base')}"
         for name, entry in (data.get("provider") or {}).items()

@@ -119,6 +119,8 @@ def _allowed(value: Any, rule: Any, path: str) -> tuple[Any, list[str]]:
         return value, []
     if callable(rule):
         return (value, []) if rule(value) else (None, [path])
+    if rule is None and isinstance(value, dict) and value and "." not in path:
+        return None, [f"{path}.{key}" for key in value]  # each key named: sandbox.network
     if not isinstance(rule, dict) or not isinstance(value, dict):
         return None, [path]
     safe: dict[str, Any] = {}
