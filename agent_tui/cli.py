@@ -120,6 +120,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("message", nargs="+", help="the prompt")
 
+    engine = commands.add_parser("engine", help=named("engine").help)
+    engine.add_argument(
+        "--stop", action="store_true", help="stop them (the next command starts one)"
+    )
+    engine.add_argument("--json", action="store_true", help="print JSON")
+
     trust = commands.add_parser("trust", help=named("trust").help)
     trust.add_argument("directory", nargs="?", help="the project (default: this directory)")
     trust.add_argument("--list", action="store_true", help="the projects you trust")
@@ -278,6 +284,10 @@ def main(argv: list[str] | None = None) -> int:
             from agent_tui.server.main import serve
 
             return serve(args.host, args.port, args.token)
+        if args.command == "engine":
+            from agent_tui.provider.engine_command import engine_command
+
+            return engine_command(args)
         if args.command == "trust":
             from agent_tui.trust_command import trust_command
 

@@ -287,6 +287,13 @@ class RunConfig(_Strict):
         return check_attach(value)
 
 
+class EngineConfig(_Strict):
+    idle: float = Field(default=30.0, ge=0)
+    """Minutes your warm engine (litellm loaded once, shared by your commands: the app,
+    `run`, `acp`) stays after its last command; 0: never start one, each command starts
+    a provider process of its own (docs/engine.md). $AGENT_TUI_ENGINE overrides it."""
+
+
 DEFAULT_SERVER_PORT = 4097
 """`agent-tui serve`'s port (OpenCode's own `serve` uses 4096)."""
 
@@ -410,6 +417,8 @@ class Config(_Strict):
     run: RunConfig = Field(default_factory=RunConfig)
     """`agent-tui run`: whether it sends its prompt to a running `agent-tui serve`."""
     server: ServerConfig = Field(default_factory=ServerConfig)
+    engine: EngineConfig = Field(default_factory=EngineConfig)
+    """The warm engine shared by your commands (`agent-tui engine` shows it)."""
     """`agent-tui serve`: where it listens (its token is in the data dir, see README)."""
     hooks: dict[str, list[HookMatcher]] = Field(default_factory=dict)
     """Commands run at fixed points, in Claude Code's shape (docs/hooks.md): event name ->

@@ -42,6 +42,34 @@ PROVIDER_KEYS = (
 """Every key provider/defaults.py reads: a developer's own keys must not pick the model."""
 
 
+@pytest.fixture(scope="session", autouse=True)
+def warm_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One warm engine per test worker (docs/engine.md): the agent-tui processes tests
+    start connect to it instead of each importing litellm. Its socket lives in the
+    worker's own runtime dir; it is stopped when the worker ends (and would leave by
+    itself after AGENT_TUI_ENGINE minutes unused). Tests about a command's own provider
+    process set AGENT_TUI_ENGINE=0."""
+    from agent_tui.provider import shared
+
+    runtime = tmp_path_factory.mktemp("runtime")
+    os.environ[shared.RUNTIME_ENV] = str(runtime)
+    os.environ.setdefault(shared.ENGINE_ENV, "10")
+    yield runtime
+    for path in shared.engines():
+        status = shared.ask(path, "stop")
+        if status is not None:
+            pid = int(str(status["pid"]))
+            process_helpers.wait_until(lambda pid=pid: not _alive(pid), f"engine {pid} to stop")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own project dir (cwd), data dir and empty user config dir."""

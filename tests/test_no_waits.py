@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_tui.provider import remote
+from agent_tui.provider import remote, shared
 from tests.acp_client import RecordingClient, acp_agent, prompt
 from tests.fake_openai import FakeOpenAI, Text
 from tests.process_helpers import wait_until
@@ -60,8 +60,10 @@ import of the process would wait too)."""
 @pytest.fixture(autouse=True)
 def _eager(monkeypatch: pytest.MonkeyPatch) -> None:
     """The provider process imports litellm at once, as people's do (conftest makes the
-    suite's lazy): these tests are about that import in progress."""
+    suite's lazy), in a process of the command's own, not the suite's warm engine:
+    these tests are about that import in progress."""
     monkeypatch.delenv(remote.DISABLE_ENV)
+    monkeypatch.setenv(shared.ENGINE_ENV, "0")
 
 
 class HeldImport:

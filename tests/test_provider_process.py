@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_tui.provider import remote
+from agent_tui.provider import remote, shared
 from tests.fake_openai import FakeOpenAI, Hang, Text
 from tests.process_helpers import agent_tui_argv, python_argv
 from tests.pty_helpers import PtyAgent
@@ -28,6 +28,13 @@ from tests.test_faults_crash import (
 )
 
 WORKER = b"agent_tui.provider.worker"
+
+
+@pytest.fixture(autouse=True)
+def _own_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These are about a command's own provider process: no warm engine (test_engine.py
+    is about that one)."""
+    monkeypatch.setenv(shared.ENGINE_ENV, "0")
 
 
 def provider_processes(parent: int) -> list[int]:

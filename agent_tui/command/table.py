@@ -127,6 +127,12 @@ COMMANDS: tuple[Command, ...] = (
         arg_hint="[DIR] [--list | --revoke]",
         views=_only(APP, CLI),
     ),
+    Command(
+        "engine",
+        "Show your warm engines (pid, idle time, memory, commands connected); --stop ends them",
+        arg_hint="[--stop]",
+        views=_only(CLI),
+    ),
     Command("help", "List commands and keys", views=_only(APP)),
     Command("quit", "Quit agent-tui", aliases=("exit",), views=_only(APP)),
 )

@@ -71,14 +71,25 @@ def lazy() -> bool:
 
 
 class ProviderProcess:
-    def __init__(self, *, warm: bool = False, log: str | None = None) -> None:
-        self.log = log
-        self.pid, write_fd, read_fd = _spawn(warm, log)
+    """A provider process of this command's own, or (`connection`) the person's warm
+    engine reached over its socket (provider/shared.py): the same protocol either way."""
+
+    def __init__(
+        self, *, warm: bool = False, log: str | None = None, connection: Any = None
+    ) -> None:
         import itertools
         import threading
 
-        self._input = os.fdopen(write_fd, "wb")
-        self._output = os.fdopen(read_fd, "rb")
+        self.log = log
+        self.connection = connection
+        if connection is None:
+            self.pid, write_fd, read_fd = _spawn(warm, log)
+            self._input = os.fdopen(write_fd, "wb")
+            self._output = os.fdopen(read_fd, "rb")
+        else:
+            self.pid = 0
+            self._input = connection.makefile("wb")
+            self._output = connection.makefile("rb")
         self._ids = itertools.count(1)
         self._write_lock = threading.Lock()
         self._calls: dict[int, Future[Any]] = {}
@@ -182,6 +193,8 @@ class ProviderProcess:
     def _wait(self) -> int:
         """The process's exit code (negative: the signal), once."""
         with self._wait_lock:
+            if self._status is None and self.connection is not None:
+                self._status = 0  # the engine is not this command's child
             if self._status is None:
                 try:
                     _, status = os.waitpid(self.pid, 0)
@@ -212,6 +225,13 @@ class ProviderProcess:
     def _gone(self) -> ProviderError:
         from agent_tui.errors import ProviderError
 
+        if self.connection is not None:
+            return ProviderError(
+                "agent-tui's warm engine (litellm, shared by your commands) ended "
+                f"unexpectedly ({self._ended or 'it stopped reading'}); its log is beside "
+                "its socket (`agent-tui engine --status`). What was streamed is saved; the "
+                "next command starts a new engine."
+            )
         return ProviderError(
             "agent-tui's provider process (litellm) ended unexpectedly "
             f"({self._ended or 'it stopped reading'}); what it printed is "
@@ -230,6 +250,11 @@ class ProviderProcess:
         with self._lock:
             if self._ended is None:
                 self._ended = "closed"
+        if self.connection is not None:  # the engine stays for the next command
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(2)  # SHUT_RDWR: the reader thread sees EOF
+            self._wait()
+            return
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)
         self._wait()
@@ -271,6 +296,8 @@ def start(*, warm: bool = False, log: str | None = None) -> ProviderProcess | No
     if _setting() == "off":
         return None
     if _process is None:
+        _process = _shared_engine()
+    if _process is None:
         try:
             _process = ProviderProcess(warm=warm, log=log)
         except OSError:  # cannot start one (its log, the interpreter): litellm imports here
@@ -278,8 +305,33 @@ def start(*, warm: bool = False, log: str | None = None) -> ProviderProcess | No
     return _process
 
 
+def _shared_engine() -> ProviderProcess | None:
+    """The person's warm engine (provider/shared.py), started if none runs; None when
+    `engine.idle` is 0 or it cannot be reached (then the command starts its own)."""
+    from agent_tui.provider import shared
+
+    try:
+        idle = shared.idle_minutes()
+        connection = shared.connect_or_start(idle) if idle > 0 else None
+    except OSError:
+        return None
+    return ProviderProcess(connection=connection) if connection is not None else None
+
+
 def current() -> ProviderProcess | None:
     return _process
+
+
+def describe() -> str:
+    """For `/context`: where litellm runs for this command."""
+    if _process is None:
+        return "Provider: litellm in this process."
+    if _process.connection is not None:
+        return (
+            "Provider: your warm engine, shared by your commands (`agent-tui engine` shows "
+            "it; `engine.idle` sets how long it stays unused)."
+        )
+    return "Provider: a provider process of this command's own (engine.idle is 0)."
 
 
 def stop() -> None:

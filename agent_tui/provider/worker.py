@@ -19,12 +19,15 @@ is in; `--lazy` (AGENT_TUI_PROVIDER_PROCESS=lazy) imports litellm at the first r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import queue
 import signal
+import socket
 import sys
 import threading
+import time
 from typing import Any, BinaryIO
 
 from agent_tui.provider.wire import error_to_json
@@ -34,6 +37,8 @@ CALLS = ("get_model_info", "validate_environment")
 
 
 class _Worker:
+    """One command's requests and their replies (in shared mode, one per connection)."""
+
     def __init__(self, out: BinaryIO) -> None:
         self.out = out
         self.tasks: dict[int, asyncio.Task[None]] = {}
@@ -45,18 +50,25 @@ class _Worker:
     async def serve(self, inbox: queue.SimpleQueue[bytes]) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            line = await loop.run_in_executor(None, inbox.get)
-            message = json.loads(line)
-            ident, op = message["id"], message["op"]
-            if op == "cancel":
-                task = self.tasks.get(ident)
-                if task is not None:
-                    task.cancel()
-                continue
-            handler = self.stream(ident, message) if op == "stream" else self.call(ident, message)
-            task = asyncio.create_task(handler)
-            self.tasks[ident] = task
-            task.add_done_callback(lambda _, ident=ident: self.tasks.pop(ident, None))
+            self.handle(await loop.run_in_executor(None, inbox.get))
+
+    def handle(self, line: bytes) -> None:
+        message = json.loads(line)
+        ident, op = message["id"], message["op"]
+        if op == "cancel":
+            task = self.tasks.get(ident)
+            if task is not None:
+                task.cancel()
+            return
+        if op in ("status", "stop"):
+            self.send({"id": ident, "ok": _status()})
+            if op == "stop":
+                _stop()
+            return
+        handler = self.stream(ident, message) if op == "stream" else self.call(ident, message)
+        task = asyncio.create_task(handler)
+        self.tasks[ident] = task
+        task.add_done_callback(lambda _, ident=ident: self.tasks.pop(ident, None))
 
     async def stream(self, ident: int, message: dict[str, Any]) -> None:
         from agent_tui.provider.events import ModelRequest
@@ -95,7 +107,146 @@ def _read(stream: BinaryIO, inbox: queue.SimpleQueue[bytes]) -> None:
     os._exit(0)
 
 
+_started = time.time()
+_shared: _Shared | None = None
+
+
+class _Shared:
+    """The warm engine (provider/shared.py): connections on a Unix socket, each a
+    command's requests; gone after `idle` seconds with none."""
+
+    def __init__(self, path: str, idle: float) -> None:
+        self.path, self.idle = path, idle
+        self.connections = 0
+        self.served = 0
+        self.last_seen = time.monotonic()
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)
+        try:
+            self.server.bind(path)  # before litellm's import: commands connect at once
+        finally:
+            os.umask(old)
+        self.server.listen(64)
+        self.inode = os.stat(path).st_ino
+        self.served_tasks: set[asyncio.Task[None]] = set()
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.server.setblocking(False)
+        watch = asyncio.create_task(self._watch())
+        try:
+            while True:
+                conn, _ = await loop.sock_accept(self.server)
+                task = asyncio.create_task(self._serve(conn))
+                self.served_tasks.add(task)
+                task.add_done_callback(self.served_tasks.discard)
+        finally:
+            watch.cancel()
+
+    async def _serve(self, conn: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        self.connections += 1
+        self.served += 1
+        conn.setblocking(True)
+        worker = _Worker(conn.makefile("wb"))
+        inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+        def read() -> None:
+            with contextlib.suppress(OSError, ValueError):
+                for line in conn.makefile("rb"):
+                    loop.call_soon_threadsafe(inbox.put_nowait, line)
+            loop.call_soon_threadsafe(inbox.put_nowait, None)
+
+        threading.Thread(target=read, name="engine-connection", daemon=True).start()
+        try:
+            while (line := await inbox.get()) is not None:
+                with contextlib.suppress(ValueError, KeyError, OSError):
+                    worker.handle(line)
+        finally:  # the command ended, however: what it still had running stops
+            for task in list(worker.tasks.values()):
+                task.cancel()
+            self.connections -= 1
+            self.last_seen = time.monotonic()
+            with contextlib.suppress(OSError):
+                conn.close()
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(min(1.0, max(self.idle / 4, 0.05)))
+            try:
+                replaced = os.stat(self.path).st_ino != self.inode
+            except OSError:
+                replaced = True
+            idle = self.connections == 0 and time.monotonic() - self.last_seen > self.idle
+            if replaced or (self.idle > 0 and idle):
+                _stop(unlink=not replaced)
+
+    def status(self) -> dict[str, Any]:
+        others = self.connections - 1  # not the one asking
+        idle = 0.0 if others else time.monotonic() - self.last_seen
+        return {
+            "connections": others,
+            "served": self.served - 1,
+            "idle_seconds": round(idle, 1),
+            "idle_limit_seconds": self.idle,
+            "socket": self.path,
+        }
+
+
+def _status() -> dict[str, Any]:
+    rss = 0
+    with contextlib.suppress(OSError, ValueError), open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                rss = int(line.split()[1])
+    found = {"pid": os.getpid(), "uptime_seconds": round(time.time() - _started, 1)}
+    found["rss_kb"] = rss
+    found["litellm"] = "litellm" in sys.modules
+    if _shared is not None:
+        found.update(_shared.status())
+    return found
+
+
+def _stop(unlink: bool = True) -> None:
+    if _shared is not None and unlink:
+        with contextlib.suppress(OSError):
+            if os.stat(_shared.path).st_ino == _shared.inode:
+                os.unlink(_shared.path)
+    os._exit(0)
+
+
+def serve_shared(path: str, idle: float) -> None:
+    """`--serve PATH --idle SECONDS`: the person's warm engine."""
+    global _shared
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        _shared = _Shared(path, idle)
+    except OSError as exc:  # another engine won the race: it serves
+        print(f"agent-tui engine: not serving {path}: {exc}", file=sys.stderr)
+        os._exit(0)
+    from agent_tui.provider import loader
+
+    def warm() -> None:
+        loader.warm_tokenizer(loader.litellm())
+
+    threading.Thread(target=warm, name="engine-import", daemon=True).start()
+    try:
+        asyncio.run(_shared.run())
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        _stop()
+
+
 def main() -> None:
+    args = sys.argv[1:]
+    if "--serve" in args:
+        idle = float(args[args.index("--idle") + 1]) if "--idle" in args else 0.0
+        serve_shared(args[args.index("--serve") + 1], idle)
+        return
     # Ctrl+C reaches the whole process group: the command decides (it cancels the
     # stream, which closes the provider's connection here), this process never dies of it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -22,7 +22,7 @@ from agent_tui.errors import CompactionError, UsageError
 from agent_tui.events import AgentSwitched, Notice, PartUpdated, SessionUpdated
 from agent_tui.ids import message_id, part_id
 from agent_tui.mcp.servers import McpServers
-from agent_tui.provider import windows
+from agent_tui.provider import remote, windows
 from agent_tui.provider.auth import check_credentials
 from agent_tui.provider.limits import ModelInfo, load_with_summariser
 from agent_tui.session import fork, pins
@@ -488,6 +488,7 @@ class Engine:
         lines = [render(result), withheld, sandbox, *ctx.lsp.status_lines()]
         lines += ctx.hooks.status_lines()
         lines += trust_lines(ctx.workspace)
+        lines.append(remote.describe())
         return "\n".join(lines)
 
     async def uncompact(self, session_id: str, *, model: str | None = None) -> Uncompacted:

@@ -1,0 +1,70 @@
+"""`agent-tui engine`: this person's warm engines (provider/shared.py) — which runs, its
+pid, idle time, memory and the commands connected — and `--stop` to end them."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import time
+
+from agent_tui.provider import shared
+
+
+def engine_command(args: argparse.Namespace) -> int:
+    current = None
+    with contextlib.suppress(OSError):
+        current = shared.socket_path()
+    found = []
+    for path in shared.engines():
+        status = shared.ask(path, "stop" if args.stop else "status")
+        if status is None:  # a crashed engine's socket: nothing answers there
+            path.unlink(missing_ok=True)
+            continue
+        found.append({**status, "current": path == current})
+    if args.stop:
+        for status in found:
+            _wait_gone(int(str(status.get("pid", 0))))
+    if args.json:
+        print(json.dumps(found, indent=2))
+        return 0
+    if not found:
+        idle = shared.idle_minutes()
+        why = (
+            "engine.idle is 0"
+            if idle == 0
+            else f"one starts with the next command; idle {idle:g} min"
+        )
+        print(f"No warm engine runs ({why}).")
+        return 0
+    for status in found:
+        print(_line(status, stopped=args.stop))
+    return 0
+
+
+def _line(status: dict[str, object], *, stopped: bool) -> str:
+    idle = float(str(status.get("idle_seconds", 0)))
+    limit = float(str(status.get("idle_limit_seconds", 0)))
+    rss = int(str(status.get("rss_kb", 0))) // 1024
+    which = (
+        "this install and environment's"
+        if status.get("current")
+        else "another version's or environment's"
+    )
+    verb = "stopped" if stopped else "runs"
+    return (
+        f"Warm engine {status.get('pid')} ({which}) {verb}: up {status.get('uptime_seconds')} s, "
+        f"idle {idle:.0f} s of {limit:.0f} s, {rss} MiB, {status.get('connections')} "
+        f"commands connected, {status.get('served')} served; socket {status.get('socket')}"
+    )
+
+
+def _wait_gone(pid: int, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while pid > 0 and time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return
+        time.sleep(0.02)

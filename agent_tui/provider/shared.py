@@ -1,0 +1,200 @@
+"""The person's warm engine, client side: find it, or start it, and connect.
+
+One provider process (provider/worker.py, litellm imported once) serves every command of
+the same person on this machine, over a Unix socket in a 0700 folder of theirs. It is
+found by a name that holds everything that must match for it to be used (docs/engine.md):
+this agent-tui's code, the Python running it, and the credentials in the environment
+(a command whose keys differ gets an engine of its own). The first command that needs it
+starts it, detached; it exits after `engine.idle` minutes without a connection.
+
+Import-light (os, sys, socket, hashlib): `__main__` connects before the CLI is imported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+RUNTIME_ENV = "AGENT_TUI_RUNTIME_DIR"
+"""Where the engine's socket lives (default: $XDG_RUNTIME_DIR, else the temp dir), in a
+folder `agent-tui-<uid>` of mode 0700 inside it."""
+ENGINE_ENV = "AGENT_TUI_ENGINE"
+"""0: no shared engine (each command starts its own provider process, as before); a
+number: its idle minutes, over the config's."""
+DEFAULT_IDLE_MINUTES = 30.0
+"""How long an engine nobody uses stays (config `engine.idle`; 0: never start one)."""
+START_WAIT = 10.0
+"""Seconds a command waits for a new engine to listen (it binds before importing)."""
+CREDENTIAL_WORDS = (
+    "KEY", "TOKEN", "SECRET", "PASSWORD", "BASE", "URL", "ENDPOINT", "HOST", "PROJECT",
+    "REGION", "LOCATION", "ORG", "VERSION", "PROXY", "CERT", "CA_BUNDLE", "PROFILE",
+    "LITELLM", "AWS", "AZURE", "VERTEX", "GOOGLE", "OPENAI", "ANTHROPIC", "GEMINI",
+)  # fmt: skip
+"""Variables whose name holds one of these may change what litellm sends where: they are
+part of the engine's name, so a command never uses an engine made with other ones."""
+ALSO = ("HOME", "XDG_CONFIG_HOME")
+"""Where litellm finds credential files (~/.aws, gcloud's): part of the name too."""
+MAX_FOLDER = 80
+"""Longer, and `engine-<key>.sock` would not fit in a Unix socket's address."""
+IGNORED = ("AGENT_TUI_OWNER", "AGENT_TUI_CONFIG_DIR", "AGENT_TUI_DATA_DIR", "AGENT_TUI_CONFIG")
+
+
+def runtime_dir() -> Path:
+    """The person's own 0700 folder for engine sockets (made, and checked to be theirs)."""
+    base = os.environ.get(RUNTIME_ENV) or os.environ.get("XDG_RUNTIME_DIR") or "/tmp"
+    folder = Path(base) / f"agent-tui-{os.getuid()}"
+    if len(str(folder)) > MAX_FOLDER:  # a socket's path has room for ~107 bytes
+        digest = hashlib.sha256(str(folder).encode()).hexdigest()[:8]
+        folder = Path("/tmp") / f"agent-tui-{os.getuid()}-{digest}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    info = folder.lstat()
+    if info.st_uid != os.getuid() or info.st_mode & 0o077 or folder.is_symlink():
+        raise OSError(f"{folder} is not a private folder of this user")
+    return folder
+
+
+def _code_stamp() -> str:
+    """This agent-tui's code as installed: its version, path and files' sizes and times
+    (an edited checkout is another engine)."""
+    from agent_tui import __version__
+
+    here = Path(__file__).resolve().parent.parent
+    # The environment (a venv: its packages, litellm's version) and the interpreter, not
+    # the name it was started by (`python` and `python3` are the same one).
+    parts = [__version__, str(here), sys.prefix, os.path.realpath(sys.executable), sys.version]
+    for folder, _, names in sorted(os.walk(here)):
+        for name in sorted(names):
+            if name.endswith(".py"):
+                info = os.stat(os.path.join(folder, name))
+                parts.append(f"{name}:{info.st_size}:{info.st_mtime_ns}")
+    return "\n".join(parts)
+
+
+def credential_env(environ: dict[str, str] | os._Environ[str] | None = None) -> dict[str, str]:
+    environ = os.environ if environ is None else environ
+    return {
+        k: v
+        for k, v in sorted(environ.items())
+        if k in ALSO or (k not in IGNORED and any(word in k.upper() for word in CREDENTIAL_WORDS))
+    }
+
+
+def engine_key(environ: dict[str, str] | None = None) -> str:
+    digest = hashlib.sha256(_code_stamp().encode())
+    for name, value in credential_env(environ).items():
+        digest.update(f"\0{name}={value}".encode())
+    return digest.hexdigest()[:16]
+
+
+def socket_path(environ: dict[str, str] | None = None) -> Path:
+    return runtime_dir() / f"engine-{engine_key(environ)}.sock"
+
+
+def connect(path: Path) -> socket.socket | None:
+    """A connection to the engine at `path`; None when none listens there."""
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        client.connect(str(path))
+    except OSError:
+        client.close()
+        return None
+    return client
+
+
+def connect_or_start(idle_minutes: float, log: Path | None = None) -> socket.socket | None:
+    """The engine's connection, starting one when none answers (None: it could not be
+    started; the command starts a provider process of its own)."""
+    path = socket_path()
+    found = connect(path)
+    if found is not None:
+        return found
+    import fcntl
+
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one start among commands launched together
+        found = connect(path)
+        if found is not None:
+            return found
+        path.unlink(missing_ok=True)  # a crashed engine's
+        _spawn(path, idle_minutes, log or path.with_suffix(".log"))
+        deadline = time.monotonic() + START_WAIT
+        while time.monotonic() < deadline:
+            found = connect(path)
+            if found is not None:
+                return found
+            time.sleep(0.01)
+    return None
+
+
+def _spawn(path: Path, idle_minutes: float, log: Path) -> None:
+    """The engine, detached (double fork: not this command's child, its own session, no
+    terminal), outliving this command."""
+    env = {k: v for k, v in os.environ.items() if k != "AGENT_TUI_OWNER"}
+    argv = [sys.executable, "-m", "agent_tui.provider.worker", "--serve", str(path)]
+    argv += ["--idle", str(idle_minutes * 60)]
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setsid()
+            if os.fork() == 0:
+                null = os.open(os.devnull, os.O_RDWR)
+                out = os.open(str(log), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+                os.dup2(null, 0)
+                os.dup2(out, 1)
+                os.dup2(out, 2)
+                os.closerange(3, 1024)
+                os.execve(sys.executable, argv, env)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def ask(path: Path, op: str) -> dict[str, object] | None:
+    """One request to the engine at `path` (`status`, `stop`): its answer, or None when
+    none listens there."""
+    import json
+
+    client = connect(path)
+    if client is None:
+        return None
+    with client, client.makefile("rwb") as stream:
+        stream.write(json.dumps({"id": 1, "op": op}).encode() + b"\n")
+        stream.flush()
+        line = stream.readline()
+    try:
+        reply = json.loads(line)
+    except ValueError:
+        return None
+    return reply.get("ok") if isinstance(reply, dict) else None
+
+
+def engines() -> list[Path]:
+    """The sockets of this person's engines (any version or credentials)."""
+    try:
+        return sorted(runtime_dir().glob("engine-*.sock"))
+    except OSError:
+        return []
+
+
+def idle_minutes() -> float:
+    """`engine.idle` of the config in force here (0 when AGENT_TUI_ENGINE=0)."""
+    setting = os.environ.get(ENGINE_ENV, "").strip().lower()
+    if setting in ("0", "off", "false", "no"):
+        return 0.0
+    try:
+        return max(float(setting), 0.0)
+    except ValueError:
+        pass
+    try:
+        from agent_tui.config_files import raw_value
+
+        value = raw_value("engine", "idle")
+    except Exception:  # a broken config: the CLI reports it; no engine meanwhile
+        return 0.0
+    if value is None:
+        return DEFAULT_IDLE_MINUTES
+    return float(value) if isinstance(value, (int, float)) and value >= 0 else 0.0

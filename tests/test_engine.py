@@ -1,0 +1,194 @@
+"""The person's warm engine (provider/shared.py, docs/engine.md): one litellm for every
+command, each command's own world kept (its PATH, variables, project), another
+install's or credentials' engine never used, gone when idle, restarted after a crash,
+reachable by its user alone. These start agent-tui as a process: that is the subject."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent_tui.provider import shared
+from tests.fake_openai import Call, FakeOpenAI, Hang, Text, ToolCalls
+from tests.process_helpers import agent_tui_argv, wait_until
+from tests.serve_helpers import env as process_env
+
+pytestmark = pytest.mark.process
+
+
+@pytest.fixture
+def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """This test's own engine: its own runtime dir, stopped at the end."""
+    folder = tmp_path / "runtime"
+    folder.mkdir()
+    monkeypatch.setenv(shared.RUNTIME_ENV, str(folder))
+    monkeypatch.setenv(shared.ENGINE_ENV, "10")
+    yield folder
+    for path in shared.engines():
+        status = shared.ask(path, "stop")
+        if status is not None:
+            pid = int(str(status["pid"]))
+            wait_until(lambda pid=pid: not _alive(pid), "the engine to stop")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def run(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        agent_tui_argv(*args),
+        cwd=project,
+        env={**process_env(), **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Traceback" not in done.stdout + done.stderr, done.stderr
+    return done
+
+
+def engine_status() -> list[dict[str, object]]:
+    done = subprocess.run(
+        agent_tui_argv("engine", "--json"),
+        env=process_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return json.loads(done.stdout)
+
+
+def bash(command: str) -> ToolCalls:
+    return ToolCalls([Call("bash", json.dumps({"command": command}))])
+
+
+def test_commands_share_one_engine_and_each_keeps_its_own_world(
+    configured: FakeOpenAI, isolated: Path, tmp_path: Path, runtime: Path
+) -> None:
+    tools = {}
+    for name in ("one", "two"):
+        folder = tmp_path / f"bin-{name}"
+        folder.mkdir()
+        (folder / "whoami-tool").write_text(f"#!/bin/sh\necho tool-{name}\n")
+        (folder / "whoami-tool").chmod(0o755)
+        tools[name] = f"{folder}:{os.environ['PATH']}"
+    for name in ("one", "two"):
+        configured.script(bash('whoami-tool; echo "mark-$MY_MARK"'), Text(f"done {name}"))
+        done = run(isolated, "run", "go", PATH=tools[name], MY_MARK=name)
+        assert done.returncode == 0, done.stderr
+        result = configured.requests[-1]["messages"][-1]["content"]
+        assert f"tool-{name}" in result and f"mark-{name}" in result, result
+    (engine,) = engine_status()
+    assert engine["current"] and int(str(engine["served"])) >= 2
+    assert engine["litellm"], "litellm is loaded once, in the engine"
+
+
+def test_other_credentials_or_another_install_never_share_an_engine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    base = {"PATH": "/usr/bin", "OPENAI_API_KEY": "k1", "HOME": "/home/a", "MY_MARK": "x"}
+    key = shared.engine_key(base)
+    assert shared.engine_key({**base, "MY_MARK": "y", "PATH": "/bin"}) == key
+    assert shared.engine_key({**base, "OPENAI_API_KEY": "k2"}) != key
+    assert shared.engine_key({**base, "HOME": "/home/b"}) != key
+    assert shared.engine_key({**base, "HTTPS_PROXY": "http://proxy"}) != key
+    monkeypatch.setattr(shared, "_code_stamp", lambda: "another version")
+    assert shared.engine_key(base) != key
+
+
+def test_kill_9_of_the_engine_mid_turn_is_said_once_and_the_next_command_works(
+    configured: FakeOpenAI, isolated: Path, runtime: Path
+) -> None:
+    configured.script(Hang(), Text("after the crash"))
+    process = subprocess.Popen(
+        agent_tui_argv("run", "first"),
+        cwd=isolated,
+        env=process_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        configured.wait_for_requests(1, timeout=60)  # the turn is under way, in the engine
+        (engine,) = engine_status()
+        os.kill(int(str(engine["pid"])), signal.SIGKILL)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 1, err
+    assert err.count("warm engine") == 1 and "ended unexpectedly" in err, err
+    done = run(isolated, "run", "--continue", "second")
+    assert done.returncode == 0 and "after the crash" in done.stdout, done.stderr
+    # The first prompt was saved before the crash: the continued session holds both.
+    prompts = [m["content"] for m in configured.requests[-1]["messages"] if m["role"] == "user"]
+    assert any("first" in str(p) for p in prompts) and any("second" in str(p) for p in prompts)
+
+
+def test_the_engine_leaves_after_its_idle_time(
+    configured: FakeOpenAI, isolated: Path, runtime: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(shared.ENGINE_ENV, "0.01")  # 0.6 s
+    configured.script(Text("hi"))
+    assert run(isolated, "run", "go").returncode == 0
+    (path,) = shared.engines()
+    wait_until(lambda: not path.exists(), "the idle engine to leave")
+    assert engine_status() == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
+def test_another_user_cannot_reach_the_engine(
+    configured: FakeOpenAI, isolated: Path, runtime: Path
+) -> None:
+    configured.script(Text("hi"))
+    assert run(isolated, "run", "go").returncode == 0
+    (path,) = shared.engines()
+    assert (path.parent.stat().st_mode & 0o777) == 0o700
+    assert (path.stat().st_mode & 0o077) == 0
+    probe = (
+        "import socket, sys\n"
+        "s = socket.socket(socket.AF_UNIX)\n"
+        "try:\n    s.connect(sys.argv[1]); print('CONNECTED')\n"
+        "except OSError as e:\n    print('REFUSED', e.errno)\n"
+    )
+    python = next((p for p in ("/usr/bin/python3", "/bin/python3") if os.path.exists(p)), None)
+    if python is None:
+        pytest.skip("no system python for another user to run")
+    done = subprocess.run(
+        [python, "-c", probe, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        user=65534,
+    )
+    assert "REFUSED" in done.stdout, done.stdout + done.stderr
+
+
+def test_engine_status_and_stop(configured: FakeOpenAI, isolated: Path, runtime: Path) -> None:
+    configured.script(Text("hi"))
+    assert run(isolated, "run", "go").returncode == 0
+    shown = subprocess.run(
+        agent_tui_argv("engine"), env=process_env(), capture_output=True, text=True, timeout=60
+    )
+    assert "Warm engine" in shown.stdout and "MiB" in shown.stdout, shown.stdout
+    stopped = subprocess.run(
+        agent_tui_argv("engine", "--stop"),
+        env=process_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "stopped" in stopped.stdout
+    assert shared.engines() == []
