@@ -89,8 +89,39 @@ def _run_env(server: FakeOpenAI, tmp: str) -> tuple[Path, dict[str, str]]:
         "AGENT_TUI_DATA_DIR": str(Path(tmp) / "data"),
         "AGENT_TUI_CONFIG_DIR": str(Path(tmp) / "cfg"),
         "PYTHONPATH": str(ROOT),
+        # Each command's own provider process, as before the warm engine: what
+        # bench_warm_engine compares against.
+        "AGENT_TUI_ENGINE": "0",
     }
     return project, env
+
+
+def bench_warm_engine(runs: int = 7) -> float:
+    """`agent-tui run` with the person's warm engine (docs/engine.md): the first run,
+    which starts it, then runs that connect to it. Launch → first request at the fake
+    server, the whole run, and the memory of the engine against a command's own
+    provider process."""
+    with FakeOpenAI() as server, tempfile.TemporaryDirectory(dir="/tmp") as tmp:
+        server.responder = lambda body: Text("ok")
+        project, env = _run_env(server, tmp)
+        env = {**env, "AGENT_TUI_ENGINE": "5", "AGENT_TUI_RUNTIME_DIR": tmp}
+        starting = _time_run(server, project, env, "hello")
+        firsts, wholes = [], []
+        for _ in range(runs):
+            first, whole = _time_run(server, project, env, "hello")
+            firsts.append(first)
+            wholes.append(whole)
+        status = subprocess.run(
+            [*AGENT_TUI, "engine", "--json", "--stop"], env=env, capture_output=True, text=True
+        )
+        engines = json.loads(status.stdout or "[]")
+        rss = sum(int(e.get("rss_kb", 0)) for e in engines) // 1024
+    print(
+        f"agent-tui run, warm engine: launch → first request {median_ms(firsts)}; whole run "
+        f"{median_ms(wholes)}; the run that started it {starting[0] * 1000:.0f} ms to its "
+        f"first request; engine {rss} MiB, shared by every command"
+    )
+    return statistics.median(firsts)
 
 
 IMPORT_ALONE = "import litellm, os; os._exit(0)"
@@ -378,6 +409,11 @@ if __name__ == "__main__":
     first_request, alone = bench_cold_run()
     no_provider = bench_no_provider()
     print(f"  no-provider message: {no_provider * 1000:.0f} ms (goal ≤ 500 ms; no litellm import)")
+    warm_engine = bench_warm_engine()
+    print(
+        f"  warm engine {warm_engine * 1000:.0f} ms vs {first_request * 1000:.0f} ms with a "
+        "provider process of the command's own (Claude Code: 390-430 ms, FACTS.md)"
+    )
     attached = bench_attach()
     auto = bench_attach_auto()
     print(

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent_tui.provider import shared
-from tests.fake_openai import Call, FakeOpenAI, Hang, Text, ToolCalls
+from tests.fake_openai import Call, FakeOpenAI, Gated, Hang, Text, ToolCalls
 from tests.process_helpers import agent_tui_argv, wait_until
 from tests.serve_helpers import env as process_env
 
@@ -192,3 +192,40 @@ def test_engine_status_and_stop(configured: FakeOpenAI, isolated: Path, runtime:
     )
     assert "stopped" in stopped.stdout
     assert shared.engines() == []
+
+
+async def test_a_summary_being_written_when_its_command_ends_is_finished_for_the_next(
+    configured: FakeOpenAI, runtime: Path
+) -> None:
+    """A detachable request (a summary prepared in the background) goes on in the engine
+    when the command that sent it ends; the next command sending the same request gets
+    it without a second request to the provider."""
+    import asyncio
+    import threading
+
+    from agent_tui.provider.events import ModelRequest, TextDelta
+    from agent_tui.provider.remote import ProviderProcess
+
+    gate = threading.Event()
+    configured.responder = lambda body: Gated(Text("the whole summary"), gate)
+    request = ModelRequest(
+        model="openai/test-model",
+        api_base=configured.base_url,
+        api_key="test-key",
+        messages=[{"role": "user", "content": "summarise"}],
+        detachable=True,
+    )
+
+    async def text_of(process: ProviderProcess) -> str:
+        return "".join([e.text async for e in process.stream(request) if isinstance(e, TextDelta)])
+
+    first = ProviderProcess(connection=await asyncio.to_thread(shared.connect_or_start, 10))
+    reading = asyncio.create_task(text_of(first))
+    await asyncio.to_thread(configured.wait_for_requests, 1, 60)
+    reading.cancel()  # the command that asked ends, mid-summary
+    first.close()
+    second = ProviderProcess(connection=await asyncio.to_thread(shared.connect_or_start, 10))
+    gate.set()
+    assert await asyncio.wait_for(text_of(second), 60) == "the whole summary"
+    second.close()
+    assert len(configured.requests) == 1, "the summary was not written again"

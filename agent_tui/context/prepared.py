@@ -227,7 +227,8 @@ async def prepare(
     if not fits(size, writer.limit, config):
         return None  # a span for chunks: compaction summarises it as before
     started = time.monotonic()
-    written = await _summarise(request)
+    # Finished by the warm engine if this command ends first, for the next one (kept.py).
+    written = await _summarise(request.model_copy(update={"detachable": True}))
     if written is None:
         return None
     text, tokens = written

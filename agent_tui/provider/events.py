@@ -22,6 +22,10 @@ class ModelRequest(BaseModel):
     temperature: float | None = None
     options: dict[str, Any] = Field(default_factory=dict)
     """Further litellm parameters: prompt_cache_key, reasoning_effort, thinking."""
+    detachable: bool = False
+    """A summary prepared in the background: the warm engine finishes it when the command
+    that sent it ends, and gives it to the next command sending the same request
+    (provider/kept.py) instead of starting it again."""
 
 
 class TextDelta(BaseModel):

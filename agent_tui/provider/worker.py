@@ -28,6 +28,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import AsyncIterator
 from typing import Any, BinaryIO
 
 from agent_tui.provider.wire import error_to_json
@@ -71,19 +72,33 @@ class _Worker:
         task.add_done_callback(lambda _, ident=ident: self.tasks.pop(ident, None))
 
     async def stream(self, ident: int, message: dict[str, Any]) -> None:
+        from agent_tui.provider import kept
+
+        try:
+            if _shared is not None and message["request"].get("detachable"):
+                # Kept going when this command ends; the next sender gets it (kept.py).
+                replies = kept.follow(message["request"], lambda: self._replies(message))
+            else:
+                replies = self._replies(message)
+            async for reply in replies:
+                self.send({"id": ident, **reply})
+        except asyncio.CancelledError:
+            return  # the command stopped listening (a kept request goes on)
+
+    async def _replies(self, message: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         from agent_tui.provider.events import ModelRequest
         from agent_tui.provider.stream import litellm_stream
 
         try:
             request = ModelRequest.model_validate(message["request"])
             async for event in litellm_stream(request):
-                self.send({"id": ident, "e": event.model_dump(mode="json")})
+                yield {"e": event.model_dump(mode="json")}
         except asyncio.CancelledError:
-            return  # litellm_stream closed the connection; the command stopped listening
+            raise  # litellm_stream closed the connection
         except Exception as exc:
-            self.send({"id": ident, "err": error_to_json(exc)})
+            yield {"err": error_to_json(exc)}
             return
-        self.send({"id": ident, "end": True})
+        yield {"end": True}
 
     async def call(self, ident: int, message: dict[str, Any]) -> None:
         from agent_tui.provider.loader import load_litellm
@@ -202,6 +217,8 @@ def _status() -> dict[str, Any]:
     found = {"pid": os.getpid(), "uptime_seconds": round(time.time() - _started, 1)}
     found["rss_kb"] = rss
     found["litellm"] = "litellm" in sys.modules
+    if "agent_tui.provider.kept" in sys.modules:
+        found["kept_requests"] = sys.modules["agent_tui.provider.kept"].count()
     if _shared is not None:
         found.update(_shared.status())
     return found
