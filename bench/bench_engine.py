@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from own_project import own_project  # noqa: E402
 from precompile import compile_bytecode  # noqa: E402
 
 from agent_tui.config import Config  # noqa: E402
@@ -93,6 +94,7 @@ def _run_env(server: FakeOpenAI, tmp: str) -> tuple[Path, dict[str, str]]:
         # bench_warm_engine compares against.
         "AGENT_TUI_ENGINE": "0",
     }
+    own_project(project, Path(tmp) / "cfg")
     return project, env
 
 

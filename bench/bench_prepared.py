@@ -44,6 +44,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from own_project import own_project
 from prepared_processes import RunProcess, Watcher, read_back, run_turn, wait_for_preparers
 
 from agent_tui.config import CompactionConfig, Config, ModelConfig, ModelLimit, ProviderConfig
@@ -315,6 +316,7 @@ async def run_processes(args: argparse.Namespace, root: Path) -> Run:
         server.responder = model.respond
         config = process_config(server.base_url, args)
         (project / "agent-tui.json").write_text(json.dumps(config), encoding="utf-8")
+        own_project(project)
         runs: list[RunProcess] = []
         with Watcher(project) as watcher:
             try:

@@ -29,6 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from own_project import own_project  # noqa: E402
+
 from agent_tui.config import load_config  # noqa: E402
 from agent_tui.engine_context import EngineContext  # noqa: E402
 from agent_tui.events import Event, MessageUpdated, Notice  # noqa: E402
@@ -113,6 +115,7 @@ async def bench_follow(runs: int) -> None:
         os.chdir(project)
         os.environ["AGENT_TUI_DATA_DIR"] = str(Path(tmp) / "data")
         os.environ["AGENT_TUI_CONFIG_DIR"] = str(Path(tmp) / "cfg")
+        own_project(project)
         (project / "agent-tui.json").write_text(
             json.dumps(
                 {

@@ -65,6 +65,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from own_project import own_project
+
 TOTAL_TOKENS = 20_000
 SLOW_RATE_TOKENS = 4_000
 RATES = (200, 1_000, 5_000)
@@ -432,6 +434,7 @@ def first_frame_once(
 
 
 def write_launch_config(workdir: Path) -> None:
+    own_project(workdir, workdir / "user-config")
     (workdir / "agent-tui.json").write_text(
         json.dumps(
             {

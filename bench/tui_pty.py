@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from own_project import own_project
 from pty_app import PtyApp, visible
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,6 +98,7 @@ def project(
         "sandbox": {"enabled": False},
     }
     (workdir / "agent-tui.json").write_text(json.dumps(config), encoding="utf-8")
+    own_project(workdir, workdir / "user-config")
     return {
         "AGENT_TUI_DATA_DIR": str(workdir / "data"),
         "AGENT_TUI_CONFIG_DIR": str(workdir / "user-config"),

@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from own_project import own_project
+
 ROOT = Path(__file__).resolve().parent.parent
 KEY_INTERVAL = 0.1
 SIZE = (120, 36)
@@ -64,6 +66,7 @@ async def unthrottled_in_app(workdir: Path, reply: str, chunk_size: int = 4) -> 
                 }
             )
         )
+        own_project(workdir)
         config = load_config()
         db = await Database.open(workdir / "data" / "bench-unthrottled.db")
         app = BenchApp(config, db, model_titles=False, directory=workdir)
