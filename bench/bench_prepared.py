@@ -33,6 +33,7 @@ import itertools
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -45,7 +46,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from own_project import own_project
-from prepared_processes import RunProcess, Watcher, read_back, run_turn, wait_for_preparers
+from prepared_processes import (
+    RunProcess,
+    Watcher,
+    process_env,
+    read_back,
+    run_turn,
+    wait_for_preparers,
+)
 
 from agent_tui.config import CompactionConfig, Config, ModelConfig, ModelLimit, ProviderConfig
 from agent_tui.engine_context import EngineContext
@@ -316,7 +324,7 @@ async def run_processes(args: argparse.Namespace, root: Path) -> Run:
         server.responder = model.respond
         config = process_config(server.base_url, args)
         (project / "agent-tui.json").write_text(json.dumps(config), encoding="utf-8")
-        own_project(project)
+        own_project(project, root / "user-config")
         runs: list[RunProcess] = []
         with Watcher(project) as watcher:
             try:
@@ -325,6 +333,8 @@ async def run_processes(args: argparse.Namespace, root: Path) -> Run:
                     runs.append(await asyncio.to_thread(run_turn, project, root, turn))
             finally:  # nothing outlives the bench, a failed run included
                 left_behind = await asyncio.to_thread(wait_for_preparers, project)
+                engine = [sys.executable, "-m", "agent_tui", "engine", "--stop"]
+                await asyncio.to_thread(subprocess.run, engine, env=process_env(root))
         usages = list(server.usages)
     compactions, rows = await read_back(root / "data")
     launches = [r.launched for r in runs]

@@ -42,6 +42,7 @@ def process_env(root: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_TUI_")}
     env["AGENT_TUI_DATA_DIR"] = str(root / "data")
     env["AGENT_TUI_CONFIG_DIR"] = str(root / "user-config")
+    env["AGENT_TUI_RUNTIME_DIR"] = str(root)  # the bench's own warm engine (docs/engine.md)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     return env
 

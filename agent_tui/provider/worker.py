@@ -235,6 +235,7 @@ def _stop(unlink: bool = True) -> None:
 def serve_shared(path: str, idle: float) -> None:
     """`--serve PATH --idle SECONDS`: the person's warm engine."""
     global _shared
+    os.chdir("/")  # it serves every project: it holds none of them (a mount, a cleanup)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
