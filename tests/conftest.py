@@ -71,6 +71,15 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.fixture(autouse=True)
+def _cold_start(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test marked `cold_start` is about a command's own provider process: no engine."""
+    if request.node.get_closest_marker("cold_start") is not None:
+        from agent_tui.provider import shared
+
+        monkeypatch.setenv(shared.ENGINE_ENV, "0")
+
+
+@pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own project dir (cwd), data dir and empty user config dir."""
     project = tmp_path / "project"

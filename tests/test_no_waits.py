@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_tui.provider import remote, shared
+from agent_tui.provider import remote
 from tests.acp_client import RecordingClient, acp_agent, prompt
 from tests.fake_openai import FakeOpenAI, Text
 from tests.process_helpers import wait_until
@@ -57,13 +57,15 @@ sys.meta_path.insert(0, Hold())
 import of the process would wait too)."""
 
 
+pytestmark = pytest.mark.cold_start
+
+
 @pytest.fixture(autouse=True)
 def _eager(monkeypatch: pytest.MonkeyPatch) -> None:
     """The provider process imports litellm at once, as people's do (conftest makes the
     suite's lazy), in a process of the command's own, not the suite's warm engine:
-    these tests are about that import in progress."""
+    these tests are about that import in progress (`cold_start`)."""
     monkeypatch.delenv(remote.DISABLE_ENV)
-    monkeypatch.setenv(shared.ENGINE_ENV, "0")
 
 
 class HeldImport:

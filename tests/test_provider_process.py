@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_tui.provider import remote, shared
+from agent_tui.provider import remote
 from tests.fake_openai import FakeOpenAI, Hang, Text
 from tests.process_helpers import agent_tui_argv, python_argv
 from tests.pty_helpers import PtyAgent
@@ -30,11 +30,8 @@ from tests.test_faults_crash import (
 WORKER = b"agent_tui.provider.worker"
 
 
-@pytest.fixture(autouse=True)
-def _own_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These are about a command's own provider process: no warm engine (test_engine.py
-    is about that one)."""
-    monkeypatch.setenv(shared.ENGINE_ENV, "0")
+pytestmark = pytest.mark.cold_start
+"""About a command's own provider process, not the warm engine (test_engine.py is)."""
 
 
 def provider_processes(parent: int) -> list[int]:
