@@ -31,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -51,7 +52,7 @@ from agent_tui.provider.loader import FIRST_REQUEST_IMPORTS  # noqa: E402
 from agent_tui.step.processor import StepProcessor  # noqa: E402
 from agent_tui.storage.db import Database  # noqa: E402
 from agent_tui.storage.models import AssistantMessage, UserMessage  # noqa: E402
-from tests.fake_openai import FakeOpenAI, Text  # noqa: E402
+from tests.fake_openai import FakeOpenAI, Gated, Text  # noqa: E402
 
 AGENT_TUI = [sys.executable, "-m", "agent_tui"]
 
@@ -340,6 +341,65 @@ def bench_attach_auto(runs: int = 7) -> float:
     return statistics.median(samples)
 
 
+def _rss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _agent_tui_pids() -> list[int]:
+    """Every agent-tui process of this machine: commands, provider processes, engines."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (Path(entry.path) / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(arg.startswith(b"agent_tui") for arg in argv[1:3]):
+            found.append(int(entry.name))
+    return found
+
+
+def bench_memory(commands: int = 3) -> None:
+    """The memory of a person's agent-tui processes while `commands` runs are mid-turn
+    at once (their replies held at the fake server), with a provider process each
+    (engine.idle 0) and on the warm engine: RSS summed over every agent-tui process."""
+    for label, engine in (("a provider process each", "0"), ("the warm engine", "5")):
+        gate = threading.Event()
+        with FakeOpenAI() as server, tempfile.TemporaryDirectory(dir="/tmp") as tmp:
+            server.responder = lambda body, gate=gate: Gated(Text("ok"), gate)
+            project, env = _run_env(server, tmp)
+            env = {**env, "AGENT_TUI_ENGINE": engine, "AGENT_TUI_RUNTIME_DIR": tmp}
+            before = set(_agent_tui_pids())
+            runs = [
+                subprocess.Popen(
+                    [*AGENT_TUI, "run", f"task {n}"],
+                    cwd=project,
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+                for n in range(commands)
+            ]
+            server.wait_for_requests(commands, timeout=120)
+            pids = [pid for pid in _agent_tui_pids() if pid not in before]
+            total = sum(_rss_kb(pid) for pid in pids) // 1024
+            gate.set()
+            for proc in runs:
+                proc.wait(timeout=120)
+            subprocess.run([*AGENT_TUI, "engine", "--stop"], env=env, capture_output=True)
+        print(
+            f"{commands} runs mid-turn, {label}: {total} MiB over {len(pids)} agent-tui processes"
+        )
+
+
 def bench_first_byte(runs: int = 3) -> None:
     samples, totals = [], []
     with FakeOpenAI() as server, tempfile.TemporaryDirectory() as tmp:
@@ -412,6 +472,7 @@ if __name__ == "__main__":
     no_provider = bench_no_provider()
     print(f"  no-provider message: {no_provider * 1000:.0f} ms (goal ≤ 500 ms; no litellm import)")
     warm_engine = bench_warm_engine()
+    bench_memory()
     print(
         f"  warm engine {warm_engine * 1000:.0f} ms vs {first_request * 1000:.0f} ms with a "
         "provider process of the command's own (Claude Code: 390-430 ms, FACTS.md)"
