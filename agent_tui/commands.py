@@ -317,6 +317,9 @@ async def _fork(args: argparse.Namespace, config: Config) -> int:
 async def _prepare(args: argparse.Namespace, config: Config) -> int:
     from agent_tui.context.preparing import DETACHED, run_detached
 
+    # On the warm engine it takes over at once, and follows a summary its command was
+    # writing instead of starting it again (provider/kept.py).
+    await asyncio.to_thread(remote.connect_engine)
     async with open_engine(config, DETACHED.removeprefix("agent-tui ")) as engine:
         session = await engine.ctx.db.get_session(args.session)
         return await run_detached(

@@ -45,6 +45,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+import prepared_processes
 from own_project import own_project
 from prepared_processes import (
     RunProcess,
@@ -95,6 +96,9 @@ class SlowModel:
     turn: int = 0
     turn_made: int = 0
     summaries: int = 0
+    crossing: int | None = None
+    """End a turn this many steps after a summary was asked in it (--crossing)."""
+    turn_cap: int | None = None
     arrivals: list[Arrival] = field(default_factory=list)
     summary_replies: dict[int, float] = field(default_factory=dict)
     """When each summary's answer was sent, by its number (1, 2, … in order asked)."""
@@ -102,7 +106,7 @@ class SlowModel:
 
     def next_turn(self, turn: int) -> None:
         with self.lock:
-            self.turn, self.turn_made = turn, 0
+            self.turn, self.turn_made, self.turn_cap = turn, 0, None
 
     def respond(self, body: dict[str, Any]) -> Text | ToolUse:
         with self.lock:
@@ -111,8 +115,11 @@ class SlowModel:
             if summary:
                 self.summaries += 1
                 written = self.summaries
+                if self.crossing is not None and self.turn_cap is None:
+                    self.turn_cap = self.turn_made + self.crossing
             else:
-                n = self.made if self.turn_made < self.calls_per_turn else None
+                cap = min(self.calls_per_turn, self.turn_cap or self.calls_per_turn)
+                n = self.made if self.turn_made < cap else None
                 if n is not None:
                     self.made += 1
                     self.turn_made += 1
@@ -319,6 +326,7 @@ async def run_processes(args: argparse.Namespace, root: Path) -> Run:
     project.mkdir()
     (project / "gen.py").write_text(GENERATOR, encoding="utf-8")
     model = SlowModel(args.calls, 2.0 * args.scale, 15.0 * args.scale)
+    model.crossing = args.crossing
     prices = (await load_model_info(MODEL, Config())).prices
     with FakeAnthropic() as server:
         server.responder = model.respond
@@ -339,7 +347,8 @@ async def run_processes(args: argparse.Namespace, root: Path) -> Run:
     compactions, rows = await read_back(root / "data")
     launches = [r.launched for r in runs]
     result = outcome(
-        "processes: each turn a `run --continue` (prepare_at 0.8)",
+        f"processes: each turn a `run --continue` (prepare_at 0.8, AGENT_TUI_ENGINE "
+        f"{args.engine}, crossing {args.crossing})",
         model,
         cut(model.arrivals, launches),
         compactions,
@@ -411,9 +420,21 @@ async def main() -> None:
     parser.add_argument(
         "--processes", action="store_true", help="each turn a separate `run --continue` process"
     )
+    parser.add_argument(
+        "--crossing",
+        type=int,
+        help="(--processes) a turn ends this many steps after a summary was asked in it: the "
+        "summary is still being written when `run` exits, and the next run needs it soon",
+    )
+    parser.add_argument(
+        "--engine",
+        default="30",
+        help="(--processes) the runs' AGENT_TUI_ENGINE: idle minutes of the warm engine, 0 none",
+    )
     parser.add_argument("--keep", type=Path, help="(--processes) work in this new directory, kept")
     args = parser.parse_args()
     if args.processes:
+        prepared_processes.ENGINE[0] = args.engine
         with tempfile.TemporaryDirectory() as tmp:
             if args.keep:
                 args.keep.mkdir(parents=True)

@@ -37,12 +37,17 @@ class RunProcess:
     """Detached `agent-tui prepare` processes alive when it exited: (pid, holds the lock)."""
 
 
+ENGINE = ["30"]
+"""The runs' AGENT_TUI_ENGINE (bench_prepared.py --engine)."""
+
+
 def process_env(root: Path) -> dict[str, str]:
     """This environment on the bench's data and config dirs (nothing of another agent-tui)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_TUI_")}
     env["AGENT_TUI_DATA_DIR"] = str(root / "data")
     env["AGENT_TUI_CONFIG_DIR"] = str(root / "user-config")
     env["AGENT_TUI_RUNTIME_DIR"] = str(root)  # the bench's own warm engine (docs/engine.md)
+    env["AGENT_TUI_ENGINE"] = ENGINE[0]
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     return env
 

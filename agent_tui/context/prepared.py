@@ -206,6 +206,10 @@ async def prepare(
     a manual /compact summarises (the usual tail), for the person to apply or discard."""
     config = ctx.config.compaction
     session = await ctx.db.get_session(session_id)
+    # The tools the request carries are the loop's: the task tool lists the subagents
+    # once the catalog is loaded. A process that takes a preparation over must send the
+    # very request the loop's engine sent (the warm engine follows it: provider/kept.py).
+    ctx.agent_catalog(Path(session.directory))
     history = await load_history(ctx, session)
     if upto is not None:  # nothing newer than the step that asked for it
         history = [m for m in history if m.info.id <= upto]

@@ -305,6 +305,16 @@ def start(*, warm: bool = False, log: str | None = None) -> ProviderProcess | No
     return _process
 
 
+def connect_engine() -> ProviderProcess | None:
+    """Use the person's warm engine when there is one to use (started if needed), and
+    nothing else: a detached preparer without an engine keeps litellm in its own process,
+    imported only if it takes over (`lazy`)."""
+    global _process
+    if _process is None and _setting() != "off":
+        _process = _shared_engine()
+    return _process
+
+
 def _shared_engine() -> ProviderProcess | None:
     """The person's warm engine (provider/shared.py), started if none runs; None when
     `engine.idle` is 0 or it cannot be reached (then the command starts its own)."""
