@@ -55,6 +55,13 @@ def warm_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     os.environ[shared.RUNTIME_ENV] = str(runtime)
     os.environ.setdefault(shared.ENGINE_ENV, "10")
     yield runtime
+    stop_engines()
+
+
+def stop_engines() -> None:
+    """Stop the warm engines of the runtime dir in force, and wait until they are gone."""
+    from agent_tui.provider import shared
+
     for path in shared.engines():
         status = shared.ask(path, "stop")
         if status is not None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent_tui.provider import shared
+from tests.conftest import stop_engines
 from tests.fake_openai import Call, FakeOpenAI, Gated, Hang, Text, ToolCalls
 from tests.process_helpers import agent_tui_argv, wait_until
 from tests.serve_helpers import env as process_env
@@ -30,19 +31,7 @@ def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv(shared.RUNTIME_ENV, str(folder))
     monkeypatch.setenv(shared.ENGINE_ENV, "10")
     yield folder
-    for path in shared.engines():
-        status = shared.ask(path, "stop")
-        if status is not None:
-            pid = int(str(status["pid"]))
-            wait_until(lambda pid=pid: not _alive(pid), "the engine to stop")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    return True
+    stop_engines()
 
 
 def run(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:

@@ -206,10 +206,7 @@ async def prepare(
     a manual /compact summarises (the usual tail), for the person to apply or discard."""
     config = ctx.config.compaction
     session = await ctx.db.get_session(session_id)
-    # The tools the request carries are the loop's: the task tool lists the subagents
-    # once the catalog is loaded. A process that takes a preparation over must send the
-    # very request the loop's engine sent (the warm engine follows it: provider/kept.py).
-    ctx.agent_catalog(Path(session.directory))
+    ctx.agent_catalog(Path(session.directory))  # the loop's tools: the very same request
     history = await load_history(ctx, session)
     if upto is not None:  # nothing newer than the step that asked for it
         history = [m for m in history if m.info.id <= upto]
@@ -231,8 +228,7 @@ async def prepare(
     if not fits(size, writer.limit, config):
         return None  # a span for chunks: compaction summarises it as before
     started = time.monotonic()
-    # Finished by the warm engine if this command ends first, for the next one (kept.py).
-    written = await _summarise(request.model_copy(update={"detachable": True}))
+    written = await _summarise(request)
     if written is None:
         return None
     text, tokens = written
@@ -259,10 +255,11 @@ async def prepare(
 
 async def _summarise(request: ModelRequest) -> tuple[str, Tokens] | None:
     """The summariser's text and usage; None when it answered with no text (a tool call
-    instead: compaction will ask again with tools off, as it does today)."""
+    instead: compaction will ask again with tools off, as it does today). Detachable: the
+    warm engine finishes it if this command ends first, for the next (provider/kept.py)."""
     texts: list[str] = []
     tokens = Tokens()
-    async for event in stream_model(request):
+    async for event in stream_model(request.model_copy(update={"detachable": True})):
         if isinstance(event, TextDelta):
             texts.append(event.text)
         elif isinstance(event, StepFinish):
