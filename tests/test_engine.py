@@ -88,10 +88,12 @@ def test_other_credentials_or_another_install_never_share_an_engine(
 ) -> None:
     base = {"PATH": "/usr/bin", "OPENAI_API_KEY": "k1", "HOME": "/home/a", "MY_MARK": "x"}
     key = shared.engine_key(base)
-    assert shared.engine_key({**base, "MY_MARK": "y", "PATH": "/bin"}) == key
+    terminal = {"TERM_PROGRAM_VERSION": "3.3a", "TMUX": "/tmp/tmux-0/default,1,0"}
+    assert shared.engine_key({**base, "MY_MARK": "y", "PATH": "/bin", **terminal}) == key
     assert shared.engine_key({**base, "OPENAI_API_KEY": "k2"}) != key
     assert shared.engine_key({**base, "HOME": "/home/b"}) != key
     assert shared.engine_key({**base, "HTTPS_PROXY": "http://proxy"}) != key
+    assert shared.engine_key({**base, "AZURE_API_VERSION": "2024-10-21"}) != key
     monkeypatch.setattr(shared, "_code_stamp", lambda: "another version")
     assert shared.engine_key(base) != key
 

@@ -31,7 +31,7 @@ START_WAIT = 10.0
 """Seconds a command waits for a new engine to listen (it binds before importing)."""
 CREDENTIAL_WORDS = (
     "KEY", "TOKEN", "SECRET", "PASSWORD", "BASE", "URL", "ENDPOINT", "HOST", "PROJECT",
-    "REGION", "LOCATION", "ORG", "VERSION", "PROXY", "CERT", "CA_BUNDLE", "PROFILE",
+    "REGION", "LOCATION", "ORG", "API_VERSION", "PROXY", "CERT", "CA_BUNDLE", "PROFILE",
     "LITELLM", "AWS", "AZURE", "VERTEX", "GOOGLE", "OPENAI", "ANTHROPIC", "GEMINI",
 )  # fmt: skip
 """Variables whose name holds one of these may change what litellm sends where: they are
@@ -41,6 +41,9 @@ ALSO = ("HOME", "XDG_CONFIG_HOME")
 MAX_FOLDER = 80
 """Longer, and `engine-<key>.sock` would not fit in a Unix socket's address."""
 IGNORED = ("AGENT_TUI_OWNER", "AGENT_TUI_CONFIG_DIR", "AGENT_TUI_DATA_DIR", "AGENT_TUI_CONFIG")
+TERMINAL = ("TERM", "TMUX", "SSH_", "KITTY_", "VSCODE_", "WT_", "ITERM", "KONSOLE", "VTE_")
+"""A terminal's own variables (TERM_PROGRAM_VERSION, SSH_CONNECTION's host): never
+credentials, and they differ from one terminal to the next."""
 
 
 def runtime_dir() -> Path:
@@ -79,8 +82,12 @@ def credential_env(environ: dict[str, str] | os._Environ[str] | None = None) -> 
     return {
         k: v
         for k, v in sorted(environ.items())
-        if k in ALSO or (k not in IGNORED and any(word in k.upper() for word in CREDENTIAL_WORDS))
+        if k in ALSO or (k not in IGNORED and _credential(k.upper()))
     }
+
+
+def _credential(name: str) -> bool:
+    return not name.startswith(TERMINAL) and any(word in name for word in CREDENTIAL_WORDS)
 
 
 def engine_key(environ: dict[str, str] | None = None) -> str:
