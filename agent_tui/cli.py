@@ -299,12 +299,15 @@ def main(argv: list[str] | None = None) -> int:
 
             load_config(directory=Path.cwd(), trust=True)
         if args.command == "run":
-            from agent_tui.attach.run import attach_target, run_attached
+            from agent_tui.attach.target import attach_target
 
             target = attach_target(args)
-            code = run_attached(args, target) if target is not None else None
-            if code is not None:
-                return code
+            if target is not None:
+                from agent_tui.attach.run import run_attached
+
+                code = run_attached(args, target)
+                if code is not None:
+                    return code
         config = None
         from agent_tui.provider import remote
 

@@ -6,11 +6,9 @@ on the server, which keeps what streamed; a second one quits at once)."""
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import socket
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -18,8 +16,8 @@ from typing import Any
 from agent_tui import __version__, errors
 from agent_tui.attach.render import JsonRenderer, Renderer, TextRenderer, tool_name
 from agent_tui.attach.rpc import RESOURCE_NOT_FOUND, ConnectionLost, Rpc, RpcError
+from agent_tui.attach.target import Target
 from agent_tui.attach.websocket import WebSocket, WebSocketError
-from agent_tui.config_files import check_attach, raw_value
 from agent_tui.editor import run_message
 from agent_tui.errors import AgentTuiError, NotFoundError, UsageError
 from agent_tui.server_link import auth, discovery
@@ -29,32 +27,6 @@ ENDPOINT = "/acp"
 DEFAULT_AGENT = "build"
 UNSANDBOXED = "unsandboxed"
 """The permission a sandbox-blocked command asks to run outside (tool/escalation.py)."""
-
-
-@dataclass
-class Target:
-    url: str
-    token: str | None
-    auto: bool = False
-    """Found through server.json: if it cannot be reached, `run` runs here instead."""
-
-
-def attach_target(args: argparse.Namespace) -> Target | None:
-    """Where to send the prompt: `--attach`, else `run.attach` of the config; None: here."""
-    choice = args.attach
-    if choice is None:
-        choice = check_attach(raw_value("run", "attach") or "off", "run.attach in the config")
-    else:
-        choice = check_attach(choice, "run --attach")
-    if choice == "off":
-        return None
-    token = args.token or os.environ.get(auth.TOKEN_ENV)
-    if choice == "auto":
-        running = discovery.running_server()
-        if running is None:
-            return None
-        return Target(running.url, token or running.token, auto=True)
-    return Target(choice, token)
 
 
 def _endpoint(url: str) -> str:

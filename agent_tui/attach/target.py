@@ -1,0 +1,38 @@
+"""Where `run` sends its prompt (`--attach`, `run.attach`): decided before anything of
+the attach client (its WebSocket, its renderers) is imported, which a run here never
+needs."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass
+
+from agent_tui.config_files import check_attach, raw_value
+from agent_tui.server_link import auth, discovery
+
+
+@dataclass
+class Target:
+    url: str
+    token: str | None
+    auto: bool = False
+    """Found through server.json: if it cannot be reached, `run` runs here instead."""
+
+
+def attach_target(args: argparse.Namespace) -> Target | None:
+    """Where to send the prompt: `--attach`, else `run.attach` of the config; None: here."""
+    choice = args.attach
+    if choice is None:
+        choice = check_attach(raw_value("run", "attach") or "off", "run.attach in the config")
+    else:
+        choice = check_attach(choice, "run --attach")
+    if choice == "off":
+        return None
+    token = args.token or os.environ.get(auth.TOKEN_ENV)
+    if choice == "auto":
+        running = discovery.running_server()
+        if running is None:
+            return None
+        return Target(running.url, token or running.token, auto=True)
+    return Target(choice, token)
