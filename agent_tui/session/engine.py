@@ -85,10 +85,14 @@ class Engine:
         `ctx.in_project(directory).workspace.mcp`)."""
         return self.ctx.workspace.mcp
 
-    async def _ctx(self, session_id: str) -> EngineContext:
-        """The context of the session's project (its own config, agents, sandbox, hooks)."""
+    async def _opened(self, session_id: str) -> tuple[EngineContext, Session]:
+        """The session, and the context of its project (its own config, agents, sandbox,
+        hooks)."""
         session = await self.ctx.db.get_session(session_id)
-        return self.ctx.in_project(session.directory)
+        return self.ctx.in_project(session.directory), session
+
+    async def _ctx(self, session_id: str) -> EngineContext:
+        return (await self._opened(session_id))[0]
 
     def project(self, directory: Path) -> EngineContext:
         """The context of the project at `directory`: its config and trust (a view asks
@@ -136,8 +140,7 @@ class Engine:
     async def session_model(self, session_id: str) -> str:
         """The model of the session's newest user message, else the configured one;
         messages to an agent with a model of its own don't count (that is the agent's)."""
-        ctx = await self._ctx(session_id)
-        session = await ctx.db.get_session(session_id)
+        ctx, session = await self._opened(session_id)
         catalog = ctx.agent_catalog(Path(session.directory))
 
         def own_model(message: MessageWithParts) -> bool:
@@ -330,10 +333,9 @@ class Engine:
         user message: a bash tool part the view shows as a tool line, and synthetic text
         with the output that the model reads with the next message. The model is not
         called."""
-        ctx = await self._ctx(session_id)
         if not command.strip():
             raise UsageError("The command is empty: type a shell command after the !.")
-        session = await ctx.db.get_session(session_id)
+        ctx, session = await self._opened(session_id)
         model = await self.session_model(session_id)
         # Idle: the session is held while the command runs, so that no loop (of this or
         # another process) starts meanwhile and takes its running part for a crashed one.
@@ -452,10 +454,9 @@ class Engine:
         up_to: str | None = None,
     ) -> CompactionPlan:
         """What `compact` would do now (`--dry-run`): nothing is sent or saved."""
-        ctx = await self._ctx(session_id)
+        ctx, session = await self._opened(session_id)
         model = model or await self.session_model(session_id)
         await windows.discover_window(model, ctx.config)
-        session = await ctx.db.get_session(session_id)
         history = await load_history(ctx, session)
         if not history:
             raise UsageError("Nothing to compact yet: the session has no messages.")
@@ -470,10 +471,9 @@ class Engine:
 
     async def context_report(self, session_id: str, *, model: str | None = None) -> str:
         """What fills the context window (`/context`), as text."""
-        ctx = await self._ctx(session_id)
         from agent_tui.context.breakdown import breakdown, render
 
-        session = await ctx.db.get_session(session_id)
+        ctx, session = await self._opened(session_id)
         history = await load_history(ctx, session)
         model = model or model_of(history, ctx.config.model)
         await windows.discover_window(model, ctx.config)  # a local server's, asked
@@ -507,28 +507,27 @@ class Engine:
         """Pin a message or tool result (default: the agent's newest message with text):
         restated verbatim after every compaction. Allowed while the agent works: the
         model sees nothing change until the next compaction."""
-        ctx = await self._ctx(session_id)
-        return await pins.set_pin(ctx, await ctx.db.get_session(session_id), item_id, pinned=True)
+        ctx, session = await self._opened(session_id)
+        return await pins.set_pin(ctx, session, item_id, pinned=True)
 
     async def unpin(self, session_id: str, item_id: str | None = None) -> PinChange:
         """Unpin (default: the only pin); compactions from the next one on leave it out."""
-        ctx = await self._ctx(session_id)
-        return await pins.set_pin(ctx, await ctx.db.get_session(session_id), item_id, pinned=False)
+        ctx, session = await self._opened(session_id)
+        return await pins.set_pin(ctx, session, item_id, pinned=False)
 
     async def pin_choices(self, session_id: str) -> list[tuple[PinnedText, bool]]:
         """The app's pin list: newest first, each with whether it is pinned."""
-        ctx = await self._ctx(session_id)
-        return await pins.pin_choices(ctx, await ctx.db.get_session(session_id))
+        ctx, session = await self._opened(session_id)
+        return await pins.pin_choices(ctx, session)
 
     async def pin_list(self, session_id: str) -> PinList:
-        ctx = await self._ctx(session_id)
-        return await pins.pin_list(ctx, await ctx.db.get_session(session_id))
+        ctx, session = await self._opened(session_id)
+        return await pins.pin_list(ctx, session)
 
     async def summary(self, session_id: str, *, model: str | None = None) -> SummaryInForce:
         """The summary in force and what surrounds it (`/summary`); tokens counted for
         `model`, else the session's."""
-        ctx = await self._ctx(session_id)
-        session = await ctx.db.get_session(session_id)
+        ctx, session = await self._opened(session_id)
         model = model or await self.session_model(session_id)
         return await summary_in_force(ctx, session, model)
 
@@ -582,13 +581,13 @@ class Engine:
 
     async def session_diff(self, session_id: str) -> str:
         """The unified diff of every file the session's turns changed ("" if none)."""
-        ctx = await self._ctx(session_id)
-        return await turns.diff(ctx, await ctx.db.get_session(session_id))
+        ctx, session = await self._opened(session_id)
+        return await turns.diff(ctx, session)
 
     async def session_numstat(self, session_id: str) -> dict[str, tuple[int, int]]:
         """Lines added and removed per file the session's turns changed."""
-        ctx = await self._ctx(session_id)
-        return await turns.numstat(ctx, await ctx.db.get_session(session_id))
+        ctx, session = await self._opened(session_id)
+        return await turns.numstat(ctx, session)
 
     def fetch_instructions(self) -> None:
         """Fetch config `instructions` URLs in the background (needs a running event loop;
@@ -672,8 +671,7 @@ class Engine:
     async def _continue_for_hook(self, session_id: str, reason: str) -> None:
         """A Stop hook blocked the stop: its reason is the next message, for the model
         and agent of the last one."""
-        ctx = await self._ctx(session_id)
-        session = await ctx.db.get_session(session_id)
+        ctx, session = await self._opened(session_id)
         newest = ctx.live(session_id).newest
         last = await ctx.db.get_message(newest) if newest else None
         if isinstance(last, UserMessage):
