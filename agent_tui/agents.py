@@ -29,7 +29,7 @@ from agent_tui.config import (
     PermissionRule,
     ReasoningConfig,
 )
-from agent_tui.custom_commands import is_within, split_front_matter
+from agent_tui.custom_commands import split_front_matter
 from agent_tui.trust.keys import narrow_agent
 
 BUILD = "build"
@@ -367,7 +367,7 @@ def _load_dir(
     for path in files:
         if not path.is_file():
             continue
-        if untrusted is not None and not is_within(path, untrusted):
+        if untrusted is not None and not paths.is_within(path, untrusted):
             warnings.append(f"Agent file {path} links outside the project; skipped.")
             continue
         if not NAME_RE.match(path.stem):

@@ -25,6 +25,7 @@ from agent_tui.errors import ConfigError
 from agent_tui.hooks.settings import HookMatcher, HookSource, check_events
 from agent_tui.keybinds import DEFAULT_KEYS
 from agent_tui.lsp.settings import LspConfig
+from agent_tui.trust.store import TRUSTED
 from agent_tui.trust.vouched import run_files
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4-6"
@@ -370,7 +371,7 @@ class ProjectTrust(BaseModel):
 
     @property
     def trusted(self) -> bool:
-        return self.status in ("trusted", "by-config", "nothing")
+        return self.status in TRUSTED
 
 
 class Config(_Strict):
@@ -417,9 +418,9 @@ class Config(_Strict):
     run: RunConfig = Field(default_factory=RunConfig)
     """`agent-tui run`: whether it sends its prompt to a running `agent-tui serve`."""
     server: ServerConfig = Field(default_factory=ServerConfig)
+    """`agent-tui serve`: where it listens (its token is in the data dir, see README)."""
     engine: EngineConfig = Field(default_factory=EngineConfig)
     """The warm engine shared by your commands (`agent-tui engine` shows it)."""
-    """`agent-tui serve`: where it listens (its token is in the data dir, see README)."""
     hooks: dict[str, list[HookMatcher]] = Field(default_factory=dict)
     """Commands run at fixed points, in Claude Code's shape (docs/hooks.md): event name ->
     [{matcher, hooks: [{type: "command", command, timeout}]}]. The global and project
@@ -585,7 +586,7 @@ def _project_trust(layer: ProjectLayer) -> ProjectTrust:
             continue
         if key == "lsp":  # its servers, beside its own settings
             servers = entries.get("servers") if isinstance(entries.get("servers"), dict) else {}
-            entries = {**{k: v for k, v in entries.items() if k not in LspConfig.model_fields}}
+            entries = {k: v for k, v in entries.items() if k not in LspConfig.model_fields}
             entries.update(servers)
         if entries:
             commands[key] = sorted(str(k) for k in entries)

@@ -130,7 +130,8 @@ def project_layer(directory: Path, person: dict[str, Any], trust_now: bool = Fal
     """The project's config with its trust state; `trust_now` records the trust first."""
     path = project_file(directory)
     data = read_json(path) if path is not None else {}
-    files = vouched.digests(directory.resolve(), vouched.vouched_files(directory, data))
+    runs = vouched.run_files(directory, data)
+    files = vouched.digests(directory.resolve(), vouched.vouched_files(directory, runs))
     if path is None and os.environ.get("AGENT_TUI_CONFIG"):
         files = {}  # AGENT_TUI_CONFIG: the project's files are not read at all
     trusted_paths = person.get("trusted_projects") or []
@@ -145,7 +146,7 @@ def project_layer(directory: Path, person: dict[str, Any], trust_now: bool = Fal
         data=data,
         split=keys.split(data, directory),
         state=state,
-        run_files=vouched.run_files(directory, data),
+        run_files=runs,
     )
 
 
@@ -158,10 +159,20 @@ def person_data() -> dict[str, Any]:
 
 def raw_value(*names: str, directory: Path | None = None) -> Any:
     """One value of the config in force, unvalidated (None when no file sets it): the
-    project's part only as far as its trust allows."""
+    project's part only as far as its trust allows. The trust (hashing what it vouches
+    for) is looked up only when the project sets this value and it waits for trust:
+    commands ask for `run.attach` and `engine.idle` before anything else."""
+    directory = directory or Path.cwd()
     person = person_data()
-    layer = project_layer(directory or Path.cwd(), person)
-    value: Any = deep_merge(person, layer.applied)
+    path = project_file(directory)
+    data = read_json(path) if path is not None else {}
+    safe = {k: v for k, v in keys.split(data, directory).safe.items() if k not in PERSON_ONLY}
+    if _lookup(data, names) != _lookup(safe, names):  # the project's value waits for trust
+        safe = project_layer(directory, person).applied
+    return _lookup(deep_merge(person, safe), names)
+
+
+def _lookup(value: Any, names: tuple[str, ...]) -> Any:
     for name in names:
         if not isinstance(value, dict):
             return None

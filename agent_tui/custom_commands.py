@@ -92,7 +92,7 @@ def front_matter_files(
     except OSError:
         return
     for path in files:
-        if within is not None and not is_within(path, within):
+        if within is not None and not paths.is_within(path, within):
             continue
         try:
             text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
@@ -100,14 +100,6 @@ def front_matter_files(
             continue
         if text is not None:
             yield path, *parse_front_matter(text)
-
-
-def is_within(path: Path, root: Path) -> bool:
-    """Whether `path`, symlinks followed, is inside `root`."""
-    try:
-        return root.resolve() in path.resolve().parents
-    except OSError:
-        return False
 
 
 def _load_dir(folder: Path, scope: str, within: Path | None = None) -> dict[str, CustomCommand]:

@@ -119,8 +119,8 @@ class EngineContext:
 
     async def retrust(self, *, keep: bool = True) -> None:
         """The person trusted this project: record it (`keep` False: for this process
-        only) and put a workspace with its full config in place; what the old one
-        started stops."""
+        only) and put a workspace with its full config in place, its MCP servers
+        starting; what the old one started stops."""
         old = self.workspace
         if self.shared.load is None:
             old.run_for_now()
@@ -130,6 +130,7 @@ class EngineContext:
             store.revoke(old.directory)
         self.workspace = self._workspace(old.directory, config, ToolRegistry.default())
         await old.close()
+        self.workspace.mcp.start()
 
     def projects(self) -> list[EngineContext]:
         return list(self.shared.projects.values())

@@ -41,3 +41,11 @@ def prompts_dir() -> Path:
 
 def read_prompt(name: str) -> str:
     return (prompts_dir() / name).read_text(encoding="utf-8")
+
+
+def is_within(path: Path, root: Path) -> bool:
+    """Whether `path`, symlinks followed, is inside `root` (not `root` itself)."""
+    try:
+        return root.resolve() in path.resolve().parents
+    except OSError:
+        return False

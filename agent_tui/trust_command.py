@@ -26,7 +26,7 @@ def trust_command(args: argparse.Namespace) -> int:
     project = load_config(directory=directory).project
     assert project is not None
     print(report(project))
-    if project.status in ("trusted", "by-config", "nothing"):
+    if project.trusted:
         return 0
     if not args.yes:
         if not sys.stdin.isatty():
@@ -36,7 +36,7 @@ def trust_command(args: argparse.Namespace) -> int:
         if answer not in ("y", "yes"):
             print("Not trusted.")
             return 1
-    load_config(directory=directory, trust=True)
+    store.trust(directory, project.files)  # what the person was shown, as shown
     print(f"Trusted: {directory} (asked again when one of its files changes).")
     return 0
 

@@ -48,14 +48,7 @@ def run(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[st
 
 
 def engine_status() -> list[dict[str, object]]:
-    done = subprocess.run(
-        agent_tui_argv("engine", "--json"),
-        env=process_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    return json.loads(done.stdout)
+    return json.loads(run(Path.cwd(), "engine", "--json").stdout)
 
 
 def bash(command: str) -> ToolCalls:
@@ -170,18 +163,9 @@ def test_another_user_cannot_reach_the_engine(
 def test_engine_status_and_stop(configured: FakeOpenAI, isolated: Path, runtime: Path) -> None:
     configured.script(Text("hi"))
     assert run(isolated, "run", "go").returncode == 0
-    shown = subprocess.run(
-        agent_tui_argv("engine"), env=process_env(), capture_output=True, text=True, timeout=60
-    )
+    shown = run(isolated, "engine")
     assert "Warm engine" in shown.stdout and "MiB" in shown.stdout, shown.stdout
-    stopped = subprocess.run(
-        agent_tui_argv("engine", "--stop"),
-        env=process_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert "stopped" in stopped.stdout
+    assert "stopped" in run(isolated, "engine", "--stop").stdout
     assert shared.engines() == []
 
 

@@ -23,8 +23,9 @@ from agent_tui.errors import SandboxError
 from agent_tui.sandbox import seccomp
 from agent_tui.sandbox.policy import DeniedPath, SandboxPolicy, bwrap_argv, outermost, resolve
 from agent_tui.sandbox.support import SandboxSupport, probe
+from agent_tui.trust import vouched
 
-PROJECT_CONFIG = ("agent-tui.json", ".agent-tui")
+PROJECT_CONFIG = (vouched.CONFIG_FILE_NAME, vouched.PROJECT_DIR)
 """agent-tui reads these from the project at its next start: not rewritable by a command."""
 TEMP_PREFIX = "agent-tui-"
 STALE_TEMP = re.compile(r"^agent-tui-(\d+-\d+)-[0-9a-f]+$")

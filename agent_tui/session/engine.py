@@ -105,7 +105,6 @@ class Engine:
         next request on."""
         ctx = self.ctx.in_project(directory)
         await ctx.retrust(keep=not once)
-        ctx.workspace.mcp.start()
         return ctx.workspace.project
 
     @functools.cached_property

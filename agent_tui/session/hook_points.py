@@ -51,11 +51,10 @@ class HookPoints:
         ctx = self.ctx.in_project(directory)
         if ctx.workspace.trusted_elsewhere():
             await ctx.retrust()
-            ctx.workspace.mcp.start()
         if session.id in self.started:
             return ctx
         workspace = ctx.workspace
-        if workspace.trusted or not workspace.project.waiting:
+        if not workspace.asks_trust:
             return ctx
         if ctx.ask is not None and workspace.directory not in self.asked:
             self.asked.add(workspace.directory)
@@ -70,7 +69,6 @@ class HookPoints:
             reply = await ctx.ask(question)
             if reply in ("always", "once"):
                 await ctx.retrust(keep=reply == "always")
-                ctx.workspace.mcp.start()
                 return ctx
         self._tell_waiting(session.id, workspace)
         return ctx

@@ -91,10 +91,7 @@ def instruction_sources(directory: Path, config: Config) -> list[Path | str]:
 def links_out(path: Path) -> bool:
     """An instruction file that is a link out of its folder (a repository's AGENTS.md ->
     ~/.ssh/id_rsa would send that file to the model): never read."""
-    if not path.is_symlink():
-        return False
-    folder, target = _real(path.parent), _real(path)
-    return folder not in target.parents
+    return path.is_symlink() and not paths.is_within(path, path.parent)
 
 
 def _linked_out(directory: Path) -> list[str]:

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_tui import paths
+
 ALL = True
 """The whole subtree is safe."""
 
@@ -160,8 +162,7 @@ def _instructions(value: Any, directory: Path) -> tuple[list[str], list[str]]:
 def _inside(root: Path, entry: str) -> bool:
     if "://" in entry or entry.startswith("~"):
         return False
-    target = (root / entry).resolve()
-    return target == root or root in target.parents
+    return (root / entry).resolve() == root or paths.is_within(root / entry, root)
 
 
 def _project_file(root: Path, entry: str) -> bool:

@@ -21,6 +21,8 @@ FILE_NAME = "trusted-projects.json"
 TrustStatus = Literal["trusted", "untrusted", "changed", "by-config", "nothing"]
 """trusted: as recorded; changed: recorded, but a vouched file differs; by-config: a
 path of the person's `trusted_projects`; nothing: the project ships nothing to trust."""
+TRUSTED: tuple[TrustStatus, ...] = ("trusted", "by-config", "nothing")
+"""The states in which the project's whole config applies."""
 
 
 @dataclass
@@ -33,7 +35,7 @@ class TrustState:
 
     @property
     def trusted(self) -> bool:
-        return self.status in ("trusted", "by-config", "nothing")
+        return self.status in TRUSTED
 
 
 def _store() -> Path:

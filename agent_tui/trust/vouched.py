@@ -15,7 +15,7 @@ from typing import Any
 CONFIG_FILE_NAME = "agent-tui.json"
 PROJECT_DIR = ".agent-tui"
 MAX_FILES = 2000
-"""Files of `.agent-tui/` hashed at most (a larger tree is cut, the count noted)."""
+"""Files of `.agent-tui/` hashed at most (a larger tree is cut there)."""
 SCRIPT_SUFFIXES = frozenset(
     {".sh", ".bash", ".zsh", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php", ".lua"}
 )
@@ -91,12 +91,13 @@ def _project_file(root: Path, word: str) -> Path | None:
     return real if root in real.parents and real.is_file() else None
 
 
-def vouched_files(directory: Path, data: dict[str, Any]) -> list[Path]:
-    """The files a trust in this project vouches for, in a stable order."""
+def vouched_files(directory: Path, runs: list[Path]) -> list[Path]:
+    """The files a trust in this project vouches for, in a stable order: its config,
+    `.agent-tui/`, and `runs` (its `run_files`)."""
     root = directory.resolve()
     files = [root / CONFIG_FILE_NAME] if (root / CONFIG_FILE_NAME).is_file() else []
     files += _tree(root / PROJECT_DIR)
-    files += [f for f in run_files(root, data) if f not in files]
+    files += [f for f in runs if f not in files]
     return files
 
 
@@ -113,14 +114,31 @@ def _tree(folder: Path) -> list[Path]:
     return found
 
 
-def digests(root: Path, files: Iterable[Path]) -> dict[str, str]:
+Seen = dict[Path, tuple[tuple[int, int, int], str]]
+"""A file -> (its inode, size and time when hashed, the digest): `digests`' cache."""
+
+
+def digests(root: Path, files: Iterable[Path], seen: Seen | None = None) -> dict[str, str]:
     """Each file (relative to the project) -> sha256 of its bytes ("" if unreadable or
-    not a regular file: a FIFO or /dev/zero behind a link is never read)."""
+    not a regular file: a FIFO or /dev/zero behind a link is never read). With `seen`,
+    a file is read again only once its inode, size or time changed."""
     result: dict[str, str] = {}
     for path in files:
         name = str(path.relative_to(root)) if root in path.parents else str(path)
-        result[name] = _digest(path)
+        result[name] = _digest(path) if seen is None else _cached(path, seen)
     return result
+
+
+def _cached(path: Path, seen: Seen) -> str:
+    try:
+        info = path.stat()
+    except OSError:
+        return ""
+    key = (info.st_ino, info.st_size, info.st_mtime_ns)
+    found = seen.get(path)
+    if found is None or found[0] != key:
+        found = seen[path] = (key, _digest(path))
+    return found[1]
 
 
 def _digest(path: Path) -> str:

@@ -219,7 +219,7 @@ class AgentApp(App[int]):
         from agent_tui.workspace.describe import describe
 
         workspace = self.engine.project(self.chat.directory).workspace
-        if workspace.trusted or not workspace.project.waiting:
+        if not workspace.asks_trust:
             return False
         self.engine.hook_points.asked.add(workspace.directory)  # not again at the first prompt
 

@@ -63,7 +63,7 @@ def report(project: ProjectTrust) -> str:
 
 def waiting_note(workspace: Workspace) -> str:
     """One line: what of the project's config was left out, and how to trust it."""
-    if workspace.trusted or not workspace.project.waiting:
+    if not workspace.asks_trust:
         return ""
     keys = sorted({key.split(".", 1)[0] for key in workspace.project.waiting})
     changed = " (changed since you trusted it)" if workspace.project.status == "changed" else ""

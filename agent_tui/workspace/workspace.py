@@ -9,7 +9,6 @@ from pathlib import Path
 from agent_tui import paths
 from agent_tui.agents import AgentCatalog, load_agents
 from agent_tui.config import Config, ProjectTrust, resolve_env_ref
-from agent_tui.config_files import read_json
 from agent_tui.errors import ConfigError
 from agent_tui.events import Event, Notice
 from agent_tui.hooks.runner import Hooks
@@ -77,7 +76,7 @@ class Workspace:
         self._for_now = False
         """The person let the project's commands run in this process only (ACP "once")."""
         self._told_changed = False
-        self._seen: dict[Path, tuple[int, int, int, str]] = {}
+        self._seen: vouched.Seen = {}
 
     def warn(self, line: str) -> None:
         self.publish(Notice(level="warning", message=line))
@@ -88,15 +87,20 @@ class Workspace:
     def trusted(self) -> bool:
         return self.project.trusted or self._for_now
 
+    @property
+    def asks_trust(self) -> bool:
+        """Something of the project's config waits for the person's trust."""
+        return not self.trusted and bool(self.project.waiting)
+
     def trusted_elsewhere(self) -> bool:
         """Not trusted here, but trusted since (`agent-tui trust` in another terminal,
         `run --attach --trust`): the trust store holds the project's files as they are."""
         if self.trusted:
             return False
         files = self._digests()
-        return store.state(self.directory, files, self.config.trusted_projects).trusted and bool(
-            files
-        )
+        if not files:
+            return False
+        return store.state(self.directory, files, self.config.trusted_projects).trusted
 
     def run_for_now(self) -> None:
         self._for_now = True
@@ -135,23 +139,11 @@ class Workspace:
         return bool(changed)
 
     def _digests(self) -> dict[str, str]:
-        """The vouched files now, read again only when their size or time changed."""
-        files = vouched.vouched_files(self.directory, _project_data(self.project))
-        result: dict[str, str] = {}
-        for path in files:
-            try:
-                stat = path.stat()
-            except OSError:
-                result[str(path.relative_to(self.directory))] = ""
-                continue
-            key = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
-            seen = self._seen.get(path)
-            if seen is None or seen[:3] != key:
-                digest = vouched.digests(self.directory, [path])
-                seen = (*key, next(iter(digest.values())))
-                self._seen[path] = seen
-            result[str(path.relative_to(self.directory))] = seen[3]
-        return result
+        """The vouched files now, each read again only once it changed on disk. The
+        scripts are those of the config as loaded: a changed config is itself a change."""
+        runs = [Path(p) for p in self.project.run_files]
+        files = vouched.vouched_files(self.directory, runs)
+        return vouched.digests(self.directory, files, self._seen)
 
     def _hook_runs(self, source: HookSource) -> bool:
         if not source.project:
@@ -204,23 +196,8 @@ class Workspace:
 def _inside(root: Path, program: str) -> bool:
     """Whether a server's program (a path, or a name found on PATH, as LspServers found
     it) is a file of the project: something the repository ships."""
-    if "/" not in program:
-        return False  # looked up on PATH (LspServers gives defaults as full paths)
-    try:
-        real = (root / program).resolve()
-    except OSError:
-        return False
-    return root in real.parents
-
-
-def _project_data(project: ProjectTrust) -> dict[str, object]:
-    """Enough of the project's config to find its run files again."""
-    if project.file is None:
-        return {}
-    try:
-        return read_json(Path(project.file))
-    except ConfigError:
-        return {}
+    # A bare name was looked up on PATH (LspServers gives defaults as full paths).
+    return "/" in program and paths.is_within(root / program, root)
 
 
 def _configured_keys(config: Config) -> dict[str, str]:
