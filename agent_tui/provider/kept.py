@@ -28,6 +28,10 @@ class _Kept:
     finished_at: float | None = None
     task: asyncio.Task[None] | None = None
 
+    @property
+    def failed(self) -> bool:
+        return self.finished_at is not None and "err" in (self.replies or [{}])[-1]
+
 
 _kept: dict[str, _Kept] = {}
 
@@ -47,9 +51,7 @@ def follow(
     _expire()
     name = key(request)
     kept = _kept.get(name)
-    if kept is None or (
-        kept.finished_at is not None and kept.replies[-1:] and "err" in kept.replies[-1]
-    ):
+    if kept is None or kept.failed:  # a failed one is asked again
         kept = _kept[name] = _Kept()
         kept.task = asyncio.create_task(_run(kept, produce))
     return _replay(kept)

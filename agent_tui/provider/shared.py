@@ -112,7 +112,7 @@ def connect(path: Path) -> socket.socket | None:
     return client
 
 
-def connect_or_start(idle_minutes: float, log: Path | None = None) -> socket.socket | None:
+def connect_or_start(idle_minutes: float) -> socket.socket | None:
     """The engine's connection, starting one when none answers (None: it could not be
     started; the command starts a provider process of its own)."""
     path = socket_path()
@@ -127,7 +127,7 @@ def connect_or_start(idle_minutes: float, log: Path | None = None) -> socket.soc
         if found is not None:
             return found
         path.unlink(missing_ok=True)  # a crashed engine's
-        _spawn(path, idle_minutes, log or path.with_suffix(".log"))
+        _spawn(path, idle_minutes, path.with_suffix(".log"))
         deadline = time.monotonic() + START_WAIT
         while time.monotonic() < deadline:
             found = connect(path)
@@ -140,7 +140,9 @@ def connect_or_start(idle_minutes: float, log: Path | None = None) -> socket.soc
 def _spawn(path: Path, idle_minutes: float, log: Path) -> None:
     """The engine, detached (double fork: not this command's child, its own session, no
     terminal), outliving this command."""
-    env = {k: v for k, v in os.environ.items() if k != "AGENT_TUI_OWNER"}
+    from agent_tui.procs import OWNER_ENV
+
+    env = {k: v for k, v in os.environ.items() if k != OWNER_ENV}  # not a tool of this one
     argv = [sys.executable, "-m", "agent_tui.provider.worker", "--serve", str(path)]
     argv += ["--idle", str(idle_minutes * 60)]
     pid = os.fork()
