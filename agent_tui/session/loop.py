@@ -96,6 +96,9 @@ class SessionLoop:
         self._scale = 1.0
         """How the provider counts over the local count, as the last overflow check found."""
         self._noted_unknown: set[str] = set()
+        self._told: set[str] = set()
+        """Notes about the request (an instruction file skipped) already shown in this run:
+        each step builds the request again, the person is told once."""
 
     def _status(self, status: str) -> None:
         self.ctx.publish(SessionStatus(session_id=self.session_id, status=status))  # type: ignore[arg-type]
@@ -305,7 +308,9 @@ class SessionLoop:
             agent=agent,
         )
         for note in notes:
-            self.ctx.publish(Notice(session_id=self.session_id, level="warning", message=note))
+            if note not in self._told:
+                self._told.add(note)
+                self.ctx.publish(Notice(session_id=self.session_id, level="warning", message=note))
         estimate = await self._estimate(turn.history, request, turn.finished, model, turn.directory)
         checked = await self._fit(turn, request, estimate, model)
         if checked is None:
