@@ -159,13 +159,6 @@ def build_parser() -> argparse.ArgumentParser:
         "message_id", nargs="?", metavar="MSG_ID", help="the last message copied (default: all)"
     )
 
-    # Not for people: the detached process that finishes a summary a command started
-    # preparing (context/preparing.py). No help: `agent-tui --help` does not list it.
-    prepare = commands.add_parser("prepare")
-    for flag in ("--session", "--model", "--agent", "--upto"):
-        prepare.add_argument(flag, required=True)
-    prepare.add_argument("--standby-since", type=int)
-
     uncompact = commands.add_parser("uncompact", help=named("uncompact").help)
     _session_args(uncompact)
 

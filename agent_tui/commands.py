@@ -64,7 +64,6 @@ def dispatch(args: argparse.Namespace, config: Config | None = None) -> int:
         "sessions": _sessions,
         "export": _export,
         "fork": _fork,
-        "prepare": _prepare,
         "compact": _compact,
         "uncompact": _uncompact,
         "pin": _pin,
@@ -180,11 +179,11 @@ async def _sessions(args: argparse.Namespace, config: Config) -> int:
         db = engine.ctx.db
         sessions = await db.list_sessions(str(Path.cwd()) if args.here else None)
         summaries = await db.session_summaries([s.id for s in sessions])
-        preparers = preparing.locks(engine.ctx)
+        ctx = engine.ctx
     rows = []
     for session, depth in session_tree(sessions):  # subagents' sessions under their parent
         summary = summaries[session.id]
-        preparer = preparers.holder(session.id)  # who writes its summary in the background now
+        preparer = preparing.holder(ctx, session.id)  # who writes its summary in the background
         rows.append(
             {
                 "id": session.id,
@@ -312,24 +311,6 @@ async def _fork(args: argparse.Namespace, config: Config) -> int:
         forked = await engine.fork(session.id, args.message_id)
     print(forked.id)
     return 0
-
-
-async def _prepare(args: argparse.Namespace, config: Config) -> int:
-    from agent_tui.context.preparing import DETACHED, run_detached
-
-    # On the warm engine it takes over at once, and follows a summary its command was
-    # writing instead of starting it again (provider/kept.py).
-    await asyncio.to_thread(remote.connect_engine)
-    async with open_engine(config, DETACHED.removeprefix("agent-tui ")) as engine:
-        session = await engine.ctx.db.get_session(args.session)
-        return await run_detached(
-            engine.project(Path(session.directory)),
-            args.session,
-            args.model,
-            args.agent,
-            args.upto,
-            args.standby_since,
-        )
 
 
 async def _context(args: argparse.Namespace, config: Config) -> int:

@@ -30,9 +30,6 @@ class LiveSession:
     """Secrets redacted from tool outputs and errors since the engine started."""
     preparing: asyncio.Task[None] | None = None
     """The summary being prepared in the background (context/prepared.py)."""
-    handed_over: tuple[str, str, str] | None = None
-    """(model, agent, last message) of that preparation, for a detached process to finish
-    it when the engine closes (context/preparing.py)."""
     run: asyncio.Task[Any] | None = None
     """The loop running here."""
     abort: asyncio.Event | None = None

@@ -1,5 +1,6 @@
-"""Token counts of one step, as providers report them: their own module, so the provider
-process (provider/worker.py) reads them without importing the storage layer."""
+"""Token counts of one step, as providers report them, and what they cost: their own
+module, so the provider process (provider/worker.py) reads them without importing the
+storage layer."""
 
 from __future__ import annotations
 
@@ -25,3 +26,21 @@ class Tokens(_Model):
     def total(self) -> int:
         """Everything the step occupied in the window (the sidebar's context figure)."""
         return self.input + self.output + self.reasoning + self.cache.read + self.cache.write
+
+
+class Prices(BaseModel):
+    """USD per token."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+
+
+def cost_of(tokens: Tokens, prices: Prices) -> float:
+    return (
+        tokens.input * prices.input
+        + (tokens.output + tokens.reasoning) * prices.output
+        + tokens.cache.read * prices.cache_read
+        + tokens.cache.write * prices.cache_write
+    )

@@ -15,11 +15,11 @@ Goals: longest stall <= 2 s beyond a normal step; cost <= 1.05x of without; 0 lo
 
 `--processes`: the same work (prepare_at 0.8 only) with each turn a separate `python -m
 agent_tui run [--continue]` process started when the previous one has exited, as a script
-would; `run` hands its preparations to detached `agent-tui prepare` processes
-(context/preparing.py). The fake server and its request log stay in this process. A
+would; a summary still being written when `run` exits goes on in the warm engine, which
+saves it (context/preparing.py). The fake server and its request log stay in this process. A
 compaction at a turn's start is measured from the process's launch, against the launch ->
 first request of the turns that start without one. Also: how long each `run` took and
-which detached preparers were still running when it exited (the bench waits for them).
+who was preparing a summary when it exited (the bench waits for it).
 
     .venv/bin/python bench/bench_prepared.py [--scale 1.0] [--turns 4] [--calls 40]
     .venv/bin/python bench/bench_prepared.py --processes [--turns 4] [--calls 40]
@@ -156,8 +156,8 @@ class Run:
     summaries: list[tuple[float, float | None, int]] = field(default_factory=list)
     """(asked, answered, turn running when asked), in s since the first turn started."""
     left_behind: list[str] = field(default_factory=list)
-    preparers: list[tuple[int, float, float]] = field(default_factory=list)
-    """(Processes) every detached preparer seen: pid, first and last seen (s)."""
+    preparers: list[tuple[str, float, float]] = field(default_factory=list)
+    """(Processes) every preparer seen: who, first and last seen (s)."""
 
 
 def input_cost(usages: list[dict[str, int]], prices: Prices) -> float:
@@ -334,13 +334,13 @@ async def run_processes(args: argparse.Namespace, root: Path) -> Run:
         (project / "agent-tui.json").write_text(json.dumps(config), encoding="utf-8")
         own_project(project, root / "user-config")
         runs: list[RunProcess] = []
-        with Watcher(project) as watcher:
+        with Watcher(root / "data") as watcher:
             try:
                 for turn in range(args.turns):
                     model.next_turn(turn)
                     runs.append(await asyncio.to_thread(run_turn, project, root, turn))
             finally:  # nothing outlives the bench, a failed run included
-                left_behind = await asyncio.to_thread(wait_for_preparers, project)
+                left_behind = await asyncio.to_thread(wait_for_preparers, project, root / "data")
                 engine = [sys.executable, "-m", "agent_tui", "engine", "--stop"]
                 await asyncio.to_thread(subprocess.run, engine, env=process_env(root))
         usages = list(server.usages)
@@ -359,8 +359,8 @@ async def run_processes(args: argparse.Namespace, root: Path) -> Run:
     result.runs = runs
     result.left_behind = left_behind
     result.preparers = [
-        (pid, first - launches[0], last - launches[0])
-        for pid, (first, last) in sorted(watcher.seen.items(), key=lambda item: item[1])
+        (who, first - launches[0], last - launches[0])
+        for who, (first, last) in sorted(watcher.seen.items(), key=lambda item: item[1])
     ]
     asked = [a for a in model.arrivals if is_summary_request(a.body)]
     replies = model.summary_replies
@@ -392,15 +392,13 @@ def report_processes(result: Run) -> None:
     zero = result.runs[0].launched
     print(f"  run launch -> first request     {result.lead_in:.2f} s (median)")
     for turn, r in enumerate(result.runs):
-        left = ", ".join(
-            f"pid {pid}{' (holds the lock)' if held else ''}" for pid, held in r.preparers
-        )
+        left = ", ".join(holder.describe() for holder in r.preparers)
         print(
             f"  run {turn}: {r.launched - zero:6.1f} -> {r.exited - zero:6.1f} s, took "
             f"{r.exited - r.launched:5.1f} s; preparer running at exit: {left or 'none'}"
         )
-    for pid, first, last in result.preparers:
-        print(f"  detached preparer pid {pid}: seen {first:6.1f} -> {last:6.1f} s")
+    for who, first, last in result.preparers:
+        print(f"  preparer {who}: seen {first:6.1f} -> {last:6.1f} s")
     for n, (asked, answered, turn) in enumerate(result.summaries, start=1):
         done = f"{answered:6.1f}" if answered is not None else "   n/a"
         print(f"  summary {n}: asked {asked:6.1f} s, answered {done} s (during run {turn})")

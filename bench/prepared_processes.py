@@ -1,5 +1,5 @@
 """The `run` processes of `bench_prepared.py --processes`: one turn each, on the bench's
-own data and config dirs, and the detached `agent-tui prepare` processes they leave
+own data and config dirs, and the summaries they leave to the warm engine
 (context/preparing.py), waited for at the end so that nothing outlives the bench."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_tui.context import preparing
+from agent_tui.provider.kept_save import ENGINE_LOCKS, LOCK_DIR
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import AssistantMessage, PreparedSummary
 from agent_tui.storage.session_lock import LockHolder
@@ -33,8 +33,9 @@ class RunProcess:
     launched: float
     exited: float
     code: int
-    preparers: list[tuple[int, bool]]
-    """Detached `agent-tui prepare` processes alive when it exited: (pid, holds the lock)."""
+    preparers: list[LockHolder]
+    """Who prepared the session's summary when it exited (the warm engine, finishing the
+    one `run` left)."""
 
 
 ENGINE = ["30"]
@@ -53,8 +54,8 @@ def process_env(root: Path) -> dict[str, str]:
 
 
 def working_in(project: Path) -> list[tuple[int, list[str]]]:
-    """Live processes whose working directory is `project` (a `run`, its provider process,
-    a detached preparer): pid and command line."""
+    """Live processes whose working directory is `project` (a `run`, its provider
+    process): pid and command line."""
     found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
@@ -69,29 +70,29 @@ def working_in(project: Path) -> list[tuple[int, list[str]]]:
     return found
 
 
-def preparers(project: Path, data: Path) -> list[tuple[int, bool]]:
-    """Detached `agent-tui prepare` processes alive now: (pid, holds a preparation lock).
-    The lock files are read, never locked (a probe would take the lock for a moment)."""
-    holders = set()
-    for path in (data / preparing.LOCK_DIR).glob("*.lock"):
-        try:
-            holders.add(LockHolder.model_validate_json(path.read_bytes()).pid)
-        except (OSError, ValueError):
-            continue
-    return [(pid, pid in holders) for pid, argv in working_in(project) if is_preparer(argv)]
-
-
-def is_preparer(argv: list[str]) -> bool:
-    return argv[1:4] == ["-m", "agent_tui", "prepare"]
+def preparers(data: Path) -> list[LockHolder]:
+    """Who holds a preparation lock now (a command, or the warm engine finishing what a
+    command left). The lock files are read, never locked (a probe would take the lock for
+    a moment); a file whose holder is gone is left out."""
+    found = []
+    for folder in (data / LOCK_DIR, data / LOCK_DIR / ENGINE_LOCKS):
+        for path in folder.glob("*.lock"):
+            try:
+                holder = LockHolder.model_validate_json(path.read_bytes())
+                os.kill(holder.pid, 0)
+            except (OSError, ValueError):
+                continue
+            found.append(holder)
+    return found
 
 
 @dataclass
 class Watcher:
-    """Every detached preparer seen in the project while the bench runs, by pid: (first
-    seen, last seen), sampled every WATCH_SECONDS (one that lived less may be missed)."""
+    """Every preparer seen while the bench runs, by pid and front-end: (first seen, last
+    seen), sampled every WATCH_SECONDS (one that lived less may be missed)."""
 
-    project: Path
-    seen: dict[int, tuple[float, float]] = field(default_factory=dict)
+    data: Path
+    seen: dict[str, tuple[float, float]] = field(default_factory=dict)
     stop: threading.Event = field(default_factory=threading.Event)
 
     def __enter__(self) -> Watcher:
@@ -104,9 +105,9 @@ class Watcher:
     def _watch(self) -> None:
         while not self.stop.wait(WATCH_SECONDS):
             now = time.monotonic()
-            for pid, argv in working_in(self.project):
-                if is_preparer(argv):
-                    self.seen[pid] = (self.seen.get(pid, (now, now))[0], now)
+            for holder in preparers(self.data):
+                name = holder.describe()
+                self.seen[name] = (self.seen.get(name, (now, now))[0], now)
 
 
 def run_turn(project: Path, root: Path, turn: int) -> RunProcess:
@@ -129,18 +130,21 @@ def run_turn(project: Path, root: Path, turn: int) -> RunProcess:
             proc.kill()
             code = proc.wait()
     exited = time.monotonic()
-    left = preparers(project, root / "data")
+    left = preparers(root / "data")
     if code != 0:
         tail = (root / f"run-{turn}.out").read_text(errors="replace")[-3000:]
         raise SystemExit(f"run (turn {turn}) exited {code}:\n{tail}")
     return RunProcess(launched, exited, code, left)
 
 
-def wait_for_preparers(project: Path) -> list[str]:
-    """Until nothing works in the project any more; what was still there after
-    PREPARER_TIMEOUT is stopped (they are ours) and returned."""
+def wait_for_preparers(project: Path, data: Path) -> list[str]:
+    """Until nothing works in the project and no summary is being prepared any more; what
+    was still in the project after PREPARER_TIMEOUT is stopped (they are ours) and
+    returned."""
     deadline = time.monotonic() + PREPARER_TIMEOUT
-    while (left := working_in(project)) and time.monotonic() < deadline:
+    while (left := working_in(project)) or preparers(data):
+        if time.monotonic() > deadline:
+            break
         time.sleep(0.2)
     for pid, _ in left:
         os.kill(pid, signal.SIGTERM)

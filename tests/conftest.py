@@ -77,6 +77,17 @@ def _alive(pid: int) -> bool:
     return True
 
 
+REMOTE_START = remote.start
+"""The real one: `isolated` replaces it for commands run in this process (run_cli)."""
+
+
+@pytest.fixture
+def on_engine(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands run in this process (run_cli) use the worker's warm engine, as a person's
+    commands do, instead of litellm here: for what the engine does after they end."""
+    monkeypatch.setattr(remote, "start", REMOTE_START)
+
+
 @pytest.fixture(autouse=True)
 def _cold_start(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """A test marked `cold_start` is about a command's own provider process: no engine."""

@@ -15,9 +15,10 @@ from textual.widgets import Static
 
 from agent_tui.config import load_config
 from agent_tui.events import SessionStatus
-from agent_tui.provider.limits import cost_of, load_model_info
+from agent_tui.provider.limits import load_model_info
 from agent_tui.storage.models import AssistantMessage, ReasoningPart
 from agent_tui.tui.reasoning_part_view import ReasoningPartView
+from agent_tui.usage import cost_of
 from tests.conftest import write_config
 from tests.engine_helpers import is_summary_request, open_engine, run_cli, text_of
 from tests.fake_anthropic import (

@@ -204,3 +204,63 @@ async def test_a_summary_being_written_when_its_command_ends_is_finished_for_the
     assert await asyncio.wait_for(text_of(second), 60) == "the whole summary"
     second.close()
     assert len(configured.requests) == 1, "the summary was not written again"
+
+
+async def test_a_summary_its_command_left_is_saved_by_the_engine_and_one_stopped_is_not(
+    configured: FakeOpenAI, isolated: Path, runtime: Path
+) -> None:
+    """The engine saves a prepared summary whose command ended before it (`leave`), with
+    its text, usage and cost, and holds the session's preparation lock until then; a
+    summary the person stopped (Esc: the stream cancelled) stops and is never saved."""
+    import asyncio
+    import threading
+
+    from agent_tui import paths
+    from agent_tui.provider.events import ModelRequest, SaveWhenLeft
+    from agent_tui.provider.kept_save import engine_locks
+    from agent_tui.provider.remote import ProviderProcess
+    from agent_tui.usage import Prices
+    from tests.engine_helpers import open_engine
+
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+    gate = threading.Event()
+    configured.responder = lambda body: Gated(
+        Text(f"summary of {body['messages'][0]['content']}"), gate
+    )
+
+    def request(words: str, ident: str) -> ModelRequest:
+        skeleton = {"id": ident, "session_id": session.id, "last_id": "m", "messages": 2}
+        skeleton |= {"fingerprint": "f", "model": "openai/test-model"}
+        return ModelRequest(
+            model="openai/test-model",
+            api_base=configured.base_url,
+            api_key="test-key",
+            messages=[{"role": "user", "content": words}],
+            detachable=True,
+            save_when_left=SaveWhenLeft(
+                database=str(paths.database_path()), prepared=skeleton, prices=Prices(output=0.5)
+            ),
+        )
+
+    async def asked(words: str, ident: str, *, leaving: bool) -> None:
+        process = ProviderProcess(connection=await asyncio.to_thread(shared.connect_or_start, 10))
+        reading = asyncio.create_task(anext(aiter(process.stream(request(words, ident)))))
+        await asyncio.to_thread(configured.wait_for_requests, len(configured.requests) + 1, 60)
+        if leaving:
+            assert process.leave()  # the command ends: the engine takes it
+        reading.cancel()
+        await asyncio.gather(reading, return_exceptions=True)
+        process.close()
+
+    locks = engine_locks(paths.database_path())
+    await asyncio.to_thread(configured.wait_for_requests, 0)
+    await asked("the stopped one", "prp_1", leaving=False)
+    await asked("the left one", "prp_2", leaving=True)
+    assert locks.holder(session.id) is not None  # the engine prepares it now
+    gate.set()
+    await asyncio.to_thread(wait_until, lambda: locks.holder(session.id) is None, "the save")
+    async with open_engine() as engine:
+        (saved,) = await engine.ctx.db.prepared_summaries(session.id)
+    assert (saved.id, saved.text, saved.status) == ("prp_2", "summary of the left one", "ready")
+    assert saved.tokens.output > 0 and saved.cost == saved.tokens.output * 0.5

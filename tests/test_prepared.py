@@ -18,6 +18,8 @@ import pytest
 from agent_tui import paths
 from agent_tui.context import prepared, preparing
 from agent_tui.events import Event, SessionStatus
+from agent_tui.provider.kept_save import ENGINE_LOCKS, LOCK_DIR
+from agent_tui.provider.kept_save import FRONT_END as ENGINE
 from agent_tui.session.engine import Engine
 from agent_tui.storage.models import AssistantMessage, TextPart, ToolPart
 from agent_tui.storage.session_lock import LockHolder, SessionLocks
@@ -237,13 +239,19 @@ async def test_esc_during_a_preparation_leaves_the_session_as_it_was(
 
 
 def preparer() -> LockHolder | None:
-    """Who prepares the (only) session's summary now (context/preparing.py)."""
+    """Who prepares the (only) session's summary now: a command, or the warm engine
+    finishing one a command left (context/preparing.py)."""
     (session_id,) = [row[0] for row in db_rows("SELECT id FROM session")]
-    return SessionLocks(paths.database_path().parent / preparing.LOCK_DIR).holder(session_id)
+    folder = paths.database_path().parent / LOCK_DIR
+    return SessionLocks(folder).holder(session_id) or engine_locks(folder).holder(session_id)
 
 
-def test_kill_9_during_a_preparation_leaves_the_session_as_it_was(
-    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+def engine_locks(folder: Path) -> SessionLocks:
+    return SessionLocks(folder / ENGINE_LOCKS)
+
+
+def test_kill_9_during_a_preparation_leaves_nothing_half_done_and_the_engine_finishes_it(
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str], on_engine: None
 ) -> None:
     configure(isolated, fake_llm)
     gate = threading.Event()  # the summary is held until the process is gone
@@ -253,9 +261,13 @@ def test_kill_9_during_a_preparation_leaves_the_session_as_it_was(
         wait_for(lambda: bool(steps.summaries), "a preparation in flight", STARTUP_TIMEOUT)
         made = steps.made
         kill9(proc)
-    gate.set()
     assert db_rows("SELECT count(*) FROM prepared_summary") == [(0,)]
+    holder = engine_preparer()  # the request goes on in the warm engine
+    gate.set()
+    wait_for(lambda: preparer() is None, f"{holder.describe()} done", STARTUP_TIMEOUT)
+    assert db_rows("SELECT status FROM prepared_summary") == [("ready",)]
     assert db_rows("SELECT compaction_id FROM session") == [(None,)]
+    assert len(steps.summaries) == 1  # finished, not asked again
     # Nothing is half-applied: `run --continue` goes on from the steps that ran.
     steps.steps = made
     code, _, err = run_cli(capsys, "run", "--continue", "go on")
@@ -264,53 +276,50 @@ def test_kill_9_during_a_preparation_leaves_the_session_as_it_was(
     assert marker(0) in last and "go on" in last
 
 
-def detached_preparer(steps: Steps) -> LockHolder:
-    """The detached process that finishes a preparation `run` left, once it asks for its
-    summary."""
-    wait_for(lambda: len(steps.summaries) == 2, "the detached preparation's request", 120)
+def engine_preparer() -> LockHolder:
+    """The warm engine, finishing a summary whose command has ended."""
     holder = preparer()
-    assert holder is not None and holder.front_end == preparing.DETACHED
+    assert holder is not None and holder.front_end == ENGINE, holder
     return holder
 
 
-def test_kill_9_of_a_detached_preparation_leaves_nothing_and_the_next_command_works(
-    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+def test_kill_9_of_the_engine_finishing_a_preparation_leaves_nothing_and_the_next_command_works(
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str], on_engine: None
 ) -> None:
-    """`run` exits mid-preparation: a detached process finishes it; kill -9 of that one
-    while its summary is in flight leaves nothing half-written."""
+    """`run` exits mid-preparation: the warm engine finishes it; kill -9 of the engine
+    while the summary is in flight leaves nothing half-written."""
     configure(isolated, fake_llm)
-    gate = threading.Event()  # summaries are held until the preparer is gone
-    # Past prepare_at, not the threshold: the turn ends while its summary is asked (held:
-    # the request run cut off when it exited, then the detached process's).
-    steps = Steps(18, gate=gate, held=2)
+    gate = threading.Event()  # summaries are held until the engine is gone
+    # Past prepare_at, not the threshold: the turn ends while its summary is asked.
+    steps = Steps(18, gate=gate)
     steps.install(isolated, fake_llm)
     assert run_cli(capsys, "run", "go")[0] == 0
-    holder = detached_preparer(steps)
+    holder = engine_preparer()
     os.kill(holder.pid, signal.SIGKILL)
-    wait_for(lambda: preparer() is None, "the killed preparer's lock dropped")
+    wait_for(lambda: preparer() is None, "the killed engine's lock dropped")
     gate.set()
     assert db_rows("SELECT count(*) FROM prepared_summary") == [(0,)]
     assert db_rows("SELECT compaction_id FROM session") == [(None,)]
-    code, _, err = run_cli(capsys, "run", "--continue", "go on")
+    code, _, err = run_cli(capsys, "run", "--continue", "go on")  # on a new engine
     assert code == 0, err
     assert "go on" in json.dumps(normal_requests(fake_llm)[-1]["messages"])
     wait_for(lambda: preparer() is None, "the next preparation done", STARTUP_TIMEOUT)
 
 
-# ---- preparations that outlive the command (context/preparing.py) -----------------------
+# ---- preparations that outlive the command (provider/kept.py) ---------------------------
 
 
-def test_a_preparation_running_when_run_exits_is_finished_and_used_by_the_next_run(
-    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+def test_a_preparation_running_when_run_exits_is_finished_by_the_engine_and_used_by_the_next_run(
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str], on_engine: None
 ) -> None:
     configure(isolated, fake_llm)
-    gate = threading.Event()  # summaries are held until `run` has exited and handed over
+    gate = threading.Event()  # the summary is held until `run` has exited
     # Past prepare_at (12,800 of 16,000), not the threshold: the turn ends mid-preparation.
-    steps = Steps(18, gate=gate, held=2)
+    steps = Steps(18, gate=gate)
     steps.install(isolated, fake_llm)
     code, _, err = run_cli(capsys, "run", "go")
     assert code == 0, err
-    holder = detached_preparer(steps)  # `run` has returned; another process goes on
+    holder = engine_preparer()  # `run` has returned; its request goes on in the engine
     listed = json.loads(run_cli(capsys, "sessions", "--json")[1])[0]["prepared_summaries"]
     assert listed["running"]["pid"] == holder.pid
     gate.set()
@@ -320,13 +329,13 @@ def test_a_preparation_running_when_run_exits_is_finished_and_used_by_the_next_r
     steps.steps = 30
     code, _, err = run_cli(capsys, "run", "--continue", "go on")
     assert code == 0, err
-    assert len(steps.summaries) == 2  # the one run cut off when it exited, the detached one
+    assert len(steps.summaries) == 1  # the one run asked: finished, never asked again
     assert db_rows("SELECT status FROM prepared_summary") == [("used",)]
     assert db_rows("SELECT compaction_id IS NOT NULL FROM session") == [(1,)]
 
 
 def test_a_session_left_past_prepare_at_starts_preparing_before_its_first_step(
-    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str], on_engine: None
 ) -> None:
     configure(isolated, fake_llm, prepare_at=0)  # the first command does not prepare
     steps = Steps(18)
@@ -348,7 +357,7 @@ def test_a_session_left_past_prepare_at_starts_preparing_before_its_first_step(
     fake_llm.responder = respond
     assert run_cli(capsys, "run", "--continue", "status?")[0] == 0
     assert first_step == [True]
-    # Written by this command, or (cut off when it exited) by the detached process.
+    # Written by this command, or (cut off when it exited) by the warm engine.
     ready = [("ready",)]
     wait_for(lambda: db_rows("SELECT status FROM prepared_summary") == ready, "it", 120)
     wait_for(lambda: preparer() is None, "no preparer left")

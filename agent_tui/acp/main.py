@@ -92,7 +92,10 @@ def serve_stdio() -> int:
     protocol_in, protocol_out = _protocol_pipes()
     log_path = log_to_file()
     logging.getLogger(__name__).info("agent-tui acp started; log at %s", log_path)
-    from agent_tui.provider.loader import preload_in_background
+    from agent_tui.provider import remote
 
-    preload_in_background(tokenizer=False)  # the first prompt need not wait for litellm
+    if remote.start() is None:  # the warm engine (or a provider process): litellm is there
+        from agent_tui.provider.loader import preload_in_background
+
+        preload_in_background(tokenizer=False)  # the first prompt need not wait for litellm
     return asyncio.run(_serve(protocol_in, protocol_out))

@@ -39,9 +39,10 @@ from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError
 from agent_tui.events import MessageUpdated, PartUpdated
 from agent_tui.ids import now_ms, part_id
+from agent_tui.provider import remote
 from agent_tui.provider.api import stream_model
-from agent_tui.provider.events import ModelRequest, StepFinish, TextDelta
-from agent_tui.provider.limits import ModelInfo, cost_of
+from agent_tui.provider.events import ModelRequest, SaveWhenLeft, summary_of
+from agent_tui.provider.limits import ModelInfo
 from agent_tui.step.history import load_history
 from agent_tui.step.plan import latest_plan
 from agent_tui.step.processor import StepOutcome
@@ -59,6 +60,7 @@ from agent_tui.storage.models import (
     UserMessage,
 )
 from agent_tui.tool.todo import render_todos
+from agent_tui.usage import Prices, cost_of
 
 log = logging.getLogger(__name__)
 
@@ -97,14 +99,11 @@ def start(ctx: EngineContext, step: AssistantMessage, model: ModelInfo, agent: s
     if live.is_preparing or preparing.elsewhere(ctx, session_id):
         return False
     task = asyncio.create_task(_prepare_logged(ctx, session_id, model, agent, step.id))
-    if ctx.front_end in preparing.STANDBY:
-        preparing.spawn(ctx, session_id, model.id, agent, step.id, standby=True)
-    live.handed_over = (model.id, agent, step.id)
     live.preparing = task
 
     def forget(done: asyncio.Task[None]) -> None:
         if live.preparing is done:
-            live.preparing = live.handed_over = None
+            live.preparing = None
 
     task.add_done_callback(forget)
     return True
@@ -114,22 +113,16 @@ def cancel(ctx: EngineContext, session_id: str | None = None) -> None:
     """Stop the preparation of one session (Esc): it is discarded."""
     for live in ctx.shared.sessions:
         if live.preparing is not None and session_id in (None, live.id):
-            live.handed_over = None
             live.preparing.cancel()
 
 
 def hand_over(ctx: EngineContext) -> None:
-    """Closing: each preparation still running is finished by a detached process (its
-    standby, told so, when this front-end started one)."""
-    for live in ctx.shared.sessions:
-        if live.handed_over is None:
-            continue
-        session_id, (model, agent, upto) = live.id, live.handed_over
-        cancel(ctx, session_id)
-        if ctx.front_end in preparing.STANDBY:
-            preparing.mark_cut(ctx, session_id)
-        else:
-            preparing.spawn(ctx, session_id, model, agent, upto)
+    """Closing: a summary still being written goes on in the warm engine, which saves it
+    for the next command (provider/kept.py); without one it is lost, and the next
+    command past `prepare_at` prepares it again before its first step."""
+    running = [live.id for live in ctx.shared.sessions if live.preparing is not None]
+    if running and not remote.leave():
+        log.info("closing: the summaries being prepared for %s are dropped", running)
 
 
 async def wait_running(ctx: EngineContext, session_id: str) -> None:
@@ -228,10 +221,6 @@ async def prepare(
     if not fits(size, writer.limit, config):
         return None  # a span for chunks: compaction summarises it as before
     started = time.monotonic()
-    written = await _summarise(request)
-    if written is None:
-        return None
-    text, tokens = written
     prepared = PreparedSummary(
         id=part_id(),
         session_id=session.id,
@@ -241,31 +230,35 @@ async def prepare(
         fingerprint=fingerprint(span.summarised),
         model=writer.id,
         agent=agent,
-        text=text,
+        text="",  # streamed next
         restated=span.restated,
-        tokens=tokens,
-        cost=cost_of(tokens, writer.prices),
-        seconds=round(time.monotonic() - started, 2),
         review=review,
     )
+    written = await _summarise(ctx, request, prepared, writer.prices)
+    if written is None:
+        return None
+    prepared.text, prepared.tokens = written
+    prepared.cost, prepared.created = cost_of(prepared.tokens, writer.prices), now_ms()
+    prepared.seconds = round(time.monotonic() - started, 2)
     await ctx.db.save_prepared(prepared)
     log.info("prepared a summary of %d messages for %s", prepared.messages, session.id)
     return prepared
 
 
-async def _summarise(request: ModelRequest) -> tuple[str, Tokens] | None:
+async def _summarise(
+    ctx: EngineContext, request: ModelRequest, prepared: PreparedSummary, prices: Prices
+) -> tuple[str, Tokens] | None:
     """The summariser's text and usage; None when it answered with no text (a tool call
-    instead: compaction will ask again with tools off, as it does today). Detachable: the
-    warm engine finishes it if this command ends first, for the next (provider/kept.py)."""
-    texts: list[str] = []
-    tokens = Tokens()
-    async for event in stream_model(request.model_copy(update={"detachable": True})):
-        if isinstance(event, TextDelta):
-            texts.append(event.text)
-        elif isinstance(event, StepFinish):
-            tokens = event.usage
-    text = "".join(texts).strip()
-    return (text, tokens) if text else None
+    instead: compaction will ask again with tools off, as it does today). Detachable: on
+    the warm engine it goes on when this command ends, and the engine saves `prepared`
+    with its text for the next (provider/kept.py)."""
+    leave = SaveWhenLeft(
+        database=str(ctx.db.path),
+        prepared=prepared.model_dump(mode="json", exclude={"text"}),
+        prices=prices,
+    )
+    request = request.model_copy(update={"detachable": True, "save_when_left": leave})
+    return summary_of([event async for event in stream_model(request)])
 
 
 async def discard(ctx: EngineContext, prepared: PreparedSummary, reason: str) -> None:

@@ -9,7 +9,20 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
 
-from agent_tui.usage import Tokens
+from agent_tui.usage import Prices, Tokens
+
+
+class SaveWhenLeft(BaseModel):
+    """A summary prepared in the background, as the warm engine saves it when the command
+    that asked for it ended first (provider/kept_save.py): nothing is lost at exit."""
+
+    database: str
+    """The session's database (the command's: each command may have its own data dir)."""
+    prepared: dict[str, Any]
+    """A PreparedSummary (storage/models.py) but for what the stream gives: its text,
+    tokens, cost and time. Validated where it is saved: this module stays below storage."""
+    prices: Prices
+    """The summariser's, for the summary's cost."""
 
 
 class ModelRequest(BaseModel):
@@ -26,6 +39,9 @@ class ModelRequest(BaseModel):
     """A summary prepared in the background: the warm engine finishes it when the command
     that sent it ends, and gives it to the next command sending the same request
     (provider/kept.py) instead of starting it again."""
+    save_when_left: SaveWhenLeft | None = None
+    """With `detachable`: how the engine saves the summary itself when no command is left
+    to read its end."""
 
 
 class TextDelta(BaseModel):
@@ -98,3 +114,11 @@ def parse_arguments(raw: str) -> dict[str, Any] | None:
     except json.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def summary_of(events: list[ProviderEvent]) -> tuple[str, Tokens] | None:
+    """A summary's text and usage from its stream; None when it has no text (the model
+    called a tool instead)."""
+    text = "".join(e.text for e in events if isinstance(e, TextDelta)).strip()
+    usage = [e.usage for e in events if isinstance(e, StepFinish)]
+    return (text, usage[-1] if usage else Tokens()) if text else None

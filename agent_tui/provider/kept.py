@@ -1,7 +1,11 @@
 """Requests the warm engine keeps going after the command that sent them ended
-(`ModelRequest.detachable`: a summary being prepared). The next command that sends the
+(`ModelRequest.detachable`: a summary being prepared). With `save_when_left`, the engine
+saves the summary itself when no command follows it to its end (provider/kept_save.py),
+and holds the session's preparation lock until then. The next command that sends the
 same request gets what was streamed so far and follows the rest, instead of the summary
-being written again from nothing (issue 41, docs/engine.md)."""
+being written again from nothing (issue 41, docs/engine.md). A command that cancels it
+(the person pressed Esc) drops it: it stops once nobody else follows it, and is never
+saved."""
 
 from __future__ import annotations
 
@@ -27,6 +31,9 @@ class _Kept:
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     finished_at: float | None = None
     task: asyncio.Task[None] | None = None
+    followers: int = 0
+    dropped: bool = False
+    started: float = field(default_factory=time.monotonic)
 
     @property
     def failed(self) -> bool:
@@ -36,9 +43,13 @@ class _Kept:
 _kept: dict[str, _Kept] = {}
 
 
+LOCAL = ("detachable", "save_when_left")
+"""What a command adds to the request for the engine: not part of what is asked."""
+
+
 def key(request: dict[str, Any]) -> str:
-    """The same request, whichever command sends it (`detachable` itself aside)."""
-    body = {k: v for k, v in request.items() if k != "detachable"}
+    """The same request, whichever command sends it (what is only for the engine aside)."""
+    body = {k: v for k, v in request.items() if k not in LOCAL}
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -51,40 +62,71 @@ def follow(
     _expire()
     name = key(request)
     kept = _kept.get(name)
-    if kept is None or kept.failed:  # a failed one is asked again
+    if kept is None or kept.failed or kept.dropped:  # asked again
         kept = _kept[name] = _Kept()
-        kept.task = asyncio.create_task(_run(kept, produce))
+        kept.task = asyncio.create_task(_run(kept, produce, request.get("save_when_left")))
     return _replay(kept)
 
 
-async def _run(kept: _Kept, produce: Callable[[], AsyncIterator[Reply]]) -> None:
+def drop(request: dict[str, Any]) -> None:
+    """A command cancelled the request: it stops once nobody else follows it, unsaved."""
+    kept = _kept.get(key(request))
+    if kept is not None and kept.finished_at is None:
+        kept.dropped = True
+
+
+async def _run(
+    kept: _Kept, produce: Callable[[], AsyncIterator[Reply]], save: dict[str, Any] | None
+) -> None:
+    from agent_tui.provider import kept_save
+    from agent_tui.provider.events import SaveWhenLeft
+
+    spec = SaveWhenLeft.model_validate(save) if save is not None else None
+    lock = kept_save.hold(spec) if spec is not None else None
     try:
+        readers = 0  # the commands following it when its end came: each saves it itself
         async for reply in produce():
             kept.replies.append(reply)
             kept.changed.set()
+            readers = kept.followers
+        if spec is not None and not readers and not kept.dropped and _ended(kept):
+            await kept_save.save(spec, kept.replies, kept.started)  # nobody else will
     except asyncio.CancelledError:
         kept.replies.append({"err": {"kind": "cancelled", "message": "cancelled"}})
         raise
     finally:
+        if lock is not None:
+            lock.release()
         kept.finished_at = time.monotonic()
         kept.changed.set()
 
 
+def _ended(kept: _Kept) -> bool:
+    """Whether the request streamed to its end (not an error)."""
+    return bool(kept.replies) and "end" in kept.replies[-1]
+
+
 async def _replay(kept: _Kept) -> AsyncIterator[Reply]:
     sent = 0
-    while True:
-        while sent < len(kept.replies):
-            reply = kept.replies[sent]
-            sent += 1
-            yield reply
-            if "e" not in reply:
+    kept.followers += 1
+    try:
+        while True:
+            while sent < len(kept.replies):
+                reply = kept.replies[sent]
+                sent += 1
+                yield reply
+                if "e" not in reply:
+                    return
+            if kept.finished_at is not None:
                 return
-        if kept.finished_at is not None:
-            return
-        kept.changed.clear()
-        if sent < len(kept.replies):
-            continue
-        await kept.changed.wait()
+            kept.changed.clear()
+            if sent < len(kept.replies):
+                continue
+            await kept.changed.wait()
+    finally:
+        kept.followers -= 1
+        if kept.dropped and kept.followers == 0 and kept.task is not None:
+            kept.task.cancel()  # nobody wants it any more
 
 
 def _expire() -> None:

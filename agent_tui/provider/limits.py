@@ -9,22 +9,13 @@ from pydantic import BaseModel
 from agent_tui.config import Config, ModelLimit
 from agent_tui.provider import api, loader, stream
 from agent_tui.provider.windows import known_window
-from agent_tui.storage.models import Tokens
+from agent_tui.usage import Prices
 
 SERVED_OUTPUT_SHARE = 8
 """A served model's window with no output limit: 1/8 of it is kept for the answer (at
 least SERVED_OUTPUT_MIN, at most half), instead of the 32,000 meant for hosted models
 that would leave nothing of a 4k-32k local window."""
 SERVED_OUTPUT_MIN = 256
-
-
-class Prices(BaseModel):
-    """USD per token."""
-
-    input: float = 0.0
-    output: float = 0.0
-    cache_read: float = 0.0
-    cache_write: float = 0.0
 
 
 class ModelInfo(BaseModel):
@@ -116,12 +107,3 @@ def forget() -> None:
 def served_output(window: int) -> int:
     """Output tokens reserved in a window a server reported (see SERVED_OUTPUT_SHARE)."""
     return min(max(window // SERVED_OUTPUT_SHARE, SERVED_OUTPUT_MIN), window // 2)
-
-
-def cost_of(tokens: Tokens, prices: Prices) -> float:
-    return (
-        tokens.input * prices.input
-        + (tokens.output + tokens.reasoning) * prices.output
-        + tokens.cache.read * prices.cache_read
-        + tokens.cache.write * prices.cache_write
-    )

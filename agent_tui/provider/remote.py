@@ -65,8 +65,7 @@ def _setting() -> str:
 
 
 def lazy() -> bool:
-    """Whether litellm waits for the first request (DISABLE_ENV=lazy): in the provider
-    process, and in a standby preparer (context/preparing.py)."""
+    """Whether litellm waits for the first request (DISABLE_ENV=lazy)."""
     return _setting() == "lazy"
 
 
@@ -98,6 +97,7 @@ class ProviderProcess:
         self._wait_lock = threading.Lock()
         self._status: int | None = None
         self._ended: str | None = None
+        self._leaving = False
         self._reader = threading.Thread(target=self._read, name="provider-replies", daemon=True)
         self._reader.start()
 
@@ -160,7 +160,8 @@ class ProviderProcess:
         finally:
             with self._lock:
                 self._streams.pop(ident, None)
-            if not finished and self._ended is None:  # cancelled: stop the provider's stream
+            stopped = not finished and self._ended is None
+            if stopped and not (request.detachable and self._leaving):  # stop the stream
                 with contextlib.suppress(ProviderError):
                     self._send({"id": ident, "op": "cancel"})
 
@@ -240,6 +241,13 @@ class ProviderProcess:
             f"(or set {DISABLE_ENV}=0 to call the provider from this process)."
         )
 
+    def leave(self) -> bool:
+        """The command is ending: the requests it may leave (`detachable`) are not
+        cancelled with it but go on in the warm engine, which saves them
+        (provider/kept.py). False when there is no engine to take them."""
+        self._leaving = self.connection is not None
+        return self._leaving
+
     def close(self) -> None:
         """End the process at once: the command is done with it (every stream it still
         had is cancelled by now), and it may still be importing litellm, which would
@@ -305,14 +313,10 @@ def start(*, warm: bool = False, log: str | None = None) -> ProviderProcess | No
     return _process
 
 
-def connect_engine() -> ProviderProcess | None:
-    """Use the person's warm engine when there is one to use (started if needed), and
-    nothing else: a detached preparer without an engine keeps litellm in its own process,
-    imported only if it takes over (`lazy`)."""
-    global _process
-    if _process is None and _setting() != "off":
-        _process = _shared_engine()
-    return _process
+def leave() -> bool:
+    """The command is ending: whether the warm engine takes over what it may leave (a
+    summary being prepared: ProviderProcess.leave)."""
+    return _process is not None and _process.leave()
 
 
 def _shared_engine() -> ProviderProcess | None:

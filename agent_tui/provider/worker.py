@@ -43,6 +43,8 @@ class _Worker:
     def __init__(self, out: BinaryIO) -> None:
         self.out = out
         self.tasks: dict[int, asyncio.Task[None]] = {}
+        self.kept: dict[int, dict[str, Any]] = {}
+        """The detachable requests this command follows (provider/kept.py), by id."""
 
     def send(self, message: dict[str, Any]) -> None:
         self.out.write(json.dumps(message, default=str).encode() + b"\n")
@@ -57,6 +59,10 @@ class _Worker:
         message = json.loads(line)
         ident, op = message["id"], message["op"]
         if op == "cancel":
+            if (request := self.kept.pop(ident, None)) is not None:
+                from agent_tui.provider import kept
+
+                kept.drop(request)  # the person stopped it: nobody saves it
             task = self.tasks.get(ident)
             if task is not None:
                 task.cancel()
@@ -78,12 +84,15 @@ class _Worker:
             if _shared is not None and message["request"].get("detachable"):
                 # Kept going when this command ends; the next sender gets it (kept.py).
                 replies = kept.follow(message["request"], lambda: self._replies(message))
+                self.kept[ident] = message["request"]
             else:
                 replies = self._replies(message)
             async for reply in replies:
                 self.send({"id": ident, **reply})
         except asyncio.CancelledError:
             return  # the command stopped listening (a kept request goes on)
+        finally:
+            self.kept.pop(ident, None)
 
     async def _replies(self, message: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         from agent_tui.provider.events import ModelRequest

@@ -121,9 +121,12 @@ def serve(host: str | None, port: int | None, token: str | None) -> int:
     if token is not None and len(token.strip()) < 16:
         raise UsageError("serve --token: use at least 16 characters (or omit it: one is made).")
     token = token.strip() if token else auth.load_or_create_token()
-    from agent_tui.provider.loader import preload_in_background
+    from agent_tui.provider import remote
 
-    preload_in_background(tokenizer=True)
+    if remote.start() is None:  # the warm engine (or a provider process): litellm is there
+        from agent_tui.provider.loader import preload_in_background
+
+        preload_in_background(tokenizer=True)
     log_path = log_to_file(LOG_FILE, stderr=False)
     logging.getLogger("uvicorn.error").addFilter(_DenialNoise())
     sock = _bind(host, port)

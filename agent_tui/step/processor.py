@@ -26,7 +26,7 @@ from agent_tui.provider.events import (
     ToolInputDelta,
     parse_arguments,
 )
-from agent_tui.provider.limits import ModelInfo, cost_of
+from agent_tui.provider.limits import ModelInfo
 from agent_tui.step import edits, tool_hooks
 from agent_tui.step.doom_loop import repeat_refusal
 from agent_tui.step.live_output import LiveOutput
@@ -53,6 +53,7 @@ from agent_tui.storage.models import (
 )
 from agent_tui.storage.snapshot import SnapshotError
 from agent_tui.tool.base import ToolContext, ToolResult
+from agent_tui.usage import cost_of
 
 FILE_CHANGING_TOOLS = edits.FILE_CHANGING_TOOLS
 CONCURRENT_TOOLS = frozenset({"task"})
