@@ -71,13 +71,15 @@ def _url(sock: socket.socket) -> str:
 async def _serve(config: Config, sock: socket.socket, token: str) -> None:
     import uvicorn
 
+    from agent_tui.provider import remote
     from agent_tui.provider.loader import load_litellm
     from agent_tui.server.app import ENDPOINT, ServerApp
     from agent_tui.session.opening import open_engine
 
     await choose_model(config, probe=True)
     async with open_engine(config, "serve") as engine:  # "busy in agent-tui serve"
-        await load_litellm()  # warm: the first prompt does not wait for the import
+        if remote.current() is None:  # litellm here: warm, the first prompt does not wait
+            await load_litellm()
         # ...nor for what a first session reads once: the price map and the model's window.
         await asyncio.to_thread(context_window, config.model, config)
         await asyncio.to_thread(model_catalog, config, [config.model])
