@@ -367,10 +367,54 @@ def _agent_tui_pids() -> list[int]:
     return found
 
 
+class _AppOnPty:
+    """The app on a pseudo-terminal of its own (120x40), its screen read and dropped."""
+
+    def __init__(self, project: Path, env: dict[str, str]) -> None:
+        import pty
+
+        self.master, slave = pty.openpty()
+        os.set_inheritable(slave, True)
+        size = {"COLUMNS": "120", "LINES": "40", "TERM": "xterm-256color"}
+        self.proc = subprocess.Popen(
+            [*AGENT_TUI],
+            cwd=project,
+            env={**env, **size},
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            start_new_session=True,
+        )
+        os.close(slave)
+        self.drawn = threading.Event()
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        seen = 0
+        with contextlib.suppress(OSError):
+            while chunk := os.read(self.master, 65536):
+                seen += len(chunk)
+                if seen > 4000:
+                    self.drawn.set()
+
+    def type(self, text: str) -> None:
+        os.write(self.master, text.encode())
+
+    def close(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self.master)
+
+
 def bench_memory(commands: int = 3) -> None:
-    """The memory of a person's agent-tui processes while `commands` runs are mid-turn
-    at once (their replies held at the fake server), with a provider process each
-    (engine.idle 0) and on the warm engine: RSS summed over every agent-tui process."""
+    """The memory of a person's agent-tui processes while `commands` runs and the app are
+    mid-turn at once in one project (their replies held at the fake server), with a
+    provider process each (engine.idle 0) and on the warm engine: RSS summed over every
+    agent-tui process."""
     for label, engine in (("a provider process each", "0"), ("the warm engine", "5")):
         gate = threading.Event()
         with FakeOpenAI() as server, tempfile.TemporaryDirectory(dir="/tmp") as tmp:
@@ -378,6 +422,7 @@ def bench_memory(commands: int = 3) -> None:
             project, env = _run_env(server, tmp)
             env = {**env, "AGENT_TUI_ENGINE": engine, "AGENT_TUI_RUNTIME_DIR": tmp}
             before = set(_agent_tui_pids())
+            app = _AppOnPty(project, env)
             runs = [
                 subprocess.Popen(
                     [*AGENT_TUI, "run", f"task {n}"],
@@ -388,15 +433,31 @@ def bench_memory(commands: int = 3) -> None:
                 )
                 for n in range(commands)
             ]
-            server.wait_for_requests(commands, timeout=120)
-            pids = [pid for pid in _agent_tui_pids() if pid not in before]
-            total = sum(_rss_kb(pid) for pid in pids) // 1024
-            gate.set()
-            for proc in runs:
-                proc.wait(timeout=120)
-            subprocess.run([*AGENT_TUI, "engine", "--stop"], env=env, capture_output=True)
+            try:
+                app.drawn.wait(60)
+                time.sleep(1.0)  # the prompt takes keys once the app is up
+                app.type("task of the app\r")
+                deadline = time.monotonic() + 120
+                while not {f"task {n}" for n in range(commands)} | {"task of the app"} <= {
+                    m["content"]
+                    for r in list(server.requests)
+                    for m in r["messages"]
+                    if isinstance(m.get("content"), str)
+                }:  # every one of them mid-turn (a title request is not a turn)
+                    if time.monotonic() > deadline:
+                        raise TimeoutError("the runs and the app did not all ask")
+                    time.sleep(0.1)
+                pids = [pid for pid in _agent_tui_pids() if pid not in before]
+                total = sum(_rss_kb(pid) for pid in pids) // 1024
+            finally:
+                gate.set()
+                for proc in runs:
+                    proc.wait(timeout=120)
+                app.close()
+                subprocess.run([*AGENT_TUI, "engine", "--stop"], env=env, capture_output=True)
         print(
-            f"{commands} runs mid-turn, {label}: {total} MiB over {len(pids)} agent-tui processes"
+            f"{commands} runs and the app mid-turn in one project, {label}: {total} MiB over "
+            f"{len(pids)} agent-tui processes"
         )
 
 

@@ -264,3 +264,24 @@ async def test_a_summary_its_command_left_is_saved_by_the_engine_and_one_stopped
         (saved,) = await engine.ctx.db.prepared_summaries(session.id)
     assert (saved.id, saved.text, saved.status) == ("prp_2", "summary of the left one", "ready")
     assert saved.tokens.output > 0 and saved.cost == saved.tokens.output * 0.5
+
+
+def test_serve_and_acp_reach_litellm_through_the_warm_engine(
+    configured: FakeOpenAI, isolated: Path, runtime: Path
+) -> None:
+    """`serve` and an editor's `acp` stay connected to the engine while they run (they
+    import no litellm of their own)."""
+    from tests.serve_helpers import serve
+
+    with serve(isolated):
+        wait_until(lambda: len(engine_status()) == 1, "serve's engine")
+        (engine,) = engine_status()
+        assert engine["connections"] == 1, engine  # serve's, beside the one asking
+    acp = subprocess.Popen(
+        agent_tui_argv("acp"), cwd=isolated, env=process_env(), stdin=subprocess.PIPE
+    )
+    try:
+        wait_until(lambda: engine_status()[0]["connections"] == 1, "acp's connection")
+    finally:
+        acp.kill()
+        acp.wait()
