@@ -362,7 +362,7 @@ def _agent_tui_pids() -> list[int]:
             argv = (Path(entry.path) / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if any(arg.startswith(b"agent_tui") for arg in argv[1:3]):
+        if any(arg.startswith(b"agent_tui") for arg in argv[1:4]):  # -P -m agent_tui.…
             found.append(int(entry.name))
     return found
 

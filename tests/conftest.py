@@ -59,7 +59,8 @@ def warm_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def stop_engines() -> None:
-    """Stop the warm engines of the runtime dir in force, and wait until they are gone."""
+    """Stop the warm engines of the runtime dir in force, and wait until they and their
+    preforks are gone."""
     from agent_tui.provider import shared
 
     for path in shared.engines():
@@ -67,6 +68,8 @@ def stop_engines() -> None:
         if status is not None:
             pid = int(str(status["pid"]))
             process_helpers.wait_until(lambda pid=pid: not _alive(pid), f"engine {pid} to stop")
+    for path in shared.preforks():  # each leaves within a second of its engine
+        process_helpers.wait_until(lambda path=path: not path.exists(), f"{path.name} to stop")
 
 
 def _alive(pid: int) -> bool:
@@ -95,6 +98,10 @@ def _cold_start(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
         from agent_tui.provider import shared
 
         monkeypatch.setenv(shared.ENGINE_ENV, "0")
+    if request.node.get_closest_marker("own_process") is not None:
+        from agent_tui.prefork.client import PREFORK_ENV
+
+        monkeypatch.setenv(PREFORK_ENV, "0")
 
 
 @pytest.fixture(autouse=True)

@@ -285,3 +285,79 @@ def test_serve_and_acp_reach_litellm_through_the_warm_engine(
     finally:
         acp.kill()
         acp.wait()
+
+
+def _prefork_ready(isolated: Path) -> None:
+    """A first run starts the engine and its prefork; the next ones are its children."""
+    assert run(isolated, "run", "go").returncode == 0
+    wait_until(lambda: [p for p in shared.preforks() if shared.connect(p)], "the prefork")
+
+
+def test_a_run_forked_from_the_prefork_keeps_its_own_world_and_stdin(
+    configured: FakeOpenAI, isolated: Path, tmp_path: Path, runtime: Path
+) -> None:
+    configured.script(Text("first"))
+    _prefork_ready(isolated)
+    folder = tmp_path / "bin-own"
+    folder.mkdir()
+    (folder / "whoami-tool").write_text("#!/bin/sh\necho tool-own\n")
+    (folder / "whoami-tool").chmod(0o755)
+    configured.script(bash('whoami-tool; echo "mark-$MY_MARK"; pwd'), Text("done here"))
+    done = subprocess.run(
+        agent_tui_argv("run", "-"),
+        cwd=isolated,
+        env={**process_env(), "PATH": f"{folder}:{os.environ['PATH']}", "MY_MARK": "own"},
+        input="the words from stdin",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and "done here" in done.stdout, done.stderr
+    asked = configured.requests[-1]["messages"]
+    assert any("the words from stdin" in str(m["content"]) for m in asked)
+    result = asked[-1]["content"]
+    assert "tool-own" in result and "mark-own" in result and str(isolated) in result, result
+
+
+def test_ctrl_c_and_kill_9_of_a_run_reach_its_prefork_child(
+    configured: FakeOpenAI, isolated: Path, runtime: Path
+) -> None:
+    from agent_tui import paths
+    from agent_tui.storage.session_lock import SessionLocks
+    from tests.test_faults_crash import db_rows
+
+    configured.script(Text("first"))
+    _prefork_ready(isolated)
+    ((session_id,),) = db_rows("SELECT id FROM session")
+    locks = SessionLocks.beside(paths.database_path())
+    for ending in ("Ctrl+C", "kill -9"):
+        configured.script(Hang())
+        proc = subprocess.Popen(
+            agent_tui_argv("run", "--continue", ending),
+            cwd=isolated,
+            env=process_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            configured.wait_for_requests(len(configured.requests) + 1, timeout=60)
+            holder = locks.holder(session_id)
+            assert holder is not None and holder.pid != proc.pid, holder  # the child runs it
+            maps = Path(f"/proc/{proc.pid}/maps").read_text()
+            assert "pydantic_core" not in maps, "the command imported agent-tui itself"
+            if ending == "Ctrl+C":
+                proc.send_signal(signal.SIGINT)
+                _, err = proc.communicate(timeout=60)
+                assert proc.returncode == 130 and "interrupted" in err, err
+            else:
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=60)
+                wait_until(lambda: locks.holder(session_id) is None, "the child gone with it")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    configured.script(Text("after both"))
+    done = run(isolated, "run", "--continue", "third")
+    assert done.returncode == 0 and "after both" in done.stdout, done.stderr

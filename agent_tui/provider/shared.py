@@ -138,13 +138,17 @@ def connect_or_start(idle_minutes: float) -> socket.socket | None:
 
 
 def _spawn(path: Path, idle_minutes: float, log: Path) -> None:
-    """The engine, detached (double fork: not this command's child, its own session, no
-    terminal), outliving this command."""
+    """The engine, detached, outliving this command."""
+    argv = [sys.executable, "-m", "agent_tui.provider.worker", "--serve", str(path)]
+    spawn_detached([*argv, "--idle", str(idle_minutes * 60)], log)
+
+
+def spawn_detached(argv: list[str], log: Path) -> None:
+    """`argv` detached (double fork: not this command's child, its own session, no
+    terminal), writing to `log`: the engine and its prefork (prefork/server.py)."""
     from agent_tui.procs import OWNER_ENV
 
     env = {k: v for k, v in os.environ.items() if k != OWNER_ENV}  # not a tool of this one
-    argv = [sys.executable, "-m", "agent_tui.provider.worker", "--serve", str(path)]
-    argv += ["--idle", str(idle_minutes * 60)]
     pid = os.fork()
     if pid == 0:
         try:
@@ -156,7 +160,7 @@ def _spawn(path: Path, idle_minutes: float, log: Path) -> None:
                 os.dup2(out, 1)
                 os.dup2(out, 2)
                 os.closerange(3, 1024)
-                os.execve(sys.executable, argv, env)
+                os.execve(argv[0], argv, env)
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
@@ -185,6 +189,15 @@ def engines() -> list[Path]:
     """The sockets of this person's engines (any version or credentials)."""
     try:
         return sorted(runtime_dir().glob("engine-*.sock"))
+    except OSError:
+        return []
+
+
+def preforks() -> list[Path]:
+    """The sockets of this person's preforks (prefork/server.py): each leaves when its
+    engine does."""
+    try:
+        return sorted(runtime_dir().glob("fork-*.sock"))
     except OSError:
         return []
 
