@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
+import struct
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,6 +47,18 @@ def run(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[st
     )
     assert "Traceback" not in done.stdout + done.stderr, done.stderr
     return done
+
+
+def started(project: Path, *args: str) -> subprocess.Popen[str]:
+    """agent-tui ARGS running in `project`, its output piped."""
+    return subprocess.Popen(
+        agent_tui_argv(*args),
+        cwd=project,
+        env=process_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def engine_status() -> list[dict[str, object]]:
@@ -95,14 +109,7 @@ def test_kill_9_of_the_engine_mid_turn_is_said_once_and_the_next_command_works(
     configured: FakeOpenAI, isolated: Path, runtime: Path
 ) -> None:
     configured.script(Hang(), Text("after the crash"))
-    process = subprocess.Popen(
-        agent_tui_argv("run", "first"),
-        cwd=isolated,
-        env=process_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = started(isolated, "run", "first")
     try:
         configured.wait_for_requests(1, timeout=60)  # the turn is under way, in the engine
         (engine,) = engine_status()
@@ -162,11 +169,34 @@ def test_another_user_cannot_reach_the_engine(
 
 def test_engine_status_and_stop(configured: FakeOpenAI, isolated: Path, runtime: Path) -> None:
     configured.script(Text("hi"))
-    assert run(isolated, "run", "go").returncode == 0
+    _prefork_ready(isolated)
     shown = run(isolated, "engine")
     assert "Warm engine" in shown.stdout and "MiB" in shown.stdout, shown.stdout
-    assert "stopped" in run(isolated, "engine", "--stop").stdout
-    assert shared.engines() == []
+    assert "Prefork" in shown.stdout, shown.stdout
+    stopped = run(isolated, "engine", "--stop").stdout
+    assert "Warm engine" in stopped and "Prefork" in stopped and "stopped" in stopped, stopped
+    assert shared.engines() == [] and shared.preforks() == []
+
+
+def test_a_killed_prefork_is_started_again_and_its_runs_go_on_meanwhile(
+    configured: FakeOpenAI, isolated: Path, runtime: Path
+) -> None:
+    configured.script(Text("first"), Text("second"), Text("third"))
+    _prefork_ready(isolated)
+    (path,) = shared.preforks()
+    listening = shared.connect(path)
+    assert listening is not None
+    with listening:
+        pid = struct.unpack("3i", listening.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[
+            0
+        ]
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: not answers(path), "the prefork gone")
+    done = run(isolated, "run", "--continue", "again")  # by itself, starting a new one
+    assert done.returncode == 0 and "second" in done.stdout, done.stderr
+    wait_until(lambda: answers(path), "a new prefork")
+    done = run(isolated, "run", "--continue", "once more")
+    assert done.returncode == 0 and "third" in done.stdout, done.stderr
 
 
 async def test_a_summary_being_written_when_its_command_ends_is_finished_for_the_next(
@@ -290,7 +320,15 @@ def test_serve_and_acp_reach_litellm_through_the_warm_engine(
 def _prefork_ready(isolated: Path) -> None:
     """A first run starts the engine and its prefork; the next ones are its children."""
     assert run(isolated, "run", "go").returncode == 0
-    wait_until(lambda: [p for p in shared.preforks() if shared.connect(p)], "the prefork")
+    wait_until(lambda: any(answers(p) for p in shared.preforks()), "the prefork")
+
+
+def answers(path: Path) -> bool:
+    """Whether something listens at `path` (the connection closed at once)."""
+    conn = shared.connect(path)
+    if conn is not None:
+        conn.close()
+    return conn is not None
 
 
 def test_a_run_forked_from_the_prefork_keeps_its_own_world_and_stdin(
@@ -332,14 +370,7 @@ def test_ctrl_c_and_kill_9_of_a_run_reach_its_prefork_child(
     locks = SessionLocks.beside(paths.database_path())
     for ending in ("Ctrl+C", "kill -9"):
         configured.script(Hang())
-        proc = subprocess.Popen(
-            agent_tui_argv("run", "--continue", ending),
-            cwd=isolated,
-            env=process_env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        proc = started(isolated, "run", "--continue", ending)
         try:
             configured.wait_for_requests(len(configured.requests) + 1, timeout=60)
             holder = locks.holder(session_id)

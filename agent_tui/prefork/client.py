@@ -75,16 +75,25 @@ def try_run(argv: list[str]) -> int | None:
 
 def _start(path: Path) -> None:
     """A prefork for the next command (this one goes on here), when the engine is on."""
+    import fcntl
+
     from agent_tui.provider import shared
 
     idle = shared.idle_minutes()
     if idle <= 0:
         return
     try:
-        engine = shared.socket_path()
-        argv = [sys.executable, "-P", "-m", "agent_tui.prefork.server", "--serve", str(path)]
-        argv += ["--engine", str(engine), "--idle", str(idle * 60)]
-        shared.spawn_detached(argv, path.with_suffix(".log"))
+        with open(path.with_suffix(".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # else another command starts it
+            found = shared.connect(path)
+            if found is not None:
+                found.close()
+                return
+            path.unlink(missing_ok=True)  # a killed prefork's
+            engine = shared.socket_path()
+            argv = [sys.executable, "-P", "-m", "agent_tui.prefork.server", "--serve", str(path)]
+            argv += ["--engine", str(engine), "--idle", str(idle * 60)]
+            shared.spawn_detached(argv, path.with_suffix(".log"))
     except OSError:
         return
 

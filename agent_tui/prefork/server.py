@@ -30,6 +30,8 @@ from typing import Any
 
 ACCEPT_WAIT = 1.0
 """Seconds between looks at its socket, its engine and its idle time."""
+RECEIVE_WAIT = 10.0
+"""Seconds a command has to send its request once connected."""
 MAX_REQUEST = 1 << 20
 PRELOADED = (
     "agent_tui.cli",
@@ -200,13 +202,14 @@ def _still_wanted(path: str, inode: int, engine: str) -> bool:
 
 def _fork_for(listener: socket.socket, conn: socket.socket) -> None:
     with conn:
-        conn.settimeout(None)
+        conn.settimeout(RECEIVE_WAIT)  # a command that connects and says nothing blocks none
         try:
             if not _own_user(conn):
                 return
             request, fds = _receive(conn)
         except (OSError, ValueError):
             return
+        conn.settimeout(None)
         pid = os.fork()
         if pid == 0:
             listener.close()

@@ -1,5 +1,6 @@
 """`agent-tui engine`: this person's warm engines (provider/shared.py) — which runs, its
-pid, idle time, memory and the commands connected — and `--stop` to end them."""
+pid, idle time, memory and the commands connected — and their preforks
+(prefork/server.py), and `--stop` to end them."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import argparse
 import contextlib
 import json
 import os
+import socket
+import struct
 import time
 
 from agent_tui.provider import shared
@@ -23,9 +26,10 @@ def engine_command(args: argparse.Namespace) -> int:
             path.unlink(missing_ok=True)
             continue
         found.append({**status, "current": path == current})
+    forks = _preforks(stop=args.stop)
     if args.stop:
-        for status in found:
-            _wait_gone(int(str(status.get("pid", 0))))
+        for pid in [int(str(status.get("pid", 0))) for status in found] + list(forks.values()):
+            _wait_gone(pid)
     if args.json:
         print(json.dumps(found, indent=2))
         return 0
@@ -40,7 +44,28 @@ def engine_command(args: argparse.Namespace) -> int:
         return 0
     for status in found:
         print(_line(status, stopped=args.stop))
+    for path, pid in forks.items():
+        verb = "stopped" if args.stop else "runs"
+        print(f"Prefork {pid} (forks each `run` with agent-tui imported) {verb}; socket {path}")
     return 0
+
+
+def _preforks(*, stop: bool) -> dict[str, int]:
+    """The preforks that answer (prefork/server.py), by socket: their pid, from the
+    listening socket's credentials. `stop`: their socket removed (each leaves at its next
+    look, within a second); a killed one's socket is removed too."""
+    found = {}
+    for path in shared.preforks():
+        conn = shared.connect(path)
+        if conn is None:
+            path.unlink(missing_ok=True)
+            continue
+        with conn:
+            credentials = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+        found[str(path)] = struct.unpack("3i", credentials)[0]
+        if stop:
+            path.unlink(missing_ok=True)
+    return found
 
 
 def _line(status: dict[str, object], *, stopped: bool) -> str:
