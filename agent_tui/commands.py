@@ -309,7 +309,11 @@ async def _fork(args: argparse.Namespace, config: Config) -> int:
     async with open_engine(config, args.command) as engine:
         session = await resolve_session(engine, args.session, args.cont, create=False)
         forked = await engine.fork(session.id, args.message_id)
-    print(forked.id)
+    print(forked.session.id)
+    if forked.retype is not None:
+        print(
+            f"Forked before your message, which was not copied:\n{forked.retype}", file=sys.stderr
+        )
     return 0
 
 

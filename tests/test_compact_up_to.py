@@ -1,7 +1,7 @@
 """Compact up to here: the person chooses the message a summary ends with, and everything
 after it stays verbatim; refused with its figures, nothing changed, when what stays would
 not fit. In the engine, headless (`agent-tui compact --up-to`), ACP (`/compact --up-to`)
-and the app (a clicked message, `u`), through litellm's real path."""
+and the app (the menu of a clicked message), through litellm's real path."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ import pytest
 from agent_tui.errors import CompactionError
 from agent_tui.session.engine import Engine
 from agent_tui.storage.models import UserMessage
+from agent_tui.tui.confirm_screen import ConfirmScreen
+from agent_tui.tui.message_actions_screen import MessageActionsScreen
 from agent_tui.tui.user_message_view import UserMessageView
 from tests.acp_client import RecordingClient, acp_agent, prompt
 from tests.conftest import SMALL, write_config
@@ -128,6 +130,40 @@ async def test_acp_compact_up_to(configured: FakeOpenAI, isolated: Path) -> None
     assert "question 1" in summarised and "answer 1" not in summarised
 
 
+async def test_letters_typed_after_clicking_a_message_or_tool_line_go_to_the_prompt(
+    configured: FakeOpenAI,
+) -> None:
+    """The keys that once ran `u` (compact up to here), `f` (fork), `p` (pin) and `o` on a
+    clicked message or tool line are typing like any other: they reach the prompt, in
+    order, and nothing runs."""
+    from textual.widgets._collapsible import CollapsibleTitle
+
+    from agent_tui.tui.tool_line import ToolLine
+    from tests.fake_openai import Call, ToolCalls
+
+    bash = Call("bash", json.dumps({"command": "echo hi"}))
+    configured.script(ToolCalls([bash]), Text("answer 1"), Text("answer 2"))
+    app = await open_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.loaded.wait()
+        await ask(pilot, configured, "question 1", "question 2")
+        session = app.chat.session
+        await click_to_focus(pilot, app.query(UserMessageView).first())
+        await pilot.press(*"use it, fork")
+        assert app.prompt.has_focus and app.prompt.text == "use it, fork"
+        app.query(ToolLine).first().query_one(CollapsibleTitle).focus()
+        await pilot.press(*" pop")
+        assert app.prompt.text == "use it, fork pop"
+        await pilot.pause()
+        assert len(configured.requests) == 3 and app.chat.session is session  # nothing asked
+        assert not isinstance(app.screen, (MessageActionsScreen, ConfirmScreen))
+    await app.db.close()
+    async with open_engine() as engine:
+        assert session is not None
+        assert (await engine.ctx.db.get_session(session.id)).compaction_id is None
+        assert await engine.ctx.db.pinned(session.id) == ([], [])
+
+
 async def test_the_app_compacts_up_to_a_clicked_message(configured: FakeOpenAI) -> None:
     configured.script(Text("answer 1"), Text("answer 2"), Text("APP-SUMMARY"))
     app = await open_app()
@@ -136,7 +172,12 @@ async def test_the_app_compacts_up_to_a_clicked_message(configured: FakeOpenAI) 
         await ask(pilot, configured, "question 1", "question 2")
         first = app.query(UserMessageView).first()
         await click_to_focus(pilot, first)
-        await pilot.press("u")
+        await pilot.press("enter")  # its actions: fork, compact up to here
+        await wait_for(pilot, lambda: isinstance(app.screen, MessageActionsScreen), "the menu")
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        assert len(configured.requests) == 2  # nothing compacted before the person's yes
+        await pilot.press("y")
         await wait_for(pilot, lambda: len(configured.requests) == 3, "the summary request")
         await wait_for(pilot, lambda: app.chat.status == "idle")
         assert app.prompt.has_focus  # typing goes on in the prompt

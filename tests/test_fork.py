@@ -1,7 +1,7 @@
 """Fork: a new session whose history is another's up to a message, with its summary,
 pins, ledger, todos and snapshots as they were there, the original untouched; the fork's
 first request reads the shared prefix from the provider's cache. Engine, headless
-(`agent-tui fork`), ACP (`session/fork`) and the app (`/fork`, `f` on a message)."""
+(`agent-tui fork`), ACP (`session/fork`) and the app (`/fork`, the menu of a message)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 
 from agent_tui.errors import UsageError
 from agent_tui.storage.models import AssistantMessage, ToolPart, UserMessage
+from agent_tui.tui.message_actions_screen import MessageActionsScreen
 from agent_tui.tui.user_message_view import UserMessageView
 from tests.acp_client import RecordingClient, acp_agent, prompt
 from tests.engine_helpers import conversation, open_engine, run_cli, text_of, write
@@ -42,7 +43,7 @@ async def test_the_fork_has_the_history_up_to_the_message_and_the_original_is_un
         await engine.prompt(original.id, "question 2")
         before = await engine.ctx.db.all_messages(original.id)
         question_1_end = next(m for m in before if m.parts and _text(m) == "answer 1")
-        forked = await engine.fork(original.id, question_1_end.info.id)
+        forked = (await engine.fork(original.id, question_1_end.info.id)).session
         after = await engine.ctx.db.all_messages(original.id)
         copied = await engine.ctx.db.all_messages(forked.id)
         fork_todos = await engine.ctx.db.get_todos(forked.id)
@@ -90,7 +91,7 @@ async def test_a_fork_after_a_compaction_keeps_the_summary_and_undo_works_in_it(
         await engine.prompt(session.id, "question 1")
         await engine.compact(session.id)
         await engine.prompt(session.id, "question 2")
-        forked = await engine.fork(session.id)
+        forked = (await engine.fork(session.id)).session
         stored = await engine.ctx.db.get_session(forked.id)
         done = await engine.undo(forked.id)  # question 2's turn, in the fork only
         original = await engine.ctx.db.all_messages(session.id)
@@ -129,7 +130,7 @@ def test_the_forks_first_request_reads_the_shared_prefix_from_the_cache(
     assert usage["cache_read_input_tokens"] >= 0.9 * prompt_tokens, usage
 
 
-def test_headless_fork_prints_the_new_id(
+def test_headless_fork_prints_the_new_id_and_forks_before_a_message_you_typed(
     configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     configured.script(Text("answer 1"), Text("answer 2"))
@@ -137,12 +138,25 @@ def test_headless_fork_prints_the_new_id(
     assert run_cli(capsys, "run", "--continue", "question 2")[0] == 0
     sessions = json.loads(run_cli(capsys, "sessions", "--json")[1])
     export = json.loads(run_cli(capsys, "export", sessions[0]["id"])[1])
-    first = export["messages"][0]["info"]["id"]
-    code, out, _ = run_cli(capsys, "fork", "--continue", first)
+    answer_1 = export["messages"][1]["info"]["id"]
+    code, out, _ = run_cli(capsys, "fork", "--continue", answer_1)
     assert code == 0 and out.strip().startswith("ses_")
     forked = json.loads(run_cli(capsys, "export", out.strip())[1])
-    assert [m["info"]["role"] for m in forked["messages"]] == ["user"]
-    code, _, err = run_cli(capsys, "fork", "--continue", "msg_nosuch")
+    assert [m["info"]["role"] for m in forked["messages"]] == ["user", "assistant"]
+    # At a message the person typed: the fork ends before it, never with it unanswered,
+    # and its words are given back (on stderr: stdout is the new id alone).
+    question_2 = export["messages"][2]["info"]["id"]
+    original = sessions[0]["id"]  # --continue would be the newest: the fork
+    code, out, err = run_cli(capsys, "fork", "--session", original, question_2)
+    assert code == 0 and out.strip().startswith("ses_") and "question 2" in err
+    forked = json.loads(run_cli(capsys, "export", out.strip())[1])
+    assert [m["info"]["role"] for m in forked["messages"]] == ["user", "assistant"]
+    assert forked["session"]["forked_at"].startswith(answer_1[:20])
+    first = export["messages"][0]["info"]["id"]  # before the first: a fork with nothing yet
+    code, out, err = run_cli(capsys, "fork", "--session", original, first)
+    assert code == 0 and "question 1" in err
+    assert json.loads(run_cli(capsys, "export", out.strip())[1])["messages"] == []
+    code, _, err = run_cli(capsys, "fork", "--session", original, "msg_nosuch")
     assert code != 0 and "No message msg_nosuch" in err
 
 
@@ -171,12 +185,17 @@ async def test_the_app_forks_from_a_clicked_message_and_by_command(
         await ask(pilot, configured, "question 1", "question 2")
         original = app.chat.session
         assert original is not None
-        await click_to_focus(pilot, app.query(UserMessageView).first())
-        await pilot.press("f")
+        await click_to_focus(pilot, app.query(UserMessageView).last())
+        await pilot.press("ctrl+o")  # its actions: fork first
+        await wait_for(pilot, lambda: isinstance(app.screen, MessageActionsScreen), "the menu")
+        await pilot.press("enter")
         await wait_for(pilot, lambda: app.chat.session.id != original.id, "the fork shown")
+        # Forked before the message of yours: the fork ends with answer 1, and the words
+        # are back in the input to edit and send again (Claude Code's and OpenCode's way).
         texts = [v.text for v in app.query(UserMessageView)]
         assert texts == ["question 1"]
-        assert app.prompt.has_focus
+        assert app.prompt.has_focus and app.prompt.text == "question 2"
+        app.prompt.text = ""
         await type_and_send(pilot, "/fork")
         chat = app.chat
         await wait_for(pilot, lambda: chat.session.title.count("(fork)") == 2, "fork of fork")

@@ -255,6 +255,7 @@ def test_sessions_screen_indents_children() -> None:
 async def test_tool_line_opens_the_child_session(configured: FakeOpenAI) -> None:
     from textual.widgets._collapsible import CollapsibleTitle
 
+    from agent_tui.tui.message_actions_screen import MessageActionsScreen
     from agent_tui.tui.tool_line import ToolLine
     from tests.tui_helpers import open_app, type_and_send, wait_for
 
@@ -274,7 +275,9 @@ async def test_tool_line_opens_the_child_session(configured: FakeOpenAI) -> None
         assert child in str(line.title)
         parent = app.chat.session
         line.query_one(CollapsibleTitle).focus()
-        await pilot.press("o")
+        await pilot.press("ctrl+o")  # its actions: expand, pin, open the subagent's session
+        await wait_for(pilot, lambda: isinstance(app.screen, MessageActionsScreen), "the menu")
+        await pilot.press("down", "down", "enter")
         await wait_for(pilot, lambda: app.chat.session is not None and app.chat.session.id == child)
         assert app.chat.session is not None and app.chat.session.parent_id == parent.id
     await app.db.close()

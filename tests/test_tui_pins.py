@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import OptionList, Static
 from textual.widgets._collapsible import CollapsibleTitle
 
 from agent_tui.storage.models import AssistantMessage, ToolPart, ToolStateCompleted
 from agent_tui.tui.app import AgentApp
 from agent_tui.tui.assistant_message_view import PINNED, AssistantMessageView
+from agent_tui.tui.message_actions_screen import MessageActionsScreen
 from agent_tui.tui.pin_screen import PinScreen
 from agent_tui.tui.tool_line import ToolLine
 from tests.engine_helpers import conversation, text_of
@@ -112,7 +114,15 @@ async def test_p_in_the_list_toggles_and_stays_and_unpin_lists_the_pins(
     await app.db.close()
 
 
-async def test_p_on_a_tool_line_pins_its_result_and_compact_restates_it(
+async def pin_from_menu(app: AgentApp, pilot: Pilot[None], line: ToolLine) -> None:
+    """ctrl+o on the tool line, then its "Pin" / "Unpin" entry (after expand / collapse)."""
+    line.query_one(CollapsibleTitle).focus()
+    await pilot.press("ctrl+o")
+    await wait_for(pilot, lambda: isinstance(app.screen, MessageActionsScreen), "the menu")
+    await pilot.press("down", "enter")
+
+
+async def test_the_menu_on_a_tool_line_pins_its_result_and_compact_restates_it(
     configured: FakeOpenAI,
 ) -> None:
     app = await open_app()
@@ -120,8 +130,7 @@ async def test_p_on_a_tool_line_pins_its_result_and_compact_restates_it(
         await app.loaded.wait()
         await one_turn(app, pilot, configured)
         line = app.query(ToolLine).first()
-        line.query_one(CollapsibleTitle).focus()
-        await pilot.press("p")
+        await pin_from_menu(app, pilot, line)
         await wait_for(pilot, lambda: "📌 pinned" in str(line.title), "the tool line's mark")
         assert await pinned_ids(app) == [line.part.id]
         part = line.part
@@ -137,8 +146,7 @@ async def test_p_on_a_tool_line_pins_its_result_and_compact_restates_it(
         assert f"Result:\n{part.state.output}\n</pinned>" in restated
         # p again on the (re-focused) line unpins.
         line = app.query(ToolLine).first()
-        line.query_one(CollapsibleTitle).focus()
-        await pilot.press("p")
+        await pin_from_menu(app, pilot, line)
         await wait_for(pilot, lambda: "pinned" not in str(line.title), "unpinned")
         assert await pinned_ids(app) == []
         assert app.chat.session is not None

@@ -341,7 +341,7 @@ class AcpAgent:
         except UsageError as exc:
             raise RequestError.invalid_params({"messageId": str(exc)}) from exc
         return await self._opened(
-            await self._open(forked), ForkSessionResponse, session_id=forked.id
+            await self._open(forked.session), ForkSessionResponse, session_id=forked.session.id
         )
 
     async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse:

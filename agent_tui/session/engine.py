@@ -28,6 +28,7 @@ from agent_tui.provider.limits import ModelInfo, load_with_summariser
 from agent_tui.session import fork, pins
 from agent_tui.session import undo as turns
 from agent_tui.session.follow import Follower, run_until_read
+from agent_tui.session.fork import Forked
 from agent_tui.session.hook_points import MAX_STOP_CONTINUES, HookPoints
 from agent_tui.session.loop import LoopResult
 from agent_tui.session.mentions import resolve_mentions
@@ -120,9 +121,10 @@ class Engine:
         self.ctx.publish(SessionUpdated(session=session))
         return session
 
-    async def fork(self, session_id: str, message_id: str | None = None) -> Session:
-        """A new session with this one's history up to `message_id` (all of it when None),
-        its summary, pins, ledger, todos and snapshots as they were there."""
+    async def fork(self, session_id: str, message_id: str | None = None) -> Forked:
+        """A new session with this one's history up to `message_id` (all of it when None;
+        before it when the person typed it: its text comes back as `retype`), its summary,
+        pins, ledger, todos and snapshots as they were there."""
         ctx = await self._ctx(session_id)
         return await fork.fork(ctx, session_id, message_id)
 

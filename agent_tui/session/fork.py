@@ -14,17 +14,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
 from agent_tui.context.uncompact import finished_summaries
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
 from agent_tui.ids import copy_id
 from agent_tui.ids import session_id as new_session_id
 from agent_tui.storage.models import (
+    CompactionPart,
     MessageWithParts,
     Session,
     SessionExport,
+    TextPart,
     TodoItem,
     ToolPart,
+    UserMessage,
 )
 
 
@@ -60,9 +65,28 @@ def _todos(kept: list[MessageWithParts]) -> list[TodoItem]:
     return []
 
 
-async def fork(ctx: EngineContext, session_id: str, message_id: str | None = None) -> Session:
+class Forked(BaseModel):
+    """A fork, and the words of the person's message it was made before, if it was."""
+
+    session: Session
+    retype: str | None = None
+    """Forked at one of the person's own messages: the fork ends before it, as Claude
+    Code's and OpenCode's do, and its text is given back to be edited and sent again."""
+
+
+def _typed(message: MessageWithParts) -> str | None:
+    """The text of a message the person typed (not a compaction request), else None."""
+    if not isinstance(message.info, UserMessage):
+        return None
+    if any(isinstance(part, CompactionPart) for part in message.parts):
+        return None
+    texts = [p.text for p in message.parts if isinstance(p, TextPart) and not p.synthetic]
+    return "\n".join(texts) if texts else None
+
+
+async def fork(ctx: EngineContext, session_id: str, message_id: str | None = None) -> Forked:
     """A new session of `session_id`'s history up to and including `message_id` (the
-    whole history when None)."""
+    whole history when None); before it when it is one the person typed."""
     export = await ctx.db.export_session(session_id)
     messages = export.messages
     ends = [i for i, m in enumerate(messages) if m.info.id == message_id]
@@ -71,8 +95,9 @@ async def fork(ctx: EngineContext, session_id: str, message_id: str | None = Non
             f"No message {message_id} in session {session_id}: fork from one of its messages "
             "(`agent-tui export` shows their ids), or give none to fork the whole session."
         )
-    kept = messages[: ends[0] + 1] if ends else messages
-    if not kept:
+    retype = _typed(messages[ends[0]]) if ends else None
+    kept = messages[: ends[0] + (0 if retype is not None else 1)] if ends else messages
+    if not kept and retype is None:
         raise UsageError(f"Session {session_id} has no messages to fork yet.")
     original = export.session
     fork_id = new_session_id()
@@ -85,13 +110,14 @@ async def fork(ctx: EngineContext, session_id: str, message_id: str | None = Non
             "id": fork_id,
             "title": f"{original.title or 'Session'} (fork)",
             "parent_id": None,
-            **_boundary(original, kept, newest=kept[-1] is messages[-1]),
+            **_boundary(original, kept, newest=bool(kept) and kept[-1] is messages[-1]),
         }
     )
     copied = SessionExport.model_validate(
         _rewrite(SessionExport(session=session, messages=kept).model_dump(mode="json"), ids)
     )
-    copied.session.forked_from, copied.session.forked_at = session_id, kept[-1].info.id
+    copied.session.forked_from = session_id
+    copied.session.forked_at = kept[-1].info.id if kept else None
     stored = await ctx.db.import_session(copied)
     await ctx.db.set_todos(fork_id, _todos(kept))
-    return stored
+    return Forked(session=stored, retype=retype)

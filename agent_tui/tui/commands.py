@@ -235,8 +235,14 @@ def fork(chat: Conversation, message_id: str) -> None:
             chat.notify("Nothing to fork yet: send a message first.", severity="warning")
             return
         forked = await chat.engine.fork(chat.session.id, message_id.strip() or None)
-        await chat.show_session(forked)
-        chat.notify(f"Forked into a new session ({forked.id}); /sessions lists both.")
+        await chat.show_session(forked.session)
+        note = f"Forked into a new session ({forked.session.id}); /sessions lists both."
+        if forked.retype is not None:  # forked before it: the words are back to edit
+            chat.prompt.text = forked.retype
+            chat.prompt.move_cursor(chat.prompt.document.end)
+            chat.prompt.focus()
+            note = f"Forked before your message ({forked.session.id}): it is in the input."
+        chat.notify(note)
 
     chat.guard(fork)
 

@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from textual import events
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static, TextArea
 
@@ -106,6 +107,18 @@ class Conversation(Horizontal):
     @property
     def prompt(self) -> PromptInput:
         return self.query_one("#prompt", PromptInput)
+
+    def on_key(self, event: events.Key) -> None:
+        """A printable key goes to the prompt whatever has focus (a clicked message, a
+        tool line): typing never runs a command. A message's actions are a menu
+        (ctrl+o, or Enter on a message of yours)."""
+        prompt = self.prompt
+        if self.app.focused is prompt or not event.is_printable or not event.character:
+            return
+        event.stop()
+        event.prevent_default()  # before the focused widget's bindings see it
+        prompt.focus()
+        prompt.insert(event.character)
 
     @property
     def sidebar(self) -> Sidebar:

@@ -1,4 +1,5 @@
-"""One line per tool call with its status; expands to the input and output."""
+"""One line per tool call with its status; expands to the input and output (Enter or a
+click on it). ctrl+o on it opens its actions: pin the result, open a subagent's session."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from textual.widgets import Collapsible, Static
 
 from agent_tui.storage.models import ToolPart, ToolStateCompleted, ToolStateError
 from agent_tui.tool_lines import image_mark, short_input
+from agent_tui.tui.message_actions_screen import MENU_KEY, MessageActionsScreen
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPINNER_INTERVAL = 0.1
@@ -92,10 +94,7 @@ class ToolLine(Collapsible):
     ToolLine.-running CollapsibleTitle { color: $warning; }
     ToolLine.-completed CollapsibleTitle { color: $success; }
     """
-    BINDINGS = [
-        Binding("o", "open_session", "Open subagent session", show=False),
-        Binding("p", "toggle_pin", "Pin / unpin the result", show=False),
-    ]
+    BINDINGS = [Binding(MENU_KEY, "actions", "Actions on this tool call")]
 
     class OpenSession(Message):
         """Show the child session of a task call (a subagent)."""
@@ -148,14 +147,24 @@ class ToolLine(Collapsible):
         self._frame += 1
         self.title = tool_title(self.part, self._frame)
 
-    def action_open_session(self) -> None:
-        child = child_session(self.part)
-        if child is not None:
-            self.post_message(self.OpenSession(child))
-
-    def action_toggle_pin(self) -> None:
+    def action_actions(self) -> None:
+        """Its menu: expand or collapse, pin or unpin the result, open a subagent's session."""
+        actions = [("toggle", "Collapse" if not self.collapsed else "Expand")]
         if self.part.state.status in ("completed", "error"):
+            pinned = self.part.pinned is not None
+            actions.append(("pin", "Unpin the result" if pinned else "Pin the result"))
+        if child_session(self.part) is not None:
+            actions.append(("open", "Open the subagent's session"))
+        self.app.push_screen(MessageActionsScreen(str(self.title), actions), self._chosen)
+
+    def _chosen(self, action: str | None) -> None:
+        child = child_session(self.part)
+        if action == "toggle":
+            self.collapsed = not self.collapsed
+        elif action == "pin":
             self.post_message(self.TogglePin(self.part))
+        elif action == "open" and child is not None:
+            self.post_message(self.OpenSession(child))
 
     def on_collapsible_expanded(self, event: Collapsible.Expanded) -> None:
         """The body is built on first expansion: most tool lines are never opened."""

@@ -1,11 +1,15 @@
-"""A message the person typed. Clicked (focused): `u` compacts up to it, `f` forks the
-session there."""
+"""A message the person typed. Focused (clicked), Enter or ctrl+o opens its actions:
+fork the session there, compact up to it (confirmed first). Letters typed go to the
+prompt (Conversation.on_key)."""
 
 from __future__ import annotations
 
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Static
+
+from agent_tui.tui.confirm_screen import ConfirmScreen
+from agent_tui.tui.message_actions_screen import MENU_KEY, MessageActionsScreen
 
 QUEUED_NOTE = "  (queued — the agent will read it when its current step ends)"
 PINNED_NOTE = "  📌 pinned"
@@ -22,10 +26,7 @@ class UserMessageView(Static):
     UserMessageView.-queued { border-left: thick $warning; color: $text-muted; }
     UserMessageView:focus { border-left: thick $accent; }
     """
-    BINDINGS = [
-        Binding("u", "here('compact')", "Compact up to here", show=False),
-        Binding("f", "here('fork')", "Fork from here", show=False),
-    ]
+    BINDINGS = [Binding(f"enter,{MENU_KEY}", "actions", "Actions on this message")]
     can_focus = True
 
     class Here(Message):
@@ -63,9 +64,26 @@ class UserMessageView(Static):
         self.set_class(value, "-pinned")
         self._show()
 
-    def action_here(self, command: str) -> None:
-        if self.message_id and not self.queued:
-            self.post_message(self.Here(command, self.message_id))
+    def action_actions(self) -> None:
+        if not self.message_id or self.queued:
+            return
+        actions = [("fork", "Fork from here"), ("compact", "Compact up to here…")]
+        self.app.push_screen(MessageActionsScreen("Your message", actions), self._chosen)
+
+    def _chosen(self, command: str | None) -> None:
+        if command == "compact":  # it cannot be taken back but by /uncompact: asked first
+            question = "Compact up to this message?"
+            detail = (
+                "Everything up to and including it is replaced by a summary; the messages "
+                "after it stay as they are. /uncompact takes it back."
+            )
+            confirm = ConfirmScreen(question, detail, yes="Compact")
+            self.app.push_screen(confirm, lambda yes: self._here("compact") if yes else None)
+        elif command is not None:
+            self._here(command)
+
+    def _here(self, command: str) -> None:
+        self.post_message(self.Here(command, self.message_id))
 
     def _show(self) -> None:
         notes = (QUEUED_NOTE if self.queued else "") + (PINNED_NOTE if self.pinned else "")
