@@ -13,6 +13,7 @@ import pytest
 from agent_tui.errors import CompactionError
 from agent_tui.session.engine import Engine
 from agent_tui.storage.models import UserMessage
+from agent_tui.tui.app import AgentApp
 from agent_tui.tui.confirm_screen import ConfirmScreen
 from agent_tui.tui.message_actions_screen import MessageActionsScreen
 from agent_tui.tui.user_message_view import UserMessageView
@@ -164,6 +165,22 @@ async def test_letters_typed_after_clicking_a_message_or_tool_line_go_to_the_pro
         assert await engine.ctx.db.pinned(session.id) == ([], [])
 
 
+def shown(app: AgentApp) -> list[str]:
+    """The conversation as drawn, top to bottom: texts, and DIVIDER for a compaction."""
+    from agent_tui.tui.assistant_message_view import AssistantMessageView
+    from agent_tui.tui.compaction_divider import CompactionDivider
+
+    found = []
+    for widget in app.chat.view.children:
+        if isinstance(widget, CompactionDivider):
+            found.append("DIVIDER")
+        elif isinstance(widget, UserMessageView):
+            found.append(widget.text)
+        elif isinstance(widget, AssistantMessageView):
+            found.append(widget.plain_text())
+    return found
+
+
 async def test_the_app_compacts_up_to_a_clicked_message(configured: FakeOpenAI) -> None:
     configured.script(Text("answer 1"), Text("answer 2"), Text("APP-SUMMARY"))
     app = await open_app()
@@ -181,6 +198,12 @@ async def test_the_app_compacts_up_to_a_clicked_message(configured: FakeOpenAI) 
         await wait_for(pilot, lambda: len(configured.requests) == 3, "the summary request")
         await wait_for(pilot, lambda: app.chat.status == "idle")
         assert app.prompt.has_focus  # typing goes on in the prompt
+        # The divider sits where the boundary is: above what was kept verbatim.
+        await wait_for(pilot, lambda: shown(app)[-1] == "answer 2", "the view settled")
+        assert shown(app) == ["question 1", "DIVIDER", "answer 1", "question 2", "answer 2"]
+        await app.chat.show_session(app.chat.session)  # opened again: the same
+        await wait_for(pilot, lambda: bool(shown(app)), "the session shown again")
+        assert shown(app) == ["question 1", "DIVIDER", "answer 1", "question 2", "answer 2"]
     await app.db.close()
     summarised = json.dumps(configured.requests[-1]["messages"])
     assert "question 1" in summarised and "answer 1" not in summarised

@@ -63,6 +63,22 @@ PREFETCH_DELAY = 0.1
 DEFAULT_SCREEN_LINES = 40
 
 
+def _place(
+    entries: list[MessageEntry], divider: MessageEntry, tail_start: str | None, lowest: int = 0
+) -> bool:
+    """Move `divider` (a compaction's entry) before the first message its compaction kept
+    verbatim (`tail_start` and newer), when that is above it and at or after `lowest`;
+    whether it moved."""
+    if tail_start is None:
+        return False
+    index = entries.index(divider)
+    target = next((i for i in range(lowest, index) if entries[i].key >= tail_start), None)
+    if target is None:
+        return False
+    entries.insert(target, entries.pop(index))
+    return True
+
+
 def forget_removed_styles() -> None:
     """Let removed widgets' rendered lines go.
 
@@ -182,6 +198,10 @@ class SessionView(VerticalScroll):
             elif entry.compaction() is not None:
                 entry.divider_state = "cancelled"
             entries.append(entry)
+        for entry in list(entries):
+            summary = summaries.get(entry.key)
+            if summary is not None and entry.divider_state == "done":
+                _place(entries, entry, getattr(summary.info, "tail_start_id", None))
         return entries
 
     def _add(self, entry: MessageEntry) -> None:
@@ -412,6 +432,8 @@ class SessionView(VerticalScroll):
             request = self._by_id.get(info.parent_id)
             if request is not None and info.error is not None:
                 self._set_divider(request, "cancelled")
+            elif request is not None and info.finish:
+                self._move_divider(request, info.tail_start_id)
             if request is not None and request.edited_summary != info.edited_summary:
                 request.edited_summary = info.edited_summary  # corrected with /summary
                 divider = self._views.get(request.key)
@@ -433,6 +455,18 @@ class SessionView(VerticalScroll):
         entry = MessageEntry(info)
         self._add(entry)
         await self._grow(entry)
+
+    def _move_divider(self, request: MessageEntry, tail_start: str | None) -> None:
+        """A compaction that kept a tail verbatim (compact up to here, or the newest steps):
+        its divider goes where the boundary is, above the messages kept, within the
+        window (a session opened again places it wherever it is: `_entries_of`)."""
+        divider = self._views.get(request.key)
+        if divider is None or not _place(self._entries, request, tail_start, lowest=self._lo):
+            return  # not mounted (read from further up): placed when the session opens
+        target = self._entries.index(request)
+        after = self._first_view(target + 1, self._hi)
+        if after is not None:
+            self.move_child(divider, before=after)
 
     async def _grow(self, entry: MessageEntry) -> None:
         """A new entry at the bottom joins the window if the window reaches the bottom."""
