@@ -158,6 +158,12 @@ async def test_letters_typed_after_clicking_a_message_or_tool_line_go_to_the_pro
         await pilot.pause()
         assert len(configured.requests) == 3 and app.chat.session is session  # nothing asked
         assert not isinstance(app.screen, (MessageActionsScreen, ConfirmScreen))
+        # What those letters did is in the message's menu now: copy, for one.
+        await click_to_focus(pilot, app.query(UserMessageView).first())
+        await pilot.press("ctrl+o")
+        await wait_for(pilot, lambda: isinstance(app.screen, MessageActionsScreen), "the menu")
+        await pilot.press("down", "down", "enter")
+        await wait_for(pilot, lambda: app.clipboard == "question 1", "the message copied")
     await app.db.close()
     async with open_engine() as engine:
         assert session is not None

@@ -155,6 +155,8 @@ class ToolLine(Collapsible):
             actions.append(("pin", "Unpin the result" if pinned else "Pin the result"))
         if child_session(self.part) is not None:
             actions.append(("open", "Open the subagent's session"))
+        if isinstance(self.part.state, ToolStateCompleted):
+            actions.append(("copy", "Copy the output"))
         self.app.push_screen(MessageActionsScreen(str(self.title), actions), self._chosen)
 
     def _chosen(self, action: str | None) -> None:
@@ -165,6 +167,9 @@ class ToolLine(Collapsible):
             self.post_message(self.TogglePin(self.part))
         elif action == "open" and child is not None:
             self.post_message(self.OpenSession(child))
+        elif action == "copy" and isinstance(self.part.state, ToolStateCompleted):
+            self.app.copy_to_clipboard(self.part.state.output)  # the terminal's (OSC 52)
+            self.notify("Copied the output.")
 
     def on_collapsible_expanded(self, event: Collapsible.Expanded) -> None:
         """The body is built on first expansion: most tool lines are never opened."""

@@ -1,6 +1,6 @@
 """A message the person typed. Focused (clicked), Enter or ctrl+o opens its actions:
-fork the session there, compact up to it (confirmed first). Letters typed go to the
-prompt (Conversation.on_key)."""
+fork the session there, compact up to it (confirmed first), copy it. Letters typed go to
+the prompt (Conversation.on_key)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,11 @@ class UserMessageView(Static):
     def action_actions(self) -> None:
         if not self.message_id or self.queued:
             return
-        actions = [("fork", "Fork from here"), ("compact", "Compact up to here…")]
+        actions = [
+            ("fork", "Fork from here"),
+            ("compact", "Compact up to here…"),
+            ("copy", "Copy the text"),
+        ]
         self.app.push_screen(MessageActionsScreen("Your message", actions), self._chosen)
 
     def _chosen(self, command: str | None) -> None:
@@ -79,6 +83,9 @@ class UserMessageView(Static):
             )
             confirm = ConfirmScreen(question, detail, yes="Compact")
             self.app.push_screen(confirm, lambda yes: self._here("compact") if yes else None)
+        elif command == "copy":  # the terminal's clipboard (OSC 52)
+            self.app.copy_to_clipboard(self.text)
+            self.notify("Copied your message.")
         elif command is not None:
             self._here(command)
 
