@@ -27,6 +27,7 @@ from agent_tui.provider.loader import preload_in_background
 from agent_tui.session.engine import Engine
 from agent_tui.session.loop import LoopResult
 from agent_tui.session.opening import open_engine
+from agent_tui.session.undo import FILES_NAMED
 from agent_tui.storage.models import Session
 from agent_tui.storage.sessions import session_tree
 from agent_tui.tool.escalation import UNSANDBOXED
@@ -188,6 +189,7 @@ async def _sessions(args: argparse.Namespace, config: Config) -> int:
             {
                 "id": session.id,
                 "parent_id": session.parent_id,
+                "forked_from": session.forked_from,
                 "depth": depth,
                 "title": session.title,
                 "directory": session.directory,
@@ -286,11 +288,9 @@ async def _turn(args: argparse.Namespace, config: Config) -> int:
         session = await resolve_session(engine, args.session, args.cont, create=False)
         restore = engine.undo if undo else engine.redo
         done = await restore(session.id, force=args.force)
-    print(done.message())
-    for name in done.files:
-        print(f"  {name}")
-    if done.overwritten:
-        print(f"Overwritten (changed by you since): {', '.join(done.overwritten)}")
+    print(done.message())  # names the files and what was overwritten, as every view says
+    if len(done.files) > FILES_NAMED:  # "and N more": here, the whole list
+        print("\n".join(f"  {name}" for name in done.files))
     if undo and done.prompt:
         print(f"Its prompt was:\n{done.prompt}")
     return 0

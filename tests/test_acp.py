@@ -323,7 +323,7 @@ async def test_compact_dry_run_and_context_answer_as_text(
     text = client.text(sid)
     assert "System prompt" in text or "system" in text.lower()
     assert "No compaction yet in this session" in text
-    assert text.endswith("No changes yet.")
+    assert text.endswith("No file changed yet.")  # as the app says it
 
 
 async def test_pin_and_unpin_answer_as_text(configured: FakeOpenAI, isolated: Path) -> None:

@@ -54,6 +54,24 @@ def test_context_usage_and_compact_command(
     assert row["context"]["percent"] < 32.0  # the summary is what remains
 
 
+def test_sessions_json_and_context_agree_on_the_threshold_and_a_fork_names_its_origin(
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_config(isolated, fake_llm, compaction={"threshold": 0.5})
+    fake_llm.script(Text("an answer", usage=Usage(prompt_tokens=3_000, completion_tokens=10)))
+    assert run_cli(capsys, "run", "go")[0] == 0
+    (row,) = sessions(capsys)
+    half = row["context"]["threshold"]
+    assert half == 48_000, row["context"]  # half of 96,000 usable, as `context` says
+    code, out, _ = run_cli(capsys, "context")
+    assert code == 0 and f"{half:,}" in out, out
+    assert row["forked_from"] is None
+    code, forked, _ = run_cli(capsys, "fork", "--continue")
+    assert code == 0
+    by_id = {r["id"]: r for r in sessions(capsys)}
+    assert by_id[forked.strip()]["forked_from"] == row["id"]
+
+
 def test_compact_without_session(
     configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:

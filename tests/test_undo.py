@@ -145,6 +145,7 @@ def test_a_file_changed_since_is_not_overwritten(
     code, out, err = run_cli(capsys, "undo", "--continue", "--force")
     assert code == 0, err
     assert "a.txt" in out and not target.exists()
+    assert "\n  a.txt" not in out and out.count("Overwritten") == 1, out  # said once each
     code, out, err = run_cli(capsys, "redo", "--continue")
     assert code == 0, err
     assert target.read_text() == "agent\n"

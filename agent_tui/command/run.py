@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent_tui.command.table import FORCE, LIST, UP_TO, compact_args
+from agent_tui.command.table import FORCE, LIST, NO_DIFF, UP_TO, compact_args
 from agent_tui.errors import UsageError
 from agent_tui.session.engine import Engine
 from agent_tui.session.loop import LoopResult
@@ -33,7 +33,7 @@ class SessionDiff:
     diff: str
 
     def message(self) -> str:
-        return f"```diff\n{self.diff}\n```" if self.diff else "No changes yet."
+        return f"```diff\n{self.diff}\n```" if self.diff else NO_DIFF
 
 
 @dataclass

@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+NO_DIFF = "No file changed yet."
+"""What every view says of an empty session diff."""
+
 APP, ACP, CLI = "app", "acp", "cli"
 """The views that offer commands: the app's slash commands and palette, ACP's
 `available_commands_update` and `/command` prompts, the CLI's subcommands."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_tui.budget.overflow import fits, usable_tokens
+from agent_tui.budget.overflow import fits, threshold_tokens, usable_tokens
 from agent_tui.carry.carried import announce_left_out
 from agent_tui.context.tail import shorten_step
 from agent_tui.engine_context import EngineContext
@@ -58,6 +58,7 @@ async def install(
     summary.tail_start_id = session.tail_start_id  # where the history restarts, for uncompact
     summary.context_limit = model.limit.context  # context % is of the session's model
     summary.context_usable = usable_tokens(model.limit, config.compaction)
+    summary.context_threshold = threshold_tokens(model.limit, config.compaction)
     await ctx.db.upsert_message(summary, flush=True)
     await ctx.db.update_session(session)
     ctx.publish(SessionUpdated(session=session))

@@ -41,7 +41,7 @@ def context_usage(last_step: AssistantMessage | None, cost: float) -> ContextUsa
         limit=limit,
         percent=percent,
         cost=cost,
-        threshold=last_step.context_usable,
+        threshold=last_step.context_threshold or last_step.context_usable,
         cache_read=step.cache.read,
         cache_write=step.cache.write,
         cache_share=round(step.cache.read * 100 / prompt, 1) if prompt else None,

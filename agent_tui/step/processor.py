@@ -7,7 +7,7 @@ import contextlib
 from pathlib import Path
 from typing import Literal
 
-from agent_tui.budget.overflow import usable_tokens
+from agent_tui.budget.overflow import threshold_tokens, usable_tokens
 from agent_tui.budget.tokens import count_tokens, counter_for
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import ContextOverflowError, ProviderError, ToolError
@@ -456,7 +456,9 @@ class StepProcessor:
         self.assistant.finish = finish.reason
         self.assistant.completed = now
         self.assistant.context_limit = self.model.limit.context
-        self.assistant.context_usable = usable_tokens(self.model.limit, self.ctx.config.compaction)
+        compaction = self.ctx.config.compaction
+        self.assistant.context_usable = usable_tokens(self.model.limit, compaction)
+        self.assistant.context_threshold = threshold_tokens(self.model.limit, compaction)
         await self._save_message()
 
     async def _interrupt(self, message: str) -> None:

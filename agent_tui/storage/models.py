@@ -107,7 +107,10 @@ class AssistantMessage(_Model):
     context_limit: int = 0
     """The model's context window when this step ran (0 = unknown), for context %."""
     context_usable: int = 0
-    """Tokens usable before automatic compaction fires (0 = unknown)."""
+    """Tokens of the window usable by the prompt (0 = unknown)."""
+    context_threshold: int = 0
+    """Tokens at which automatic compaction fired when this step ran: `compaction.threshold`
+    of usable (0 = unknown: a step saved before this field, read as usable)."""
     context_estimate: int | None = None
     """On a summary: the estimated size of the history it leaves (its context use)."""
     restated: list[str] = Field(default_factory=list)

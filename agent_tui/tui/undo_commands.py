@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agent_tui.command.table import FORCE
+from agent_tui.command.table import FORCE, NO_DIFF
 from agent_tui.errors import AgentTuiError
 from agent_tui.tui.confirm_screen import ConfirmScreen
 from agent_tui.tui.text_screen import TextScreen
@@ -52,9 +52,9 @@ async def turn_back(chat: Conversation, *, undo: bool, force: bool = False) -> N
 def diff(chat: Conversation, _: str) -> None:
     async def show() -> None:
         if chat.session is None:
-            chat.notify("No changes yet: send a message first.")
+            chat.notify(f"{NO_DIFF} Send a message first.")
             return
         text = await chat.engine.session_diff(chat.session.id)
-        chat.app.push_screen(TextScreen("Session diff", text or "No file changed yet."))
+        chat.app.push_screen(TextScreen("Session diff", text or NO_DIFF))
 
     chat.guard(show)
