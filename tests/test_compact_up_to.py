@@ -79,6 +79,8 @@ async def test_what_would_not_fit_is_refused_with_its_figures_and_nothing_change
         history = await engine.ctx.db.all_messages(session.id)
         first = history[0].info.id
         sent = len(fake_llm.requests)
+        plan = await engine.compaction_plan(session.id, up_to=first)  # --dry-run says it too
+        assert "The real run would be refused: Compacting up to" in plan.message()
         with pytest.raises(CompactionError) as refused:
             await engine.compact(session.id, up_to=first)
         assert len(await engine.ctx.db.all_messages(session.id)) == len(history)

@@ -268,6 +268,7 @@ class CompactionPlan(BaseModel):
         budget = (
             f" after {self.up_to}" if self.up_to else f" of the {self.tail_budget:,} tail budget"
         )
+        refused = self.overflowing()
         return "\n".join(
             [
                 "Compaction dry run — nothing was sent.",
@@ -281,6 +282,7 @@ class CompactionPlan(BaseModel):
                 f"(budget {self.user_budget:,} tokens).",
                 f"  After: about {self.estimated_after:,} of {self.usable:,} usable tokens.",
                 f"  Summarising model: {self.summarising_model}; prompt: {self.prompt_source}.",
+                *([f"  The real run would be refused: {refused}"] if refused else []),
             ]
         )
 
