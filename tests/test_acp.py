@@ -324,6 +324,9 @@ async def test_compact_dry_run_and_context_answer_as_text(
     assert "System prompt" in text or "system" in text.lower()
     assert "No compaction yet in this session" in text
     assert text.endswith("No file changed yet.")  # as the app says it
+    # Reports laid out in columns arrive fenced, so Markdown clients keep their lines.
+    assert "```text\nCompaction dry run" in dry and dry.rstrip().endswith("```"), dry
+    assert text.count("```text\n") == 3, text  # the dry run, /context and /summary
 
 
 async def test_pin_and_unpin_answer_as_text(configured: FakeOpenAI, isolated: Path) -> None:

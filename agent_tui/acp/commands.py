@@ -12,7 +12,7 @@ from pathlib import Path
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
 from agent_tui.command import table
-from agent_tui.command.run import HANDLERS, execute
+from agent_tui.command.run import HANDLERS, as_markdown, execute
 from agent_tui.custom_commands import CustomCommand, load_custom_commands
 from agent_tui.session.engine import Engine
 from agent_tui.session.undo import TurnRestored, UndoConflict
@@ -74,7 +74,7 @@ async def run_builtin(
     except UndoConflict as exc:
         await say(f"{exc}\n\nRun /{call.name} {table.FORCE} to overwrite your changes.")
         return
-    text = result.message()
+    text = as_markdown(result)  # editors render Markdown: a report goes fenced
     if isinstance(result, TurnRestored) and result.undone and result.prompt:
         text += f"\n\nIts prompt was:\n\n{result.prompt}"
     if text:

@@ -29,6 +29,28 @@ class Text:
 
 
 @dataclass
+class Document:
+    """A report laid out in columns and indents (`/context`): shown as it is."""
+
+    text: str
+
+    def message(self) -> str:
+        return self.text
+
+
+def as_markdown(result: Result) -> str:
+    """What a Markdown view (an editor over ACP) shows: a laid-out report in a fenced
+    block, so its indents and single newlines are not joined into one paragraph; the
+    rest (sentences, the diff's own fence) as it is."""
+    text = result.message()
+    laid_out = isinstance(result, Document) or getattr(result, "laid_out", False)
+    if not text or not laid_out:
+        return text
+    fence = "````" if "```" in text else "```"
+    return f"{fence}text\n{text}\n{fence}"
+
+
+@dataclass
 class SessionDiff:
     diff: str
 
@@ -93,7 +115,7 @@ async def _diff(engine: Engine, session_id: str, args: str, model: str | None) -
 
 
 async def _context(engine: Engine, session_id: str, args: str, model: str | None) -> Result:
-    return Text(await engine.context_report(session_id, model=model))
+    return Document(await engine.context_report(session_id, model=model))
 
 
 HANDLERS: dict[str, Handler] = {

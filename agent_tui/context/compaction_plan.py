@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from pydantic import BaseModel
 
@@ -235,6 +236,9 @@ def whole_span_request(
 
 class CompactionPlan(BaseModel):
     """What a compaction would do (`compact --dry-run`); tokens as the provider counts."""
+
+    laid_out: ClassVar[bool] = True
+    """Columns and indents: a Markdown view shows it fenced (command/run.as_markdown)."""
 
     summarised_messages: int
     summarised_turns: int

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+from typing import ClassVar
 
 from pydantic import BaseModel
 
@@ -65,6 +66,9 @@ class KeptTail(BaseModel):
 
 class SummaryInForce(BaseModel):
     """`/summary`: the summary the model sees now and what surrounds it."""
+
+    laid_out: ClassVar[bool] = True
+    """Indented sections: a Markdown view shows it fenced (command/run.as_markdown)."""
 
     session_id: str
     compacted: bool
