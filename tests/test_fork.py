@@ -175,6 +175,42 @@ async def test_acp_session_fork(configured: FakeOpenAI, isolated: Path) -> None:
     assert "question 1" in sent[0] and sent[1] == "answer 1" and sent[-1] == "in the fork"
 
 
+async def test_acp_chunks_name_their_message_and_fork_is_a_command_at_one(
+    configured: FakeOpenAI, isolated: Path
+) -> None:
+    """An editor learns each message's id from the chunks (`messageId`), and `/fork ID`
+    (listed among the commands) forks there: a new session, the original untouched."""
+    configured.script(Text("answer 1"), Text("answer 2"))
+    client = RecordingClient()
+    async with acp_agent(client, isolated) as (conn, _):
+        await conn.initialize(protocol_version=1)
+        session = await conn.new_session(cwd=str(isolated), mcp_servers=[])
+        sid = session.session_id
+        await conn.prompt(session_id=sid, prompt=prompt("question 1"))
+        await conn.prompt(session_id=sid, prompt=prompt("question 2"))
+        chunks = [
+            u for s, u in client.updates if s == sid and u.session_update == "agent_message_chunk"
+        ]
+        ids = list(dict.fromkeys(u.message_id for u in chunks))
+        assert len(ids) == 2 and all(i and i.startswith("msg_") for i in ids), ids
+        listed = [u for s, u in client.updates if u.session_update == "available_commands_update"]
+        assert "fork" in {c.name for c in listed[-1].available_commands}
+        before = len(client.updates)
+        await conn.prompt(session_id=sid, prompt=prompt(f"/fork {ids[0]}"))
+        said = "".join(
+            u.content.text
+            for s, u in client.updates[before:]
+            if u.session_update == "agent_message_chunk"
+        )
+    assert "Forked into a new session" in said, said
+    forked = said.split("session, ")[1].split(";")[0]
+    async with open_engine() as engine:
+        copied = await engine.ctx.db.all_messages(forked)
+        original = await engine.ctx.db.all_messages(sid)
+    assert [_text(m) for m in copied] == ["question 1", "answer 1"]
+    assert len(original) == 4
+
+
 async def test_the_app_forks_from_a_clicked_message_and_by_command(
     configured: FakeOpenAI,
 ) -> None:

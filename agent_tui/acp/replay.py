@@ -20,9 +20,11 @@ from agent_tui.storage.models import (
 )
 
 
-def _user(text: str) -> UserMessageChunk:
+def _user(text: str, message_id: str) -> UserMessageChunk:
     return UserMessageChunk(
-        session_update="user_message_chunk", content=TextContentBlock(type="text", text=text)
+        session_update="user_message_chunk",
+        content=TextContentBlock(type="text", text=text),
+        message_id=message_id,
     )
 
 
@@ -40,7 +42,7 @@ def replay(
         if isinstance(info, UserMessage):
             for part in message.parts:
                 if isinstance(part, TextPart) and not part.synthetic and part.text:
-                    yield _user(part.text)
+                    yield _user(part.text, info.id)
                 elif isinstance(part, ToolPart):  # a `!command`
                     yield tool_call_start(part, directory)
             continue
@@ -64,8 +66,8 @@ def replay(
             continue
         for part in message.parts:
             if isinstance(part, TextPart) and not part.synthetic and part.text:
-                yield agent_text(part.text)
+                yield agent_text(part.text, info.id)
             elif isinstance(part, ReasoningPart) and part.text:
-                yield agent_thought(part.text)
+                yield agent_thought(part.text, info.id)
             elif isinstance(part, ToolPart):
                 yield tool_call_start(part, directory)

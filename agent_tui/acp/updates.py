@@ -57,15 +57,20 @@ def iso(ms: int) -> str:
     return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC).isoformat()
 
 
-def agent_text(text: str) -> AgentMessageChunk:
+def agent_text(text: str, message_id: str | None = None) -> AgentMessageChunk:
+    """Agent text; `message_id` names the message it belongs to (a client forks there)."""
     return AgentMessageChunk(
-        session_update="agent_message_chunk", content=TextContentBlock(type="text", text=text)
+        session_update="agent_message_chunk",
+        content=TextContentBlock(type="text", text=text),
+        message_id=message_id,
     )
 
 
-def agent_thought(text: str) -> AgentThoughtChunk:
+def agent_thought(text: str, message_id: str | None = None) -> AgentThoughtChunk:
     return AgentThoughtChunk(
-        session_update="agent_thought_chunk", content=TextContentBlock(type="text", text=text)
+        session_update="agent_thought_chunk",
+        content=TextContentBlock(type="text", text=text),
+        message_id=message_id,
     )
 
 
@@ -181,17 +186,17 @@ class SessionUpdates:
         if not isinstance(info, AssistantMessage):
             return []  # the person's own words: the client shows them
         if isinstance(part, TextPart) and not part.synthetic:
-            return self._chunk(part.id, part.text, agent_text)
+            return self._chunk(part, part.text, agent_text)
         if isinstance(part, ReasoningPart):
-            return self._chunk(part.id, part.text, agent_thought)
+            return self._chunk(part, part.text, agent_thought)
         return []
 
-    def _chunk(self, part_id: str, text: str, make: Any) -> list[Update]:
-        sent = self._sent.get(part_id, 0)
+    def _chunk(self, part: TextPart | ReasoningPart, text: str, make: Any) -> list[Update]:
+        sent = self._sent.get(part.id, 0)
         if len(text) <= sent:
             return []
-        self._sent[part_id] = len(text)
-        return [make(text[sent:])]
+        self._sent[part.id] = len(text)
+        return [make(text[sent:], part.message_id)]
 
     def tool_call(self, part: ToolPart) -> ToolCallStart | ToolCallProgress:
         if part.call_id in self._calls:

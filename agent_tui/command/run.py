@@ -114,6 +114,14 @@ async def _diff(engine: Engine, session_id: str, args: str, model: str | None) -
     return SessionDiff(await engine.session_diff(session_id))
 
 
+async def _fork(engine: Engine, session_id: str, args: str, model: str | None) -> Result:
+    forked = await engine.fork(session_id, args or None)
+    said = f"Forked into a new session, {forked.session.id}; the original is untouched."
+    if forked.retype is not None:  # before the person's own message: its words back
+        said += f" It ends before your message, which was not copied:\n\n{forked.retype}"
+    return Text(said)
+
+
 async def _context(engine: Engine, session_id: str, args: str, model: str | None) -> Result:
     return Document(await engine.context_report(session_id, model=model))
 
@@ -127,6 +135,7 @@ HANDLERS: dict[str, Handler] = {
     "pin": _pin,
     "unpin": _unpin,
     "diff": _diff,
+    "fork": _fork,
     "context": _context,
 }
 """The commands a view can run as text (ACP's `/command` prompts, the CLI's subcommands):

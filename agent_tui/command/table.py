@@ -101,7 +101,6 @@ COMMANDS: tuple[Command, ...] = (
         "Fork the session: a new one with its history up to a message (an id; default: all "
         "of it), the original untouched",
         arg_hint="[MSG_ID]",
-        views=_only(APP, CLI),
     ),
     Command(
         "new",
