@@ -29,6 +29,19 @@ async def test_a_written_file_is_formatted_the_result_says_so_and_undo_restores_
         told = tool_results(fake_llm.requests[1])[-1]
         assert "mod.py was reformatted by" in told and "ruff format" in told
         assert "read it again before editing it" in told
+        # Every view's diff (the app's tool line, ACP's edit diff) is of the file as it is.
+        (part,) = [
+            p
+            for m in await engine.ctx.db.all_messages(session.id)
+            for p in m.parts
+            if getattr(p, "tool", None) == "write"
+        ]
+        diff = part.state.metadata["diff"]
+        assert '+x = {"a": 1, "b": 2}' in diff and "'a':1" not in diff, diff
+        from agent_tui.acp.tool_calls import diff_content
+
+        shown = diff_content(str(isolated / "mod.py"), diff)
+        assert shown is not None and shown.new_text == FORMATTED
         await engine.undo(session.id)
     assert (isolated / "mod.py").read_text() == "old = 1\n", "as before the edit"
 

@@ -10,8 +10,9 @@ from pathlib import Path
 
 from agent_tui.engine_context import EngineContext
 from agent_tui.provider.events import ToolCallReady, parse_arguments
-from agent_tui.step.formatting import format_files
+from agent_tui.step.formatting import format_files, formatter_for
 from agent_tui.tool.base import ToolResult
+from agent_tui.tool.files import unified_diff
 
 log = logging.getLogger(__name__)
 FILE_CHANGING_TOOLS = {"edit", "write"}
@@ -19,11 +20,13 @@ FILE_CHANGING_TOOLS = {"edit", "write"}
 
 @dataclass
 class Watched:
-    """A file a call is about to change, checked by a language server."""
+    """A file a call is about to change that a formatter or a language server reads."""
 
     path: Path
     before: str | None
     """Its text before the call (None: it did not exist)."""
+    checked: bool
+    """A language server checks it."""
 
 
 def _read(path: Path) -> str | None:
@@ -40,9 +43,10 @@ async def watch(ctx: EngineContext, directory: Path, call: ToolCallReady) -> Wat
     if not isinstance(name, str) or not name:
         return None
     path = Path(name) if Path(name).is_absolute() else directory / name
-    if ctx.lsp.server_for(path) is None:
+    checked = ctx.lsp.server_for(path) is not None
+    if not checked and formatter_for(ctx, path) is None:
         return None
-    return Watched(path, await asyncio.to_thread(_read, path))
+    return Watched(path, await asyncio.to_thread(_read, path), checked)
 
 
 async def notes_after(
@@ -59,17 +63,35 @@ async def notes_after(
     if not isinstance(files, list):
         return []
     # The change is made: nothing here may turn the call into a failure.
+    written = await asyncio.to_thread(_read, watched.path) if watched is not None else None
     try:
         notes = await format_files(ctx, session_id, directory, files, read_only)
     except Exception:
         log.exception("formatting %s failed", files)
         notes = ["[format] the formatter could not run (see agent-tui's log)."]
     if watched is not None:
+        await _diff_as_formatted(watched, written, directory, result)
+    if watched is not None and watched.checked:
         try:
             notes += await _diagnostics(ctx, directory, watched)
         except Exception:
             log.exception("diagnostics of %s failed", watched.path)
     return notes
+
+
+async def _diff_as_formatted(
+    watched: Watched, written: str | None, directory: Path, result: ToolResult
+) -> None:
+    """The call's diff as the file now is: what its formatter made of the change (every
+    view shows this diff; the file on disk is the formatted one)."""
+    after = await asyncio.to_thread(_read, watched.path)
+    if after is None or written is None or after == written or "diff" not in result.metadata:
+        return
+    try:
+        name = str(watched.path.relative_to(directory))
+    except ValueError:
+        name = str(watched.path)
+    result.metadata["diff"] = unified_diff(watched.before or "", after, name)
 
 
 async def _diagnostics(ctx: EngineContext, directory: Path, watched: Watched) -> list[str]:
