@@ -83,7 +83,9 @@ def test_typescript_sdk_client_runs_a_session(isolated: Path, fake_llm: FakeOpen
     # initialize, session/new and what comes right after it
     assert summary["protocolVersion"] == 1 and summary["agentInfo"]["name"] == "agent-tui"
     assert summary["agentCapabilities"]["loadSession"] is True
-    assert {"compact", "uncompact", "undo", "redo", "diff", "context"} <= set(summary["commands"])
+    assert {"compact", "uncompact", "undo", "redo", "diff", "context", "fork"} <= set(
+        summary["commands"]
+    )
     assert "--dry-run" in summary["compactHint"]
     assert summary["initialUsage"] == {"used": 0, "size": 100_000}
     assert summary["modes"]["currentModeId"] == "build"
@@ -120,6 +122,12 @@ def test_typescript_sdk_client_runs_a_session(isolated: Path, fake_llm: FakeOpen
         "newText": "hello from the editor\n",
     }
     assert asked[1]["kind"] == "execute" and "echo hello-from-ts" in asked[1]["content"][0]["text"]
+    # every chunk names its message, /fork takes that id, /context arrives as fenced text
+    (message_id,) = prompt["messageIds"]
+    assert message_id and message_id.startswith("msg_"), prompt["messageIds"]
+    assert summary["forkText"].startswith("Forked into a new session, ses_"), summary["forkText"]
+    context = summary["contextText"]
+    assert context.startswith("```text\n") and context.endswith("\n```"), context
     # usage after each step: input + output of the step, in the client's window
     assert [u["used"] for u in prompt["usage"]] == [30_200, 31_100]
     assert all(u["size"] == 100_000 and u["cost"]["currency"] == "USD" for u in prompt["usage"])

@@ -7,7 +7,8 @@
 // Connection 1: initialize (no fs, no terminal), session/new in the cwd, wait for the
 // advertised commands (compact among them), prompt "make the greeting" (the scripted
 // model writes greeting.txt and runs a bash echo; both ask permission and get allow once),
-// then "/compact" (a "Compact conversation" think tool call, then a smaller usage).
+// then "/context" and "/fork <the messageId of a chunk>", then "/compact" (a "Compact
+// conversation" think tool call, then a smaller usage).
 // Connection 2 (a new agent process): session/list, session/load (the history replayed
 // before the response, the user's message first), session/close.
 //
@@ -244,6 +245,17 @@ async function firstConnection(argv, cwd) {
       check(shown, "request_permission for a tool call never shown", p.toolCall);
     }
 
+    // Each agent chunk names its message; /fork takes that id; /context comes fenced.
+    const messageIds = [
+      ...new Set(
+        first.updates
+          .filter((u) => u.sessionUpdate === "agent_message_chunk")
+          .map((u) => u.messageId ?? null),
+      ),
+    ];
+    const context = await turn(session, "/context");
+    const forked = await turn(session, `/fork ${messageIds[0]}`);
+
     const compacted = await turn(session, "/compact");
     check(compacted.stopReason === "end_turn", "/compact did not end with end_turn", compacted);
     const compactCards = toolCards(compacted.updates);
@@ -307,7 +319,10 @@ async function firstConnection(argv, cwd) {
         text: textOf(first.updates),
         toolCalls: cards.map(card),
         usage: turnUsage,
+        messageIds,
       },
+      contextText: textOf(context.updates),
+      forkText: textOf(forked.updates),
       permissions: permissions.map((p) => ({
         toolCallId: p.toolCall.toolCallId,
         title: p.toolCall.title ?? null,
