@@ -235,9 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     context = commands.add_parser("context", help=named("context").help)
-    context.add_argument(
-        "-s", "--session", metavar="ID", help="session id (default: latest in this directory)"
-    )
+    _session_args(context)  # as every session command: -c, -s ID, -m (counted for it)
     return parser
 
 

@@ -319,7 +319,7 @@ async def _fork(args: argparse.Namespace, config: Config) -> int:
 
 async def _context(args: argparse.Namespace, config: Config) -> int:
     async with open_engine(config, args.command) as engine:
-        session = await resolve_session(engine, args.session, False, create=False)
-        result = await execute(engine, session.id, "context")
+        session = await resolve_session(engine, args.session, args.cont, create=False)
+        result = await execute(engine, session.id, "context", model=args.model)
     print(result.message())
     return 0

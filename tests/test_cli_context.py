@@ -63,7 +63,7 @@ def test_sessions_json_and_context_agree_on_the_threshold_and_a_fork_names_its_o
     (row,) = sessions(capsys)
     half = row["context"]["threshold"]
     assert half == 48_000, row["context"]  # half of 96,000 usable, as `context` says
-    code, out, _ = run_cli(capsys, "context")
+    code, out, _ = run_cli(capsys, "context", "--continue")  # as every session command
     assert code == 0 and f"{half:,}" in out, out
     assert row["forked_from"] is None
     code, forked, _ = run_cli(capsys, "fork", "--continue")
