@@ -21,8 +21,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    """Console entry: exit without tearing the interpreter down (~0.25 s for the engine's
-    modules, ~1.5 s more with litellm's): whatever must be saved is closed by now (the
+    """Console entry: exit without tearing the interpreter down (a long while for the
+    engine's modules, longer with litellm's): whatever must be saved is closed by now (the
     database, the provider process, tools' processes: `cli.main`'s `finally`)."""
     code = main()
     for stream in (sys.stdout, sys.stderr):

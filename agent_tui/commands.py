@@ -56,7 +56,7 @@ def dispatch(args: argparse.Namespace, config: Config | None = None) -> int:
     CLI's preflight."""
     calls_model = args.command in remote.MODEL_COMMANDS
     if calls_model and remote.current() is None:
-        preload_in_background()  # overlap litellm's ~4 s import with config and DB work
+        preload_in_background()  # overlap litellm's import with config and DB work
     chosen = config is not None
     if config is None:
         config = load_config({"model": args.model} if getattr(args, "model", None) else None)

@@ -9,8 +9,8 @@ import sys
 
 
 def _start_provider_early(argv: list[str]) -> None:
-    """Launch the provider process (provider/remote.py) now, ~0.1 s before the CLI would:
-    that is ~0.1 s sooner for the first request. Only when nothing could send the
+    """Launch the provider process (provider/remote.py) now, before the CLI's imports:
+    the first request leaves that much sooner. Only when nothing could send the
     command to a server instead (`--attach`, `run.attach`); otherwise, and whenever in
     doubt, `cli.main` decides later, as it always does."""
     from agent_tui.provider import remote  # os and sys only, at its top

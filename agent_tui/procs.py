@@ -15,8 +15,8 @@ How (and why this way):
   from its SIGTERM/SIGHUP handlers (`install_exit_signals`).
 - SIGKILL (or a crash) leaves no chance to clean up, so the next start does it:
   `reap_orphans()` (on a thread, off the start-up path) finds on Linux every process of
-  ours whose owner is dead by reading `/proc/*/environ` (about 2 ms for a few hundred
-  processes, see tests/test_orphans.py), and kills it and its group. Elsewhere it falls
+  ours whose owner is dead by reading `/proc/*/environ` (bench_engine gives its cost),
+  and kills it and its group. Elsewhere it falls
   back to the groups recorded in `<data dir>/owners/<owner>` (one file per running
   agent-tui, deleted on a clean exit), signalled only while their leader still leads them.
 - A process is only ever signalled when its marker names a dead owner (or us, on exit);

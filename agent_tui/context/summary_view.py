@@ -202,7 +202,7 @@ async def summary_in_force(ctx: EngineContext, session: Session, model: str) -> 
     )
     tail = _tail(messages, info)
     text = summary_text(summary)
-    # Counting loads a tokenizer (~0.5 s the first time): off the event loop.
+    # Counting loads a tokenizer the first time: off the event loop.
     tokens, tail_tokens = await asyncio.to_thread(_count, text, tail, model)
     kept = await _kept_tail(ctx, session, tail, tail_tokens) if tail else None
     since = [

@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 
 
 def _import_sdk() -> None:
-    """The SDK costs ~0.4 s to import: done on a thread, never on the event loop."""
+    """The SDK is slow to import: done on a thread, never on the event loop."""
     import anyio  # noqa: F401
     import mcp.client.stdio
     import mcp.client.streamable_http  # noqa: F401

@@ -1,6 +1,7 @@
 """The command's side of the prefork (prefork/server.py): `agent-tui run` hands itself to
 a child of a process that has imported agent-tui already, instead of importing it again
-(~0.3 s of the ~0.4 s from launch to the first request on a warm engine).
+(most of the time from launch to the first request on a warm engine; the figures are
+in docs/performance.md).
 
 What crosses: the arguments, the working directory, the whole environment, how the
 standard streams are set up, and the three standard descriptors themselves

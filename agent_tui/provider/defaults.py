@@ -327,7 +327,7 @@ async def probe_local(
         return None  # the usual case on a machine without one: httpx is not even imported
     import httpx
 
-    # Plain http needs no TLS: skipping the certificate store saves ~100 ms.
+    # Plain http needs no TLS: skipping the certificate store saves its load.
     verify = any(s.base_url.startswith("https:") for s in servers)
     async with httpx.AsyncClient(timeout=timeout, trust_env=False, verify=verify) as client:
         return await first_answer([_list_models(client, s) for s in servers], timeout * 2)

@@ -1,7 +1,8 @@
-"""Import litellm lazily: it costs ~1.4 s and, by default, fetches a price map online.
+"""Import litellm lazily: it costs seconds of CPU (docs/performance.md) and, by default,
+fetches a price map online.
 
 The first request also costs: litellm imports the OpenAI SDK's resources, and (with
-`tools=`) its MCP gateway check imports the whole mcp SDK (~0.4 s, skipped by
+`tools=`) its MCP gateway check imports the whole mcp SDK (skipped by
 `_skip_mcp_handler` in provider/stream.py). `_warm_up` does the first on the import
 thread so it overlaps the engine's start instead of delaying the request.
 """
@@ -41,8 +42,8 @@ def litellm() -> Any:
             if os.environ.get("TIKTOKEN_CACHE_DIR"):
                 os.environ.setdefault("CUSTOM_TIKTOKEN_CACHE_DIR", os.environ["TIKTOKEN_CACHE_DIR"])
             # The import builds ~1M objects that live as long as the process; the
-            # collections it set off walked them again and again (~0.3-0.4 s of its
-            # 4-5 s here). None while importing; then they leave the collector's way.
+            # collections it set off walked them again and again (a tenth of the
+            # import). None while importing; then they leave the collector's way.
             collecting = gc.isenabled()
             gc.disable()
             try:
@@ -63,7 +64,7 @@ def litellm() -> Any:
 FIRST_REQUEST_IMPORTS = (
     "openai.resources",
     "litellm.llms.openai.openai",
-    # completion() checks messages for file ids through the proxy's types (~0.15 s).
+    # completion() checks messages for file ids through the proxy's types.
     "litellm.proxy.openai_files_endpoints.common_utils",
 )
 """What litellm imports inside its first request rather than at its import."""
@@ -72,7 +73,7 @@ FIRST_REQUEST_IMPORTS = (
 def _warm_up(module: ModuleType) -> None:
     """Do what litellm otherwise does lazily inside the first request: import
     FIRST_REQUEST_IMPORTS (the OpenAI SDK's resources, behind every OpenAI-compatible
-    provider, and the rest). Its tokenizer (0.2-0.3 s, loaded when it prices a streamed
+    provider, and the rest). Its tokenizer (loaded when it prices a streamed
     response's prompt, after the request has left) is loaded by `warm_tokenizer` on the
     preload thread, without holding up the request."""
     import importlib
@@ -91,7 +92,7 @@ def _import_and_warm() -> None:
     """The app's preload thread: litellm first (what the first request waits for), then
     the tokenizer, so its load never stalls the app's event loop. Then what they built
     is moved out of the collector's way (`gc.freeze`): litellm's modules live as long as
-    the process, and a full collection that walks them holds the GIL ~0.4 s here, a stall
+    the process, and a full collection that walks them holds the GIL long enough for a stall
     of the app's screen in the middle of a streamed reply."""
     warm_tokenizer(litellm())
     gc.freeze()
@@ -118,7 +119,7 @@ def preload_in_background(*, tokenizer: bool = True) -> threading.Thread:
     Called as early as possible (cli.main, before the engine's modules are imported);
     later calls return the same thread. `tokenizer=False` (headless `run`): the tokenizer
     is left to litellm's first response, after the request has left, because loading it
-    on this thread competes for the GIL with the request being built (~0.14 s later)."""
+    on this thread competes for the GIL with the request being built (it would leave later)."""
     global _preload
     with _lock:
         if _preload is None:

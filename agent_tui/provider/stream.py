@@ -116,7 +116,7 @@ async def litellm_stream(request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         "num_retries": 0,
         "max_retries": 0,
         # Our tools are plain functions, never litellm's MCP gateway: skipping its check
-        # spares the first request importing the mcp SDK (~0.4 s).
+        # spares the first request importing the mcp SDK.
         "_skip_mcp_handler": True,
     }
     if request.tools:

@@ -240,7 +240,7 @@ async def probe(found: Target, timeout: float = PROBE_TIMEOUT) -> ServerWindow |
     import httpx
 
     headers = {"Authorization": f"Bearer {found.api_key}"} if found.api_key else None
-    # Plain http needs no TLS: skipping the certificate store saves ~100 ms per probe.
+    # Plain http needs no TLS: skipping the certificate store saves its load per probe.
     verify = found.base.startswith("https:")
     async with httpx.AsyncClient(
         timeout=timeout, trust_env=False, headers=headers, verify=verify

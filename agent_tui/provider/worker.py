@@ -294,7 +294,7 @@ def main() -> None:
 
         traceback.print_exc()
     finally:
-        os._exit(1)  # serve never returns; tearing litellm down would cost ~1 s
+        os._exit(1)  # serve never returns; tearing litellm down would cost seconds
 
 
 if __name__ == "__main__":

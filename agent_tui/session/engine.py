@@ -480,7 +480,7 @@ class Engine:
         await windows.discover_window(model, ctx.config)  # a local server's, asked
         info = await self.model_limits(model, ctx=ctx)
         tools = ctx.registry.definitions()
-        # Counting tokens loads a tokenizer (~0.5 s the first time): off the event loop.
+        # Counting tokens loads a tokenizer the first time: off the event loop.
         result = await asyncio.to_thread(
             breakdown, history, info, ctx.config, Path(session.directory), tools
         )

@@ -169,7 +169,7 @@ class SessionLoop:
         directory: Path,
     ) -> int:
         """The next request's size for the overflow check (the scale it was counted with
-        is kept in `_scale`). Loading a tokenizer takes 0.15-0.5 s; on a session's first
+        is kept in `_scale`). Loading a tokenizer takes a while; on a session's first
         step, when even the byte count of the request fits, the count is left to after the
         reply (0: the processor counts it if the provider reports no usage), so the first
         request leaves without waiting for the load.

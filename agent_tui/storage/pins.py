@@ -3,8 +3,8 @@
 Pins are few and the pinned item may lie anywhere in the history, before the compaction
 boundary too, so they are looked up by a query over the session's rows rather than in the
 loaded history: once per compaction and per pin command. It reads every tool part of the
-session (bench_context: ~0.35 s at 100,000 parts on a slow day), next to a summariser call
-of tens of seconds.
+session (bench_context gives the figure at 100,000 parts), next to a summariser call of
+tens of seconds.
 """
 
 from __future__ import annotations

@@ -114,7 +114,7 @@ class SearchQueries(DatabaseCore):
                 return []
             # Rank first, on the index alone: the excerpts and the joins are made for the
             # few rows returned, not for every match of a common word.
-            # bm25 over every match of a word found in 90,000 parts costs ~100 ms; rank
+            # bm25 over every match of a common word is slow on a large session; rank
             # only the newest RANK_WINDOW matches (walking rowids backwards is cheap).
             edge = await self._fetch(
                 "SELECT rowid FROM part_fts WHERE part_fts MATCH ? "

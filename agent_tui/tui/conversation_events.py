@@ -31,9 +31,9 @@ if TYPE_CHECKING:
 
 IDLE_GC_THRESHOLDS = gc.get_threshold()
 STREAMING_GC_THRESHOLDS = (10_000, 10, 100)
-"""While a step streams: a young collection every 10,000 objects (a few ms each), full
-ones rarely. 100,000 made each young collection 40-90 ms, a frame's stall (bench_tui's
-unthrottled stream: key to screen max 82-142 ms, against 60-73 with these)."""
+"""While a step streams: a young collection every 10,000 objects, full ones rarely.
+100,000 made each young collection long enough to stall a frame (bench_tui's unthrottled
+stream measures key to screen with both)."""
 NOTIFY_SEVERITY = {"info": "information", "warning": "warning", "error": "error"}
 
 

@@ -1,10 +1,11 @@
 """The app's first frame on screen in tens of milliseconds, before Textual is imported.
 
-Textual's import and its first layout take ~0.5 s here, whatever the app does. So each
+Textual's import and its first layout take a noticeable while, whatever the app does
+(docs/performance.md). So each
 plain `agent-tui` launch records the bytes of the first frame the app drew (its driver,
 `driver_class`), and the next launch in the same place writes those bytes to the
 terminal at once (`show`, called first thing by `__main__`), then starts as before. The
-app's own first frame, ~0.5 s later, draws the same picture over it.
+app's own first frame, once Textual is up, draws the same picture over it.
 
 The recording is keyed by everything that frame is drawn from: the directory, the
 terminal's size and kind, the config files (path, size, mtime), the app's own code and
@@ -186,7 +187,7 @@ def hand_over() -> bool:
         return False
     import termios
 
-    try:  # noqa: SIM105 (contextlib's import: ~7 ms before the frame)
+    try:  # noqa: SIM105 (contextlib's import would come before the frame)
         termios.tcsetattr(0, termios.TCSANOW, _shown["attrs"])  # type: ignore[arg-type]
     except termios.error:
         pass

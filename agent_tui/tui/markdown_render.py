@@ -87,8 +87,8 @@ WARM_LEXERS = ("python", "bash", "javascript", "typescript", "json", "diff", "ru
 
 def warm_highlighting() -> None:
     """Build the lexers of common code languages (run on a thread after the start).
-    pygments compiles a lexer's rules on its first use: 100 ms for Python here, which
-    would otherwise stall the frame that draws a reply's first code block."""
+    pygments compiles a lexer's rules on its first use, which would otherwise stall the
+    frame that draws a reply's first code block."""
     from pygments.lexers import get_lexer_by_name
 
     for name in WARM_LEXERS:

@@ -2,8 +2,8 @@
 and the session to show; and the engine's modules, imported on a thread first.
 
 Nothing of this is on the path to the first frame (`tui/launch.py`, `tui/app.py`): pydantic,
-the config's models, storage and the engine cost ~1 s to import here, about twice
-Textual's own import."""
+the config's models, storage and the engine take about twice Textual's own import
+(docs/performance.md)."""
 
 from __future__ import annotations
 
