@@ -209,6 +209,8 @@ def test_kill_9_mid_tool_turns_the_call_into_an_interrupted_result(
             "the bash call to be running",
             STARTUP_TIMEOUT,
         )
+        # Saved as running just before its process is started: wait for the process too.
+        wait_for(lambda: bool(descendants(proc.pid)), "the bash command started", STARTUP_TIMEOUT)
         killed = kill9(proc)
     assert killed, "the bash command runs in a child process"
 

@@ -409,6 +409,9 @@ class SessionView(VerticalScroll):
             if entry is not None:
                 if isinstance(event, SessionCompacted):
                     entry.auto = event.auto
+                    # The session's new boundary came just before (SessionUpdated).
+                    tail_start = self.session.tail_start_id if self.session else None
+                    self._move_divider(entry, tail_start)
                 self._set_divider(entry, state)
             self._dim_compacted()
 
@@ -432,8 +435,6 @@ class SessionView(VerticalScroll):
             request = self._by_id.get(info.parent_id)
             if request is not None and info.error is not None:
                 self._set_divider(request, "cancelled")
-            elif request is not None and info.finish:
-                self._move_divider(request, info.tail_start_id)
             if request is not None and request.edited_summary != info.edited_summary:
                 request.edited_summary = info.edited_summary  # corrected with /summary
                 divider = self._views.get(request.key)
