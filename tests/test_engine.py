@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
-import struct
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -187,9 +185,7 @@ def test_a_killed_prefork_is_started_again_and_its_runs_go_on_meanwhile(
     listening = shared.connect(path)
     assert listening is not None
     with listening:
-        pid = struct.unpack("3i", listening.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[
-            0
-        ]
+        pid = shared.peer(listening)[0]
     os.kill(pid, signal.SIGKILL)
     wait_until(lambda: not answers(path), "the prefork gone")
     done = run(isolated, "run", "--continue", "again")  # by itself, starting a new one

@@ -59,9 +59,8 @@ def try_run(argv: list[str]) -> int | None:
         return None
     from agent_tui.provider import shared
 
-    for switch in (shared.ENGINE_ENV, PREFORK_ENV):
-        if os.environ.get(switch, "").strip().lower() in ("0", "off", "false", "no"):
-            return None
+    if shared.switched_off(shared.ENGINE_ENV) or shared.switched_off(PREFORK_ENV):
+        return None
     try:
         path = socket_name()
     except OSError:
@@ -76,27 +75,20 @@ def try_run(argv: list[str]) -> int | None:
 
 def _start(path: Path) -> None:
     """A prefork for the next command (this one goes on here), when the engine is on."""
-    import fcntl
-
     from agent_tui.provider import shared
 
     idle = shared.idle_minutes()
     if idle <= 0:
         return
     try:
-        with open(path.with_suffix(".lock"), "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # else another command starts it
-            found = shared.connect(path)
-            if found is not None:
-                found.close()
-                return
-            path.unlink(missing_ok=True)  # a killed prefork's
-            engine = shared.socket_path()
-            argv = [sys.executable, "-P", "-m", "agent_tui.prefork.server", "--serve", str(path)]
-            argv += ["--engine", str(engine), "--idle", str(idle * 60)]
-            shared.spawn_detached(argv, path.with_suffix(".log"))
+        engine = shared.socket_path()
+        argv = [sys.executable, "-P", "-m", "agent_tui.prefork.server", "--serve", str(path)]
+        argv += ["--engine", str(engine), "--idle", str(idle * 60)]
+        found = shared.start_once(path, argv, wait=False)
     except OSError:
         return
+    if found is not None:  # one answered after all
+        found.close()
 
 
 def _streams() -> dict[str, Any]:

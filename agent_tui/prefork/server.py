@@ -28,6 +28,8 @@ import threading
 import time
 from typing import Any
 
+from agent_tui.provider import shared
+
 ACCEPT_WAIT = 1.0
 """Seconds between looks at its socket, its engine and its idle time."""
 RECEIVE_WAIT = 10.0
@@ -75,12 +77,6 @@ def _receive(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
         for fd in fds:
             os.close(fd)
         raise
-
-
-def _own_user(conn: socket.socket) -> bool:
-    credentials = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _, uid, _ = struct.unpack("3i", credentials)
-    return uid == os.getuid()
 
 
 def _stream(fd: int, spec: dict[str, Any], *, reading: bool) -> io.TextIOWrapper:
@@ -163,19 +159,13 @@ def serve(path: str, engine: str, idle: float) -> None:
     os.chdir("/")
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    old = os.umask(0o177)
     try:
-        listener.bind(path)
+        listener, inode = shared.listen_private(path)
     except OSError as exc:  # another prefork won the race: it serves
         print(f"agent-tui prefork: not serving {path}: {exc}", file=sys.stderr)
         return
-    finally:
-        os.umask(old)
-    inode = os.stat(path).st_ino
     _name("agent-tui fork")
     _preload()
-    listener.listen(64)
     listener.settimeout(ACCEPT_WAIT)
     last = time.monotonic()
     try:
@@ -188,23 +178,18 @@ def serve(path: str, engine: str, idle: float) -> None:
             last = time.monotonic()
             _fork_for(listener, conn)
     finally:
-        with contextlib.suppress(OSError):
-            if os.stat(path).st_ino == inode:
-                os.unlink(path)
+        shared.remove_own(path, inode)
 
 
 def _still_wanted(path: str, inode: int, engine: str) -> bool:
-    try:
-        return os.stat(path).st_ino == inode and os.path.exists(engine)
-    except OSError:
-        return False
+    return shared.still_own(path, inode) and os.path.exists(engine)
 
 
 def _fork_for(listener: socket.socket, conn: socket.socket) -> None:
     with conn:
         conn.settimeout(RECEIVE_WAIT)  # a command that connects and says nothing blocks none
         try:
-            if not _own_user(conn):
+            if shared.peer(conn)[1] != os.getuid():  # only its own user
                 return
             request, fds = _receive(conn)
         except (OSError, ValueError):

@@ -8,8 +8,6 @@ import argparse
 import contextlib
 import json
 import os
-import socket
-import struct
 import time
 
 from agent_tui.provider import shared
@@ -61,8 +59,7 @@ def _preforks(*, stop: bool) -> dict[str, int]:
             path.unlink(missing_ok=True)
             continue
         with conn:
-            credentials = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
-        found[str(path)] = struct.unpack("3i", credentials)[0]
+            found[str(path)] = shared.peer(conn)[0]
         if stop:
             path.unlink(missing_ok=True)
     return found

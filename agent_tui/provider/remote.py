@@ -58,10 +58,11 @@ def _spawn(warm: bool, log: str | None) -> tuple[int, int, int]:
 
 def _setting() -> str:
     """DISABLE_ENV read: "off", "lazy" or "on" (unset or anything else)."""
-    value = os.environ.get(DISABLE_ENV, "").strip().lower()
-    if value in ("0", "false", "no", "off"):
+    from agent_tui.provider import shared  # import-light too
+
+    if shared.switched_off(DISABLE_ENV):
         return "off"
-    return "lazy" if value == "lazy" else "on"
+    return "lazy" if os.environ.get(DISABLE_ENV, "").strip().lower() == "lazy" else "on"
 
 
 def lazy() -> bool:

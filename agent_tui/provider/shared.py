@@ -7,14 +7,18 @@ this agent-tui's code, the Python running it, and the credentials in the environ
 (a command whose keys differ gets an engine of its own). The first command that needs it
 starts it, detached; it exits after `engine.idle` minutes without a connection.
 
-Import-light (os, sys, socket, hashlib): `__main__` connects before the CLI is imported.
+Import-light (os, sys, socket, struct, hashlib): `__main__` connects before the CLI is
+imported.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import os
 import socket
+import struct
 import sys
 import time
 from pathlib import Path
@@ -60,9 +64,11 @@ def runtime_dir() -> Path:
     return folder
 
 
+@functools.lru_cache(maxsize=1)
 def _code_stamp() -> str:
     """This agent-tui's code as installed: its version, path and files' sizes and times
-    (an edited checkout is another engine)."""
+    (an edited checkout is another engine). Read once per process: what it imported is
+    the code it runs, whatever is edited since."""
     from agent_tui import __version__
 
     here = Path(__file__).resolve().parent.parent
@@ -119,16 +125,30 @@ def connect_or_start(idle_minutes: float) -> socket.socket | None:
     found = connect(path)
     if found is not None:
         return found
+    argv = [sys.executable, "-m", "agent_tui.provider.worker", "--serve", str(path)]
+    return start_once(path, [*argv, "--idle", str(idle_minutes * 60)], wait=True)
+
+
+def start_once(path: Path, argv: list[str], *, wait: bool) -> socket.socket | None:
+    """Start `argv`, the server for `path`, detached, unless one answers there: one start
+    among commands launched together (a lock beside the socket), a dead server's socket
+    removed first. A connection to the server found or started, or None. `wait`: wait
+    for the lock and then for the new server to listen (the engine); else return at once
+    when another command holds the lock, and without waiting for the start (the
+    prefork, used from the next command on)."""
     import fcntl
 
     with open(path.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one start among commands launched together
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            return None  # another command starts it
         found = connect(path)
         if found is not None:
             return found
-        path.unlink(missing_ok=True)  # a crashed engine's
-        _spawn(path, idle_minutes, path.with_suffix(".log"))
-        deadline = time.monotonic() + START_WAIT
+        path.unlink(missing_ok=True)  # a dead server's
+        spawn_detached(argv, path.with_suffix(".log"))
+        deadline = time.monotonic() + (START_WAIT if wait else 0.0)
         while time.monotonic() < deadline:
             found = connect(path)
             if found is not None:
@@ -137,10 +157,56 @@ def connect_or_start(idle_minutes: float) -> socket.socket | None:
     return None
 
 
-def _spawn(path: Path, idle_minutes: float, log: Path) -> None:
-    """The engine, detached, outliving this command."""
-    argv = [sys.executable, "-m", "agent_tui.provider.worker", "--serve", str(path)]
-    spawn_detached([*argv, "--idle", str(idle_minutes * 60)], log)
+def listen_private(path: str) -> tuple[socket.socket, int]:
+    """A Unix socket listening at `path` that only its user may connect to (created with
+    umask 0177, in the 0700 runtime folder), and its inode: how its server tells that the
+    path is still its own (`still_own`)."""
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        server.bind(path)
+    except OSError:
+        server.close()
+        raise
+    finally:
+        os.umask(old)
+    server.listen(64)
+    return server, os.stat(path).st_ino
+
+
+def still_own(path: str, inode: int) -> bool:
+    """Whether the socket at `path` is still the one its server bound (not removed, not
+    replaced by another server's)."""
+    try:
+        return os.stat(path).st_ino == inode
+    except OSError:
+        return False
+
+
+def remove_own(path: str, inode: int) -> None:
+    """Remove the server's socket as it leaves, unless another server's replaced it."""
+    if still_own(path, inode):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def peer(conn: socket.socket) -> tuple[int, int, int]:
+    """(pid, uid, gid) of the process at the other end of a Unix socket (SO_PEERCRED;
+    connected to a listening socket: its server's)."""
+    size = struct.calcsize("3i")
+    pid, uid, gid = struct.unpack(
+        "3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, size)
+    )
+    return pid, uid, gid
+
+
+OFF = ("0", "off", "false", "no")
+"""The values of an environment switch that turn its part off."""
+
+
+def switched_off(name: str) -> bool:
+    """Whether the environment variable `name` turns its part off (OFF)."""
+    return os.environ.get(name, "").strip().lower() in OFF
 
 
 def spawn_detached(argv: list[str], log: Path) -> None:
@@ -187,26 +253,27 @@ def ask(path: Path, op: str) -> dict[str, object] | None:
 
 def engines() -> list[Path]:
     """The sockets of this person's engines (any version or credentials)."""
-    try:
-        return sorted(runtime_dir().glob("engine-*.sock"))
-    except OSError:
-        return []
+    return _sockets("engine-*.sock")
 
 
 def preforks() -> list[Path]:
     """The sockets of this person's preforks (prefork/server.py): each leaves when its
     engine does."""
+    return _sockets("fork-*.sock")
+
+
+def _sockets(pattern: str) -> list[Path]:
     try:
-        return sorted(runtime_dir().glob("fork-*.sock"))
+        return sorted(runtime_dir().glob(pattern))
     except OSError:
         return []
 
 
 def idle_minutes() -> float:
     """`engine.idle` of the config in force here (0 when AGENT_TUI_ENGINE=0)."""
-    setting = os.environ.get(ENGINE_ENV, "").strip().lower()
-    if setting in ("0", "off", "false", "no"):
+    if switched_off(ENGINE_ENV):
         return 0.0
+    setting = os.environ.get(ENGINE_ENV, "").strip().lower()
     try:
         return max(float(setting), 0.0)
     except ValueError:

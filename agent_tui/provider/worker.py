@@ -31,6 +31,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any, BinaryIO
 
+from agent_tui.provider import shared
 from agent_tui.provider.wire import error_to_json
 
 CALLS = ("get_model_info", "validate_environment")
@@ -144,14 +145,8 @@ class _Shared:
         self.connections = 0
         self.served = 0
         self.last_seen = time.monotonic()
-        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old = os.umask(0o177)
-        try:
-            self.server.bind(path)  # before litellm's import: commands connect at once
-        finally:
-            os.umask(old)
-        self.server.listen(64)
-        self.inode = os.stat(path).st_ino
+        # Before litellm's import: commands connect at once.
+        self.server, self.inode = shared.listen_private(path)
         self.served_tasks: set[asyncio.Task[None]] = set()
 
     async def run(self) -> None:
@@ -197,10 +192,7 @@ class _Shared:
     async def _watch(self) -> None:
         while True:
             await asyncio.sleep(min(1.0, max(self.idle / 4, 0.05)))
-            try:
-                replaced = os.stat(self.path).st_ino != self.inode
-            except OSError:
-                replaced = True
+            replaced = not shared.still_own(self.path, self.inode)
             idle = self.connections == 0 and time.monotonic() - self.last_seen > self.idle
             if replaced or (self.idle > 0 and idle):
                 _stop(unlink=not replaced)
@@ -235,9 +227,7 @@ def _status() -> dict[str, Any]:
 
 def _stop(unlink: bool = True) -> None:
     if _shared is not None and unlink:
-        with contextlib.suppress(OSError):
-            if os.stat(_shared.path).st_ino == _shared.inode:
-                os.unlink(_shared.path)
+        shared.remove_own(_shared.path, _shared.inode)
     os._exit(0)
 
 
