@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from agent_tui.command.table import FORCE, LIST, NO_DIFF, UP_TO, compact_args
 from agent_tui.errors import UsageError
@@ -20,7 +20,7 @@ class Result(Protocol):
 
 @dataclass
 class Text:
-    """A result that is only text (the context report)."""
+    """A result that is only text (a sentence: `/fork`'s)."""
 
     text: str
 
@@ -28,23 +28,19 @@ class Text:
         return self.text
 
 
-@dataclass
-class Document:
+class Document(Text):
     """A report laid out in columns and indents (`/context`): shown as it is."""
 
-    text: str
-
-    def message(self) -> str:
-        return self.text
+    laid_out: ClassVar[bool] = True
 
 
 def as_markdown(result: Result) -> str:
     """What a Markdown view (an editor over ACP) shows: a laid-out report in a fenced
     block, so its indents and single newlines are not joined into one paragraph; the
-    rest (sentences, the diff's own fence) as it is."""
+    rest (sentences, the diff's own fence) as it is. Laid out: `laid_out` on its class
+    (Document, CompactionPlan, SummaryInForce)."""
     text = result.message()
-    laid_out = isinstance(result, Document) or getattr(result, "laid_out", False)
-    if not text or not laid_out:
+    if not text or not getattr(result, "laid_out", False):
         return text
     fence = "````" if "```" in text else "```"
     return f"{fence}text\n{text}\n{fence}"

@@ -39,6 +39,11 @@ class _Kept:
     def failed(self) -> bool:
         return self.finished_at is not None and "err" in (self.replies or [{}])[-1]
 
+    @property
+    def ended(self) -> bool:
+        """It streamed to its end (not an error)."""
+        return "end" in (self.replies or [{}])[-1]
+
 
 _kept: dict[str, _Kept] = {}
 
@@ -89,7 +94,7 @@ async def _run(
             kept.replies.append(reply)
             kept.changed.set()
             readers = kept.followers
-        if spec is not None and not readers and not kept.dropped and _ended(kept):
+        if spec is not None and not readers and not kept.dropped and kept.ended:
             await kept_save.save(spec, kept.replies, kept.started)  # nobody else will
     except asyncio.CancelledError:
         kept.replies.append({"err": {"kind": "cancelled", "message": "cancelled"}})
@@ -99,11 +104,6 @@ async def _run(
             lock.release()
         kept.finished_at = time.monotonic()
         kept.changed.set()
-
-
-def _ended(kept: _Kept) -> bool:
-    """Whether the request streamed to its end (not an error)."""
-    return bool(kept.replies) and "end" in kept.replies[-1]
 
 
 async def _replay(kept: _Kept) -> AsyncIterator[Reply]:
