@@ -4,17 +4,14 @@ so nothing here can be run by typing."""
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
-from textual.containers import Vertical
-from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from agent_tui.tui.choice_screen import ChoiceScreen
+from agent_tui.tui.choice_screen import ListScreen
 
 MENU_KEY = "ctrl+o"
 
 
-class MessageActionsScreen(ChoiceScreen):
+class MessageActionsScreen(ListScreen):
     DEFAULT_CSS = """
     MessageActionsScreen { align: center middle; }
     MessageActionsScreen #box {
@@ -27,11 +24,4 @@ class MessageActionsScreen(ChoiceScreen):
 
     def __init__(self, heading: str, actions: list[tuple[str, str]]) -> None:
         """`actions`: (id answered, label shown)."""
-        super().__init__()
-        self.heading = heading
-        self.actions = actions
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="box"):
-            yield Label(f"{self.heading} — Enter chooses, Esc closes", id="heading")
-            yield OptionList(*(Option(label, id=ident) for ident, label in self.actions))
+        super().__init__(heading, [Option(label, id=ident) for ident, label in actions])

@@ -6,12 +6,9 @@ from __future__ import annotations
 import datetime as dt
 
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Vertical
-from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from agent_tui.tui.choice_screen import ChoiceScreen
+from agent_tui.tui.choice_screen import ListScreen
 
 Row = tuple[str, str, int]
 """(message id, its text, when it was sent in ms)."""
@@ -24,7 +21,7 @@ def row_text(text: str, sent: int) -> Text:
     return shown
 
 
-class MessagePickerScreen(ChoiceScreen):
+class MessagePickerScreen(ListScreen):
     DEFAULT_CSS = """
     MessagePickerScreen { align: center middle; }
     MessagePickerScreen #box {
@@ -36,11 +33,4 @@ class MessagePickerScreen(ChoiceScreen):
     """
 
     def __init__(self, heading: str, rows: list[Row]) -> None:
-        super().__init__()
-        self.heading = heading
-        self.rows = rows
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="box"):
-            yield Label(f"{self.heading} — Enter chooses, Esc closes", id="heading")
-            yield OptionList(*(Option(row_text(t, s), id=i) for i, t, s in self.rows))
+        super().__init__(heading, [Option(row_text(t, s), id=i) for i, t, s in rows])
