@@ -123,7 +123,11 @@ class SessionLocks:
         return SessionLock(session_id, path, fd)
 
     def holder(self, session_id: str) -> LockHolder | None:
-        """Who runs the session's loop now; None when nobody does."""
+        """Who runs the session's loop now; None when nobody does. A holder keeps its file
+        until it lets go: with no file there is nothing to probe (`sessions` asks this of
+        every session, in two folders: nothing is created for the asking)."""
+        if not self.path(session_id).exists():
+            return None
         probe = self.try_acquire(session_id)
         if probe is not None:
             probe.release()  # also deletes a file a killed holder left behind
