@@ -231,7 +231,7 @@ class ProviderProcess:
             return ProviderError(
                 "agent-tui's warm engine (litellm, shared by your commands) ended "
                 f"unexpectedly ({self._ended or 'it stopped reading'}); its log is beside "
-                "its socket (`agent-tui engine --status`). What was streamed is saved; the "
+                "its socket (`agent-tui engine` shows where). What was streamed is saved; the "
                 "next command starts a new engine."
             )
         return ProviderError(
