@@ -1,4 +1,4 @@
-"""One table of commands (command/table.py): every command appears, with the same
+"""One catalog of commands (command/catalog.py): every command appears, with the same
 description, in each view that offers it — the app's slash commands, palette and /help,
 the CLI's subcommands, ACP's available_commands_update — and a custom Markdown command
 does too."""
@@ -8,8 +8,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from agent_tui.cli import build_parser
-from agent_tui.command import table
+from agent_tui.cli.parser import build_parser
+from agent_tui.cli.start import cli_commands
+from agent_tui.command import catalog
+from agent_tui.command.base import ACP, APP, CLI
+from agent_tui.command.reports import help_text
 from agent_tui.tui.command_provider import AgentCommands
 from tests.acp_client import RecordingClient, acp_agent
 from tests.fake_openai import FakeOpenAI
@@ -26,24 +29,24 @@ def write_custom(project: Path) -> None:
 
 
 def expected(view: str) -> dict[str, str]:
-    found = {c.name: c.help for c in table.offered_in(view)}
-    if view != table.CLI:  # the CLI runs a custom command as `run "/review …"`
-        found[CUSTOM[0]] = CUSTOM[1]
+    found = {c.name: c.help for c in catalog.offered_in(view)}
+    found[CUSTOM[0]] = CUSTOM[1]
     return found
 
 
 def test_every_view_offers_commands():
-    for view in (table.APP, table.ACP, table.CLI):
+    for view in (APP, ACP, CLI):
         assert {"compact", "uncompact", "summary", "undo", "redo", "pin", "context"} <= set(
             expected(view)
         ), view
 
 
-def test_the_cli_subcommands_carry_the_tables_descriptions() -> None:
-    parser = build_parser()
+def test_the_cli_subcommands_carry_the_descriptions(isolated: Path) -> None:
+    write_custom(isolated)
+    parser = build_parser(cli_commands())
     (subcommands,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     helps = {choice.dest: choice.help for choice in subcommands._choices_actions}
-    assert {name: helps.get(name) for name in expected(table.CLI)} == expected(table.CLI)
+    assert {name: helps.get(name) for name in expected(CLI)} == expected(CLI)
 
 
 async def test_the_apps_slash_commands_palette_and_help_carry_them(
@@ -56,14 +59,12 @@ async def test_the_apps_slash_commands_palette_and_help_carry_them(
         await wait_for(pilot, lambda: CUSTOM[0] in {c.name for c in app.prompt.commands})
         app.prompt.load_text("/")
         completed = {c.name: c.help for c in app.prompt.completions()}
-        assert completed == expected(table.APP)
+        assert completed == expected(APP)
         palette = AgentCommands(app.screen)
         hits = {str(hit.display).split()[0]: hit.help async for hit in palette.discover()}
-        assert hits == {f"/{name}": help for name, help in expected(table.APP).items()}
-        from agent_tui.tui.commands import help_text
-
-        shown = help_text(app.chat)
-        for name, help in expected(table.APP).items():
+        assert hits == {f"/{name}": help for name, help in expected(APP).items()}
+        shown = help_text(app.prompt.commands, app.config.keybinds)
+        for name, help in expected(APP).items():
             assert f"/{name}" in shown and help in shown, name
 
 
@@ -74,4 +75,4 @@ async def test_acp_advertises_them(configured: FakeOpenAI, isolated: Path) -> No
         sid = (await conn.new_session(cwd=str(isolated), mcp_servers=[])).session_id
         (update, *_) = await client.wait_for(lambda: client.of(sid, "available_commands_update"))
     advertised = {c.name: c.description for c in update.available_commands}
-    assert advertised == expected(table.ACP)
+    assert advertised == expected(ACP)

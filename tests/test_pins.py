@@ -251,7 +251,7 @@ def test_agent_tui_pin_headless(
     assert code == 1 and out == ""
     assert "No message or tool result 'prt_missing'" in err and tool_id in err
     code, _, err = run_cli(capsys, "pin", "-c", "--list", tool_id)
-    assert code == 2 and "takes no id" in err
+    assert code == 2 and "cannot be given together" in err
     code, _, err = run_cli(capsys, "pin", "-c", "--remove")
     assert code == 2 and "Several messages are pinned: name the one to unpin." in err
     assert tool_id in err

@@ -238,17 +238,18 @@ def test_sessions_lists_children_under_their_parent(
 
 
 def test_sessions_screen_indents_children() -> None:
-    from agent_tui.context.usage import ContextUsage
+    from agent_tui.command.base import Row
     from agent_tui.storage.models import Session
     from agent_tui.storage.sessions import session_tree
-    from agent_tui.tui.sessions_screen import SessionRow, row_text
+    from agent_tui.tui.sessions_screen import row_text
 
     parent = Session(id="ses_1", directory="/p", title="parent")
     other = Session(id="ses_2", directory="/p", title="other")
     child = Session(id="ses_3", directory="/p", title="child", parent_id="ses_1")
     tree = session_tree([parent, other, child])
     assert [(s.id, depth) for s, depth in tree] == [("ses_1", 0), ("ses_3", 1), ("ses_2", 0)]
-    text = row_text(SessionRow(child, ContextUsage(), depth=1)).plain
+    data = {**child.model_dump(), "context": {"percent": None}}
+    text = row_text(Row(child.id, "", depth=1, data=data)).plain
     assert text.startswith("    ") and "child" in text
 
 

@@ -12,11 +12,12 @@ from rich.console import Console
 from textual.widgets import Input, OptionList
 
 from agent_tui import paths
+from agent_tui.command import catalog
 from agent_tui.config import load_config
 from agent_tui.provider import defaults
 from agent_tui.provider.defaults import PROVIDERS, choose_model
 from agent_tui.storage.db import Database
-from agent_tui.tui import commands
+from agent_tui.tui import person
 from agent_tui.tui.app import AgentApp
 from agent_tui.tui.model_screen import ModelScreen
 from agent_tui.tui.welcome_view import WelcomeView
@@ -70,7 +71,7 @@ async def test_empty_session_shows_model_directory_window_and_keys(
         await wait_for(pilot, lambda: not welcome.display, "welcome hidden")
         assert app.chat.view.display
         session = app.chat.session
-        commands.new_session(app.chat)
+        person.run(app.chat, catalog.named("new"))
         await wait_for(pilot, lambda: welcome.display, "welcome back for a new session")
     await app.db.close()
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent_tui.command.reports import help_text
 from agent_tui.storage.models import ToolStateCompleted
-from agent_tui.tui.commands import help_text
 from agent_tui.tui.file_picker_screen import FilePickerScreen
 from agent_tui.tui.tool_line import ToolLine
 from tests.engine_helpers import text_of
@@ -91,8 +91,8 @@ async def test_custom_command_completes_and_sends_its_body(
     app = await open_app()
     async with app.run_test(size=SIZE) as pilot:
         await app.loaded.wait()
-        text = help_text(app.chat)
-        assert "/greet [arguments]" in text and "Greet someone" in text
+        text = help_text(app.prompt.commands, app.config.keybinds)
+        assert "/greet [ARGUMENTS]" in text and "Greet someone" in text
         app.prompt.focus()
         app.prompt.load_text("/gre")
         app.prompt.move_cursor(app.prompt.document.end)

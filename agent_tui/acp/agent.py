@@ -48,23 +48,24 @@ from acp.schema import (
 )
 
 from agent_tui import __version__
-from agent_tui.acp import commands, draft, options
+from agent_tui.acp import draft, options
 from agent_tui.acp.editor_files import EditorFiles
+from agent_tui.acp.person import AcpPerson, available
 from agent_tui.acp.prompt_blocks import prompt_parts
 from agent_tui.acp.replay import replay
 from agent_tui.acp.tool_calls import permission_content, text_content, tool_kind, tool_meta
 from agent_tui.acp.updates import (
     SessionUpdates,
     Update,
-    agent_text,
     iso,
     turn_usage,
     usage_update,
 )
 from agent_tui.agents import DEFAULT_AGENT, PLAN_EXIT_TOOL
+from agent_tui.command import catalog
+from agent_tui.command.base import ACP, Call, Command, present
 from agent_tui.config import McpLocalConfig, McpRemoteConfig
 from agent_tui.context.stats import SessionStats
-from agent_tui.custom_commands import CustomCommand
 from agent_tui.errors import AgentTuiError, NotFoundError, UsageError
 from agent_tui.events import AgentSwitched, Event, Notice, SessionUpdated, session_of
 from agent_tui.provider.defaults import context_window, model_catalog
@@ -109,7 +110,8 @@ class AcpSession:
     model: str | None = None
     """Chosen with the model option; None: the session's own."""
     effort: str = "default"
-    custom: dict[str, CustomCommand] = field(default_factory=dict)
+    commands: tuple[Command, ...] = ()
+    """What it offers: the built-ins ACP offers, then the project's custom commands."""
     asks: set[asyncio.Future[Any]] = field(default_factory=set)
     """Permission requests waiting for the client (answered as cancelled on cancel)."""
     cancelled: bool = False
@@ -183,7 +185,7 @@ class AcpAgent:
 
     # ---- sending updates in order ------------------------------------------------------
 
-    def _send(self, session_id: str, *updates: Update) -> None:
+    def send(self, session_id: str, *updates: Update) -> None:
         if self._sender is None:
             self._sender = asyncio.get_running_loop().create_task(self._send_loop())
         for update in updates:
@@ -217,7 +219,7 @@ class AcpAgent:
         know yet). Call it last, with no `await` before the `return`: the SDK queues the
         response for writing in the step the handler returns, and this callback runs in
         a later step, so its updates queue behind the response."""
-        asyncio.get_running_loop().call_soon(self._send, session_id, *updates)
+        asyncio.get_running_loop().call_soon(self.send, session_id, *updates)
 
     # ---- engine events -----------------------------------------------------------------
 
@@ -230,7 +232,7 @@ class AcpAgent:
         if session_id is None:
             if isinstance(event, Notice) and event.level != "info":
                 for open_ in self.sessions.values():
-                    self._send(open_.id, *open_.updates(event))
+                    self.send(open_.id, *open_.updates(event))
             return
         open_ = self.sessions.get(session_id)
         if open_ is None:
@@ -239,7 +241,7 @@ class AcpAgent:
             task = asyncio.create_task(self._set_mode(open_, event.agent))
             self._mode_changes.add(task)
             task.add_done_callback(self._mode_changes.discard)
-        self._send(session_id, *open_.updates(event))
+        self.send(session_id, *open_.updates(event))
 
     def follows(self, session_id: str) -> AcpSession | None:
         """The open session a session's events and asks belong to (itself or a subagent's
@@ -271,10 +273,10 @@ class AcpAgent:
             raw_input=request.input,
             field_meta=tool_meta(request.tool),
         )
-        outcome = await self._request_permission(open_, call, PERMISSION_OPTIONS)
+        outcome = await self.ask(open_, call, PERMISSION_OPTIONS)
         return REPLIES.get(outcome or "", "deny")
 
-    async def _request_permission(
+    async def ask(
         self, open_: AcpSession, call: ToolCallUpdate, choices: list[PermissionOption]
     ) -> str | None:
         """The option the person chose; None when cancelled (or the client failed)."""
@@ -320,7 +322,7 @@ class AcpAgent:
         messages = await self.engine.ctx.db.all_messages(session_id)
         # The history before the response (the spec's order), then the usual updates.
         for update in replay(messages, str(open_.directory), self.compaction_updates):
-            self._send(session_id, update)
+            self.send(session_id, update)
         await self._flush()
         return await self._opened(open_, LoadSessionResponse)
 
@@ -410,7 +412,7 @@ class AcpAgent:
         users = [m.info for m in messages if m.info.role == "user"]
         if users:
             open_.mode = getattr(users[-1], "agent", DEFAULT_AGENT)
-        open_.custom = await commands.custom_commands(open_.directory)
+        open_.commands = await catalog.offered(ACP, open_.directory)
         self.sessions[session.id] = open_
         fs = self.client.fs
         if self.conn is not None and fs is not None and (fs.read_text_file or fs.write_text_file):
@@ -430,7 +432,7 @@ class AcpAgent:
             open_.id,
             AvailableCommandsUpdate(
                 session_update="available_commands_update",
-                available_commands=commands.available(open_.custom),
+                available_commands=available(open_.commands),
             ),
             usage_update(open_.updates.stats, open_.updates.window),
         )
@@ -510,7 +512,7 @@ class AcpAgent:
         except AgentTuiError as exc:
             raise RequestError.invalid_params({"modeId": mode, "reason": str(exc)}) from exc
         open_.mode = mode
-        self._send(
+        self.send(
             open_.id,
             CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode),
             ConfigOptionUpdate(
@@ -534,24 +536,22 @@ class AcpAgent:
     async def _prompt_turn(self, open_: AcpSession, prompt: list[Any]) -> PromptResponse:
         text, context, files = prompt_parts(prompt, open_.directory)
         try:
-            call = commands.invocation(text, open_.custom)
-            if call is not None and call.name not in open_.custom:
-                await commands.run_builtin(
-                    self.engine, open_.id, call, open_.model, self._say(open_)
-                )
+            typed = catalog.parse(text)
+            command = catalog.called(typed[0].lower(), open_.commands) if typed else None
+            if command is not None and typed is not None:
+                person = AcpPerson(self, open_, context, files)
+                call = Call(self.engine, person, open_.directory, open_.id, open_.model)
+                await present(person, command, await command.run(call, command.parse(typed[1])))
                 await self.engine.wait_idle(open_.id)
-                return await self._stop(open_, None)
+                return await self._stop(open_, person.result)
             model = open_.model
-            if call is not None:  # a custom command: its body is the prompt
-                command = open_.custom[call.name]
-                text, model = command.expand(call.args), command.model or model
-            result = await self._prompt(open_, text, model, context, files)
+            result = await self.prompt_text(open_, text, model, context, files)
             return await self._stop(open_, result)
         except AgentTuiError as exc:
             await self._flush()
             raise _error(exc) from exc
 
-    async def _prompt(
+    async def prompt_text(
         self,
         open_: AcpSession,
         text: str,
@@ -586,13 +586,7 @@ class AcpAgent:
             content=[text_content(plan)],
             raw_input={"tool": PLAN_EXIT_TOOL, "plan": plan},
         )
-        return await self._request_permission(open_, call, PLAN_OPTIONS)
-
-    def _say(self, open_: AcpSession) -> commands.Say:
-        async def say(text: str) -> None:
-            self._send(open_.id, agent_text(text))
-
-        return say
+        return await self.ask(open_, call, PLAN_OPTIONS)
 
     async def _stop(self, open_: AcpSession, result: LoopResult | None) -> PromptResponse:
         await self._flush()

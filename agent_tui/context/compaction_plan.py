@@ -19,7 +19,7 @@ from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError
 from agent_tui.provider.events import ModelRequest
 from agent_tui.provider.limits import ModelInfo, model_info
-from agent_tui.step.messages import to_model_messages
+from agent_tui.step.messages import filter_compacted, to_model_messages
 from agent_tui.step.plan import plan_block
 from agent_tui.step.request import build_request, estimate_tokens, history_tokens, provider_scale
 from agent_tui.storage.models import (
@@ -341,6 +341,7 @@ def plan(
     )
     restated = count_tokens(restated_text(span.restated), model.id) if span.restated else 0
     tail_local = message_tokens(span.tail, model.id)
+    shown = filter_compacted(span.tail)  # a compaction taken back is kept, but not sent
     after = (history_tokens(ctx, session, [], model.id) + restated + tail_local) * span.scale
     after += summary_guess
     return CompactionPlan(
@@ -348,8 +349,8 @@ def plan(
         summarised_turns=sum(1 for m in span.new_content if isinstance(m.info, UserMessage)),
         summarised_tokens=summarised_tokens,
         chunks=chunks,
-        tail_messages=len(span.tail),
-        tail_steps=sum(1 for m in span.tail if isinstance(m.info, AssistantMessage)),
+        tail_messages=len(shown),
+        tail_steps=sum(1 for m in shown if isinstance(m.info, AssistantMessage)),
         tail_tokens=int(tail_local * span.scale),
         tail_budget=tail_budget(model.limit, config.compaction),
         oversize_step=span.oversize,

@@ -37,12 +37,14 @@ RECEIVE_WAIT = 10.0
 MAX_REQUEST = 1 << 20
 PRELOADED = (
     "agent_tui.cli",
-    "agent_tui.commands",
+    "agent_tui.cli.prompt",
+    "agent_tui.cli.person",
+    "agent_tui.command.catalog",
     "agent_tui.session.opening",
     "agent_tui.provider.api",
     "agent_tui.provider.events",
     "agent_tui.attach.target",
-    "agent_tui.headless",
+    "agent_tui.cli.headless",
 )
 
 

@@ -345,6 +345,12 @@ class MessageWithParts(_Model):
     info: Message
     parts: list[Part] = Field(default_factory=list)
 
+    def typed_text(self) -> str:
+        """What was written in it: its text parts, without the synthetic ones."""
+        return "\n".join(
+            p.text for p in self.parts if isinstance(p, TextPart) and not p.synthetic and p.text
+        )
+
 
 PreparedStatus = Literal["ready", "used", "discarded"]
 

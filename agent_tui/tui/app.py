@@ -25,10 +25,11 @@ from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from agent_tui.command import table
+from agent_tui.command import catalog
+from agent_tui.command.base import APP, Command
 from agent_tui.errors import AgentTuiError
 from agent_tui.keybinds import Keybinds, configured_keys
-from agent_tui.tui import commands, pin_commands, strip_cycles
+from agent_tui.tui import person, strip_cycles
 from agent_tui.tui.command_provider import AgentCommands
 from agent_tui.tui.conversation import Conversation
 from agent_tui.tui.prompt_input import PromptInput
@@ -130,7 +131,6 @@ class AgentApp(App[int]):
             id="main",
         )
         self.chat.session = session
-        self.commands = commands.Commands(self.chat)
         self.startup_error: AgentTuiError | None = None
         """Why the app could not start (shown by `launch` once the terminal is back)."""
         self._ctrl_c_at = 0.0
@@ -198,7 +198,7 @@ class AgentApp(App[int]):
             return
         await self._make_engine(opened.config, opened.db)
         await self.chat.show_session(opened.session)
-        await self.commands.load_custom()
+        await person.load_custom(self.chat)
         # litellm costs seconds to import on a thread that competes with the UI for the
         # GIL: start it once the session has been painted, not during it.
         self.set_timer(PRELOAD_DELAY, self._preload)
@@ -211,34 +211,11 @@ class AgentApp(App[int]):
         await self.engine.announce_sandbox()  # a notice if commands cannot be sandboxed
         self.ask_project_trust()
 
-    def ask_project_trust(self) -> bool:
-        """A project whose own config or `.agent-tui/` waits for trust: ask, listing what
-        it would add; no keeps the safe part (session/hook_points.py). False: nothing
-        waits, so nothing was asked."""
-        from agent_tui.tui.confirm_screen import ConfirmScreen
-        from agent_tui.workspace.describe import describe
-
-        workspace = self.engine.project(self.chat.directory).workspace
-        if not workspace.asks_trust:
-            return False
-        self.engine.hook_points.asked.add(workspace.directory)  # not again at the first prompt
-
-        async def trust() -> None:
-            await self.engine.trust_project(workspace.directory)
-            self.config = self.engine.ctx.config
-            self.notify("This project is trusted: its whole config applies from now on.")
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.run_worker(trust(), exclusive=False)
-            else:
-                self.notify("Not trusted: only the safe part of this project's config applies.")
-
-        self.push_screen(
-            ConfirmScreen("Trust this project?", describe(workspace), yes="Trust"),
-            callback=answered,
-        )
-        return True
+    def ask_project_trust(self) -> None:
+        """A project whose own config or `.agent-tui/` waits for trust: asked (/trust),
+        listing what it would add; no keeps the safe part (session/hook_points.py)."""
+        if self.engine.project(self.chat.directory).workspace.asks_trust:
+            person.run(self.chat, catalog.named("trust"))
 
     async def _make_engine(self, config: Config, db: Database) -> None:
         from agent_tui.engine_context import EngineContext
@@ -320,8 +297,8 @@ class AgentApp(App[int]):
         text = event.text
         if not text.strip() or self.when_started(self.on_prompt_input_submitted, event):
             return
-        name, args = table.parse(text) or (None, "")
-        command = table.find(name, self.prompt.commands) if name is not None else None
+        name, args = catalog.parse(text) or (None, "")
+        command = catalog.find(name, self.prompt.commands) if name is not None else None
         if name is not None and command is None:
             self.chat.restore(text)
             self.notify(f"Unknown command /{name}: /help lists them.", severity="warning")
@@ -451,9 +428,9 @@ class AgentApp(App[int]):
 
     def _run_leader_action(self, key: str) -> None:
         keys = self.config.keybinds
-        for command in table.offered_in(table.APP):
+        for command in catalog.offered_in(APP):
             if command.keybind and getattr(keys, command.keybind) == key:
-                self.commands.run(command)
+                person.run(self.chat, command)
                 return
         actions = {
             keys.sidebar: self.action_toggle_sidebar,
@@ -463,26 +440,30 @@ class AgentApp(App[int]):
         if (action := actions.get(key)) is not None:
             action()
 
-    def run_command(self, command: table.Command, args: str = "") -> None:
+    def run_command(self, command: Command, args: str = "") -> None:
         """A slash command or palette entry; one typed before the start runs after it."""
         if not self.when_started(self.run_command, command, args):
-            self.commands.run(command, args)
+            person.run(self.chat, command, args)
 
     def on_tool_line_open_session(self, event: ToolLine.OpenSession) -> None:
         event.stop()
-        commands.switch_to(self.chat, event.session_id)
+        if self.chat.session is None or self.chat.session.id != event.session_id:
+            self.run_worker(self._open_session(event.session_id), exit_on_error=False)
+
+    async def _open_session(self, session_id: str) -> None:
+        await self.chat.show_session(await self.db.get_session(session_id))
 
     def on_user_message_view_here(self, event: UserMessageView.Here) -> None:
         event.stop()
         up_to = event.command == "compact"
-        args = f"{table.UP_TO} {event.message_id}" if up_to else event.message_id
-        self.run_command(table.named(event.command), args)
+        args = f"--up-to {event.message_id}" if up_to else event.message_id
+        self.run_command(catalog.named(event.command), args)
         self.prompt.focus()
 
     def on_tool_line_toggle_pin(self, event: ToolLine.TogglePin) -> None:
         event.stop()
         if self.chat.session is not None:
-            pin = pin_commands.set_pin(self.chat, event.part.id, event.part.pinned is None)
+            pin = person.set_pin(self.chat, event.part.id, event.part.pinned is None)
             self.run_worker(pin, exit_on_error=False)
 
     def action_toggle_sidebar(self) -> None:

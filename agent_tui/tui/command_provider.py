@@ -1,4 +1,4 @@
-"""The command palette (Ctrl+P) offers the app's commands of the table (command/table.py)."""
+"""The command palette (Ctrl+P) offers the app's commands (command/catalog.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from agent_tui.command.table import Command
+from agent_tui.command.base import Command
 
 if TYPE_CHECKING:
     from agent_tui.tui.app import AgentApp

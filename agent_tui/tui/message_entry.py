@@ -72,12 +72,6 @@ class MessageEntry:
         )
 
 
-def user_text(message: MessageWithParts) -> str:
-    return "\n".join(
-        p.text for p in message.parts if isinstance(p, TextPart) and not p.synthetic and p.text
-    )
-
-
 def shell_line(part: ToolPart) -> ToolLine:
     """A `!command` as a tool line, open: the person ran it to see its output."""
     line = ToolLine(part)

@@ -9,7 +9,8 @@ from textual.message import Message
 from textual.widgets import TextArea
 from textual.widgets.text_area import Location
 
-from agent_tui.command import table
+from agent_tui.command import catalog
+from agent_tui.command.base import APP, Command
 
 NEWLINE_KEYS = {"shift+enter", "ctrl+j", "newline"}
 PLACEHOLDER = "Message the agent — Enter sends, Ctrl+J new line, / for commands"
@@ -72,7 +73,7 @@ class PromptInput(TextArea):
         self.sent_history: list[str] = []
         self._history_index: int | None = None
         self._draft = ""
-        self.commands: tuple[table.Command, ...] = table.offered_in(table.APP)
+        self.commands: tuple[Command, ...] = catalog.offered_in(APP)
         """The slash commands it completes: the built-ins, then the custom ones."""
         self._mentions = 0
         self._mention: tuple[int, Location] | None = None
@@ -181,11 +182,11 @@ class PromptInput(TextArea):
 
     # ---- completion -------------------------------------------------------------------
 
-    def completions(self) -> list[table.Command]:
+    def completions(self) -> list[Command]:
         text = self.text
         if not text.startswith("/") or any(ch.isspace() for ch in text):
             return []
-        return table.matching(text[1:], self.commands)
+        return catalog.matching(text[1:], self.commands)
 
     def complete(self) -> bool:
         """Complete a unique (or common) slash command prefix; True if anything changed."""

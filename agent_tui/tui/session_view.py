@@ -42,7 +42,6 @@ from agent_tui.tui.message_entry import (
     MessageEntry,
     build_widget,
     estimated_lines,
-    user_text,
 )
 from agent_tui.tui.tool_line import ToolLine
 from agent_tui.tui.user_message_view import UserMessageView
@@ -193,7 +192,7 @@ class SessionView(VerticalScroll):
                 entry.divider_state = (
                     "undone" if done and summary_info.reverted else "done" if done else "cancelled"
                 )
-                entry.summary = user_text(summary)
+                entry.summary = summary.typed_text()
                 entry.edited_summary = summary_info.edited_summary
             elif entry.compaction() is not None:
                 entry.divider_state = "cancelled"

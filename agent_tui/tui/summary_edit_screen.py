@@ -3,24 +3,18 @@ what the summariser wrote."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, TextArea
 
-from agent_tui.context.summary_view import CACHE_NOTE, SummaryEdit
-from agent_tui.errors import AgentTuiError
+from agent_tui.context.summary_view import CACHE_NOTE
 from agent_tui.tui.confirm_screen import ConfirmScreen
 
-Save = Callable[[str], Awaitable[SummaryEdit]]
 
-
-class SummaryEditScreen(ModalScreen[SummaryEdit | None]):
-    """Dismissed with what saving did, or None when cancelled. `save` stores the text;
-    when it refuses (an AgentTuiError) the screen stays open with the text as typed."""
+class SummaryEditScreen(ModalScreen[str | None]):
+    """Dismissed with the text to save, or None when cancelled."""
 
     CSS_PATH = "summary_edit_screen.tcss"
     BINDINGS = [
@@ -29,11 +23,10 @@ class SummaryEditScreen(ModalScreen[SummaryEdit | None]):
         Binding("ctrl+r", "original", "The summariser's text", priority=True),
     ]
 
-    def __init__(self, text: str, original: str, save: Save) -> None:
+    def __init__(self, text: str, original: str) -> None:
         super().__init__()
         self.initial = text
         self.original = original
-        self.save = save
 
     def compose(self) -> ComposeResult:
         with Vertical(id="box"):
@@ -52,13 +45,8 @@ class SummaryEditScreen(ModalScreen[SummaryEdit | None]):
         self.editor.focus()
         self.editor.move_cursor(self.editor.document.end)  # corrections are often added
 
-    async def action_save(self) -> None:
-        try:
-            done = await self.save(self.editor.text)
-        except AgentTuiError as exc:
-            self.notify(str(exc), severity="error", timeout=10)
-            return
-        self.dismiss(done)
+    def action_save(self) -> None:
+        self.dismiss(self.editor.text)
 
     def action_original(self) -> None:
         self.editor.load_text(self.original)

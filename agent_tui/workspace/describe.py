@@ -42,7 +42,8 @@ def describe(workspace: Workspace) -> str:
     """The trust question's text: what trusting the project would add, and every key
     that waits, with why."""
     project = workspace.project
-    lines = [f"Project: {workspace.directory}", *what_it_adds(project)]
+    state = STATES.get(project.status, project.status)
+    lines = [f"Project: {workspace.directory} ({state})", *what_it_adds(project)]
     lines.append("Everything that waits until you trust it:")
     lines += [f"  {line}" for line in workspace.waiting_lines()]
     lines.append("Without trust the rest of its config applies (limits, compaction, keys).")

@@ -1,19 +1,35 @@
 """`agent-tui engine`: this person's warm engines (provider/shared.py) — which runs, its
 pid, idle time, memory and the commands connected — and their preforks
-(prefork/server.py), and `--stop` to end them."""
+(prefork/server.py); `--stop` ends them."""
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import json
 import os
 import time
+from dataclasses import dataclass, field
+from typing import Any
 
-from agent_tui.provider import shared
+from agent_tui.command.base import CLI, Call, Command, NoArgs, flag
 
 
-def engine_command(args: argparse.Namespace) -> int:
+@dataclass
+class Engines:
+    data: list[dict[str, Any]]
+    lines: list[str] = field(default_factory=list)
+
+    def message(self) -> str:
+        return "\n".join(self.lines)
+
+
+@dataclass
+class EngineArgs(NoArgs):
+    stop: bool = flag("stop them (the next command starts one)")
+
+
+async def _engine(call: Call, args: EngineArgs) -> Engines:
+    from agent_tui.provider import shared
+
     current = None
     with contextlib.suppress(OSError):
         current = shared.socket_path()
@@ -28,9 +44,6 @@ def engine_command(args: argparse.Namespace) -> int:
     if args.stop:
         for pid in [int(str(status.get("pid", 0))) for status in found] + list(forks.values()):
             _wait_gone(pid)
-    if args.json:
-        print(json.dumps(found, indent=2))
-        return 0
     if not found:
         idle = shared.idle_minutes()
         why = (
@@ -38,20 +51,22 @@ def engine_command(args: argparse.Namespace) -> int:
             if idle == 0
             else f"one starts with the next command; idle {idle:g} min"
         )
-        print(f"No warm engine runs ({why}).")
-        return 0
-    for status in found:
-        print(_line(status, stopped=args.stop))
-    for path, pid in forks.items():
-        verb = "stopped" if args.stop else "runs"
-        print(f"Prefork {pid} (forks each `run` with agent-tui imported) {verb}; socket {path}")
-    return 0
+        return Engines(found, [f"No warm engine runs ({why})."])
+    lines = [_line(status, stopped=args.stop) for status in found]
+    verb = "stopped" if args.stop else "runs"
+    lines += [
+        f"Prefork {pid} (forks each `run` with agent-tui imported) {verb}; socket {path}"
+        for path, pid in forks.items()
+    ]
+    return Engines(found, lines)
 
 
 def _preforks(*, stop: bool) -> dict[str, int]:
     """The preforks that answer (prefork/server.py), by socket: their pid, from the
     listening socket's credentials. `stop`: their socket removed (each leaves at its next
     look, within a second); a killed one's socket is removed too."""
+    from agent_tui.provider import shared
+
     found = {}
     for path in shared.preforks():
         conn = shared.connect(path)
@@ -90,3 +105,14 @@ def _wait_gone(pid: int, timeout: float = 5.0) -> None:
         except OSError:
             return
         time.sleep(0.02)
+
+
+ENGINE = Command(
+    "engine",
+    "Show your warm engines (pid, idle time, memory, commands connected); --stop ends them",
+    _engine,
+    EngineArgs,
+    session=False,
+    views=frozenset({CLI}),
+    engine=False,
+)

@@ -1,0 +1,163 @@
+"""The CLI's adapter of a command (command/base.py): a person at a terminal or a script.
+Results and documents are printed (`--json`: what they give, as JSON), a question is
+asked on a terminal (else the option that answers it is named), rows are listed, a
+session opened prints its id, a prompt streams as `run` does."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+from typing import Any
+
+from agent_tui.cli.headless import READER_GONE_EXIT, TextView
+from agent_tui.command.base import CLI, Call, Command, Result, Rows, build
+from agent_tui.config import Config
+from agent_tui.errors import NotFoundError
+from agent_tui.session.engine import Engine
+from agent_tui.session.loop import LoopResult
+from agent_tui.session.opening import open_engine
+from agent_tui.storage.models import Session
+
+
+class CliPerson:
+    view = CLI
+    asks = False
+
+    def __init__(self, engine: Engine | None, session_id: str | None, json: bool) -> None:
+        self.engine, self.session_id, self.json = engine, session_id, json
+        self.said_id = False
+        """A session's id went to stdout: what is said goes to stderr."""
+        self.result: LoopResult | None = None
+
+    async def say(self, text: str) -> None:
+        print(text, file=sys.stderr if self.said_id else sys.stdout)
+
+    async def show(self, title: str, result: Result) -> None:
+        await self.say(result.message())
+
+    async def confirm(self, question: str, detail: str, yes: str, flag: str) -> bool:
+        print(detail)
+        if not sys.stdin.isatty():
+            print(f"No terminal to ask on: add {flag} to answer yes.", file=sys.stderr)
+            return False
+        answer = await asyncio.to_thread(input, f"{question} [y/N] ")
+        return answer.strip().lower() in ("y", "yes")
+
+    async def choose(self, rows: Rows) -> str | None:
+        print(as_json(rows) if self.json else rows.message())  # listed: none is chosen here
+        return None
+
+    async def open_session(self, session: Session | None, retype: str | None) -> None:
+        if session is not None:
+            print(session.id)  # `agent-tui run -s ID` continues it
+            self.said_id = True
+        await self.retype(retype)
+
+    async def edit(self, title: str, text: str, original: str) -> str | None:
+        from agent_tui.editor import edit_text
+
+        return await edit_text(text, f"{title.lower().replace(' ', '-')}.md")
+
+    async def retype(self, text: str | None) -> None:
+        if text:
+            print(f"Your message was:\n{text}", file=sys.stderr)
+
+    async def send(self, text: str, model: str | None, typed: str) -> None:
+        assert self.engine is not None and self.session_id is not None
+        self.result = await self.engine.prompt(self.session_id, text, model=model)
+
+    async def use_model(self, model: str) -> None:
+        pass  # -m MODEL
+
+    async def leave(self) -> None:
+        pass
+
+
+async def resolve_session(
+    engine: Engine, session_id: str | None, cont: bool, *, create: bool
+) -> Session:
+    db = engine.ctx.db
+    directory = Path.cwd()
+    if session_id:
+        return await db.find_session_by_prefix(session_id)
+    if cont or not create:
+        session = await db.latest_session(str(directory))
+        if session is None:
+            raise NotFoundError(
+                f'No session to continue in {directory}. Start one with: agent-tui run "..." '
+                "(or list all sessions with: agent-tui sessions)."
+            )
+        return session
+    return await engine.new_session(directory)
+
+
+def typed_args(command: Command, args: argparse.Namespace) -> Any:
+    values = {a: getattr(args, a, None) for a in command.args.__dataclass_fields__}
+    return build(command, {k: " ".join(v) if isinstance(v, list) else v for k, v in values.items()})
+
+
+async def run_command(command: Command, args: argparse.Namespace, config: Config) -> int:
+    """Run `command` as typed on the command line; its exit code."""
+    typed = typed_args(command, args)
+    if not command.engine:
+        return _present(command, args, await command.run(_call(None, None, args), typed), None)
+    async with open_engine(config, command.name) as engine:
+        session_id = None
+        if command.session:
+            create = command.starts and not (args.session or args.cont)
+            resolved = await resolve_session(engine, args.session, args.cont, create=create)
+            session_id = resolved.id
+        call = _call(engine, session_id, args)
+        view = TextView(show_summaries=True) if command.stream and not args.json else None
+        if view is None:
+            return _present(command, args, await command.run(call, typed), call.person)
+        engine.ctx.bus.subscribe(view)
+        if session_id is not None:
+            from agent_tui.cli.prompt import install_interrupt
+
+            install_interrupt(engine, session_id)
+            view.on_reader_gone = lambda: engine.abort(session_id)
+        try:
+            result = await command.run(call, typed)
+        finally:
+            view.close()
+        return (
+            READER_GONE_EXIT if view.reader_gone else _present(command, args, result, call.person)
+        )
+
+
+def _call(engine: Engine | None, session_id: str | None, args: argparse.Namespace) -> Call:
+    model = getattr(args, "model", None)
+    person = CliPerson(engine, session_id, args.json)
+    return Call(engine, person, Path.cwd(), session_id, model)
+
+
+def _present(command: Command, args: argparse.Namespace, result: Any, person: Any) -> int:
+    from agent_tui.cli.prompt import exit_code
+
+    loop = getattr(result, "result", None) or getattr(person, "result", None)
+    if args.json and result is not None:
+        print(as_json(result))
+    elif result is not None and (text := result.message()):
+        print(text, file=sys.stderr if getattr(person, "said_id", False) else sys.stdout)
+    code = exit_code(loop) if isinstance(loop, LoopResult) else 0
+    return code or getattr(result, "exit_code", 0)
+
+
+def as_json(result: Any) -> str:
+    """What a result gives, for scripts: its model, its rows' data, else its message."""
+    if hasattr(result, "model_dump_json"):
+        return str(result.model_dump_json(indent=2))
+    if isinstance(result, Rows):
+        data: Any = [row.data for row in result.rows]
+    elif hasattr(result, "data"):
+        data = result.data
+    elif is_dataclass(result):
+        data = {"message": result.message(), **asdict(result)}
+    else:
+        data = {"message": result.message()}
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)

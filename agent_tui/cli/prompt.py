@@ -1,0 +1,114 @@
+"""`agent-tui run`: one prompt headless, its answer streamed to stdout (tools on stderr,
+or one JSON event per line), and the dispatch of the catalog's commands."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from pathlib import Path
+
+from agent_tui.cli.headless import READER_GONE_EXIT, JsonView, TextView
+from agent_tui.cli.person import resolve_session, run_command
+from agent_tui.command.base import Command
+from agent_tui.config import Config, load_config
+from agent_tui.editor import run_message
+from agent_tui.provider import remote
+from agent_tui.provider.auth import check_credentials
+from agent_tui.provider.defaults import choose_model
+from agent_tui.provider.loader import preload_in_background
+from agent_tui.session.engine import Engine
+from agent_tui.session.loop import LoopResult
+from agent_tui.session.opening import open_engine
+from agent_tui.tool.escalation import UNSANDBOXED
+
+
+def dispatch(args: argparse.Namespace, command: Command | None, config: Config | None) -> int:
+    """Run `run` or a command; `config`: already loaded (and its model chosen) by the
+    CLI's preflight."""
+    calls_model = args.command in remote.MODEL_COMMANDS
+    if calls_model and remote.current() is None:
+        preload_in_background()  # overlap litellm's import with config and DB work
+    chosen = config is not None
+    if config is None:
+        config = load_config({"model": args.model} if getattr(args, "model", None) else None)
+
+    async def main() -> int:
+        # No model in the config: the keys present (or a local server) pick it.
+        if not chosen:
+            await choose_model(config, probe=calls_model)
+        if command is None:
+            return await _run(args, config)
+        return await run_command(command, args, config)
+
+    return asyncio.run(main())
+
+
+def exit_code(result: LoopResult | None) -> int:
+    if result is None:
+        return 0
+    if result.outcome == "aborted":
+        print("agent-tui: interrupted; what was streamed is saved.", file=sys.stderr)
+        return 130
+    if result.outcome == "error":
+        print(f"agent-tui: {result.error or 'the run failed.'}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def install_interrupt(engine: Engine, session_id: str) -> None:
+    """First Ctrl+C interrupts the step (streamed text is kept); the second quits."""
+    loop = asyncio.get_running_loop()
+
+    def on_interrupt() -> None:
+        engine.abort(session_id)
+        loop.remove_signal_handler(signal.SIGINT)
+
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, on_interrupt)
+
+
+def _expand_custom_command(text: str) -> tuple[str, str | None]:
+    """`/NAME args` naming a custom command -> (its expanded body, its model); any other
+    text is sent as typed."""
+    from agent_tui.command.catalog import builtin_names, parse
+    from agent_tui.custom_commands import load_custom_commands
+
+    invocation = parse(text)
+    if invocation is None:
+        return text, None
+    loaded = load_custom_commands(Path.cwd(), builtin_names())
+    command = loaded.commands.get(invocation[0].lower())
+    if command is None:
+        return text, None
+    return command.expand(invocation[1]), command.model
+
+
+async def _run(args: argparse.Namespace, config: Config) -> int:
+    for tool in args.allow:
+        config.permission[tool] = "allow"
+    if args.allow_unsandboxed:
+        config.permission[UNSANDBOXED] = "allow"
+    text, command_model = _expand_custom_command(run_message(args.message))
+    model = args.model or command_model
+    view = JsonView() if args.format == "json" else TextView()
+    async with open_engine(config, args.command) as engine:
+        engine.ctx.bus.subscribe(view)
+        if not (args.session or args.cont):
+            # Fail before creating an empty session the model could never answer.
+            agent = engine.primary_agent(args.agent, Path.cwd())  # before a session exists
+            await check_credentials(model or agent.model or config.model, config)
+        session = await resolve_session(engine, args.session, args.cont, create=True)
+        install_interrupt(engine, session.id)
+        view.on_reader_gone = lambda: engine.abort(session.id)
+        try:
+            result = await engine.prompt(session.id, text, model=model, agent=args.agent)
+        finally:
+            view.close()
+        if view.reader_gone:  # `| head` has what it wanted: nobody is left to tell
+            return READER_GONE_EXIT
+        if args.format == "text":
+            print(f"session {session.id}", file=sys.stderr)
+    return exit_code(result)

@@ -1,0 +1,117 @@
+"""Command-line entry: the arguments (cli/parser.py) and what runs them: the app, `acp`,
+`serve`, `run` or a command of the catalog. Errors are printed, never raised."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agent_tui import procs
+from agent_tui.command.base import CLI, Command
+from agent_tui.errors import AgentTuiError
+
+if TYPE_CHECKING:
+    from agent_tui.config import Config
+
+
+def _preflight(args: argparse.Namespace) -> Config:
+    """What a command that calls the model can tell without a provider: a broken config,
+    or no provider at all (no key, no local server), raised before litellm's import
+    starts (it takes seconds, and its thread starves everything else of the GIL)."""
+    import asyncio
+
+    from agent_tui.config import load_config
+    from agent_tui.provider.auth import check_setup
+    from agent_tui.provider.defaults import choose_model
+
+    config = load_config({"model": args.model} if getattr(args, "model", None) else None)
+    asyncio.run(choose_model(config, probe=True))
+    fresh = args.command == "run" and not (args.session or args.cont or args.agent)
+    if fresh:  # a continued session or an agent may have a model of its own
+        check_setup(config.model, config)
+    return config
+
+
+def cli_commands() -> tuple[Command, ...]:
+    """The catalog's commands the CLI offers, this directory's custom ones included."""
+    from agent_tui.command.catalog import customs, offered_in
+
+    try:
+        custom, _ = customs(Path.cwd())
+    except OSError:  # a directory gone: its commands with it
+        custom = ()
+    return (*offered_in(CLI), *custom)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from agent_tui.cli.parser import build_parser
+
+    commands = {c.name: c for c in cli_commands()}
+    args = build_parser(tuple(commands.values())).parse_args(argv)
+    procs.reap_in_background()  # what a killed agent-tui left running (procs.py)
+    restore_signals = procs.install_exit_signals()
+    try:
+        if args.command is None:
+            from agent_tui.tui.launch import launch
+
+            return launch(args)
+        if args.command == "acp":
+            from agent_tui.acp.main import serve_stdio
+
+            return serve_stdio()
+        if args.command == "serve":
+            from agent_tui.server.main import serve
+
+            return serve(args.host, args.port, args.token)
+        if args.command == "run" and args.trust:  # before attaching: the server reads it too
+            from pathlib import Path
+
+            from agent_tui.config import load_config
+
+            load_config(directory=Path.cwd(), trust=True)
+        if args.command == "run":
+            from agent_tui.attach.target import attach_target
+
+            target = attach_target(args)
+            if target is not None:
+                from agent_tui.attach.run import run_attached
+
+                code = run_attached(args, target)
+                if code is not None:
+                    return code
+        config = None
+        from agent_tui.provider import remote
+
+        if args.command in remote.MODEL_COMMANDS or getattr(
+            commands.get(args.command), "stream", 0
+        ):
+            # litellm's import (seconds) starts now, on the other core, in a process of
+            # its own (provider/worker.py): nothing here waits for it, nor shares a GIL.
+            in_process = remote.start() is None
+            config = _preflight(args)  # what needs no provider is answered before litellm
+            if in_process:  # its import thread would starve the preflight of the GIL
+                from agent_tui.provider.loader import preload_in_background
+
+                preload_in_background(tokenizer=False)  # before the engine's own imports
+        from agent_tui.cli.prompt import dispatch
+
+        return dispatch(args, commands.get(args.command), config)
+    except AgentTuiError as exc:
+        print(f"agent-tui: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("\nagent-tui: interrupted.", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `agent-tui export ID | head`: the reader has what it wanted
+        from agent_tui.cli.headless import READER_GONE_EXIT, silence
+
+        silence(sys.stdout)
+        silence(sys.stderr)
+        return READER_GONE_EXIT
+    finally:
+        if "agent_tui.provider.remote" in sys.modules:
+            sys.modules["agent_tui.provider.remote"].stop()
+        procs.shutdown()  # nothing a tool started outlives agent-tui
+        restore_signals()

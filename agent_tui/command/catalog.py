@@ -1,0 +1,115 @@
+"""Every command: the built-in ones (each module of this package defines its own) and the
+custom Markdown commands of a project (custom_commands.py), found by name, alias or a
+unique prefix, as the views offer and complete them."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import pkgutil
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from agent_tui import command as package
+from agent_tui.command.base import EVERY_VIEW, Call, Command, NoArgs, rest
+
+VIEW_NAMES = ("run", "acp", "serve")
+"""The CLI's own subcommands: the views, not commands (no custom command takes them)."""
+
+
+ORDER = ("compact", "uncompact", "summary", "undo", "redo", "pin", "unpin", "diff", "context")
+"""The first commands listed (the rest follow by name)."""
+
+
+@cache
+def builtins() -> tuple[Command, ...]:
+    """Every Command a module of this package defines."""
+    found: dict[str, Command] = {}
+    for module in pkgutil.iter_modules(package.__path__):
+        attributes = vars(importlib.import_module(f"{package.__name__}.{module.name}"))
+        found |= {v.name: v for v in attributes.values() if isinstance(v, Command)}
+    rank = {name: i for i, name in enumerate(ORDER)}
+    return tuple(sorted(found.values(), key=lambda c: (rank.get(c.name, len(ORDER)), c.name)))
+
+
+def offered_in(view: str) -> tuple[Command, ...]:
+    return tuple(c for c in builtins() if view in c.views)
+
+
+def named(name: str) -> Command:
+    return next(c for c in builtins() if c.name == name)
+
+
+def builtin_names() -> set[str]:
+    """Names and aliases a custom command cannot take."""
+    return {n for c in builtins() for n in (c.name, *c.aliases)} | set(VIEW_NAMES)
+
+
+@dataclass
+class CustomArgs(NoArgs):
+    arguments: str = rest("ARGUMENTS", "what $ARGUMENTS, $1, $2… become")
+
+
+def custom(found: object) -> Command:
+    """A custom Markdown command (custom_commands.py): its body, filled in, is sent as a
+    prompt, with its model if it names one."""
+    from agent_tui.custom_commands import CustomCommand
+
+    assert isinstance(found, CustomCommand)
+
+    async def run(call: Call, args: CustomArgs) -> None:
+        from agent_tui.errors import UsageError
+
+        text = found.expand(args.arguments)
+        if not text:
+            raise UsageError(f"/{found.name} is empty: {found.path} has no text.")
+        typed = f"/{found.name} {args.arguments}".rstrip()
+        await call.person.send(text, found.model, typed)
+
+    return Command(
+        found.name, found.help, run, CustomArgs, views=EVERY_VIEW, stream=True, starts=True
+    )
+
+
+def customs(directory: Path) -> tuple[tuple[Command, ...], str | None]:
+    """The custom commands of `directory` (and the person's), and a warning about any
+    named like a built-in (ignored)."""
+    from agent_tui.custom_commands import load_custom_commands
+
+    loaded = load_custom_commands(directory, builtin_names())
+    return tuple(custom(c) for c in loaded.commands.values()), loaded.warning()
+
+
+async def offered(view: str, directory: Path) -> tuple[Command, ...]:
+    """What `view` offers in `directory`: the built-ins, then the custom commands."""
+    found, _ = await asyncio.to_thread(customs, directory)
+    return (*offered_in(view), *found)
+
+
+def matching(prefix: str, commands: Iterable[Command]) -> list[Command]:
+    """Commands whose name or an alias starts with `prefix` (without the slash)."""
+    prefix = prefix.lower()
+    return [c for c in commands if any(n.startswith(prefix) for n in (c.name, *c.aliases))]
+
+
+def called(name: str, commands: Iterable[Command]) -> Command | None:
+    """The command called exactly `name`, by name or alias."""
+    return next((c for c in commands if name in (c.name, *c.aliases)), None)
+
+
+def find(name: str, commands: Sequence[Command]) -> Command | None:
+    """The command called `name`, by name or alias, else a unique prefix match."""
+    name = name.lower()
+    found = matching(name, commands)
+    return called(name, commands) or (found[0] if len(found) == 1 else None)
+
+
+def parse(text: str) -> tuple[str, str] | None:
+    """('compact', 'keep the tests') for '/compact keep the tests'; None if not a command."""
+    stripped = text.strip()
+    if not stripped.startswith("/") or stripped.startswith("//"):
+        return None
+    name, _, args = stripped[1:].partition(" ")
+    return name, args.strip()

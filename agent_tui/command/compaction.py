@@ -1,0 +1,151 @@
+"""/compact, /uncompact and /summary: summarise the conversation now (up to a message,
+previewed, reviewed), take the newest summary back, show or correct the one in force."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from agent_tui.command.base import (
+    Call,
+    Command,
+    Document,
+    NoArgs,
+    Result,
+    Row,
+    Rows,
+    Text,
+    flag,
+    option,
+    rest,
+)
+
+if TYPE_CHECKING:
+    from agent_tui.session.loop import LoopResult
+
+
+@dataclass
+class Compacted:
+    """A compaction shows itself through the engine's events: nothing more to say."""
+
+    result: LoopResult | None
+
+    def message(self) -> str:
+        return ""
+
+
+@dataclass
+class CompactArgs(NoArgs):
+    up_to: str | None = option(
+        "MSG_ID", "the summary ends with this message; everything after it stays verbatim"
+    )
+    dry_run: bool = flag("print what would be summarised and kept, and send nothing")
+    instructions: str = rest("INSTRUCTIONS", "extra instructions for the summary")
+
+
+async def _compact(call: Call, args: CompactArgs) -> Result | None:
+    session_id, engine = call.session(), call.engine
+    instructions = args.instructions or None
+    if args.up_to == "":  # `/compact --up-to`: the person chooses where it ends
+        args.up_to = await call.person.choose(await _messages(call))
+        if args.up_to is None:
+            return None
+    if args.dry_run:
+        return await engine.compaction_plan(
+            session_id, instructions, model=call.model, up_to=args.up_to
+        )
+    await engine.wait_idle(session_id)  # typed while the agent works: after that turn
+    review = engine.project(call.directory).config.compaction.review and args.up_to is None
+    if review and call.person.view == "app":
+        summary = await engine.summary_for_review(session_id, instructions, model=call.model)
+        if summary is not None:
+            text = await call.person.edit("Review the summary", summary.text, "review")
+            if text is None:
+                await engine.discard_reviewed(summary)
+                return Text("Summary discarded: the conversation is as it was.")
+            return Compacted(await engine.apply_reviewed(session_id, summary, text))
+    result = await engine.compact(session_id, instructions, model=call.model, up_to=args.up_to)
+    return Compacted(result)
+
+
+async def _messages(call: Call) -> Rows:
+    """The person's messages since the summary in force, newest first."""
+    from agent_tui.step.messages import history_start
+    from agent_tui.storage.models import UserMessage
+
+    db = call.engine.ctx.db
+    session = await db.get_session(call.session())
+    messages = await db.messages(session.id, since_id=history_start(session))
+    rows = [
+        Row(m.info.id, text, data=m.info.created)
+        for m in reversed(messages)
+        if isinstance(m.info, UserMessage) and not m.info.undone and (text := m.typed_text())
+    ]
+    return Rows("Compact up to", rows, "None of your messages to compact up to yet.", "messages")
+
+
+async def _uncompact(call: Call, args: NoArgs) -> Result | None:
+    return await call.engine.uncompact(call.session(), model=call.model)
+
+
+@dataclass
+class SummaryArgs(NoArgs):
+    edit: bool = flag("edit the summary (the app's editor; $VISUAL / $EDITOR) and save it")
+    set_file: str | None = option("PATH", "replace the summary's text with this file's (- stdin)")
+    revert: bool = flag("go back to the text the summariser wrote")
+    exclusive = (("edit", "set_file", "revert"),)
+
+
+async def _summary(call: Call, args: SummaryArgs) -> Result | None:
+    from agent_tui.context.summary_view import NO_COMPACTION
+    from agent_tui.errors import UsageError
+
+    if call.session_id is None:
+        return Document(NO_COMPACTION, "Summary")
+    session_id = call.session_id
+    view = await call.engine.summary(session_id, model=call.model)
+    if not (args.edit or args.set_file is not None or args.revert):
+        return view
+    if not view.compacted or view.summary_id is None:
+        raise UsageError(NO_COMPACTION)
+    text: str | None = None
+    if args.set_file is not None:
+        from agent_tui.editor import read_text_arg
+
+        text = await read_text_arg(args.set_file, "--set-file")
+    elif args.edit:
+        text = await call.person.edit("Edit the summary", view.text, view.original)
+        if text is None:
+            return Text("Edit cancelled: nothing saved.")
+    return await call.engine.edit_summary(session_id, view.summary_id, text)
+
+
+COMPACT = Command(
+    "compact",
+    "Summarise the conversation now (extra instructions; --dry-run to preview)",
+    _compact,
+    CompactArgs,
+    aliases=("summarize",),
+    keybind="compact",
+    model=True,
+    stream=True,
+)
+UNCOMPACT = Command(
+    "uncompact",
+    "Take back the newest compaction (the history before it returns)",
+    _uncompact,
+    keybind="uncompact",
+    model=True,
+)
+SUMMARY = Command(
+    "summary",
+    "Show the summary in force: what was restated after it and what was kept",
+    _summary,
+    SummaryArgs,
+    description="Show the summary the model sees in place of the compacted conversation: "
+    "what was restated after it (your words, the todo list, the plan) and what was kept "
+    "verbatim. --edit, --set-file or --revert change the text the model sees from its "
+    "next step on; the summariser's text stays in the session. An edit changes the "
+    "prompt once: the part before the summary stays cached, from the summary on it is "
+    "written to the cache again.",
+)

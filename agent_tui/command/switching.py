@@ -1,0 +1,169 @@
+"""/sessions, /new, /fork and /export: list the sessions and go to one, start one, fork
+one up to a message, export one as JSON."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent_tui.command.base import (
+    Call,
+    Command,
+    NoArgs,
+    Result,
+    Row,
+    Rows,
+    Text,
+    flag,
+    option,
+    word,
+)
+
+LISTED = 200
+"""Sessions listed (the newest the person started, each with its subagents')."""
+
+
+@dataclass
+class SessionsArgs(NoArgs):
+    here: bool = flag("only this directory's sessions")
+
+
+async def _sessions(call: Call, args: SessionsArgs) -> Result | None:
+    rows = await session_rows(call, str(call.directory) if args.here else None)
+    listed = Rows(
+        "Sessions",
+        rows,
+        'No sessions yet. Start one with: agent-tui run "..." or agent-tui',
+        "sessions",
+    )
+    chosen = await call.person.choose(listed)
+    if chosen is not None and chosen != call.session_id:
+        await call.person.open_session(await call.engine.ctx.db.get_session(chosen), None)
+    return None
+
+
+async def session_rows(call: Call, directory: str | None) -> list[Row]:
+    """Every session listed, subagents' under their parent, with its figures as data."""
+    from agent_tui.context import preparing
+    from agent_tui.context.usage import context_usage
+    from agent_tui.storage.sessions import session_tree
+
+    ctx = call.engine.ctx
+    roots = await ctx.db.list_sessions(directory, limit=LISTED, roots_only=True)
+    listed = roots + await ctx.db.descendants(s.id for s in roots)
+    summaries = await ctx.db.session_summaries([s.id for s in listed])
+    rows = []
+    for session, depth in session_tree(listed):
+        summary = summaries[session.id]
+        usage = context_usage(summary.last_assistant, summary.cost)
+        preparer = preparing.holder(ctx, session.id)  # who writes its summary meanwhile
+        data: dict[str, Any] = {
+            **session.model_dump(include={"id", "parent_id", "forked_from"}),
+            "depth": depth,
+            **session.model_dump(include={"title", "directory", "created", "updated"}),
+            "messages": summary.messages,
+            "compactions": summary.compactions,
+            "prepared_summaries": {
+                "prepared": summary.summaries_prepared,
+                "used": summary.summaries_used,
+                "discarded": summary.summaries_discarded,
+                "running": preparer.model_dump() if preparer is not None else None,
+            },
+            "context": usage.model_dump(),
+            "tokens": {
+                "input": summary.input_tokens,
+                "cache_read": summary.cache_read,
+                "cache_write": summary.cache_write,
+            },
+        }
+        percent = f"{usage.percent:.0f}%" if usage.percent is not None else "—"
+        updated = dt.datetime.fromtimestamp(session.updated / 1000)
+        label = f"{updated:%Y-%m-%d %H:%M}  {summary.messages:>4} msgs  {percent:>4}  "
+        label += session.title or "(untitled)"
+        current = session.id == call.session_id
+        rows.append(Row(session.id, label, f"[{session.directory}]", current, depth, data))
+    return rows
+
+
+@dataclass
+class ForkArgs(NoArgs):
+    message_id: str | None = word("MSG_ID", "the last message copied (default: all)")
+
+
+async def _fork(call: Call, args: ForkArgs) -> Result:
+    forked = await call.engine.fork(call.session(), args.message_id)
+    await call.person.open_session(forked.session, forked.retype)
+    said = f"Forked into a new session, {forked.session.id}; the original is untouched."
+    if forked.retype is not None:  # before the person's own message: its words back
+        said += " It ends before your message, which was not copied."
+    return Text(said)
+
+
+async def _new(call: Call, args: NoArgs) -> None:
+    await call.person.open_session(None, None)
+
+
+@dataclass
+class ExportArgs(NoArgs):
+    session_id: str | None = word("SESSION_ID", "the session (default: this one)")
+    output: str | None = option("PATH", "write it to this file (the CLI's default: stdout)")
+
+
+@dataclass
+class Exported:
+    json: str
+    path: Path | None
+
+    def message(self) -> str:
+        return f"Exported to {self.path}" if self.path else self.json
+
+
+async def _export(call: Call, args: ExportArgs) -> Result:
+    import asyncio
+
+    db = call.engine.ctx.db
+    session_id = args.session_id and (await db.find_session_by_prefix(args.session_id)).id
+    data = await db.export_session(session_id or call.session())
+    text = data.model_dump_json(indent=2)
+    output = args.output
+    if output is None and call.person.view != "cli":  # a file here, named for the session
+        output = f"agent-tui-{data.session.id}.json"
+    if output is None or output == "-":
+        return Exported(text, None)
+    path = call.directory / output
+    await asyncio.to_thread(path.write_text, text, "utf-8")
+    return Exported(text, path)
+
+
+SESSIONS = Command(
+    "sessions",
+    "List the sessions (the app switches to the one chosen)",
+    _sessions,
+    SessionsArgs,
+    keybind="sessions",
+    session=False,
+)
+FORK = Command(
+    "fork",
+    "Fork the session: a new one with its history up to a message (an id; default: all "
+    "of it), the original untouched",
+    _fork,
+    ForkArgs,
+)
+NEW = Command(
+    "new",
+    "Start a new session",
+    _new,
+    keybind="new_session",
+    session=False,
+    views=frozenset({"app"}),
+)
+EXPORT = Command(
+    "export",
+    "Export a session as JSON (the app writes a file here; the CLI prints it)",
+    _export,
+    ExportArgs,
+    session=False,
+)

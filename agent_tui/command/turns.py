@@ -1,0 +1,73 @@
+"""/undo, /redo and /diff: take back the newest turn (its files restored, hidden from the
+model), bring it back, show what the session changed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent_tui.command.base import Call, Command, NoArgs, Result, flag
+
+NO_DIFF = "No file changed yet."
+"""What every view says of an empty session diff."""
+
+
+@dataclass
+class SessionDiff:
+    diff: str
+    title = "Session diff"
+
+    def message(self) -> str:
+        return f"```diff\n{self.diff}\n```" if self.diff else NO_DIFF
+
+
+@dataclass
+class TurnArgs(NoArgs):
+    force: bool = flag("overwrite files you changed since the turn (else you are asked)")
+
+
+async def _turn(call: Call, args: TurnArgs, *, undo: bool) -> Result:
+    """Files the person changed since are overwritten only after they confirm."""
+    from agent_tui.session.undo import UndoConflict
+
+    session_id, act = call.session(), call.engine.undo if undo else call.engine.redo
+    try:
+        done = await act(session_id, force=args.force)
+    except UndoConflict as exc:
+        verb = "Undo" if undo else "Redo"
+        if not await call.person.confirm(
+            f"{verb} and overwrite your changes?", str(exc), "Overwrite", "--force"
+        ):
+            raise
+        done = await act(session_id, force=True)
+    await call.person.retype(done.prompt if undo else None)
+    return done
+
+
+async def _undo(call: Call, args: TurnArgs) -> Result:
+    return await _turn(call, args, undo=True)
+
+
+async def _redo(call: Call, args: TurnArgs) -> Result:
+    return await _turn(call, args, undo=False)
+
+
+async def _diff(call: Call, args: NoArgs) -> Result:
+    return SessionDiff(await call.engine.session_diff(call.session()))
+
+
+UNDO = Command(
+    "undo",
+    "Undo the newest turn: restore the files it changed, hide it from the model "
+    "(--force overwrites your changes since)",
+    _undo,
+    TurnArgs,
+    keybind="undo",
+)
+REDO = Command(
+    "redo",
+    "Redo the turn undone last (--force overwrites your changes since)",
+    _redo,
+    TurnArgs,
+    keybind="redo",
+)
+DIFF = Command("diff", "Show the files this session changed, as a diff", _diff)
