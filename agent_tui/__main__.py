@@ -12,9 +12,9 @@ from agent_tui.entry import here
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["run"]:
-        from agent_tui.prefork import client  # os, sys, socket and json only
+        from agent_tui.prefork import handover  # os, sys, socket and json only
 
-        code = client.try_run(args)  # in a child of the prefork, imported already
+        code = handover.try_run(args)  # in a child of the prefork, imported already
         if code is not None:
             return code
     return here(args)

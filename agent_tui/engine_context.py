@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_tui import paths
-from agent_tui.agents import AgentCatalog
 from agent_tui.bus import Bus
-from agent_tui.config import Config, PermissionLevel
+from agent_tui.config.settings import Config, PermissionLevel
 from agent_tui.events import Event, MessageUpdated, Notice, PartUpdated
 from agent_tui.hooks.runner import Hooks
 from agent_tui.live_session import LiveSession, LiveSessions
-from agent_tui.lsp.servers import LspServers
+from agent_tui.lsp.language_servers import LspServers
+from agent_tui.project.agents import AgentCatalog
 from agent_tui.redact import Redactor
 from agent_tui.sandbox import Sandbox
 from agent_tui.secrets import ToolEnvironment

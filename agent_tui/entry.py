@@ -1,6 +1,6 @@
 """The command in this process (`here`): what `agent-tui` does once no prefork took it
-(prefork/client.py), and what a prefork's child does with the command it was given
-(prefork/server.py). Import-light, as `__main__` is: no litellm, no Textual."""
+(prefork/handover.py), and what a prefork's child does with the command it was given
+(prefork/forker.py). Import-light, as `__main__` is: no litellm, no Textual."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def _start_provider_early(argv: list[str]) -> None:
     if any(arg in ("-h", "--help") or arg.startswith("--attach") for arg in argv[1:]):
         return
     try:
-        from agent_tui.config_files import raw_value
+        from agent_tui.config.files import raw_value
 
         if (raw_value("run", "attach") or "off") != "off":
             return

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agent_tui.config import PermissionLevel, ReasoningEffort
+from agent_tui.config.settings import PermissionLevel, ReasoningEffort
 from agent_tui.tool.base import EditorFiles
 from agent_tui.tool.registry import PermissionMode
 

@@ -22,8 +22,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from agent_tui.budget.tokens import counter_for
 from agent_tui.carry.ledger import ledger_text, span_ledger
-from agent_tui.carry.pins import current_pins
-from agent_tui.config import Config, ModelConfig, ModelLimit, ProviderConfig
+from agent_tui.carry.pin_text import current_pins
+from agent_tui.config.settings import Config, ModelConfig, ModelLimit, ProviderConfig
 from agent_tui.context.prune import select_prunable
 from agent_tui.engine_context import EngineContext
 from agent_tui.ids import message_id, part_id

@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from agent_tui.config import Config, ModelConfig, ProviderConfig
+from agent_tui.config.settings import Config, ModelConfig, ProviderConfig
 from agent_tui.engine_context import EngineContext
 from agent_tui.provider.limits import Prices, load_model_info
 from agent_tui.session.engine import Engine

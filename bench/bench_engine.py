@@ -43,12 +43,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from own_project import own_project  # noqa: E402
 from precompile import compile_bytecode  # noqa: E402
 
-from agent_tui.config import Config  # noqa: E402
+from agent_tui.config.settings import Config  # noqa: E402
 from agent_tui.engine_context import EngineContext  # noqa: E402
 from agent_tui.ids import message_id  # noqa: E402
-from agent_tui.provider.events import TextDelta  # noqa: E402
 from agent_tui.provider.limits import ModelInfo, Prices  # noqa: E402
 from agent_tui.provider.loader import FIRST_REQUEST_IMPORTS  # noqa: E402
+from agent_tui.provider.stream_events import TextDelta  # noqa: E402
 from agent_tui.step.processor import StepProcessor  # noqa: E402
 from agent_tui.storage.db import Database  # noqa: E402
 from agent_tui.storage.models import AssistantMessage, UserMessage  # noqa: E402
@@ -193,7 +193,7 @@ def bench_reap_scan(runs: int = 20) -> None:
 
 async def bench_sandbox(runs: int = 50) -> None:
     """Median time of `true` as the bash tool starts it, sandboxed and not."""
-    from agent_tui.config import SandboxConfig, TruncationConfig
+    from agent_tui.config.settings import SandboxConfig, TruncationConfig
     from agent_tui.sandbox import Sandbox, probe
     from agent_tui.tool.bash import run_command
     from agent_tui.tool.bash_output import OutputCapture

@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from agent_tui.config import Config, ModelConfig, ModelLimit, ProviderConfig
+from agent_tui.config.settings import Config, ModelConfig, ModelLimit, ProviderConfig
 from agent_tui.engine_context import EngineContext
 from agent_tui.session.engine import Engine
 from agent_tui.storage.db import Database

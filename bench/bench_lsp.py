@@ -1,4 +1,4 @@
-"""Time an edit waits for diagnostics (lsp/servers.py `check`): the server's answer for
+"""Time an edit waits for diagnostics (lsp/language_servers.py `check`): the server's answer for
 the text before and after, with a warm `ruff server` (the venv's), on a 300-line module.
 
     .venv/bin/python bench/bench_lsp.py [--edits 40]
@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent_tui.lsp.servers import LspServers
-from agent_tui.lsp.settings import LspConfig
+from agent_tui.lsp.language_servers import LspServers
+from agent_tui.lsp.lsp_config import LspConfig
 
 RUFF = str(Path(sys.executable).parent / "ruff")
 

@@ -56,7 +56,13 @@ from prepared_processes import (
     wait_for_preparers,
 )
 
-from agent_tui.config import CompactionConfig, Config, ModelConfig, ModelLimit, ProviderConfig
+from agent_tui.config.settings import (
+    CompactionConfig,
+    Config,
+    ModelConfig,
+    ModelLimit,
+    ProviderConfig,
+)
 from agent_tui.engine_context import EngineContext
 from agent_tui.provider.limits import Prices, load_model_info
 from agent_tui.session.engine import Engine

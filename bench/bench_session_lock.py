@@ -31,7 +31,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from own_project import own_project  # noqa: E402
 
-from agent_tui.config import load_config  # noqa: E402
+from agent_tui.config.settings import load_config  # noqa: E402
 from agent_tui.engine_context import EngineContext  # noqa: E402
 from agent_tui.events import Event, MessageUpdated, Notice  # noqa: E402
 from agent_tui.session.engine import Engine  # noqa: E402

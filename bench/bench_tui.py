@@ -229,7 +229,7 @@ async def stream_once(
 ) -> dict[str, Any]:
     from textual import events
 
-    from agent_tui.config import Config
+    from agent_tui.config.settings import Config
     from agent_tui.events import MessageUpdated, PartUpdated
     from agent_tui.ids import message_id, part_id
     from agent_tui.storage.db import Database
@@ -486,7 +486,7 @@ async def memory_growth(data_dir: Path) -> dict[int, int]:
     """RSS after RSS_STEPS[0] and RSS_STEPS[-1] streamed steps (after a collection)."""
     import gc
 
-    from agent_tui.config import Config
+    from agent_tui.config.settings import Config
     from agent_tui.events import MessageUpdated, PartUpdated, SessionStatus
     from agent_tui.ids import message_id, part_id
     from agent_tui.storage.db import Database

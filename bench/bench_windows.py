@@ -69,7 +69,7 @@ async def main() -> None:
     silent.close()
     # The cache: a second question for the same model costs nothing.
     with FakeLocal("llama.cpp", n_ctx=8192) as server:
-        from agent_tui.config import Config, ProviderConfig
+        from agent_tui.config.settings import Config, ProviderConfig
 
         config = Config(
             model="openai/local-model",

@@ -27,7 +27,7 @@ async def unthrottled_in_app(workdir: Path, reply: str, chunk_size: int = 4) -> 
     from bench_tui import install_frame_timer
     from textual import events
 
-    from agent_tui.config import load_config
+    from agent_tui.config.settings import load_config
     from agent_tui.storage.db import Database
     from agent_tui.tui.app import AgentApp
     from tests.fake_openai import FakeOpenAI, Text

@@ -141,7 +141,7 @@ async def acp_agent(
 ) -> AsyncIterator[tuple[ClientSideConnection, Any]]:
     """The ACP agent in `project` with this process's environment (the test's data and
     config dirs), driven by the SDK's client side. By default it serves in this process
-    over a pair of pipes (`agent_tui.acp.main._serve`, what `agent-tui acp` runs on its
+    over a pair of pipes (`agent_tui.acp.stdio._serve`, what `agent-tui acp` runs on its
     stdio); `subprocess`: `python -m agent_tui acp` itself, its stderr in
     project/../acp-stderr.log. `wire` gets every message the agent sends, in order."""
 
@@ -182,7 +182,7 @@ async def _spawned(
 async def _in_process(
     client: RecordingClient, observe: Callable[[StreamEvent], None]
 ) -> AsyncIterator[tuple[ClientSideConnection, Any]]:
-    from agent_tui.acp.main import _serve, _streams
+    from agent_tui.acp.stdio import _serve, _streams
 
     to_agent, to_client = os.pipe(), os.pipe()
     task = asyncio.create_task(

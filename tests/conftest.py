@@ -99,7 +99,7 @@ def _cold_start(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
 
         monkeypatch.setenv(shared.ENGINE_ENV, "0")
     if request.node.get_closest_marker("own_process") is not None:
-        from agent_tui.prefork.client import PREFORK_ENV
+        from agent_tui.prefork.handover import PREFORK_ENV
 
         monkeypatch.setenv(PREFORK_ENV, "0")
 

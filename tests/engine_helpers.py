@@ -13,7 +13,7 @@ import pytest
 
 from agent_tui import paths
 from agent_tui.cli import main
-from agent_tui.config import load_config
+from agent_tui.config.settings import load_config
 from agent_tui.engine_context import EngineContext
 from agent_tui.session.engine import Engine
 from agent_tui.step.messages import COMPACTION_QUESTION, CONTINUE_TEXT

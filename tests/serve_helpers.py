@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_tui.server_link import auth
+from agent_tui.server_link import server_token
 from tests.process_helpers import agent_tui_argv, python_argv
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,7 +35,7 @@ class Served:
 
     @property
     def token(self) -> str:
-        token = auth.read_token()
+        token = server_token.read_token()
         assert token
         return token
 

@@ -1,4 +1,4 @@
-"""Agents defined in config and in Markdown files (agents.py), the bash allow-list of
+"""Agents defined in config and in Markdown files (project/agents.py), the bash allow-list of
 plan mode, and what a custom agent's requests carry (fake server)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from agent_tui import paths
-from agent_tui.agents import BUILD, PLAN, load_agents, read_only_bash
-from agent_tui.config import load_config
+from agent_tui.config.settings import load_config
+from agent_tui.project.agents import BUILD, PLAN, load_agents, read_only_bash
 from agent_tui.tool.bash_policy import command_level
 from tests.conftest import write_config
 from tests.engine_helpers import open_engine, text_of

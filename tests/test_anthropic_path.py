@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from textual.widgets import Static
 
-from agent_tui.config import load_config
+from agent_tui.config.settings import load_config
 from agent_tui.events import SessionStatus
 from agent_tui.provider.limits import load_model_info
 from agent_tui.storage.models import AssistantMessage, ReasoningPart

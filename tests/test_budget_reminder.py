@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui.budget.reminder import budget_reminder_text
-from agent_tui.config import Config
+from agent_tui.config.settings import Config
 from agent_tui.ids import message_id, part_id, session_id
 from agent_tui.step.cache import MAX_BREAKPOINTS, count_breakpoints
 from agent_tui.step.request import build_request

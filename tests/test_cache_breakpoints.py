@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_tui.config import Config, ModelConfig
+from agent_tui.config.settings import Config, ModelConfig
 from agent_tui.step.cache import (
     MAX_BREAKPOINTS,
     cache_style,

@@ -11,7 +11,7 @@ from pathlib import Path
 from agent_tui.cli.parser import build_parser
 from agent_tui.cli.start import cli_commands
 from agent_tui.command import catalog
-from agent_tui.command.base import ACP, APP, CLI
+from agent_tui.command.core import ACP, APP, CLI
 from agent_tui.command.reports import help_text
 from agent_tui.tui.command_provider import AgentCommands
 from tests.acp_client import RecordingClient, acp_agent

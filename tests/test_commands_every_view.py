@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent_tui.command import catalog
-from agent_tui.command.base import ACP, APP, CLI
+from agent_tui.command.core import ACP, APP, CLI
 from agent_tui.tui.sessions_screen import SessionsScreen
 from agent_tui.tui.text_screen import TextScreen
 from agent_tui.tui.welcome_view import WelcomeView

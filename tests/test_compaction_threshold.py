@@ -15,7 +15,7 @@ from textual.widgets import Static
 
 from agent_tui import paths
 from agent_tui.budget.reminder import budget_reminder_for
-from agent_tui.config import CompactionConfig, Config, ModelLimit
+from agent_tui.config.settings import CompactionConfig, Config, ModelLimit
 from agent_tui.context import prepared
 from agent_tui.provider.limits import ModelInfo, Prices
 from agent_tui.storage.db import Database

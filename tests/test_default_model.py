@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agent_tui.config import DEFAULT_MODEL, load_config
+from agent_tui.config.settings import DEFAULT_MODEL, load_config
 from agent_tui.errors import ConfigError
 from agent_tui.provider import defaults
 from agent_tui.provider.auth import check_credentials, credentials
@@ -155,7 +155,7 @@ async def test_a_configured_model_or_option_always_wins(
 
 
 def test_every_default_is_in_litellms_model_map() -> None:
-    from agent_tui.config import Config
+    from agent_tui.config.settings import Config
     from agent_tui.provider.limits import load_model_info
 
     for provider in PROVIDERS:

@@ -204,8 +204,8 @@ async def test_a_summary_being_written_when_its_command_ends_is_finished_for_the
     import asyncio
     import threading
 
-    from agent_tui.provider.events import ModelRequest, TextDelta
     from agent_tui.provider.remote import ProviderProcess
+    from agent_tui.provider.stream_events import ModelRequest, TextDelta
 
     gate = threading.Event()
     configured.responder = lambda body: Gated(Text("the whole summary"), gate)
@@ -242,9 +242,9 @@ async def test_a_summary_its_command_left_is_saved_by_the_engine_and_one_stopped
     import threading
 
     from agent_tui import paths
-    from agent_tui.provider.events import ModelRequest, SaveWhenLeft
     from agent_tui.provider.kept_save import engine_locks
     from agent_tui.provider.remote import ProviderProcess
+    from agent_tui.provider.stream_events import ModelRequest, SaveWhenLeft
     from agent_tui.usage import Prices
     from tests.engine_helpers import open_engine
 

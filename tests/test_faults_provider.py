@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agent_tui.events import Event, SessionStatus
-from agent_tui.provider.errors import ERROR_TABLE
+from agent_tui.provider.provider_errors import ERROR_TABLE
 from tests.conftest import write_config
 from tests.engine_helpers import conversation, open_engine, run_cli, text_of
 from tests.fake_openai import Drop, Error, FakeOpenAI, Malformed, Text, context_overflow

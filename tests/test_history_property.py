@@ -18,7 +18,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_tui.config import Config
+from agent_tui.config.settings import Config
 from agent_tui.ids import message_id, part_id, session_id
 from agent_tui.step.messages import (
     CONTINUE_TEXT,

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agent_tui import paths
-from agent_tui.config import Config, ImagesConfig
+from agent_tui.config.settings import Config, ImagesConfig
 from agent_tui.errors import ToolError
 from agent_tui.provider import loader
 from agent_tui.step.history import load_history

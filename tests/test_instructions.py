@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agent_tui import paths
-from agent_tui.config import Config
+from agent_tui.config.settings import Config
 from agent_tui.step import instruction_urls
 from agent_tui.step.instruction_urls import cache_path
 from agent_tui.step.system import build_system

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from agent_tui import paths
-from agent_tui.config import Config, ModelConfig, ModelLimit, ProviderConfig
+from agent_tui.config.settings import Config, ModelConfig, ModelLimit, ProviderConfig
 from agent_tui.provider import windows
-from agent_tui.provider.errors import window_from_text
+from agent_tui.provider.provider_errors import window_from_text
 from agent_tui.provider.window_store import read_store, window_key
 from tests.conftest import write_config
 from tests.engine_helpers import is_summary_request, run_cli, text_of
@@ -188,7 +188,7 @@ def test_a_model_that_counts_more_tokens_is_compacted_before_it_overflows(
     prompt tells how the server counts: the next request is sized by that measure, so the
     conversation is compacted before a request the server would cut."""
     from agent_tui.budget.overflow import usable_tokens
-    from agent_tui.config import CompactionConfig
+    from agent_tui.config.settings import CompactionConfig
     from agent_tui.step.request import estimate_tokens
 
     with FakeLocal(

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from agent_tui.config import Config, ModelConfig, ModelLimit, ProviderConfig
+from agent_tui.config.settings import Config, ModelConfig, ModelLimit, ProviderConfig
 from agent_tui.provider import windows
 from agent_tui.provider.limits import load_model_info
 from agent_tui.tui.welcome_view import WelcomeView

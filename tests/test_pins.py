@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agent_tui.carry.pins import PINS_HEADER
+from agent_tui.carry.pin_text import PINS_HEADER
 from agent_tui.errors import NotFoundError, UsageError
 from agent_tui.events import Event, Notice
 from agent_tui.session.engine import Engine

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agent_tui import paths
-from agent_tui.config import load_config
+from agent_tui.config.settings import load_config
 from agent_tui.engine_context import EngineContext
 from agent_tui.events import AgentSwitched, PlanProposed
 from agent_tui.session.engine import Engine

@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from agent_tui.errors import ContextOverflowError, ProviderError
-from agent_tui.provider.errors import ERROR_TABLE, map_exception
 from agent_tui.provider.loader import litellm
+from agent_tui.provider.provider_errors import ERROR_TABLE, map_exception
 
 MODEL = "openai/test-model"
 

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from agent_tui import paths, procs
-from agent_tui.config import load_config
+from agent_tui.config.settings import load_config
 from agent_tui.engine_context import EngineContext
 from agent_tui.sandbox import probe
 from agent_tui.session.engine import Engine

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_tui.config import TruncationConfig
+from agent_tui.config.settings import TruncationConfig
 from agent_tui.redact import Redactor
 from agent_tui.tool.base import ToolContext
 from agent_tui.tool.bash import BashParams, BashTool

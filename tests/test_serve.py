@@ -18,7 +18,7 @@ import pytest
 
 from agent_tui import paths
 from agent_tui.attach.websocket import WebSocket, WebSocketError
-from agent_tui.server_link import auth, discovery
+from agent_tui.server_link import discovery, server_token
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import TextPart
 from tests.conftest import write_config
@@ -48,7 +48,7 @@ def test_every_request_needs_the_token_and_asks_follow_allow(
     as in headless `run` (the attach client answers the server's permission questions)."""
     write_config(isolated, fake_llm, permission={"bash": "ask"})
     with serve(isolated) as server:
-        token_file = auth.token_path()
+        token_file = server_token.token_path()
         assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
         state = discovery.state_path()
         assert stat.S_IMODE(state.stat().st_mode) == 0o600

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent_tui import paths
-from agent_tui.config import load_config
+from agent_tui.config.settings import load_config
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
 from agent_tui.events import Event, MessageUpdated, Notice, PartUpdated

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from agent_tui import paths
-from agent_tui.config import Config
-from agent_tui.skills import SKILLS_HEADER, load_skills
+from agent_tui.config.settings import Config
+from agent_tui.project.skills import SKILLS_HEADER, load_skills
 from agent_tui.step.messages import CLEARED_OUTPUT
 from agent_tui.step.system import build_system
 from tests.conftest import MODEL, write_config

@@ -320,7 +320,7 @@ async def test_session_summaries(db: Database) -> None:
     assert found[busy.id].compactions == 1
     assert found[busy.id].cost == pytest.approx(0.875)
     assert found[busy.id].last_assistant == done
-    from agent_tui.context.usage import context_usage
+    from agent_tui.context.window_usage import context_usage
 
     usage = context_usage(found[busy.id].last_assistant, found[busy.id].cost)
     assert usage.percent == pytest.approx(10.0)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_tui.config import Config
+from agent_tui.config.settings import Config
 from agent_tui.step.system import base_prompt_name, build_system
 from tests.conftest import write_config
 from tests.engine_helpers import is_summary_request, open_engine

@@ -238,7 +238,7 @@ def test_sessions_lists_children_under_their_parent(
 
 
 def test_sessions_screen_indents_children() -> None:
-    from agent_tui.command.base import Row
+    from agent_tui.command.core import Row
     from agent_tui.storage.models import Session
     from agent_tui.storage.sessions import session_tree
     from agent_tui.tui.sessions_screen import row_text

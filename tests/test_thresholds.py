@@ -12,7 +12,7 @@ from agent_tui.budget.overflow import (
     usable_tokens,
     user_budget,
 )
-from agent_tui.config import CompactionConfig, Config, ModelConfig, ModelLimit
+from agent_tui.config.settings import CompactionConfig, Config, ModelConfig, ModelLimit
 from agent_tui.provider.limits import load_model_info
 from agent_tui.storage.models import CacheTokens, Tokens
 

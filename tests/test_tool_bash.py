@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_tui.config import TruncationConfig
+from agent_tui.config.settings import TruncationConfig
 from agent_tui.errors import PermissionDenied, ToolError
 from agent_tui.tool import bash as bash_module
 from agent_tui.tool.base import ToolContext

@@ -6,7 +6,7 @@ import pytest
 
 from agent_tui.errors import PermissionDenied
 from agent_tui.tool.base import PermissionRequest, ToolContext
-from agent_tui.tool.paths import display_path, resolve_path
+from agent_tui.tool.tool_paths import display_path, resolve_path
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_tui.config import TruncationConfig
+from agent_tui.config.settings import TruncationConfig
 from agent_tui.errors import PermissionDenied, ToolError
 from agent_tui.tool.base import ToolContext
 from agent_tui.tool.read import ReadParams, ReadTool
@@ -118,14 +118,14 @@ async def test_non_utf8_is_replaced_and_reported(ctx: ToolContext) -> None:
 
 
 async def test_missing_file_suggests_similar_names(ctx: ToolContext) -> None:
-    (ctx.directory / "config.py").write_text("")
+    (ctx.directory / "config/").write_text("")
     (ctx.directory / "other.txt").write_text("")
     with pytest.raises(ToolError) as info:
         await read(ctx, "confg.py")
     message = str(info.value)
     assert "File not found" in message
     assert "Did you mean" in message
-    assert str(ctx.directory.resolve() / "config.py") in message
+    assert str(ctx.directory.resolve() / "config/") in message
     assert "other.txt" not in message
 
 

@@ -7,7 +7,7 @@ from typing import ClassVar
 import pytest
 from pydantic import BaseModel, Field
 
-from agent_tui.config import TruncationConfig
+from agent_tui.config.settings import TruncationConfig
 from agent_tui.errors import PermissionDenied, ToolError
 from agent_tui.tool.base import PermissionRequest, Tool, ToolContext, ToolResult
 from agent_tui.tool.registry import ToolRegistry

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agent_tui.config import load_config
+from agent_tui.config.settings import load_config
 from agent_tui.trust import store
 from tests.conftest import cloned_project, person_config, write_config
 from tests.engine_helpers import run_cli, tool_results, write
@@ -424,9 +424,9 @@ def test_files_a_repository_links_outside_itself_never_reach_the_model(
 ) -> None:
     """AGENTS.md, a skill, a custom command or an agent that is a symlink to a file of
     the person's (git keeps symlinks) is skipped, with a note for instruction files."""
-    from agent_tui.config import Config
-    from agent_tui.custom_commands import load_custom_commands
-    from agent_tui.skills import load_skills
+    from agent_tui.config.settings import Config
+    from agent_tui.project.custom_commands import load_custom_commands
+    from agent_tui.project.skills import load_skills
     from agent_tui.step.system import build_system
 
     secret = tmp_path / "home" / ".ssh" / "id_rsa"
@@ -486,7 +486,7 @@ def test_an_agent_prompt_file_missing_from_the_project_is_not_read_from_your_con
 ) -> None:
     """A relative `{file:config.json}` not in the project would be found in the person's
     config dir next (with their keys) and sent to the model."""
-    from agent_tui.agents import load_agents
+    from agent_tui.project.agents import load_agents
 
     cloned_project(untrusted, fake_llm, agent={"x": {"prompt": "{file:config.json}"}})
     config = load_config()

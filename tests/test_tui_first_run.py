@@ -13,7 +13,7 @@ from textual.widgets import Input, OptionList
 
 from agent_tui import paths
 from agent_tui.command import catalog
-from agent_tui.config import load_config
+from agent_tui.config.settings import load_config
 from agent_tui.provider import defaults
 from agent_tui.provider.defaults import PROVIDERS, choose_model
 from agent_tui.storage.db import Database

@@ -33,7 +33,7 @@ def test_launch_reports_config_error_without_traceback(
 
 
 # What only the opened config, database or session can tell comes after the app's first
-# frame (tui/opening.py): the app gives the terminal back and prints it, in a real pty.
+# frame (tui/app_opening.py): the app gives the terminal back and prints it, in a real pty.
 
 
 def test_launch_reports_invalid_config_after_the_first_frame(isolated: Path) -> None:

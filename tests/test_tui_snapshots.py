@@ -13,12 +13,12 @@ import pytest
 from textual.pilot import Pilot
 
 from agent_tui import paths
-from agent_tui.config import load_config
+from agent_tui.config.settings import load_config
 from agent_tui.provider.defaults import PROVIDERS
 from agent_tui.storage.db import Database
 from agent_tui.tui.app import AgentApp
+from agent_tui.tui.app_opening import Opened
 from agent_tui.tui.compaction_divider import CompactionDivider
-from agent_tui.tui.opening import Opened
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls, Usage
 from tests.tui_helpers import type_and_send, view_text, wait_for
 

@@ -11,13 +11,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agent_tui import agents, paths
-from agent_tui.config import KeybindsConfig, load_config
-from agent_tui.keybinds import DEFAULT_KEYS
+from agent_tui import paths
+from agent_tui.config.keybinds import DEFAULT_KEYS
+from agent_tui.config.settings import KeybindsConfig, load_config
+from agent_tui.project import agents
 from agent_tui.storage.db import Database
 from agent_tui.tui.app import STARTING_HINT, AgentApp
+from agent_tui.tui.app_opening import Opened
 from agent_tui.tui.conversation import BUILD_AGENT
-from agent_tui.tui.opening import Opened
 from tests.fake_openai import FakeOpenAI, Text
 from tests.pty_helpers import PtyAgent
 from tests.tui_helpers import view_text, wait_for
@@ -28,7 +29,7 @@ ENGINE = (
     "pydantic",
     "litellm",
     "tiktoken",
-    "agent_tui.config",
+    "agent_tui.config.settings",
     "agent_tui.storage.db",
     "agent_tui.session.engine",
     "agent_tui.tui.session_view",

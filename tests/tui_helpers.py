@@ -14,7 +14,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from agent_tui import paths
-from agent_tui.config import load_config
+from agent_tui.config.settings import load_config
 from agent_tui.storage.db import Database
 from agent_tui.tui.app import AgentApp
 from tests.fake_openai import FakeOpenAI

@@ -61,13 +61,13 @@ from agent_tui.acp.updates import (
     turn_usage,
     usage_update,
 )
-from agent_tui.agents import DEFAULT_AGENT, PLAN_EXIT_TOOL
 from agent_tui.command import catalog
-from agent_tui.command.base import ACP, Call, Command, present
-from agent_tui.config import McpLocalConfig, McpRemoteConfig
+from agent_tui.command.core import ACP, Call, Command, present
+from agent_tui.config.settings import McpLocalConfig, McpRemoteConfig
 from agent_tui.context.stats import SessionStats
 from agent_tui.errors import AgentTuiError, NotFoundError, UsageError
 from agent_tui.events import AgentSwitched, Event, Notice, SessionUpdated, session_of
+from agent_tui.project.agents import DEFAULT_AGENT, PLAN_EXIT_TOOL
 from agent_tui.provider.defaults import context_window, model_catalog
 from agent_tui.session.engine import Engine
 from agent_tui.session.loop import LoopResult

@@ -9,8 +9,8 @@ from acp.schema import (
     SessionModeState,
 )
 
-from agent_tui.agents import AgentCatalog
-from agent_tui.config import Config
+from agent_tui.config.settings import Config
+from agent_tui.project.agents import AgentCatalog
 from agent_tui.provider.defaults import ModelRow
 
 MODE = "mode"

@@ -1,4 +1,4 @@
-"""ACP's adapter of a command (command/base.py): what a command says or shows is agent
+"""ACP's adapter of a command (command/core.py): what a command says or shows is agent
 text (a report as Markdown that renders as intended), a question is a permission
 question, rows are listed, and a custom command's prompt is a turn like any other."""
 
@@ -15,7 +15,7 @@ from acp.schema import (
 )
 
 from agent_tui.acp.updates import agent_text, text_content
-from agent_tui.command.base import ACP, Command, Result, Rows, as_markdown
+from agent_tui.command.core import ACP, Command, Result, Rows, as_markdown
 from agent_tui.errors import UsageError
 
 if TYPE_CHECKING:

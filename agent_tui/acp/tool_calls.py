@@ -16,7 +16,7 @@ from acp.schema import (
     ToolKind,
 )
 
-from agent_tui.agents import PLAN_EXIT_TOOL
+from agent_tui.project.agents import PLAN_EXIT_TOOL
 from agent_tui.storage.models import (
     ToolPart,
     ToolStateCompleted,

@@ -20,7 +20,7 @@ from agent_tui.attach.target import Target
 from agent_tui.attach.websocket import WebSocket, WebSocketError
 from agent_tui.editor import run_message
 from agent_tui.errors import AgentTuiError, NotFoundError, UsageError
-from agent_tui.server_link import auth, discovery
+from agent_tui.server_link import discovery, server_token
 
 PROTOCOL_VERSION = 1
 ENDPOINT = "/acp"
@@ -42,27 +42,27 @@ def _token_for(target: Target) -> str:
         ENDPOINT
     ):
         return running.token
-    found = auth.read_token()
+    found = server_token.read_token()
     if found:
         return found
     raise UsageError(
         f"No token for {target.url}: give the server's token with --token or "
-        f"${auth.TOKEN_ENV} (agent-tui serve keeps it in {auth.token_path()})."
+        f"${server_token.TOKEN_ENV} (agent-tui serve keeps it in {server_token.token_path()})."
     )
 
 
 def connect(target: Target) -> WebSocket | None:
     """The socket to the server; None when an automatically found one cannot be reached."""
     url = _endpoint(target.url)
-    headers = {"Authorization": auth.header(_token_for(target)), "User-Agent": "agent-tui"}
+    headers = {"Authorization": server_token.header(_token_for(target)), "User-Agent": "agent-tui"}
     try:
         return WebSocket.connect(url, headers)
     except WebSocketError as exc:
         if exc.status in (401, 403):
             raise AgentTuiError(
                 f"agent-tui serve at {target.url} refused the token (HTTP {exc.status}). Give "
-                f"that server's token with --token or ${auth.TOKEN_ENV}; on its own machine it "
-                f"is in {auth.token_path()}."
+                f"that server's token with --token or ${server_token.TOKEN_ENV}; on its own "
+                f"machine it is in {server_token.token_path()}."
             ) from exc
         if target.auto and exc.status is None:
             return None  # server.json named a process that does not serve: run here

@@ -8,8 +8,8 @@ import argparse
 import os
 from dataclasses import dataclass
 
-from agent_tui.config_files import check_attach, raw_value
-from agent_tui.server_link import auth, discovery
+from agent_tui.config.files import check_attach, raw_value
+from agent_tui.server_link import discovery, server_token
 
 
 @dataclass
@@ -29,7 +29,7 @@ def attach_target(args: argparse.Namespace) -> Target | None:
         choice = check_attach(choice, "run --attach")
     if choice == "off":
         return None
-    token = args.token or os.environ.get(auth.TOKEN_ENV)
+    token = args.token or os.environ.get(server_token.TOKEN_ENV)
     if choice == "auto":
         running = discovery.running_server()
         if running is None:

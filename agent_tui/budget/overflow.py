@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_tui.config import CompactionConfig, ModelLimit
+from agent_tui.config.settings import CompactionConfig, ModelLimit
 from agent_tui.storage.models import Tokens
 
 TAIL_SHARE = 0.20

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent_tui.budget.overflow import prompt_and_output, threshold_tokens, usable_tokens
-from agent_tui.config import CompactionConfig, ModelLimit
+from agent_tui.config.settings import CompactionConfig, ModelLimit
 from agent_tui.storage.models import AssistantMessage
 
 

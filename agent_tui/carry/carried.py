@@ -1,5 +1,5 @@
 """What code, not the summariser, carries across a summary: the pinned messages
-(carry/pins.py) and the file ledger (carry/ledger.py).
+(carry/pin_text.py) and the file ledger (carry/ledger.py).
 
 Both are computed once, when a summary is applied, and stored on the summary message, so
 the model messages built from it are the same at every step (prompt caching).
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from agent_tui.budget.overflow import usable_tokens
 from agent_tui.carry.ledger import ledger_text, span_ledger
-from agent_tui.carry.pins import choose_pins, current_pins, describe, pin_budget, pins_text
+from agent_tui.carry.pin_text import choose_pins, current_pins, describe, pin_budget, pins_text
 from agent_tui.events import Notice
 from agent_tui.storage.models import AssistantMessage, MessageWithParts, Session
 

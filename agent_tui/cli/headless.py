@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import TextIO
 
 from agent_tui import tool_lines
-from agent_tui.agents import PLAN_EXIT_TOOL
 from agent_tui.events import (
     Event,
     MessageUpdated,
@@ -19,6 +18,7 @@ from agent_tui.events import (
     SessionStatus,
     SessionUpdated,
 )
+from agent_tui.project.agents import PLAN_EXIT_TOOL
 from agent_tui.storage.models import (
     AssistantMessage,
     TextPart,

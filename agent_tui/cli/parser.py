@@ -1,5 +1,5 @@
 """The CLI's arguments: its own subcommands (`run`, `acp`, `serve`) and one subcommand per
-command of the catalog, made from its argument model (command/base.py), the custom
+command of the catalog, made from its argument model (command/core.py), the custom
 commands of this directory included."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from agent_tui import __version__
-from agent_tui.command.base import Command, args_of
+from agent_tui.command.core import Command, args_of
 
 EXAMPLES = """\
 examples:

@@ -1,4 +1,4 @@
-"""The CLI's adapter of a command (command/base.py): a person at a terminal or a script.
+"""The CLI's adapter of a command (command/core.py): a person at a terminal or a script.
 Results and documents are printed (`--json`: what they give, as JSON), a question is
 asked on a terminal (else the option that answers it is named), rows are listed, a
 session opened prints its id, a prompt streams as `run` does."""
@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui.cli.headless import READER_GONE_EXIT, TextView
-from agent_tui.command.base import CLI, Call, Command, Result, Rows, build
-from agent_tui.config import Config
+from agent_tui.command.core import CLI, Call, Command, Result, Rows, build
+from agent_tui.config.settings import Config
 from agent_tui.errors import NotFoundError
 from agent_tui.session.engine import Engine
 from agent_tui.session.loop import LoopResult

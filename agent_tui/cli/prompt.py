@@ -12,8 +12,8 @@ from pathlib import Path
 
 from agent_tui.cli.headless import READER_GONE_EXIT, JsonView, TextView
 from agent_tui.cli.person import resolve_session, run_command
-from agent_tui.command.base import Command
-from agent_tui.config import Config, load_config
+from agent_tui.command.core import Command
+from agent_tui.config.settings import Config, load_config
 from agent_tui.editor import run_message
 from agent_tui.provider import remote
 from agent_tui.provider.auth import check_credentials
@@ -74,7 +74,7 @@ def _expand_custom_command(text: str) -> tuple[str, str | None]:
     """`/NAME args` naming a custom command -> (its expanded body, its model); any other
     text is sent as typed."""
     from agent_tui.command.catalog import builtin_names, parse
-    from agent_tui.custom_commands import load_custom_commands
+    from agent_tui.project.custom_commands import load_custom_commands
 
     invocation = parse(text)
     if invocation is None:

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_tui import procs
-from agent_tui.command.base import CLI, Command
+from agent_tui.command.core import CLI, Command
 from agent_tui.errors import AgentTuiError
 
 if TYPE_CHECKING:
-    from agent_tui.config import Config
+    from agent_tui.config.settings import Config
 
 
 def _preflight(args: argparse.Namespace) -> Config:
@@ -22,7 +22,7 @@ def _preflight(args: argparse.Namespace) -> Config:
     starts (it takes seconds, and its thread starves everything else of the GIL)."""
     import asyncio
 
-    from agent_tui.config import load_config
+    from agent_tui.config.settings import load_config
     from agent_tui.provider.auth import check_setup
     from agent_tui.provider.defaults import choose_model
 
@@ -53,51 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     procs.reap_in_background()  # what a killed agent-tui left running (procs.py)
     restore_signals = procs.install_exit_signals()
     try:
-        if args.command is None:
-            from agent_tui.tui.launch import launch
-
-            return launch(args)
-        if args.command == "acp":
-            from agent_tui.acp.main import serve_stdio
-
-            return serve_stdio()
-        if args.command == "serve":
-            from agent_tui.server.main import serve
-
-            return serve(args.host, args.port, args.token)
-        if args.command == "run" and args.trust:  # before attaching: the server reads it too
-            from pathlib import Path
-
-            from agent_tui.config import load_config
-
-            load_config(directory=Path.cwd(), trust=True)
-        if args.command == "run":
-            from agent_tui.attach.target import attach_target
-
-            target = attach_target(args)
-            if target is not None:
-                from agent_tui.attach.run import run_attached
-
-                code = run_attached(args, target)
-                if code is not None:
-                    return code
-        config = None
-        from agent_tui.provider import remote
-
-        if args.command in remote.MODEL_COMMANDS or getattr(
-            commands.get(args.command), "stream", 0
-        ):
-            # litellm's import (seconds) starts now, on the other core, in a process of
-            # its own (provider/worker.py): nothing here waits for it, nor shares a GIL.
-            in_process = remote.start() is None
-            config = _preflight(args)  # what needs no provider is answered before litellm
-            if in_process:  # its import thread would starve the preflight of the GIL
-                from agent_tui.provider.loader import preload_in_background
-
-                preload_in_background(tokenizer=False)  # before the engine's own imports
-        from agent_tui.cli.prompt import dispatch
-
-        return dispatch(args, commands.get(args.command), config)
+        return _dispatch(args, commands)
     except AgentTuiError as exc:
         print(f"agent-tui: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -115,3 +71,51 @@ def main(argv: list[str] | None = None) -> int:
             sys.modules["agent_tui.provider.remote"].stop()
         procs.shutdown()  # nothing a tool started outlives agent-tui
         restore_signals()
+
+
+def _dispatch(args: argparse.Namespace, commands: dict[str, Command]) -> int:
+    """The view the arguments name: the app, `acp`, `serve`, `run` (attached to a server,
+    or here) or a command."""
+    if args.command is None:
+        from agent_tui.tui.launch import launch
+
+        return launch(args)
+    if args.command == "acp":
+        from agent_tui.acp.stdio import serve_stdio
+
+        return serve_stdio()
+    if args.command == "serve":
+        from agent_tui.server.serve import serve
+
+        return serve(args.host, args.port, args.token)
+    if args.command == "run" and args.trust:  # before attaching: the server reads it too
+        from pathlib import Path
+
+        from agent_tui.config.settings import load_config
+
+        load_config(directory=Path.cwd(), trust=True)
+    if args.command == "run":
+        from agent_tui.attach.target import attach_target
+
+        target = attach_target(args)
+        if target is not None:
+            from agent_tui.attach.run import run_attached
+
+            code = run_attached(args, target)
+            if code is not None:
+                return code
+    config = None
+    from agent_tui.provider import remote
+
+    if args.command in remote.MODEL_COMMANDS or getattr(commands.get(args.command), "stream", 0):
+        # litellm's import (seconds) starts now, on the other core, in a process of
+        # its own (provider/worker.py): nothing here waits for it, nor shares a GIL.
+        in_process = remote.start() is None
+        config = _preflight(args)  # what needs no provider is answered before litellm
+        if in_process:  # its import thread would starve the preflight of the GIL
+            from agent_tui.provider.loader import preload_in_background
+
+            preload_in_background(tokenizer=False)  # before the engine's own imports
+    from agent_tui.cli.prompt import dispatch
+
+    return dispatch(args, commands.get(args.command), config)

@@ -1,5 +1,5 @@
 """Every command: the built-in ones (each module of this package defines its own) and the
-custom Markdown commands of a project (custom_commands.py), found by name, alias or a
+custom Markdown commands of a project (project/custom_commands.py), found by name, alias or a
 unique prefix, as the views offer and complete them."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 
 from agent_tui import command as package
-from agent_tui.command.base import EVERY_VIEW, Call, Command, NoArgs, rest
+from agent_tui.command.core import EVERY_VIEW, Call, Command, NoArgs, rest
 
 VIEW_NAMES = ("run", "acp", "serve")
 """The CLI's own subcommands: the views, not commands (no custom command takes them)."""
@@ -53,9 +53,9 @@ class CustomArgs(NoArgs):
 
 
 def custom(found: object) -> Command:
-    """A custom Markdown command (custom_commands.py): its body, filled in, is sent as a
+    """A custom Markdown command (project/custom_commands.py): its body, filled in, is sent as a
     prompt, with its model if it names one."""
-    from agent_tui.custom_commands import CustomCommand
+    from agent_tui.project.custom_commands import CustomCommand
 
     assert isinstance(found, CustomCommand)
 
@@ -76,7 +76,7 @@ def custom(found: object) -> Command:
 def customs(directory: Path) -> tuple[tuple[Command, ...], str | None]:
     """The custom commands of `directory` (and the person's), and a warning about any
     named like a built-in (ignored)."""
-    from agent_tui.custom_commands import load_custom_commands
+    from agent_tui.project.custom_commands import load_custom_commands
 
     loaded = load_custom_commands(directory, builtin_names())
     return tuple(custom(c) for c in loaded.commands.values()), loaded.warning()

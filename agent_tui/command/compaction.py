@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agent_tui.command.base import (
+from agent_tui.command.core import (
     Call,
     Command,
     Document,

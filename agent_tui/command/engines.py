@@ -1,6 +1,6 @@
 """`agent-tui engine`: this person's warm engines (provider/shared.py) — which runs, its
 pid, idle time, memory and the commands connected — and their preforks
-(prefork/server.py); `--stop` ends them."""
+(prefork/forker.py); `--stop` ends them."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_tui.command.base import CLI, Call, Command, NoArgs, flag
+from agent_tui.command.core import CLI, Call, Command, NoArgs, flag
 
 
 @dataclass
@@ -62,7 +62,7 @@ async def _engine(call: Call, args: EngineArgs) -> Engines:
 
 
 def _preforks(*, stop: bool) -> dict[str, int]:
-    """The preforks that answer (prefork/server.py), by socket: their pid, from the
+    """The preforks that answer (prefork/forker.py), by socket: their pid, from the
     listening socket's credentials. `stop`: their socket removed (each leaves at its next
     look, within a second); a killed one's socket is removed too."""
     from agent_tui.provider import shared

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from agent_tui.command.base import APP, Call, Command, NoArgs, Result, Row, Rows, Text, word
+from agent_tui.command.core import APP, Call, Command, NoArgs, Result, Row, Rows, Text, word
 
 
 @dataclass

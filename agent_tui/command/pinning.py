@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent_tui.command.base import Call, Command, NoArgs, Result, Row, Rows, flag, word
+from agent_tui.command.core import Call, Command, NoArgs, Result, Row, Rows, flag, word
 
 ITEM_HELP = "msg_… (a message) or prt_… (a tool result), as --list and the export show them"
 
@@ -41,7 +41,7 @@ async def _unpin(call: Call, args: UnpinArgs) -> Result | None:
 
 async def _choose(call: Call, *, pinned_only: bool) -> bool:
     """No id: a view that asks shows the list to pin and unpin in (True once it closed)."""
-    from agent_tui.carry.pins import describe
+    from agent_tui.carry.pin_text import describe
 
     if not call.person.asks:
         return False

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from agent_tui.command.base import ACP, APP, Call, Command, Document, NoArgs, Result
+from agent_tui.command.core import ACP, APP, Call, Command, Document, NoArgs, Result
 
 if TYPE_CHECKING:
-    from agent_tui.config import KeybindsConfig
+    from agent_tui.config.settings import KeybindsConfig
 
 
 async def _context(call: Call, args: NoArgs) -> Result:

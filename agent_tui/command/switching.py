@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_tui.command.base import (
+from agent_tui.command.core import (
     Call,
     Command,
     NoArgs,
@@ -47,7 +47,7 @@ async def _sessions(call: Call, args: SessionsArgs) -> Result | None:
 async def session_rows(call: Call, directory: str | None) -> list[Row]:
     """Every session listed, subagents' under their parent, with its figures as data."""
     from agent_tui.context import preparing
-    from agent_tui.context.usage import context_usage
+    from agent_tui.context.window_usage import context_usage
     from agent_tui.storage.sessions import session_tree
 
     ctx = call.engine.ctx

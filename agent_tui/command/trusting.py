@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent_tui.command.base import (
+from agent_tui.command.core import (
     APP,
     CLI,
     Call,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent_tui.command.base import Call, Command, NoArgs, Result, flag
+from agent_tui.command.core import Call, Command, NoArgs, Result, flag
 
 NO_DIFF = "No file changed yet."
 """What every view says of an empty session diff."""

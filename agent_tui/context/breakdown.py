@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from agent_tui.budget.overflow import prompt_and_output, threshold_tokens
 from agent_tui.budget.tokens import count_tokens
-from agent_tui.config import Config
+from agent_tui.config.settings import Config
 from agent_tui.provider.limits import ModelInfo
 from agent_tui.step.media import image_tokens, part_image_tokens
 from agent_tui.step.messages import filter_compacted, summary_text, tool_result_text

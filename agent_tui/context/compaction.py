@@ -6,7 +6,6 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from agent_tui.agents import DEFAULT_AGENT
 from agent_tui.budget.overflow import fits
 from agent_tui.carry.carried import carry_into
 from agent_tui.carry.restate import todos_block
@@ -24,10 +23,11 @@ from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError
 from agent_tui.events import MessageUpdated
 from agent_tui.ids import message_id, now_ms, part_id
+from agent_tui.project.agents import DEFAULT_AGENT
 from agent_tui.provider.api import complete_text
 from agent_tui.provider.auth import credentials
-from agent_tui.provider.events import ModelRequest
 from agent_tui.provider.limits import ModelInfo
+from agent_tui.provider.stream_events import ModelRequest
 from agent_tui.step.plan import plan_block
 from agent_tui.step.processor import StepOutcome, StepProcessor
 from agent_tui.storage.models import (

@@ -26,7 +26,7 @@ from agent_tui.budget.overflow import fits, prompt_and_output, tail_budget, thre
 from agent_tui.budget.tokens import count_tokens
 from agent_tui.carry.carried import after_summary_blocks, carry_into
 from agent_tui.carry.restate import restated_text
-from agent_tui.config import CompactionConfig
+from agent_tui.config.settings import CompactionConfig
 from agent_tui.context import preparing
 from agent_tui.context.boundary import install, new_summary
 from agent_tui.context.compaction_plan import (
@@ -41,8 +41,8 @@ from agent_tui.events import MessageUpdated, PartUpdated
 from agent_tui.ids import now_ms, part_id
 from agent_tui.provider import remote
 from agent_tui.provider.api import stream_model
-from agent_tui.provider.events import ModelRequest, SaveWhenLeft, summary_of
 from agent_tui.provider.limits import ModelInfo
+from agent_tui.provider.stream_events import ModelRequest, SaveWhenLeft, summary_of
 from agent_tui.step.history import load_history
 from agent_tui.step.plan import latest_plan
 from agent_tui.step.processor import StepOutcome

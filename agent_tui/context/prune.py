@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_tui.budget.tokens import count_tokens
-from agent_tui.config import CompactionConfig
+from agent_tui.config.settings import CompactionConfig
 from agent_tui.engine_context import EngineContext
 from agent_tui.events import PartUpdated
 from agent_tui.ids import now_ms

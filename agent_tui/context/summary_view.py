@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from agent_tui.budget.tokens import count_tokens
 from agent_tui.carry.ledger import LEDGER_HEADER, ledger_text
-from agent_tui.carry.pins import describe
+from agent_tui.carry.pin_text import describe
 from agent_tui.carry.restate import typed_text
 from agent_tui.context.tail import message_tokens
 from agent_tui.engine_context import EngineContext

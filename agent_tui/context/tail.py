@@ -8,7 +8,7 @@ the whole session, and the step the agent was in the middle of is what it needs 
 from __future__ import annotations
 
 from agent_tui.budget.tokens import count_tokens
-from agent_tui.config import TruncationConfig
+from agent_tui.config.settings import TruncationConfig
 from agent_tui.engine_context import EngineContext
 from agent_tui.step.messages import to_model_messages
 from agent_tui.step.request import estimate_tokens

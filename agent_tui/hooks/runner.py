@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui import procs
-from agent_tui.hooks.settings import FIRED, HookCommand, HookSource
+from agent_tui.hooks.hook_config import FIRED, HookCommand, HookSource
 
 log = logging.getLogger(__name__)
 BLOCK_EXIT = 2

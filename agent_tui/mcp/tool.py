@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from agent_tui.config import PermissionLevel
+from agent_tui.config.settings import PermissionLevel
 from agent_tui.errors import ToolError
 from agent_tui.storage.models import ImageAttachment
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
@@ -21,7 +21,7 @@ from agent_tui.tool.images import EXTENSIONS, image_from_bytes, store_image, too
 if TYPE_CHECKING:
     import mcp_types
 
-    from agent_tui.mcp.server import McpServer
+    from agent_tui.mcp.mcp_server import McpServer
 
 TOOL_NAME_MAX = 64
 """Providers reject longer function names (OpenAI: ^[a-zA-Z0-9_-]{1,64}$)."""

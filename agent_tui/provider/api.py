@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
 from agent_tui.provider import remote
-from agent_tui.provider.events import ModelRequest, ProviderEvent, TextDelta
 from agent_tui.provider.stream import InProcess
+from agent_tui.provider.stream_events import ModelRequest, ProviderEvent, TextDelta
 
 
 class Provider(Protocol):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_tui.config import Config
+from agent_tui.config.settings import Config
 from agent_tui.errors import ConfigError
 from agent_tui.provider import api
 from agent_tui.provider.defaults import (

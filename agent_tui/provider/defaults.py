@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from agent_tui.config import DEFAULT_MODEL, Config, ModelConfig, ModelLimit, ProviderConfig
+from agent_tui.config.settings import DEFAULT_MODEL, Config, ModelConfig, ModelLimit, ProviderConfig
 from agent_tui.errors import ConfigError
 from agent_tui.provider.windows import first_answer, known_window
 

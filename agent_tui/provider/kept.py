@@ -84,7 +84,7 @@ async def _run(
     kept: _Kept, produce: Callable[[], AsyncIterator[Reply]], save: dict[str, Any] | None
 ) -> None:
     from agent_tui.provider import kept_save
-    from agent_tui.provider.events import SaveWhenLeft
+    from agent_tui.provider.stream_events import SaveWhenLeft
 
     spec = SaveWhenLeft.model_validate(save) if save is not None else None
     lock = kept_save.hold(spec) if spec is not None else None

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui.ids import now_ms
-from agent_tui.provider.events import SaveWhenLeft, event_adapter, summary_of
+from agent_tui.provider.stream_events import SaveWhenLeft, event_adapter, summary_of
 from agent_tui.storage.session_lock import SessionLock, SessionLocks
 from agent_tui.usage import cost_of
 

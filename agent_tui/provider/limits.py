@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agent_tui.config import Config, ModelLimit
+from agent_tui.config.settings import Config, ModelLimit
 from agent_tui.provider import api, loader, stream
 from agent_tui.provider.windows import known_window
 from agent_tui.usage import Prices

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Future
 
     from agent_tui.errors import ProviderError
-    from agent_tui.provider.events import ModelRequest, ProviderEvent
+    from agent_tui.provider.stream_events import ModelRequest, ProviderEvent
 
 MODEL_COMMANDS = ("run", "compact", "uncompact")
 """The commands that call the model in their own process, and so start a provider one."""
@@ -140,7 +140,7 @@ class ProviderProcess:
         import contextlib
 
         from agent_tui.errors import ProviderError
-        from agent_tui.provider.events import event_adapter
+        from agent_tui.provider.stream_events import event_adapter
         from agent_tui.provider.wire import error_from_json
 
         adapter = event_adapter()

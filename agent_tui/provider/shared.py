@@ -211,7 +211,7 @@ def switched_off(name: str) -> bool:
 
 def spawn_detached(argv: list[str], log: Path) -> None:
     """`argv` detached (double fork: not this command's child, its own session, no
-    terminal), writing to `log`: the engine and its prefork (prefork/server.py)."""
+    terminal), writing to `log`: the engine and its prefork (prefork/forker.py)."""
     from agent_tui.procs import OWNER_ENV
 
     env = {k: v for k, v in os.environ.items() if k != OWNER_ENV}  # not a tool of this one
@@ -257,7 +257,7 @@ def engines() -> list[Path]:
 
 
 def preforks() -> list[Path]:
-    """The sockets of this person's preforks (prefork/server.py): each leaves when its
+    """The sockets of this person's preforks (prefork/forker.py): each leaves when its
     engine does."""
     return _sockets("fork-*.sock")
 
@@ -279,7 +279,7 @@ def idle_minutes() -> float:
     except ValueError:
         pass
     try:
-        from agent_tui.config_files import raw_value
+        from agent_tui.config.files import raw_value
 
         value = raw_value("engine", "idle")
     except Exception:  # a broken config: the CLI reports it; no engine meanwhile

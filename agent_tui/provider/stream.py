@@ -11,8 +11,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from agent_tui.errors import ProviderError
-from agent_tui.provider.errors import Received, map_exception, stream_cut_error
-from agent_tui.provider.events import (
+from agent_tui.provider.loader import load_litellm
+from agent_tui.provider.provider_errors import Received, map_exception, stream_cut_error
+from agent_tui.provider.shapes import shape_messages
+from agent_tui.provider.stream_events import (
     ModelRequest,
     ProviderEvent,
     ReasoningDelta,
@@ -23,8 +25,6 @@ from agent_tui.provider.events import (
     ToolCallStart,
     ToolInputDelta,
 )
-from agent_tui.provider.loader import load_litellm
-from agent_tui.provider.shapes import shape_messages
 from agent_tui.usage import CacheTokens, Tokens
 
 STREAM_SLICE = 0.002

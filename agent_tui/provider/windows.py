@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from agent_tui.config import Config
+from agent_tui.config.settings import Config
 from agent_tui.errors import ConfigError
 from agent_tui.provider.window_store import (
     LearnedWindow,

@@ -96,8 +96,8 @@ class _Worker:
             self.kept.pop(ident, None)
 
     async def _replies(self, message: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
-        from agent_tui.provider.events import ModelRequest
         from agent_tui.provider.stream import litellm_stream
+        from agent_tui.provider.stream_events import ModelRequest
 
         try:
             request = ModelRequest.model_validate(message["request"])

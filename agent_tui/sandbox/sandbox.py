@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_tui import procs
-from agent_tui.config import SandboxConfig
+from agent_tui.config.settings import SandboxConfig
 from agent_tui.errors import SandboxError
 from agent_tui.sandbox import seccomp
 from agent_tui.sandbox.policy import DeniedPath, SandboxPolicy, bwrap_argv, outermost, resolve

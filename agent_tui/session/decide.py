@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_tui.agents import AgentInfo
-from agent_tui.provider.events import ModelRequest
+from agent_tui.project.agents import AgentInfo
 from agent_tui.provider.limits import ModelInfo
+from agent_tui.provider.stream_events import ModelRequest
 from agent_tui.step.doom_loop import call_signature
 from agent_tui.storage.models import (
     AssistantMessage,

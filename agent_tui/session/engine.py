@@ -11,8 +11,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agent_tui.agents import DEFAULT_AGENT, AgentCatalog, AgentInfo
-from agent_tui.config import ProjectTrust, ReasoningEffort
+from agent_tui.config.settings import ProjectTrust, ReasoningEffort
 from agent_tui.context import compaction, prepared
 from agent_tui.context.compaction_plan import CompactionPlan, plan
 from agent_tui.context.summary_view import SummaryEdit, SummaryInForce, save_edit, summary_in_force
@@ -21,18 +20,19 @@ from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError, UsageError
 from agent_tui.events import AgentSwitched, Notice, PartUpdated, SessionUpdated
 from agent_tui.ids import message_id, part_id
-from agent_tui.mcp.servers import McpServers
+from agent_tui.mcp.mcp_servers import McpServers
+from agent_tui.project.agents import DEFAULT_AGENT, AgentCatalog, AgentInfo
 from agent_tui.provider import remote, windows
 from agent_tui.provider.auth import check_credentials
 from agent_tui.provider.limits import ModelInfo, load_with_summariser
-from agent_tui.session import fork, pins
+from agent_tui.session import fork, pin_changes
 from agent_tui.session import undo as turns
 from agent_tui.session.follow import Follower, run_until_read
 from agent_tui.session.fork import Forked
 from agent_tui.session.hook_points import MAX_STOP_CONTINUES, HookPoints
 from agent_tui.session.loop import LoopResult
 from agent_tui.session.mentions import resolve_mentions
-from agent_tui.session.pins import PinChange, PinList
+from agent_tui.session.pin_changes import PinChange, PinList
 from agent_tui.session.shell import run_person_command
 from agent_tui.session.subagent import Subagents
 from agent_tui.session.title import default_title, generate_title
@@ -509,21 +509,21 @@ class Engine:
         restated verbatim after every compaction. Allowed while the agent works: the
         model sees nothing change until the next compaction."""
         ctx, session = await self._opened(session_id)
-        return await pins.set_pin(ctx, session, item_id, pinned=True)
+        return await pin_changes.set_pin(ctx, session, item_id, pinned=True)
 
     async def unpin(self, session_id: str, item_id: str | None = None) -> PinChange:
         """Unpin (default: the only pin); compactions from the next one on leave it out."""
         ctx, session = await self._opened(session_id)
-        return await pins.set_pin(ctx, session, item_id, pinned=False)
+        return await pin_changes.set_pin(ctx, session, item_id, pinned=False)
 
     async def pin_choices(self, session_id: str) -> list[tuple[PinnedText, bool]]:
         """The app's pin list: newest first, each with whether it is pinned."""
         ctx, session = await self._opened(session_id)
-        return await pins.pin_choices(ctx, session)
+        return await pin_changes.pin_choices(ctx, session)
 
     async def pin_list(self, session_id: str) -> PinList:
         ctx, session = await self._opened(session_id)
-        return await pins.pin_list(ctx, session)
+        return await pin_changes.pin_list(ctx, session)
 
     async def summary(self, session_id: str, *, model: str | None = None) -> SummaryInForce:
         """The summary in force and what surrounds it (`/summary`); tokens counted for

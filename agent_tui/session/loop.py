@@ -9,19 +9,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_tui import paths
-from agent_tui.agents import BUILD, AgentInfo
 from agent_tui.budget.overflow import is_overflow, under_threshold
 from agent_tui.budget.reminder import budget_reminder_for
 from agent_tui.budget.tokens import counter_for, counter_ready
-from agent_tui.config import ReasoningConfig
+from agent_tui.config.settings import ReasoningConfig
 from agent_tui.context import compaction, prepared, prune
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError, ContextOverflowError, ProviderError
 from agent_tui.events import Notice, PlanProposed, SessionError, SessionStatus
 from agent_tui.ids import message_id
+from agent_tui.project.agents import BUILD, AgentInfo
 from agent_tui.provider import windows
-from agent_tui.provider.events import ModelRequest
 from agent_tui.provider.limits import ModelInfo, load_with_summariser
+from agent_tui.provider.stream_events import ModelRequest
 from agent_tui.session.decide import (
     Step,
     Stop,

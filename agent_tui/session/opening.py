@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui import paths
-from agent_tui.config import Config, load_config
+from agent_tui.config.settings import Config, load_config
 from agent_tui.engine_context import ConfigLoader, EngineContext
 from agent_tui.provider.defaults import choose_by_keys
 from agent_tui.session.engine import Engine

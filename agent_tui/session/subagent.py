@@ -1,7 +1,7 @@
 """Subagents: the task tool's child sessions, run by the same loop and storage.
 
 A child session (`Session.parent_id`) has its own history, context window and
-compaction; its agent (agents.py, mode subagent or all) sets its tools (read-only by
+compaction; its agent (project/agents.py, mode subagent or all) sets its tools (read-only by
 default, never `task`), permissions, model and prompt, and the refusals of the agent
 that called it still hold (plan mode stays read-only inside its tasks). It shares the
 parent's abort event, so interrupting the parent stops the child too.
@@ -15,11 +15,11 @@ import dataclasses
 from pathlib import Path
 
 from agent_tui import paths
-from agent_tui.agents import AgentInfo
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError, ToolError
 from agent_tui.events import PartUpdated, SessionUpdated
 from agent_tui.ids import message_id, part_id
+from agent_tui.project.agents import AgentInfo
 from agent_tui.provider.auth import check_credentials
 from agent_tui.session.loop import SessionLoop
 from agent_tui.step.history import load_history

@@ -8,7 +8,7 @@ from agent_tui.errors import AgentTuiError
 from agent_tui.events import SessionUpdated
 from agent_tui.provider.api import complete_text
 from agent_tui.provider.auth import credentials
-from agent_tui.provider.events import ModelRequest
+from agent_tui.provider.stream_events import ModelRequest
 
 TITLE_LENGTH = 50
 TITLE_MAX_TOKENS = 40

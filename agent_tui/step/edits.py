@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_tui.engine_context import EngineContext
-from agent_tui.provider.events import ToolCallReady, parse_arguments
+from agent_tui.provider.stream_events import ToolCallReady, parse_arguments
 from agent_tui.step.formatting import format_files, formatter_for
 from agent_tui.tool.base import ToolResult
 from agent_tui.tool.files import unified_diff

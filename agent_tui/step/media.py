@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote, urlparse
 
-from agent_tui.config import Config
+from agent_tui.config.settings import Config
 from agent_tui.provider.limits import model_info
 from agent_tui.storage.models import FilePart, ImageAttachment, ToolPart, ToolStateCompleted
 from agent_tui.tool.images import image_size, sniff_mime

@@ -14,7 +14,8 @@ from agent_tui.errors import ContextOverflowError, ProviderError, ToolError
 from agent_tui.events import MessageUpdated, Notice, PartUpdated, SessionStatus
 from agent_tui.ids import now_ms, part_id
 from agent_tui.provider.api import stream_model
-from agent_tui.provider.events import (
+from agent_tui.provider.limits import ModelInfo
+from agent_tui.provider.stream_events import (
     ModelRequest,
     ProviderEvent,
     ReasoningDelta,
@@ -26,7 +27,6 @@ from agent_tui.provider.events import (
     ToolInputDelta,
     parse_arguments,
 )
-from agent_tui.provider.limits import ModelInfo
 from agent_tui.step import edits, tool_hooks
 from agent_tui.step.doom_loop import repeat_refusal
 from agent_tui.step.live_output import LiveOutput

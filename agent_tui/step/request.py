@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui import paths
-from agent_tui.agents import AgentInfo
 from agent_tui.budget.overflow import prompt_and_output
 from agent_tui.budget.tokens import count_tokens
-from agent_tui.config import Config, ReasoningConfig
+from agent_tui.config.settings import Config, ReasoningConfig
 from agent_tui.engine_context import EngineContext
+from agent_tui.project.agents import AgentInfo
 from agent_tui.provider.auth import credentials
-from agent_tui.provider.events import ModelRequest
+from agent_tui.provider.stream_events import ModelRequest
 from agent_tui.step.cache import cache_style, mark_breakpoints
 from agent_tui.step.media import content_image_tokens, image_placement, part_image_tokens
 from agent_tui.step.messages import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from agent_tui.config import RetryConfig
+from agent_tui.config.settings import RetryConfig
 
 
 def retry_delay(attempt: int, config: RetryConfig, retry_after: float | None) -> float:

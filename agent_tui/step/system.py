@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from agent_tui import paths
-from agent_tui.config import Config
-from agent_tui.skills import load_skills, skills_section
+from agent_tui.config.settings import Config
+from agent_tui.project.skills import load_skills, skills_section
 from agent_tui.step.instruction_urls import is_url, url_text
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", "CONTEXT.md")

@@ -8,7 +8,7 @@ from typing import Any
 
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import ToolError
-from agent_tui.provider.events import ToolCallReady, parse_arguments
+from agent_tui.provider.stream_events import ToolCallReady, parse_arguments
 from agent_tui.tool.base import PermissionReply, PermissionRequest, ToolContext
 
 

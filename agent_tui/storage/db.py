@@ -28,12 +28,12 @@ from agent_tui.storage import rows, sqlite_errors
 from agent_tui.storage.connection import open_connection
 from agent_tui.storage.history_cache import HistoryCache
 from agent_tui.storage.models import Message, MessageWithParts, Part, SessionExport
-from agent_tui.storage.pins import PinQueries
-from agent_tui.storage.prepared import PreparedQueries
+from agent_tui.storage.pin_store import PinQueries
+from agent_tui.storage.prepared_store import PreparedQueries
 from agent_tui.storage.recovery import RecoveryQueries
 from agent_tui.storage.search import INDEX_PART, SearchQueries, searchable_text
 from agent_tui.storage.sessions import SessionQueries
-from agent_tui.storage.todos import TodoQueries
+from agent_tui.storage.todo_store import TodoQueries
 
 log = logging.getLogger(__name__)
 Row = TypeVar("Row", bound=tuple[Any, ...])

@@ -42,7 +42,7 @@ class UserMessage(_Model):
     role: Literal["user"] = "user"
     created: int = Field(default_factory=now_ms)
     agent: str = "build"
-    """The agent this message was sent to (agents.py): its prompt, tools, permissions,
+    """The agent this message was sent to (project/agents.py): its prompt, tools, permissions,
     model and reasoning answer it. Rows from before agents existed load as build."""
     model: str = ""
     system: str | None = None
@@ -54,7 +54,7 @@ class UserMessage(_Model):
     view, kept in the database until a redo brings it back."""
     pinned: int | None = None
     """When the person pinned it (ms): its text is restated verbatim after every summary
-    (carry/pins.py); None when not pinned."""
+    (carry/pin_text.py); None when not pinned."""
 
 
 class ErrorInfo(_Model):
@@ -63,7 +63,7 @@ class ErrorInfo(_Model):
 
 
 class PinnedText(_Model):
-    """A pinned message or tool result as a summary restates it (carry/pins.py)."""
+    """A pinned message or tool result as a summary restates it (carry/pin_text.py)."""
 
     id: str
     """The message (the person's or the agent's words) or tool part pinned."""

@@ -16,9 +16,9 @@ import aiosqlite
 
 from agent_tui.errors import StorageError
 from agent_tui.storage import sqlite_errors
-from agent_tui.storage.prepared import PREPARED_MIGRATION
+from agent_tui.storage.prepared_store import PREPARED_MIGRATION
 from agent_tui.storage.search import FTS_MIGRATION
-from agent_tui.storage.todos import TODO_MIGRATION
+from agent_tui.storage.todo_store import TODO_MIGRATION
 
 MigrationFn = Callable[[aiosqlite.Connection], Awaitable[None]]
 Migration = Sequence[str] | MigrationFn
@@ -57,7 +57,7 @@ _V1: tuple[str, ...] = (
 )
 
 # V2: the full-text index of the recall tool (storage/search.py).
-# V3: the sessions' todo lists (storage/todos.py).
+# V3: the sessions' todo lists (storage/todo_store.py).
 MIGRATIONS: list[Migration] = [_V1, FTS_MIGRATION, TODO_MIGRATION, PREPARED_MIGRATION]
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from agent_tui.config import ImagesConfig, PermissionLevel, TruncationConfig
+from agent_tui.config.settings import ImagesConfig, PermissionLevel, TruncationConfig
 from agent_tui.redact import Redactor
 from agent_tui.storage.models import ImageAttachment
 

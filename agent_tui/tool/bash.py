@@ -23,7 +23,7 @@ from agent_tui.secrets import ToolEnvironment
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
 from agent_tui.tool.bash_output import OutputCapture
 from agent_tui.tool.escalation import after_sandbox
-from agent_tui.tool.paths import resolve_path
+from agent_tui.tool.tool_paths import resolve_path
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000

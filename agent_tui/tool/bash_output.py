@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agent_tui.config import TruncationConfig
+from agent_tui.config.settings import TruncationConfig
 from agent_tui.redact import Redactor, StreamRedactor
 from agent_tui.tool.saved_outputs import SavedOutputWriter, new_path
 from agent_tui.tool.truncation import truncate_output, truncated_output, utf8_len

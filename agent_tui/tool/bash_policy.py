@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 from fnmatch import fnmatchcase
 
-from agent_tui.config import PermissionLevel
+from agent_tui.config.settings import PermissionLevel
 
 SEPARATORS = frozenset({";", "&&", "||", "|", "&", "|&", ";;"})
 SUBSHELL_MARKS = ("$(", "`", "<(", ">(")

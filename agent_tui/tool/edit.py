@@ -18,7 +18,7 @@ from agent_tui.tool.files import (
     unified_diff,
     write_text,
 )
-from agent_tui.tool.paths import absolute_path, display_path, is_inside, resolve_path
+from agent_tui.tool.tool_paths import absolute_path, display_path, is_inside, resolve_path
 
 
 class EditParams(BaseModel):

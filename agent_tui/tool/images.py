@@ -17,7 +17,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_tui.config import ImagesConfig
+from agent_tui.config.settings import ImagesConfig
 from agent_tui.storage.models import ImageAttachment
 from agent_tui.tool.saved_outputs import IMAGE_PREFIX, human_size
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from agent_tui.errors import ToolError
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
 from agent_tui.tool.files import SKIP_DIRS
-from agent_tui.tool.paths import absolute_path, display_path, resolve_path
+from agent_tui.tool.tool_paths import absolute_path, display_path, resolve_path
 from agent_tui.tool.walk import glob_matches
 
 MAX_ENTRIES = 100

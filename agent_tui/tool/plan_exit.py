@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from agent_tui.agents import PLAN_EXIT_TOOL
 from agent_tui.errors import ToolError
+from agent_tui.project.agents import PLAN_EXIT_TOOL
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
 
 PLAN_SHOWN = (

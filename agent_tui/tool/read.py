@@ -14,7 +14,7 @@ from agent_tui.errors import ToolError
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
 from agent_tui.tool.files import binary_reason, not_found_message
 from agent_tui.tool.images import image_mime, load_image, store_image, too_large, too_wide
-from agent_tui.tool.paths import absolute_path, display_path, resolve_path
+from agent_tui.tool.tool_paths import absolute_path, display_path, resolve_path
 
 DEFAULT_READ_LIMIT = 2000
 MAX_LINE_CHARS = 2000

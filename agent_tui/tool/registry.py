@@ -10,9 +10,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from agent_tui.agents import PLAN_EXIT_TOOL, SUBAGENT_TOOLS, AgentInfo, wildcard_value
-from agent_tui.config import PermissionLevel
+from agent_tui.config.settings import PermissionLevel
 from agent_tui.errors import PermissionDenied, ToolError
+from agent_tui.project.agents import PLAN_EXIT_TOOL, SUBAGENT_TOOLS, AgentInfo, wildcard_value
 from agent_tui.tool.base import PermissionRequest, Tool, ToolContext, ToolResult
 from agent_tui.tool.bash import BashTool
 from agent_tui.tool.bash_policy import STRICTNESS, command_level, rule_level

@@ -1,4 +1,4 @@
-"""The skill tool: the body of one of the skills the system prompt lists (skills.py).
+"""The skill tool: the body of one of the skills the system prompt lists (project/skills.py).
 
 Its outputs are never pruned (config `compaction.protected_tools`): a skill followed
 early in a long session stays in force.
@@ -11,7 +11,7 @@ import asyncio
 from pydantic import BaseModel, Field
 
 from agent_tui.errors import ToolError
-from agent_tui.skills import load_skills
+from agent_tui.project.skills import load_skills
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
 
 

@@ -49,7 +49,7 @@ class TaskTool(Tool):
 
     def __init__(self, subagents: list[tuple[str, str]] | None = None) -> None:
         self.subagents = subagents or []
-        """(name, description) of the agents `agent` may name (agents.py, mode subagent
+        """(name, description) of the agents `agent` may name (project/agents.py, mode subagent
         or all), listed in the description the model reads."""
 
     def definition(self) -> dict[str, Any]:

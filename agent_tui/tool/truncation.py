@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any, Literal
 
-from agent_tui.config import TruncationConfig
+from agent_tui.config.settings import TruncationConfig
 from agent_tui.tool.saved_outputs import char_start, save_output, skip_continuation
 
 Direction = Literal["head", "tail"]

@@ -13,7 +13,7 @@ from agent_tui.tool.files import (
     unified_diff,
     write_text,
 )
-from agent_tui.tool.paths import absolute_path, display_path, is_inside, resolve_path
+from agent_tui.tool.tool_paths import absolute_path, display_path, is_inside, resolve_path
 
 PREVIEW_LINES = 100
 """Lines of a new file's content shown when asking for permission."""

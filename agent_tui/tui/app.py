@@ -2,7 +2,7 @@
 
 The first frame comes first: this module and what it imports at the top are Textual and
 the app's own light widgets; the config is validated, the database opened and the engine
-built after that frame (`_start`, with `tui/opening.py`), litellm later still. What a
+built after that frame (`_start`, with `tui/app_opening.py`), litellm later still. What a
 person types meanwhile is kept: text goes to the prompt, and a message sent, a command
 or a leader key runs once the session is ready (`_when_started`).
 """
@@ -26,9 +26,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from agent_tui.command import catalog
-from agent_tui.command.base import APP, Command
+from agent_tui.command.core import APP, Command
+from agent_tui.config.keybinds import Keybinds, configured_keys
 from agent_tui.errors import AgentTuiError
-from agent_tui.keybinds import Keybinds, configured_keys
 from agent_tui.tui import person, strip_cycles
 from agent_tui.tui.command_provider import AgentCommands
 from agent_tui.tui.conversation import Conversation
@@ -37,12 +37,12 @@ from agent_tui.tui.sidebar import Sidebar
 from agent_tui.tui.status_line import StatusLine
 
 if TYPE_CHECKING:
-    from agent_tui.config import Config, KeybindsConfig
+    from agent_tui.config.settings import Config, KeybindsConfig
     from agent_tui.session.engine import Engine
     from agent_tui.storage.db import Database
     from agent_tui.storage.models import Session
     from agent_tui.tool.base import PermissionReply, PermissionRequest
-    from agent_tui.tui.opening import Opened
+    from agent_tui.tui.app_opening import Opened
     from agent_tui.tui.tool_line import ToolLine
     from agent_tui.tui.user_message_view import UserMessageView
 
@@ -187,7 +187,7 @@ class AgentApp(App[int]):
     async def _start(self) -> None:
         """After the first frame: the engine's modules (on a thread), the config, the
         database and the session; then what was typed meanwhile runs."""
-        from agent_tui.tui.opening import import_engine
+        from agent_tui.tui.app_opening import import_engine
 
         try:
             await asyncio.to_thread(import_engine)
@@ -237,7 +237,7 @@ class AgentApp(App[int]):
     async def _given(self) -> Opened:
         """The opener of an app made with its config and database (tests, benchmarks):
         the session set on it by then."""
-        from agent_tui.tui.opening import Opened
+        from agent_tui.tui.app_opening import Opened
 
         return Opened(self.config, self.db, self.chat.session)
 
@@ -472,7 +472,7 @@ class AgentApp(App[int]):
 
 def _configured_model() -> str | None:
     """The model the config files name, unvalidated (the first frame's welcome)."""
-    from agent_tui.config_files import raw_value
+    from agent_tui.config.files import raw_value
 
     try:
         model = raw_value("model")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from agent_tui.command.base import Command
+from agent_tui.command.core import Command
 
 if TYPE_CHECKING:
     from agent_tui.tui.app import AgentApp

@@ -29,9 +29,9 @@ from agent_tui.tui.welcome_view import WelcomeView
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from agent_tui.agents import AgentCatalog
-    from agent_tui.config import Config
+    from agent_tui.config.settings import Config
     from agent_tui.context.stats import SessionStats
+    from agent_tui.project.agents import AgentCatalog
     from agent_tui.session.engine import Engine
     from agent_tui.step.plan import PlanChoice
     from agent_tui.storage.db import Database

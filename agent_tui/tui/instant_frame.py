@@ -106,7 +106,7 @@ def _database_stamp() -> str:
 
 def _key(size: os.terminal_size, kind: str = PLAIN) -> str:
     """Names the recording of the frame this launch would draw (see the module doc)."""
-    from agent_tui.config_files import config_files
+    from agent_tui.config.files import config_files
 
     here = os.path.dirname(os.path.abspath(__file__))
     parts = [os.getcwd(), f"{size.columns}x{size.lines}", sys.version]
@@ -213,78 +213,9 @@ def driver_class(kind: str = PLAIN) -> type | None:
     POSIX."""
     if os.name != "posix":
         return None
-    import time
+    from agent_tui.tui.recording_driver import RecordingDriver
 
-    from textual import events
-    from textual.drivers.linux_driver import LinuxDriver
-    from textual.message import Message
-
-    class RecordingDriver(LinuxDriver):
-        _recording: list[str] | None = None
-        _started = False
-        _skip_enter = False
-        _held: list[str] | None = None
-        """The app's output while a recorded session frame stays up (`CONTINUE`)."""
-        _hold_until = 0.0
-        _typed = False
-
-        def start_application_mode(self) -> None:
-            global _driver
-            # Already on the alternate screen: entering it again would clear what the
-            # recorded frame drew (some terminals do) until the app's own frame.
-            self._skip_enter = hand_over()
-            if self._skip_enter and kind == CONTINUE and not self._started:
-                self._held, self._hold_until = [], time.monotonic() + HOLD_MAX
-            super().start_application_mode()
-            if not self._started:  # the launch, not a resume after Ctrl+Z
-                self._started = True
-                if enabled():
-                    self._recording = []
-                    _driver = self
-
-        def write(self, data: str) -> None:
-            if self._skip_enter and data == "\x1b[?1049h":
-                self._skip_enter = False
-                return
-            if self._recording is not None:
-                self._recording.append(data)
-            if self._held is not None:
-                if not self._typed and time.monotonic() < self._hold_until:
-                    self._held.append(data)
-                    return
-                self.release()
-            super().write(data)
-
-        def release(self) -> None:
-            """What the app drew while the recorded frame was held up, written now."""
-            held, self._held = self._held, None
-            if held:
-                super().write("".join(held))
-
-        def process_message(self, message: Message) -> None:  # on the input thread
-            if isinstance(message, events.Key):
-                self._typed = True  # its echo is drawn, not held
-            super().process_message(message)
-
-        def stop_application_mode(self) -> None:
-            self.release()
-            super().stop_application_mode()
-
-        def first_frame_drawn(self, keep: bool = True) -> None:
-            if kind != PLAIN:
-                return  # `session_drawn` ends this recording
-            frame, self._recording = self._recording, None
-            if frame and keep:
-                _save("".join(frame))
-
-        def session_drawn(self, keep: bool = True) -> None:
-            global _session_frame
-            frame, self._recording = self._recording, None
-            self.release()
-            if frame and keep and not self._typed:
-                _session_frame = "".join(frame)
-
-    return RecordingDriver
+    return type("RecordingDriver", (RecordingDriver,), {"kind": kind})
 
 
 def session_drawn(keep: bool = True) -> None:

@@ -2,7 +2,7 @@
 
 Nothing imported here (nor by `tui/app.py` at its top) needs pydantic, the engine, litellm
 or a tokenizer: the app draws, then opens the config, the database and the session
-(`tui/opening.py`). A config file that is not JSON is reported before the app starts;
+(`tui/app_opening.py`). A config file that is not JSON is reported before the app starts;
 what only validation, the database or `--continue` finds is reported when the app has
 given the terminal back.
 """
@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent_tui.config_files import config_files, read_json
+from agent_tui.config.files import config_files, read_json
 from agent_tui.errors import AgentTuiError
 from agent_tui.tui import instant_frame
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 async def _run(args: argparse.Namespace) -> int:
     from agent_tui.tui.app import AgentApp
-    from agent_tui.tui.opening import open_workspace
+    from agent_tui.tui.app_opening import open_workspace
 
     kind = _recorded_kind(args)
     app = AgentApp(

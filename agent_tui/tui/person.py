@@ -1,4 +1,4 @@
-"""The app's adapter of a command (command/base.py): what a command says is a notice, a
+"""The app's adapter of a command (command/core.py): what a command says is a notice, a
 report opens a screen, a question is a confirmation screen, rows are a picker, a session
 opened is shown. Part of the app's first frame: each screen is imported when it opens."""
 
@@ -8,7 +8,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from agent_tui.command import catalog
-from agent_tui.command.base import APP, Call, Command, Result, Rows, present
+from agent_tui.command.core import APP, Call, Command, Result, Rows, present
 
 if TYPE_CHECKING:
     from agent_tui.storage.models import Session

@@ -10,7 +10,7 @@ from textual.widgets import TextArea
 from textual.widgets.text_area import Location
 
 from agent_tui.command import catalog
-from agent_tui.command.base import APP, Command
+from agent_tui.command.core import APP, Command
 
 NEWLINE_KEYS = {"shift+enter", "ctrl+j", "newline"}
 PLACEHOLDER = "Message the agent — Enter sends, Ctrl+J new line, / for commands"

@@ -10,7 +10,7 @@ from textual.containers import Vertical
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from agent_tui.command.base import Row
+from agent_tui.command.core import Row
 from agent_tui.tui.choice_screen import ChoiceScreen
 
 

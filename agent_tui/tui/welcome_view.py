@@ -15,10 +15,10 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from agent_tui.keybinds import Keybinds
+from agent_tui.config.keybinds import Keybinds
 
 if TYPE_CHECKING:
-    from agent_tui.config import Config, KeybindsConfig
+    from agent_tui.config.settings import Config, KeybindsConfig
 
 
 def _grid(rows: list[tuple[str, Text | str]], key_style: str = "bold") -> Table:

@@ -3,7 +3,7 @@ add), the one line `run` prints, `/context`'s lines and `agent-tui trust`'s repo
 
 from __future__ import annotations
 
-from agent_tui.config import ProjectTrust
+from agent_tui.config.settings import ProjectTrust
 from agent_tui.trust import store
 from agent_tui.trust.keys import explain
 from agent_tui.workspace.workspace import Workspace

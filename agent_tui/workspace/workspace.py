@@ -7,18 +7,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agent_tui import paths
-from agent_tui.agents import AgentCatalog, load_agents
-from agent_tui.config import Config, ProjectTrust, resolve_env_ref
+from agent_tui.config.settings import Config, ProjectTrust, resolve_env_ref
 from agent_tui.errors import ConfigError
 from agent_tui.events import Event, Notice
+from agent_tui.hooks.hook_config import HookSource
 from agent_tui.hooks.runner import Hooks
-from agent_tui.hooks.settings import HookSource
-from agent_tui.lsp.servers import LspServers, Server
-from agent_tui.mcp.servers import McpServers
+from agent_tui.lsp.language_servers import LspServers, Server
+from agent_tui.mcp.mcp_servers import McpServers
+from agent_tui.project.agents import AgentCatalog, load_agents
+from agent_tui.project.skills import USER_SKILLS_DIR
 from agent_tui.redact import Redactor
 from agent_tui.sandbox import Sandbox
 from agent_tui.secrets import ToolEnvironment
-from agent_tui.skills import USER_SKILLS_DIR
 from agent_tui.tool.registry import ToolRegistry
 from agent_tui.tool.task import TASK_TOOL, TaskTool
 from agent_tui.trust import store, vouched

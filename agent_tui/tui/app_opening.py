@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agent_tui.config import Config
+    from agent_tui.config.settings import Config
     from agent_tui.storage.db import Database
     from agent_tui.storage.models import Session
 
 ENGINE_MODULES = (
-    "agent_tui.config",
+    "agent_tui.config.settings",
     "agent_tui.provider.defaults",
     "agent_tui.storage.db",
     "agent_tui.session.engine",
@@ -48,7 +48,7 @@ async def open_workspace(args: argparse.Namespace) -> Opened:
     """The validated config (its model chosen), the database, and the session asked for
     with --continue / --session; errors as `AgentTuiError`s naming what to fix."""
     from agent_tui import paths
-    from agent_tui.config import load_config
+    from agent_tui.config.settings import load_config
     from agent_tui.provider.defaults import choose_model
     from agent_tui.storage.db import Database
 

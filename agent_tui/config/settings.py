@@ -17,14 +17,14 @@ from pydantic import (
     field_validator,
 )
 
-from agent_tui.config_files import CONFIG_FILE_NAME as CONFIG_FILE_NAME
-from agent_tui.config_files import ProjectLayer, check_attach, person_files, project_layer
-from agent_tui.config_files import deep_merge as _deep_merge
-from agent_tui.config_files import read_json as _read_json
+from agent_tui.config.files import CONFIG_FILE_NAME as CONFIG_FILE_NAME
+from agent_tui.config.files import ProjectLayer, check_attach, person_files, project_layer
+from agent_tui.config.files import deep_merge as _deep_merge
+from agent_tui.config.files import read_json as _read_json
+from agent_tui.config.keybinds import DEFAULT_KEYS
 from agent_tui.errors import ConfigError
-from agent_tui.hooks.settings import HookMatcher, HookSource, check_events
-from agent_tui.keybinds import DEFAULT_KEYS
-from agent_tui.lsp.settings import LspConfig
+from agent_tui.hooks.hook_config import HookMatcher, HookSource, check_events
+from agent_tui.lsp.lsp_config import LspConfig
 from agent_tui.trust.store import TRUSTED
 from agent_tui.trust.vouched import run_files
 
@@ -210,7 +210,7 @@ class AgentPromptFile(_Strict):
 
 
 class AgentConfig(_Strict):
-    """An agent (agents.py), in OpenCode's shape: `agent.NAME` here, or the same keys in
+    """An agent (project/agents.py), in OpenCode's shape: `agent.NAME` here, or the same keys in
     the front matter of `.agent-tui/agents/NAME.md` with the prompt as the body."""
 
     description: str = ""
@@ -413,7 +413,7 @@ class Config(_Strict):
     """MCP servers by name: their tools are offered as `NAME_TOOL` (permission default ask;
     `"NAME_*"` keys in `permission` match them)."""
     agent: dict[str, AgentConfig] = Field(default_factory=dict)
-    """Agents by name (agents.py): new ones, or changes to the built-in `build` and `plan`.
+    """Agents by name (project/agents.py): new ones, or changes to the built-in `build` and `plan`.
     Markdown files in .agent-tui/agents/ and <config dir>/agents/ define them too."""
     run: RunConfig = Field(default_factory=RunConfig)
     """`agent-tui run`: whether it sends its prompt to a running `agent-tui serve`."""

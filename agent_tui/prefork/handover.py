@@ -1,4 +1,4 @@
-"""The command's side of the prefork (prefork/server.py): `agent-tui run` hands itself to
+"""The command's side of the prefork (prefork/forker.py): `agent-tui run` hands itself to
 a child of a process that has imported agent-tui already, instead of importing it again
 (most of the time from launch to the first request on a warm engine; the figures are
 in docs/performance.md).
@@ -82,7 +82,7 @@ def _start(path: Path) -> None:
         return
     try:
         engine = shared.socket_path()
-        argv = [sys.executable, "-P", "-m", "agent_tui.prefork.server", "--serve", str(path)]
+        argv = [sys.executable, "-P", "-m", "agent_tui.prefork.forker", "--serve", str(path)]
         argv += ["--engine", str(engine), "--idle", str(idle * 60)]
         found = shared.start_once(path, argv, wait=False)
     except OSError:

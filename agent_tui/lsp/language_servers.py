@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_tui.lsp.client import Diagnostic, LspClient, ServerGone
-from agent_tui.lsp.settings import DEFAULTS, LspConfig
+from agent_tui.lsp.lsp_client import Diagnostic, LspClient, ServerGone
+from agent_tui.lsp.lsp_config import DEFAULTS, LspConfig
 
 ERROR, WARNING = 1, 2
 MAX_STARTS = 2

@@ -1,6 +1,6 @@
 """The prefork: a process that has imported what `agent-tui run` needs (the CLI, the
 config, the engine, the database layer; never litellm, which is the warm engine's) and
-forks a child for each command that connects (prefork/client.py). The child takes the
+forks a child for each command that connects (prefork/handover.py). The child takes the
 command's descriptors, directory, environment and arguments, and runs it as the command
 would have; the prefork itself does nothing else, holds no project (it works in /), and
 runs no thread, so a fork copies nothing half-done.
@@ -10,7 +10,7 @@ answers only its own user (SO_PEERCRED). It leaves when its socket is removed or
 replaced, when its engine's socket is gone (`agent-tui engine --stop`, the engine's idle
 exit), or after `--idle` seconds without a command.
 
-    python -P -m agent_tui.prefork.server --serve PATH --engine ENGINE_SOCKET --idle SECONDS
+    python -P -m agent_tui.prefork.forker --serve PATH --engine ENGINE_SOCKET --idle SECONDS
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ PRELOADED = (
     "agent_tui.command.catalog",
     "agent_tui.session.opening",
     "agent_tui.provider.api",
-    "agent_tui.provider.events",
+    "agent_tui.provider.stream_events",
     "agent_tui.attach.target",
     "agent_tui.cli.headless",
 )

@@ -13,7 +13,7 @@ from acp.agent.connection import AgentSideConnection
 from agent_tui import __version__
 from agent_tui.acp.agent import AcpAgent
 from agent_tui.server.transport import Receive, Send, WebSocketTransport
-from agent_tui.server_link.auth import authorized
+from agent_tui.server_link.server_token import authorized
 from agent_tui.session.engine import Engine
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_tui import paths
-from agent_tui.custom_commands import front_matter_files
+from agent_tui.project.custom_commands import front_matter_files
 
 PROJECT_SKILLS_DIR = Path(".agent-tui") / "skills"
 USER_SKILLS_DIR = "skills"

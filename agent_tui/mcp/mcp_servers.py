@@ -9,9 +9,9 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from agent_tui.config import McpLocalConfig, McpServerConfig
+from agent_tui.config.settings import McpLocalConfig, McpServerConfig
 from agent_tui.events import Event, Notice
-from agent_tui.mcp.server import McpServer
+from agent_tui.mcp.mcp_server import McpServer
 from agent_tui.mcp.tool import McpTool, tool_schema
 from agent_tui.sandbox import Sandbox
 from agent_tui.tool.registry import ToolRegistry

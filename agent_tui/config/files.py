@@ -1,5 +1,5 @@
 """Which files make up the config, read as plain JSON (comments stripped, merged). A leaf
-without pydantic: `config.py` validates what this reads, and `run` peeks at `run.attach`
+without pydantic: `config/` validates what this reads, and `run` peeks at `run.attach`
 here before deciding whether it needs the engine at all."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from agent_tui import paths
-from agent_tui.config import load_config
+from agent_tui.config.settings import load_config
 from agent_tui.errors import AgentTuiError
 from agent_tui.provider.defaults import choose_model
 

@@ -1,4 +1,4 @@
-"""The app's keys: their defaults (config.py's `KeybindsConfig` declares them with these)
+"""The app's keys: their defaults (config/'s `KeybindsConfig` declares them with these)
 and the configured ones read without pydantic, so the app's first frame binds them
 before the config is validated (a leaf: only the plain JSON of `config_files`)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from agent_tui.config_files import raw_value
+from agent_tui.config.files import raw_value
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
 from agent_tui import procs
-from agent_tui.config import McpLocalConfig, McpRemoteConfig
+from agent_tui.config.settings import McpLocalConfig, McpRemoteConfig
 from agent_tui.errors import ConfigError, SandboxError
 from agent_tui.sandbox import Sandbox, SandboxPolicy, explain
 

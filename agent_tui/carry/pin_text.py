@@ -6,7 +6,7 @@ The flag is the item's own `pinned` field (message info or tool part, JSON: no
 migration). A compaction copies what it restates onto its summary (`AssistantMessage.pins`,
 carry/carried.py), so pinning or unpinning changes nothing the model sees until the next
 compaction: the cached prompt prefix never moves. Pinned tool results are never pruned.
-Pinning and unpinning themselves are commands: session/pins.py.
+Pinning and unpinning themselves are commands: session/pin_changes.py.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from agent_tui.budget.tokens import count_tokens
 from agent_tui.carry.restate import typed_text
-from agent_tui.config import CompactionConfig
+from agent_tui.config.settings import CompactionConfig
 from agent_tui.storage.models import (
     MessageWithParts,
     PinnedText,

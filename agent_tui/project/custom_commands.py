@@ -57,7 +57,7 @@ class CustomCommand:
 
 def split_front_matter(text: str) -> tuple[list[str], str] | None:
     """(header lines, body) of a `---\\n...\\n---\\nbody` file; None without a header
-    (agents.py parses the lines as nested keys, commands as flat ones)."""
+    (project/agents.py parses the lines as nested keys, commands as flat ones)."""
     lines = text.splitlines()
     if not lines or lines[0].strip() != "---":
         return None

@@ -12,11 +12,11 @@ import signal
 import socket
 import sys
 
-from agent_tui.acp.main import log_to_file
-from agent_tui.config import Config, load_config
+from agent_tui.acp.stdio import log_to_file
+from agent_tui.config.settings import Config, load_config
 from agent_tui.errors import UsageError
 from agent_tui.provider.defaults import choose_model, context_window, model_catalog
-from agent_tui.server_link import auth, discovery
+from agent_tui.server_link import discovery, server_token
 
 LOG_FILE = "serve.log"
 GRACE_SECONDS = 10
@@ -73,7 +73,7 @@ async def _serve(config: Config, sock: socket.socket, token: str) -> None:
 
     from agent_tui.provider import remote
     from agent_tui.provider.loader import load_litellm
-    from agent_tui.server.app import ENDPOINT, ServerApp
+    from agent_tui.server.asgi import ENDPOINT, ServerApp
     from agent_tui.session.opening import open_engine
 
     await choose_model(config, probe=True)
@@ -105,7 +105,11 @@ async def _serve(config: Config, sock: socket.socket, token: str) -> None:
         try:
             socket_url = "ws" + url.removeprefix("http") + ENDPOINT
             print(f"agent-tui serve: listening on {url} (ACP over a WebSocket: {socket_url})")
-            print(f"agent-tui serve: token in {auth.token_path()}", file=sys.stderr, flush=True)
+            print(
+                f"agent-tui serve: token in {server_token.token_path()}",
+                file=sys.stderr,
+                flush=True,
+            )
             sys.stdout.flush()
             log.info("serving on %s", url)
             await server.serve(sockets=[sock])
@@ -122,7 +126,7 @@ def serve(host: str | None, port: int | None, token: str | None) -> int:
     port = config.server.port if port is None else port
     if token is not None and len(token.strip()) < 16:
         raise UsageError("serve --token: use at least 16 characters (or omit it: one is made).")
-    token = token.strip() if token else auth.load_or_create_token()
+    token = token.strip() if token else server_token.load_or_create_token()
     from agent_tui.provider import remote
 
     if remote.start() is None:  # the warm engine (or a provider process): litellm is there

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from agent_tui import paths, tool_lines
-from agent_tui.config import (
+from agent_tui.config.settings import (
     AgentConfig,
     AgentMode,
     AgentPromptFile,
@@ -29,7 +29,7 @@ from agent_tui.config import (
     PermissionRule,
     ReasoningConfig,
 )
-from agent_tui.custom_commands import split_front_matter
+from agent_tui.project.custom_commands import split_front_matter
 from agent_tui.trust.keys import narrow_agent
 
 BUILD = "build"

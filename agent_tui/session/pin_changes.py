@@ -1,13 +1,13 @@
 """Pinning and unpinning (`/pin`, `agent-tui pin`, the app's pin key): set or clear the
 `pinned` flag of a message or tool result, and report what it means for the next
-compaction. What a pin restates, and its budget: carry/pins.py."""
+compaction. What a pin restates, and its budget: carry/pin_text.py."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel
 
 from agent_tui.budget.tokens import count_tokens
-from agent_tui.carry.pins import (
+from agent_tui.carry.pin_text import (
     current_pins,
     describe,
     message_pin,
