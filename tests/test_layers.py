@@ -149,3 +149,42 @@ def test_the_loop_is_a_short_sequence_of_named_steps() -> None:
     (run,) = (n for n in ast.walk(tree) if isinstance(n, ast.AsyncFunctionDef) and n.name == "_run")
     assert run.end_lineno - run.lineno + 1 <= 20  # type: ignore[operator]
 
+
+OWNS_THE_DATABASE = {"tui/app.py", "tui/app_opening.py", "tui/conversation.py"}
+"""The app opens its database after its first frame and closes it at exit (no reads)."""
+
+
+def _reaches_past_the_facade(node: ast.AST) -> str | None:
+    """`x.ctx` (the engine's insides), `x.db.read(…)` (storage), `engine.x = …` (a field)."""
+    if isinstance(node, ast.Attribute) and node.attr == "ctx":
+        return "reads engine.ctx"
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute):
+        if node.value.attr == "db" and node.attr != "close":
+            return f"reads storage (db.{node.attr})"
+    targets = node.targets if isinstance(node, ast.Assign) else []
+    for target in targets:
+        if isinstance(target, ast.Attribute) and "engine" in ast.unparse(target.value):
+            return f"writes {ast.unparse(target)}"
+    return None
+
+
+def test_views_only_translate() -> None:
+    """A view reaches the engine through its facade (commands, `engine.queries`, events):
+    never storage but its data models, never the engine's context, never an engine
+    field (DESIGN.md: views only translate)."""
+    found = []
+    for view in VIEWS:
+        for path in (PACKAGE / view).rglob("*.py"):
+            where = str(path.relative_to(PACKAGE))
+            storage = {
+                name
+                for name in imports_of(path)
+                if name.startswith("agent_tui.storage.")
+                and not name.startswith("agent_tui.storage.models")
+            }
+            if storage and where not in OWNS_THE_DATABASE:
+                found.append(f"{where} imports {sorted(storage)}")
+            for node in ast.walk(ast.parse(path.read_text())):
+                if (why := _reaches_past_the_facade(node)) is not None:
+                    found.append(f"{where}:{getattr(node, 'lineno', 0)} {why}")
+    assert found == []

@@ -168,7 +168,7 @@ class AcpAgent:
         """The modes an answered plan switched to, being announced."""
         self._outbox: asyncio.Queue[tuple[str, Update]] = asyncio.Queue()
         self._sender: asyncio.Task[None] | None = None
-        self._unsubscribe = engine.ctx.bus.subscribe(self._on_event)
+        self._unsubscribe = engine.subscribe(self._on_event)
         AskRouter.of(engine).agents.append(self)
 
     def on_connect(self, conn: acp.Client) -> None:
@@ -319,7 +319,7 @@ class AcpAgent:
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> LoadSessionResponse:
         open_ = await self._reopen(cwd, session_id, mcp_servers)
-        messages = await self.engine.ctx.db.all_messages(session_id)
+        messages = await self.engine.queries.messages(session_id)
         # The history before the response (the spec's order), then the usual updates.
         for update in replay(messages, str(open_.directory), self.compaction_updates):
             self.send(session_id, update)
@@ -356,7 +356,7 @@ class AcpAgent:
                 {"sessionId": session_id, "reason": f"busy in {holder.describe()}"}
             )
         try:
-            await self.engine.ctx.db.delete_session(session_id)
+            await self.engine.queries.delete_session(session_id)
         except NotFoundError as exc:
             raise RequestError.resource_not_found(session_id) from exc
         return DeleteSessionResponse()
@@ -364,8 +364,7 @@ class AcpAgent:
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
-        db = self.engine.ctx.db
-        found = await db.list_sessions(cwd, limit=SESSIONS_LISTED, roots_only=True)
+        found = await self.engine.queries.list_sessions(cwd, limit=SESSIONS_LISTED, roots_only=True)
         return ListSessionsResponse(
             sessions=[
                 SessionInfo(
@@ -389,21 +388,20 @@ class AcpAgent:
     async def _reopen(self, cwd: str, session_id: str, mcp_servers: list[Any] | None) -> AcpSession:
         self._add_mcp_servers(_directory(cwd), mcp_servers)
         try:
-            session = await self.engine.ctx.db.get_session(session_id)
+            session = await self.engine.queries.session(session_id)
         except NotFoundError as exc:
             raise RequestError.resource_not_found(session_id) from exc
         return await self._open(session)
 
     async def _open(self, session: Session) -> AcpSession:
         """Start following a session: its figures so far, its mode, its commands."""
-        db = self.engine.ctx.db
-        messages = await db.all_messages(session.id)
+        messages = await self.engine.queries.messages(session.id)
         config = self.engine.project(Path(session.directory)).config
         model = await self.engine.session_model(session.id)
         updates = SessionUpdates(
             session_id=session.id,
             directory=session.directory,
-            load_message=db.get_message,
+            load_message=self.engine.queries.message,
             window=await asyncio.to_thread(context_window, model, config),
             stats=SessionStats.of(messages),
             compaction_updates=self.compaction_updates,

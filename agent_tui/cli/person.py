@@ -80,10 +80,10 @@ class CliPerson:
 async def resolve_session(
     engine: Engine, session_id: str | None, cont: bool, *, create: bool
 ) -> Session:
-    db = engine.ctx.db
+    db = engine.queries
     directory = Path.cwd()
     if session_id:
-        return await db.find_session_by_prefix(session_id)
+        return await db.find_session(session_id)
     if cont or not create:
         session = await db.latest_session(str(directory))
         if session is None:
@@ -115,7 +115,7 @@ async def run_command(command: Command, args: argparse.Namespace, config: Config
         view = TextView(show_summaries=True) if command.stream and not args.json else None
         if view is None:
             return _present(command, args, await command.run(call, typed), call.person)
-        engine.ctx.bus.subscribe(view)
+        engine.subscribe(view)
         if session_id is not None:
             from agent_tui.cli.prompt import install_interrupt
 

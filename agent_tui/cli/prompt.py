@@ -95,7 +95,7 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
     model = args.model or command_model
     view = JsonView() if args.format == "json" else TextView()
     async with open_engine(config, args.command) as engine:
-        engine.ctx.bus.subscribe(view)
+        engine.subscribe(view)
         if not (args.session or args.cont):
             # Fail before creating an empty session the model could never answer.
             agent = engine.primary_agent(args.agent, Path.cwd())  # before a session exists

@@ -40,7 +40,7 @@ async def _sessions(call: Call, args: SessionsArgs) -> Result | None:
     )
     chosen = await call.person.choose(listed)
     if chosen is not None and chosen != call.session_id:
-        await call.person.open_session(await call.engine.ctx.db.get_session(chosen), None)
+        await call.person.open_session(await call.engine.queries.session(chosen), None)
     return None
 
 
@@ -123,9 +123,9 @@ class Exported:
 async def _export(call: Call, args: ExportArgs) -> Result:
     import asyncio
 
-    db = call.engine.ctx.db
-    session_id = args.session_id and (await db.find_session_by_prefix(args.session_id)).id
-    data = await db.export_session(session_id or call.session())
+    queries = call.engine.queries
+    session_id = args.session_id and (await queries.find_session(args.session_id)).id
+    data = await queries.export(session_id or call.session())
     text = data.model_dump_json(indent=2)
     output = args.output
     if output is None and call.person.view != "cli":  # a file here, named for the session

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,7 +18,7 @@ from agent_tui.context.summary_view import SummaryEdit, SummaryInForce, save_edi
 from agent_tui.context.uncompact import Uncompacted, uncompact
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError, UsageError
-from agent_tui.events import AgentSwitched, Notice, PartUpdated, SessionUpdated
+from agent_tui.events import AgentSwitched, Event, Notice, PartUpdated, SessionUpdated
 from agent_tui.ids import message_id, part_id
 from agent_tui.mcp.mcp_servers import McpServers
 from agent_tui.project.agents import DEFAULT_AGENT, AgentCatalog, AgentInfo
@@ -33,6 +33,7 @@ from agent_tui.session.hook_points import MAX_STOP_CONTINUES, HookPoints
 from agent_tui.session.loop import LoopResult
 from agent_tui.session.mentions import resolve_mentions
 from agent_tui.session.pin_changes import PinChange, PinList
+from agent_tui.session.queries import Queries
 from agent_tui.session.shell import run_person_command
 from agent_tui.session.subagent import Subagents
 from agent_tui.session.title import default_title, generate_title
@@ -79,6 +80,12 @@ class Engine:
         self.mcp.start()  # the home project's MCP servers, in the background
         self._instruction_urls: asyncio.Task[None] | None = None
         self.fetch_instructions()
+        self.queries = Queries(ctx.db)
+        """What views read of the sessions (they never reach storage)."""
+
+    def subscribe(self, handler: Callable[[Event], None]) -> Callable[[], None]:
+        """`handler` gets every engine event from now on; the result unsubscribes."""
+        return self.ctx.bus.subscribe(handler)
 
     @property
     def mcp(self) -> McpServers:

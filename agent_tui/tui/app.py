@@ -232,7 +232,7 @@ class AgentApp(App[int]):
             load=project_loader(config, self._overrides),
         )
         self.engine = Engine(context, model_titles=self._model_titles)
-        await self.chat.start(self.engine, config, db)
+        await self.chat.start(self.engine, config)
 
     async def _given(self) -> Opened:
         """The opener of an app made with its config and database (tests, benchmarks):
@@ -451,7 +451,7 @@ class AgentApp(App[int]):
             self.run_worker(self._open_session(event.session_id), exit_on_error=False)
 
     async def _open_session(self, session_id: str) -> None:
-        await self.chat.show_session(await self.db.get_session(session_id))
+        await self.chat.show_session(await self.engine.queries.session(session_id))
 
     def on_user_message_view_here(self, event: UserMessageView.Here) -> None:
         event.stop()

@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from agent_tui.project.agents import AgentCatalog
     from agent_tui.session.engine import Engine
     from agent_tui.step.plan import PlanChoice
-    from agent_tui.storage.db import Database
     from agent_tui.storage.models import MessageWithParts, Session
     from agent_tui.tool.registry import PermissionMode
     from agent_tui.tui.event_pump import EventPump
@@ -58,7 +57,6 @@ class Conversation(Horizontal):
     """One session at a time; `start` gives it the engine once the app has one."""
 
     config: Config
-    db: Database
     engine: Engine
     view: SessionView
     stats: SessionStats
@@ -132,21 +130,21 @@ class Conversation(Horizontal):
     def welcome(self) -> WelcomeView:
         return self.query_one("#welcome", WelcomeView)
 
-    async def start(self, engine: Engine, config: Config, db: Database) -> None:
+    async def start(self, engine: Engine, config: Config) -> None:
         """The engine exists: the view of messages is mounted and its events shown."""
         from agent_tui.context.stats import SessionStats
         from agent_tui.tui.event_pump import EventPump
         from agent_tui.tui.session_view import SessionView
 
-        self.engine, self.config, self.db = engine, config, db
+        self.engine, self.config = engine, config
         self.session_model = self.model_override or config.model
         self.stats = SessionStats()
         self.pump = EventPump(self)
-        self.pump.attach(engine.ctx.bus)
+        self.pump.attach(engine.subscribe)
         self.view = SessionView(id="view")
         self.view.display = self.continuing
         await self.query_one("#chat").mount(self.view, before="#status")
-        self.agent_catalog = engine.ctx.agent_catalog(self.directory)
+        self.agent_catalog = engine.agents(self.directory)
         self.show_agent()
 
     def on_unmount(self) -> None:
@@ -165,7 +163,9 @@ class Conversation(Horizontal):
 
         self.session = session
         page, complete = (
-            await self.db.recent_messages(session.id, FIRST_PAGE) if session else ([], True)
+            await self.engine.queries.recent_messages(session.id, FIRST_PAGE)
+            if session
+            else ([], True)
         )
         page = [m for m in page if not m.info.undone]  # taken back with /undo
         self.stats = SessionStats.of(page)
@@ -193,7 +193,7 @@ class Conversation(Horizontal):
         from agent_tui.context.stats import SessionStats
 
         if not complete:  # read first: the model's history read below is then cached
-            messages = await self.db.all_messages(session.id)
+            messages = await self.engine.queries.messages(session.id)
             messages = [m for m in messages if not m.info.undone]
             if self.session is not session:
                 return
@@ -202,12 +202,12 @@ class Conversation(Horizontal):
         if self.model_override is None:
             self.session_model = await self.engine.session_model(session.id)
         self.refresh_sidebar()
-        self.sidebar.show_todos(await self.db.get_todos(session.id))
+        self.sidebar.show_todos(await self.engine.queries.todos(session.id))
 
     async def reopen(self) -> None:
         """The shown session read again (after undo or redo changed its history)."""
         if self.session is not None:
-            await self.show_session(await self.db.get_session(self.session.id))
+            await self.show_session(await self.engine.queries.session(self.session.id))
 
     async def ensure_session(self) -> Session:
         if self.session is None:

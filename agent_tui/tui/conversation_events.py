@@ -74,12 +74,12 @@ async def apply_event(chat: Conversation, event: Event) -> None:
     elif isinstance(event, AgentSwitched):
         chat.switch_agent(event.agent)
     elif isinstance(event, SessionCompacted):
-        summary = await chat.db.get_message(event.summary_message_id)
+        summary = await chat.engine.queries.message(event.summary_message_id)
         chat.stats.observe_message(summary)
         chat.refresh_sidebar()
     elif isinstance(event, TodosUpdated):
         chat.sidebar.show_todos(event.todos)
     elif isinstance(event, CompactionUndone) and chat.session is not None:
-        chat.stats = SessionStats.of(await chat.db.all_messages(chat.session.id))
+        chat.stats = SessionStats.of(await chat.engine.queries.messages(chat.session.id))
         chat.refresh_sidebar()
     await chat.view.apply(event)

@@ -24,7 +24,6 @@ from collections.abc import Callable
 from textual.message import Message
 from textual.message_pump import MessagePump
 
-from agent_tui.bus import Bus
 from agent_tui.events import Event, PartUpdated
 
 FRAME = 1 / 30
@@ -55,9 +54,9 @@ class EventPump:
         self._held_until = 0.0
         self._unsubscribe: Callable[[], None] | None = None
 
-    def attach(self, bus: Bus) -> None:
+    def attach(self, subscribe: Callable[[Callable[[Event], None]], Callable[[], None]]) -> None:
         self.detach()
-        self._unsubscribe = bus.subscribe(self.publish)
+        self._unsubscribe = subscribe(self.publish)
 
     def detach(self) -> None:
         if self._unsubscribe is not None:
