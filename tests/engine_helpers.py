@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
 import json
@@ -129,3 +130,10 @@ def anthropic_body(
             headers={},
         )
     )
+
+
+async def preparation_done(ctx: Any, session_id: str) -> None:
+    """Until the session's summary being prepared in the background (if any) is written."""
+    task = ctx.live(session_id).preparing
+    if task is not None and not task.done():
+        await asyncio.wait({task})

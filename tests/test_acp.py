@@ -345,7 +345,7 @@ async def test_pin_and_unpin_answer_as_text(configured: FakeOpenAI, isolated: Pa
         unpinned = client.text(sid)[start + len(pinned) + len(listed) :]
     assert len(configured.requests) == 1  # nothing sent to the model
     assert pinned.startswith("Pinned msg_") and '"the answer to keep"' in pinned
-    assert listed.startswith("Pinned (1; about ")
+    assert listed.startswith("```text\nPinned (1; about ")  # columns: fenced for Markdown
     assert unpinned.startswith("Unpinned msg_")
 
 

@@ -16,6 +16,7 @@ from agent_tui.storage.models import UserMessage
 from agent_tui.tui.app import AgentApp
 from agent_tui.tui.confirm_screen import ConfirmScreen
 from agent_tui.tui.message_actions_screen import MessageActionsScreen
+from agent_tui.tui.text_part_view import TextPartView
 from agent_tui.tui.user_message_view import UserMessageView
 from tests.acp_client import RecordingClient, acp_agent, prompt
 from tests.conftest import SMALL, write_config
@@ -185,7 +186,9 @@ def shown(app: AgentApp) -> list[str]:
         elif isinstance(widget, UserMessageView):
             found.append(widget.text)
         elif isinstance(widget, AssistantMessageView):
-            found.append(widget.plain_text())
+            found.append(
+                "".join(w.text for w in widget._parts.values() if isinstance(w, TextPartView))
+            )
     return found
 
 

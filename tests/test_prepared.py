@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agent_tui import paths
-from agent_tui.context import prepared, preparing
+from agent_tui.context import preparing
 from agent_tui.events import Event, SessionStatus
 from agent_tui.provider.kept_save import ENGINE_LOCKS, LOCK_DIR
 from agent_tui.provider.kept_save import FRONT_END as ENGINE
@@ -25,7 +25,13 @@ from agent_tui.storage.models import AssistantMessage, TextPart, ToolPart
 from agent_tui.storage.session_lock import LockHolder, SessionLocks
 from tests.compaction_scenario import GENERATOR, WINDOW, marker, marker_fate
 from tests.conftest import MODEL, write_config
-from tests.engine_helpers import is_summary_request, open_engine, run_cli, text_of
+from tests.engine_helpers import (
+    is_summary_request,
+    open_engine,
+    preparation_done,
+    run_cli,
+    text_of,
+)
 from tests.fake_openai import Call, FakeOpenAI, Gated, Reply, Text, ToolCalls
 from tests.test_faults_crash import STARTUP_TIMEOUT, db_rows, kill9, reaped, spawn, wait_for
 
@@ -154,7 +160,7 @@ async def test_a_preparation_overtaken_by_an_undo_is_not_used(
     async with open_engine() as engine:
         session = await engine.new_session(isolated)
         await engine.prompt(session.id, "first part")
-        await prepared.wait_running(engine.ctx, session.id)
+        await preparation_done(engine.ctx, session.id)
         (early,) = await engine.ctx.db.prepared_summaries(session.id)
         assert early.status == "ready"
         await engine.undo(session.id)  # takes back the turn the preparation covers

@@ -121,7 +121,7 @@ async def test_an_old_database_is_indexed_for_recall_in_the_background(tmp_path:
     path = tmp_path / "old.db"
     exported = await make_v1_database(path)
     async with await Database.open(path) as db:
-        await db.wait_indexed()
+        await db._backfill  # the background index of an old database
         hits = await db.search_parts(exported.session.id, "kept")
     assert [hit.excerpt for hit in hits] == ["kept"]
     assert version_of(path) == schema.latest_version() == 4

@@ -21,6 +21,7 @@ from tests.engine_helpers import (
     conversation,
     is_summary_request,
     open_engine,
+    preparation_done,
     run_cli,
     text_of,
 )
@@ -340,7 +341,6 @@ async def test_a_preparation_made_before_an_edit_is_not_used(
     """A summary prepared in the background read the summary in force: once the person
     corrects that summary, the preparation is stale and the next compaction starts from
     the correction."""
-    from agent_tui.context import prepared
     from tests.test_prepared import Steps, configure
 
     configure(isolated, fake_llm)
@@ -354,7 +354,7 @@ async def test_a_preparation_made_before_an_edit_is_not_used(
         assert view.summary_id is not None and view.text.startswith("SUMMARY-1")
         steps.steps = steps.made + 17  # past prepare_at, short of the threshold
         await engine.prompt(session.id, "second part")
-        await prepared.wait_running(engine.ctx, session.id)
+        await preparation_done(engine.ctx, session.id)
         (early,) = await engine.ctx.db.prepared_summaries(session.id)
         assert early.status == "ready"
         await engine.edit_summary(session.id, view.summary_id, CORRECTED)

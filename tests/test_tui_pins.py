@@ -89,9 +89,9 @@ async def test_p_in_the_list_toggles_and_stays_and_unpin_lists_the_pins(
         screen = app.screen
         assert isinstance(screen, PinScreen)
         await pilot.press("down", "p")  # the bash result
-        await wait_for(pilot, lambda: any(screen.is_pinned(i) for i in screen.choices))
+        await wait_for(pilot, lambda: any(screen.choices[i][1] for i in screen.choices))
         assert isinstance(app.screen, PinScreen)  # still open
-        (tool_id,) = [i for i in screen.choices if screen.is_pinned(i)]
+        (tool_id,) = [i for i in screen.choices if screen.choices[i][1]]
         assert tool_id.startswith("prt_") and await pinned_ids(app) == [tool_id]
         listing = screen.query_one(OptionList)
         assert str(listing.get_option_at_index(1).prompt).startswith("📌 tool ")

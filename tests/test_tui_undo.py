@@ -10,7 +10,7 @@ from textual.widgets import Static
 from agent_tui.tui.confirm_screen import ConfirmScreen
 from agent_tui.tui.text_screen import TextScreen
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
-from tests.tui_helpers import open_app, type_and_send, wait_for
+from tests.tui_helpers import last_reply, open_app, type_and_send, wait_for
 
 SIZE = (120, 40)
 
@@ -40,7 +40,7 @@ async def test_undo_puts_the_prompt_back_and_redo_reapplies(
         await pilot.press("ctrl+x", "u")
         await wait_for(pilot, lambda: app.prompt.text == "write the notes", "prompt back")
         assert not target.exists()
-        assert "write the notes" not in app.chat.view.text_of_last_assistant()
+        assert "write the notes" not in last_reply(app.chat.view)
         await wait_for(pilot, lambda: "none yet" in str(files.render()), "sidebar cleared")
 
         await type_and_send(pilot, "/redo")

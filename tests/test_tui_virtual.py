@@ -25,8 +25,9 @@ from agent_tui.tui.app import AgentApp
 from agent_tui.tui.assistant_message_view import AssistantMessageView
 from agent_tui.tui.event_pump import EventPump
 from agent_tui.tui.session_view import WINDOW_MAX
+from agent_tui.tui.text_part_view import TextPartView
 from agent_tui.tui.user_message_view import UserMessageView
-from tests.tui_helpers import PumpTarget, open_app, project_dir, wait_for
+from tests.tui_helpers import PumpTarget, last_reply, open_app, project_dir, wait_for
 
 SIZE = (100, 30)
 STEPS_PER_TURN = 3
@@ -103,7 +104,7 @@ async def _opened(app: AgentApp, pilot: Pilot) -> None:
     known, and shortly after the first paint a screen of older messages mounted above."""
     await app.loaded.wait()
     view = app.chat.view
-    await wait_for(pilot, lambda: view.entry_count == 200, "the session's entries")
+    await wait_for(pilot, lambda: len(view._entries) == 200, "the session's entries")
     await wait_for(pilot, lambda: view.scroll_y > view.size.height, "the margin above")
     await pilot.pause()
 
@@ -115,7 +116,7 @@ async def test_scrolling_to_the_top_mounts_the_oldest_messages() -> None:
         view = app.chat.view
         assert len(_message_views(app)) <= WINDOW_MAX
         assert "Task 0" not in _user_texts(app)
-        assert view.text_of_last_assistant() == "Reply 149.\n\nSecond line of reply 149."
+        assert last_reply(view) == "Reply 149.\n\nSecond line of reply 149."
         for _ in range(200 // 10 + 1):
             if view.window[0] == 0:
                 break
@@ -133,7 +134,7 @@ async def test_scrolling_to_the_top_mounts_the_oldest_messages() -> None:
         assert _user_texts(app)[0] == "Task 0"
         assert len(_message_views(app)) <= WINDOW_MAX
         # Back at the bottom, the newest messages mount again.
-        while view.window[1] < view.entry_count:
+        while view.window[1] < len(view._entries):
             view.scroll_end(animate=False, immediate=True)
             hi = view.window[1]
             await wait_for(pilot, lambda hi=hi: view.window[1] > hi, "newer messages mounted")
@@ -160,7 +161,7 @@ async def test_a_reopened_long_session_follows_what_streams_next() -> None:
         publish(MessageUpdated(info=info))
         for part in parts:
             publish(PartUpdated(part=part))
-        await wait_for(pilot, lambda: view.text_of_last_assistant().startswith("Reply 150"))
+        await wait_for(pilot, lambda: last_reply(view).startswith("Reply 150"))
         await pilot.pause()
         await pilot.pause()
         assert view.following
@@ -224,10 +225,8 @@ async def test_a_growing_live_session_keeps_a_bounded_number_of_widgets() -> Non
                 publish(SessionStatus(session_id=session.id, status="idle"))
             await pilot.pause()
             counts.append(len(app.chat.view.children))
-        await wait_for(
-            pilot, lambda: app.chat.view.text_of_last_assistant().startswith("Reply 119")
-        )
-        assert app.chat.view.entry_count == 160
+        await wait_for(pilot, lambda: last_reply(app.chat.view).startswith("Reply 119"))
+        assert len(app.chat.view._entries) == 160
         assert max(counts) <= WINDOW_MAX
         assert "Task 0" not in _user_texts(app)
         # The unmounted messages kept their data: scrolling up shows them again.
@@ -238,7 +237,10 @@ async def test_a_growing_live_session_keeps_a_bounded_number_of_widgets() -> Non
             await pilot.pause()  # the scroll position is restored after the next refresh
         assert _user_texts(app)[0] == "Task 0"
         first_step = next(w for w in app.chat.view.children if isinstance(w, AssistantMessageView))
-        assert first_step.plain_text() == "Reply 0.\n\nSecond line of reply 0."
+        assert (
+            "".join(w.text for w in first_step._parts.values() if isinstance(w, TextPartView))
+            == "Reply 0.\n\nSecond line of reply 0."
+        )
         assert len(app.chat.view.children) <= WINDOW_MAX
     await app.db.close()
 

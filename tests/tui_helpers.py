@@ -7,6 +7,7 @@ import contextlib
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from textual.message import Message
 from textual.pilot import Pilot
@@ -16,6 +17,7 @@ from textual.widgets import Static
 from agent_tui import paths
 from agent_tui.config.settings import load_config
 from agent_tui.storage.db import Database
+from agent_tui.storage.models import AssistantMessage, TextPart
 from agent_tui.tui.app import AgentApp
 from tests.fake_openai import FakeOpenAI
 
@@ -90,7 +92,19 @@ def sidebar_context(app: AgentApp) -> str:
 
 
 def view_text(app: AgentApp) -> str:
-    return app.chat.view.text_of_last_assistant()
+    return last_reply(app.chat.view)
+
+
+def last_reply(view: Any) -> str:
+    """The text of the newest assistant message the session view holds."""
+    for entry in reversed(view._entries):
+        if isinstance(entry.info, AssistantMessage):
+            return "".join(
+                p.text
+                for p in entry.parts.values()
+                if isinstance(p, TextPart) and not p.synthetic and not p.ignored
+            )
+    return ""
 
 
 async def close(app: AgentApp) -> None:

@@ -76,14 +76,9 @@ def _expand_custom_command(text: str) -> tuple[str, str | None]:
     from agent_tui.command.catalog import builtin_names, parse
     from agent_tui.project.custom_commands import load_custom_commands
 
-    invocation = parse(text)
-    if invocation is None:
-        return text, None
-    loaded = load_custom_commands(Path.cwd(), builtin_names())
-    command = loaded.commands.get(invocation[0].lower())
-    if command is None:
-        return text, None
-    return command.expand(invocation[1]), command.model
+    name, args = parse(text) or ("", "")
+    command = load_custom_commands(Path.cwd(), builtin_names()).commands.get(name.lower())
+    return (command.expand(args), command.model) if command else (text, None)
 
 
 async def _run(args: argparse.Namespace, config: Config) -> int:

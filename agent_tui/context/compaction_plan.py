@@ -238,7 +238,8 @@ class CompactionPlan(BaseModel):
     """What a compaction would do (`compact --dry-run`); tokens as the provider counts."""
 
     laid_out: ClassVar[bool] = True
-    """Columns and indents: a Markdown view shows it fenced (command/run.as_markdown)."""
+    """Columns and indents: a Markdown view shows it fenced (command/core.as_markdown)."""
+    title: ClassVar[str] = "Compaction dry run"
 
     summarised_messages: int
     summarised_turns: int

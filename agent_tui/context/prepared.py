@@ -125,14 +125,6 @@ def hand_over(ctx: EngineContext) -> None:
         log.info("closing: the summaries being prepared for %s are dropped", running)
 
 
-async def wait_running(ctx: EngineContext, session_id: str) -> None:
-    """Until the session's running preparation (if any) is done: compaction waits only
-    for its remainder."""
-    task = ctx.live(session_id).preparing
-    if task is not None and not task.done():
-        await asyncio.wait({task})
-
-
 async def _prepare_logged(
     ctx: EngineContext, session_id: str, model: ModelInfo, agent: str, upto: str
 ) -> None:

@@ -68,7 +68,7 @@ class SummaryInForce(BaseModel):
     """`/summary`: the summary the model sees now and what surrounds it."""
 
     laid_out: ClassVar[bool] = True
-    """Indented sections: a Markdown view shows it fenced (command/run.as_markdown)."""
+    """Indented sections: a Markdown view shows it fenced (command/core.as_markdown)."""
 
     session_id: str
     compacted: bool

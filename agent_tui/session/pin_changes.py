@@ -4,6 +4,8 @@ compaction. What a pin restates, and its budget: carry/pin_text.py."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import BaseModel
 
 from agent_tui.budget.tokens import count_tokens
@@ -253,11 +255,10 @@ class PinList(BaseModel):
     budget: int
     candidates: list[PinnedText]
     """The newest items that can be pinned (for a person who has none yet)."""
+    title: ClassVar[str] = "Pins"
+    laid_out: ClassVar[bool] = True
 
     def message(self) -> str:
-        return self.render()
-
-    def render(self) -> str:
         if not self.pins:
             lines = ["Nothing is pinned in this session."]
             if self.candidates:

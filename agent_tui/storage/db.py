@@ -104,11 +104,6 @@ class Database(
             log.warning("search index backfill of %s stopped: %s", self._path, exc)
             return 0
 
-    async def wait_indexed(self) -> None:
-        """Wait for the background search-index backfill (tests, benchmarks)."""
-        if self._backfill is not None:
-            await self._backfill
-
     async def close(self) -> None:
         """Flush pending writes and close. Safe to call twice."""
         if self._closed:
@@ -418,11 +413,6 @@ class Database(
             messages=await self.messages(session_id),
             prepared=await self.prepared_summaries(session_id),
         )
-
-    async def check_integrity(self) -> list[str]:
-        """`PRAGMA quick_check` (reads the whole file): the problems found, [] if none."""
-        found = [str(row[0]) for row in await self._fetch("PRAGMA quick_check")]
-        return [] if found == ["ok"] else found
 
 
 __all__ = ["DEFAULT_BUSY_TIMEOUT_MS", "DEFAULT_FLUSH_INTERVAL", "Database", "WriterStats"]

@@ -110,6 +110,3 @@ class AssistantMessageView(Vertical):
         if text is not None:
             self._error.update(text)
             self._error.display = True
-
-    def plain_text(self) -> str:
-        return "".join(w.text for w in self._parts.values() if isinstance(w, TextPartView))

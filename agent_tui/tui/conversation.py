@@ -2,7 +2,7 @@
 sidebar, and what a person steers in it (the session shown, the agent and model the
 next message goes to, the permission mode, a plan waiting for an answer).
 
-Commands (`tui/commands.py`), keys and engine events (`tui/conversation_events.py`)
+Commands (`tui/person.py`), keys and engine events (`tui/conversation_events.py`)
 talk to it through its public methods. Part of the app's first frame: the engine's
 modules are imported where they are used, once the app has started (`start`).
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from textual import events
@@ -288,17 +287,6 @@ class Conversation(Horizontal):
         except AgentTuiError as exc:
             self.restore(f"!{command}")
             self.notify(str(exc), title="Not run", severity="error", timeout=10)
-
-    def guard(self, work: Callable[[], Awaitable[object]]) -> None:
-        """Run a command's work in a worker; an error of the person's is a notice."""
-
-        async def guarded() -> None:
-            try:
-                await work()
-            except AgentTuiError as exc:
-                self.notify(str(exc), severity="error", timeout=10)
-
-        self.run_worker(guarded(), exit_on_error=False)
 
     def restore(self, text: str) -> None:
         """Put a failed message back so nothing typed is lost."""

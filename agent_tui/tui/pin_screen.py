@@ -61,9 +61,6 @@ class PinScreen(ModalScreen[None]):
         kinds = [item.kind for item, _ in self.rows()]
         listing.highlighted = kinds.index("agent") if "agent" in kinds else 0 if kinds else None
 
-    def is_pinned(self, item_id: str) -> bool:
-        return bool(self.choices[item_id][1])
-
     async def _flip(self, item_id: str) -> None:
         entry = self.choices[item_id]
         entry[1] = await self._toggle(item_id, not entry[1])

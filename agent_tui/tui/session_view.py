@@ -109,7 +109,6 @@ class SessionView(VerticalScroll):
         self._views: dict[str, Widget] = {}
         self._summary_of: dict[str, str] = {}
         """Summary message id -> its compaction request's id."""
-        self._models: dict[str, None] = {}
         self._busy = False
         self._paging = False
         self._restoring = 0
@@ -128,10 +127,6 @@ class SessionView(VerticalScroll):
         """Indexes of the first mounted entry and one past the last, and the entry count."""
         return self._lo, self._hi
 
-    @property
-    def entry_count(self) -> int:
-        return len(self._entries)
-
     # ---- loading ----------------------------------------------------------------------
 
     async def load(self, session: Session | None, messages: list[MessageWithParts]) -> None:
@@ -144,7 +139,6 @@ class SessionView(VerticalScroll):
             self.session = session
             self._entries, self._by_id, self._views = [], {}, {}
             self._summary_of.clear()
-            self._models.clear()
             for entry in self._entries_of(messages):
                 self._add(entry)
             self._hi = len(self._entries)
@@ -175,7 +169,6 @@ class SessionView(VerticalScroll):
         summaries: dict[str, MessageWithParts] = {}
         for message in messages:
             info = message.info
-            self._see_model(info)
             if isinstance(info, AssistantMessage) and info.summary:
                 summaries[info.parent_id] = message
                 self._summary_of[info.id] = info.parent_id
@@ -206,10 +199,6 @@ class SessionView(VerticalScroll):
     def _add(self, entry: MessageEntry) -> None:
         self._entries.append(entry)
         self._by_id[entry.key] = entry
-
-    def _see_model(self, info: Message) -> None:
-        if info.model:
-            self._models[info.model] = None
 
     def _open_start(self) -> int:
         """The first entry to mount on load: the newest ones fill OPEN_SCREENS screens."""
@@ -428,7 +417,6 @@ class SessionView(VerticalScroll):
             if entry is not None:
                 await self._drop(entry)
             return
-        self._see_model(info)
         if isinstance(info, AssistantMessage) and info.summary:
             self._summary_of[info.id] = info.parent_id
             request = self._by_id.get(info.parent_id)
@@ -546,18 +534,3 @@ class SessionView(VerticalScroll):
         for entry in self._entries[self._lo :]:
             if entry.divider_state == "running" and entry.compaction() is not None:
                 self._set_divider(entry, "cancelled")
-
-    # ---- queries for tests and the app ------------------------------------------------
-
-    def text_of_last_assistant(self) -> str:
-        for entry in reversed(self._entries):
-            if isinstance(entry.info, AssistantMessage):
-                return "".join(
-                    p.text
-                    for p in entry.parts.values()
-                    if isinstance(p, TextPart) and not p.synthetic and not p.ignored
-                )
-        return ""
-
-    def models_used(self) -> list[str]:
-        return list(self._models)
