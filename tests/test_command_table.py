@@ -8,10 +8,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import pytest
+
+from agent_tui.cli import main
 from agent_tui.cli.parser import build_parser
 from agent_tui.cli.start import cli_commands
 from agent_tui.command import catalog
-from agent_tui.command.core import ACP, APP, CLI
+from agent_tui.command.core import ACP, APP, CLI, args_of
 from agent_tui.command.reports import help_text
 from agent_tui.tui.command_provider import AgentCommands
 from tests.acp_client import RecordingClient, acp_agent
@@ -47,6 +50,18 @@ def test_the_cli_subcommands_carry_the_descriptions(isolated: Path) -> None:
     (subcommands,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     helps = {choice.dest: choice.help for choice in subcommands._choices_actions}
     assert {name: helps.get(name) for name in expected(CLI)} == expected(CLI)
+
+
+def test_every_subcommands_help_is_made(isolated: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`agent-tui NAME --help` of every command, a custom one too: its usage and arguments."""
+    write_custom(isolated)
+    for command in cli_commands():
+        with pytest.raises(SystemExit) as done:
+            main([command.name, "--help"])
+        out = capsys.readouterr().out
+        assert done.value.code == 0 and out.startswith(f"usage: agent-tui {command.name}"), out
+        for arg in args_of(command.args):  # each argument, as its model names it
+            assert (arg.option if arg.kind in ("flag", "option") else arg.metavar) in out
 
 
 async def test_the_apps_slash_commands_palette_and_help_carry_them(

@@ -212,3 +212,31 @@ async def test_a_snapshot_never_holds_agent_tuis_own_data(
         check=True,
     ).stdout.split()
     assert listed == ["notes.txt"]
+
+
+async def test_an_editor_is_asked_before_an_undo_overwrites_the_persons_changes(
+    configured: FakeOpenAI, isolated: Path
+) -> None:
+    """Over ACP the conflict is a permission question (command/turns.py through
+    acp/person.py): no leaves the file as the person left it, yes overwrites it."""
+    from acp.exceptions import RequestError
+
+    from tests.acp_client import RecordingClient, acp_agent, prompt
+
+    target = isolated / "a.txt"
+    configured.script(write(target, "agent\n"), Text("done"))
+    answers = iter(["no", "yes"])
+    client = RecordingClient(answer=lambda call, options: next(answers))
+    async with acp_agent(client, isolated) as (conn, _):
+        sid = (await conn.new_session(cwd=str(isolated), mcp_servers=[])).session_id
+        await conn.prompt(session_id=sid, prompt=prompt("write a.txt"))
+        target.write_text("mine\n")
+        with pytest.raises(RequestError, match="Nothing was changed"):
+            await conn.prompt(session_id=sid, prompt=prompt("/undo"))
+        assert target.read_text() == "mine\n"
+        await conn.prompt(session_id=sid, prompt=prompt("/undo"))
+    (first, options), (second, _) = [(c, o) for _, c, o in client.permissions]
+    assert first.title == "Undo and overwrite your changes?" and "a.txt" in str(first.content)
+    assert [o.name for o in options] == ["Overwrite", "No"]
+    assert second.title == first.title and not target.exists()
+    assert "Turn undone" in client.text(sid) and "Overwritten" in client.text(sid)

@@ -73,8 +73,9 @@ def _add_command(commands: argparse._SubParsersAction, command: Command) -> None
         _session_args(parser, model=command.model)
     elif command.model:
         parser.add_argument("-m", "--model", metavar="MODEL", help="litellm model id")
-    group = parser.add_mutually_exclusive_group()
-    groups = {name: group for name in _grouped(command)}
+    grouped = _grouped(command)
+    group = parser.add_mutually_exclusive_group() if grouped else parser
+    groups = {name: group for name in grouped}
     for arg in args_of(command.args):
         target = groups.get(arg.name, parser)
         if arg.kind == "flag":
