@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from agent_tui.command import catalog
-from agent_tui.command.core import ACP, APP, CLI
-from agent_tui.tui.sessions_screen import SessionsScreen
+from agent_tui.command.core import ACP, APP, CLI, Rows
+from agent_tui.tui.choice_screen import RowsScreen
 from agent_tui.tui.text_screen import TextScreen
 from agent_tui.tui.welcome_view import WelcomeView
 from tests.acp_client import RecordingClient, acp_agent, prompt
@@ -70,7 +70,7 @@ def session_row(text: str) -> str:
     """The row of the session in a listing, without the figures that change as each view
     runs its commands (messages, context)."""
     (row,) = [line.strip() for line in text.splitlines() if "SESSION" in line]
-    return re.sub(r"\s+\d+ msgs\s+(\d+%|—)\s+", "  ", row)
+    return re.sub(r"\s+\d+ msgs\s+ctx\s+(\d+%|—)\s+", "  ", row)
 
 
 def test_every_command_gives_the_same_in_every_view(
@@ -190,9 +190,7 @@ async def _in_app(pilot: object, name: str, args: str) -> str:
     await type_and_send(pilot, f"/{name} {args}".strip())  # type: ignore[arg-type]
 
     def shown() -> bool:
-        return len(app._notifications) > notes or isinstance(
-            app.screen, (TextScreen, SessionsScreen)
-        )
+        return len(app._notifications) > notes or isinstance(app.screen, (TextScreen, RowsScreen))
 
     if name == "quit":
         await wait_for(pilot, lambda: app.return_code is not None or not app.is_running, "quit")  # type: ignore[attr-defined]
@@ -209,8 +207,8 @@ async def _in_app(pilot: object, name: str, args: str) -> str:
         return ""
     await wait_for(pilot, shown, f"/{name} shown")  # type: ignore[arg-type]
     screen = app.screen
-    if isinstance(screen, SessionsScreen):
-        text = "\n".join(f"{'  ' * r.depth}{r.id}  {r.label}  {r.detail}" for r in screen.rows)
+    if isinstance(screen, RowsScreen):  # the rows drawn, as the other views list them
+        text = Rows("", list(screen.rows), "").message()
         await pilot.press("escape")
         return text
     if isinstance(screen, TextScreen):

@@ -225,7 +225,7 @@ async def test_the_app_lets_the_person_choose_where_the_summary_ends(
 ) -> None:
     """`/compact --up-to` with no id: the person's messages, newest first, to choose from
     with the keyboard."""
-    from agent_tui.tui.message_picker_screen import MessagePickerScreen
+    from agent_tui.tui.choice_screen import RowsScreen
 
     configured.script(Text("answer 1"), Text("answer 2"), Text("PICKED-SUMMARY"))
     app = await open_app()
@@ -233,7 +233,7 @@ async def test_the_app_lets_the_person_choose_where_the_summary_ends(
         await app.loaded.wait()
         await ask(pilot, configured, "question 1", "question 2")
         await type_and_send(pilot, "/compact --up-to")
-        await wait_for(pilot, lambda: isinstance(app.screen, MessagePickerScreen), "picker")
+        await wait_for(pilot, lambda: isinstance(app.screen, RowsScreen), "picker")
         await pilot.press("down", "enter")  # from question 2 down to question 1
         await wait_for(pilot, lambda: len(configured.requests) == 3, "the summary request")
         await wait_for(pilot, lambda: app.chat.status == "idle")

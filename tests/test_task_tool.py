@@ -241,15 +241,14 @@ def test_sessions_screen_indents_children() -> None:
     from agent_tui.command.core import Row
     from agent_tui.storage.models import Session
     from agent_tui.storage.sessions import session_tree
-    from agent_tui.tui.sessions_screen import row_text
+    from agent_tui.tui.choice_screen import row_text
 
     parent = Session(id="ses_1", directory="/p", title="parent")
     other = Session(id="ses_2", directory="/p", title="other")
     child = Session(id="ses_3", directory="/p", title="child", parent_id="ses_1")
     tree = session_tree([parent, other, child])
     assert [(s.id, depth) for s, depth in tree] == [("ses_1", 0), ("ses_3", 1), ("ses_2", 0)]
-    data = {**child.model_dump(), "context": {"percent": None}}
-    text = row_text(Row(child.id, "", depth=1, data=data)).plain
+    text = row_text(Row(child.id, child.title, "/p", depth=1)).plain
     assert text.startswith("    ") and "child" in text
 
 

@@ -11,9 +11,9 @@ from textual.widgets import OptionList, Static
 
 from agent_tui.storage.models import TextPart
 from agent_tui.tui.app import AgentApp
+from agent_tui.tui.choice_screen import RowsScreen
 from agent_tui.tui.compaction_divider import CompactionDivider
 from agent_tui.tui.permission_screen import PermissionScreen
-from agent_tui.tui.sessions_screen import SessionsScreen
 from agent_tui.tui.tool_line import ToolLine
 from agent_tui.tui.user_message_view import UserMessageView
 from tests.conftest import write_config
@@ -187,7 +187,7 @@ async def test_switching_sessions_shows_the_right_history(configured: FakeOpenAI
         await type_and_send(pilot, "question two")
         await wait_for(pilot, lambda: app.chat.status == "idle" and view_text(app) == "answer two")
         await pilot.press("ctrl+x", "l")
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen), "session list")
+        await wait_for(pilot, lambda: isinstance(app.screen, RowsScreen), "session list")
         options = app.screen.query_one(OptionList)
         assert options.option_count == 2
         index = next(

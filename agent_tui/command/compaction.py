@@ -3,6 +3,7 @@ previewed, reviewed), take the newest summary back, show or correct the one in f
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -77,7 +78,7 @@ async def _messages(call: Call) -> Rows:
     session = await db.get_session(call.session())
     messages = await db.messages(session.id, since_id=history_start(session))
     rows = [
-        Row(m.info.id, text, data=m.info.created)
+        Row(m.info.id, text, f"{dt.datetime.fromtimestamp(m.info.created / 1000):%Y-%m-%d %H:%M}")
         for m in reversed(messages)
         if isinstance(m.info, UserMessage) and not m.info.undone and (text := m.typed_text())
     ]

@@ -88,7 +88,10 @@ class Rows:
     """What the rows are (sessions, messages, pins, models): the app's screen for them."""
 
     def message(self) -> str:
-        lines = [f"{'  ' * r.depth}{r.id}  {r.label}  {r.detail}".rstrip() for r in self.rows]
+        lines = [
+            f"{'  ' * r.depth}{r.id}  {r.label.strip().partition(chr(10))[0]}  {r.detail}".rstrip()
+            for r in self.rows
+        ]
         return "\n".join(lines) or self.empty
 
 

@@ -80,10 +80,10 @@ async def session_rows(call: Call, directory: str | None) -> list[Row]:
         }
         percent = f"{usage.percent:.0f}%" if usage.percent is not None else "—"
         updated = dt.datetime.fromtimestamp(session.updated / 1000)
-        label = f"{updated:%Y-%m-%d %H:%M}  {summary.messages:>4} msgs  {percent:>4}  "
-        label += session.title or "(untitled)"
+        detail = f"{updated:%Y-%m-%d %H:%M}  {summary.messages:>4} msgs  ctx {percent:>4}  "
         current = session.id == call.session_id
-        rows.append(Row(session.id, label, f"[{session.directory}]", current, depth, data))
+        title = session.title or "(untitled)"
+        rows.append(Row(session.id, title, detail + session.directory, current, depth, data))
     return rows
 
 

@@ -85,23 +85,20 @@ class AppPerson:
 
 
 def _picker(chat: Conversation, rows: Rows) -> Any:
-    """The screen for these rows: sessions, messages, pins or models, else a list."""
-    if rows.kind == "sessions":
-        from agent_tui.tui.sessions_screen import SessionsScreen
-
-        return SessionsScreen(rows.rows)
-    if rows.kind == "messages":
-        from agent_tui.tui.message_picker_screen import MessagePickerScreen
-
-        return MessagePickerScreen(rows.title, [(r.id, r.label, r.data) for r in rows.rows])
+    """The screen for these rows: the pins' list, the models' (a filter, any id typed),
+    else rows to choose one of."""
     if rows.kind == "pins":
         from agent_tui.tui.pin_screen import PinScreen
 
         return PinScreen([(r.data, r.current) for r in rows.rows], _toggle(chat))
-    from agent_tui.tui.model_screen import ModelScreen
+    if rows.kind == "models":
+        from agent_tui.tui.model_screen import ModelScreen
 
-    current = next((r.id for r in rows.rows if r.current), "")
-    return ModelScreen([r.data for r in rows.rows], current)
+        current = next((r.id for r in rows.rows if r.current), "")
+        return ModelScreen([r.data for r in rows.rows], current)
+    from agent_tui.tui.choice_screen import RowsScreen
+
+    return RowsScreen(rows)
 
 
 def _toggle(chat: Conversation) -> Any:
