@@ -4,7 +4,10 @@ the text before and after, with a warm `ruff server` (the venv's), on a 300-line
     .venv/bin/python bench/bench_lsp.py [--edits 40]
 
 Prints the cold start (the first edit: the server starts and opens the file), then the
-median and worst time a warm server adds to an edit, and for one that adds an error."""
+median and worst time a warm server adds to an edit, and for one that adds an error; then
+what each edit costs with a server that misbehaves (tests/fake_lsp.py: one that never
+answers, one that never publishes diagnostics, one that stops reading), against
+`lsp.timeout` (goal: never more)."""
 
 from __future__ import annotations
 
@@ -58,7 +61,33 @@ async def main(edits: int) -> None:
         print(f"  warm, {name}: median {statistics.median(ms):.1f} ms, worst {ms[-1]:.1f} ms")
 
 
+async def misbehaving(edits: int, timeout: float = 1.0) -> None:
+    fake = Path(__file__).resolve().parent.parent / "tests" / "fake_lsp.py"
+    for mode in ("silent", "mute", "deaf"):
+        root = Path(tempfile.mkdtemp(prefix="bench-lsp-"))
+        command = [sys.executable, str(fake), mode]
+        config = LspConfig.model_validate(
+            {"timeout": timeout, "python": {"command": command, "extensions": [".py"]}}
+        )
+        servers = LspServers(config, dict(os.environ), lambda _: None)
+        times = []
+        for n in range(edits):
+            text = module(n) * (40 if mode == "deaf" else 1)  # past the pipe's buffer
+            start = time.perf_counter()
+            await servers.check(root, root / "mod.py", module(n - 1) if n else None, text)
+            times.append(time.perf_counter() - start)
+        await servers.close()
+        shutil.rmtree(root, ignore_errors=True)
+        ms = sorted(t * 1000 for t in times)
+        print(
+            f"server that is {mode}, lsp.timeout {timeout:g} s: {edits} edits, median "
+            f"{statistics.median(ms):.0f} ms, worst {ms[-1]:.0f} ms (goal ≤ {timeout * 1000:.0f})"
+        )
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edits", type=int, default=40)
-    asyncio.run(main(parser.parse_args().edits))
+    count = parser.parse_args().edits
+    asyncio.run(main(count))
+    asyncio.run(misbehaving(min(count, 8)))

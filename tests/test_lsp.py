@@ -3,12 +3,16 @@ a dev dependency, named by its path in the venv."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import sys
 from pathlib import Path
 
 from agent_tui.events import Notice
+from agent_tui.lsp.language_servers import LspServers, introduced
+from agent_tui.lsp.lsp_client import Diagnostic
+from agent_tui.lsp.lsp_config import LspConfig
 from tests.conftest import write_config
 from tests.engine_helpers import edit, open_engine, write
 from tests.fake_openai import FakeOpenAI, Text
@@ -131,3 +135,103 @@ async def test_a_crashed_server_restarts_once_then_stays_off(
     assert "second_missing" in second, "restarted after the crash"
     assert "[diagnostics]" not in third
     assert any("stopped again after a restart" in n for n in notices)
+
+
+FAKE_LSP = str(Path(__file__).resolve().parent / "fake_lsp.py")
+SHORT = 0.2
+"""lsp.timeout of the misbehaving servers: the most any check may wait for them."""
+
+
+def servers(mode: str, notices: list[str]) -> LspServers:
+    command = [sys.executable, FAKE_LSP, mode]
+    config = LspConfig.model_validate(
+        {"timeout": SHORT, "python": {"command": command, "extensions": [".py"]}}
+    )
+    return LspServers(config, dict(os.environ), notices.append)
+
+
+async def test_a_server_that_never_answers_holds_no_edit_past_the_timeout(tmp_path: Path) -> None:
+    """It never answers `initialize`: each check gives up at lsp.timeout ("still
+    starting"); the start itself gives up in the background after three times that, with
+    one notice, and later checks skip the server."""
+    notices: list[str] = []
+    lsp = servers("silent", notices)
+    path = tmp_path / "a.py"
+    try:
+        said = await lsp.check(tmp_path, path, None, "x = 1\n")
+        assert said == "[diagnostics] python: still starting; this edit was not checked."
+        while not notices:  # the start's own deadline, in the background
+            said = await lsp.check(tmp_path, path, "x = 1\n", "x = 2\n")
+            assert said in ("", "[diagnostics] python: still starting; this edit was not checked.")
+        assert await lsp.check(tmp_path, path, "x = 2\n", "x = 3\n") == ""
+    finally:
+        await lsp.close()
+    assert len(notices) == 1 and "did not start" in notices[0]
+
+
+async def test_a_server_that_never_publishes_is_said_once_per_edit(tmp_path: Path) -> None:
+    notices: list[str] = []
+    lsp = servers("mute", notices)
+    try:
+        said = await lsp.check(tmp_path, tmp_path / "a.py", None, "x = 1\n")
+    finally:
+        await lsp.close()
+    assert said == f"[diagnostics] python: no answer within {SHORT:g} s." and notices == []
+
+
+async def test_a_server_that_stops_reading_is_killed_not_waited_for(tmp_path: Path) -> None:
+    """Its input pipe fills up: the edit's text cannot be sent. The write gives up at the
+    timeout, the server is killed (a message half written cannot be taken back) and a new
+    one starts for the next edit."""
+    lsp = servers("deaf", [])
+    try:
+        await lsp.check(tmp_path, tmp_path / "a.py", None, "x = 1\n")  # started: answers
+        (client,) = lsp._clients.values()
+        assert client.proc is not None
+        big = "x = 1\n" * 200_000  # more than any pipe's buffer
+        said = await lsp.check(tmp_path, tmp_path / "a.py", None, big)  # a file written whole
+        assert await asyncio.wait_for(client.proc.wait(), 60) != 0, "the stuck server was killed"
+        assert said == f"[diagnostics] python: no answer within {SHORT:g} s."
+        said = await lsp.check(tmp_path, tmp_path / "a.py", None, "x = 2\n")
+        assert said.startswith("[diagnostics] python:") and client not in lsp._clients.values()
+    finally:
+        await lsp.close()
+
+
+def test_a_new_error_is_reported_at_its_own_line_not_an_older_ones() -> None:
+    """The edit adds, at line 5, an error with the same text as an older one (line 9 after
+    the edit): the new one is reported at line 5."""
+    before = "".join(f"line{n}\n" for n in range(1, 9))
+    after = before.replace("line4\n", "line4\nnew_bad\n")
+    old = [Diagnostic(line=8, message="Undefined name `x`", code="F821")]
+    new = [
+        Diagnostic(line=5, message="Undefined name `x`", code="F821"),
+        Diagnostic(line=9, message="Undefined name `x`", code="F821"),
+    ]
+    assert [d.line for d in introduced(old, new, 1, before, after)] == [5]
+    # Where the edit rewrote the older error's own line, it is matched by its text.
+    rewritten = before.replace("line8\n", "line8 changed\n")
+    moved = [Diagnostic(line=8, message="Undefined name `x`", code="F821")]
+    assert introduced(old, moved, 1, before, rewritten) == []
+
+
+async def test_ruff_reports_a_repeated_error_at_the_line_the_edit_added_it(tmp_path: Path) -> None:
+    """The same error text above and below an older one: reported where it was added
+    (ruff lists the older one first; test_a_new_error_is_reported_at_its_own_line… has
+    a server that lists them the other way)."""
+    config = LspConfig.model_validate(PYTHON_SERVER)
+    lsp = LspServers(config, dict(os.environ), lambda _: None)
+    before = "def f():\n    return 1\n\n\nprint(missing)\n\n\ndef g():\n    return 2\n"
+    path = tmp_path / "mod.py"
+    try:
+        for old, new, line in (
+            ("return 1", "return missing", 2),
+            ("return 2", "return missing", 9),
+        ):
+            after = before.replace(old, new)
+            said = await lsp.check(tmp_path, path, before, after)
+            assert "introduced 1 error" in said, said
+            assert f"line {line}: error: Undefined name `missing`" in said, said
+            await lsp.check(tmp_path, path, after, before)  # back as it was
+    finally:
+        await lsp.close()

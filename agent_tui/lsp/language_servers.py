@@ -6,6 +6,8 @@ at most `lsp.max_diagnostics`. A missing or broken server is a one-line notice."
 
 from __future__ import annotations
 
+import asyncio
+import difflib
 import shutil
 from collections import Counter
 from collections.abc import Callable
@@ -18,6 +20,11 @@ from agent_tui.lsp.lsp_config import DEFAULTS, LspConfig
 ERROR, WARNING = 1, 2
 MAX_STARTS = 2
 """A server that crashed is started once more; after a second crash it stays off."""
+START_TIMES = 3
+"""A server has `lsp.timeout` x this to start (in the background: no edit waits for it
+longer than `lsp.timeout`)."""
+MAPPED_LINES = 20_000
+"""Longer files are compared by text alone (no line mapping across the edit)."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +48,7 @@ class LspServers:
         self._starts: Counter[tuple[Path, str]] = Counter()
         self._off: set[tuple[Path, str]] = set()
         self._found: dict[str, Server | None] = {}
+        self._starting: dict[tuple[Path, str], asyncio.Task[None]] = {}
 
     def server_for(self, path: Path) -> Server | None:
         """The server of `path`'s extension, looked up on PATH once per extension (each
@@ -73,55 +81,82 @@ class LspServers:
             return ""
         if not self.allowed(server, server.name in self.config.servers):
             return ""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.config.timeout  # the whole check, whatever the server does
         for _ in range(MAX_STARTS):
-            client = await self._client(root, server)
+            client = await self._client(root, server, deadline)
             if client is None:
-                return ""
+                if (root, server.name) in self._off:
+                    return ""
+                return f"[diagnostics] {server.name}: still starting; this edit was not checked."
             try:
-                return await self._compare(client, server, path, before, after)
+                return await self._compare(client, server, path, before, after, deadline)
             except ServerGone:
                 await client.close()
                 self._clients.pop((root, server.name), None)
+            if loop.time() >= deadline:  # started again by the next edit, not on this one's time
+                return f"[diagnostics] {server.name}: no answer within {self.config.timeout:g} s."
         return ""
 
-    async def _client(self, root: Path, server: Server) -> LspClient | None:
+    async def _client(self, root: Path, server: Server, deadline: float) -> LspClient | None:
+        """The running client of `server`; None while it starts (past `deadline`) or off."""
         key = (root, server.name)
         client = self._clients.get(key)
-        if client is not None and client.alive:
+        if client is not None and client.alive and key not in self._starting:
             return client
-        if self._starts[key] >= MAX_STARTS:
-            self._off.add(key)
-            self.notice(
-                f"The {server.name} language server stopped again after a restart: "
-                "no more diagnostics from it in this session."
-            )
+        task = self._starting.get(key)
+        if task is None:
+            if self._starts[key] >= MAX_STARTS:
+                self._off.add(key)
+                self.notice(
+                    f"The {server.name} language server stopped again after a restart: "
+                    "no more diagnostics from it in this session."
+                )
+                return None
+            self._starts[key] += 1
+            client = self._clients[key] = LspClient(server.argv, root, self.env)
+            task = asyncio.ensure_future(client.start(self.config.timeout * START_TIMES))
+            self._starting[key] = task
+        loop = asyncio.get_running_loop()
+        await asyncio.wait({task}, timeout=max(0.0, deadline - loop.time()))
+        if not task.done():
             return None
-        self._starts[key] += 1
-        client = LspClient(server.argv, root, self.env)
-        try:
-            await client.start(self.config.timeout * 3)
-        except (OSError, ServerGone, TimeoutError) as exc:
-            await client.close()
-            self._off.add(key)
-            why = "not found" if isinstance(exc, FileNotFoundError) else "did not start"
-            self.notice(
-                f"Language server `{' '.join(server.argv)}` {why}: no diagnostics after "
-                f"edits of {server.name} files (config lsp.{server.name})."
-            )
-            return None
-        self._clients[key] = client
-        return client
+        del self._starting[key]
+        client = self._clients[key]
+        exc = task.exception() if not task.cancelled() else TimeoutError()
+        if exc is None:
+            return client
+        client.kill()  # it did not start: no shutdown handshake to wait for
+        await client.close()
+        del self._clients[key]
+        self._off.add(key)
+        why = "not found" if isinstance(exc, FileNotFoundError) else "did not start"
+        self.notice(
+            f"Language server `{' '.join(server.argv)}` {why}: no diagnostics after "
+            f"edits of {server.name} files (config lsp.{server.name})."
+        )
+        return None
 
     async def _compare(
-        self, client: LspClient, server: Server, path: Path, before: str | None, after: str
+        self,
+        client: LspClient,
+        server: Server,
+        path: Path,
+        before: str | None,
+        after: str,
+        deadline: float,
     ) -> str:
-        timeout = self.config.timeout
-        old = await client.diagnostics(path, before, timeout) if before is not None else []
-        new = await client.diagnostics(path, after, timeout)
-        if new is None:
-            return f"[diagnostics] {server.name}: no answer within {timeout:g} s."
+        loop = asyncio.get_running_loop()
+        old: list[Diagnostic] | None = []
+        if before is not None:
+            old = await client.diagnostics(path, before, max(0.0, deadline - loop.time()))
+        new = None
+        if old is not None:
+            new = await client.diagnostics(path, after, max(0.0, deadline - loop.time()))
+        if old is None or new is None:
+            return f"[diagnostics] {server.name}: no answer within {self.config.timeout:g} s."
         worst = WARNING if self.config.warnings else ERROR
-        return self._render(path, server, introduced(old or [], new, worst))
+        return self._render(path, server, introduced(old, new, worst, before or "", after))
 
     def _render(self, path: Path, server: Server, found: list[Diagnostic]) -> str:
         if not found:
@@ -153,19 +188,40 @@ class LspServers:
         ]
 
     async def close(self) -> None:
+        for task in self._starting.values():
+            task.cancel()
+        self._starting.clear()
         for client in self._clients.values():
             await client.close()
         self._clients.clear()
 
 
-def introduced(old: list[Diagnostic], new: list[Diagnostic], worst: int) -> list[Diagnostic]:
-    """The diagnostics of `new` at `worst` severity or above that `old` did not have (as
-    many of each kind as were added: lines shift, so they are told apart by text)."""
-    seen = Counter(d.key() for d in old)
+def introduced(
+    old: list[Diagnostic], new: list[Diagnostic], worst: int, before: str = "", after: str = ""
+) -> list[Diagnostic]:
+    """The diagnostics of `new` at `worst` severity or above that `old` did not have.
+    An old one is matched at its line as the edit moved it (`before` -> `after`); one on
+    a line the edit changed, by its text alone (as many of each as there were)."""
+    moved = _moved_lines(before, after)
+    at_line = Counter((moved[d.line], d.key()) for d in old if d.line in moved)
+    by_text = Counter(d.key() for d in old if d.line not in moved)
     found: list[Diagnostic] = []
     for diagnostic in new:
-        if seen[diagnostic.key()] > 0:
-            seen[diagnostic.key()] -= 1
+        if at_line[(diagnostic.line, diagnostic.key())] > 0:
+            at_line[(diagnostic.line, diagnostic.key())] -= 1
+        elif by_text[diagnostic.key()] > 0:
+            by_text[diagnostic.key()] -= 1
         elif diagnostic.severity <= worst:
             found.append(diagnostic)
     return found
+
+
+def _moved_lines(before: str, after: str) -> dict[int, int]:
+    """Each line (1-based) of `before` the edit left as it was -> its line in `after`."""
+    old, new = before.splitlines(), after.splitlines()
+    if not old or len(old) + len(new) > MAPPED_LINES:
+        return {}
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    return {
+        i + 1 + k: j + 1 + k for i, j, size in matcher.get_matching_blocks() for k in range(size)
+    }

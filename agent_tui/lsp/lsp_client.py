@@ -44,6 +44,11 @@ class Diagnostic(BaseModel):
         return (self.code, self.message, self.source)
 
 
+MIN_WAIT = 0.05
+"""Seconds: with less left of an edit's budget, its text is not sent (a write cut short
+would leave the server half a message)."""
+
+
 class ServerGone(Exception):
     """The server exited or closed its pipes."""
 
@@ -60,6 +65,7 @@ class LspClient:
         """Per document: the newest text the server has and its diagnostics."""
         self._changed = asyncio.Condition()
         self._reader: asyncio.Task[None] | None = None
+        self._killed = False
 
     @property
     def alive(self) -> bool:
@@ -98,10 +104,15 @@ class LspClient:
     async def request(self, method: str, params: Any) -> Any:
         self._next_id += 1
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[self._next_id] = future
-        message = {"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params}
-        await self._send(message)
-        return await future
+        ident = self._next_id
+        self._pending[ident] = future
+        message = {"jsonrpc": "2.0", "id": ident, "method": method, "params": params}
+        try:
+            await self._send(message)
+            return await future
+        finally:  # given up (a timeout): no answer is waited for any more
+            self._pending.pop(ident, None)
+            future.cancel()
 
     async def notify(self, method: str, params: Any) -> None:
         await self._send({"jsonrpc": "2.0", "method": method, "params": params})
@@ -162,17 +173,26 @@ class LspClient:
         known = self._known.get(uri)
         if known is not None and known[0] == text:
             return known[1]
+        if timeout < MIN_WAIT:  # no time left to send it and hear back: not asked
+            return None
         version = self._versions.get(uri, 0) + 1
         self._versions[uri] = version
         self._published.pop(uri, None)
         if version == 1:
             language = LANGUAGE_IDS.get(path.suffix, path.suffix.lstrip("."))
             document = {"uri": uri, "languageId": language, "version": 1, "text": text}
-            await self.notify("textDocument/didOpen", {"textDocument": document})
+            sent = self.notify("textDocument/didOpen", {"textDocument": document})
         else:
             document = {"uri": uri, "version": version}
             change = {"textDocument": document, "contentChanges": [{"text": text}]}
-            await self.notify("textDocument/didChange", change)
+            sent = self.notify("textDocument/didChange", change)
+        end = asyncio.get_running_loop().time() + timeout
+        try:
+            await asyncio.wait_for(sent, timeout)
+        except TimeoutError:  # it reads nothing: a message half written cannot be taken back
+            self.kill()
+            raise ServerGone from None
+        timeout = max(0.0, end - asyncio.get_running_loop().time())
 
         def ready() -> bool:
             published = self._published.get(uri)
@@ -189,11 +209,17 @@ class LspClient:
         self._known[uri] = (text, found)
         return found
 
+    def kill(self) -> None:
+        """At once, without the shutdown handshake (it answers nothing, or reads nothing)."""
+        self._killed = True
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.kill()
+
     async def close(self) -> None:
         proc = self.proc
         if proc is None:
             return
-        if proc.returncode is None:
+        if proc.returncode is None and not self._killed:
             with contextlib.suppress(ServerGone, TimeoutError):
                 await asyncio.wait_for(self.request("shutdown", None), 1.0)
                 await self.notify("exit", None)
