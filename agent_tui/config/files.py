@@ -130,6 +130,13 @@ def project_layer(directory: Path, person: dict[str, Any], trust_now: bool = Fal
     """The project's config with its trust state; `trust_now` records the trust first."""
     path = project_file(directory)
     data = read_json(path) if path is not None else {}
+    claude = directory / vouched.CLAUDE_MCP
+    if claude.is_file() and not os.environ.get("AGENT_TUI_CONFIG"):
+        from agent_tui.config.claude_mcp import mcp_servers
+
+        servers = mcp_servers(claude, read_json(claude))  # agent-tui.json's own win
+        data = deep_merge({"mcp": servers}, data) if servers else data
+        path = path or claude
     runs = vouched.run_files(directory, data)
     files = vouched.digests(directory.resolve(), vouched.vouched_files(directory, runs))
     if path is None and os.environ.get("AGENT_TUI_CONFIG"):

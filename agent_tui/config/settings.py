@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -577,6 +578,14 @@ def _hooks_of(data: dict[str, Any], path: Path) -> dict[str, list[HookMatcher]]:
         raise _invalid(str(path), exc) from exc
 
 
+def _program(name: object, entry: object) -> str:
+    """A server or formatter by name, with the program it runs (the trust question's)."""
+    command = entry.get("command") if isinstance(entry, dict) else None
+    if isinstance(command, list) and command:
+        return f"{name} ({shlex.join(str(word) for word in command)})"
+    return str(name)
+
+
 def _project_trust(layer: ProjectLayer) -> ProjectTrust:
     data = layer.data
     commands: dict[str, list[str]] = {}
@@ -589,7 +598,7 @@ def _project_trust(layer: ProjectLayer) -> ProjectTrust:
             entries = {k: v for k, v in entries.items() if k not in LspConfig.model_fields}
             entries.update(servers)
         if entries:
-            commands[key] = sorted(str(k) for k in entries)
+            commands[key] = sorted(_program(name, entry) for name, entry in entries.items())
     endpoints = [
         f"provider.{name}: {entry.get('api_base')}"
         for name, entry in (data.get("provider") or {}).items()

@@ -14,6 +14,8 @@ from typing import Any
 
 CONFIG_FILE_NAME = "agent-tui.json"
 PROJECT_DIR = ".agent-tui"
+CLAUDE_MCP = ".mcp.json"
+"""Claude Code's MCP servers of a project (config/claude_mcp.py): part of its config."""
 MAX_FILES = 2000
 """Files of `.agent-tui/` hashed at most (a larger tree is cut there)."""
 SCRIPT_SUFFIXES = frozenset(
@@ -95,7 +97,7 @@ def vouched_files(directory: Path, runs: list[Path]) -> list[Path]:
     """The files a trust in this project vouches for, in a stable order: its config,
     `.agent-tui/`, and `runs` (its `run_files`)."""
     root = directory.resolve()
-    files = [root / CONFIG_FILE_NAME] if (root / CONFIG_FILE_NAME).is_file() else []
+    files = [root / name for name in (CONFIG_FILE_NAME, CLAUDE_MCP) if (root / name).is_file()]
     files += _tree(root / PROJECT_DIR)
     files += [f for f in runs if f not in files]
     return files

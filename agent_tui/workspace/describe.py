@@ -3,9 +3,12 @@ add), the one line `run` prints, `/context`'s lines and `agent-tui trust`'s repo
 
 from __future__ import annotations
 
+import os
+
 from agent_tui.config.settings import ProjectTrust
 from agent_tui.trust import store
 from agent_tui.trust.keys import explain
+from agent_tui.trust.vouched import CLAUDE_MCP
 from agent_tui.workspace.workspace import Workspace
 
 STATES = {
@@ -81,6 +84,10 @@ def trust_lines(workspace: Workspace) -> list[str]:
     if workspace.trusted and project.status in ("untrusted", "changed"):
         state = "trusted for this session only"
     lines = [f"Project trust: {state}."]
+    claude = workspace.directory / CLAUDE_MCP
+    if claude.is_file() and not os.environ.get("AGENT_TUI_CONFIG"):
+        names = ", ".join(sorted(workspace.config.mcp)) or "none"
+        lines.append(f"Claude Code's {CLAUDE_MCP} read: its servers join `mcp` ({names}).")
     waiting = workspace.waiting_lines()
     if waiting:
         lines.append("Waiting for trust (`agent-tui trust`):")

