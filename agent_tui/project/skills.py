@@ -1,9 +1,11 @@
 """Skills: folders of instructions for one kind of task, loaded by the model on demand.
 
 `.agent-tui/skills/NAME/SKILL.md` in the working directory (project) and
-`<config dir>/skills/NAME/SKILL.md` (user); a project skill overrides a user one of the
-same name. The front matter (`---` lines around `key: value` lines) gives `name` (the
-folder's name when missing) and `description`. The system prompt lists every skill's
+`<config dir>/skills/NAME/SKILL.md` (user), and Claude Code's as they are:
+`.claude/skills/NAME/SKILL.md` and `~/.claude/skills/NAME/SKILL.md`. A project skill
+overrides a user one of the same name, and agent-tui's own a Claude Code one. The front
+matter (`---` lines around `key: value` lines) gives `name` (the folder's name when
+missing) and `description`. The system prompt lists every skill's
 name and description; the skill tool returns a body, with the folder it lives in so
 that files the body mentions can be read.
 """
@@ -17,6 +19,8 @@ from agent_tui import paths
 from agent_tui.project.custom_commands import front_matter_files
 
 PROJECT_SKILLS_DIR = Path(".agent-tui") / "skills"
+CLAUDE_SKILLS_DIR = Path(".claude") / "skills"
+"""In the project, and under the home directory."""
 USER_SKILLS_DIR = "skills"
 """Under the user config dir."""
 SKILL_FILE = "SKILL.md"
@@ -59,7 +63,9 @@ def _load_dir(root: Path, scope: str, within: Path | None = None) -> dict[str, S
 
 def load_skills(directory: Path) -> dict[str, Skill]:
     """Skills by lower-case name: the user's, then the project's over them."""
-    skills = _load_dir(paths.config_dir() / USER_SKILLS_DIR, "user")
+    skills = _load_dir(Path.home() / CLAUDE_SKILLS_DIR, "user")
+    skills.update(_load_dir(paths.config_dir() / USER_SKILLS_DIR, "user"))
+    skills.update(_load_dir(directory / CLAUDE_SKILLS_DIR, "project", directory))
     skills.update(_load_dir(directory / PROJECT_SKILLS_DIR, "project", directory))
     return skills
 

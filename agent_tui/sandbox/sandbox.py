@@ -25,7 +25,12 @@ from agent_tui.sandbox.policy import DeniedPath, SandboxPolicy, bwrap_argv, oute
 from agent_tui.sandbox.support import SandboxSupport, probe
 from agent_tui.trust import vouched
 
-PROJECT_CONFIG = (vouched.CONFIG_FILE_NAME, vouched.PROJECT_DIR, vouched.CLAUDE_MCP)
+PROJECT_CONFIG = (
+    vouched.CONFIG_FILE_NAME,
+    vouched.PROJECT_DIR,
+    vouched.CLAUDE_MCP,
+    vouched.CLAUDE_SKILLS,
+)
 """agent-tui reads these from the project at its next start: not rewritable by a command."""
 TEMP_PREFIX = "agent-tui-"
 STALE_TEMP = re.compile(r"^agent-tui-(\d+-\d+)-[0-9a-f]+$")

@@ -16,6 +16,8 @@ CONFIG_FILE_NAME = "agent-tui.json"
 PROJECT_DIR = ".agent-tui"
 CLAUDE_MCP = ".mcp.json"
 """Claude Code's MCP servers of a project (config/claude_mcp.py): part of its config."""
+CLAUDE_SKILLS = ".claude/skills"
+"""Claude Code's skills of a project (project/skills.py): read at the next start."""
 MAX_FILES = 2000
 """Files of `.agent-tui/` hashed at most (a larger tree is cut there)."""
 SCRIPT_SUFFIXES = frozenset(
