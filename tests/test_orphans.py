@@ -135,6 +135,16 @@ def test_sigterm_stops_children_before_dying(
     assert not alive(job), "SIGTERM left the background job running"
 
 
+def marked(pid: int, timeout: float = 30.0) -> None:
+    """Until the process's environment carries its marker: Popen returns once exec closed
+    its error pipe, before the kernel has set the new environment up (a /proc read then
+    finds it empty)."""
+    deadline = time.monotonic() + timeout
+    while procs.OWNER_ENV.encode() not in Path(f"/proc/{pid}/environ").read_bytes():
+        assert time.monotonic() < deadline, f"process {pid} never showed its marker"
+        time.sleep(0.01)
+
+
 def test_reap_scan_ignores_live_owners_and_strangers() -> None:
     own = subprocess.Popen(
         ["sleep", "300"], env=procs.process_env(dict(os.environ)), start_new_session=True
@@ -151,6 +161,8 @@ def test_reap_scan_ignores_live_owners_and_strangers() -> None:
         start_new_session=True,
     )
     try:
+        for proc in (own, dead_owner, elsewhere):
+            marked(proc.pid)
         start = time.perf_counter()
         found = procs.scan(lambda owner: True)
         elapsed = time.perf_counter() - start
