@@ -198,12 +198,8 @@ async def _in_app(pilot: object, name: str, args: str) -> str:
     if name == "new":
         await wait_for(pilot, lambda: app.query_one(WelcomeView).display, "a new session")  # type: ignore[attr-defined]
         return ""
-    if name in ("compact", CUSTOM) and not args:
-        await wait_for(pilot, lambda: app.chat.status == "idle", "compacted")  # type: ignore[attr-defined]
-    if name == CUSTOM:
-        await wait_for(pilot, lambda: app.chat.status == "idle", "answered")  # type: ignore[attr-defined]
-        return ""
-    if name == "compact" and not args:
+    if (name, args) in SILENT:  # a compaction, the custom command's turn: done when idle
+        await wait_for(pilot, lambda: app.chat.status == "idle", f"/{name} done")  # type: ignore[attr-defined]
         return ""
     await wait_for(pilot, shown, f"/{name} shown")  # type: ignore[arg-type]
     screen = app.screen

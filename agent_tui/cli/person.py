@@ -33,8 +33,12 @@ class CliPerson:
         """A session's id went to stdout: what is said goes to stderr."""
         self.result: LoopResult | None = None
 
-    async def say(self, text: str) -> None:
+    def print(self, text: str) -> None:
+        """stdout, or stderr once a session's id went there (it stays the id alone)."""
         print(text, file=sys.stderr if self.said_id else sys.stdout)
+
+    async def say(self, text: str) -> None:
+        self.print(text)
 
     async def show(self, title: str, result: Result) -> None:
         await self.say(result.message())
@@ -104,7 +108,8 @@ async def run_command(command: Command, args: argparse.Namespace, config: Config
     """Run `command` as typed on the command line; its exit code."""
     typed = typed_args(command, args)
     if not command.engine:
-        return _present(command, args, await command.run(_call(None, None, args), typed), None)
+        call = _call(None, None, args)
+        return _report(await command.run(call, typed), call, args)
     async with open_engine(config, command.name) as engine:
         session_id = None
         if command.session:
@@ -112,9 +117,9 @@ async def run_command(command: Command, args: argparse.Namespace, config: Config
             resolved = await resolve_session(engine, args.session, args.cont, create=create)
             session_id = resolved.id
         call = _call(engine, session_id, args)
-        view = TextView(show_summaries=True) if command.stream and not args.json else None
-        if view is None:
-            return _present(command, args, await command.run(call, typed), call.person)
+        if not command.stream or args.json:
+            return _report(await command.run(call, typed), call, args)
+        view = TextView(show_summaries=True)  # the summary, or a custom command's answer
         engine.subscribe(view)
         if session_id is not None:
             from agent_tui.cli.prompt import install_interrupt
@@ -125,9 +130,7 @@ async def run_command(command: Command, args: argparse.Namespace, config: Config
             result = await command.run(call, typed)
         finally:
             view.close()
-        return (
-            READER_GONE_EXIT if view.reader_gone else _present(command, args, result, call.person)
-        )
+        return READER_GONE_EXIT if view.reader_gone else _report(result, call, args)
 
 
 def _call(engine: Engine | None, session_id: str | None, args: argparse.Namespace) -> Call:
@@ -136,14 +139,17 @@ def _call(engine: Engine | None, session_id: str | None, args: argparse.Namespac
     return Call(engine, person, Path.cwd(), session_id, model)
 
 
-def _present(command: Command, args: argparse.Namespace, result: Any, person: Any) -> int:
+def _report(result: Any, call: Call, args: argparse.Namespace) -> int:
+    """Print what a command gave; its exit code."""
     from agent_tui.cli.prompt import exit_code
 
-    loop = getattr(result, "result", None) or getattr(person, "result", None)
+    person = call.person
+    assert isinstance(person, CliPerson)
     if args.json and result is not None:
         print(as_json(result))
     elif result is not None and (text := result.message()):
-        print(text, file=sys.stderr if getattr(person, "said_id", False) else sys.stdout)
+        person.print(text)
+    loop = getattr(result, "result", None) or person.result
     code = exit_code(loop) if isinstance(loop, LoopResult) else 0
     return code or getattr(result, "exit_code", 0)
 

@@ -57,7 +57,7 @@ async def _compact(call: Call, args: CompactArgs) -> Result | None:
         )
     await engine.wait_idle(session_id)  # typed while the agent works: after that turn
     review = engine.project(call.directory).config.compaction.review and args.up_to is None
-    if review and call.person.view == "app":
+    if review and call.person.asks:  # a person there to read and edit it first
         summary = await engine.summary_for_review(session_id, instructions, model=call.model)
         if summary is not None:
             text = await call.person.edit("Review the summary", summary.text, "review")

@@ -73,6 +73,11 @@ class Row:
     data: Any = None
     """What the view may draw more of (a session's usage, a pin's tokens)."""
 
+    @property
+    def first_line(self) -> str:
+        """The label's first line: what a list shows of it."""
+        return self.label.strip().partition("\n")[0]
+
 
 @dataclass
 class Rows:
@@ -88,10 +93,7 @@ class Rows:
     """What the rows are (sessions, messages, pins, models): the app's screen for them."""
 
     def message(self) -> str:
-        lines = [
-            f"{'  ' * r.depth}{r.id}  {r.label.strip().partition(chr(10))[0]}  {r.detail}".rstrip()
-            for r in self.rows
-        ]
+        lines = [f"{'  ' * r.depth}{r.id}  {r.first_line}  {r.detail}".rstrip() for r in self.rows]
         return "\n".join(lines) or self.empty
 
 
@@ -199,6 +201,11 @@ class Arg:
     def option(self) -> str:
         return "--" + self.name.replace("_", "-")
 
+    @property
+    def label(self) -> str:
+        """How a person names it: `--name` for a flag or option, its metavar for words."""
+        return self.option if self.kind in ("flag", "option") else self.metavar
+
 
 def args_of(model: type) -> list[Arg]:
     return [Arg(f.name, **f.metadata) for f in dataclasses.fields(model)]
@@ -245,11 +252,7 @@ class Command:
 
 
 def _hint(arg: Arg) -> str:
-    if arg.kind == "flag":
-        return f"[{arg.option}]"
-    if arg.kind == "option":
-        return f"[{arg.option} {arg.metavar}]"
-    return f"[{arg.metavar}]"
+    return f"[{arg.option} {arg.metavar}]" if arg.kind == "option" else f"[{arg.label}]"
 
 
 def parse_words(command: Command, typed: str) -> dict[str, Any]:
@@ -278,9 +281,7 @@ def build(command: Command, values: dict[str, Any]) -> Any:
     for group in command.args.exclusive:
         given = [a for a in args_of(command.args) if a.name in group and values.get(a.name)]
         if len(given) > 1:
-            names = " and ".join(
-                a.option if a.kind in ("flag", "option") else a.metavar for a in given
-            )
+            names = " and ".join(a.label for a in given)
             raise UsageError(f"{command.name}: {names} cannot be given together.")
     return command.args(**{k: v for k, v in values.items() if v is not None})
 
@@ -289,8 +290,8 @@ async def present(person: Person, command: Command, result: Result | None) -> No
     """What a command gives, as its view shows it: a report whole, a sentence said."""
     if result is None or not (text := result.message()):
         return
-    title = getattr(result, "title", "") or command.name.capitalize()
-    if getattr(result, "laid_out", False) or getattr(result, "title", ""):
-        await person.show(title, result)
+    title = getattr(result, "title", "")
+    if getattr(result, "laid_out", False) or title:
+        await person.show(title or command.name.capitalize(), result)
     else:
         await person.say(text)

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui.command.core import (
+    APP,
+    CLI,
     Call,
     Command,
     NoArgs,
@@ -128,7 +130,7 @@ async def _export(call: Call, args: ExportArgs) -> Result:
     data = await queries.export(session_id or call.session())
     text = data.model_dump_json(indent=2)
     output = args.output
-    if output is None and call.person.view != "cli":  # a file here, named for the session
+    if output is None and call.person.view != CLI:  # a file here, named for the session
         output = f"agent-tui-{data.session.id}.json"
     if output is None or output == "-":
         return Exported(text, None)
@@ -158,7 +160,7 @@ NEW = Command(
     _new,
     keybind="new_session",
     session=False,
-    views=frozenset({"app"}),
+    views=frozenset({APP}),
 )
 EXPORT = Command(
     "export",

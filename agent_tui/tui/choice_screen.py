@@ -59,9 +59,7 @@ class RowsScreen(ListScreen):
 def row_text(row: Row) -> Text:
     indent = "    " * row.depth
     text = Text(indent + ("● " if row.current else "  "))
-    text.append(
-        row.label.strip().splitlines()[0][:100] if row.label.strip() else "(empty)", style="bold"
-    )
+    text.append(row.first_line[:100] or "(empty)", style="bold")
     if row.detail:
         text.append(f"\n{indent}    {row.detail}", style="dim")
     return text

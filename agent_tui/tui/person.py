@@ -5,6 +5,7 @@ opened is shown. Part of the app's first frame: each screen is imported when it 
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from agent_tui.command import catalog
@@ -90,7 +91,7 @@ def _picker(chat: Conversation, rows: Rows) -> Any:
     if rows.kind == "pins":
         from agent_tui.tui.pin_screen import PinScreen
 
-        return PinScreen([(r.data, r.current) for r in rows.rows], _toggle(chat))
+        return PinScreen([(r.data, r.current) for r in rows.rows], partial(set_pin, chat))
     if rows.kind == "models":
         from agent_tui.tui.model_screen import ModelScreen
 
@@ -99,13 +100,6 @@ def _picker(chat: Conversation, rows: Rows) -> Any:
     from agent_tui.tui.choice_screen import RowsScreen
 
     return RowsScreen(rows)
-
-
-def _toggle(chat: Conversation) -> Any:
-    async def toggle(item_id: str, pin: bool) -> bool:
-        return await set_pin(chat, item_id, pin)
-
-    return toggle
 
 
 async def set_pin(chat: Conversation, item_id: str, pin: bool) -> bool:
