@@ -95,7 +95,7 @@ class LspServers:
                 await client.close()
                 self._clients.pop((root, server.name), None)
             if loop.time() >= deadline:  # started again by the next edit, not on this one's time
-                return f"[diagnostics] {server.name}: no answer within {self.config.timeout:g} s."
+                return self._no_answer(server)
         return ""
 
     async def _client(self, root: Path, server: Server, deadline: float) -> LspClient | None:
@@ -154,9 +154,12 @@ class LspServers:
         if old is not None:
             new = await client.diagnostics(path, after, max(0.0, deadline - loop.time()))
         if old is None or new is None:
-            return f"[diagnostics] {server.name}: no answer within {self.config.timeout:g} s."
+            return self._no_answer(server)
         worst = WARNING if self.config.warnings else ERROR
         return self._render(path, server, introduced(old, new, worst, before or "", after))
+
+    def _no_answer(self, server: Server) -> str:
+        return f"[diagnostics] {server.name}: no answer within {self.config.timeout:g} s."
 
     def _render(self, path: Path, server: Server, found: list[Diagnostic]) -> str:
         if not found:
@@ -202,7 +205,7 @@ def introduced(
     """The diagnostics of `new` at `worst` severity or above that `old` did not have.
     An old one is matched at its line as the edit moved it (`before` -> `after`); one on
     a line the edit changed, by its text alone (as many of each as there were)."""
-    moved = _moved_lines(before, after)
+    moved = _moved_lines(before, after) if old else {}  # nothing to match: no diff to run
     at_line = Counter((moved[d.line], d.key()) for d in old if d.line in moved)
     by_text = Counter(d.key() for d in old if d.line not in moved)
     found: list[Diagnostic] = []
