@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,36 +27,40 @@ def mcp_servers(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
         raise ConfigError(f'{path}: "mcpServers" must be an object of servers by name.')
-    return {name: _server(path, name, entry) for name, entry in servers.items()}
+    return {name: _entry(path, name, entry) for name, entry in servers.items()}
 
 
-def _server(path: Path, name: str, entry: Any) -> dict[str, Any]:
+def _entry(path: Path, name: str, entry: Any) -> dict[str, Any]:
+    try:
+        return _server(path, name, entry, _expand)
+    except _Missing:  # a variable set nowhere, without a default: listed as written, off
+        return {**_server(path, name, entry, lambda text: text), "enabled": False}
+
+
+def _server(path: Path, name: str, entry: Any, expand: Callable[[str], str]) -> dict[str, Any]:
     where = f'{path}: server "{name}"'
     if not isinstance(entry, dict):
         raise ConfigError(f"{where} must be an object.")
     kind = entry.get("type", "stdio")
-    try:
-        if kind == "stdio":
-            command, args = entry.get("command"), entry.get("args", [])
-            if not isinstance(command, str) or not command or not _strings(args):
-                raise ConfigError(f'{where}: "command" (a string) and "args" (strings) expected.')
-            env = entry.get("env", {})
-            if not isinstance(env, dict) or not _strings(list(env.values())):
-                raise ConfigError(f'{where}: "env" must map names to strings.')
-            return {
-                "type": "local",
-                "command": [_expand(command), *(_expand(a) for a in args)],
-                "environment": {k: _expand(v) for k, v in env.items()},
-            }
-        if kind in ("http", "sse"):
-            url, headers = entry.get("url"), entry.get("headers", {})
-            if not isinstance(url, str) or not isinstance(headers, dict):
-                raise ConfigError(f'{where}: "url" (a string) and "headers" (an object) expected.')
-            remote = {"type": "remote", "url": _expand(url)}
-            remote["headers"] = {k: _expand(str(v)) for k, v in headers.items()}
-            return {**remote, "enabled": kind == "http"}  # SSE: listed, not connected
-    except _Missing:
-        return {"type": "local", "command": ["(unset variable)"], "enabled": False}
+    if kind == "stdio":
+        command, args = entry.get("command"), entry.get("args", [])
+        if not isinstance(command, str) or not command or not _strings(args):
+            raise ConfigError(f'{where}: "command" (a string) and "args" (strings) expected.')
+        env = entry.get("env", {})
+        if not isinstance(env, dict) or not _strings(list(env.values())):
+            raise ConfigError(f'{where}: "env" must map names to strings.')
+        return {
+            "type": "local",
+            "command": [expand(command), *(expand(a) for a in args)],
+            "environment": {k: expand(v) for k, v in env.items()},
+        }
+    if kind in ("http", "sse"):
+        url, headers = entry.get("url"), entry.get("headers", {})
+        if not isinstance(url, str) or not isinstance(headers, dict):
+            raise ConfigError(f'{where}: "url" (a string) and "headers" (an object) expected.')
+        remote = {"type": "remote", "url": expand(url)}
+        remote["headers"] = {k: expand(str(v)) for k, v in headers.items()}
+        return {**remote, "enabled": kind == "http"}  # SSE: listed, not connected
     raise ConfigError(f'{where}: "type" {kind!r} is not one of stdio, http, sse.')
 
 
@@ -66,7 +71,7 @@ def _strings(values: Any) -> bool:
 def _expand(text: str) -> str:
     def value(match: re.Match[str]) -> str:
         found = os.environ.get(match.group(1), match.group(2))
-        if found is None:  # set nowhere and no default: the server is left off
+        if found is None:
             raise _Missing
         return found
 

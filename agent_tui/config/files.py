@@ -117,6 +117,8 @@ class ProjectLayer:
     state: store.TrustState
     run_files: list[Path]
     """Files inside the project its commands would run (read-only in the sandbox)."""
+    claude_mcp: list[str]
+    """The servers Claude Code's `.mcp.json` brought (config/claude_mcp.py)."""
 
     @property
     def applied(self) -> dict[str, Any]:
@@ -131,6 +133,7 @@ def project_layer(directory: Path, person: dict[str, Any], trust_now: bool = Fal
     path = project_file(directory)
     data = read_json(path) if path is not None else {}
     claude = directory / vouched.CLAUDE_MCP
+    servers: dict[str, Any] = {}
     if claude.is_file() and not os.environ.get("AGENT_TUI_CONFIG"):
         from agent_tui.config.claude_mcp import mcp_servers
 
@@ -154,6 +157,7 @@ def project_layer(directory: Path, person: dict[str, Any], trust_now: bool = Fal
         split=keys.split(data, directory),
         state=state,
         run_files=runs,
+        claude_mcp=sorted(servers),
     )
 
 

@@ -369,6 +369,8 @@ class ProjectTrust(BaseModel):
     commands: dict[str, list[str]] = Field(default_factory=dict)
     """What of the project's config would run or connect: `hooks`, `lsp`, `mcp`,
     `format` -> names; `endpoints` -> where requests would go."""
+    claude_mcp: list[str] = Field(default_factory=list)
+    """The servers of Claude Code's `.mcp.json` (whether or not they wait for trust)."""
 
     @property
     def trusted(self) -> bool:
@@ -623,4 +625,5 @@ def _project_trust(layer: ProjectLayer) -> ProjectTrust:
         files=layer.state.files,
         run_files=[str(p) for p in layer.run_files],
         commands=commands,
+        claude_mcp=layer.claude_mcp,
     )

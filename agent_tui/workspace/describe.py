@@ -3,8 +3,6 @@ add), the one line `run` prints, `/context`'s lines and `agent-tui trust`'s repo
 
 from __future__ import annotations
 
-import os
-
 from agent_tui.config.settings import ProjectTrust
 from agent_tui.trust import store
 from agent_tui.trust.keys import explain
@@ -84,9 +82,8 @@ def trust_lines(workspace: Workspace) -> list[str]:
     if workspace.trusted and project.status in ("untrusted", "changed"):
         state = "trusted for this session only"
     lines = [f"Project trust: {state}."]
-    claude = workspace.directory / CLAUDE_MCP
-    if claude.is_file() and not os.environ.get("AGENT_TUI_CONFIG"):
-        names = ", ".join(sorted(workspace.config.mcp)) or "none"
+    if project.claude_mcp:
+        names = ", ".join(project.claude_mcp)
         lines.append(f"Claude Code's {CLAUDE_MCP} read: its servers join `mcp` ({names}).")
     waiting = workspace.waiting_lines()
     if waiting:
