@@ -16,6 +16,7 @@ from agent_tui.bus import Bus
 from agent_tui.config.settings import Config, PermissionLevel
 from agent_tui.events import Event, MessageUpdated, Notice, PartUpdated
 from agent_tui.hooks.runner import Hooks
+from agent_tui.hooks.transcript import write_transcript
 from agent_tui.live_session import LiveSession, LiveSessions
 from agent_tui.lsp.language_servers import LspServers
 from agent_tui.project.agents import AgentCatalog
@@ -31,6 +32,8 @@ from agent_tui.tool.registry import PermissionMode, ToolRegistry
 from agent_tui.trust import store
 from agent_tui.workspace.workspace import Workspace
 
+CLAUDE_MODES = {"ask": "default", "auto-edits": "acceptEdits"}
+"""Permission modes by the names Claude Code's hooks read in `permission_mode`."""
 ConfigLoader = Callable[[Path, bool], Config]
 """The config of a project directory (the bool: record its trust first)."""
 
@@ -296,6 +299,13 @@ class EngineContext:
         if directory not in found:
             found[directory] = Snapshots(directory, self.snapshot_dir)
         return found[directory]
+
+    async def hook_payload(self, session_id: str, directory: Path) -> dict[str, object]:
+        """The fields every hook event carries (Claude Code's): the session, its
+        transcript written out now, and the permission mode."""
+        path = await write_transcript(self.db, session_id, directory)
+        mode = CLAUDE_MODES.get(self.permission_modes.get(session_id, "ask"), "default")
+        return {"session_id": session_id, "transcript_path": str(path), "permission_mode": mode}
 
     def permissions_for(self, session_id: str) -> dict[str, PermissionLevel]:
         """Config permissions plus the person's 'always allow' answers in this session."""

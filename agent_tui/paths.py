@@ -22,6 +22,13 @@ def data_dir() -> Path:
     return Path(env) if env else Path(platformdirs.user_data_dir(APP_NAME))
 
 
+def claude_home() -> Path:
+    """Claude Code's own folder (its settings, skills, commands, agents, CLAUDE.md):
+    `$CLAUDE_CONFIG_DIR`, as Claude Code reads it, else ~/.claude."""
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".claude"
+
+
 def database_path() -> Path:
     return data_dir() / "agent-tui.db"
 

@@ -112,6 +112,7 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(project)
     monkeypatch.setenv("AGENT_TUI_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("AGENT_TUI_CONFIG_DIR", str(tmp_path / "user-config"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-home"))  # ~/.claude
     windows.forget()  # windows servers told an earlier test (ports get reused)
     limits.forget()  # model info and credentials checks: asked anew, as by a new process
     auth.forget()

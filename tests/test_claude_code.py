@@ -117,6 +117,7 @@ def test_claude_codes_skills_are_listed_and_agent_tuis_own_win(
 
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)  # ~/.claude itself
     claude_user, claude_project = home / ".claude" / "skills", isolated / ".claude" / "skills"
     write_skill(claude_user, "notes", "name: notes\ndescription: Keep notes", "user claude")
     write_skill(claude_user, "style", "name: style\ndescription: from ~/.claude", "x")

@@ -130,7 +130,8 @@ def test_post_tool_use_context_reaches_the_model_and_other_tools_do_not_match(
     assert "from-bash" in after_bash and "CONTEXT-FROM-PostToolUse" in after_bash
     assert "CONTEXT-FROM" not in tool_results(configured.requests[2])[-1], "read did not match"
     (event,) = hook.events()
-    assert event["tool_name"] == "bash" and "from-bash" in event["tool_response"]["output"]
+    assert event["tool_name"] == "Bash", "Claude Code's name, whichever the matcher used"
+    assert "from-bash" in event["tool_response"]["output"]
 
 
 def test_user_prompt_submit_blocks_a_prompt_and_nothing_is_saved(

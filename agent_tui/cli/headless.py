@@ -96,6 +96,7 @@ class TextView(PipeView):
         self.show_summaries = show_summaries
         """`compact` prints the summary; `run` keeps stdout for the answer."""
         self._at_line_start = True
+        self._text_part = ""
         self._reported: set[str] = set()
         self._summaries: set[str] = set()
         self._children: set[str] = set()
@@ -117,6 +118,9 @@ class TextView(PipeView):
             child = part.session_id in self._children
             hidden = child or (part.message_id in self._summaries and not self.show_summaries)
             if isinstance(part, TextPart) and event.delta and not part.synthetic and not hidden:
+                if part.id != self._text_part:  # another reply (a Stop hook's continuation)
+                    self._text_part = part.id
+                    self._newline()
                 self._write(self.out, event.delta)
                 self._at_line_start = event.delta.endswith("\n")
             elif isinstance(part, ToolPart) and part.state.status in ("completed", "error"):

@@ -99,7 +99,10 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
         install_interrupt(engine, session.id)
         view.on_reader_gone = lambda: engine.abort(session.id)
         try:
-            result = await engine.prompt(session.id, text, model=model, agent=args.agent)
+            fresh = not (args.session or args.cont)
+            result = await engine.prompt(
+                session.id, text, model=model, agent=args.agent, fresh=fresh
+            )
         finally:
             view.close()
         if view.reader_gone:  # `| head` has what it wanted: nobody is left to tell

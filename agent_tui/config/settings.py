@@ -24,7 +24,7 @@ from agent_tui.config.files import deep_merge as _deep_merge
 from agent_tui.config.files import read_json as _read_json
 from agent_tui.config.keybinds import DEFAULT_KEYS
 from agent_tui.errors import ConfigError
-from agent_tui.hooks.hook_config import HookMatcher, HookSource, check_events
+from agent_tui.hooks.hook_config import HookMatcher, HookSource
 from agent_tui.lsp.lsp_config import LspConfig
 from agent_tui.trust.store import TRUSTED
 from agent_tui.trust.vouched import run_files
@@ -443,11 +443,6 @@ class Config(_Strict):
     """Folders whose projects you trust outright (`~` works; a folder trusts everything
     beneath it), e.g. your own repositories: their `agent-tui.json` and `.agent-tui/`
     apply in full with no question. Read from your own config only, never a project's."""
-
-    @field_validator("hooks")
-    @classmethod
-    def _hook_events(cls, value: dict[str, list[HookMatcher]]) -> dict[str, list[HookMatcher]]:
-        return check_events(value)
 
     # Where each value came from, for error messages; not part of the file format.
     sources: list[str] = Field(default_factory=list, exclude=True)

@@ -1,7 +1,8 @@
-"""PreCompact and PostCompact (hooks/) around a compaction, automatic or manual. A
+"""PreCompact and PostCompact (hooks/) around a compaction, automatic or manual, and
+SessionStart with source `compact` after it (Claude Code's way to put context back). A
 PreCompact hook that blocks stops a manual compaction (an automatic one must go on: the
-history no longer fits); what PostCompact hooks add is kept on the summary and restated
-after it from the next request on, as pins are."""
+history no longer fits); what PostCompact and SessionStart hooks add is kept on the
+summary and restated after it from the next request on, as pins are."""
 
 from __future__ import annotations
 
@@ -14,10 +15,9 @@ from agent_tui.step.messages import summary_for, summary_text
 from agent_tui.storage.models import AssistantMessage, CompactionPart, Session
 
 
-def _payload(session: Session, part: CompactionPart) -> dict[str, object]:
+async def _payload(ctx: EngineContext, session: Session, part: CompactionPart) -> dict[str, object]:
     return {
-        "session_id": session.id,
-        "transcript_path": None,
+        **await ctx.hook_payload(session.id, Path(session.directory)),
         "trigger": "auto" if part.auto else "manual",
         "custom_instructions": part.instructions or "",
     }
@@ -26,7 +26,7 @@ def _payload(session: Session, part: CompactionPart) -> dict[str, object]:
 async def before(ctx: EngineContext, session: Session, part: CompactionPart) -> None:
     if not ctx.hooks.any_for("PreCompact"):
         return
-    payload = _payload(session, part)
+    payload = await _payload(ctx, session, part)
     trigger = str(payload["trigger"])
     result = await ctx.hooks.fire("PreCompact", Path(session.directory), payload, subject=trigger)
     if not result.blocked:
@@ -38,15 +38,22 @@ async def before(ctx: EngineContext, session: Session, part: CompactionPart) -> 
 
 
 async def after(ctx: EngineContext, session: Session, part: CompactionPart) -> None:
-    if not ctx.hooks.any_for("PostCompact") or session.compaction_id is None:
+    hooks = ctx.hooks
+    if not (hooks.any_for("PostCompact") or hooks.any_for("SessionStart")):
+        return
+    if session.compaction_id is None:
         return
     messages = await ctx.db.messages(session.id, since_id=session.compaction_id)
     found = summary_for(messages, session.compaction_id)
     if found is None or not isinstance(found.info, AssistantMessage):
         return
-    payload = {**_payload(session, part), "summary": summary_text(found)}
+    directory = Path(session.directory)
+    payload = {**await _payload(ctx, session, part), "summary": summary_text(found)}
     trigger = str(payload["trigger"])
-    result = await ctx.hooks.fire("PostCompact", Path(session.directory), payload, subject=trigger)
-    if result.context:
-        found.info.hook_context = "\n\n".join(result.context)
+    result = await hooks.fire("PostCompact", directory, payload, subject=trigger)
+    start = {**await ctx.hook_payload(session.id, directory), "source": "compact"}
+    started = await hooks.fire("SessionStart", directory, start, subject="compact")
+    added = [*result.context, *started.context]
+    if added:
+        found.info.hook_context = "\n\n".join(added)
         await ctx.db.upsert_message(found.info, flush=True)

@@ -1,7 +1,8 @@
 """The `hooks` config key, in Claude Code's shape: event name -> list of
 `{matcher, hooks: [{type: "command", command, timeout}]}`. A Claude Code settings file's
-`hooks` block, copied as is, is valid here (events agent-tui does not fire are kept and
-listed as such in `agent-tui context`)."""
+`hooks` block, copied as is, is valid here: events agent-tui does not fire are kept and
+listed as such in `agent-tui context`, and an event name it does not know (from a newer
+Claude Code) is a warning, never an invalid config."""
 
 from __future__ import annotations
 
@@ -23,7 +24,13 @@ FIRED = (
     "PostCompact",
 )
 """The events agent-tui fires."""
-NOT_FIRED = ("Notification", "SubagentStop", "SubagentStart", "PermissionRequest")
+NOT_FIRED = (
+    "Notification",
+    "SubagentStop",
+    "SubagentStart",
+    "PermissionRequest",
+    "PostToolUseFailure",
+)
 """Claude Code events a copied settings file may name: accepted, never fired here."""
 
 CLAUDE_TOOL_NAMES = {
@@ -49,9 +56,13 @@ class HookCommand(BaseModel):
     model_config = ConfigDict(extra="allow")  # fields newer Claude Code versions add
 
     type: str = "command"
-    """Only "command" hooks run here; other types are listed as skipped."""
+    """"command" runs `command`; "prompt" asks the small model `prompt` (Claude Code)."""
     command: str = ""
     """A shell command; the event arrives as JSON on its stdin."""
+    prompt: str = ""
+    """For "prompt": what the model is asked; `$ARGUMENTS` is the event as JSON."""
+    model: str | None = None
+    """For "prompt": the model to ask (default: `small_model`, else the session's)."""
     timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
     """Seconds before it is stopped (a one-line warning; the session goes on)."""
 
@@ -75,15 +86,12 @@ class HookMatcher(BaseModel):
                 raise ValueError(f"not a regular expression ({exc})") from exc
         return value
 
-    def matches(self, subject: str | None) -> str | None:
-        """The name it matched `subject` by (a tool's Claude Code name when that is the
-        one the pattern names), or None."""
+    def matches(self, subject: str | None) -> bool:
+        """Whether it matches `subject` by agent-tui's name or Claude Code's."""
         if self.matcher in ("", "*") or subject is None:
-            return subject or ""
-        for name in (subject, CLAUDE_TOOL_NAMES.get(subject)):
-            if name is not None and re.fullmatch(self.matcher, name):
-                return name
-        return None
+            return True
+        names = (subject, claude_name(subject))
+        return any(re.fullmatch(self.matcher, name) for name in names)
 
 
 HooksConfig = dict[str, list[HookMatcher]]
@@ -106,10 +114,11 @@ class HookSource:
         object.__setattr__(self, "digest", hashlib.sha256(text.encode()).hexdigest())
 
 
-def check_events(value: HooksConfig) -> HooksConfig:
-    unknown = sorted(set(value) - set(FIRED) - set(NOT_FIRED))
-    if unknown:
-        raise ValueError(
-            f"unknown hook event {', '.join(unknown)}; valid: {', '.join(FIRED + NOT_FIRED)}"
-        )
-    return value
+def claude_name(tool: str) -> str:
+    """A tool by the name Claude Code gives its counterpart (`Bash`), else its own."""
+    return CLAUDE_TOOL_NAMES.get(tool, tool)
+
+
+def unknown_events(hooks: HooksConfig) -> list[str]:
+    """Event names neither agent-tui nor the Claude Code it knows has (ignored)."""
+    return sorted(set(hooks) - set(FIRED) - set(NOT_FIRED))

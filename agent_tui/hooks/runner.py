@@ -1,30 +1,31 @@
-"""Running the person's hook commands: the event as JSON on stdin, exit 0 goes on, exit 2
-blocks (its stderr is the reason), JSON on stdout may add context or a decision; any
-other failure or a timeout is a one-line warning and the session goes on. Hooks are the
-person's own commands: they run outside the sandbox, in the session's directory, with
-`CLAUDE_PROJECT_DIR` and `AGENT_TUI_PROJECT_DIR` set. Project hooks run only once the
-project is trusted (hooks/trust.py)."""
+"""Running the person's hooks as Claude Code does: the event as JSON on stdin, exit 0
+goes on, exit 2 blocks (its stderr is the reason), JSON on stdout may add context, change
+a tool's input, decide a permission, stop the agent or say something to the person; any
+other failure, malformed JSON or a timeout is a one-line warning and the session goes on.
+Hooks are the person's own commands: they run outside the sandbox, in the session's
+directory, with `CLAUDE_PROJECT_DIR` and `AGENT_TUI_PROJECT_DIR` set. `type: "prompt"`
+hooks ask the small model instead (hooks/prompt_hooks.py). Project hooks run only once
+the project is trusted (hooks/trust.py)."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import logging
 import os
-import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agent_tui import procs
-from agent_tui.hooks.hook_config import FIRED, HookCommand, HookSource
+from agent_tui.hooks.answer import Outcome, read_answer
+from agent_tui.hooks.hook_config import FIRED, HookCommand, HookSource, claude_name, unknown_events
+from agent_tui.hooks.pipes import run_command
 
 log = logging.getLogger(__name__)
-BLOCK_EXIT = 2
-OUTPUT_LIMIT = 10_000
-"""Characters of a hook's stdout or stderr that are read (context, reasons)."""
+
+Evaluate = Callable[[str, str | None], Awaitable[str]]
+"""Asks a model (the hook's `model`, else the small one) a prompt; its answer's text."""
 
 
 @dataclass
@@ -37,12 +38,20 @@ class HookResult:
     context: list[str] = field(default_factory=list)
     """Text for the model (`additionalContext`; plain stdout for prompts and starts)."""
     warnings: list[str] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+    """`systemMessage`s: shown to the person, not the model."""
     allowed: bool = False
     """A PreToolUse hook answered the permission question (`permissionDecision: allow`)."""
+    ask: bool = False
+    """A PreToolUse hook wants the person asked (`permissionDecision: ask`)."""
+    updated_input: dict[str, Any] | None = None
+    """A PreToolUse hook's `updatedInput`: the tool runs with it instead."""
+    stop: str | None = None
+    """`continue: false`: the agent stops after this, and the person reads why."""
 
     @property
     def reason(self) -> str:
-        return "\n".join(self.reasons) or "A hook blocked it (it gave no reason)."
+        return "\n".join(r for r in self.reasons if r) or "A hook blocked it (it gave no reason)."
 
 
 @dataclass
@@ -52,7 +61,8 @@ class _Job:
 
 
 class Hooks:
-    """The hooks in force for an engine. `warn` shows a one-line warning to the person."""
+    """The hooks in force for an engine. `warn` shows a one-line warning to the person,
+    `tell` a hook's `systemMessage`; `evaluate` answers prompt hooks."""
 
     def __init__(
         self,
@@ -60,12 +70,16 @@ class Hooks:
         *,
         trusted: Callable[[HookSource], bool],
         warn: Callable[[str], None] = lambda _: None,
+        tell: Callable[[str], None] | None = None,
+        evaluate: Evaluate | None = None,
     ) -> None:
         self.sources = list(sources)
         self._trusted = trusted
         """Asked each time: a project's trust covers its files as they were, so a script
         rewritten since does not run (workspace/workspace.py)."""
         self.warn = warn
+        self.tell = tell or warn
+        self.evaluate = evaluate
 
     def trusted(self, source: HookSource) -> bool:
         return self._trusted(source)
@@ -77,6 +91,16 @@ class Hooks:
         """Project hooks that do not run until the person trusts them."""
         return [s for s in self.sources if s.project and not self.trusted(s)]
 
+    def unknown_lines(self) -> list[str]:
+        """A warning per file naming events agent-tui does not know (they are ignored)."""
+        lines = []
+        for source in self.sources:
+            unknown = unknown_events(source.hooks)
+            if unknown:
+                names = ", ".join(unknown)
+                lines.append(f"Hooks in {source.path}: unknown event {names} (ignored).")
+        return lines
+
     def status_lines(self) -> list[str]:
         """For `/context`: the hooks in force and those waiting, one line per event."""
         if not self.sources:
@@ -87,8 +111,10 @@ class Hooks:
             lines.append(f"  {source.path}{state}")
             for event, matchers in source.hooks.items():
                 count = sum(len(m.hooks) for m in matchers)
+                prompts = sum(h.type == "prompt" for m in matchers for h in m.hooks)
+                kind = f" ({prompts} asking the small model)" if prompts else ""
                 fired = "" if event in FIRED else " (not an event agent-tui fires)"
-                lines.append(f"    {event}: {count} command{'s' * (count != 1)}{fired}")
+                lines.append(f"    {event}: {count} command{'s' * (count != 1)}{kind}{fired}")
         return lines
 
     def any_for(self, event: str) -> bool:
@@ -99,13 +125,13 @@ class Hooks:
         seen: set[str] = set()
         for source in self.active():
             for matcher in source.hooks.get(event, []):
-                name = matcher.matches(subject)
-                if name is None:
+                if not matcher.matches(subject):
                     continue
                 for command in matcher.hooks:
-                    if command.type == "command" and command.command not in seen:
-                        seen.add(command.command)  # the same command once (Claude Code too)
-                        jobs.append(_Job(command, name))
+                    key = f"{command.type}:{command.command or command.prompt}"
+                    if key not in seen:
+                        seen.add(key)  # the same command once (Claude Code too)
+                        jobs.append(_Job(command, claude_name(subject or "")))
         return jobs
 
     async def fire(
@@ -124,113 +150,39 @@ class Hooks:
         if not jobs:
             return result
         outcomes = await asyncio.gather(
-            *(_run(job, event, directory, payload) for job in jobs), return_exceptions=True
+            *(self._run(job, event, directory, payload) for job in jobs), return_exceptions=True
         )
         for job, outcome in zip(jobs, outcomes, strict=True):
             if isinstance(outcome, BaseException):
-                outcome = _Outcome(warning=f"could not start: {outcome}")
-            _read(outcome, event, result)
+                outcome = Outcome(warning=f"could not start: {outcome}")
+            read_answer(outcome, event, result)
             if outcome.warning:
-                line = f"Hook {event} `{_short(job.command.command)}` {outcome.warning}"
+                line = f"Hook {event} `{_short(job.command)}` {outcome.warning}"
                 result.warnings.append(line)
                 self.warn(line)
+        for message in result.messages:
+            self.tell(message)
         return result
 
+    async def _run(
+        self, job: _Job, event: str, directory: Path, payload: dict[str, Any]
+    ) -> Outcome:
+        data = {**payload, "hook_event_name": event, "cwd": str(directory)}
+        if "tool_name" in data:
+            data["tool_name"] = job.subject_name  # Claude Code's name for its counterpart
+        if job.command.type == "prompt":
+            from agent_tui.hooks.prompt_hooks import ask_model
 
-@dataclass
-class _Outcome:
-    code: int | None = None
-    stdout: str = ""
-    stderr: str = ""
-    warning: str = ""
-
-
-async def _run(job: _Job, event: str, directory: Path, payload: dict[str, Any]) -> _Outcome:
-    data = {**payload, "hook_event_name": event, "cwd": str(directory)}
-    if "tool_name" in data:
-        data["tool_name"] = job.subject_name  # Claude Code's name when the matcher used it
-    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(directory)}
-    env["AGENT_TUI_PROJECT_DIR"] = str(directory)
-    proc = await asyncio.create_subprocess_shell(
-        job.command.command,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=directory if directory.is_dir() else None,
-        env=procs.process_env(env),
-        start_new_session=True,  # its own group: a timeout stops all it started
-    )
-    procs.track(proc.pid)
-    try:
-        talk = proc.communicate(json.dumps(data).encode())
-        out, err = await asyncio.wait_for(talk, job.command.timeout)
-    except TimeoutError:
-        _kill(proc.pid)
-        await proc.wait()
-        return _Outcome(warning=f"timed out after {job.command.timeout:g} s; going on.")
-    except BaseException:
-        _kill(proc.pid)
-        raise
-    finally:
-        procs.release(proc.pid)
-    outcome = _Outcome(proc.returncode, _text(out), _text(err))
-    if outcome.code not in (0, BLOCK_EXIT):
-        first = outcome.stderr.strip().splitlines()[:1]
-        outcome.warning = f"failed (exit {outcome.code})" + (f": {first[0]}" if first else ".")
-    return outcome
+            return await ask_model(job.command, data, self.evaluate)
+        if job.command.type != "command":
+            return Outcome(warning=f'has type "{job.command.type}", which agent-tui cannot run.')
+        env = {**os.environ, "CLAUDE_PROJECT_DIR": str(directory)}
+        env["AGENT_TUI_PROJECT_DIR"] = str(directory)
+        cwd = directory if directory.is_dir() else None
+        return await run_command(job.command, data, cwd, procs.process_env(env))
 
 
-def _kill(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
-def _text(data: bytes) -> str:
-    return data.decode("utf-8", "replace")[:OUTPUT_LIMIT]
-
-
-def _short(command: str) -> str:
-    line = command.strip().splitlines()[0] if command.strip() else ""
+def _short(command: HookCommand) -> str:
+    text = (command.command or command.prompt).strip()
+    line = text.splitlines()[0] if text else ""
     return line if len(line) <= 60 else line[:57] + "..."
-
-
-PLAIN_CONTEXT = ("UserPromptSubmit", "SessionStart")
-"""Events whose plain (non-JSON) stdout on exit 0 is context for the model (Claude Code)."""
-
-
-def _read(outcome: _Outcome, event: str, result: HookResult) -> None:
-    if outcome.code == BLOCK_EXIT:
-        result.blocked = True
-        result.reasons.append(outcome.stderr.strip())
-        return
-    if outcome.code != 0:
-        return
-    answer = _json(outcome.stdout)
-    if answer is None:
-        if event in PLAIN_CONTEXT and outcome.stdout.strip():
-            result.context.append(outcome.stdout.strip())
-        return
-    specific = answer.get("hookSpecificOutput")
-    specific = specific if isinstance(specific, dict) else {}
-    blocked = answer.get("decision") == "block" or specific.get("permissionDecision") == "deny"
-    if blocked or answer.get("continue") is False:
-        result.blocked = True
-        reason = specific.get("permissionDecisionReason") or answer.get("reason")
-        reason = reason or answer.get("stopReason")
-        result.reasons.append(str(reason or "").strip())
-    if specific.get("permissionDecision") == "allow" or answer.get("decision") == "approve":
-        result.allowed = True
-    context = specific.get("additionalContext")
-    if isinstance(context, str) and context.strip():
-        result.context.append(context.strip())
-    if isinstance(answer.get("systemMessage"), str):
-        result.warnings.append(answer["systemMessage"])
-
-
-def _json(text: str) -> dict[str, Any] | None:
-    if not text.lstrip().startswith("{"):
-        return None
-    with contextlib.suppress(json.JSONDecodeError):
-        value = json.loads(text)
-        return value if isinstance(value, dict) else None
-    return None

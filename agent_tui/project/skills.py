@@ -63,7 +63,7 @@ def _load_dir(root: Path, scope: str, within: Path | None = None) -> dict[str, S
 
 def load_skills(directory: Path) -> dict[str, Skill]:
     """Skills by lower-case name: the user's, then the project's over them."""
-    skills = _load_dir(Path.home() / CLAUDE_SKILLS_DIR, "user")
+    skills = _load_dir(paths.claude_home() / "skills", "user")
     skills.update(_load_dir(paths.config_dir() / USER_SKILLS_DIR, "user"))
     skills.update(_load_dir(directory / CLAUDE_SKILLS_DIR, "project", directory))
     skills.update(_load_dir(directory / PROJECT_SKILLS_DIR, "project", directory))

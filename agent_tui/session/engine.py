@@ -29,7 +29,7 @@ from agent_tui.session import fork, pin_changes
 from agent_tui.session import undo as turns
 from agent_tui.session.follow import Follower, run_until_read
 from agent_tui.session.fork import Forked
-from agent_tui.session.hook_points import MAX_STOP_CONTINUES, HookPoints
+from agent_tui.session.hook_points import MAX_STOP_CONTINUES, HookPoints, PromptBlocked
 from agent_tui.session.loop import LoopResult
 from agent_tui.session.mentions import resolve_mentions
 from agent_tui.session.pin_changes import PinChange, PinList
@@ -122,6 +122,11 @@ class Engine:
         return SessionLocks.beside(self.ctx.db.path, self.ctx.front_end)
 
     # ---- sessions ---------------------------------------------------------------------
+
+    def start_afresh(self) -> None:
+        """The person cleared the conversation (/new): the next session's SessionStart
+        hooks hear `clear`, as Claude Code's /clear says."""
+        self.hook_points.cleared = True
 
     async def new_session(self, directory: Path) -> Session:
         session = await self.ctx.db.create_session(str(directory))
@@ -239,6 +244,7 @@ class Engine:
         context: Sequence[str] = (),
         files: Sequence[FilePart] = (),
         saved: asyncio.Event | None = None,
+        fresh: bool = False,
     ) -> LoopResult | None:
         """Add a user message for `agent` (default build) and run the loop; while the loop
         runs here, the message is queued (it reaches the model as a reminder) and None is
@@ -247,7 +253,8 @@ class Engine:
         the session's. `context`: texts the model reads with the message (e.g. files an
         editor attached); `files`: images (their ids and ids of the message are filled in
         here). `saved` is set once the message is stored and the session busy (the app
-        keeps what is typed fast in order with it)."""
+        keeps what is typed fast in order with it). `fresh`: the session was made for
+        this prompt, and is not kept when a hook refuses it (PromptBlocked)."""
         if not text.strip():
             raise UsageError("The message is empty: type something to send.")
         session = await self.ctx.db.get_session(session_id)
@@ -258,7 +265,11 @@ class Engine:
         windows.start_probe(model, ctx.config)
         # Fail before saving anything the model can't answer.
         await check_credentials(model, ctx.config)
-        context = [*context, *await self.hook_points.before_prompt(session, text)]
+        try:
+            context = [*context, *await self.hook_points.before_prompt(session, text)]
+        except PromptBlocked as exc:
+            exc.session_dropped = fresh and await self._drop_if_empty(session)
+            raise
         with self._claim(session_id) as (busy, lock):
             await self._save_prompt(
                 session, text, model, chosen.name, queued=lock is None, context=context, files=files
@@ -268,6 +279,14 @@ class Engine:
         if busy:
             return None
         return await self.run(session_id, lock=lock)
+
+    async def _drop_if_empty(self, session: Session) -> bool:
+        """A session whose first prompt was refused holds nothing: it is not kept."""
+        newest, _ = await self.ctx.db.recent_messages(session.id, 1)
+        if newest or session.parent_id is not None:
+            return False
+        await self.ctx.db.delete_session(session.id)
+        return True
 
     @contextlib.contextmanager
     def _claim(self, session_id: str) -> Iterator[tuple[bool, SessionLock | None]]:

@@ -25,6 +25,9 @@ agent, and the bill, running for ever)."""
 class PromptBlocked(AgentTuiError):
     """A UserPromptSubmit hook refused the prompt; nothing was saved."""
 
+    session_dropped = False
+    """The prompt was the session's first: the empty session is gone too."""
+
 
 class HookPoints:
     """Which sessions this engine has started (SessionStart once each) and ends. Each
@@ -36,9 +39,8 @@ class HookPoints:
         self.asked: set[Path] = set()
         """Projects whose trust the person was asked about here (the app asks at its
         start; others at a session's first prompt, through the engine's `ask`)."""
-
-    def _base(self, session_id: str) -> dict[str, object]:
-        return {"session_id": session_id, "transcript_path": None}
+        self.cleared = False
+        """The person started afresh (/new): the next session starts as `clear`."""
 
     def _hooks(self, directory: Path) -> Hooks:
         return self.ctx.in_project(directory).hooks
@@ -85,29 +87,49 @@ class HookPoints:
         hooks = self._hooks(directory)
         context: list[str] = []
         if session.id not in self.started:
+            if directory not in self.started.values():  # once a project, when it is in use
+                for line in hooks.unknown_lines():
+                    self.ctx.publish(Notice(session_id=session.id, level="warning", message=line))
             self.started[session.id] = directory
             if hooks.any_for("SessionStart"):
-                newest, _ = await self.ctx.db.recent_messages(session.id, 1)
-                source = "resume" if newest else "startup"
-                payload = {**self._base(session.id), "source": source}
-                started = await hooks.fire("SessionStart", directory, payload, subject=source)
-                context += started.context
+                context += await self.session_start(session, await self._source(session))
         if hooks.any_for("UserPromptSubmit"):
-            payload = {**self._base(session.id), "prompt": text}
-            result = await hooks.fire("UserPromptSubmit", directory, payload)
-            if result.blocked:
-                raise PromptBlocked(f"A UserPromptSubmit hook blocked the prompt: {result.reason}")
+            payload = await self.ctx.hook_payload(session.id, directory)
+            result = await hooks.fire("UserPromptSubmit", directory, {**payload, "prompt": text})
+            if result.blocked or result.stop is not None:
+                reason = result.stop if result.stop is not None else result.reason
+                raise PromptBlocked(f"A UserPromptSubmit hook blocked the prompt: {reason}")
             context += result.context
         return [f"[hook context]\n{text}" for text in context]
+
+    async def _source(self, session: Session) -> str:
+        newest, _ = await self.ctx.db.recent_messages(session.id, 1)
+        if newest:
+            return "resume"
+        source = "clear" if self.cleared else "startup"
+        self.cleared = False
+        return source
+
+    async def session_start(self, session: Session, source: str) -> list[str]:
+        """SessionStart for `source` (startup, resume, clear, compact): what its hooks
+        give the model."""
+        directory = Path(session.directory)
+        hooks = self._hooks(directory)
+        if not hooks.any_for("SessionStart"):
+            return []
+        payload = {**await self.ctx.hook_payload(session.id, directory), "source": source}
+        started = await hooks.fire("SessionStart", directory, payload, subject=source)
+        return started.context
 
     async def after_turn(self, session_id: str, continues: int) -> str | None:
         """Stop: why the agent must go on (a hook blocked the stop), or None."""
         directory = self.started.get(session_id)
         if directory is None or not self._hooks(directory).any_for("Stop"):
             return None
-        payload = {**self._base(session_id), "stop_hook_active": continues > 0}
+        payload = await self.ctx.hook_payload(session_id, directory)
+        payload["stop_hook_active"] = continues > 0
         result = await self._hooks(directory).fire("Stop", directory, payload)
-        if not result.blocked or continues >= MAX_STOP_CONTINUES:
+        if result.stop is not None or not result.blocked or continues >= MAX_STOP_CONTINUES:
             return None
         return f"A Stop hook asks you to continue: {result.reason}"
 
@@ -116,6 +138,6 @@ class HookPoints:
         for session_id, directory in self.started.items():
             hooks = self._hooks(directory)
             if hooks.any_for("SessionEnd"):
-                payload = {**self._base(session_id), "reason": reason}
-                await hooks.fire("SessionEnd", directory, payload)
+                payload = await self.ctx.hook_payload(session_id, directory)
+                await hooks.fire("SessionEnd", directory, {**payload, "reason": reason})
         self.started.clear()

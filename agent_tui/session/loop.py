@@ -370,6 +370,8 @@ class SessionLoop:
             self.result.plan = plan
             self._plan_after = turn.user.id
         await self._after_step(outcome, assistant, step, processor.error)
+        if processor.halted is not None:
+            raise Stop("stop")  # a hook's `continue: false`: the person reads why
 
     async def _after_step(
         self,

@@ -109,6 +109,9 @@ class StepProcessor:
         self.recent_calls = list(recent_calls or [])
         """Signatures of the session's latest tool calls, oldest first (doom-loop check)."""
         self.doom: str | None = None
+        self.halted: str | None = None
+        """A hook's `continue: false`: the turn ends after this step's calls (its
+        `stopReason` is for the person)."""
         """Set when a repeated identical call stopped the step."""
         self._attempt_parts: list[TextPart | ReasoningPart | ToolPart] = []
         """Parts the current attempt streamed (set aside if it breaks off and is retried)."""
@@ -160,7 +163,15 @@ class StepProcessor:
             self.assistant.error = ErrorInfo(kind="doom_loop", message=self.doom)
             await self._save_message()
             return "error"
+        if self.halted is not None:
+            message = f"A hook stopped the agent: {self.halted}"
+            session_id = self.assistant.session_id
+            self.ctx.publish(Notice(session_id=session_id, level="warning", message=message))
+            return "stop"
         return "continue" if self.tools and self.run_tools else "stop"
+
+    def _halt(self, reason: str) -> None:
+        self.halted = reason
 
     async def _stream_with_retries(self, request: ModelRequest) -> StepFinish:
         retry = self.ctx.config.retry
@@ -336,7 +347,7 @@ class StepProcessor:
         self._redacted = 0
         before = await self._track()
         for batch in _batches(self.ready):
-            if self.abort.is_set() or self.doom is not None:
+            if self.abort.is_set() or self.doom is not None or self.halted is not None:
                 break
             if len(batch) == 1:
                 await self._run_call(batch[0])
@@ -362,23 +373,13 @@ class StepProcessor:
             abort=self.abort,
         )
         tool_ctx.progress = LiveOutput(part, self.ctx.publish, self.ctx.redact).feed
-        doom = await repeat_refusal(
-            self.ctx,
-            self.assistant.session_id,
-            self.recent_calls,
-            call.name,
-            state_input,
-            call.arguments,
-            tool_ctx.permissions,
-        )
-        if doom is not None:
-            self.doom = doom
-            part.state = ToolStateError(
-                input=state_input, error=doom, time=ToolTime(start=start, end=now_ms())
-            )
-            await self._save(part, flush=True)
+        if await self._refused_as_repeat(call, part, tool_ctx):
             return
         try:
+            call = await tool_hooks.before(
+                self.ctx, self.assistant.session_id, self.directory, call, tool_ctx, self._halt
+            )
+            state_input = parse_arguments(call.arguments) or state_input  # what runs
             result = await self._run_hooked(call, tool_ctx)
         except Exception as exc:  # a ToolError, or a tool bug that must not kill the session
             text = str(exc)
@@ -404,17 +405,41 @@ class StepProcessor:
                 self._changed.extend(f for f in files if f not in self._changed)
         await self._save(part, flush=True)
 
+    async def _refused_as_repeat(
+        self, call: ToolCallReady, part: ToolPart, tool_ctx: ToolContext
+    ) -> bool:
+        """The same call too many times in a row (doom loop): refused, and saved so."""
+        state = part.state
+        assert isinstance(state, ToolStateRunning)
+        doom = await repeat_refusal(
+            self.ctx,
+            self.assistant.session_id,
+            self.recent_calls,
+            call.name,
+            state.input,
+            call.arguments,
+            tool_ctx.permissions,
+        )
+        if doom is None:
+            return False
+        self.doom = doom
+        time = ToolTime(start=state.time.start, end=now_ms())
+        part.state = ToolStateError(input=state.input, error=doom, time=time)
+        await self._save(part, flush=True)
+        return True
+
     async def _run_hooked(self, call: ToolCallReady, tool_ctx: ToolContext) -> ToolResult:
-        """The call between the person's PreToolUse and PostToolUse hooks."""
+        """The call, after the person's PreToolUse hooks, and its PostToolUse hooks."""
         session_id = self.assistant.session_id
-        await tool_hooks.before(self.ctx, session_id, self.directory, call, tool_ctx)
         watched = await edits.watch(self.ctx, self.directory, call)
         result = await self.ctx.registry.run(call.name, call.arguments, tool_ctx)
         notes = await edits.notes_after(
             self.ctx, session_id, self.directory, call, result, watched, tool_ctx.read_only
         )
         output = "\n\n".join([result.output, *notes])
-        added = await tool_hooks.after(self.ctx, session_id, self.directory, call, output)
+        added = await tool_hooks.after(
+            self.ctx, session_id, self.directory, call, output, self._halt
+        )
         if added or notes:
             output = f"{output}\n\n{added}" if added else output
             result = result.model_copy(update={"output": output})

@@ -17,9 +17,6 @@ from agent_tui.step.instruction_urls import is_url, url_text
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", "CONTEXT.md")
 """Looked for in each directory from the working directory up; the first found there is
 read (projects often keep CLAUDE.md as a copy of AGENTS.md)."""
-GLOBAL_CLAUDE_FILE = Path(".claude") / "CLAUDE.md"
-"""Claude Code's global instructions, under the home directory: read after agent-tui's
-own global file, so people arriving from Claude Code keep theirs."""
 
 
 def base_prompt_name(model: str) -> str:
@@ -73,7 +70,7 @@ def instruction_sources(directory: Path, config: Config) -> list[Path | str]:
         if global_file.is_file():
             found.append(global_file)
             break
-    claude_global = Path.home() / GLOBAL_CLAUDE_FILE
+    claude_global = paths.claude_home() / "CLAUDE.md"
     if claude_global.is_file():
         found.append(claude_global)
     for entry in config.instructions:

@@ -265,12 +265,16 @@ class Conversation(Horizontal):
 
         async def send(saved: asyncio.Event) -> None:
             session = await self.ensure_session()
-            await self.engine.prompt(session.id, text, model=model, agent=agent, saved=saved)
+            await self.engine.prompt(
+                session.id, text, model=model, agent=agent, saved=saved, fresh=True
+            )
 
         try:
             await self.submissions.run(send)
         except AgentTuiError as exc:
             self.restore(typed or text)
+            if getattr(exc, "session_dropped", False):  # its first prompt was refused
+                self.session = None
             message = getattr(exc, "summary", None) or str(exc)  # the long form is on screen
             self.notify(message, title="Not sent", severity="error", timeout=10)
         except Exception as exc:

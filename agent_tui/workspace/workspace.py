@@ -16,6 +16,9 @@ from agent_tui.lsp.language_servers import LspServers, Server
 from agent_tui.mcp.mcp_servers import McpServers
 from agent_tui.project.agents import AgentCatalog, load_agents
 from agent_tui.project.skills import USER_SKILLS_DIR
+from agent_tui.provider.api import complete_text
+from agent_tui.provider.auth import credentials
+from agent_tui.provider.stream_events import ModelRequest
 from agent_tui.redact import Redactor
 from agent_tui.sandbox import Sandbox
 from agent_tui.secrets import ToolEnvironment
@@ -28,6 +31,8 @@ RUNS_PROJECT_CODE = ("rust", "typescript")
 """Default language servers that run the project's own code outside the sandbox
 (rust-analyzer its build scripts and proc macros, typescript-language-server the
 project's TypeScript from node_modules): started only in a trusted project."""
+PROMPT_HOOK_MAX_TOKENS = 300
+"""A prompt hook's answer is a line of JSON."""
 
 
 class Workspace:
@@ -62,7 +67,13 @@ class Workspace:
             revealed=[output_dir, paths.config_dir() / USER_SKILLS_DIR],
             protected=[Path(p) for p in self.project.protected],
         )
-        self.hooks = Hooks(config.hook_sources, trusted=self._hook_runs, warn=self.warn)
+        self.hooks = Hooks(
+            config.hook_sources,
+            trusted=self._hook_runs,
+            warn=self.warn,
+            tell=self.tell,
+            evaluate=self._ask_model,
+        )
         self.lsp = LspServers(config.lsp, self.tool_env.env, self.warn, allowed=self._lsp_runs)
         self.mcp = McpServers(
             {n: c for n, c in config.mcp.items() if self._mcp_runs(n)},
@@ -80,6 +91,22 @@ class Workspace:
 
     def warn(self, line: str) -> None:
         self.publish(Notice(level="warning", message=line))
+
+    def tell(self, line: str) -> None:
+        self.publish(Notice(level="info", message=line))
+
+    async def _ask_model(self, prompt: str, model: str | None) -> str:
+        """A prompt hook's question, to its model, else the small one, else the main one."""
+        model = model or self.config.small_model or self.config.model
+        api_base, api_key = credentials(model, self.config)
+        request = ModelRequest(
+            model=model,
+            api_base=api_base,
+            api_key=api_key,
+            max_tokens=PROMPT_HOOK_MAX_TOKENS,
+            messages=[{"role": "user", "content": prompt}],
+        )
+        return await complete_text(request)
 
     # ---- trust -------------------------------------------------------------------------
 

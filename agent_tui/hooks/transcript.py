@@ -1,0 +1,99 @@
+"""A session's transcript in Claude Code's JSONL shape, the file a hook's
+`transcript_path` points at: one line per user or assistant message (text, thinking,
+`tool_use` under Claude Code's tool names) and one per tool result. It is written again
+from the session's stored messages each time a hook is about to read it, so it is current
+at every event; the database stays the record."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agent_tui import paths
+from agent_tui.hooks.hook_config import claude_name
+from agent_tui.storage.db import Database
+from agent_tui.storage.models import (
+    AssistantMessage,
+    MessageWithParts,
+    ReasoningPart,
+    TextPart,
+    ToolPart,
+    ToolStateCompleted,
+    ToolStateError,
+)
+
+VERSION = "agent-tui"
+
+
+def transcript_path(session_id: str) -> Path:
+    return paths.data_dir() / "transcripts" / f"{session_id}.jsonl"
+
+
+async def write_transcript(db: Database, session_id: str, directory: Path) -> Path:
+    path = transcript_path(session_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines: list[dict[str, Any]] = []
+    for message in await db.messages(session_id):
+        lines += _lines(message, session_id, directory)
+    parent = None
+    for line in lines:
+        line["parentUuid"] = parent
+        parent = line["uuid"]
+    temporary = path.with_suffix(".tmp")
+    text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)  # a hook reading it never sees half a file
+    return path
+
+
+def _lines(message: MessageWithParts, session_id: str, directory: Path) -> list[dict[str, Any]]:
+    info = message.info
+    common = {
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": str(directory),
+        "sessionId": session_id,
+        "version": VERSION,
+        "timestamp": datetime.fromtimestamp(info.created / 1000, UTC).isoformat(),
+    }
+    if not isinstance(info, AssistantMessage):
+        text = message.typed_text()
+        if not text:
+            return []
+        body = {"role": "user", "content": text}
+        return [{**common, "type": "user", "message": body, "uuid": info.id}]
+    content = [block for part in message.parts if (block := _block(part)) is not None]
+    lines = []
+    if content:
+        body = {"role": "assistant", "type": "message", "model": info.model, "content": content}
+        lines.append({**common, "type": "assistant", "message": body, "uuid": info.id})
+    for part in message.parts:
+        result = _result(part) if isinstance(part, ToolPart) else None
+        if result is not None:
+            body = {"role": "user", "content": [result]}
+            lines.append({**common, "type": "user", "message": body, "uuid": part.id})
+    return lines
+
+
+def _block(part: object) -> dict[str, Any] | None:
+    if isinstance(part, TextPart) and part.text and not part.synthetic:
+        return {"type": "text", "text": part.text}
+    if isinstance(part, ReasoningPart) and part.text:
+        return {"type": "thinking", "thinking": part.text}
+    if isinstance(part, ToolPart):
+        name = claude_name(part.tool)
+        return {"type": "tool_use", "id": part.call_id, "name": name, "input": part.state.input}
+    return None
+
+
+def _result(part: ToolPart) -> dict[str, Any] | None:
+    state = part.state
+    if isinstance(state, ToolStateCompleted):
+        return {"type": "tool_result", "tool_use_id": part.call_id, "content": state.output}
+    if isinstance(state, ToolStateError):
+        error = {"type": "tool_result", "tool_use_id": part.call_id, "content": state.error}
+        return {**error, "is_error": True}
+    return None
