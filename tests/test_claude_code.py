@@ -4,6 +4,7 @@ the project's config — waiting for its trust, covered by it, read-only to comm
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -150,3 +151,100 @@ def test_a_command_cannot_rewrite_a_projects_claude_skill(
     assert code == 0, err
     assert "Read-only file system" in tool_results(fake_llm.requests[1])[-1]
     assert skill.read_text().endswith("body\n")
+
+
+def claude_settings(folder: Path, name: str = "settings.json", **data: Any) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def logging_hook(log: Path, tag: str, matcher: str = "") -> dict[str, Any]:
+    command = f"{sys.executable} -c \"open('{log}', 'a').write('{tag}\\n')\""
+    return {"matcher": matcher, "hooks": [{"type": "command", "command": command}]}
+
+
+def test_claude_codes_settings_hooks_run_from_every_level_once_trusted(
+    untrusted: Path, fake_llm: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`.claude/settings.json`, `.claude/settings.local.json` and `~/.claude/settings.json`
+    add up, as in Claude Code; the project's two wait for its trust and /context says
+    what each file brought."""
+    log = tmp_path / "fired.txt"
+    cloned_project(untrusted, fake_llm)
+    claude = untrusted / ".claude"
+    claude_settings(claude, hooks={"UserPromptSubmit": [logging_hook(log, "project")]})
+    local = {"Stop": [logging_hook(log, "local")], "UserPromptSubmit": [logging_hook(log, "l")]}
+    claude_settings(claude, "settings.local.json", hooks=local)
+    home = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    claude_settings(home, hooks={"UserPromptSubmit": [logging_hook(log, "user")]})
+    fake_llm.script(Text("one"), Text("two"))
+    code, _, err = run_cli(capsys, "run", "hello")
+    assert code == 0, err
+    assert log.read_text().split() == ["user"], "the project's wait; the person's own run"
+    assert "not trusted" in err
+    code, out, _ = run_cli(capsys, "context")
+    assert f"Claude Code's {claude / 'settings.json'} read: hooks (UserPromptSubmit)." in out
+    assert "settings.local.json read: hooks (Stop, UserPromptSubmit)." in out
+    assert f"{claude / 'settings.json'} - NOT RUN until trusted" in out
+    assert f"  {home / 'settings.json'}\n" in out
+    log.unlink()
+    code, _, err = run_cli(capsys, "run", "--trust", "-c", "again")
+    assert code == 0, err
+    assert sorted(log.read_text().split()) == ["l", "local", "project", "user"]
+
+
+def test_a_script_claude_settings_run_is_covered_by_the_trust(
+    untrusted: Path, fake_llm: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Claude Code's documented `"$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh`: trusting the
+    project vouches for the script as it is; a rewritten script waits again."""
+    log = tmp_path / "fired.txt"
+    cloned_project(untrusted, fake_llm)
+    script = untrusted / ".claude" / "hooks" / "check.sh"
+    script.parent.mkdir(parents=True)
+    script.write_text(f"#!/bin/sh\necho checked >> {log}\n")
+    script.chmod(0o755)
+    entry = {
+        "hooks": [{"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/.claude/hooks/check.sh'}]
+    }
+    claude_settings(untrusted / ".claude", hooks={"UserPromptSubmit": [entry]})
+    assert run_cli(capsys, "trust", "--yes")[0] == 0
+    project = load_config().project
+    assert project is not None and ".claude/hooks/check.sh" in project.files
+    assert ".claude/settings.json" in project.files
+    fake_llm.script(Text("one"), Text("two"))
+    assert run_cli(capsys, "run", "hello")[0] == 0
+    assert log.read_text() == "checked\n"
+    script.write_text(f"#!/bin/sh\necho rewritten >> {log}\n")
+    code, _, err = run_cli(capsys, "run", "-c", "again")
+    assert code == 0, err
+    assert log.read_text() == "checked\n", "the rewritten script waits for trust"
+
+
+def test_a_command_cannot_rewrite_the_projects_claude_settings(
+    untrusted: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its hooks would run at the next start: read-only in the sandbox."""
+    from tests.test_sandbox import require_bwrap
+
+    require_bwrap()
+    cloned_project(untrusted, fake_llm)
+    settings = claude_settings(untrusted / ".claude", hooks={})
+    planted = '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "x"}]}]}}'
+    fake_llm.script(bash(f"echo '{planted}' > .claude/settings.json"), Text("tried"))
+    code, _, err = run_cli(capsys, "run", "--trust", "rewrite it")
+    assert code == 0, err
+    assert "Read-only file system" in tool_results(fake_llm.requests[1])[-1]
+    assert json.loads(settings.read_text()) == {"hooks": {}}
+
+
+def test_a_broken_claude_settings_file_names_the_file(
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_config(isolated, fake_llm)
+    (isolated / ".claude").mkdir()
+    (isolated / ".claude" / "settings.json").write_text('{"hooks": [1, 2]}')
+    code, _, err = run_cli(capsys, "context")
+    assert code != 0 and ".claude/settings.json" in err and '"hooks" must be an object' in err

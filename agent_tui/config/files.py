@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui import paths
+from agent_tui.config.claude_settings import add_hooks, contribution, hooks_of, project_files
 from agent_tui.errors import ConfigError
 from agent_tui.trust import keys, store, vouched
 
@@ -119,6 +120,10 @@ class ProjectLayer:
     """Files inside the project its commands would run (read-only in the sandbox)."""
     claude_mcp: list[str]
     """The servers Claude Code's `.mcp.json` brought (config/claude_mcp.py)."""
+    hook_files: list[tuple[Path, dict[str, Any]]]
+    """Each project file's own hooks (agent-tui.json's, then Claude Code's settings')."""
+    claude_read: dict[str, str]
+    """Claude Code's settings files read -> what each brought (config/claude_settings.py)."""
 
     @property
     def applied(self) -> dict[str, Any]:
@@ -132,6 +137,15 @@ def project_layer(directory: Path, person: dict[str, Any], trust_now: bool = Fal
     """The project's config with its trust state; `trust_now` records the trust first."""
     path = project_file(directory)
     data = read_json(path) if path is not None else {}
+    hook_files = [(path, data["hooks"])] if path is not None and data.get("hooks") else []
+    claude_read: dict[str, str] = {}
+    for settings in [] if os.environ.get("AGENT_TUI_CONFIG") else project_files(directory):
+        raw = read_json(settings)
+        hooks = hooks_of(settings, raw)
+        claude_read[str(settings)] = contribution(settings, raw)
+        hook_files += [(settings, hooks)] if hooks else []
+        data = add_hooks(data, hooks)
+        path = path or settings
     claude = directory / vouched.CLAUDE_MCP
     servers: dict[str, Any] = {}
     if claude.is_file() and not os.environ.get("AGENT_TUI_CONFIG"):
@@ -158,6 +172,8 @@ def project_layer(directory: Path, person: dict[str, Any], trust_now: bool = Fal
         state=state,
         run_files=runs,
         claude_mcp=sorted(servers),
+        hook_files=hook_files,
+        claude_read=claude_read,
     )
 
 

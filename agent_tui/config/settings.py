@@ -18,6 +18,7 @@ from pydantic import (
     field_validator,
 )
 
+from agent_tui.config import claude_settings
 from agent_tui.config.files import CONFIG_FILE_NAME as CONFIG_FILE_NAME
 from agent_tui.config.files import ProjectLayer, check_attach, person_files, project_layer
 from agent_tui.config.files import deep_merge as _deep_merge
@@ -371,6 +372,8 @@ class ProjectTrust(BaseModel):
     `format` -> names; `endpoints` -> where requests would go."""
     claude_mcp: list[str] = Field(default_factory=list)
     """The servers of Claude Code's `.mcp.json` (whether or not they wait for trust)."""
+    claude_read: dict[str, str] = Field(default_factory=dict)
+    """Claude Code's settings files of the project -> what each brought."""
 
     @property
     def trusted(self) -> bool:
@@ -530,6 +533,12 @@ def load_config(
     trust_all = False
     files = person_files()
     person_runs: list[Path] = []
+    claude_user = None if os.environ.get("AGENT_TUI_CONFIG") else claude_settings.user_file()
+    if claude_user is not None:  # the person's own Claude Code settings: below their config
+        user_hooks = claude_settings.hooks_of(claude_user, _read_json(claude_user))
+        person_runs += run_files(directory, {"hooks": user_hooks})
+        if user_hooks:
+            hook_sources.append(HookSource(str(claude_user), _hooks_of(user_hooks, claude_user)))
     for path in files:
         data = _read_json(path)
         person_runs += run_files(directory, data)
@@ -548,9 +557,8 @@ def load_config(
             checked = Config.model_validate(applied)
         except ValidationError as exc:
             raise _invalid(str(layer.path), exc) from exc
-        project_hooks = checked.hooks or _hooks_of(layer.data, layer.path)
-        if project_hooks:
-            hook_sources.append(HookSource(str(layer.path), project_hooks, project=True))
+        for path, hooks in layer.hook_files:
+            hook_sources.append(HookSource(str(path), _hooks_of(hooks, path), project=True))
         merged = _deep_merge(merged, {k: v for k, v in applied.items() if k != "hooks"})
         files = [*files, layer.path]
     if overrides:
@@ -567,10 +575,10 @@ def load_config(
     return config.resolve_env()
 
 
-def _hooks_of(data: dict[str, Any], path: Path) -> dict[str, list[HookMatcher]]:
-    """An untrusted project's hooks, read to say what waits (they do not run)."""
+def _hooks_of(hooks: dict[str, Any], path: Path) -> dict[str, list[HookMatcher]]:
+    """One file's hooks (a project's run only once it is trusted)."""
     try:
-        return Config.model_validate({"hooks": data.get("hooks") or {}}).hooks
+        return Config.model_validate({"hooks": hooks}).hooks
     except ValidationError as exc:
         raise _invalid(str(path), exc) from exc
 
@@ -621,4 +629,5 @@ def _project_trust(layer: ProjectLayer) -> ProjectTrust:
         run_files=[str(p) for p in layer.run_files],
         commands=commands,
         claude_mcp=layer.claude_mcp,
+        claude_read=layer.claude_read,
     )

@@ -29,6 +29,7 @@ PROJECT_CONFIG = (
     vouched.CONFIG_FILE_NAME,
     vouched.PROJECT_DIR,
     vouched.CLAUDE_MCP,
+    *vouched.CLAUDE_SETTINGS,
     vouched.CLAUDE_SKILLS,
 )
 """agent-tui reads these from the project at its next start: not rewritable by a command."""

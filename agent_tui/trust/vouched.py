@@ -16,6 +16,8 @@ CONFIG_FILE_NAME = "agent-tui.json"
 PROJECT_DIR = ".agent-tui"
 CLAUDE_MCP = ".mcp.json"
 """Claude Code's MCP servers of a project (config/claude_mcp.py): part of its config."""
+CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
+"""Claude Code's settings of a project (config/claude_settings.py): part of its config."""
 CLAUDE_SKILLS = ".claude/skills"
 """Claude Code's skills of a project (project/skills.py): read at the next start."""
 MAX_FILES = 2000
@@ -99,7 +101,8 @@ def vouched_files(directory: Path, runs: list[Path]) -> list[Path]:
     """The files a trust in this project vouches for, in a stable order: its config,
     `.agent-tui/`, and `runs` (its `run_files`)."""
     root = directory.resolve()
-    files = [root / name for name in (CONFIG_FILE_NAME, CLAUDE_MCP) if (root / name).is_file()]
+    names = (CONFIG_FILE_NAME, CLAUDE_MCP, *CLAUDE_SETTINGS)
+    files = [root / name for name in names if (root / name).is_file()]
     files += _tree(root / PROJECT_DIR)
     files += [f for f in runs if f not in files]
     return files

@@ -82,6 +82,8 @@ def trust_lines(workspace: Workspace) -> list[str]:
     if workspace.trusted and project.status in ("untrusted", "changed"):
         state = "trusted for this session only"
     lines = [f"Project trust: {state}."]
+    for path, brought in project.claude_read.items():
+        lines.append(f"Claude Code's {path} read: {brought}.")
     if project.claude_mcp:
         names = ", ".join(project.claude_mcp)
         lines.append(f"Claude Code's {CLAUDE_MCP} read: its servers join `mcp` ({names}).")

@@ -1,0 +1,51 @@
+"""Claude Code's settings files, read as they are (issue 43): `~/.claude/settings.json`
+(the person's own, beside agent-tui's config), `.claude/settings.json` and
+`.claude/settings.local.json` (the project's: they wait for its trust like
+`agent-tui.json`). Their `hooks` add up with agent-tui's own, each file a source of its
+own, as Claude Code adds up the hooks of its settings levels. Their other keys
+(`model`, `env`, `statusLine`, ...) are Claude Code's own and are not read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agent_tui import paths
+from agent_tui.errors import ConfigError
+from agent_tui.trust.vouched import CLAUDE_SETTINGS
+
+PROJECT_SETTINGS = CLAUDE_SETTINGS
+"""Lowest priority first, as Claude Code orders them."""
+USER_SETTINGS = "settings.json"
+"""In Claude Code's own folder (paths.claude_home)."""
+
+
+def user_file() -> Path | None:
+    path = paths.claude_home() / USER_SETTINGS
+    return path if path.is_file() else None
+
+
+def project_files(directory: Path) -> list[Path]:
+    return [directory / name for name in PROJECT_SETTINGS if (directory / name).is_file()]
+
+
+def hooks_of(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    hooks = data.get("hooks") or {}
+    if not isinstance(hooks, dict):
+        raise ConfigError(f'{path}: "hooks" must be an object of events (Claude Code\'s shape).')
+    return hooks
+
+
+def add_hooks(data: dict[str, Any], hooks: dict[str, Any]) -> dict[str, Any]:
+    """`data` with `hooks`' matchers after its own, event by event (they add up)."""
+    merged = dict(data.get("hooks") or {})
+    for event, matchers in hooks.items():
+        own = merged.get(event) or []
+        merged[event] = [*own, *(matchers if isinstance(matchers, list) else [])]
+    return {**data, "hooks": merged} if merged else data
+
+
+def contribution(path: Path, data: dict[str, Any]) -> str:
+    """What a settings file brings, for `/context`: its hooks' events."""
+    hooks = hooks_of(path, data)
+    return f"hooks ({', '.join(hooks)})" if hooks else "nothing agent-tui reads"
