@@ -13,7 +13,7 @@ from pathlib import Path
 
 from agent_tui import paths
 from agent_tui.bus import Bus
-from agent_tui.config.settings import Config, PermissionLevel
+from agent_tui.config.settings import Config, PermissionRule
 from agent_tui.events import Event, MessageUpdated, Notice, PartUpdated
 from agent_tui.hooks.runner import Hooks
 from agent_tui.hooks.transcript import write_transcript
@@ -256,7 +256,7 @@ class EngineContext:
         *,
         call_id: str = "",
         abort: asyncio.Event | None = None,
-        permissions: dict[str, PermissionLevel] | None = None,
+        permissions: dict[str, PermissionRule] | None = None,
     ) -> ToolContext:
         """What a tool call needs: the session's folder, permissions, the environment and
         redaction policy, and the session's history (for recall)."""
@@ -307,7 +307,7 @@ class EngineContext:
         mode = CLAUDE_MODES.get(self.permission_modes.get(session_id, "ask"), "default")
         return {"session_id": session_id, "transcript_path": str(path), "permission_mode": mode}
 
-    def permissions_for(self, session_id: str) -> dict[str, PermissionLevel]:
+    def permissions_for(self, session_id: str) -> dict[str, PermissionRule]:
         """Config permissions plus the person's 'always allow' answers in this session."""
         live = self.live(session_id)
         if live.permissions is None:

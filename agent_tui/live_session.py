@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agent_tui.config.settings import PermissionLevel, ReasoningEffort
+from agent_tui.config.settings import PermissionRule, ReasoningEffort
 from agent_tui.tool.base import EditorFiles
 from agent_tui.tool.registry import PermissionMode
 
@@ -18,7 +18,7 @@ from agent_tui.tool.registry import PermissionMode
 @dataclass
 class LiveSession:
     id: str
-    permissions: dict[str, PermissionLevel] | None = None
+    permissions: dict[str, PermissionRule] | None = None
     """Config permissions plus the person's 'always allow' answers (made on first use)."""
     permission_mode: PermissionMode = "ask"
     """The quick permission mode (ask / auto-edits)."""

@@ -264,3 +264,42 @@ def test_a_refused_first_prompt_leaves_no_empty_session(
     code, out, err = run_cli(capsys, "sessions", "--json")
     assert code == 0, err
     assert json.loads(out) == []
+
+
+@pytest.mark.parametrize("event", ["PreToolUse", "UserPromptSubmit"])
+def test_continue_false_before_a_call_or_a_prompt_stops_it_too(
+    configured: FakeOpenAI, event: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    marker = Path.cwd() / "ran.txt"
+    own_hooks({event: [command_hook(answer({"continue": False, "stopReason": "HALT-7"}))]})
+    configured.script(bash(f"touch {marker}"), Text("never"))
+    code, _, err = run_cli(capsys, "run", "go")
+    assert "HALT-7" in err and not marker.exists()
+    assert len(configured.requests) == (1 if event == "PreToolUse" else 0)
+    assert code == (0 if event == "PreToolUse" else 1)
+
+
+def test_a_hook_of_a_type_agent_tui_cannot_run_is_a_warning(
+    configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    http = {"type": "http", "url": "http://127.0.0.1:9/hook"}
+    own_hooks({"UserPromptSubmit": [{"hooks": [http]}]})
+    configured.script(Text("fine"))
+    code, out, err = run_cli(capsys, "run", "hello")
+    assert code == 0 and "fine" in out
+    assert 'has type "http", which agent-tui cannot run.' in err
+
+
+async def test_auto_accepted_edits_are_accept_edits_to_a_hook(
+    configured: FakeOpenAI, tmp_path: Path
+) -> None:
+    log = tmp_path / "events.jsonl"
+    own_hooks({"PreToolUse": [command_hook(answer({}, log))]})
+    configured.script(bash("echo hi"), Text("ok"), bash("echo again"), Text("ok"))
+    async with open_engine() as engine:
+        session = await engine.new_session(Path.cwd())
+        engine.set_permission_mode(session.id, "auto-edits")  # the app's Shift+Tab
+        await engine.prompt(session.id, "go")
+        engine.set_permission_mode(session.id, "ask")
+        await engine.prompt(session.id, "again")
+    assert [e["permission_mode"] for e in events(log)] == ["acceptEdits", "default"]

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agent_tui.events import Event, Notice
-from agent_tui.tool.registry import permission_level
+from agent_tui.project.agents import wildcard_value
 from tests.conftest import write_config
 from tests.engine_helpers import open_engine, tool_results
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
@@ -167,13 +167,13 @@ async def test_wildcard_permission_denies_a_servers_tools(
     assert "denied by config" in output and "echo:" not in output
 
 
-def test_permission_level_matches_wildcards() -> None:
+def test_permission_keys_match_tools_by_wildcard() -> None:
     permissions: dict[str, Any] = {"srv_*": "deny", "srv_echo_*": "allow", "srv_echo": "ask"}
-    assert permission_level(permissions, "srv_echo", "allow") == "ask"  # own key first
-    assert permission_level(permissions, "srv_echo_loud", "ask") == "allow"  # longest pattern
-    assert permission_level(permissions, "srv_list", "ask") == "deny"
-    assert permission_level(permissions, "other_tool", "ask") == "ask"  # the tool's default
-    assert permission_level({"srv_*": "allow"}, "SRV_x", "ask") == "ask"  # case matters
+    assert wildcard_value(permissions, "srv_echo") == "ask"  # own key first
+    assert wildcard_value(permissions, "srv_echo_loud") == "allow"  # longest pattern
+    assert wildcard_value(permissions, "srv_list") == "deny"
+    assert wildcard_value(permissions, "other_tool") is None  # the tool's default
+    assert wildcard_value({"srv_*": "allow"}, "SRV_x") is None  # case matters
 
 
 async def test_mcp_screen_lists_servers_and_tools(isolated: Path, fake_llm: FakeOpenAI) -> None:

@@ -141,7 +141,8 @@ async def test_permission_dialog_choices(isolated: Path, fake_llm: FakeOpenAI, a
     fake_llm.script(
         ToolCalls([Call("bash", json.dumps({"command": "echo ran-first"}))]),
         Text("first done"),
-        ToolCalls([Call("bash", json.dumps({"command": "echo ran-second"}))]),
+        # "always" remembers the command (`echo ran-first` with any arguments after it)
+        ToolCalls([Call("bash", json.dumps({"command": "echo ran-first ran-second"}))]),
         Text("second done"),
     )
     key = {"once": "a", "always": "A", "deny": "d"}[answer]

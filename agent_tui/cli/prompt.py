@@ -13,6 +13,7 @@ from pathlib import Path
 from agent_tui.cli.headless import READER_GONE_EXIT, JsonView, TextView
 from agent_tui.cli.person import resolve_session, run_command
 from agent_tui.command.core import Command
+from agent_tui.config.files import merge_permissions
 from agent_tui.config.settings import Config, load_config
 from agent_tui.editor import run_message
 from agent_tui.provider import remote
@@ -82,8 +83,8 @@ def _expand_custom_command(text: str) -> tuple[str, str | None]:
 
 
 async def _run(args: argparse.Namespace, config: Config) -> int:
-    for tool in args.allow:
-        config.permission[tool] = "allow"
+    # `--allow bash` opens the tool; a pattern a config file denies stays denied.
+    config.permission = merge_permissions(config.permission, dict.fromkeys(args.allow, "allow"))
     if args.allow_unsandboxed:
         config.permission[UNSANDBOXED] = "allow"
     text, command_model = _expand_custom_command(run_message(args.message))

@@ -2,8 +2,9 @@
 (the person's own, beside agent-tui's config), `.claude/settings.json` and
 `.claude/settings.local.json` (the project's: they wait for its trust like
 `agent-tui.json`). Their `hooks` add up with agent-tui's own, each file a source of its
-own, as Claude Code adds up the hooks of its settings levels. Their other keys
-(`model`, `env`, `statusLine`, ...) are Claude Code's own and are not read."""
+own, as Claude Code adds up the hooks of its settings levels; their `permissions` become
+`permission` rules (config/claude_permissions.py) below agent-tui's own file of the same
+level. Their other keys (`model`, `env`, `statusLine`, ...) are not read."""
 
 from __future__ import annotations
 
@@ -45,7 +46,12 @@ def add_hooks(data: dict[str, Any], hooks: dict[str, Any]) -> dict[str, Any]:
     return {**data, "hooks": merged} if merged else data
 
 
-def contribution(path: Path, data: dict[str, Any]) -> str:
-    """What a settings file brings, for `/context`: its hooks' events."""
-    hooks = hooks_of(path, data)
-    return f"hooks ({', '.join(hooks)})" if hooks else "nothing agent-tui reads"
+def contribution(hooks: dict[str, Any], rules: dict[str, Any], skipped: list[str]) -> str:
+    """What a settings file brings, for `/context`: its hooks' events, its rules."""
+    parts = [f"hooks ({', '.join(hooks)})"] if hooks else []
+    count = sum(len(table) for table in rules.values())
+    if count:
+        parts.append(f"permission rules for {', '.join(sorted(rules))} ({count})")
+    if skipped:
+        parts.append(f"rules for tools agent-tui does not have, not read: {', '.join(skipped)}")
+    return "; ".join(parts) or "nothing agent-tui reads"

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui import paths
+from agent_tui.config.claude_permissions import permission_of
 from agent_tui.config.claude_settings import add_hooks, contribution, hooks_of, project_files
 from agent_tui.errors import ConfigError
 from agent_tui.trust import keys, store, vouched
@@ -48,6 +49,32 @@ def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
             merged[key] = deep_merge(merged[key], value)
         else:
             merged[key] = value
+    return merged
+
+
+def merge_layers(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`over`'s config on `base`'s (deep_merge), its `permission` by merge_permissions."""
+    merged = deep_merge(base, {k: v for k, v in over.items() if k != "permission"})
+    if isinstance(over.get("permission"), dict):
+        below = base.get("permission") if isinstance(base.get("permission"), dict) else {}
+        merged["permission"] = merge_permissions(below, over["permission"])
+    return merged
+
+
+def merge_permissions(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """Tool by tool, `over`'s level or patterns on `base`'s: a level becomes the `*` of
+    patterns laid over it, and a pattern a lower file denies stays denied (deny wins
+    across files, as in Claude Code)."""
+    merged = dict(base)
+    for tool, rule in over.items():
+        old = merged.get(tool)
+        if old is None:
+            merged[tool] = rule
+            continue
+        below = old if isinstance(old, dict) else {"*": old}
+        table = {**below, **rule} if isinstance(rule, dict) else {"*": rule}
+        table.update({p: level for p, level in below.items() if level == "deny" and p != "*"})
+        merged[tool] = table["*"] if list(table) == ["*"] else table
     return merged
 
 
@@ -139,13 +166,18 @@ def project_layer(directory: Path, person: dict[str, Any], trust_now: bool = Fal
     data = read_json(path) if path is not None else {}
     hook_files = [(path, data["hooks"])] if path is not None and data.get("hooks") else []
     claude_read: dict[str, str] = {}
+    claude_rules: dict[str, Any] = {}
     for settings in [] if os.environ.get("AGENT_TUI_CONFIG") else project_files(directory):
         raw = read_json(settings)
         hooks = hooks_of(settings, raw)
-        claude_read[str(settings)] = contribution(settings, raw)
+        rules, skipped = permission_of(settings, raw, directory)
+        claude_read[str(settings)] = contribution(hooks, rules, skipped)
         hook_files += [(settings, hooks)] if hooks else []
         data = add_hooks(data, hooks)
+        claude_rules = merge_permissions(claude_rules, rules)
         path = path or settings
+    if claude_rules:  # below agent-tui.json's own
+        data = merge_layers({"permission": claude_rules}, data)
     claude = directory / vouched.CLAUDE_MCP
     servers: dict[str, Any] = {}
     if claude.is_file() and not os.environ.get("AGENT_TUI_CONFIG"):

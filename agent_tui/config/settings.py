@@ -18,10 +18,12 @@ from pydantic import (
     field_validator,
 )
 
+from agent_tui import paths
 from agent_tui.config import claude_settings
+from agent_tui.config.claude_permissions import permission_of
 from agent_tui.config.files import CONFIG_FILE_NAME as CONFIG_FILE_NAME
 from agent_tui.config.files import ProjectLayer, check_attach, person_files, project_layer
-from agent_tui.config.files import deep_merge as _deep_merge
+from agent_tui.config.files import merge_layers as _deep_merge
 from agent_tui.config.files import read_json as _read_json
 from agent_tui.config.keybinds import DEFAULT_KEYS
 from agent_tui.errors import ConfigError
@@ -392,9 +394,14 @@ class Config(_Strict):
     models: dict[str, ModelConfig] = Field(default_factory=dict)
     """Per model id: limit.{context,input,output} overriding litellm's model info, cache
     (prompt caching on/off) and reasoning ({effort} or {budget_tokens})."""
-    permission: dict[str, PermissionLevel] = Field(default_factory=dict)
-    """Per tool: allow, ask or deny. Defaults: read-only tools allow; edit, write, bash ask;
-    `unsandboxed` (running a command again outside the sandbox after it blocked it) ask."""
+    permission: dict[str, PermissionRule] = Field(default_factory=dict)
+    """Per tool: allow, ask or deny, or a level per pattern (docs/configuration.md): bash
+    by command (`{"git status*": "allow", "*": "ask"}`), read, edit, write, grep, glob and
+    list by path (`{".env": "deny"}`), webfetch by domain (`{"domain:example.com":
+    "allow"}`); among matching patterns the strictest wins, `*` is the rest. Claude
+    Code's `permissions` lists are read into this shape. Defaults: read-only tools allow;
+    edit, write, bash ask; `unsandboxed` (running a command again outside the sandbox
+    after it blocked it) ask."""
     instructions: list[str] = Field(default_factory=list)
     """Extra instructions for the system prompt: file paths (relative to the project) and
     http(s) URLs (fetched once per start with a short timeout, cached in the data dir)."""
@@ -535,10 +542,13 @@ def load_config(
     person_runs: list[Path] = []
     claude_user = None if os.environ.get("AGENT_TUI_CONFIG") else claude_settings.user_file()
     if claude_user is not None:  # the person's own Claude Code settings: below their config
-        user_hooks = claude_settings.hooks_of(claude_user, _read_json(claude_user))
+        raw = _read_json(claude_user)
+        user_hooks = claude_settings.hooks_of(claude_user, raw)
         person_runs += run_files(directory, {"hooks": user_hooks})
         if user_hooks:
             hook_sources.append(HookSource(str(claude_user), _hooks_of(user_hooks, claude_user)))
+        rules, _ = permission_of(claude_user, raw, paths.claude_home())
+        merged = {"permission": rules} if rules else {}
     for path in files:
         data = _read_json(path)
         person_runs += run_files(directory, data)

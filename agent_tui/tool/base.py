@@ -11,7 +11,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from agent_tui.config.settings import ImagesConfig, PermissionLevel, TruncationConfig
+from agent_tui.config.settings import (
+    ImagesConfig,
+    PermissionLevel,
+    PermissionRule,
+    TruncationConfig,
+)
 from agent_tui.redact import Redactor
 from agent_tui.storage.models import ImageAttachment
 
@@ -84,6 +89,9 @@ class PermissionRequest(BaseModel):
     """The model's id of the tool call asking (empty for calls the person started)."""
     question: str = ""
     """The dialog's question when not "Allow TOOL?" (running a command outside the sandbox)."""
+    always: str = ""
+    """What "always" would allow for the session when it is a rule (`bash git status*`);
+    empty: the whole tool."""
 
 
 AskPermission = Callable[[PermissionRequest], Awaitable[PermissionReply]]
@@ -112,7 +120,7 @@ class ToolContext:
     abort: asyncio.Event = field(default_factory=asyncio.Event)
     ask: AskPermission | None = None
     """Ask the person (e.g. for a path outside the working directory)."""
-    permissions: dict[str, PermissionLevel] = field(default_factory=dict)
+    permissions: dict[str, PermissionRule] = field(default_factory=dict)
     redact: Redactor | None = None
     """Replaces secrets in outputs before they are saved or sent (see redact.py)."""
     env: dict[str, str] | None = None

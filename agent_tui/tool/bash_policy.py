@@ -8,6 +8,7 @@ the level of `*`, never a more specific pattern's."""
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from fnmatch import fnmatchcase
 
 from agent_tui.config.settings import PermissionLevel
@@ -86,9 +87,13 @@ def rule_level(rules: dict[str, PermissionLevel], command: str) -> PermissionLev
 
 
 def command_level(
-    rules: dict[str, PermissionLevel], command: str, default: PermissionLevel
+    rules: dict[str, PermissionLevel],
+    command: str,
+    default: PermissionLevel,
+    match: Callable[[dict[str, PermissionLevel], str], PermissionLevel | None] = rule_level,
 ) -> tuple[PermissionLevel, str]:
-    """(level, the reason when it is not `allow`) of a whole command line."""
+    """(level, the reason when it is not `allow`) of a whole command line; `match` picks
+    a simple command's level among the patterns (an agent's: the longest)."""
     fallback = rules.get("*", default)
     commands, problem = split_commands(command)
     if problem is not None:
@@ -100,7 +105,7 @@ def command_level(
         if writing is not None:
             level, reason = fallback, f"`{simple}` uses {writing}, which runs or writes"
         else:
-            level = rule_level(rules, simple) or default
+            level = match(rules, simple) or default
             reason = f"`{simple}` is not on the allowed list"
         if STRICTNESS[level] > STRICTNESS[worst[0]]:
             worst = (level, reason)

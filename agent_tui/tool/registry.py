@@ -21,6 +21,7 @@ from agent_tui.tool.files import os_error_message
 from agent_tui.tool.glob import GlobTool
 from agent_tui.tool.grep import GrepTool
 from agent_tui.tool.ls import ListTool
+from agent_tui.tool.permission_rules import always_rules, level_for
 from agent_tui.tool.plan_exit import PlanExitTool
 from agent_tui.tool.read import ReadTool
 from agent_tui.tool.recall import RecallTool
@@ -113,13 +114,14 @@ def parse_arguments(tool: Tool, raw: str | dict[str, Any]) -> BaseModel:
         raise ToolError(_validation_message(tool, exc)) from exc
 
 
-def permission_level(
-    permissions: dict[str, PermissionLevel], name: str, default: PermissionLevel
-) -> PermissionLevel:
-    """The level for a tool: its own key, else the longest matching wildcard key
-    (`"github_*": "ask"`, fnmatch), else the tool's default."""
-    level = wildcard_value(permissions, name)
-    return default if level is None else level
+def call_level(tool: Tool, params: BaseModel, ctx: ToolContext) -> tuple[PermissionLevel, str]:
+    """(level, what it was decided on) of a call: the tool's key in the permissions, else
+    the longest matching wildcard key (`"github_*": "ask"`, fnmatch), else the tool's
+    default; a key holding rules decides by the call's command, path or domain."""
+    rule = wildcard_value(ctx.permissions, tool.name)
+    if rule is None or isinstance(rule, str):
+        return rule or tool.default_permission, f"the {tool.name} tool"
+    return level_for(rule, tool.name, params, ctx.directory, tool.default_permission)
 
 
 async def check_permission(
@@ -127,13 +129,16 @@ async def check_permission(
 ) -> None:
     """Raise PermissionDenied unless config or the person allows this call;
     `auto_accept` (the session's auto-accept-edits mode) answers an `ask` with yes."""
-    level = permission_level(ctx.permissions, tool.name, tool.default_permission)
+    level, what = call_level(tool, params, ctx)
     if level == "allow" or (level == "ask" and auto_accept):
         return
     if level == "deny":
-        raise PermissionDenied(
-            f'The {tool.name} tool is denied by config (permission.{tool.name} = "deny").'
-        )
+        keys = [k for k in ctx.permissions if wildcard_value({k: 0}, tool.name) == 0]
+        key = tool.name if tool.name in ctx.permissions else max(keys, key=len, default="")
+        rule = ctx.permissions.get(key)
+        where = f'"{key}": "deny"' if isinstance(rule, str) else f'a "deny" rule under "{key}"'
+        subject = what[0].upper() + what[1:]
+        raise PermissionDenied(f"{subject} is denied by config (permission {where}).")
     try:
         title, detail = tool.describe(params, ctx)
     except ToolError:
@@ -148,6 +153,7 @@ async def check_permission(
             f'"permission": {{"{tool.name}": "allow"}} in agent-tui.json, or run with '
             f"--allow {tool.name}.)"
         )
+    patterns = always_rules(tool.name, params)
     reply = await ctx.ask(
         PermissionRequest(
             session_id=ctx.session_id,
@@ -156,14 +162,26 @@ async def check_permission(
             detail=detail,
             input=params.model_dump(),
             call_id=ctx.call_id,
+            always=" · ".join(f"{tool.name} {p}" for p in patterns if not p.endswith(" *")),
         )
     )
-    if reply == "never":
-        ctx.permissions[tool.name] = "deny"
+    if reply in ("always", "never"):
+        remember(ctx.permissions, tool, patterns, "allow" if reply == "always" else "deny")
     if reply in ("deny", "never"):
         raise PermissionDenied("The person denied permission to run this tool call.")
-    if reply == "always":
-        ctx.permissions[tool.name] = "allow"
+
+
+def remember(
+    permissions: dict[str, Any], tool: Tool, patterns: list[str], level: PermissionLevel
+) -> None:
+    """An "always" or "never" answer, for the rest of the session: rules for the call's
+    commands or domain where it has them, else the whole tool."""
+    if not patterns:
+        permissions[tool.name] = level
+        return
+    rule = wildcard_value(permissions, tool.name) or tool.default_permission
+    rules = dict(rule) if isinstance(rule, dict) else {"*": rule}
+    permissions[tool.name] = {**rules, **dict.fromkeys(patterns, level)}
 
 
 def _subject(params: BaseModel) -> str:
@@ -206,7 +224,7 @@ class AgentPolicy:
         return level, f"the {tool.name} tool on {subject or 'this input'}"
 
     async def check(self, tool: Tool, params: BaseModel, ctx: ToolContext) -> None:
-        base = permission_level(ctx.permissions, tool.name, tool.default_permission)
+        base, _ = call_level(tool, params, ctx)
         verdict: PermissionLevel | None = None
         for agent in (self.agent, *self.also):
             level, what = self._level(agent, tool, params, base)

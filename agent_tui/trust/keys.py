@@ -140,8 +140,18 @@ def _permission(value: Any, directory: Path) -> tuple[dict[str, Any], list[str]]
     """Only `deny` narrows: allow and ask could open what the person's config closed."""
     if not isinstance(value, dict):
         return {}, [""]
-    safe = {tool: level for tool, level in value.items() if level == "deny"}
-    return safe, [tool for tool in value if tool not in safe]
+    safe: dict[str, Any] = {}
+    waiting: list[str] = []
+    for tool, level in value.items():
+        if isinstance(level, dict):  # patterns: its denies narrow, the rest waits
+            denied = {pattern: lvl for pattern, lvl in level.items() if lvl == "deny"}
+            safe.update({tool: denied} if denied else {})
+            waiting += [f"{tool}.{pattern}" for pattern in level if pattern not in denied]
+        elif level == "deny":
+            safe[tool] = level
+        else:
+            waiting.append(tool)
+    return safe, waiting
 
 
 def _instructions(value: Any, directory: Path) -> tuple[list[str], list[str]]:

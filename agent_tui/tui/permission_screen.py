@@ -39,7 +39,8 @@ class PermissionScreen(ModalScreen[PermissionReply]):
                 yield _detail(self.request)
             with Horizontal(id="buttons"):
                 yield Button("Allow once (a)", id="once", variant="primary")
-                yield Button("Always allow for this session (A)", id="always", variant="warning")
+                always = f"`{self.request.always}`" if self.request.always else "for this session"
+                yield Button(f"Always allow {always} (A)", id="always", variant="warning")
                 yield Button("Deny (d)", id="deny", variant="error")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
