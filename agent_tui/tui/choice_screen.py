@@ -6,14 +6,14 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from agent_tui.command.core import Row, Rows
+from agent_tui.tui.dialog import Dialog
 
 
-class ChoiceScreen(ModalScreen[str | None]):
+class ChoiceScreen(Dialog[str | None]):
     BINDINGS = [Binding("escape", "dismiss", "Close")]
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
@@ -22,8 +22,7 @@ class ChoiceScreen(ModalScreen[str | None]):
 
 
 class ListScreen(ChoiceScreen):
-    """A heading over a list of options (the message picker, a message's actions); each
-    subclass sizes its `#box`."""
+    """A heading over a list of options (the message picker, a message's actions)."""
 
     def __init__(self, heading: str, options: list[Option]) -> None:
         super().__init__()
@@ -40,16 +39,6 @@ class RowsScreen(ListScreen):
     """Rows a command asks to choose from (command/core.py `Rows`: the sessions, the
     messages to compact up to): each its label, and a dimmed second line; the current one
     marked, a child indented under its parent."""
-
-    DEFAULT_CSS = """
-    RowsScreen { align: center middle; }
-    RowsScreen #box {
-        width: 90%; max-width: 110; height: 80%;
-        border: thick $primary; background: $surface; padding: 0 1;
-    }
-    RowsScreen #heading { text-style: bold; margin-bottom: 1; }
-    RowsScreen OptionList { height: 1fr; }
-    """
 
     def __init__(self, rows: Rows) -> None:
         super().__init__(rows.title, [Option(row_text(r), id=r.id) for r in rows.rows])

@@ -4,41 +4,25 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Static
+from textual.widgets import Static
+
+from agent_tui.tui.dialog import Question
 
 
-class ConfirmScreen(ModalScreen[bool]):
-    DEFAULT_CSS = """
-    ConfirmScreen { align: center middle; }
-    ConfirmScreen > #dialog {
-        width: 90%; max-width: 90; height: auto; max-height: 90%;
-        border: thick $warning; background: $surface; padding: 0 1;
-    }
-    ConfirmScreen #question { text-style: bold; color: $warning; }
-    ConfirmScreen #buttons { height: auto; margin-top: 1; }
-    ConfirmScreen #buttons Button { margin-right: 1; min-width: 10; }
-    """
+class ConfirmScreen(Question[bool]):
     BINDINGS = [
-        Binding("y", "dismiss(True)", "Yes"),
-        Binding("n,escape", "dismiss(False)", "No"),
+        Binding("y", "answer('yes')", "Yes"),
+        Binding("n,escape", "answer('no')", "No"),
     ]
 
     def __init__(self, question: str, detail: str, yes: str = "Yes") -> None:
-        super().__init__()
-        self.question = question
+        super().__init__(
+            question, [("yes", f"{yes} (y)", "warning"), ("no", "Cancel (n)", "primary")]
+        )
         self.detail = detail
-        self.yes = yes
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Label(self.question, id="question")
-            yield Static(self.detail, markup=False, id="detail")
-            with Horizontal(id="buttons"):
-                yield Button(f"{self.yes} (y)", id="yes", variant="warning")
-                yield Button("Cancel (n)", id="no", variant="primary")
+    def body(self) -> ComposeResult:
+        yield Static(self.detail, markup=False, id="detail")
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.dismiss(event.button.id == "yes")
+    def action_answer(self, choice: str) -> None:
+        self.dismiss(choice == "yes")

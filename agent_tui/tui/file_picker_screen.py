@@ -22,7 +22,6 @@ SEND = "\n"
 
 
 class FilePickerScreen(ChoiceScreen):
-    CSS_PATH = "file_picker_screen.tcss"
     BINDINGS = [Binding("down", "move(1)", show=False), Binding("up", "move(-1)", show=False)]
 
     def __init__(self, root: Path, query: str = "") -> None:

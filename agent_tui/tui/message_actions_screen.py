@@ -12,16 +12,6 @@ MENU_KEY = "ctrl+o"
 
 
 class MessageActionsScreen(ListScreen):
-    DEFAULT_CSS = """
-    MessageActionsScreen { align: center middle; }
-    MessageActionsScreen #box {
-        width: 60; height: auto; max-height: 80%;
-        border: thick $primary; background: $surface; padding: 0 1;
-    }
-    MessageActionsScreen #heading { text-style: bold; margin-bottom: 1; }
-    MessageActionsScreen OptionList { height: auto; max-height: 12; }
-    """
-
     def __init__(self, heading: str, actions: list[tuple[str, str]]) -> None:
         """`actions`: (id answered, label shown)."""
         super().__init__(heading, [Option(label, id=ident) for ident, label in actions])

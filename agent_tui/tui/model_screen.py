@@ -34,7 +34,6 @@ def matches(row: ModelRow, query: str) -> bool:
 
 
 class ModelScreen(ChoiceScreen):
-    CSS_PATH = "model_screen.tcss"
     BINDINGS = [Binding("down", "focus_list", show=False)]
 
     def __init__(self, models: Sequence[ModelRow | str], current: str) -> None:

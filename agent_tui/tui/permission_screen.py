@@ -5,11 +5,11 @@ from __future__ import annotations
 from rich.syntax import Syntax
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Static
+from textual.containers import VerticalScroll
+from textual.widgets import Static
 
 from agent_tui.tool.base import PermissionReply, PermissionRequest
+from agent_tui.tui.dialog import Question
 
 
 def _detail(request: PermissionRequest) -> Static:
@@ -19,8 +19,7 @@ def _detail(request: PermissionRequest) -> Static:
     return Static(detail, markup=False, id="detail")
 
 
-class PermissionScreen(ModalScreen[PermissionReply]):
-    CSS_PATH = "permission_screen.tcss"
+class PermissionScreen(Question[PermissionReply]):
     BINDINGS = [
         Binding("a", "dismiss('once')", "Allow once"),
         Binding("A,shift+a", "dismiss('always')", "Always allow"),
@@ -28,21 +27,18 @@ class PermissionScreen(ModalScreen[PermissionReply]):
     ]
 
     def __init__(self, request: PermissionRequest) -> None:
-        super().__init__()
+        always = f"`{request.always}`" if request.always else "for this session"
+        super().__init__(
+            request.question or f"Allow {request.tool}?",
+            [
+                ("once", "Allow once (a)", "primary"),
+                ("always", f"Always allow {always} (A)", "warning"),
+                ("deny", "Deny (d)", "error"),
+            ],
+        )
         self.request = request
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Label(self.request.question or f"Allow {self.request.tool}?", id="question")
-            yield Static(self.request.title, markup=False, id="title")
-            with VerticalScroll(id="detail-scroll"):
-                yield _detail(self.request)
-            with Horizontal(id="buttons"):
-                yield Button("Allow once (a)", id="once", variant="primary")
-                always = f"`{self.request.always}`" if self.request.always else "for this session"
-                yield Button(f"Always allow {always} (A)", id="always", variant="warning")
-                yield Button("Deny (d)", id="deny", variant="error")
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.dismiss(event.button.id)  # type: ignore[arg-type]
+    def body(self) -> ComposeResult:
+        yield Static(self.request.title, markup=False, id="title")
+        with VerticalScroll(id="detail-scroll"):
+            yield _detail(self.request)

@@ -9,11 +9,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from agent_tui.storage.models import PinnedText
+from agent_tui.tui.dialog import Dialog
 
 PIN_MARK = "📌"
 Toggle = Callable[[str, bool], Awaitable[bool]]
@@ -32,8 +32,7 @@ def row_text(item: PinnedText, pinned: bool) -> Text:
     return text
 
 
-class PinScreen(ModalScreen[None]):
-    CSS_PATH = "pin_screen.tcss"
+class PinScreen(Dialog[None]):
     BINDINGS = [
         Binding("escape", "dismiss", "Close"),
         Binding("p", "toggle", "Pin / unpin, stay"),

@@ -8,9 +8,9 @@ from typing import Literal
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Label, TextArea
+
+from agent_tui.tui.dialog import Question
 
 ReviewChoice = Literal["apply", "discard"]
 
@@ -22,19 +22,7 @@ class ReviewAnswer:
     """With `apply`: the summary as the person left it (edited or not)."""
 
 
-class ReviewScreen(ModalScreen[ReviewAnswer]):
-    DEFAULT_CSS = """
-    ReviewScreen { align: center middle; }
-    ReviewScreen > #dialog {
-        width: 90%; max-width: 120; height: 90%;
-        border: thick $accent; background: $surface; padding: 0 1;
-    }
-    ReviewScreen #question { text-style: bold; color: $accent; }
-    ReviewScreen #hint { color: $text-muted; }
-    ReviewScreen #summary { height: 1fr; }
-    ReviewScreen #buttons { height: auto; margin-top: 1; }
-    ReviewScreen #buttons Button { margin-right: 1; min-width: 10; }
-    """
+class ReviewScreen(Question[ReviewAnswer]):
     BINDINGS = [
         Binding("ctrl+s", "apply", "Apply", priority=True),
         Binding("escape", "back", "Discard"),
@@ -43,22 +31,23 @@ class ReviewScreen(ModalScreen[ReviewAnswer]):
     ]
 
     def __init__(self, summary: str) -> None:
-        super().__init__()
+        super().__init__(
+            "This summary would replace the conversation so far.",
+            [
+                ("apply", "Apply (Enter)", "success"),
+                ("edit", "Edit (e)", "primary"),
+                ("discard", "Discard (d)", "error"),
+            ],
+        )
         self.summary = summary
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Label("This summary would replace the conversation so far.", id="question")
-            yield Label(
-                "Enter applies · e edits (Esc leaves the editor) · ctrl+s applies from anywhere "
-                "· d or Esc discards",
-                id="hint",
-            )
-            yield TextArea(self.summary, id="summary", soft_wrap=True)
-            with Horizontal(id="buttons"):
-                yield Button("Apply (Enter)", id="apply", variant="success")
-                yield Button("Edit (e)", id="edit", variant="primary")
-                yield Button("Discard (d)", id="discard", variant="error")
+    def body(self) -> ComposeResult:
+        yield Label(
+            "Enter applies · e edits (Esc leaves the editor) · ctrl+s applies from anywhere "
+            "· d or Esc discards",
+            classes="hint",
+        )
+        yield TextArea(self.summary, id="summary", soft_wrap=True)
 
     def on_mount(self) -> None:
         self.query_one("#apply", Button).focus()
@@ -67,11 +56,8 @@ class ReviewScreen(ModalScreen[ReviewAnswer]):
     def editor(self) -> TextArea:
         return self.query_one("#summary", TextArea)
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        {"apply": self.action_apply, "edit": self.action_edit, "discard": self.action_discard}[
-            event.button.id or "discard"
-        ]()
+    def action_answer(self, choice: str) -> None:
+        getattr(self, f"action_{choice}")()  # a button: apply, edit or discard
 
     def action_apply(self) -> None:
         self.dismiss(ReviewAnswer("apply", self.editor.text))

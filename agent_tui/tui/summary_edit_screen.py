@@ -6,17 +6,16 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Label, TextArea
 
 from agent_tui.context.summary_view import CACHE_NOTE
 from agent_tui.tui.confirm_screen import ConfirmScreen
+from agent_tui.tui.dialog import Dialog
 
 
-class SummaryEditScreen(ModalScreen[str | None]):
+class SummaryEditScreen(Dialog[str | None]):
     """Dismissed with the text to save, or None when cancelled."""
 
-    CSS_PATH = "summary_edit_screen.tcss"
     BINDINGS = [
         Binding("ctrl+s", "save", "Save", priority=True),
         Binding("escape", "cancel", "Cancel", priority=True),
@@ -32,9 +31,9 @@ class SummaryEditScreen(ModalScreen[str | None]):
         with Vertical(id="box"):
             yield Label("Edit the summary the model sees", id="heading")
             yield TextArea(self.initial, soft_wrap=True, id="summary-editor")
-            yield Label(CACHE_NOTE, id="cache-note")
+            yield Label(CACHE_NOTE, id="cache-note", classes="hint")
             yield Label(
-                "Ctrl+S save · Esc cancel · Ctrl+R the summariser's own text", id="keys-hint"
+                "Ctrl+S save · Esc cancel · Ctrl+R the summariser's own text", classes="hint"
             )
 
     @property

@@ -5,14 +5,14 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
+from agent_tui.tui.dialog import Dialog
 
-class TextScreen(ModalScreen[str | None]):
+
+class TextScreen(Dialog[str | None]):
     """Closed with None; a subclass may answer otherwise (`SummaryScreen`)."""
 
-    CSS_PATH = "text_screen.tcss"
     BINDINGS = [Binding("escape,q,enter", "dismiss", "Close")]
 
     def __init__(self, title: str, text: str, hint: str = "Esc closes") -> None:
@@ -26,4 +26,4 @@ class TextScreen(ModalScreen[str | None]):
             yield Label(self.heading, id="heading")
             with VerticalScroll(id="body"):
                 yield Static(self.text, markup=False)
-            yield Label(self.hint, id="close-hint")
+            yield Label(self.hint, classes="hint")
