@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from rich.console import Console
+from textual.widgets import Static
 
 from agent_tui.config.settings import Config, ModelConfig, ModelLimit, ProviderConfig
 from agent_tui.provider import windows
@@ -175,8 +176,8 @@ async def test_the_app_shows_the_window_after_its_first_frame(isolated: Path) ->
         app = await open_app()
         async with app.run_test(size=(100, 30)) as pilot:
             await app.loaded.wait()
-            welcome = app.query_one(WelcomeView)
-            await wait_for(pilot, lambda: "12,288 tokens" in plain(welcome.renderable), "window")
+            welcome = app.query_one(WelcomeView).query_one(Static)
+            await wait_for(pilot, lambda: "12,288 tokens" in plain(welcome.content), "window")
         await app.db.close()
 
 

@@ -112,22 +112,11 @@ class WelcomeView(VerticalScroll):
     WelcomeView > Static { width: 1fr; }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.renderable: RenderableType = Text("")
-        self.needs_setup = False
-
     def compose(self) -> ComposeResult:
-        yield Static(self.renderable, id="welcome-body")
+        yield Static(id="welcome-body")
 
     def show_starting(self, keys: Keybinds, directory: str, model: str | None) -> None:
-        self.renderable = starting(keys, directory, model)
-        self.query_one("#welcome-body", Static).update(self.renderable)
+        self.query_one("#welcome-body", Static).update(starting(keys, directory, model))
 
     def show(self, config: Config, model: str, directory: str) -> None:
-        from agent_tui.provider.defaults import credentials_source
-
-        self.needs_setup = credentials_source(config, model) is None
-        self.renderable = welcome(config, model, directory)
-        self.set_class(self.needs_setup, "-setup")
-        self.query_one("#welcome-body", Static).update(self.renderable)
+        self.query_one("#welcome-body", Static).update(welcome(config, model, directory))
