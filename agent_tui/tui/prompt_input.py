@@ -4,6 +4,8 @@ the agent the next message goes to."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
@@ -35,25 +37,22 @@ class PromptInput(TextArea):
     }
     """
 
+    @dataclass
     class Submitted(Message):
-        def __init__(self, text: str) -> None:
-            super().__init__()
-            self.text = text
+        text: str
 
+    @dataclass
     class LeaderKey(Message):
         """A key pressed after the leader key; it is not typed into the prompt."""
 
-        def __init__(self, key: str) -> None:
-            super().__init__()
-            self.key = key
+        key: str
 
+    @dataclass
     class MentionStarted(Message):
         """`@` typed at the start of a word: the app opens the file picker, if the mention
         is still being typed when this arrives (`mention_word`)."""
 
-        def __init__(self, token: int) -> None:
-            super().__init__()
-            self.token = token
+        token: int
 
     class AgentCycle(Message):
         """Tab in an empty prompt: the next primary agent."""

@@ -4,6 +4,7 @@ click on it). ctrl+o on it opens its actions: pin the result, open a subagent's 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from textual.binding import Binding
 from textual.markup import escape
@@ -96,19 +97,17 @@ class ToolLine(Collapsible):
     """
     BINDINGS = [Binding(MENU_KEY, "actions", "Actions on this tool call")]
 
+    @dataclass
     class OpenSession(Message):
         """Show the child session of a task call (a subagent)."""
 
-        def __init__(self, session_id: str) -> None:
-            super().__init__()
-            self.session_id = session_id
+        session_id: str
 
+    @dataclass
     class TogglePin(Message):
         """Pin the result (or unpin it): restated verbatim after every compaction."""
 
-        def __init__(self, part: ToolPart) -> None:
-            super().__init__()
-            self.part = part
+        part: ToolPart
 
     def __init__(self, part: ToolPart, *, id: str | None = None) -> None:
         self.part = part

@@ -4,6 +4,8 @@ the prompt (Conversation.on_key)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Static
@@ -29,13 +31,12 @@ class UserMessageView(Static):
     BINDINGS = [Binding(f"enter,{MENU_KEY}", "actions", "Actions on this message")]
     can_focus = True
 
+    @dataclass
     class Here(Message):
         """A command about this message: `compact` up to it, `fork` the session there."""
 
-        def __init__(self, command: str, message_id: str) -> None:
-            super().__init__()
-            self.command = command
-            self.message_id = message_id
+        command: str
+        message_id: str
 
     def __init__(
         self, text: str, *, message_id: str = "", queued: bool = False, pinned: bool = False
