@@ -7,7 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from textual.binding import Binding
+from textual.content import Content
 from textual.message import Message
+from textual.reactive import reactive
 from textual.widgets import Static
 
 from agent_tui.tui.confirm_screen import ConfirmScreen
@@ -38,32 +40,22 @@ class UserMessageView(Static):
         command: str
         message_id: str
 
+    queued = reactive(False, layout=True, toggle_class="-queued")
+    pinned = reactive(False, layout=True, toggle_class="-pinned")
+    """Each adds its note after the text (`render`)."""
+
     def __init__(
         self, text: str, *, message_id: str = "", queued: bool = False, pinned: bool = False
     ) -> None:
+        super().__init__()
         self.text = text
         self.message_id = message_id
-        super().__init__(markup=False)
-        self.set_class(pinned, "-pinned")
         self.queued = queued
+        self.pinned = pinned
 
-    @property
-    def queued(self) -> bool:
-        return self.has_class("-queued")
-
-    @queued.setter
-    def queued(self, value: bool) -> None:
-        self.set_class(value, "-queued")
-        self._show()
-
-    @property
-    def pinned(self) -> bool:
-        return self.has_class("-pinned")
-
-    @pinned.setter
-    def pinned(self, value: bool) -> None:
-        self.set_class(value, "-pinned")
-        self._show()
+    def render(self) -> Content:
+        notes = (QUEUED_NOTE if self.queued else "") + (PINNED_NOTE if self.pinned else "")
+        return Content(self.text + notes)
 
     def action_actions(self) -> None:
         if not self.message_id or self.queued:
@@ -92,7 +84,3 @@ class UserMessageView(Static):
 
     def _here(self, command: str) -> None:
         self.post_message(self.Here(command, self.message_id))
-
-    def _show(self) -> None:
-        notes = (QUEUED_NOTE if self.queued else "") + (PINNED_NOTE if self.pinned else "")
-        self.update(self.text + notes)
