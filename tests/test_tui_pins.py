@@ -89,9 +89,9 @@ async def test_p_in_the_list_toggles_and_stays_and_unpin_lists_the_pins(
         screen = app.screen
         assert isinstance(screen, PinScreen)
         await pilot.press("down", "p")  # the bash result
-        await wait_for(pilot, lambda: any(screen.choices[i][1] for i in screen.choices))
+        await wait_for(pilot, lambda: bool(screen.pinned))
         assert isinstance(app.screen, PinScreen)  # still open
-        (tool_id,) = [i for i in screen.choices if screen.choices[i][1]]
+        (tool_id,) = screen.pinned
         assert tool_id.startswith("prt_") and await pinned_ids(app) == [tool_id]
         listing = screen.query_one(OptionList)
         assert str(listing.get_option_at_index(1).prompt).startswith("📌 tool ")
@@ -103,7 +103,7 @@ async def test_p_in_the_list_toggles_and_stays_and_unpin_lists_the_pins(
         # /unpin lists only what is pinned; Enter unpins it.
         await type_and_send(pilot, "/unpin")
         await wait_for(pilot, lambda: isinstance(app.screen, PinScreen))
-        assert list(app.screen.choices) == [tool_id]  # type: ignore[attr-defined]
+        assert list(app.screen.items) == [tool_id]  # type: ignore[attr-defined]
         await pilot.press("enter")
         await wait_for(pilot, lambda: not isinstance(app.screen, PinScreen))
         assert await pinned_ids(app) == []

@@ -83,11 +83,9 @@ class FilePickerScreen(ChoiceScreen):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        options = self.query_one("#picker-files", OptionList)
-        if options.highlighted is None:  # nothing matches: Enter sends the message as typed
-            self.dismiss(SEND)
-            return
-        self.dismiss(options.get_option_at_index(options.highlighted).id)
+        chosen = self.query_one("#picker-files", OptionList).highlighted_option
+        # Nothing matches: Enter sends the message as typed.
+        self.dismiss(SEND if chosen is None else chosen.id)
 
     def action_move(self, step: int) -> None:
         options = self.query_one("#picker-files", OptionList)

@@ -71,10 +71,10 @@ class ModelScreen(ChoiceScreen):
         event.stop()
         value = event.value.strip()
         options = self.query_one("#models", OptionList)
-        if options.highlighted is not None and (not value or value not in self.models):
-            highlighted = options.get_option_at_index(options.highlighted).id or ""
+        highlighted = options.highlighted_option
+        if highlighted is not None and (not value or value not in self.models):
             # A filter picks the highlighted match; an id nothing matches is taken as typed.
-            value = highlighted or value
+            value = highlighted.id or value
         self.dismiss(value or None)
 
     def action_focus_list(self) -> None:

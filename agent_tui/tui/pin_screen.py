@@ -40,32 +40,30 @@ class PinScreen(Dialog[None]):
 
     def __init__(self, choices: list[tuple[PinnedText, bool]], toggle: Toggle) -> None:
         super().__init__()
-        self.choices = {item.id: [item, pinned] for item, pinned in choices}
+        self.items = {item.id: item for item, _ in choices}
+        self.pinned = {item.id for item, pinned in choices if pinned}
         self._toggle = toggle
 
     def compose(self) -> ComposeResult:
         with Vertical(id="box"):
             yield Label(HEADING, id="heading")
-            yield OptionList(
-                *(Option(row_text(item, pinned), id=item.id) for item, pinned in self.rows()),
-                id="pins",
-            )
+            yield OptionList(*(Option(self._row(i), id=i) for i in self.items), id="pins")
 
-    def rows(self) -> list[tuple[PinnedText, bool]]:
-        return [(item, pinned) for item, pinned in self.choices.values()]
+    def _row(self, item_id: str) -> Text:
+        return row_text(self.items[item_id], item_id in self.pinned)
 
     def on_mount(self) -> None:
         """The agent's newest reply is highlighted: Enter pins it."""
         listing = self.query_one(OptionList)
-        kinds = [item.kind for item, _ in self.rows()]
+        kinds = [item.kind for item in self.items.values()]
         listing.highlighted = kinds.index("agent") if "agent" in kinds else 0 if kinds else None
 
     async def _flip(self, item_id: str) -> None:
-        entry = self.choices[item_id]
-        entry[1] = await self._toggle(item_id, not entry[1])
-        item = entry[0]
-        assert isinstance(item, PinnedText)
-        self.query_one(OptionList).replace_option_prompt(item_id, row_text(item, bool(entry[1])))
+        if await self._toggle(item_id, item_id not in self.pinned):
+            self.pinned.add(item_id)
+        else:
+            self.pinned.discard(item_id)
+        self.query_one(OptionList).replace_option_prompt(item_id, self._row(item_id))
 
     async def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
@@ -74,9 +72,6 @@ class PinScreen(Dialog[None]):
         self.dismiss(None)
 
     async def action_toggle(self) -> None:
-        listing = self.query_one(OptionList)
-        if listing.highlighted is None:
-            return
-        option = listing.get_option_at_index(listing.highlighted)
-        if option.id is not None:
+        option = self.query_one(OptionList).highlighted_option
+        if option is not None and option.id is not None:
             await self._flip(option.id)
