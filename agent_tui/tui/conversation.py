@@ -78,7 +78,6 @@ class Conversation(Horizontal):
         """A model chosen for the next messages (`--model`, /model), else None."""
         self.continuing = continuing
         self.session: Session | None = None
-        self.status = "idle"
         self.agent_name = BUILD_AGENT
         """The primary agent the next message goes to (Tab cycles)."""
         self.permission_mode: PermissionMode = "ask"
@@ -240,8 +239,11 @@ class Conversation(Horizontal):
         self.welcome.display = shown
         self.view.display = not shown
 
+    @property
+    def status(self) -> str:
+        return self.status_line.status
+
     def set_status(self, status: str, message: str | None = None) -> None:
-        self.status = status
         self.status_line.set_status(status, message)
         if status == "idle":
             self.run_worker(self.refresh_changes(), exit_on_error=False)
