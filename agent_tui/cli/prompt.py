@@ -14,37 +14,20 @@ from agent_tui.cli.headless import READER_GONE_EXIT, JsonView, TextView
 from agent_tui.cli.person import resolve_session, run_command
 from agent_tui.command.core import Command
 from agent_tui.config.files import merge_permissions
-from agent_tui.config.settings import Config, load_config
+from agent_tui.config.settings import Config
 from agent_tui.editor import run_message
-from agent_tui.provider import remote
 from agent_tui.provider.auth import check_credentials
-from agent_tui.provider.defaults import choose_model
-from agent_tui.provider.loader import preload_in_background
 from agent_tui.session.engine import Engine
 from agent_tui.session.loop import LoopResult
 from agent_tui.session.opening import open_engine
 from agent_tui.tool.escalation import UNSANDBOXED
 
 
-def dispatch(args: argparse.Namespace, command: Command | None, config: Config | None) -> int:
-    """Run `run` or a command; `config`: already loaded (and its model chosen) by the
-    CLI's preflight."""
-    calls_model = args.command in remote.MODEL_COMMANDS
-    if calls_model and remote.current() is None:
-        preload_in_background()  # overlap litellm's import with config and DB work
-    chosen = config is not None
-    if config is None:
-        config = load_config({"model": args.model} if getattr(args, "model", None) else None)
-
-    async def main() -> int:
-        # No model in the config: the keys present (or a local server) pick it.
-        if not chosen:
-            await choose_model(config, probe=calls_model)
-        if command is None:
-            return await _run(args, config)
-        return await run_command(command, args, config)
-
-    return asyncio.run(main())
+def dispatch(args: argparse.Namespace, command: Command | None, config: Config) -> int:
+    """Run `run` or a command with the config cli/start.py loaded."""
+    if command is None:
+        return asyncio.run(_run(args, config))
+    return asyncio.run(run_command(command, args, config))
 
 
 def exit_code(result: LoopResult | None) -> int:

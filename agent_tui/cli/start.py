@@ -16,17 +16,23 @@ if TYPE_CHECKING:
     from agent_tui.config.settings import Config
 
 
-def _preflight(args: argparse.Namespace) -> Config:
-    """What a command that calls the model can tell without a provider: a broken config,
-    or no provider at all (no key, no local server), raised before litellm's import
-    starts (it takes seconds, and its thread starves everything else of the GIL)."""
-    import asyncio
-
+def _config(args: argparse.Namespace, calls_model: bool) -> Config:
+    """The config, its model chosen by the config or the keys present. A command that
+    calls the model also tries a local server, and says what it can tell without a
+    provider (a broken config, or no provider at all: no key, no local server) before
+    litellm's import starts (it takes seconds, and its thread starves everything else of
+    the GIL)."""
     from agent_tui.config.settings import load_config
-    from agent_tui.provider.auth import check_setup
-    from agent_tui.provider.defaults import choose_model
+    from agent_tui.provider.defaults import choose_by_keys, choose_model
 
     config = load_config({"model": args.model} if getattr(args, "model", None) else None)
+    if not calls_model:
+        choose_by_keys(config)
+        return config
+    import asyncio
+
+    from agent_tui.provider.auth import check_setup
+
     asyncio.run(choose_model(config, probe=True))
     fresh = args.command == "run" and not (args.session or args.cont or args.agent)
     if fresh:  # a continued session or an agent may have a model of its own
@@ -88,13 +94,11 @@ def _dispatch(args: argparse.Namespace, commands: dict[str, Command]) -> int:
         from agent_tui.server.serve import serve
 
         return serve(args.host, args.port, args.token)
-    if args.command == "run" and args.trust:  # before attaching: the server reads it too
-        from pathlib import Path
-
-        from agent_tui.config.settings import load_config
-
-        load_config(directory=Path.cwd(), trust=True)
     if args.command == "run":
+        if args.trust:  # before attaching: the server reads it too
+            from agent_tui.config.settings import load_config
+
+            load_config(directory=Path.cwd(), trust=True)
         from agent_tui.attach.target import attach_target
 
         target = attach_target(args)
@@ -104,18 +108,18 @@ def _dispatch(args: argparse.Namespace, commands: dict[str, Command]) -> int:
             code = run_attached(args, target)
             if code is not None:
                 return code
-    config = None
     from agent_tui.provider import remote
 
-    if args.command in remote.MODEL_COMMANDS or getattr(commands.get(args.command), "stream", 0):
-        # litellm's import (seconds) starts now, on the other core, in a process of
-        # its own (provider/worker.py): nothing here waits for it, nor shares a GIL.
-        in_process = remote.start() is None
-        config = _preflight(args)  # what needs no provider is answered before litellm
-        if in_process:  # its import thread would starve the preflight of the GIL
-            from agent_tui.provider.loader import preload_in_background
+    command = commands.get(args.command)
+    calls_model = args.command in remote.MODEL_COMMANDS or (command is not None and command.stream)
+    # litellm's import (seconds) starts now, on the other core, in a process of its own
+    # (provider/worker.py): nothing here waits for it, nor shares a GIL.
+    in_process = calls_model and remote.start() is None
+    config = _config(args, calls_model)  # what needs no provider is answered before litellm
+    if in_process:  # its import thread would starve the preflight of the GIL
+        from agent_tui.provider.loader import preload_in_background
 
-            preload_in_background(tokenizer=False)  # before the engine's own imports
+        preload_in_background(tokenizer=False)  # before the engine's own imports
     from agent_tui.cli.prompt import dispatch
 
-    return dispatch(args, commands.get(args.command), config)
+    return dispatch(args, command, config)
