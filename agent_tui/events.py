@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from agent_tui.storage.models import Message, Part, Session, TodoItem
 
@@ -69,18 +69,6 @@ class TodosUpdated(BaseModel):
     todos: list[TodoItem]
 
 
-class PermissionAsked(BaseModel):
-    type: Literal["permission.asked"] = "permission.asked"
-    id: str
-    session_id: str
-    tool: str
-    title: str
-    """What the tool will do, e.g. the command or `edit src/app.py`."""
-    detail: str = ""
-    """The full command or a diff, for the dialog."""
-    input: dict = Field(default_factory=dict)
-
-
 class Notice(BaseModel):
     """A one-line note for the person (e.g. 'context size unknown for this model')."""
 
@@ -116,7 +104,6 @@ Event = (
     | SessionCompacted
     | CompactionUndone
     | TodosUpdated
-    | PermissionAsked
     | Notice
     | PlanProposed
     | AgentSwitched
