@@ -309,9 +309,7 @@ class AcpAgent:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
-        directory = _directory(cwd)
-        self._add_mcp_servers(directory, mcp_servers)
-        session = await self.engine.new_session(directory)
+        session = await self.engine.new_session(self._project(cwd, mcp_servers))
         open_ = await self._open(session)
         return await self._opened(open_, NewSessionResponse, session_id=session.id)
 
@@ -386,7 +384,7 @@ class AcpAgent:
         return CloseSessionResponse()
 
     async def _reopen(self, cwd: str, session_id: str, mcp_servers: list[Any] | None) -> AcpSession:
-        self._add_mcp_servers(_directory(cwd), mcp_servers)
+        self._project(cwd, mcp_servers)
         try:
             session = await self.engine.queries.session(session_id)
         except NotFoundError as exc:
@@ -434,7 +432,7 @@ class AcpAgent:
             ),
             usage_update(open_.updates.stats, open_.updates.window),
         )
-        modes = options.modes(self._catalog(open_), open_.mode)
+        modes = options.modes(self.engine.agents(open_.directory), open_.mode)
         return response(modes=modes, config_options=config_options, **fields)
 
     def _session(self, session_id: str) -> AcpSession:
@@ -445,13 +443,16 @@ class AcpAgent:
             )
         return found
 
-    def _catalog(self, open_: AcpSession) -> Any:
-        return self.engine.agents(open_.directory)
-
     # ---- MCP servers from the client -----------------------------------------------------
 
-    def _add_mcp_servers(self, directory: Path, servers: list[Any] | None) -> None:
-        """The client's own MCP servers, for the sessions of that project."""
+    def _project(self, cwd: str, servers: list[Any] | None) -> Path:
+        """The session's folder (`cwd`), with the client's own MCP servers for the sessions
+        of that project."""
+        directory = Path(cwd)
+        if not directory.is_absolute() or not directory.is_dir():
+            raise RequestError.invalid_params(
+                {"cwd": cwd, "reason": "must be the absolute path of an existing folder"}
+            )
         found: dict[str, McpLocalConfig | McpRemoteConfig] = {}
         for server in servers or []:
             if isinstance(server, McpServerStdio):
@@ -465,6 +466,7 @@ class AcpAgent:
                 )
         if found:
             self.engine.project(directory).workspace.mcp.add(found)
+        return directory
 
     # ---- modes, models, reasoning --------------------------------------------------------
 
@@ -473,7 +475,7 @@ class AcpAgent:
         model = open_.model or await self.engine.session_model(open_.id)
         rows = await asyncio.to_thread(model_catalog, config, [model])
         return options.config_options(
-            self._catalog(open_), config, open_.mode, model, rows, open_.effort
+            self.engine.agents(open_.directory), config, open_.mode, model, rows, open_.effort
         )
 
     async def set_session_mode(
@@ -534,17 +536,16 @@ class AcpAgent:
     async def _prompt_turn(self, open_: AcpSession, prompt: list[Any]) -> PromptResponse:
         text, context, files = prompt_parts(prompt, open_.directory)
         try:
-            typed = catalog.parse(text)
-            command = catalog.called(typed[0].lower(), open_.commands) if typed else None
-            if command is not None and typed is not None:
-                person = AcpPerson(self, open_, context, files)
-                call = Call(self.engine, person, open_.directory, open_.id, open_.model)
-                await present(person, command, await command.run(call, command.parse(typed[1])))
-                await self.engine.wait_idle(open_.id)
-                return await self._stop(open_, person.result)
-            model = open_.model
-            result = await self.prompt_text(open_, text, model, context, files)
-            return await self._stop(open_, result)
+            name, typed = catalog.parse(text) or ("", "")
+            command = catalog.called(name.lower(), open_.commands)
+            if command is None:
+                result = await self.prompt_text(open_, text, open_.model, context, files)
+                return await self._stop(open_, result)
+            person = AcpPerson(self, open_, context, files)
+            call = Call(self.engine, person, open_.directory, open_.id, open_.model)
+            await present(person, command, await command.run(call, command.parse(typed)))
+            await self.engine.wait_idle(open_.id)
+            return await self._stop(open_, person.result)
         except AgentTuiError as exc:
             await self._flush()
             raise _error(exc) from exc
@@ -651,15 +652,6 @@ class AskRouter:
         if chosen is None:
             return "deny"
         return await chosen._ask(request)
-
-
-def _directory(cwd: str) -> Path:
-    path = Path(cwd)
-    if not path.is_absolute() or not path.is_dir():
-        raise RequestError.invalid_params(
-            {"cwd": cwd, "reason": "must be the absolute path of an existing folder"}
-        )
-    return path
 
 
 class Unconfigured:

@@ -81,7 +81,7 @@ def _path(data: dict[str, Any], directory: str) -> str | None:
     return None
 
 
-def tool_title(part: ToolPart, directory: str) -> str:
+def tool_title(part: ToolPart) -> str:
     """What the call does, naming the file or the command (the app's tool line)."""
     state = part.state
     if isinstance(state, (ToolStateRunning, ToolStateCompleted)) and state.title:
@@ -200,7 +200,7 @@ def _fields(part: ToolPart, directory: str) -> dict[str, Any]:
     state = part.state
     return {
         "tool_call_id": part.call_id,
-        "title": tool_title(part, directory),
+        "title": tool_title(part),
         "kind": tool_kind(part.tool),
         "status": _status(part),
         "content": _content(part, directory),

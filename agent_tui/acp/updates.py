@@ -109,8 +109,6 @@ class SessionUpdates:
     window: int = 0
     """The model's context window, until a finished step tells the real one."""
     stats: SessionStats = field(default_factory=SessionStats)
-    children: set[str] = field(default_factory=set)
-    """Subagents' sessions started from this one: their events stay out of the stream."""
     _roles: dict[str, Message] = field(default_factory=dict)
     _sent: dict[str, int] = field(default_factory=dict)
     """Characters of each text or reasoning part already sent."""
@@ -152,8 +150,6 @@ class SessionUpdates:
 
     def _session(self, event: SessionUpdated) -> list[Update]:
         session = event.session
-        if session.parent_id == self.session_id:
-            self.children.add(session.id)
         if session.id != self.session_id or not session.title:
             return []
         return [
