@@ -228,26 +228,25 @@ def run_attached(args: argparse.Namespace, target: Target) -> int | None:
         raise
     renderer: Renderer = JsonRenderer() if args.format == "json" else TextRenderer()
     run = AttachedRun(args, ws, renderer)
+    prompting = False
     try:
         run.initialize()
         opened = run.open_session()
         run.session_id = str(opened["sessionId"])
         run.configure(opened)
-        try:
-            stop = run.prompt(text)
-        except RpcError as exc:
-            renderer.failed(run.session_id, exc.kind or "error", exc.reason())
-            print(f"agent-tui: {exc.reason()}", file=sys.stderr)
-            return _exit_code(exc.kind)
+        prompting = True
+        stop = run.prompt(text)
         renderer.finished(run.session_id, stop)
         if stop == "cancelled":
             print("agent-tui: interrupted; what was streamed is saved.", file=sys.stderr)
             return 130
         return 0
-    except RpcError as exc:  # before the prompt: opening the session, its agent or model
+    except RpcError as exc:
         renderer.failed(run.session_id, exc.kind or "error", exc.reason())
         print(f"agent-tui: {exc.reason()}", file=sys.stderr)
-        return UsageError.exit_code if exc.code == -32602 else _exit_code(exc.kind)
+        # Invalid parameters before the prompt: the session, agent or model asked for.
+        refused = exc.code == -32602 and not prompting
+        return UsageError.exit_code if refused else _exit_code(exc.kind)
     except (ConnectionLost, WebSocketError) as exc:
         raise AgentTuiError(
             f"agent-tui serve at {target.url} closed the connection before the answer ended "

@@ -4,6 +4,7 @@ model), bring it back, show what the session changed."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from agent_tui.command.core import Call, Command, NoArgs, Result, flag
 
@@ -43,14 +44,6 @@ async def _turn(call: Call, args: TurnArgs, *, undo: bool) -> Result:
     return done
 
 
-async def _undo(call: Call, args: TurnArgs) -> Result:
-    return await _turn(call, args, undo=True)
-
-
-async def _redo(call: Call, args: TurnArgs) -> Result:
-    return await _turn(call, args, undo=False)
-
-
 async def _diff(call: Call, args: NoArgs) -> Result:
     return SessionDiff(await call.engine.session_diff(call.session()))
 
@@ -59,14 +52,14 @@ UNDO = Command(
     "undo",
     "Undo the newest turn: restore the files it changed, hide it from the model "
     "(--force overwrites your changes since)",
-    _undo,
+    partial(_turn, undo=True),
     TurnArgs,
     keybind="undo",
 )
 REDO = Command(
     "redo",
     "Redo the turn undone last (--force overwrites your changes since)",
-    _redo,
+    partial(_turn, undo=False),
     TurnArgs,
     keybind="redo",
 )
