@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import signal
 import sys
+from collections.abc import Awaitable
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from agent_tui.cli.headless import READER_GONE_EXIT, TextView
+from agent_tui.cli.headless import READER_GONE_EXIT, PipeView, TextView
 from agent_tui.command.core import CLI, Call, Command, Result, Rows, build
 from agent_tui.config.settings import Config
 from agent_tui.errors import NotFoundError
@@ -21,6 +24,8 @@ from agent_tui.session.engine import Engine
 from agent_tui.session.loop import LoopResult
 from agent_tui.session.opening import open_engine
 from agent_tui.storage.models import Session
+
+T = TypeVar("T")
 
 
 class CliPerson:
@@ -121,16 +126,26 @@ async def run_command(command: Command, args: argparse.Namespace, config: Config
             return _report(await command.run(call, typed), call, args)
         view = TextView(show_summaries=True)  # the summary, or a custom command's answer
         engine.subscribe(view)
-        if session_id is not None:
-            from agent_tui.cli.prompt import install_interrupt
-
-            install_interrupt(engine, session_id)
-            view.on_reader_gone = lambda: engine.abort(session_id)
-        try:
-            result = await command.run(call, typed)
-        finally:
-            view.close()
+        result = await watched(engine, call.session(), view, command.run(call, typed))
         return READER_GONE_EXIT if view.reader_gone else _report(result, call, args)
+
+
+async def watched(engine: Engine, session_id: str, view: PipeView, turn: Awaitable[T]) -> T:
+    """`turn`, its events shown by `view`: the first Ctrl+C interrupts the step (what
+    streamed is kept; the second quits), and a reader that closed the pipe stops it."""
+    loop = asyncio.get_running_loop()
+
+    def on_interrupt() -> None:
+        engine.abort(session_id)
+        loop.remove_signal_handler(signal.SIGINT)
+
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, on_interrupt)
+    view.on_reader_gone = lambda: engine.abort(session_id)
+    try:
+        return await turn
+    finally:
+        view.close()
 
 
 def _call(engine: Engine | None, session_id: str | None, args: argparse.Namespace) -> Call:
@@ -141,8 +156,6 @@ def _call(engine: Engine | None, session_id: str | None, args: argparse.Namespac
 
 def _report(result: Any, call: Call, args: argparse.Namespace) -> int:
     """Print what a command gave; its exit code."""
-    from agent_tui.cli.prompt import exit_code
-
     person = call.person
     assert isinstance(person, CliPerson)
     if args.json and result is not None:
@@ -152,6 +165,18 @@ def _report(result: Any, call: Call, args: argparse.Namespace) -> int:
     loop = getattr(result, "result", None) or person.result
     code = exit_code(loop) if isinstance(loop, LoopResult) else 0
     return code or getattr(result, "exit_code", 0)
+
+
+def exit_code(result: LoopResult | None) -> int:
+    if result is None:
+        return 0
+    if result.outcome == "aborted":
+        print("agent-tui: interrupted; what was streamed is saved.", file=sys.stderr)
+        return 130
+    if result.outcome == "error":
+        print(f"agent-tui: {result.error or 'the run failed.'}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def as_json(result: Any) -> str:

@@ -5,20 +5,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import signal
 import sys
 from pathlib import Path
 
 from agent_tui.cli.headless import READER_GONE_EXIT, JsonView, TextView
-from agent_tui.cli.person import resolve_session, run_command
+from agent_tui.cli.person import exit_code, resolve_session, run_command, watched
 from agent_tui.command.core import Command
 from agent_tui.config.files import merge_permissions
 from agent_tui.config.settings import Config
 from agent_tui.editor import run_message
 from agent_tui.provider.auth import check_credentials
-from agent_tui.session.engine import Engine
-from agent_tui.session.loop import LoopResult
 from agent_tui.session.opening import open_engine
 from agent_tui.tool.escalation import UNSANDBOXED
 
@@ -28,30 +24,6 @@ def dispatch(args: argparse.Namespace, command: Command | None, config: Config) 
     if command is None:
         return asyncio.run(_run(args, config))
     return asyncio.run(run_command(command, args, config))
-
-
-def exit_code(result: LoopResult | None) -> int:
-    if result is None:
-        return 0
-    if result.outcome == "aborted":
-        print("agent-tui: interrupted; what was streamed is saved.", file=sys.stderr)
-        return 130
-    if result.outcome == "error":
-        print(f"agent-tui: {result.error or 'the run failed.'}", file=sys.stderr)
-        return 1
-    return 0
-
-
-def install_interrupt(engine: Engine, session_id: str) -> None:
-    """First Ctrl+C interrupts the step (streamed text is kept); the second quits."""
-    loop = asyncio.get_running_loop()
-
-    def on_interrupt() -> None:
-        engine.abort(session_id)
-        loop.remove_signal_handler(signal.SIGINT)
-
-    with contextlib.suppress(NotImplementedError, RuntimeError):
-        loop.add_signal_handler(signal.SIGINT, on_interrupt)
 
 
 def _expand_custom_command(text: str) -> tuple[str, str | None]:
@@ -75,20 +47,14 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
     view = JsonView() if args.format == "json" else TextView()
     async with open_engine(config, args.command) as engine:
         engine.subscribe(view)
-        if not (args.session or args.cont):
+        fresh = not (args.session or args.cont)
+        if fresh:
             # Fail before creating an empty session the model could never answer.
             agent = engine.primary_agent(args.agent, Path.cwd())  # before a session exists
             await check_credentials(model or agent.model or config.model, config)
         session = await resolve_session(engine, args.session, args.cont, create=True)
-        install_interrupt(engine, session.id)
-        view.on_reader_gone = lambda: engine.abort(session.id)
-        try:
-            fresh = not (args.session or args.cont)
-            result = await engine.prompt(
-                session.id, text, model=model, agent=args.agent, fresh=fresh
-            )
-        finally:
-            view.close()
+        turn = engine.prompt(session.id, text, model=model, agent=args.agent, fresh=fresh)
+        result = await watched(engine, session.id, view, turn)
         if view.reader_gone:  # `| head` has what it wanted: nobody is left to tell
             return READER_GONE_EXIT
         if args.format == "text":
