@@ -22,11 +22,10 @@ class Target:
 
 def attach_target(args: argparse.Namespace) -> Target | None:
     """Where to send the prompt: `--attach`, else `run.attach` of the config; None: here."""
-    choice = args.attach
-    if choice is None:
+    if args.attach is None:
         choice = check_attach(raw_value("run", "attach") or "off", "run.attach in the config")
     else:
-        choice = check_attach(choice, "run --attach")
+        choice = check_attach(args.attach, "run --attach")
     if choice == "off":
         return None
     token = args.token or os.environ.get(server_token.TOKEN_ENV)

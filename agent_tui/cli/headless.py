@@ -107,6 +107,11 @@ class TextView(PipeView):
             self._write(self.out, "\n")
             self._at_line_start = True
 
+    def _note(self, line: str) -> None:
+        """A line on stderr, after the answer's line so far is ended."""
+        self._newline()
+        self._write(self.err, line + "\n")
+
     def __call__(self, event: Event) -> None:
         if isinstance(event, SessionUpdated) and event.session.parent_id:
             self._children.add(event.session.id)
@@ -127,19 +132,14 @@ class TextView(PipeView):
                 key = f"{part.id}:{part.state.status}"
                 if key not in self._reported:
                     self._reported.add(key)
-                    self._newline()
-                    indent = "  ↳ " if child else ""
-                    self._write(self.err, indent + tool_line(part) + "\n")
+                    self._note(("  ↳ " if child else "") + tool_line(part))
                     plan = part.state.input.get("plan") if part.tool == PLAN_EXIT_TOOL else None
                     if isinstance(plan, str) and not child and part.state.status == "completed":
                         self._write(self.out, plan.strip() + "\n")  # `run --agent plan`
         elif isinstance(event, SessionStatus) and event.status in ("retrying", "compacting"):
-            self._newline()
-            text = event.message or "Compacting the conversation…"
-            self._write(self.err, f"agent-tui: {text}\n")
+            self._note(f"agent-tui: {event.message or 'Compacting the conversation…'}")
         elif isinstance(event, Notice):
-            self._newline()
-            self._write(self.err, f"agent-tui: {event.message}\n")
+            self._note(f"agent-tui: {event.message}")
         elif isinstance(event, SessionError):
             self._newline()
 
