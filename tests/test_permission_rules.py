@@ -101,7 +101,12 @@ def test_claude_code_rules_are_read_and_run_headless(
     (isolated / "agent-tui.json").write_text(json.dumps(own))
     claude_settings(
         isolated,
-        allow=["Bash(echo allowed:*)", "Edit(notes/**)", "WebFetch(domain:example.com)"],
+        allow=[
+            "Bash(echo allowed:*)",
+            "Edit(notes/**)",
+            "WebFetch(domain:example.com)",
+            "WebSearch",
+        ],
         deny=["Read(./.env)", "Bash(echo allowed secret:*)"],
     )
     (isolated / ".env").write_text("TOKEN=1")
@@ -128,6 +133,7 @@ def test_claude_code_rules_are_read_and_run_headless(
     code, out, _ = run_cli(capsys, "context")
     tools = "bash, edit, glob, grep, list, read, webfetch, write"
     assert f"settings.json read: permission rules for {tools}" in out
+    assert "rules for tools agent-tui does not have, not read: WebSearch" in out
 
 
 def test_an_untrusted_projects_rules_only_narrow(untrusted: Path, fake_llm: FakeOpenAI) -> None:
@@ -207,3 +213,22 @@ async def test_the_apps_always_remembers_the_command_not_the_tool(
         await pilot.press("d")
         await wait_for(pilot, lambda: app.chat.status == "idle" and "three" in view_text(app))
     await app.db.close()
+
+
+def test_allow_on_the_command_line_keeps_what_a_file_denies(
+    configured: FakeOpenAI, isolated: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    own = write_config(isolated, configured)
+    own["permission"] = {"bash": {"*": "ask", "rm *": "deny"}}
+    (isolated / "agent-tui.json").write_text(json.dumps(own))
+    (isolated / "keep.txt").write_text("x")
+    configured.script(
+        calls(("bash", {"command": "echo opened"})),
+        calls(("bash", {"command": "rm keep.txt"})),
+        Text("done"),
+    )
+    code, _, err = run_cli(capsys, "run", "--allow", "bash", "go")
+    assert code == 0, err
+    assert tool_results(configured.requests[1])[-1].startswith("opened")
+    assert "denied by config" in tool_results(configured.requests[2])[-1]
+    assert (isolated / "keep.txt").exists()

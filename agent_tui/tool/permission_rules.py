@@ -52,12 +52,11 @@ def level_for(
     if isinstance(url, str):
         return _domain_level(rules, url) or fallback, f"the {tool} tool on {url}"
     for name in PATH_FIELDS:
-        value = getattr(params, name, None)
-        if isinstance(value, str) or (value is None and name == "path"):
-            path = _resolved(directory, value or ".")
-            return _path_level(
-                rules, path, directory
-            ) or fallback, f"the {tool} tool on {value or '.'}"
+        if name not in type(params).model_fields:
+            continue
+        value = getattr(params, name) or "."  # no path: the project folder
+        found = _path_level(rules, _resolved(directory, value), directory)
+        return found or fallback, f"the {tool} tool on {value}"
     return fallback, f"the {tool} tool"
 
 

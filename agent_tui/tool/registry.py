@@ -136,9 +136,10 @@ async def check_permission(
         keys = [k for k in ctx.permissions if wildcard_value({k: 0}, tool.name) == 0]
         key = tool.name if tool.name in ctx.permissions else max(keys, key=len, default="")
         rule = ctx.permissions.get(key)
-        where = f'"{key}": "deny"' if isinstance(rule, str) else f'a "deny" rule under "{key}"'
+        where = f'permission.{key} = "deny"'
+        where = where if isinstance(rule, str) else f'a "deny" rule in permission.{key}'
         subject = what[0].upper() + what[1:]
-        raise PermissionDenied(f"{subject} is denied by config (permission {where}).")
+        raise PermissionDenied(f"{subject} is denied by config ({where}).")
     try:
         title, detail = tool.describe(params, ctx)
     except ToolError:
