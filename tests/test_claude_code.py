@@ -248,3 +248,82 @@ def test_a_broken_claude_settings_file_names_the_file(
     (isolated / ".claude" / "settings.json").write_text('{"hooks": [1, 2]}')
     code, _, err = run_cli(capsys, "context")
     assert code != 0 and ".claude/settings.json" in err and '"hooks" must be an object' in err
+
+
+CLAUDE_AGENT = """---
+name: code-reviewer
+description: Expert code reviewer. Use after writing code.
+tools: Read, Grep, Bash
+model: haiku
+color: blue
+---
+You are a senior code reviewer. Cite path:line.
+"""
+
+
+def test_claude_codes_subagents_are_read_with_their_tools_and_model(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    from agent_tui.project.agents import load_agents
+
+    write_config(isolated, fake_llm)
+    agents = isolated / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text(CLAUDE_AGENT)
+    (agents / "helper.md").write_text("---\nname: helper\ndescription: Does anything\n---\nHelp.")
+    catalog = load_agents(load_config(), isolated)
+    reviewer = catalog.get("code-reviewer")
+    assert reviewer is not None and reviewer.subagent and not reviewer.primary
+    assert reviewer.description == "Expert code reviewer. Use after writing code."
+    assert reviewer.prompt == "You are a senior code reviewer. Cite path:line."
+    for tool in ("read", "grep", "glob", "list", "bash"):
+        assert reviewer.tool_enabled(tool, False), tool  # Read covers the reading tools
+    assert not reviewer.tool_enabled("edit", True) and not reviewer.tool_enabled("write", True)
+    assert reviewer.model is None, "haiku needs Anthropic: the session's model is used"
+    assert any("'haiku'" in w and "session's is used" in w for w in catalog.warnings)
+    helper = catalog.get("helper")
+    assert helper is not None and helper.tool_enabled("edit", False), "no tools: every tool"
+    on_anthropic = load_config({"model": "anthropic/claude-sonnet-4-6"})
+    reviewer = load_agents(on_anthropic, isolated).get("code-reviewer")
+    assert reviewer is not None and reviewer.model == "anthropic/claude-haiku-4-5"
+
+
+def test_agent_tuis_own_agent_wins_and_an_untrusted_claude_agent_only_narrows(
+    untrusted: Path, fake_llm: FakeOpenAI
+) -> None:
+    from agent_tui.project.agents import load_agents
+
+    cloned_project(untrusted, fake_llm)
+    agents = untrusted / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "x.md").write_text("---\nname: helper\ndescription: Claude's\n---\nAnything.")
+    catalog = load_agents(load_config(), untrusted, trusted=False)
+    helper = catalog.get("helper")
+    assert helper is not None and not helper.tool_enabled("bash", False), "tools wait"
+    own = untrusted / ".agent-tui" / "agents"
+    own.mkdir(parents=True)
+    (own / "helper.md").write_text("---\ndescription: agent-tui's\n---\n")
+    helper = load_agents(load_config(), untrusted).get("helper")
+    assert helper is not None and helper.description == "agent-tui's"
+    assert helper.prompt == "Anything."
+
+
+async def test_the_task_tool_runs_a_claude_code_subagent(
+    isolated: Path, configured: FakeOpenAI
+) -> None:
+    agents = isolated / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text(CLAUDE_AGENT)
+    task = {"description": "Review", "prompt": "Review a.py", "agent": "code-reviewer"}
+    configured.script(
+        ToolCalls([Call("task", json.dumps(task))]), Text("a.py:1 is fine"), Text("reviewed")
+    )
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+        await engine.prompt(session.id, "review my change")
+    first, child, _ = configured.requests
+    (listing,) = [t for t in first["tools"] if t["function"]["name"] == "task"]
+    assert "- code-reviewer: Expert code reviewer" in listing["function"]["description"]
+    assert "You are a senior code reviewer" in json.dumps(child["messages"])
+    names = {t["function"]["name"] for t in child["tools"]}
+    assert {"read", "grep", "bash"} <= names and "edit" not in names and "task" not in names

@@ -3,8 +3,10 @@
 In OpenCode's shape, so its users can bring their agents over: `agent.NAME` in
 agent-tui.json (config.AgentConfig), or a Markdown file `NAME.md` with the same keys in
 its front matter and the prompt as its body, in `<config dir>/agents/` (user) and
-`.agent-tui/agents/` (project). Later sources win key by key: built-in, user files,
-config, project files. Built-ins can be changed but not removed. A bad file is a one-line
+`.agent-tui/agents/` (project); Claude Code's subagents in `~/.claude/agents/` and
+`.claude/agents/` are read too (project/claude_agents.py). Later sources win key by
+key: built-in, Claude Code's user files, user files, config, Claude Code's project
+files, project files. Built-ins can be changed but not removed. A bad file is a one-line
 warning naming the file and field; the agent is skipped, nothing crashes.
 """
 
@@ -29,6 +31,7 @@ from agent_tui.config.settings import (
     PermissionRule,
     ReasoningConfig,
 )
+from agent_tui.project.claude_agents import agent_data
 from agent_tui.project.custom_commands import split_front_matter
 from agent_tui.trust.keys import narrow_agent
 
@@ -36,6 +39,8 @@ BUILD = "build"
 PLAN = "plan"
 DEFAULT_AGENT = BUILD
 PROJECT_AGENTS_DIR = Path(".agent-tui") / "agents"
+CLAUDE_AGENTS_DIR = Path(".claude") / "agents"
+"""Claude Code's (project/claude_agents.py), in a project and in Claude Code's folder."""
 USER_AGENTS_DIR = "agents"
 """Under the user config dir."""
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -334,10 +339,21 @@ def _apply(
     agents[name] = info
 
 
-def _load_file(path: Path, untrusted: Path | None = None) -> AgentConfig:
-    """Its keys, the body as its prompt; FrontMatterError with the field or line that is
-    wrong. `untrusted`: the directory of a project not yet trusted, whose agents only
-    narrow (trust/keys.py `narrow_agent`)."""
+@dataclass
+class _Claude:
+    """Claude Code's agent files (project/claude_agents.py): the main model their aliases
+    follow, and notes about what could not be kept."""
+
+    main_model: str
+    notes: list[str] = field(default_factory=list)
+
+
+def _load_file(
+    path: Path, untrusted: Path | None = None, claude: _Claude | None = None
+) -> tuple[str, AgentConfig]:
+    """Its name and keys, the body as its prompt; FrontMatterError with the field or line
+    that is wrong. `untrusted`: the directory of a project not yet trusted, whose agents
+    only narrow (trust/keys.py `narrow_agent`)."""
     text = path.read_text(encoding="utf-8", errors="replace")
     split = split_front_matter(text)
     header, body = split if split is not None else ([], text)
@@ -345,10 +361,15 @@ def _load_file(path: Path, untrusted: Path | None = None) -> AgentConfig:
     body = body.strip()
     if body:
         data["prompt"] = body
+    name = path.stem
+    if claude is not None:
+        name = str(data.get("name") or name)
+        data, note = agent_data(data, claude.main_model)
+        claude.notes += [f"Agent file {path}: {note}."] if note else []
     if untrusted is not None:
         data, _ = narrow_agent(data, untrusted)
     try:
-        return AgentConfig.model_validate(data)
+        return name, AgentConfig.model_validate(data)
     except ValidationError as exc:
         raise FrontMatterError(_describe(exc.errors()[0])) from exc
 
@@ -359,6 +380,7 @@ def _load_dir(
     warnings: list[str],
     base: Path,
     untrusted: Path | None = None,
+    claude: _Claude | None = None,
 ) -> None:
     try:
         files = sorted(folder.glob("*.md"))
@@ -370,12 +392,11 @@ def _load_dir(
         if untrusted is not None and not paths.is_within(path, untrusted):
             warnings.append(f"Agent file {path} links outside the project; skipped.")
             continue
-        if not NAME_RE.match(path.stem):
-            warnings.append(f"Agent file {path}: the name {path.stem!r} is not valid; skipped.")
-            continue
         try:
-            entry = _load_file(path, untrusted)
-            _apply(agents, path.stem, entry, [path.parent, base], str(path))
+            name, entry = _load_file(path, untrusted, claude)
+            if not NAME_RE.match(name):
+                raise FrontMatterError(f"the name {name!r} is not valid")
+            _apply(agents, name, entry, [path.parent, base], str(path))
         except (FrontMatterError, OSError) as exc:
             warnings.append(f"Agent file {path}: {exc}; skipped.")
 
@@ -386,6 +407,8 @@ def load_agents(config: Config, directory: Path, *, trusted: bool = True) -> Age
     than deny wait for trust (the config's `agent` key is narrowed when loaded)."""
     agents = builtin_agents()
     warnings: list[str] = []
+    claude = _Claude(config.model)
+    _load_dir(paths.claude_home() / "agents", agents, warnings, directory, None, claude)
     _load_dir(paths.config_dir() / USER_AGENTS_DIR, agents, warnings, directory)
     for name, entry in config.agent.items():
         try:
@@ -393,5 +416,6 @@ def load_agents(config: Config, directory: Path, *, trusted: bool = True) -> Age
         except FrontMatterError as exc:
             warnings.append(f"Config {exc}; agent {name} skipped.")
     untrusted = None if trusted else directory
+    _load_dir(directory / CLAUDE_AGENTS_DIR, agents, warnings, directory, untrusted, claude)
     _load_dir(directory / PROJECT_AGENTS_DIR, agents, warnings, directory, untrusted)
-    return AgentCatalog(agents, warnings)
+    return AgentCatalog(agents, warnings + claude.notes)

@@ -30,7 +30,7 @@ PROJECT_CONFIG = (
     vouched.PROJECT_DIR,
     vouched.CLAUDE_MCP,
     *vouched.CLAUDE_SETTINGS,
-    vouched.CLAUDE_SKILLS,
+    *vouched.CLAUDE_TREES,
 )
 """agent-tui reads these from the project at its next start: not rewritable by a command."""
 TEMP_PREFIX = "agent-tui-"

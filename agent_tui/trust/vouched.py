@@ -20,6 +20,9 @@ CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
 """Claude Code's settings of a project (config/claude_settings.py): part of its config."""
 CLAUDE_SKILLS = ".claude/skills"
 """Claude Code's skills of a project (project/skills.py): read at the next start."""
+CLAUDE_TREES = (".claude/agents", ".claude/commands", CLAUDE_SKILLS)
+"""Claude Code's agents, commands and skills of a project: vouched for like `.agent-tui/`
+(an agent's tools, a command's `!` lines apply in full only while they are as trusted)."""
 MAX_FILES = 2000
 """Files of `.agent-tui/` hashed at most (a larger tree is cut there)."""
 SCRIPT_SUFFIXES = frozenset(
@@ -98,12 +101,14 @@ def _project_file(root: Path, word: str) -> Path | None:
 
 
 def vouched_files(directory: Path, runs: list[Path]) -> list[Path]:
-    """The files a trust in this project vouches for, in a stable order: its config,
-    `.agent-tui/`, and `runs` (its `run_files`)."""
+    """The files a trust in this project vouches for, in a stable order: its config and
+    Claude Code's, `.agent-tui/`, Claude Code's agents, commands and skills, and `runs`
+    (its `run_files`)."""
     root = directory.resolve()
     names = (CONFIG_FILE_NAME, CLAUDE_MCP, *CLAUDE_SETTINGS)
     files = [root / name for name in names if (root / name).is_file()]
-    files += _tree(root / PROJECT_DIR)
+    for tree in (PROJECT_DIR, *CLAUDE_TREES):
+        files += _tree(root / tree)
     files += [f for f in runs if f not in files]
     return files
 

@@ -1,0 +1,56 @@
+"""Claude Code's subagents, read as they are (issue 43): `.claude/agents/NAME.md` in a
+project and `~/.claude/agents/NAME.md`, whose front matter gives `name`, `description`,
+`tools` (Claude Code's names, comma-separated; none: every tool, as in Claude Code) and
+`model` (`sonnet`, `opus`, `haiku`, `inherit` or a model id), the body the prompt. They
+become agent-tui subagents in OpenCode's shape (project/agents.py loads them below
+agent-tui's own folders of the same level)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_tui.config.claude_permissions import TOOLS
+
+KEPT = ("description", "prompt", "color")
+"""Keys read as they are; Claude Code's others (`permissionMode`, `skills`, ...) are not."""
+MODELS = {"sonnet": "claude-sonnet-4-6", "opus": "claude-opus-4-6", "haiku": "claude-haiku-4-5"}
+"""Claude Code's model aliases, on the Anthropic provider."""
+ANTHROPIC = "anthropic/"
+
+
+def agent_data(data: dict[str, Any], main_model: str) -> tuple[dict[str, Any], str | None]:
+    """(agent-tui's agent keys, a note when something of it could not be kept)."""
+    found = {key: data[key] for key in KEPT if key in data}
+    found["mode"] = "subagent"
+    tools = data.get("tools")
+    if isinstance(tools, str):
+        tools = [name.strip() for name in tools.split(",") if name.strip()]
+    if isinstance(tools, list):
+        found["tools"] = sorted({ours for name in tools for ours in _ours(str(name))})
+    else:
+        found["tools"] = {"*": True}  # Claude Code: no `tools` inherits every tool
+    model, note = _model(data.get("model"), main_model)
+    if model is not None:
+        found["model"] = model
+    return found, note
+
+
+def _ours(name: str) -> tuple[str, ...]:
+    if name.startswith("mcp__"):
+        parts = name.split("__")
+        return (f"{parts[1]}_{parts[2]}",) if len(parts) == 3 else (f"{parts[1]}_*",)
+    return TOOLS.get(name, ())
+
+
+def _model(value: Any, main_model: str) -> tuple[str | None, str | None]:
+    if not isinstance(value, str) or value in ("", "inherit"):
+        return None, None
+    alias = MODELS.get(value.lower())
+    if alias is None:
+        return value, None  # a model id
+    if main_model.startswith(ANTHROPIC):
+        return ANTHROPIC + alias, None
+    return (
+        None,
+        f"model {value!r} is Claude Code's name of an Anthropic model; the session's is used",
+    )
