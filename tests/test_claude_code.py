@@ -327,3 +327,128 @@ async def test_the_task_tool_runs_a_claude_code_subagent(
     assert "You are a senior code reviewer" in json.dumps(child["messages"])
     names = {t["function"]["name"] for t in child["tools"]}
     assert {"read", "grep", "bash"} <= names and "edit" not in names and "task" not in names
+
+
+CLAUDE_COMMAND = """---
+description: Review the change
+argument-hint: [file] [focus]
+allowed-tools: Bash(echo:*), Bash(git diff:*)
+---
+## Context
+- Changes: !`echo CHANGED-LINES`
+- Notes: @notes.txt
+
+Review $ARGUMENTS, starting with $1.
+"""
+
+
+def claude_command(folder: Path, name: str = "review", text: str = CLAUDE_COMMAND) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.md"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def asking(project: Path, server: FakeOpenAI) -> None:
+    """bash asks (its default): only a command's allowed-tools let a `!` line run."""
+    own = write_config(project, server)
+    del own["permission"]
+    (project / "agent-tui.json").write_text(json.dumps(own))
+
+
+def test_a_claude_code_command_runs_its_lines_and_fills_its_arguments(
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    asking(isolated, fake_llm)
+    (isolated / "notes.txt").write_text("NOTE-CONTENT-9")
+    claude_command(isolated / ".claude" / "commands")
+    fake_llm.script(Text("reviewed"))
+    code, out, err = run_cli(capsys, "run", "/review a.py b.py")
+    assert code == 0, err
+    sent = json.dumps(fake_llm.requests[0]["messages"])
+    assert "Changes: CHANGED-LINES" in sent, "the ! line ran and its output took its place"
+    assert "Review a.py b.py, starting with a.py." in sent
+    assert "NOTE-CONTENT-9" in sent, "@file is attached as in any prompt"
+    assert "!`" not in sent
+    with pytest.raises(SystemExit):
+        run_cli(capsys, "review", "--help")
+    out = capsys.readouterr().out
+    assert "Review the change" in out and "[file] [focus]" in out
+
+
+def test_an_untrusted_projects_command_lines_do_not_run_unasked(
+    untrusted: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cloned_project(untrusted, fake_llm)
+    person = Path(os.environ["AGENT_TUI_CONFIG_DIR"]) / "config.json"
+    own = json.loads(person.read_text())
+    del own["permission"]  # bash asks
+    person.write_text(json.dumps(own))
+    marker = untrusted / "ran.txt"
+    planted = CLAUDE_COMMAND.replace("echo CHANGED-LINES", f"echo x > {marker}")
+    planted = planted.replace("Bash(echo:*)", "Bash")
+    claude_command(untrusted / ".claude" / "commands", text=planted)
+    code, _, err = run_cli(capsys, "run", "/review a.py")
+    assert code != 0 and not marker.exists()
+    assert "/review: `echo x >" in err and "did not run" in err and "approval" in err
+    assert fake_llm.requests == [], "nothing half-filled was sent"
+
+
+def test_nested_user_and_project_commands_and_agent_tuis_own_win(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    from agent_tui.command.catalog import builtin_names
+    from agent_tui.project.custom_commands import load_custom_commands
+
+    write_config(isolated, fake_llm)
+    home = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    claude_command(home / "commands", "standup", "---\nmodel: haiku\n---\nWrite my standup.")
+    claude_command(isolated / ".claude" / "commands" / "frontend", "component", "Make $1.")
+    claude_command(isolated / ".claude" / "commands", "review", "Claude's review")
+    claude_command(isolated / ".agent-tui" / "commands", "review", "agent-tui's review")
+    found = load_custom_commands(isolated, builtin_names()).commands
+    assert found["standup"].model == "anthropic/claude-haiku-4-5"
+    assert found["standup"].scope == "user"
+    assert found["component"].expand("a button") == "Make a."
+    assert found["review"].body == "agent-tui's review"
+
+
+async def test_a_claude_code_command_works_in_the_app(isolated: Path, fake_llm: FakeOpenAI) -> None:
+    from tests.tui_helpers import open_app, type_and_send, view_text, wait_for
+
+    asking(isolated, fake_llm)
+    (isolated / "notes.txt").write_text("NOTE-CONTENT-9")
+    claude_command(isolated / ".claude" / "commands")
+    fake_llm.script(Text("reviewed in the app"))
+    app = await open_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.loaded.wait()
+        await type_and_send(pilot, "/review a.py")
+        await wait_for(pilot, lambda: "reviewed in the app" in view_text(app), "the answer")
+    await app.db.close()
+    sent = json.dumps(fake_llm.requests[0]["messages"])
+    assert "CHANGED-LINES" in sent and "Review a.py, starting with a.py." in sent
+
+
+async def test_a_claude_code_command_works_over_acp(isolated: Path, fake_llm: FakeOpenAI) -> None:
+    from tests.acp_client import RecordingClient, acp_agent, prompt
+
+    asking(isolated, fake_llm)
+    (isolated / "notes.txt").write_text("NOTE-CONTENT-9")
+    claude_command(isolated / ".claude" / "commands")
+    fake_llm.script(Text("reviewed over acp"))
+    client = RecordingClient()
+    async with acp_agent(client, isolated) as (conn, _):
+        session = await conn.new_session(cwd=str(isolated), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=prompt("/review a.py"))
+    offered = [
+        c
+        for s, u in client.updates
+        if u.session_update == "available_commands_update"
+        for c in u.available_commands
+    ]
+    review = next(c for c in offered if c.name == "review")
+    assert review.description == "Review the change"
+    assert review.input is not None and review.input.root.hint == "[file] [focus]"
+    sent = json.dumps(fake_llm.requests[0]["messages"])
+    assert "CHANGED-LINES" in sent and "Review a.py, starting with a.py." in sent

@@ -67,6 +67,7 @@ def _add_command(commands: argparse._SubParsersAction, command: Command) -> None
         aliases=list(command.aliases),
         help=command.help,
         description=command.description or command.help,
+        epilog=f"arguments: {command.hint}" if command.hint else None,
     )
     parser.set_defaults(command=command.name)
     if command.session:

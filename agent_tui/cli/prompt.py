@@ -7,9 +7,11 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_tui.cli.headless import READER_GONE_EXIT, JsonView, TextView
 from agent_tui.cli.person import exit_code, resolve_session, run_command, watched
+from agent_tui.command.catalog import fill_custom
 from agent_tui.command.core import Command
 from agent_tui.config.files import merge_permissions
 from agent_tui.config.settings import Config
@@ -17,6 +19,9 @@ from agent_tui.editor import run_message
 from agent_tui.provider.auth import check_credentials
 from agent_tui.session.opening import open_engine
 from agent_tui.tool.escalation import UNSANDBOXED
+
+if TYPE_CHECKING:
+    from agent_tui.project.custom_commands import CustomCommand
 
 
 def dispatch(args: argparse.Namespace, command: Command | None, config: Config) -> int:
@@ -26,15 +31,15 @@ def dispatch(args: argparse.Namespace, command: Command | None, config: Config) 
     return asyncio.run(run_command(command, args, config))
 
 
-def _expand_custom_command(text: str) -> tuple[str, str | None]:
-    """`/NAME args` naming a custom command -> (its expanded body, its model); any other
-    text is sent as typed."""
+def _custom_command(text: str) -> tuple[CustomCommand, str] | None:
+    """`/NAME args` naming a custom command -> (the command, its arguments); None for
+    any other text, which is sent as typed."""
     from agent_tui.command.catalog import builtin_names, parse
     from agent_tui.project.custom_commands import load_custom_commands
 
     name, args = parse(text) or ("", "")
     command = load_custom_commands(Path.cwd(), builtin_names()).commands.get(name.lower())
-    return (command.expand(args), command.model) if command else (text, None)
+    return (command, args) if command else None
 
 
 async def _run(args: argparse.Namespace, config: Config) -> int:
@@ -42,11 +47,14 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
     config.permission = merge_permissions(config.permission, dict.fromkeys(args.allow, "allow"))
     if args.allow_unsandboxed:
         config.permission[UNSANDBOXED] = "allow"
-    text, command_model = _expand_custom_command(run_message(args.message))
-    model = args.model or command_model
+    text = run_message(args.message)
+    custom = _custom_command(text)
+    model = args.model or (custom[0].model if custom else None)
     view = JsonView() if args.format == "json" else TextView()
     async with open_engine(config, args.command) as engine:
         engine.subscribe(view)
+        if custom is not None:  # its arguments put in, its `!` lines run
+            text = await fill_custom(engine, *custom, Path.cwd(), None)
         fresh = not (args.session or args.cont)
         if fresh:
             # Fail before creating an empty session the model could never answer.

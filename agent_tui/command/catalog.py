@@ -11,9 +11,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_tui import command as package
 from agent_tui.command.core import EVERY_VIEW, Call, Command, NoArgs, rest
+
+if TYPE_CHECKING:
+    from agent_tui.project.custom_commands import CustomCommand
+    from agent_tui.session.engine import Engine
 
 VIEW_NAMES = ("run", "acp", "serve")
 """The CLI's own subcommands: the views, not commands (no custom command takes them)."""
@@ -60,17 +65,42 @@ def custom(found: object) -> Command:
     assert isinstance(found, CustomCommand)
 
     async def run(call: Call, args: CustomArgs) -> None:
-        from agent_tui.errors import UsageError
-
-        text = found.expand(args.arguments)
-        if not text:
-            raise UsageError(f"/{found.name} is empty: {found.path} has no text.")
+        text = await fill_custom(
+            call.engine, found, args.arguments, call.directory, call.session_id
+        )
         typed = f"/{found.name} {args.arguments}".rstrip()
         await call.person.send(text, found.model, typed)
 
     return Command(
-        found.name, found.help, run, CustomArgs, views=EVERY_VIEW, stream=True, starts=True
+        found.name,
+        found.help,
+        run,
+        CustomArgs,
+        views=EVERY_VIEW,
+        stream=True,
+        starts=True,
+        hint=found.hint,
     )
+
+
+async def fill_custom(
+    engine: Engine, found: CustomCommand, arguments: str, directory: Path, session_id: str | None
+) -> str:
+    """A custom command's prompt: its body with the arguments put in and its `!` lines
+    run. Its `allowed-tools` apply where its file is trusted (yours, or a trusted
+    project's)."""
+    from agent_tui.config.claude_permissions import rules_of
+    from agent_tui.errors import UsageError
+
+    text = found.expand(arguments)
+    if not text:
+        raise UsageError(f"/{found.name} is empty: {found.path} has no text.")
+    trusted = found.scope == "user" or engine.trusts(directory)
+    allowed = rules_of(found.allowed, directory) if trusted else {}
+    try:
+        return await engine.fill_command(directory, session_id, text, allowed)
+    except UsageError as exc:
+        raise UsageError(f"/{found.name}: {exc}") from exc
 
 
 def customs(directory: Path) -> tuple[tuple[Command, ...], str | None]:

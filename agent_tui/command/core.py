@@ -236,10 +236,12 @@ class Command:
     """It needs the engine (the CLI opens none for `engine`)."""
     starts: bool = False
     """It sends a prompt: the CLI starts a session unless -c or -s names one."""
+    hint: str | None = None
+    """What to type after the name, as a custom command's file says (`argument-hint`)."""
 
     @property
     def usage(self) -> str:
-        hint = " ".join(_hint(arg) for arg in args_of(self.args))
+        hint = self.hint or " ".join(_hint(arg) for arg in args_of(self.args))
         return f"/{self.name}" + (f" {hint}" if hint else "")
 
     @property

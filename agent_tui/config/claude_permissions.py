@@ -7,6 +7,7 @@ a tool agent-tui does not have is listed as not read."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,15 @@ def permission_of(path: Path, data: dict[str, Any], root: Path) -> tuple[dict[st
             if not _add(found, rule.strip(), level, root):
                 skipped.append(rule)
     return found, skipped
+
+
+def rules_of(rules: Iterable[str], root: Path) -> dict[str, Any]:
+    """Rules given as a list (a command's `allowed-tools`) as `permission` entries; those
+    naming a tool agent-tui does not have are left out."""
+    found: dict[str, dict[str, str]] = {}
+    for rule in rules:
+        _add(found, rule.strip(), "allow", root)
+    return dict(found)
 
 
 def _add(found: dict[str, dict[str, str]], rule: str, level: str, root: Path) -> bool:

@@ -42,6 +42,12 @@ def _ours(name: str) -> tuple[str, ...]:
     return TOOLS.get(name, ())
 
 
+def claude_model(value: str | None) -> str | None:
+    """A command's `model`: Claude Code's alias on the Anthropic provider, else as given."""
+    alias = MODELS.get(value.lower()) if value else None
+    return ANTHROPIC + alias if alias else value
+
+
 def _model(value: Any, main_model: str) -> tuple[str | None, str | None]:
     if not isinstance(value, str) or value in ("", "inherit"):
         return None, None

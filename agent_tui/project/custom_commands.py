@@ -1,10 +1,13 @@
 """Custom slash commands: Markdown files whose body is sent as the prompt.
 
 `.agent-tui/commands/NAME.md` in the working directory (project) and
-`<config dir>/commands/NAME.md` (user); a project command overrides a user one. The
-body's `$ARGUMENTS` becomes everything after `/NAME`, `$1`, `$2`… the single words.
-An optional front matter (`---` lines around `key: value` lines) sets `description`
-and `model`.
+`<config dir>/commands/NAME.md` (user), and Claude Code's as they are:
+`.claude/commands/**/NAME.md` and `~/.claude/commands/**/NAME.md` (below agent-tui's own
+of the same level). A project command overrides a user one. The body's `$ARGUMENTS`
+becomes everything after `/NAME`, `$1`, `$2`… the single words; its `` !`command` ``
+lines run before it is sent (session/command_lines.py). An optional front matter (`---`
+lines around `key: value` lines) sets `description`, `model`, `argument-hint` and
+`allowed-tools` (Claude Code's rules, such as `Bash(git status:*)`).
 """
 
 from __future__ import annotations
@@ -16,10 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_tui import paths
+from agent_tui.project.claude_agents import claude_model
 
 PROJECT_COMMANDS_DIR = Path(".agent-tui") / "commands"
 USER_COMMANDS_DIR = "commands"
-"""Under the user config dir."""
+"""Under the user config dir, and Claude Code's folder."""
+CLAUDE_COMMANDS_DIR = Path(".claude") / "commands"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 PLACEHOLDER_RE = re.compile(r"\$(ARGUMENTS|\d+)")
 
@@ -33,6 +38,10 @@ class CustomCommand:
     """`project` or `user`."""
     description: str = ""
     model: str | None = None
+    hint: str | None = None
+    """`argument-hint`: what to type after the name."""
+    allowed: tuple[str, ...] = ()
+    """`allowed-tools`: Claude Code's permission rules its `!` lines and prompt may use."""
 
     @property
     def help(self) -> str:
@@ -102,9 +111,13 @@ def front_matter_files(
             yield path, *parse_front_matter(text)
 
 
-def _load_dir(folder: Path, scope: str, within: Path | None = None) -> dict[str, CustomCommand]:
+def _load_dir(
+    folder: Path, scope: str, within: Path | None = None, nested: bool = False
+) -> dict[str, CustomCommand]:
+    """The commands of a folder; `nested`: its subfolders too (Claude Code's
+    `frontend/component.md` is `/component`)."""
     found: dict[str, CustomCommand] = {}
-    for path, meta, body in front_matter_files(folder, "*.md", within):
+    for path, meta, body in front_matter_files(folder, "**/*.md" if nested else "*.md", within):
         name = path.stem
         if not NAME_RE.match(name):
             continue
@@ -114,9 +127,26 @@ def _load_dir(folder: Path, scope: str, within: Path | None = None) -> dict[str,
             path=path,
             scope=scope,
             description=meta.get("description", ""),
-            model=meta.get("model") or None,
+            model=claude_model(meta.get("model") or None),
+            hint=meta.get("argument-hint") or None,
+            allowed=_rules(meta.get("allowed-tools", "")),
         )
     return found
+
+
+def _rules(text: str) -> tuple[str, ...]:
+    """`Bash(git add:*), Bash(git status:*)` (or a `[...]` list) as single rules."""
+    text = text.strip().removeprefix("[").removesuffix("]")
+    rules, depth, current = [], 0, ""
+    for char in text:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            rules.append(current)
+            current = ""
+        else:
+            current += char
+    rules.append(current)
+    return tuple(r.strip().strip("\"'") for r in rules if r.strip())
 
 
 @dataclass
@@ -135,7 +165,9 @@ class LoadedCommands:
 def load_custom_commands(directory: Path, reserved: Collection[str] = ()) -> LoadedCommands:
     """User commands, then project ones over them; names in `reserved` (built-ins and
     their aliases) are never taken."""
-    merged = _load_dir(paths.config_dir() / USER_COMMANDS_DIR, "user")
+    merged = _load_dir(paths.claude_home() / USER_COMMANDS_DIR, "user", nested=True)
+    merged.update(_load_dir(paths.config_dir() / USER_COMMANDS_DIR, "user"))
+    merged.update(_load_dir(directory / CLAUDE_COMMANDS_DIR, "project", directory, nested=True))
     merged.update(_load_dir(directory / PROJECT_COMMANDS_DIR, "project", directory))
     reserved = {r.lower() for r in reserved}
     shadowed = [c for name, c in merged.items() if name in reserved]

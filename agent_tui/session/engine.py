@@ -25,7 +25,7 @@ from agent_tui.project.agents import DEFAULT_AGENT, AgentCatalog, AgentInfo
 from agent_tui.provider import remote, windows
 from agent_tui.provider.auth import check_credentials
 from agent_tui.provider.limits import ModelInfo, load_with_summariser
-from agent_tui.session import fork, pin_changes
+from agent_tui.session import command_lines, fork, pin_changes
 from agent_tui.session import undo as turns
 from agent_tui.session.follow import Follower, run_until_read
 from agent_tui.session.fork import Forked
@@ -122,6 +122,21 @@ class Engine:
         return SessionLocks.beside(self.ctx.db.path, self.ctx.front_end)
 
     # ---- sessions ---------------------------------------------------------------------
+
+    async def fill_command(
+        self, directory: Path, session_id: str | None, body: str, allowed: dict[str, Any]
+    ) -> str:
+        """A custom command's body with its `` !`command` `` lines run and replaced by
+        their output (session/command_lines.py); UsageError when one does not run."""
+        if not command_lines.has_lines(body):
+            return body
+        ctx = self.ctx.in_project(directory)
+        await self.announce_sandbox(ctx)
+        return await command_lines.fill(ctx, directory, session_id, body, allowed)
+
+    def trusts(self, directory: Path) -> bool:
+        """Whether the project of `directory` is trusted (its commands' grants apply)."""
+        return self.ctx.in_project(directory).workspace.trusted
 
     def start_afresh(self) -> None:
         """The person cleared the conversation (/new): the next session's SessionStart
