@@ -121,6 +121,8 @@ async def execute(chat: Conversation, command: Command, typed: str = "") -> Resu
         await present(call.person, command, result)
     except AgentTuiError as exc:
         chat.notify(str(exc), severity="error", timeout=10)
+        if command.starts:  # nothing was sent (a custom command's line did not run)
+            chat.restore(f"/{command.name} {typed}".rstrip())
         return None
     return result
 
