@@ -87,6 +87,9 @@ def test_in_run(
     code, out, _ = run_cli(capsys, "context")
     assert "settings.json read: hooks (PreToolUse, PostToolUse, SessionStart, Stop)" in out
     assert "Claude Code's .mcp.json read" in out
+    assert f"Claude Code's {isolated / '.claude' / 'commands'} read: review." in out
+    assert f"Claude Code's {isolated / '.claude' / 'agents'} read: reviewer." in out
+    assert f"Claude Code's {isolated / '.claude' / 'skills'} read: release-notes." in out
 
 
 async def test_in_the_app(isolated: Path, fake_llm: FakeOpenAI, tmp_path: Path) -> None:

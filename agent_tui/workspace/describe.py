@@ -3,6 +3,9 @@ add), the one line `run` prints, `/context`'s lines and `agent-tui trust`'s repo
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from agent_tui import paths
 from agent_tui.config.settings import ProjectTrust
 from agent_tui.trust import store
 from agent_tui.trust.keys import explain
@@ -75,6 +78,25 @@ def waiting_note(workspace: Workspace) -> str:
     )
 
 
+CLAUDE_FOLDERS = (("commands", "**/*.md"), ("agents", "*.md"), ("skills", "*/SKILL.md"))
+
+
+def claude_folder_lines(directory: Path) -> list[str]:
+    """For `/context`: Claude Code's commands, agents and skills read, the project's and
+    the person's (`~/.claude`), each folder with what it holds."""
+    lines = []
+    for root in (directory / ".claude", paths.claude_home()):
+        for kind, pattern in CLAUDE_FOLDERS:
+            try:
+                found = sorted(root.joinpath(kind).glob(pattern))
+            except OSError:
+                continue
+            names = [p.parent.name if kind == "skills" else p.stem for p in found]
+            if names:
+                lines.append(f"Claude Code's {root / kind} read: {', '.join(names)}.")
+    return lines
+
+
 def trust_lines(workspace: Workspace) -> list[str]:
     """For `/context`: the project's trust and what of its config waits."""
     project = workspace.project
@@ -84,6 +106,7 @@ def trust_lines(workspace: Workspace) -> list[str]:
     lines = [f"Project trust: {state}."]
     for path, brought in project.claude_read.items():
         lines.append(f"Claude Code's {path} read: {brought}.")
+    lines += claude_folder_lines(workspace.directory)
     if project.claude_mcp:
         names = ", ".join(project.claude_mcp)
         lines.append(f"Claude Code's {CLAUDE_MCP} read: its servers join `mcp` ({names}).")
