@@ -40,7 +40,7 @@ SKILL = """---
 name: release-notes
 description: Writes release notes from the git log
 ---
-Run git log and summarise.
+Run scripts/notes.sh from this skill's folder and summarise.
 """
 
 
@@ -64,7 +64,7 @@ def claude_project(project: Path, log: Path) -> Path:
         "SessionStart": [_entry("compact", reminder)],
         "Stop": [_entry("", stopped)],
     }
-    allow = ["Bash(echo:*)", "Edit", "Write", "mcp__srv__echo"]
+    allow = ["Bash(echo:*)", "Bash(sh .claude/skills/*)", "Edit", "Write", "mcp__srv__echo"]
     permissions = {"allow": allow, "deny": ["Read(./.env)"]}
     settings = {"hooks": hooks, "permissions": permissions, "model": "claude-opus-4-6"}
     (claude / "settings.json").write_text(json.dumps(settings, indent=2))
@@ -72,8 +72,10 @@ def claude_project(project: Path, log: Path) -> Path:
     (claude / "commands" / "review.md").write_text(COMMAND)
     (claude / "agents").mkdir()
     (claude / "agents" / "reviewer.md").write_text(AGENT)
-    (claude / "skills" / "release-notes").mkdir(parents=True)
+    (claude / "skills" / "release-notes" / "scripts").mkdir(parents=True)
     (claude / "skills" / "release-notes" / "SKILL.md").write_text(SKILL)
+    script = claude / "skills" / "release-notes" / "scripts" / "notes.sh"
+    script.write_text("echo NOTES-FROM-THE-SKILL-SCRIPT\n")
     server = {"command": sys.executable, "args": [str(raw_server(project))]}
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"srv": server}}))
     (project / "CLAUDE.md").write_text("Always answer in English.")

@@ -123,3 +123,20 @@ async def test_over_acp(isolated: Path, fake_llm: FakeOpenAI, tmp_path: Path) ->
         await conn.prompt(session_id=session.session_id, prompt=prompt("/review the tests"))
     check_turn(fake_llm, isolated, log)
     assert "FILES-SEEN" in json.dumps(fake_llm.requests[-1]["messages"])
+
+
+def test_a_skills_script_runs(
+    isolated: Path, fake_llm: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project(isolated, fake_llm, tmp_path)
+    fake_llm.script(
+        calls(("skill", {"name": "release-notes"})),
+        calls(("bash", {"command": "sh .claude/skills/release-notes/scripts/notes.sh"})),
+        Text("notes written"),
+    )
+    code, _, err = run_cli(capsys, "run", "write the release notes")
+    assert code == 0, err
+    loaded = tool_results(fake_llm.requests[1])[-1]
+    assert "Run scripts/notes.sh from this skill's folder" in loaded
+    assert f"Skill folder: {isolated / '.claude' / 'skills' / 'release-notes'}" in loaded
+    assert tool_results(fake_llm.requests[2])[-1].startswith("NOTES-FROM-THE-SKILL-SCRIPT")
