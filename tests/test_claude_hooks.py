@@ -303,3 +303,27 @@ async def test_auto_accepted_edits_are_accept_edits_to_a_hook(
         engine.set_permission_mode(session.id, "ask")
         await engine.prompt(session.id, "again")
     assert [e["permission_mode"] for e in events(log)] == ["acceptEdits", "default"]
+
+
+@needs_jq
+def test_the_transcript_grows_as_a_log_across_turns_and_processes(
+    configured: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only the newest message is written again at each event: the file of a long
+    session is brought up to date, never rewritten whole (hooks/transcript.py)."""
+    log = tmp_path / "events.jsonl"
+    own_hooks({"Stop": [command_hook(logger(log))]})
+    configured.script(Text("first answer"), Text("second answer"))
+    assert run_cli(capsys, "run", "first question")[0] == 0
+    assert run_cli(capsys, "run", "-c", "second question")[0] == 0
+    first, second = events(log)
+    assert first["transcript_path"] == second["transcript_path"]
+    lines = [json.loads(x) for x in Path(second["transcript_path"]).read_text().splitlines()]
+    texts = [
+        line["message"]["content"]
+        if line["type"] == "user"
+        else line["message"]["content"][0]["text"]
+        for line in lines
+    ]
+    assert texts == ["first question", "first answer", "second question", "second answer"]
+    assert [line["parentUuid"] for line in lines] == [None, *(line["uuid"] for line in lines[:-1])]

@@ -1,16 +1,20 @@
 """A session's transcript in Claude Code's JSONL shape, the file a hook's
 `transcript_path` points at: one line per user or assistant message (text, thinking,
-`tool_use` under Claude Code's tool names) and one per tool result. It is written again
-from the session's stored messages each time a hook is about to read it, so it is current
-at every event; the database stays the record."""
+`tool_use` under Claude Code's tool names) and one per tool result. It is brought up to
+date from the session's stored messages each time a hook is about to read it, so it is
+current at every event; the database stays the record. Like Claude Code's, it is a log:
+what was written stays, and only the newest message (which may still be growing) is
+written again, so an event costs the messages since the last one, not the session's
+length (a cursor file beside it says where the newest message starts)."""
 
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, ValidationError
 
 from agent_tui import paths
 from agent_tui.hooks.hook_config import claude_name
@@ -28,6 +32,15 @@ from agent_tui.storage.models import (
 VERSION = "agent-tui"
 
 
+class _Cursor(BaseModel):
+    """Where the newest written message starts: it is written again next time."""
+
+    message_id: str
+    offset: int
+    parent: str | None = None
+    """The line before it (its `parentUuid`)."""
+
+
 def transcript_path(session_id: str) -> Path:
     return paths.data_dir() / "transcripts" / f"{session_id}.jsonl"
 
@@ -35,18 +48,40 @@ def transcript_path(session_id: str) -> Path:
 async def write_transcript(db: Database, session_id: str, directory: Path) -> Path:
     path = transcript_path(session_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    lines: list[dict[str, Any]] = []
-    for message in await db.messages(session_id):
-        lines += _lines(message, session_id, directory)
-    parent = None
-    for line in lines:
-        line["parentUuid"] = parent
-        parent = line["uuid"]
-    temporary = path.with_suffix(".tmp")
-    text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)  # a hook reading it never sees half a file
+    cursor = _cursor(path)
+    since = cursor.message_id if cursor else None
+    offset, parent = (cursor.offset, cursor.parent) if cursor else (0, None)
+    chunks: list[bytes] = []
+    newest = cursor
+    for message in await db.messages(session_id, since_id=since):
+        newest = _Cursor(message_id=message.info.id, offset=offset, parent=parent)
+        for line in _lines(message, session_id, directory):
+            line["parentUuid"] = parent
+            parent = line["uuid"]
+            chunk = (json.dumps(line, ensure_ascii=False) + "\n").encode()
+            chunks.append(chunk)
+            offset += len(chunk)
+    start = cursor.offset if cursor else 0
+    with path.open("r+b" if cursor else "wb") as handle:
+        handle.seek(start)
+        handle.truncate()
+        handle.writelines(chunks)
+    if newest is not None:
+        _cursor_path(path).write_text(newest.model_dump_json(), encoding="utf-8")
     return path
+
+
+def _cursor_path(path: Path) -> Path:
+    return path.with_suffix(".cursor")
+
+
+def _cursor(path: Path) -> _Cursor | None:
+    """The cursor, if it and the file agree (else the file is written whole again)."""
+    try:
+        cursor = _Cursor.model_validate_json(_cursor_path(path).read_text(encoding="utf-8"))
+        return cursor if path.stat().st_size >= cursor.offset else None
+    except (OSError, ValueError, ValidationError):
+        return None
 
 
 def _lines(message: MessageWithParts, session_id: str, directory: Path) -> list[dict[str, Any]]:
