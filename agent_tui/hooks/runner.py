@@ -21,6 +21,7 @@ from agent_tui import procs
 from agent_tui.hooks.answer import Outcome, read_answer
 from agent_tui.hooks.hook_config import FIRED, HookCommand, HookSource, claude_name, unknown_events
 from agent_tui.hooks.pipes import run_command
+from agent_tui.hooks.prompt_hooks import ask_model
 
 log = logging.getLogger(__name__)
 
@@ -171,8 +172,6 @@ class Hooks:
         if "tool_name" in data:
             data["tool_name"] = job.subject_name  # Claude Code's name for its counterpart
         if job.command.type == "prompt":
-            from agent_tui.hooks.prompt_hooks import ask_model
-
             return await ask_model(job.command, data, self.evaluate)
         if job.command.type != "command":
             return Outcome(warning=f'has type "{job.command.type}", which agent-tui cannot run.')

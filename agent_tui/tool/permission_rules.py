@@ -29,14 +29,13 @@ WORD = re.compile(r"^[A-Za-z0-9][A-Za-z0-9:_+.-]*$")
 """A program or subcommand word (not an option, a path, a quoted or shell word)."""
 
 
+def _worst(levels: list[PermissionLevel]) -> PermissionLevel | None:
+    return max(levels, key=STRICTNESS.__getitem__) if levels else None
+
+
 def strictest(rules: Rules, subject: str) -> PermissionLevel | None:
     """The strictest level among the patterns (but `*`) that match `subject`."""
-    levels = [
-        level
-        for pattern, level in rules.items()
-        if pattern != "*" and fnmatchcase(subject, pattern)
-    ]
-    return max(levels, key=STRICTNESS.__getitem__) if levels else None
+    return _worst([lvl for pat, lvl in rules.items() if pat != "*" and fnmatchcase(subject, pat)])
 
 
 def level_for(
@@ -72,13 +71,15 @@ def _resolved(directory: Path, value: str) -> Path:
 def _path_level(rules: Rules, path: Path, directory: Path) -> PermissionLevel | None:
     root = directory.resolve()
     relative = str(path.relative_to(root)) if path == root or root in path.parents else None
-    levels = []
-    for pattern, level in rules.items():
-        if pattern == "*" or pattern.startswith(DOMAIN):
-            continue
-        if _path_matches(pattern, path, relative):
-            levels.append(level)
-    return max(levels, key=STRICTNESS.__getitem__) if levels else None
+    return _worst(
+        [
+            level
+            for pattern, level in rules.items()
+            if pattern != "*"
+            and not pattern.startswith(DOMAIN)
+            and _path_matches(pattern, path, relative)
+        ]
+    )
 
 
 def _path_matches(pattern: str, path: Path, relative: str | None) -> bool:
@@ -106,7 +107,7 @@ def _domain_level(rules: Rules, url: str) -> PermissionLevel | None:
         for pattern, level in rules.items()
         if not pattern.startswith(DOMAIN) and pattern != "*" and fnmatchcase(url, pattern)
     ]
-    return max(levels, key=STRICTNESS.__getitem__) if levels else None
+    return _worst(levels)
 
 
 def always_rules(tool: str, params: BaseModel) -> list[str]:
