@@ -66,6 +66,9 @@ async def run_command(
             env=env,
             start_new_session=True,  # its own group: a timeout stops all it started
         )
+    except BaseException:
+        out.text(), err.text()  # closed: a hook that cannot start leaves no descriptor
+        raise
     finally:
         os.close(out.write_fd)
         os.close(err.write_fd)
