@@ -302,9 +302,12 @@ class EngineContext:
 
     async def hook_payload(self, session_id: str, directory: Path) -> dict[str, object]:
         """The fields every hook event carries (Claude Code's): the session, its
-        transcript written out now, and the permission mode."""
+        transcript written out now, and the permission mode (`plan` in a read-only
+        agent's tool calls)."""
         path = await write_transcript(self.db, session_id, directory)
         mode = CLAUDE_MODES.get(self.permission_modes.get(session_id, "ask"), "default")
+        policy = self.registry.policy  # a step's agent: plan mode is read-only
+        mode = "plan" if policy is not None and policy.read_only else mode
         return {"session_id": session_id, "transcript_path": str(path), "permission_mode": mode}
 
     def permissions_for(self, session_id: str) -> dict[str, PermissionRule]:

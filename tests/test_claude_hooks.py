@@ -295,14 +295,17 @@ async def test_auto_accepted_edits_are_accept_edits_to_a_hook(
 ) -> None:
     log = tmp_path / "events.jsonl"
     own_hooks({"PreToolUse": [command_hook(answer({}, log))]})
-    configured.script(bash("echo hi"), Text("ok"), bash("echo again"), Text("ok"))
+    configured.script(
+        bash("echo hi"), Text("ok"), bash("echo again"), Text("ok"), bash("ls"), Text("ok")
+    )
     async with open_engine() as engine:
         session = await engine.new_session(Path.cwd())
         engine.set_permission_mode(session.id, "auto-edits")  # the app's Shift+Tab
         await engine.prompt(session.id, "go")
         engine.set_permission_mode(session.id, "ask")
         await engine.prompt(session.id, "again")
-    assert [e["permission_mode"] for e in events(log)] == ["acceptEdits", "default"]
+        await engine.prompt(session.id, "plan it", agent="plan")
+    assert [e["permission_mode"] for e in events(log)] == ["acceptEdits", "default", "plan"]
 
 
 @needs_jq
