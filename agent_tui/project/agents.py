@@ -65,12 +65,18 @@ refuses, such as find -exec or sort -o); `git branch` alone lists branches too."
 V = TypeVar("V")
 
 
-def wildcard_value(table: dict[str, V], name: str) -> V | None:
-    """`name`'s own key, else the longest matching wildcard key (fnmatch), else None."""
+def wildcard_key(table: dict[str, V], name: str) -> str | None:
+    """`name` itself when it is a key, else the longest matching wildcard key (fnmatch)."""
     if name in table:
-        return table[name]
+        return name
     keys = [key for key in table if any(c in key for c in "*?[") and fnmatchcase(name, key)]
-    return table[max(keys, key=len)] if keys else None
+    return max(keys, key=len) if keys else None
+
+
+def wildcard_value(table: dict[str, V], name: str) -> V | None:
+    """The value of `name`'s key (wildcard_key), else None."""
+    key = wildcard_key(table, name)
+    return None if key is None else table[key]
 
 
 def read_only_bash() -> dict[str, PermissionLevel]:

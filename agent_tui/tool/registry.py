@@ -12,7 +12,13 @@ from pydantic import BaseModel, ValidationError
 
 from agent_tui.config.settings import PermissionLevel
 from agent_tui.errors import PermissionDenied, ToolError
-from agent_tui.project.agents import PLAN_EXIT_TOOL, SUBAGENT_TOOLS, AgentInfo, wildcard_value
+from agent_tui.project.agents import (
+    PLAN_EXIT_TOOL,
+    SUBAGENT_TOOLS,
+    AgentInfo,
+    wildcard_key,
+    wildcard_value,
+)
 from agent_tui.tool.base import PermissionRequest, Tool, ToolContext, ToolResult
 from agent_tui.tool.bash import BashTool
 from agent_tui.tool.bash_policy import STRICTNESS, command_level, rule_level
@@ -133,8 +139,7 @@ async def check_permission(
     if level == "allow" or (level == "ask" and auto_accept):
         return
     if level == "deny":
-        keys = [k for k in ctx.permissions if wildcard_value({k: 0}, tool.name) == 0]
-        key = tool.name if tool.name in ctx.permissions else max(keys, key=len, default="")
+        key = wildcard_key(ctx.permissions, tool.name) or tool.name
         rule = ctx.permissions.get(key)
         where = f'permission.{key} = "deny"'
         where = where if isinstance(rule, str) else f'a "deny" rule in permission.{key}'
