@@ -330,3 +330,14 @@ def test_the_transcript_grows_as_a_log_across_turns_and_processes(
     ]
     assert texts == ["first question", "first answer", "second question", "second answer"]
     assert [line["parentUuid"] for line in lines] == [None, *(line["uuid"] for line in lines[:-1])]
+
+
+def test_a_prompt_hooks_answer_that_is_not_its_json_is_a_warning(
+    configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hook = {"type": "prompt", "prompt": "Is this prompt fine?"}
+    own_hooks({"UserPromptSubmit": [{"hooks": [hook]}]})
+    configured.script(Text("Looks fine to me."), Text("answered"))
+    code, out, err = run_cli(capsys, "run", "hello")
+    assert code == 0 and "answered" in out
+    assert "got an answer that is not its JSON: Looks fine to me." in err
