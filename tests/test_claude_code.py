@@ -477,3 +477,45 @@ def test_claude_settings_appearing_after_the_trust_wait_and_their_env_is_never_r
     code, _, err = run_cli(capsys, "run", "hello")
     assert code == 0, err
     assert not log.exists(), "the new file's hook waits for trust, and so do the trusted ones"
+
+
+def test_an_untrusted_projects_command_does_not_choose_the_model(
+    untrusted: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model chooses where the work is sent (and who bills it): a project command's
+    `model` waits for trust like the project's own `model` key."""
+    cloned_project(untrusted, fake_llm)
+    text = "---\nmodel: openai/elsewhere-model\n---\nSummarise $ARGUMENTS."
+    claude_command(untrusted / ".claude" / "commands", "sum", text)
+    fake_llm.script(Text("one"), Text("two"))
+    assert run_cli(capsys, "run", "/sum the readme")[0] == 0
+    assert fake_llm.requests[0]["model"] == "test-model"
+    code, out, _ = run_cli(capsys, "trust")  # the question names what waits
+    assert code == 1 and "commands.sum.model: a command file chooses the model" in out
+    assert run_cli(capsys, "trust", "--yes")[0] == 0
+    assert run_cli(capsys, "run", "/sum the readme")[0] == 0
+    assert fake_llm.requests[1]["model"] == "elsewhere-model"
+
+
+def test_a_claude_agent_with_every_tool_is_asked_about_and_trusted(
+    untrusted: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A project whose only Claude Code file is an agent still asks: its tools wait, and
+    a yes gives them."""
+    from agent_tui.project.agents import load_agents
+
+    cloned_project(untrusted, fake_llm)
+    agents = untrusted / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "x.md").write_text("---\nname: helper\ndescription: all tools\n---\nGo.")
+    code, out, _ = run_cli(capsys, "trust")
+    assert code == 1 and "agents.helper.tools" in out
+    config = load_config()
+    assert config.project is not None
+    helper = load_agents(config, untrusted, trusted=config.project.trusted).get("helper")
+    assert helper is not None and not helper.tool_enabled("bash", False), "before the yes"
+    assert run_cli(capsys, "trust", "--yes")[0] == 0
+    config = load_config()
+    assert config.project is not None and config.project.trusted
+    helper = load_agents(config, untrusted, trusted=config.project.trusted).get("helper")
+    assert helper is not None and helper.tool_enabled("bash", False)

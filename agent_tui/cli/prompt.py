@@ -49,12 +49,13 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
         config.permission[UNSANDBOXED] = "allow"
     text = run_message(args.message)
     custom = _custom_command(text)
-    model = args.model or (custom[0].model if custom else None)
+    model = args.model
     view = JsonView() if args.format == "json" else TextView()
     async with open_engine(config, args.command) as engine:
         engine.subscribe(view)
         if custom is not None:  # its arguments put in, its `!` lines run
-            text = await fill_custom(engine, *custom, Path.cwd(), None)
+            text, command_model = await fill_custom(engine, *custom, Path.cwd(), None)
+            model = model or command_model
         fresh = not (args.session or args.cont)
         if fresh:
             # Fail before creating an empty session the model could never answer.

@@ -65,11 +65,11 @@ def custom(found: object) -> Command:
     assert isinstance(found, CustomCommand)
 
     async def run(call: Call, args: CustomArgs) -> None:
-        text = await fill_custom(
+        text, model = await fill_custom(
             call.engine, found, args.arguments, call.directory, call.session_id
         )
         typed = f"/{found.name} {args.arguments}".rstrip()
-        await call.person.send(text, found.model, typed)
+        await call.person.send(text, model, typed)
 
     return Command(
         found.name,
@@ -85,10 +85,10 @@ def custom(found: object) -> Command:
 
 async def fill_custom(
     engine: Engine, found: CustomCommand, arguments: str, directory: Path, session_id: str | None
-) -> str:
-    """A custom command's prompt: its body with the arguments put in and its `!` lines
-    run. Its `allowed-tools` apply where its file is trusted (yours, or a trusted
-    project's)."""
+) -> tuple[str, str | None]:
+    """A custom command's prompt (its body with the arguments put in and its `!` lines
+    run) and its model. Its `allowed-tools` and `model` apply where its file is trusted
+    (yours, or a trusted project's): a model chooses where the work is sent."""
     from agent_tui.config.claude_permissions import rules_of
     from agent_tui.errors import UsageError
 
@@ -98,9 +98,10 @@ async def fill_custom(
     trusted = found.scope == "user" or engine.trusts(directory)
     allowed = rules_of(found.allowed, directory) if trusted else {}
     try:
-        return await engine.fill_command(directory, session_id, text, allowed)
+        text = await engine.fill_command(directory, session_id, text, allowed)
     except UsageError as exc:
         raise UsageError(f"/{found.name}: {exc}") from exc
+    return text, found.model if trusted else None
 
 
 def customs(directory: Path) -> tuple[tuple[Command, ...], str | None]:

@@ -76,6 +76,8 @@ REASONS: dict[str, str] = {
     "provider": "changes where requests (and your keys) go",
     "permission": "allows tools without asking",
     "agent": "adds agents with more tools or permissions, or another model",
+    "agents": "an agent file gives an agent more tools or permissions, or another model",
+    "commands": "a command file chooses the model (where your work is sent) or allows tools",
     "run": "sends prompts to a server",
     "server": "changes where `serve` listens",
     "model": "chooses the model (and the provider that is sent your work)",

@@ -15,6 +15,7 @@ from agent_tui.hooks.runner import Hooks
 from agent_tui.lsp.language_servers import LspServers, Server
 from agent_tui.mcp.mcp_servers import McpServers
 from agent_tui.project.agents import AgentCatalog, load_agents
+from agent_tui.project.held_back import held_back
 from agent_tui.project.skills import USER_SKILLS_DIR
 from agent_tui.provider.api import complete_text
 from agent_tui.provider.auth import credentials
@@ -51,7 +52,12 @@ class Workspace:
     ) -> None:
         self.directory = directory.resolve()
         self.config = config
-        self.project = config.project or ProjectTrust(directory=str(self.directory))
+        project = config.project or ProjectTrust(directory=str(self.directory))
+        if not project.trusted:  # its command and agent files' grants wait too
+            project = project.model_copy(
+                update={"waiting": [*project.waiting, *held_back(self.directory)]}
+            )
+        self.project = project
         self.registry = registry
         self.publish = publish
         policy = config.shell.env

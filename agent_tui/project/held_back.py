@@ -1,0 +1,70 @@
+"""What a project's command and agent files would do only once it is trusted, as key
+paths for the trust question (`commands.NAME.model`, `agents.NAME.tools`): a command's
+`model` (where your work is sent) and `allowed-tools`, an agent's `tools`, `model`,
+`reasoning` and permissions other than deny. Listing them is what lets the person be
+asked, and say yes, for a project whose only Claude Code files are these."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agent_tui.project.agents import CLAUDE_AGENTS_DIR, PROJECT_AGENTS_DIR, parse_header
+from agent_tui.project.custom_commands import (
+    CLAUDE_COMMANDS_DIR,
+    PROJECT_COMMANDS_DIR,
+    front_matter_files,
+    split_front_matter,
+)
+
+AGENT_KEYS = ("tools", "model", "reasoning")
+
+
+def held_back(directory: Path) -> list[str]:
+    return sorted({*_commands(directory), *_agents(directory)})
+
+
+def _commands(directory: Path) -> list[str]:
+    found = []
+    for folder, pattern in ((CLAUDE_COMMANDS_DIR, "**/*.md"), (PROJECT_COMMANDS_DIR, "*.md")):
+        for path, meta, _ in front_matter_files(directory / folder, pattern, directory):
+            name = path.stem.lower()
+            found += [
+                f"commands.{name}.{key}" for key in ("model", "allowed-tools") if meta.get(key)
+            ]
+    return found
+
+
+def _agents(directory: Path) -> list[str]:
+    found = []
+    for folder, claude in ((CLAUDE_AGENTS_DIR, True), (PROJECT_AGENTS_DIR, False)):
+        try:
+            files = sorted((directory / folder).glob("*.md"))
+        except OSError:
+            continue
+        for path in files:
+            header = _header(path)
+            if header is None:
+                continue
+            name = str(header.get("name") or path.stem) if claude else path.stem
+            keys = [key for key in AGENT_KEYS if header.get(key) not in (None, "", "inherit")]
+            if claude and "tools" not in header:
+                keys.append("tools")  # Claude Code's default: every tool
+            if _widens(header.get("permission")):
+                keys.append("permission")
+            found += [f"agents.{name}.{key}" for key in keys]
+    return found
+
+
+def _header(path: Path) -> dict[str, Any] | None:
+    try:
+        split = split_front_matter(path.read_text(encoding="utf-8", errors="replace"))
+        return parse_header(split[0]) if split is not None else {}
+    except (OSError, ValueError):
+        return None
+
+
+def _widens(permission: Any) -> bool:
+    if isinstance(permission, dict):
+        return any(_widens(value) for value in permission.values())
+    return permission is not None and permission != "deny"
