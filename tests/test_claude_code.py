@@ -491,7 +491,7 @@ def test_an_untrusted_projects_command_does_not_choose_the_model(
     assert run_cli(capsys, "run", "/sum the readme")[0] == 0
     assert fake_llm.requests[0]["model"] == "test-model"
     code, out, _ = run_cli(capsys, "trust")  # the question names what waits
-    assert code == 1 and "commands.sum.model: a command file chooses the model" in out
+    assert code == 1 and "commands.sum.model: a command's model (where your work goes)" in out
     assert run_cli(capsys, "trust", "--yes")[0] == 0
     assert run_cli(capsys, "run", "/sum the readme")[0] == 0
     assert fake_llm.requests[1]["model"] == "elsewhere-model"
