@@ -72,8 +72,6 @@ def _add_command(commands: argparse._SubParsersAction, command: Command) -> None
     parser.set_defaults(command=command.name)
     if command.session:
         _session_args(parser, model=command.model)
-    elif command.model:
-        parser.add_argument("-m", "--model", metavar="MODEL", help="litellm model id")
     grouped = _grouped(command)
     group = parser.add_mutually_exclusive_group() if grouped else parser
     groups = {name: group for name in grouped}
