@@ -4,6 +4,7 @@ pid, idle time, memory and the commands connected — and their preforks
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import time
@@ -43,7 +44,7 @@ async def _engine(call: Call, args: EngineArgs) -> Engines:
     forks = _preforks(stop=args.stop)
     if args.stop:
         for pid in [int(str(status.get("pid", 0))) for status in found] + list(forks.values()):
-            _wait_gone(pid)
+            await _wait_gone(pid)
     if not found:
         idle = shared.idle_minutes()
         why = (
@@ -97,14 +98,15 @@ def _line(status: dict[str, object], *, stopped: bool) -> str:
     )
 
 
-def _wait_gone(pid: int, timeout: float = 5.0) -> None:
+async def _wait_gone(pid: int, timeout: float = 5.0) -> None:
+    """Until the stopped process is gone (the event loop goes on meanwhile)."""
     deadline = time.monotonic() + timeout
     while pid > 0 and time.monotonic() < deadline:
         try:
             os.kill(pid, 0)
         except OSError:
             return
-        time.sleep(0.02)
+        await asyncio.sleep(0.02)
 
 
 ENGINE = Command(
