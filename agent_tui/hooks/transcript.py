@@ -9,6 +9,7 @@ length (a cursor file beside it says where the newest message starts)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,13 +48,26 @@ def transcript_path(session_id: str) -> Path:
 
 async def write_transcript(db: Database, session_id: str, directory: Path) -> Path:
     path = transcript_path(session_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    cursor = _cursor(path)
+    cursor = await asyncio.to_thread(_cursor, path)
     since = cursor.message_id if cursor else None
+    messages = await db.messages(session_id, since_id=since)
+    # Serialising and writing, off the event loop (a long session's first event writes
+    # the whole file).
+    await asyncio.to_thread(_write, path, cursor, messages, session_id, directory)
+    return path
+
+
+def _write(
+    path: Path,
+    cursor: _Cursor | None,
+    messages: list[MessageWithParts],
+    session_id: str,
+    directory: Path,
+) -> None:
     offset, parent = (cursor.offset, cursor.parent) if cursor else (0, None)
     chunks: list[bytes] = []
     newest = cursor
-    for message in await db.messages(session_id, since_id=since):
+    for message in messages:
         newest = _Cursor(message_id=message.info.id, offset=offset, parent=parent)
         for line in _lines(message, session_id, directory):
             line["parentUuid"] = parent
@@ -61,14 +75,13 @@ async def write_transcript(db: Database, session_id: str, directory: Path) -> Pa
             chunk = (json.dumps(line, ensure_ascii=False) + "\n").encode()
             chunks.append(chunk)
             offset += len(chunk)
-    start = cursor.offset if cursor else 0
+    path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("r+b" if cursor else "wb") as handle:
-        handle.seek(start)
+        handle.seek(cursor.offset if cursor else 0)
         handle.truncate()
         handle.writelines(chunks)
     if newest is not None:
         _cursor_path(path).write_text(newest.model_dump_json(), encoding="utf-8")
-    return path
 
 
 def _cursor_path(path: Path) -> Path:
