@@ -66,7 +66,7 @@ def _add(found: dict[str, dict[str, str]], rule: str, level: str, root: Path) ->
     if match is None:
         return False
     name, spec = match.group(1), match.group(2)
-    tools = TOOLS.get(name) or _mcp(name)
+    tools = our_tools(name)
     if not tools:
         return False
     for tool in tools:
@@ -78,8 +78,11 @@ def _add(found: dict[str, dict[str, str]], rule: str, level: str, root: Path) ->
     return True
 
 
-def _mcp(name: str) -> tuple[str, ...]:
-    """`mcp__server__tool` is agent-tui's `server_tool`; `mcp__server` all its tools."""
+def our_tools(name: str) -> tuple[str, ...]:
+    """agent-tui's tools for a Claude Code tool name: its counterparts (TOOLS), or for
+    `mcp__server__tool` agent-tui's `server_tool` and for `mcp__server` all its tools."""
+    if name in TOOLS:
+        return TOOLS[name]
     parts = name.split("__")
     if parts[0] != "mcp" or len(parts) not in (2, 3) or not all(parts[1:]):
         return ()

@@ -15,8 +15,6 @@ from agent_tui import paths
 from agent_tui.errors import ConfigError
 from agent_tui.trust.vouched import CLAUDE_SETTINGS
 
-PROJECT_SETTINGS = CLAUDE_SETTINGS
-"""Lowest priority first, as Claude Code orders them."""
 USER_SETTINGS = "settings.json"
 """In Claude Code's own folder (paths.claude_home)."""
 
@@ -27,7 +25,8 @@ def user_file() -> Path | None:
 
 
 def project_files(directory: Path) -> list[Path]:
-    return [directory / name for name in PROJECT_SETTINGS if (directory / name).is_file()]
+    """The project's settings files, lowest priority first (as Claude Code orders them)."""
+    return [directory / name for name in CLAUDE_SETTINGS if (directory / name).is_file()]
 
 
 def hooks_of(path: Path, data: dict[str, Any]) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_tui.config.claude_permissions import TOOLS
+from agent_tui.config.claude_permissions import our_tools
 
 KEPT = ("description", "prompt", "color")
 """Keys read as they are; Claude Code's others (`permissionMode`, `skills`, ...) are not."""
@@ -26,20 +26,13 @@ def agent_data(data: dict[str, Any], main_model: str) -> tuple[dict[str, Any], s
     if isinstance(tools, str):
         tools = [name.strip() for name in tools.split(",") if name.strip()]
     if isinstance(tools, list):
-        found["tools"] = sorted({ours for name in tools for ours in _ours(str(name))})
+        found["tools"] = sorted({ours for name in tools for ours in our_tools(str(name))})
     else:
         found["tools"] = {"*": True}  # Claude Code: no `tools` inherits every tool
     model, note = _model(data.get("model"), main_model)
     if model is not None:
         found["model"] = model
     return found, note
-
-
-def _ours(name: str) -> tuple[str, ...]:
-    if name.startswith("mcp__"):
-        parts = name.split("__")
-        return (f"{parts[1]}_{parts[2]}",) if len(parts) == 3 else (f"{parts[1]}_*",)
-    return TOOLS.get(name, ())
 
 
 def claude_model(value: str | None) -> str | None:

@@ -162,13 +162,19 @@ class LoadedCommands:
         return f"Custom commands named like built-in ones are ignored (rename them): {files}"
 
 
+def project_commands(directory: Path) -> dict[str, CustomCommand]:
+    """The project's own: Claude Code's, then agent-tui's over them."""
+    found = _load_dir(directory / CLAUDE_COMMANDS_DIR, "project", directory, nested=True)
+    found.update(_load_dir(directory / PROJECT_COMMANDS_DIR, "project", directory))
+    return found
+
+
 def load_custom_commands(directory: Path, reserved: Collection[str] = ()) -> LoadedCommands:
     """User commands, then project ones over them; names in `reserved` (built-ins and
     their aliases) are never taken."""
     merged = _load_dir(paths.claude_home() / USER_COMMANDS_DIR, "user", nested=True)
     merged.update(_load_dir(paths.config_dir() / USER_COMMANDS_DIR, "user"))
-    merged.update(_load_dir(directory / CLAUDE_COMMANDS_DIR, "project", directory, nested=True))
-    merged.update(_load_dir(directory / PROJECT_COMMANDS_DIR, "project", directory))
+    merged.update(project_commands(directory))
     reserved = {r.lower() for r in reserved}
     shadowed = [c for name, c in merged.items() if name in reserved]
     commands = {name: c for name, c in merged.items() if name not in reserved}

@@ -10,12 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui.project.agents import CLAUDE_AGENTS_DIR, PROJECT_AGENTS_DIR, parse_header
-from agent_tui.project.custom_commands import (
-    CLAUDE_COMMANDS_DIR,
-    PROJECT_COMMANDS_DIR,
-    front_matter_files,
-    split_front_matter,
-)
+from agent_tui.project.custom_commands import project_commands, split_front_matter
 
 AGENT_KEYS = ("tools", "model", "reasoning")
 
@@ -26,12 +21,9 @@ def held_back(directory: Path) -> list[str]:
 
 def _commands(directory: Path) -> list[str]:
     found = []
-    for folder, pattern in ((CLAUDE_COMMANDS_DIR, "**/*.md"), (PROJECT_COMMANDS_DIR, "*.md")):
-        for path, meta, _ in front_matter_files(directory / folder, pattern, directory):
-            name = path.stem.lower()
-            found += [
-                f"commands.{name}.{key}" for key in ("model", "allowed-tools") if meta.get(key)
-            ]
+    for name, command in project_commands(directory).items():
+        keys = (("model", command.model), ("allowed-tools", command.allowed))
+        found += [f"commands.{name}.{key}" for key, value in keys if value]
     return found
 
 
