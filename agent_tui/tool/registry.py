@@ -290,11 +290,6 @@ class ToolRegistry:
         self._views[key] = view
         return view
 
-    def view(self, names: Iterable[str]) -> ToolRegistry:
-        """A registry of only these tools (a subagent's set): the model is offered only
-        them, and a call to any other is refused as an unknown tool."""
-        return ToolRegistry(self._tools[name] for name in names if name in self._tools)
-
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
