@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from agent_tui.errors import ToolError
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
 from agent_tui.tool.files import (
-    diff_stats,
+    change_metadata,
     not_found_message,
     read_current,
     read_existing,
@@ -139,20 +139,11 @@ class EditTool(Tool):
         current = await read_current(path, ctx.editor)
         plan = await asyncio.to_thread(plan_edit, path, params, name, current)
         size = await write_text(path, plan.new, ctx.editor)
-        additions, deletions = diff_stats(plan.diff)
+        metadata = {**change_metadata(path, plan.diff), "replacements": plan.replacements}
         if plan.old is None or plan.old == "":
             output = f"Created {name} ({size} bytes)."
         else:
             times = "1 occurrence" if plan.replacements == 1 else f"{plan.replacements} occurrences"
-            output = f"Edited {name}: replaced {times} (+{additions} -{deletions} lines)."
-        return ToolResult(
-            title=name,
-            output=output,
-            metadata={
-                "files": [str(path)],
-                "diff": plan.diff,
-                "additions": additions,
-                "deletions": deletions,
-                "replacements": plan.replacements,
-            },
-        )
+            changed = f"+{metadata['additions']} -{metadata['deletions']} lines"
+            output = f"Edited {name}: replaced {times} ({changed})."
+        return ToolResult(title=name, output=output, metadata=metadata)

@@ -8,7 +8,7 @@ import difflib
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agent_tui.tool.base import EditorFiles
@@ -97,15 +97,16 @@ def unified_diff(old: str, new: str, name: str) -> str:
     return "".join(lines)
 
 
-def diff_stats(diff: str) -> tuple[int, int]:
-    """(additions, deletions) counted from a unified diff."""
+def change_metadata(path: Path, diff: str) -> dict[str, Any]:
+    """What edit and write report of a file they changed: its diff and the lines it adds
+    and deletes."""
     additions = deletions = 0
     for line in diff.splitlines():
         if line.startswith("+") and not line.startswith("+++"):
             additions += 1
         elif line.startswith("-") and not line.startswith("---"):
             deletions += 1
-    return additions, deletions
+    return {"files": [str(path)], "diff": diff, "additions": additions, "deletions": deletions}
 
 
 def similar_names(path: Path, limit: int = 3) -> list[str]:

@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field
 from agent_tui.errors import ToolError
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
 from agent_tui.tool.files import (
-    diff_stats,
+    change_metadata,
     read_current,
     read_existing,
     unified_diff,
@@ -67,18 +67,8 @@ class WriteTool(Tool):
         old = await read_current(path, ctx.editor)
         diff = unified_diff(old or "", params.content, name)
         size = await write_text(path, params.content, ctx.editor)
-        additions, deletions = diff_stats(diff)
         verb = "Created" if old is None else "Wrote"
         lines = params.content.count("\n") + (0 if params.content.endswith("\n") else 1)
         output = f"{verb} {name} ({size} bytes, {lines if params.content else 0} lines)."
-        return ToolResult(
-            title=name,
-            output=output,
-            metadata={
-                "files": [str(path)],
-                "diff": diff,
-                "created": old is None,
-                "additions": additions,
-                "deletions": deletions,
-            },
-        )
+        metadata = {**change_metadata(path, diff), "created": old is None}
+        return ToolResult(title=name, output=output, metadata=metadata)
