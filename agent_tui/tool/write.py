@@ -14,6 +14,7 @@ from agent_tui.tool.files import (
     write_text,
 )
 from agent_tui.tool.tool_paths import absolute_path, display_path, is_inside, resolve_path
+from agent_tui.tool.truncation import count_lines
 
 PREVIEW_LINES = 100
 """Lines of a new file's content shown when asking for permission."""
@@ -68,7 +69,6 @@ class WriteTool(Tool):
         diff = unified_diff(old or "", params.content, name)
         size = await write_text(path, params.content, ctx.editor)
         verb = "Created" if old is None else "Wrote"
-        lines = params.content.count("\n") + (0 if params.content.endswith("\n") else 1)
-        output = f"{verb} {name} ({size} bytes, {lines if params.content else 0} lines)."
+        output = f"{verb} {name} ({size} bytes, {count_lines(params.content)} lines)."
         metadata = {**change_metadata(path, diff), "created": old is None}
         return ToolResult(title=name, output=output, metadata=metadata)
