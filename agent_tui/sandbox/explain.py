@@ -142,7 +142,7 @@ def _read_only(line: str, policy: SandboxPolicy) -> str:
             f"written{f' ({path})' if path else ''}. Propose the change in your plan; the "
             "build agent makes it."
         )
-    if path is not None and any(path == p or p in path.parents for p in policy.protected):
+    if path is not None and any(path.is_relative_to(p) for p in policy.protected):
         return (
             f"{PREFIX} {path} is read-only in the sandbox: git hooks and config and "
             "agent-tui's project config run later outside it, so only the person changes "
@@ -159,6 +159,6 @@ def _suggest(path: Path, home: Path) -> str:
     """What to name in sandbox.writable: the folder written into (the file itself when
     that folder is ~ or /), with ~ for the home folder."""
     target = path if path.parent in (home, Path(path.anchor)) else path.parent
-    if target == home or home in target.parents:
+    if target.is_relative_to(home):
         return "~/" + str(target.relative_to(home))
     return str(target)

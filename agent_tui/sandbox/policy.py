@@ -71,22 +71,18 @@ class SandboxPolicy:
         return (self.project, self.temp_dir, *self.writable)
 
     def may_write(self, path: Path) -> bool:
-        return any(_within(path, root) for root in self.writable_roots()) and not any(
-            _within(path, p) for p in self.protected
+        return any(path.is_relative_to(root) for root in self.writable_roots()) and not any(
+            path.is_relative_to(p) for p in self.protected
         )
 
     def denial(self, path: Path) -> DeniedPath | None:
         """The mask that hides `path` (None if readable)."""
-        if any(_within(path, shown) for shown in self.revealed):
+        if any(path.is_relative_to(shown) for shown in self.revealed):
             return None
         for denied in self.denied:
-            if _within(path, denied.path):
+            if path.is_relative_to(denied.path):
                 return denied
         return None
-
-
-def _within(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
 
 
 def resolve(path: Path) -> Path:
@@ -98,9 +94,9 @@ def outermost(paths: Iterable[Path]) -> list[Path]:
     """The paths not inside another of them (in their first order)."""
     kept: list[Path] = []
     for path in paths:
-        if any(_within(path, other) for other in kept):
+        if any(path.is_relative_to(other) for other in kept):
             continue
-        kept = [other for other in kept if not _within(other, path)]
+        kept = [other for other in kept if not other.is_relative_to(path)]
         kept.append(path)
     return kept
 
@@ -115,11 +111,11 @@ def bwrap_argv(policy: SandboxPolicy, argv: list[str]) -> list[str]:
     for root in outermost(policy.writable_roots()):
         args += ["--bind", str(root), str(root)]
     for path in policy.protected:
-        if path.exists() and any(_within(path, root) for root in policy.writable_roots()):
+        if path.exists() and any(path.is_relative_to(root) for root in policy.writable_roots()):
             args += ["--ro-bind", str(path), str(path)]
     for denied in policy.denied:
         if denied.path.is_dir():
-            inside = [r for r in policy.revealed if r.is_dir() and _within(r, denied.path)]
+            inside = [r for r in policy.revealed if r.is_dir() and r.is_relative_to(denied.path)]
             mode = TRAVERSE_ONLY_MODE if inside else HIDDEN_DIR_MODE
             args += ["--perms", mode, "--tmpfs", str(denied.path)]
             for revealed in inside:

@@ -179,7 +179,7 @@ class Sandbox:
         writable = [resolve(_expand(p, env)) for p in self.config.writable]
         writable = [p for p in writable if p.exists()]
         real_cwd = resolve(cwd)
-        if real_cwd != project and project not in real_cwd.parents:
+        if not real_cwd.is_relative_to(project):
             writable.append(real_cwd)  # a workdir outside the project the person approved
         protected = [project / name for name in PROJECT_CONFIG]
         protected += [p for p in (resolve(p) for p in self.protected) if p not in protected]
@@ -210,7 +210,7 @@ class Sandbox:
         they run later outside the sandbox."""
         dirs = {git.git_dir, git.common_dir}
         for folder in dirs:
-            if folder != project and project not in folder.parents:
+            if not folder.is_relative_to(project):
                 writable.append(folder)  # the project is a subfolder or a worktree
         hooks = git.common_dir / "hooks"
         with contextlib.suppress(OSError):
@@ -230,9 +230,7 @@ class Sandbox:
         wanted += [DeniedPath(resolve(p), str(p), OWN_DATA) for p in self.own_dirs + self.own_files]
         # A mask over the project or the temp dir would hide the command's own work.
         wanted = [
-            d
-            for d in wanted
-            if d.path.exists() and not any(k == d.path or d.path in k.parents for k in keep)
+            d for d in wanted if d.path.exists() and not any(k.is_relative_to(d.path) for k in keep)
         ]
         kept = outermost(d.path for d in wanted)
         return [next(d for d in wanted if d.path == path) for path in kept]

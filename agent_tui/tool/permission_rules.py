@@ -70,7 +70,7 @@ def _resolved(directory: Path, value: str) -> Path:
 
 def _path_level(rules: Rules, path: Path, directory: Path) -> PermissionLevel | None:
     root = directory.resolve()
-    relative = str(path.relative_to(root)) if path == root or root in path.parents else None
+    relative = str(path.relative_to(root)) if path.is_relative_to(root) else None
     return _worst(
         [
             level
