@@ -28,9 +28,7 @@ async def after_sandbox(
 ) -> ToolResult:
     result = await _blocked_or_noted(result, command, policy, ctx, rerun)
     note = created_config_note(policy)
-    if note is None:
-        return result
-    return result.model_copy(update={"output": f"{result.output}\n\n{note}"})
+    return _with(result, {}, note and f"{result.output}\n\n{note}")
 
 
 async def _blocked_or_noted(
@@ -43,9 +41,7 @@ async def _blocked_or_noted(
     line = explain(result.output, policy) if failed else None
     if line is None:
         note = background_note(command)
-        if note is None:
-            return _with(result, {"sandboxed": True})
-        return _with(result, {"sandboxed": True}, f"{result.output}\n\n{note}")
+        return _with(result, {"sandboxed": True}, note and f"{result.output}\n\n{note}")
     blocked = {"sandboxed": True, "sandbox_blocked": line}
     if policy.read_only:
         return _with(result, blocked, f"{result.output}\n\n{line}")
