@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -95,6 +95,7 @@ class PermissionRequest(BaseModel):
 
 
 AskPermission = Callable[[PermissionRequest], Awaitable[PermissionReply]]
+P = TypeVar("P", bound=BaseModel)
 
 
 class ToolResult(BaseModel):
@@ -142,7 +143,9 @@ class ToolContext:
     """Commands run in a read-only sandbox, the project included (plan mode)."""
 
 
-class Tool(ABC):
+class Tool(ABC, Generic[P]):
+    """A tool whose calls arrive as `P`, its `Params` (the registry validates them)."""
+
     name: ClassVar[str]
     description: ClassVar[str]
     Params: ClassVar[type[BaseModel]]
@@ -162,10 +165,10 @@ class Tool(ABC):
             "function": {"name": self.name, "description": self.description, "parameters": schema},
         }
 
-    def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
+    def describe(self, params: P, ctx: ToolContext) -> tuple[str, str]:
         """(title, detail) shown in the permission dialog and on the tool line."""
         return self.name, ""
 
     @abstractmethod
-    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
+    async def execute(self, params: P, ctx: ToolContext) -> ToolResult:
         """Run the tool. Raise ToolError for failures the model should see."""

@@ -188,7 +188,7 @@ def _status_notes(outcome: Outcome, exit_code: int | None, timeout_ms: int) -> l
     return []
 
 
-class BashTool(Tool):
+class BashTool(Tool[BashParams]):
     name = "bash"
     description = (
         "Run a bash command in the working directory (or workdir) and return its combined "
@@ -200,12 +200,10 @@ class BashTool(Tool):
     Params = BashParams
     default_permission = "ask"
 
-    def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
-        assert isinstance(params, BashParams)
+    def describe(self, params: BashParams, ctx: ToolContext) -> tuple[str, str]:
         return params.command, params.command
 
-    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
-        assert isinstance(params, BashParams)
+    async def execute(self, params: BashParams, ctx: ToolContext) -> ToolResult:
         cwd = await resolve_path(ctx, params.workdir) if params.workdir else ctx.directory
         if not cwd.is_dir():
             raise ToolError(f"workdir {cwd} does not exist or is not a folder.")

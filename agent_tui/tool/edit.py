@@ -105,7 +105,7 @@ def plan_edit(path: Path, params: EditParams, name: str, old: str | None = None)
     return EditPlan(path, old, new, count, unified_diff(old, new, name))
 
 
-class EditTool(Tool):
+class EditTool(Tool[EditParams]):
     name = "edit"
     description = (
         "Replace an exact string in a file. old_string must match the file exactly "
@@ -116,8 +116,7 @@ class EditTool(Tool):
     Params = EditParams
     default_permission = "ask"
 
-    def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
-        assert isinstance(params, EditParams)
+    def describe(self, params: EditParams, ctx: ToolContext) -> tuple[str, str]:
         path = absolute_path(ctx, params.file_path)
         name = display_path(ctx, path)
         title = f"edit {name}"
@@ -130,8 +129,7 @@ class EditTool(Tool):
         except OSError as exc:
             return title, f"(preview unavailable: {exc})"
 
-    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
-        assert isinstance(params, EditParams)
+    async def execute(self, params: EditParams, ctx: ToolContext) -> ToolResult:
         path = await resolve_path(ctx, params.file_path)
         name = display_path(ctx, path)
         if path.is_dir():

@@ -31,7 +31,7 @@ def find_files(root: Path, pattern: str) -> list[Path]:
     return [p for p in walk_files(root) if glob_matches(pattern, p.relative_to(root).as_posix())]
 
 
-class GlobTool(Tool):
+class GlobTool(Tool[GlobParams]):
     name = "glob"
     description = (
         'Find files whose path matches a glob pattern ("**/*.py", "src/*.ts", "*.{json,yaml}"). '
@@ -41,13 +41,11 @@ class GlobTool(Tool):
     Params = GlobParams
     default_permission = "allow"
 
-    def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
-        assert isinstance(params, GlobParams)
+    def describe(self, params: GlobParams, ctx: ToolContext) -> tuple[str, str]:
         where = display_path(ctx, absolute_path(ctx, params.path))
         return f"glob {params.pattern} in {where}", ""
 
-    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
-        assert isinstance(params, GlobParams)
+    async def execute(self, params: GlobParams, ctx: ToolContext) -> ToolResult:
         pattern, where = params.pattern, params.path
         if pattern.startswith("/"):  # an absolute pattern names its own folder
             base, pattern = split_glob_base(pattern)

@@ -140,7 +140,7 @@ def _format(matches: Matches, ctx: ToolContext) -> str:
     return "\n".join(lines)
 
 
-class GrepTool(Tool):
+class GrepTool(Tool[GrepParams]):
     name = "grep"
     description = (
         "Search file contents with a regular expression (Python syntax). Returns matching "
@@ -151,13 +151,11 @@ class GrepTool(Tool):
     Params = GrepParams
     default_permission = "allow"
 
-    def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
-        assert isinstance(params, GrepParams)
+    def describe(self, params: GrepParams, ctx: ToolContext) -> tuple[str, str]:
         where = display_path(ctx, absolute_path(ctx, params.path))
         return f"grep {params.pattern!r} in {where}", ""
 
-    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
-        assert isinstance(params, GrepParams)
+    async def execute(self, params: GrepParams, ctx: ToolContext) -> ToolResult:
         try:
             regex = re.compile(params.pattern)
         except re.error as exc:

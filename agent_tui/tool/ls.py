@@ -99,7 +99,7 @@ def render(listing: Listing, root_label: str) -> str:
     return "\n".join(lines)
 
 
-class ListTool(Tool):
+class ListTool(Tool[ListParams]):
     name = "list"
     description = (
         "List a folder as a tree of files and subfolders (subfolders end with /), breadth "
@@ -109,12 +109,10 @@ class ListTool(Tool):
     Params = ListParams
     default_permission = "allow"
 
-    def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
-        assert isinstance(params, ListParams)
+    def describe(self, params: ListParams, ctx: ToolContext) -> tuple[str, str]:
         return display_path(ctx, absolute_path(ctx, params.path)), ""
 
-    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
-        assert isinstance(params, ListParams)
+    async def execute(self, params: ListParams, ctx: ToolContext) -> ToolResult:
         root = await resolve_path(ctx, params.path)
         if not root.exists():
             raise ToolError(f"Folder not found: {root}.")

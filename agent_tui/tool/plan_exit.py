@@ -30,7 +30,7 @@ class PlanExitParams(BaseModel):
     )
 
 
-class PlanExitTool(Tool):
+class PlanExitTool(Tool[PlanExitParams]):
     name = PLAN_EXIT_TOOL
     description = (
         "Present your finished plan to the person and leave plan mode once they approve "
@@ -41,12 +41,10 @@ class PlanExitTool(Tool):
     )
     Params = PlanExitParams
 
-    def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
-        assert isinstance(params, PlanExitParams)
+    def describe(self, params: PlanExitParams, ctx: ToolContext) -> tuple[str, str]:
         return "plan", params.plan
 
-    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
-        assert isinstance(params, PlanExitParams)
+    async def execute(self, params: PlanExitParams, ctx: ToolContext) -> ToolResult:
         if not params.plan.strip():
             raise ToolError("The plan is empty: pass the whole plan as Markdown in `plan`.")
         return ToolResult(title="Plan proposed", output=PLAN_SHOWN)

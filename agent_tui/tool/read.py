@@ -74,7 +74,7 @@ def _read_window(
     return window
 
 
-class ReadTool(Tool):
+class ReadTool(Tool[ReadParams]):
     name = "read"
     description = (
         "Read a text file. Returns lines prefixed with their line number (cat -n style). "
@@ -87,12 +87,10 @@ class ReadTool(Tool):
     Params = ReadParams
     default_permission = "allow"
 
-    def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
-        assert isinstance(params, ReadParams)
+    def describe(self, params: ReadParams, ctx: ToolContext) -> tuple[str, str]:
         return display_path(ctx, absolute_path(ctx, params.file_path)), ""
 
-    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
-        assert isinstance(params, ReadParams)
+    async def execute(self, params: ReadParams, ctx: ToolContext) -> ToolResult:
         path = await resolve_path(ctx, params.file_path)
         shown = display_path(ctx, path)
         if path.is_dir():

@@ -77,7 +77,7 @@ def render_original(message: MessageWithParts) -> str:
     return f"[{info.id}] {info.role} · {_when(info.created)}\n\n" + "\n\n".join(texts)
 
 
-class RecallTool(Tool):
+class RecallTool(Tool[RecallParams]):
     name = "recall"
     description = (
         "Search this session's full history, including what compaction summarised away and "
@@ -88,12 +88,10 @@ class RecallTool(Tool):
     Params = RecallParams
     default_permission = "allow"  # it only reads this session's own history
 
-    def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
-        assert isinstance(params, RecallParams)
+    def describe(self, params: RecallParams, ctx: ToolContext) -> tuple[str, str]:
         return f"recall {params.id or params.query}", ""
 
-    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
-        assert isinstance(params, RecallParams)
+    async def execute(self, params: RecallParams, ctx: ToolContext) -> ToolResult:
         if ctx.history is None:
             raise ToolError("recall is not available here: this session has no stored history.")
         if params.id:

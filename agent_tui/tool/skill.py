@@ -19,7 +19,7 @@ class SkillParams(BaseModel):
     name: str = Field(description="The skill's name, as listed in the system prompt.")
 
 
-class SkillTool(Tool):
+class SkillTool(Tool[SkillParams]):
     name = "skill"
     description = (
         "Load a skill: the instructions for a kind of task listed under Skills in the "
@@ -29,12 +29,10 @@ class SkillTool(Tool):
     Params = SkillParams
     default_permission = "allow"
 
-    def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
-        assert isinstance(params, SkillParams)
+    def describe(self, params: SkillParams, ctx: ToolContext) -> tuple[str, str]:
         return params.name, ""
 
-    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
-        assert isinstance(params, SkillParams)
+    async def execute(self, params: SkillParams, ctx: ToolContext) -> ToolResult:
         skills = await asyncio.to_thread(load_skills, ctx.directory)
         skill = skills.get(params.name.strip().lower())
         if skill is None:

@@ -35,7 +35,7 @@ def task_result(session_id: str, text: str) -> str:
     return f"<task_result session={session_id}>\n{text}\n</task_result>"
 
 
-class TaskTool(Tool):
+class TaskTool(Tool[TaskParams]):
     name = TASK_TOOL
     description = (
         "Run a subagent: a fresh session with its own context window that can read, search "
@@ -64,12 +64,10 @@ class TaskTool(Tool):
             )
         return definition
 
-    def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
-        assert isinstance(params, TaskParams)
+    def describe(self, params: TaskParams, ctx: ToolContext) -> tuple[str, str]:
         return f"task: {params.description}", params.prompt
 
-    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
-        assert isinstance(params, TaskParams)
+    async def execute(self, params: TaskParams, ctx: ToolContext) -> ToolResult:
         if ctx.subagents is None:
             raise ToolError("Subagents are not available here: do the work yourself.")
         answer = await ctx.subagents.run_task(ctx, params.description, params.prompt, params.agent)

@@ -64,7 +64,7 @@ def _result(items: list[TodoItem]) -> ToolResult:
     )
 
 
-class TodoWriteTool(Tool):
+class TodoWriteTool(Tool[TodoWriteParams]):
     name = "todowrite"
     description = (
         "Write the session's todo list (it replaces the whole list). Use it for work of "
@@ -75,12 +75,10 @@ class TodoWriteTool(Tool):
     Params = TodoWriteParams
     default_permission = "allow"
 
-    def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
-        assert isinstance(params, TodoWriteParams)
+    def describe(self, params: TodoWriteParams, ctx: ToolContext) -> tuple[str, str]:
         return f"{len(params.todos)} todos", ""
 
-    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
-        assert isinstance(params, TodoWriteParams)
+    async def execute(self, params: TodoWriteParams, ctx: ToolContext) -> ToolResult:
         items = [
             TodoItem(
                 id=entry.id or str(index),
@@ -100,11 +98,11 @@ class TodoWriteTool(Tool):
         return _result(items)
 
 
-class TodoReadTool(Tool):
+class TodoReadTool(Tool[TodoReadParams]):
     name = "todoread"
     description = "Read the session's todo list as todowrite last wrote it."
     Params = TodoReadParams
     default_permission = "allow"
 
-    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
+    async def execute(self, params: TodoReadParams, ctx: ToolContext) -> ToolResult:
         return _result(await _store(ctx).get_todos(ctx.session_id))

@@ -183,7 +183,7 @@ def render(fetched: Fetched, fmt: Format) -> tuple[str, str]:
     return text, kind or "text"
 
 
-class WebFetchTool(Tool):
+class WebFetchTool(Tool[WebFetchParams]):
     name = "webfetch"
     description = (
         "Fetch a URL (http or https, redirects followed) and return its content: HTML as "
@@ -194,12 +194,10 @@ class WebFetchTool(Tool):
     Params = WebFetchParams
     default_permission = "ask"
 
-    def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
-        assert isinstance(params, WebFetchParams)
+    def describe(self, params: WebFetchParams, ctx: ToolContext) -> tuple[str, str]:
         return params.url, f"format: {params.format}"
 
-    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
-        assert isinstance(params, WebFetchParams)
+    async def execute(self, params: WebFetchParams, ctx: ToolContext) -> ToolResult:
         url = params.url.strip()
         if not url.lower().startswith(("http://", "https://")):
             raise ToolError(f"The URL must start with http:// or https://, got {url!r}.")

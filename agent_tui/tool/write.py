@@ -35,7 +35,7 @@ def content_preview(content: str) -> str:
     return "\n".join(lines[:PREVIEW_LINES]) + f"\n... ({rest} more lines)"
 
 
-class WriteTool(Tool):
+class WriteTool(Tool[WriteParams]):
     name = "write"
     description = (
         "Write a file, replacing it entirely if it exists (parent folders are created). "
@@ -45,8 +45,7 @@ class WriteTool(Tool):
     Params = WriteParams
     default_permission = "ask"
 
-    def describe(self, params: BaseModel, ctx: ToolContext) -> tuple[str, str]:
-        assert isinstance(params, WriteParams)
+    def describe(self, params: WriteParams, ctx: ToolContext) -> tuple[str, str]:
         path = absolute_path(ctx, params.file_path)
         name = display_path(ctx, path)
         title = f"write {name}"
@@ -59,8 +58,7 @@ class WriteTool(Tool):
             return title, content_preview(params.content)
         return title, diff or "(no changes)"
 
-    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
-        assert isinstance(params, WriteParams)
+    async def execute(self, params: WriteParams, ctx: ToolContext) -> ToolResult:
         path = await resolve_path(ctx, params.file_path)
         name = display_path(ctx, path)
         if path.is_dir():
