@@ -103,14 +103,10 @@ class ImageFile:
     width: int | None
     height: int | None
 
-    @property
-    def format(self) -> str:
-        return FORMAT_NAMES[self.mime]
-
     def describe(self) -> str:
         """`PNG, 800×600, 12.3 KB`."""
         size = f"{self.width}×{self.height}, " if self.width and self.height else ""
-        return f"{self.format}, {size}{human_size(len(self.data))}"
+        return f"{FORMAT_NAMES[self.mime]}, {size}{human_size(len(self.data))}"
 
 
 def image_mime(path: Path) -> str | None:
