@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from agent_tui.sandbox.explain import background_note, created_config_note, explain
 from agent_tui.sandbox.policy import SandboxPolicy
-from agent_tui.sandbox.sandbox import Sandbox, Wrapped
-from agent_tui.sandbox.support import SandboxSupport, probe
+from agent_tui.sandbox.sandbox import Sandbox
+from agent_tui.sandbox.support import probe
 
 __all__ = [
     "Sandbox",
     "SandboxPolicy",
-    "SandboxSupport",
-    "Wrapped",
     "background_note",
     "created_config_note",
     "explain",
