@@ -112,9 +112,10 @@ class GitIgnore:
 
     def __init__(self) -> None:
         self._rules: list[tuple[str, re.Pattern[str], bool, bool]] = []
-        """(folder of the .gitignore, compiled pattern, negated, folders only)."""
+        """(folder of the .gitignore as a prefix, `src/` or "", compiled pattern, negated,
+        folders only)."""
 
-    def add_file(self, folder: str, path: Path) -> None:
+    def add_file(self, prefix: str, path: Path) -> None:
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
@@ -132,21 +133,15 @@ class GitIgnore:
             anchored = "/" in line
             line = line.lstrip("/")
             pattern = line if anchored else f"**/{line}"
-            self._rules.append((folder, compile_glob(pattern), negated, dir_only))
+            self._rules.append((prefix, compile_glob(pattern), negated, dir_only))
 
     def ignored(self, rel_path: str, is_dir: bool) -> bool:
         """`rel_path` is `/`-separated and relative to the walk's root."""
         verdict = False
-        for folder, pattern, negated, dir_only in self._rules:
+        for prefix, pattern, negated, dir_only in self._rules:
             if dir_only and not is_dir:
                 continue
-            if folder:
-                if not rel_path.startswith(folder + "/"):
-                    continue
-                local = rel_path[len(folder) + 1 :]
-            else:
-                local = rel_path
-            if pattern.match(local):
+            if rel_path.startswith(prefix) and pattern.match(rel_path[len(prefix) :]):
                 verdict = not negated
         return verdict
 
@@ -158,10 +153,9 @@ def walk_project_files(root: Path, skip_dirs: frozenset[str] = SKIP_DIRS) -> lis
     ignore = GitIgnore()
     for folder, dirs, files in os.walk(root, onerror=lambda _exc: None):
         rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
-        rel_dir = "" if rel_dir == "." else rel_dir
-        prefix = f"{rel_dir}/" if rel_dir else ""
+        prefix = "" if rel_dir == "." else f"{rel_dir}/"
         if ".gitignore" in files:
-            ignore.add_file(rel_dir, Path(folder) / ".gitignore")
+            ignore.add_file(prefix, Path(folder) / ".gitignore")
         dirs[:] = sorted(
             d for d in dirs if d not in skip_dirs and not ignore.ignored(prefix + d, True)
         )
