@@ -117,24 +117,18 @@ async def fetch(url: str, timeout: float) -> Fetched:
     ):
         if response.status_code >= 400:
             raise ToolError(f"{url} answered HTTP {response.status_code} {response.reason_phrase}.")
-        chunks: list[bytes] = []
-        size = 0
-        cut = False
+        body = bytearray()
         async for chunk in response.aiter_bytes():
-            room = MAX_RESPONSE_BYTES - size
-            if len(chunk) > room:
-                chunks.append(chunk[:room])
-                cut = True
+            body += chunk
+            if len(body) > MAX_RESPONSE_BYTES:
                 break
-            chunks.append(chunk)
-            size += len(chunk)
         return Fetched(
             url=str(response.url),
             status=response.status_code,
             content_type=response.headers.get("content-type", ""),
             charset=response.charset_encoding,
-            body=b"".join(chunks),
-            cut=cut,
+            body=bytes(body[:MAX_RESPONSE_BYTES]),
+            cut=len(body) > MAX_RESPONSE_BYTES,
         )
 
 
