@@ -38,14 +38,9 @@ BINARY_EXTENSIONS = frozenset({
 # fmt: on
 
 
-def _read_umask() -> int:
-    # os.umask can only be read by setting it; do that once, at import, not in threads.
-    umask = os.umask(0o022)
-    os.umask(umask)
-    return umask
-
-
-_UMASK = _read_umask()
+# os.umask can only be read by setting it; do that once, at import, not in threads.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
 
 
 def looks_binary(head: bytes) -> bool:
