@@ -11,10 +11,10 @@ from pathlib import Path
 from agent_tui.tool.files import SKIP_DIRS
 
 
-def walk_files(root: Path, skip_dirs: frozenset[str] = SKIP_DIRS) -> Iterator[Path]:
-    """Every file under `root`, not descending into `skip_dirs` or symlinked folders."""
+def walk_files(root: Path) -> Iterator[Path]:
+    """Every file under `root`, not descending into SKIP_DIRS or symlinked folders."""
     for folder, dirs, files in os.walk(root, onerror=lambda _exc: None):
-        dirs[:] = sorted(d for d in dirs if d not in skip_dirs)
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
         base = Path(folder)
         for name in sorted(files):
             yield base / name
@@ -146,7 +146,7 @@ class GitIgnore:
         return verdict
 
 
-def walk_project_files(root: Path, skip_dirs: frozenset[str] = SKIP_DIRS) -> list[str]:
+def walk_project_files(root: Path) -> list[str]:
     """Every file under `root` as a `/`-separated relative path, honouring the
     .gitignore files found on the way (the file picker's index)."""
     found: list[str] = []
@@ -157,7 +157,7 @@ def walk_project_files(root: Path, skip_dirs: frozenset[str] = SKIP_DIRS) -> lis
         if ".gitignore" in files:
             ignore.add_file(prefix, Path(folder) / ".gitignore")
         dirs[:] = sorted(
-            d for d in dirs if d not in skip_dirs and not ignore.ignored(prefix + d, True)
+            d for d in dirs if d not in SKIP_DIRS and not ignore.ignored(prefix + d, True)
         )
         found.extend(
             prefix + name for name in sorted(files) if not ignore.ignored(prefix + name, False)
