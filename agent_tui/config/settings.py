@@ -520,9 +520,13 @@ def _describe_error(err: dict[str, Any]) -> str:
     return f"{field}: {err['msg']} (got {err.get('input')!r})"
 
 
-def _invalid(where: str, exc: ValidationError) -> ConfigError:
-    details = "\n".join("  " + _describe_error(e) for e in exc.errors()[:10])
-    return ConfigError(f"Invalid config in {where}:\n{details}")
+def _validated(data: dict[str, Any], where: str) -> Config:
+    """`data` as a Config; ConfigError naming `where` and the fields that are wrong."""
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        details = "\n".join("  " + _describe_error(e) for e in exc.errors()[:10])
+        raise ConfigError(f"Invalid config in {where}:\n{details}") from exc
 
 
 def load_config(
@@ -552,10 +556,7 @@ def load_config(
     for path in files:
         data = _read_json(path)
         person_runs += run_files(directory, data)
-        try:
-            checked = Config.model_validate(data)
-        except ValidationError as exc:
-            raise _invalid(str(path), exc) from exc
+        checked = _validated(data, str(path))
         if checked.hooks:
             hook_sources.append(HookSource(str(path), checked.hooks))
         trust_all = trust_all or checked.trust_project_hooks
@@ -563,20 +564,14 @@ def load_config(
     layer = project_layer(directory, merged, trust_now=trust)
     applied = layer.applied
     if layer.path is not None:
-        try:
-            checked = Config.model_validate(applied)
-        except ValidationError as exc:
-            raise _invalid(str(layer.path), exc) from exc
+        _validated(applied, str(layer.path))
         for path, hooks in layer.hook_files:
             hook_sources.append(HookSource(str(path), _hooks_of(hooks, path), project=True))
         merged = _deep_merge(merged, {k: v for k, v in applied.items() if k != "hooks"})
         files = [*files, layer.path]
     if overrides:
         merged = _deep_merge(merged, overrides)
-    try:
-        config = Config.model_validate(merged)
-    except ValidationError as exc:
-        raise _invalid("(command-line options)", exc) from exc
+    config = _validated(merged, "(command-line options)")
     config.sources = [str(p) for p in files]
     config.hook_sources = hook_sources
     config.trust_project_hooks = trust_all  # a project cannot trust its own hooks
@@ -587,10 +582,7 @@ def load_config(
 
 def _hooks_of(hooks: dict[str, Any], path: Path) -> dict[str, list[HookMatcher]]:
     """One file's hooks (a project's run only once it is trusted)."""
-    try:
-        return Config.model_validate({"hooks": hooks}).hooks
-    except ValidationError as exc:
-        raise _invalid(str(path), exc) from exc
+    return _validated({"hooks": hooks}, str(path)).hooks
 
 
 def _program(name: object, entry: object) -> str:
