@@ -607,14 +607,10 @@ def _project_trust(layer: ProjectLayer) -> ProjectTrust:
         if entries:
             commands[key] = sorted(_program(name, entry) for name, entry in entries.items())
     endpoints = [
-        f"provider.{name}: {entry.get('api_base')}"
-        for name, entry in (data.get("provider") or {}).items()
-        if isinstance(entry, dict) and entry.get("api_base")
-    ]
-    endpoints += [
-        f"mcp.{name}: {entry.get('url')}"
-        for name, entry in (data.get("mcp") or {}).items()
-        if isinstance(entry, dict) and entry.get("url")
+        f"{key}.{name}: {entry[field]}"
+        for key, field in (("provider", "api_base"), ("mcp", "url"))
+        for name, entry in (data.get(key) or {}).items()
+        if isinstance(entry, dict) and entry.get(field)
     ]
     attach = (data.get("run") or {}).get("attach") if isinstance(data.get("run"), dict) else None
     if isinstance(attach, str) and attach not in ("off",):
