@@ -55,12 +55,6 @@ class HookResult:
         return "\n".join(r for r in self.reasons if r) or "A hook blocked it (it gave no reason)."
 
 
-@dataclass
-class _Job:
-    command: HookCommand
-    subject_name: str
-
-
 class Hooks:
     """The hooks in force for an engine. `warn` shows a one-line warning to the person,
     `tell` a hook's `systemMessage`; `evaluate` answers prompt hooks."""
@@ -82,25 +76,20 @@ class Hooks:
         self.tell = tell or warn
         self.evaluate = evaluate
 
-    def trusted(self, source: HookSource) -> bool:
-        return self._trusted(source)
-
     def active(self) -> list[HookSource]:
-        return [s for s in self.sources if not s.project or self.trusted(s)]
+        return [s for s in self.sources if not s.project or self._trusted(s)]
 
     def waiting(self) -> list[HookSource]:
         """Project hooks that do not run until the person trusts them."""
-        return [s for s in self.sources if s.project and not self.trusted(s)]
+        return [s for s in self.sources if s.project and not self._trusted(s)]
 
     def unknown_lines(self) -> list[str]:
         """A warning per file naming events agent-tui does not know (they are ignored)."""
-        lines = []
-        for source in self.sources:
-            unknown = unknown_events(source.hooks)
-            if unknown:
-                names = ", ".join(unknown)
-                lines.append(f"Hooks in {source.path}: unknown event {names} (ignored).")
-        return lines
+        return [
+            f"Hooks in {source.path}: unknown event {', '.join(unknown)} (ignored)."
+            for source in self.sources
+            if (unknown := unknown_events(source.hooks))
+        ]
 
     def status_lines(self) -> list[str]:
         """For `/context`: the hooks in force and those waiting, one line per event."""
@@ -108,8 +97,8 @@ class Hooks:
             return []
         lines = ["Hooks (your own commands; they run outside the sandbox):"]
         for source in self.sources:
-            state = "" if not source.project or self.trusted(source) else " - NOT RUN until trusted"
-            lines.append(f"  {source.path}{state}")
+            waits = source.project and not self._trusted(source)
+            lines.append(f"  {source.path}{' - NOT RUN until trusted' if waits else ''}")
             for event, matchers in source.hooks.items():
                 count = sum(len(m.hooks) for m in matchers)
                 prompts = sum(h.type == "prompt" for m in matchers for h in m.hooks)
@@ -121,8 +110,8 @@ class Hooks:
     def any_for(self, event: str) -> bool:
         return any(source.hooks.get(event) for source in self.active())
 
-    def _jobs(self, event: str, subject: str | None) -> list[_Job]:
-        jobs: list[_Job] = []
+    def _jobs(self, event: str, subject: str | None) -> list[HookCommand]:
+        jobs: list[HookCommand] = []
         seen: set[str] = set()
         for source in self.active():
             for matcher in source.hooks.get(event, []):
@@ -132,7 +121,7 @@ class Hooks:
                     key = f"{command.type}:{command.command or command.prompt}"
                     if key not in seen:
                         seen.add(key)  # the same command once (Claude Code too)
-                        jobs.append(_Job(command, claude_name(subject or "")))
+                        jobs.append(command)
         return jobs
 
     async def fire(
@@ -150,6 +139,8 @@ class Hooks:
         jobs = self._jobs(event, subject)
         if not jobs:
             return result
+        if "tool_name" in payload:  # Claude Code's name for its counterpart
+            payload = {**payload, "tool_name": claude_name(subject or "")}
         outcomes = await asyncio.gather(
             *(self._run(job, event, directory, payload) for job in jobs), return_exceptions=True
         )
@@ -158,7 +149,7 @@ class Hooks:
                 outcome = Outcome(warning=f"could not start: {outcome}")
             read_answer(outcome, event, result)
             if outcome.warning:
-                line = f"Hook {event} `{_short(job.command)}` {outcome.warning}"
+                line = f"Hook {event} `{_short(job)}` {outcome.warning}"
                 result.warnings.append(line)
                 self.warn(line)
         for message in result.messages:
@@ -166,19 +157,17 @@ class Hooks:
         return result
 
     async def _run(
-        self, job: _Job, event: str, directory: Path, payload: dict[str, Any]
+        self, command: HookCommand, event: str, directory: Path, payload: dict[str, Any]
     ) -> Outcome:
         data = {**payload, "hook_event_name": event, "cwd": str(directory)}
-        if "tool_name" in data:
-            data["tool_name"] = job.subject_name  # Claude Code's name for its counterpart
-        if job.command.type == "prompt":
-            return await ask_model(job.command, data, self.evaluate)
-        if job.command.type != "command":
-            return Outcome(warning=f'has type "{job.command.type}", which agent-tui cannot run.')
+        if command.type == "prompt":
+            return await ask_model(command, data, self.evaluate)
+        if command.type != "command":
+            return Outcome(warning=f'has type "{command.type}", which agent-tui cannot run.')
         env = {**os.environ, "CLAUDE_PROJECT_DIR": str(directory)}
         env["AGENT_TUI_PROJECT_DIR"] = str(directory)
         cwd = directory if directory.is_dir() else None
-        return await run_command(job.command, data, cwd, procs.process_env(env))
+        return await run_command(command, data, cwd, procs.process_env(env))
 
 
 def _short(command: HookCommand) -> str:
