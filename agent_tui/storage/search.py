@@ -14,7 +14,7 @@ import logging
 import re
 from typing import Any
 
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel
 
 from agent_tui import ids
 from agent_tui.storage import rows
@@ -48,7 +48,6 @@ RECALL_TOOL = "recall"
 EXCERPT_TOKENS = 24
 RANK_WINDOW = 2_000
 """Matches ranked by relevance: the newest this many (older ones need rarer words)."""
-_PART = TypeAdapter(Part)
 _TERM = re.compile(r'"([^"]+)"|(\S+)')
 
 
@@ -228,20 +227,20 @@ class SearchQueries(DatabaseCore):
 
 def _text_of_row(data: str) -> str | None:
     try:
-        return searchable_text(_PART.validate_json(data))
+        return searchable_text(rows.parse_part(data))
     except ValueError:  # a row this version cannot read is simply not searchable
         return None
 
 
 def _hit(row: Any, boundary: str | None) -> SearchHit:
     part_id, message_id, data, role, info, excerpt = row
-    part = _PART.validate_json(data)
-    created = json.loads(info).get("created", 0)
+    part = rows.parse_part(data)
+    message = rows.parse_message(info)
     tool = part.tool if isinstance(part, ToolPart) else None
     pruned = isinstance(part, ToolPart) and bool(
         isinstance(part.state, ToolStateCompleted) and part.state.time.compacted
     )
-    if role == "assistant" and AssistantMessage.model_validate_json(info).summary:
+    if isinstance(message, AssistantMessage) and message.summary:
         role = "summary"
     return SearchHit(
         part_id=part_id,
@@ -249,7 +248,7 @@ def _hit(row: Any, boundary: str | None) -> SearchHit:
         role=role,
         kind=part.type,
         tool=tool,
-        created=int(created or 0),
+        created=message.created,
         excerpt=" ".join(excerpt.split()),
         compacted=boundary is not None and message_id < boundary,
         pruned=pruned,
