@@ -89,19 +89,17 @@ class RecoveryQueries(DatabaseCore):
                 f"AND json_extract(info, '$.finish') IS NULL{scope}",
                 params,
             )
-            parts = [interrupt_tool(rows.parse_part(row[0]), now) for row in tool_rows]
-            infos = [interrupt_message(rows.parse_message(row[0]), now) for row in message_rows]
-            fixed_parts = [rows.part_row(part) for part in parts if part is not None]
-            fixed_infos = [rows.message_row(info) for info in infos if info is not None]
-            await conn.executemany(rows.UPSERT_MESSAGE, fixed_infos)
-            await conn.executemany(rows.UPSERT_PART, fixed_parts)
+            parts = [p for r in tool_rows if (p := interrupt_tool(rows.parse_part(r[0]), now))]
+            infos = [
+                i for r in message_rows if (i := interrupt_message(rows.parse_message(r[0]), now))
+            ]
+            await conn.executemany(rows.UPSERT_MESSAGE, [rows.message_row(i) for i in infos])
+            await conn.executemany(rows.UPSERT_PART, [rows.part_row(p) for p in parts])
         for info in infos:
-            if info is not None:
-                self._history.on_message(info)
+            self._history.on_message(info)
         for part in parts:
-            if part is not None:
-                self._history.on_part(part)
-        return len(fixed_parts) + len(fixed_infos)
+            self._history.on_part(part)
+        return len(parts) + len(infos)
 
     async def discard_unfinished_summaries(self, session_id: str) -> int:
         """Delete summary messages (and parts) a crash cut short; returns how many.
