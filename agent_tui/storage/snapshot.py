@@ -36,6 +36,15 @@ _ENV_DROPPED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECT
 _STATUS: dict[str, Literal["added", "modified", "deleted"]] = {"A": "added", "D": "deleted"}
 
 
+def _numstat(record: str) -> tuple[str, tuple[int, int]] | None:
+    """`added\tremoved\tpath` as (path, (added, removed)); a binary file's "-" counts 0."""
+    fields = record.split("\t", 2)
+    if len(fields) != 3:
+        return None
+    added, removed, path = fields
+    return path, (int(added) if added.isdigit() else 0, int(removed) if removed.isdigit() else 0)
+
+
 def parse_changes(out: str) -> list[FileChange]:
     """`diff-tree -z --raw --numstat` output: `:modes shas STATUS\0path\0` records, then
     `added\tremoved\tpath\0` ones ("-" for a binary file)."""
@@ -49,13 +58,8 @@ def parse_changes(out: str) -> list[FileChange]:
             statuses[fields[index + 1]] = _STATUS.get(field.rsplit(" ", 1)[-1][:1], "modified")
             index += 2
             continue
-        parts = field.split("\t", 2)
-        if len(parts) == 3:
-            added, removed, path = parts
-            counts[path] = (
-                int(added) if added.isdigit() else 0,
-                int(removed) if removed.isdigit() else 0,
-            )
+        if (record := _numstat(field)) is not None:
+            counts[record[0]] = record[1]
         index += 1
     return [
         FileChange(
@@ -196,17 +200,8 @@ class Snapshots:
         out = await self._git(
             "diff", "--numstat", "-z", "--no-renames", tree_a, tree_b, "--", *(files or [])
         )
-        stats: dict[str, tuple[int, int]] = {}
-        for record in out.decode(errors="surrogateescape").split("\0"):
-            fields = record.split("\t", 2)
-            if len(fields) != 3:
-                continue
-            added, removed, path = fields
-            stats[path] = (
-                int(added) if added.isdigit() else 0,
-                int(removed) if removed.isdigit() else 0,
-            )
-        return stats
+        records = out.decode(errors="surrogateescape").split("\0")
+        return dict(found for record in records if (found := _numstat(record)) is not None)
 
     async def restore(self, tree: str, files: list[str]) -> None:
         """Put `files` back as they are in `tree`; those absent from it are deleted."""
