@@ -61,11 +61,8 @@ def _write(data: dict[str, Any]) -> None:
 def covered(directory: Path, trusted_paths: Iterable[str]) -> bool:
     """Whether one of the person's `trusted_projects` paths holds the directory."""
     real = directory.resolve()
-    for entry in trusted_paths:
-        root = Path(entry).expanduser().resolve()
-        if real == root or root in real.parents:
-            return True
-    return False
+    roots = (Path(entry).expanduser().resolve() for entry in trusted_paths)
+    return any(real == root or root in real.parents for root in roots)
 
 
 def state(directory: Path, files: dict[str, str], trusted_paths: Iterable[str]) -> TrustState:
