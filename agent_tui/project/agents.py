@@ -325,16 +325,11 @@ def _apply(
     """Merge `entry` into the agent `name` (a new one when unknown), key by key."""
     prompt = _read_prompt(entry.prompt, bases, source) if entry.prompt is not None else None
     info = agents.get(name) or AgentInfo(name=name, source=source)
-    fields = entry.model_fields_set
-    if "description" in fields:
-        info.description = entry.description
-    if entry.mode is not None:
-        info.mode = entry.mode
-    for key in ("model", "reasoning", "max_steps", "temperature"):
+    for key in ("mode", "model", "reasoning", "max_steps", "temperature"):
         if getattr(entry, key) is not None:
             setattr(info, key, getattr(entry, key))
-    if "hidden" in fields:
-        info.hidden = entry.hidden
+    for key in {"description", "hidden"} & entry.model_fields_set:
+        setattr(info, key, getattr(entry, key))
     if prompt is not None:
         info.prompt = prompt
     if entry.tools is not None:
