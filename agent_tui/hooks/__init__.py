@@ -1,3 +1,3 @@
 """Hooks: the person's commands run at fixed points (tools, prompts, stops, sessions,
-compactions), in Claude Code's format. `settings.py` the config shape, `runner.py` runs
-them, `trust.py` which projects' own hooks may run."""
+compactions), in Claude Code's format. `hook_config.py` the config shape, `runner.py`
+runs them; a project's own run once it is trusted (trust/)."""

@@ -6,10 +6,8 @@ Claude Code) is a warning, never an invalid config."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -105,13 +103,6 @@ class HookSource:
     hooks: HooksConfig
     project: bool = False
     """From the project's own config file: runs only once the project is trusted."""
-    digest: str = field(init=False, compare=False, repr=False)
-    """What trust is kept for (hooks/trust.py): these hooks, as they are now."""
-
-    def __post_init__(self) -> None:
-        hooks = {event: [m.model_dump() for m in found] for event, found in self.hooks.items()}
-        text = json.dumps(hooks, sort_keys=True)
-        object.__setattr__(self, "digest", hashlib.sha256(text.encode()).hexdigest())
 
 
 def claude_name(tool: str) -> str:

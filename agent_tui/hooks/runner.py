@@ -5,7 +5,7 @@ other failure, malformed JSON or a timeout is a one-line warning and the session
 Hooks are the person's own commands: they run outside the sandbox, in the session's
 directory, with `CLAUDE_PROJECT_DIR` and `AGENT_TUI_PROJECT_DIR` set. `type: "prompt"`
 hooks ask the small model instead (hooks/prompt_hooks.py). Project hooks run only once
-the project is trusted (hooks/trust.py)."""
+the project is trusted (trust/, `Workspace.commands_may_run`)."""
 
 from __future__ import annotations
 
