@@ -67,10 +67,6 @@ class SessionLock:
         self.path = path
         self._fd: int | None = fd
 
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
-
     def release(self) -> None:
         fd, self._fd = self._fd, None
         if fd is None:
