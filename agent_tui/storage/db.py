@@ -317,11 +317,8 @@ class Database(
         """Drop pending writes of deleted rows, so a flush does not bring them back."""
         gone = set(message_ids)
         self._history.forget(all_sessions=True)
-        for key in gone & self._dirty_messages.keys():
-            del self._dirty_messages[key]
-        for key, part in list(self._dirty_parts.items()):
-            if part.message_id in gone:
-                del self._dirty_parts[key]
+        self._dirty_messages = {k: m for k, m in self._dirty_messages.items() if k not in gone}
+        self._dirty_parts = {k: p for k, p in self._dirty_parts.items() if p.message_id not in gone}
 
     async def _flush_loop(self) -> None:
         while True:
