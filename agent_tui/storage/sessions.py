@@ -196,8 +196,8 @@ class SessionQueries(DatabaseCore):
         async with self._transaction(write=False) as conn:
             for start in range(0, len(wanted), _IN_CHUNK):
                 chunk = wanted[start : start + _IN_CHUNK]
-                counts = _COUNTS.format(marks=", ".join("?" * len(chunk)))
-                found = await conn.execute_fetchall(counts, chunk)
+                marks = ", ".join("?" * len(chunk))
+                found = await conn.execute_fetchall(_COUNTS.format(marks=marks), chunk)
                 for sid, count, cost, compactions, fresh, read, write in found:
                     result[sid] = SessionSummary(
                         messages=count,
@@ -207,10 +207,8 @@ class SessionQueries(DatabaseCore):
                         cache_read=int(read),
                         cache_write=int(write),
                     )
-                sql = _PREPARED.format(marks=", ".join("?" * len(chunk)))
-                for sid, status, count, cost, fresh, read, write in await conn.execute_fetchall(
-                    sql, chunk
-                ):
+                found = await conn.execute_fetchall(_PREPARED.format(marks=marks), chunk)
+                for sid, status, count, cost, fresh, read, write in found:
                     summary = result[sid]
                     summary.summaries_prepared += count
                     if status == "used":  # its cost and tokens are the summary message's
@@ -221,8 +219,8 @@ class SessionQueries(DatabaseCore):
                     summary.input_tokens += int(fresh)
                     summary.cache_read += int(read)
                     summary.cache_write += int(write)
-                sql = _CHILD_COSTS.format(marks=", ".join("?" * len(chunk)))
-                for sid, cost in await conn.execute_fetchall(sql, chunk):
+                found = await conn.execute_fetchall(_CHILD_COSTS.format(marks=marks), chunk)
+                for sid, cost in found:
                     result[sid].subtasks_cost = cost
                     result[sid].cost += cost
             for sid, summary in result.items():
