@@ -17,7 +17,7 @@ import asyncio, sys
 from pathlib import Path
 
 from agent_tui import ids
-from agent_tui.storage import Database
+from agent_tui.storage.db import Database
 from agent_tui.storage.models import TextPart, UserMessage
 
 async def main(path, name, count):

@@ -10,7 +10,8 @@ import pytest
 
 from agent_tui import ids
 from agent_tui.errors import NotFoundError, StorageError
-from agent_tui.storage import AmbiguousIdError, Database, rows
+from agent_tui.storage import rows
+from agent_tui.storage.db import Database
 from agent_tui.storage.models import (
     AssistantMessage,
     CompactionPart,
@@ -28,6 +29,7 @@ from agent_tui.storage.models import (
     ToolTime,
     UserMessage,
 )
+from agent_tui.storage.sessions import AmbiguousIdError
 
 SLOW = 3600.0  # a flush interval that never fires during a test
 

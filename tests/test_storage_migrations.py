@@ -10,7 +10,8 @@ import pytest
 
 from agent_tui import ids
 from agent_tui.errors import StorageError
-from agent_tui.storage import Database, schema
+from agent_tui.storage import schema
+from agent_tui.storage.db import Database
 from agent_tui.storage.models import TextPart, UserMessage
 
 

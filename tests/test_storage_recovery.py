@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agent_tui import ids
-from agent_tui.storage import Database
+from agent_tui.storage.db import Database
 from agent_tui.storage.models import (
     AssistantMessage,
     CompactionPart,
