@@ -356,8 +356,7 @@ def _load_file(
     that is wrong. `untrusted`: the directory of a project not yet trusted, whose agents
     only narrow (trust/keys.py `narrow_agent`)."""
     text = path.read_text(encoding="utf-8", errors="replace")
-    split = split_front_matter(text)
-    header, body = split if split is not None else ([], text)
+    header, body = split_front_matter(text)
     data = parse_header(header)
     body = body.strip()
     if body:

@@ -64,24 +64,21 @@ class CustomCommand:
         return PLACEHOLDER_RE.sub(value, self.body).strip()
 
 
-def split_front_matter(text: str) -> tuple[list[str], str] | None:
-    """(header lines, body) of a `---\\n...\\n---\\nbody` file; None without a header
+def split_front_matter(text: str) -> tuple[list[str], str]:
+    """(header lines, body) of a `---\\n...\\n---\\nbody` file; ([], text) without a header
     (project/agents.py parses the lines as nested keys, commands as flat ones)."""
     lines = text.splitlines()
     if not lines or lines[0].strip() != "---":
-        return None
+        return [], text
     for end in range(1, len(lines)):
         if lines[end].strip() == "---":
             return lines[1:end], "\n".join(lines[end + 1 :])
-    return None  # no closing line: it was not a header
+    return [], text  # no closing line: it was not a header
 
 
 def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
     """({key: value}, body) of a `---\\nkey: value\\n---\\nbody` file; no header: ({}, text)."""
-    split = split_front_matter(text)
-    if split is None:
-        return {}, text
-    header, body = split
+    header, body = split_front_matter(text)
     meta: dict[str, str] = {}
     for line in header:
         key, sep, value = line.partition(":")

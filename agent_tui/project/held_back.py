@@ -50,8 +50,8 @@ def _agents(directory: Path) -> list[str]:
 
 def _header(path: Path) -> dict[str, Any] | None:
     try:
-        split = split_front_matter(path.read_text(encoding="utf-8", errors="replace"))
-        return parse_header(split[0]) if split is not None else {}
+        header, _ = split_front_matter(path.read_text(encoding="utf-8", errors="replace"))
+        return parse_header(header)
     except (OSError, ValueError):
         return None
 
