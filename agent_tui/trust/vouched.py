@@ -9,6 +9,7 @@ import hashlib
 import os
 import shlex
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -108,22 +109,16 @@ def vouched_files(directory: Path, runs: list[Path]) -> list[Path]:
     names = (CONFIG_FILE_NAME, CLAUDE_MCP, *CLAUDE_SETTINGS)
     files = [root / name for name in names if (root / name).is_file()]
     for tree in (PROJECT_DIR, *CLAUDE_TREES):
-        files += _tree(root / tree)
+        files += islice(_tree(root / tree), MAX_FILES)
     files += [f for f in runs if f not in files]
     return files
 
 
-def _tree(folder: Path) -> list[Path]:
-    found: list[Path] = []
-    if not folder.is_dir():
-        return found
+def _tree(folder: Path) -> Iterator[Path]:
+    """The files under `folder` in a stable order (none when it is not a folder)."""
     for base, dirs, names in os.walk(folder):
         dirs.sort()
-        for name in sorted(names):
-            found.append(Path(base) / name)
-            if len(found) >= MAX_FILES:
-                return found
-    return found
+        yield from (Path(base) / name for name in sorted(names))
 
 
 Seen = dict[Path, tuple[tuple[int, int, int], str]]
