@@ -55,9 +55,8 @@ def interrupt_message(info: Message, now: int) -> AssistantMessage | None:
     Unfinished summaries are left alone: `discard_unfinished_summaries` removes them so
     that their compaction request runs again.
     """
-    if not is_unfinished(info) or is_unfinished_summary(info):
+    if not isinstance(info, AssistantMessage) or not is_unfinished(info) or info.summary:
         return None
-    assert isinstance(info, AssistantMessage)
     error = info.error or ErrorInfo(kind=INTERRUPTED_KIND, message=INTERRUPTED_MESSAGE)
     return info.model_copy(update={"error": error, "completed": now})
 
