@@ -190,9 +190,8 @@ def project_layer(directory: Path, person: dict[str, Any], trust_now: bool = Fal
     files = vouched.digests(directory.resolve(), vouched.vouched_files(directory, runs))
     if path is None and os.environ.get("AGENT_TUI_CONFIG"):
         files = {}  # AGENT_TUI_CONFIG: the project's files are not read at all
-    trusted_paths = person.get("trusted_projects") or []
-    if not isinstance(trusted_paths, list):
-        trusted_paths = []
+    trusted_paths = person.get("trusted_projects")
+    trusted_paths = trusted_paths if isinstance(trusted_paths, list) else []
     if trust_now and files:
         store.trust(directory, files)
     state = store.state(directory, files, [str(p) for p in trusted_paths])
