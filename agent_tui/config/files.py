@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui import paths
+from agent_tui.config.claude_mcp import mcp_servers
 from agent_tui.config.claude_permissions import permission_of
 from agent_tui.config.claude_settings import add_hooks, contribution, hooks_of, project_files
 from agent_tui.errors import ConfigError
@@ -181,8 +182,6 @@ def project_layer(directory: Path, person: dict[str, Any], trust_now: bool = Fal
     claude = directory / vouched.CLAUDE_MCP
     servers: dict[str, Any] = {}
     if claude.is_file() and not os.environ.get("AGENT_TUI_CONFIG"):
-        from agent_tui.config.claude_mcp import mcp_servers
-
         servers = mcp_servers(claude, read_json(claude))  # agent-tui.json's own win
         data = deep_merge({"mcp": servers}, data) if servers else data
         path = path or claude
