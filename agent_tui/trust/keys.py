@@ -231,10 +231,8 @@ def _prompt_file(prompt: Any) -> str | None:
 _NARROW = {"permission": _permission, "instructions": _instructions, "agent": _agents}
 
 
-def reason(key_path: str) -> str:
-    return REASONS.get(key_path.split(".", 1)[0], "not known to be safe")
-
-
 def explain(waiting: list[str]) -> list[str]:
     """Each waiting key path with why it waits, one line each."""
-    return [f"{key}: {reason(key)}" for key in waiting]
+    return [
+        f"{key}: {REASONS.get(key.split('.', 1)[0], 'not known to be safe')}" for key in waiting
+    ]
