@@ -201,8 +201,6 @@ def _scalar(text: str) -> Any:
 
 
 def _strip_comment(line: str) -> str:
-    if "#" not in line:
-        return line.rstrip()
     quote = ""
     for index, char in enumerate(line):
         if char in "\"'" and not quote:
