@@ -132,6 +132,18 @@ def anthropic_body(
     )
 
 
+def count_breakpoints(messages: list[dict[str, Any]]) -> int:
+    """cache_control marks in provider messages (the API allows MAX_BREAKPOINTS)."""
+    total = 0
+    for message in messages:
+        total += "cache_control" in message
+        content = message.get("content")
+        if isinstance(content, list):
+            total += sum("cache_control" in block for block in content if isinstance(block, dict))
+        total += sum("cache_control" in call for call in message.get("tool_calls") or [])
+    return total
+
+
 async def preparation_done(ctx: Any, session_id: str) -> None:
     """Until the session's summary being prepared in the background (if any) is written."""
     task = ctx.live(session_id).preparing

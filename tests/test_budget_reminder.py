@@ -11,7 +11,7 @@ from typing import Any
 from agent_tui.budget.reminder import budget_reminder_text
 from agent_tui.config.settings import Config
 from agent_tui.ids import message_id, part_id, session_id
-from agent_tui.step.cache import MAX_BREAKPOINTS, count_breakpoints
+from agent_tui.step.cache import MAX_BREAKPOINTS
 from agent_tui.step.request import build_request
 from agent_tui.storage.models import (
     AssistantMessage,
@@ -23,7 +23,12 @@ from agent_tui.storage.models import (
     UserMessage,
 )
 from tests.conftest import MODEL, SMALL, write_config
-from tests.engine_helpers import anthropic_body, is_summary_request, open_engine
+from tests.engine_helpers import (
+    anthropic_body,
+    count_breakpoints,
+    is_summary_request,
+    open_engine,
+)
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls, Usage
 
 CLAUDE = "anthropic/claude-sonnet-4-5"

@@ -1,4 +1,5 @@
-"""Prompt caching: where the cache breakpoints of a request go, and which models take them.
+"""Prompt caching: where the cache breakpoints of a request go (which models take them:
+provider/shapes.cache_style).
 
 Anthropic caches a prefix (tools, system, messages, in that order) up to a block marked
 `cache_control`; a later request reads the longest cached prefix ending at one of its own
@@ -14,17 +15,6 @@ requests of one session to the same cache. Gemini and DeepSeek cache implicitly.
 from __future__ import annotations
 
 from typing import Any
-
-from agent_tui.provider.shapes import CacheStyle, cache_style
-
-__all__ = [
-    "EPHEMERAL",
-    "MAX_BREAKPOINTS",
-    "CacheStyle",
-    "cache_style",
-    "count_breakpoints",
-    "mark_breakpoints",
-]
 
 EPHEMERAL = {"type": "ephemeral"}
 MAX_BREAKPOINTS = 4
@@ -87,15 +77,3 @@ def mark_breakpoints(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for group in groups:
         out[group[-1]] = _mark_last_block(out[group[-1]])
     return out
-
-
-def count_breakpoints(messages: list[dict[str, Any]]) -> int:
-    """cache_control marks in provider messages (the API allows MAX_BREAKPOINTS)."""
-    total = 0
-    for message in messages:
-        total += "cache_control" in message
-        content = message.get("content")
-        if isinstance(content, list):
-            total += sum("cache_control" in block for block in content if isinstance(block, dict))
-        total += sum("cache_control" in call for call in message.get("tool_calls") or [])
-    return total

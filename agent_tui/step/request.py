@@ -13,8 +13,9 @@ from agent_tui.config.settings import Config, ReasoningConfig
 from agent_tui.engine_context import EngineContext
 from agent_tui.project.agents import AgentInfo
 from agent_tui.provider.auth import credentials
+from agent_tui.provider.shapes import cache_style
 from agent_tui.provider.stream_events import ModelRequest
-from agent_tui.step.cache import cache_style, mark_breakpoints
+from agent_tui.step.cache import mark_breakpoints
 from agent_tui.step.media import content_image_tokens, image_placement, part_image_tokens
 from agent_tui.step.messages import (
     last_finished_assistant,
