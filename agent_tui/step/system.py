@@ -57,14 +57,7 @@ def instruction_sources(directory: Path, config: Config) -> list[Path | str]:
     CLAUDE.md / CONTEXT.md walking up from the directory (nearest first, one per
     directory), the global AGENTS.md (or CLAUDE.md) in the config dir, ~/.claude/CLAUDE.md,
     then config `instructions` as listed: paths (relative to the directory) and URLs."""
-    found: list[Path | str] = []
-    for folder in (directory, *directory.parents):
-        for name in INSTRUCTION_FILES:
-            candidate = folder / name
-            if candidate.is_file():
-                if not links_out(candidate):
-                    found.append(candidate)
-                break
+    found: list[Path | str] = [f for f in _nearest_files(directory) if not links_out(f)]
     for name in INSTRUCTION_FILES[:2]:
         global_file = paths.config_dir() / name
         if global_file.is_file():
@@ -91,20 +84,22 @@ def links_out(path: Path) -> bool:
     return path.is_symlink() and not paths.is_within(path, path.parent)
 
 
-def _linked_out(directory: Path) -> list[str]:
-    """Notes for the instruction files skipped by `links_out`."""
-    notes: list[str] = []
+def _nearest_files(directory: Path) -> Iterator[Path]:
+    """The first of INSTRUCTION_FILES in each directory from `directory` up."""
     for folder in (directory, *directory.parents):
         for name in INSTRUCTION_FILES:
-            candidate = folder / name
-            if candidate.is_file():
-                if links_out(candidate):
-                    notes.append(
-                        f"Instruction file {candidate} links outside its folder (to "
-                        f"{_real(candidate)}); skipped."
-                    )
+            if (folder / name).is_file():
+                yield folder / name
                 break
-    return notes
+
+
+def _linked_out(directory: Path) -> list[str]:
+    """Notes for the instruction files skipped by `links_out`."""
+    return [
+        f"Instruction file {file} links outside its folder (to {_real(file)}); skipped."
+        for file in _nearest_files(directory)
+        if links_out(file)
+    ]
 
 
 def _real(path: Path) -> Path:
