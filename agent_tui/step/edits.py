@@ -69,22 +69,25 @@ async def notes_after(
     except Exception:
         log.exception("formatting %s failed", files)
         notes = ["[format] the formatter could not run (see agent-tui's log)."]
-    if watched is not None:
-        await _diff_as_formatted(watched, written, directory, result)
-    if watched is not None and watched.checked:
+    if watched is None:
+        return notes
+    after = await asyncio.to_thread(_read, watched.path)
+    _diff_as_formatted(watched, written, after, directory, result)
+    if watched.checked and after is not None:
         try:
-            notes += await _diagnostics(ctx, directory, watched)
+            found = await ctx.lsp.check(directory, watched.path, watched.before, after)
         except Exception:
             log.exception("diagnostics of %s failed", watched.path)
+        else:
+            notes += [found] if found else []
     return notes
 
 
-async def _diff_as_formatted(
-    watched: Watched, written: str | None, directory: Path, result: ToolResult
+def _diff_as_formatted(
+    watched: Watched, written: str | None, after: str | None, directory: Path, result: ToolResult
 ) -> None:
-    """The call's diff as the file now is: what its formatter made of the change (every
-    view shows this diff; the file on disk is the formatted one)."""
-    after = await asyncio.to_thread(_read, watched.path)
+    """The call's diff as the file now is (`after`): what its formatter made of the change
+    (every view shows this diff; the file on disk is the formatted one)."""
     if after is None or written is None or after == written or "diff" not in result.metadata:
         return
     try:
@@ -92,11 +95,3 @@ async def _diff_as_formatted(
     except ValueError:
         name = str(watched.path)
     result.metadata["diff"] = unified_diff(watched.before or "", after, name)
-
-
-async def _diagnostics(ctx: EngineContext, directory: Path, watched: Watched) -> list[str]:
-    after = await asyncio.to_thread(_read, watched.path)
-    if after is None:
-        return []
-    found = await ctx.lsp.check(directory, watched.path, watched.before, after)
-    return [found] if found else []
