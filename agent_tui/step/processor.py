@@ -55,7 +55,6 @@ from agent_tui.storage.snapshot import SnapshotError
 from agent_tui.tool.base import ToolContext, ToolResult
 from agent_tui.usage import cost_of
 
-FILE_CHANGING_TOOLS = edits.FILE_CHANGING_TOOLS
 CONCURRENT_TOOLS = frozenset({"task"})
 """Tools whose consecutive calls in one step run at the same time (subagents)."""
 
@@ -109,10 +108,10 @@ class StepProcessor:
         self.recent_calls = list(recent_calls or [])
         """Signatures of the session's latest tool calls, oldest first (doom-loop check)."""
         self.doom: str | None = None
+        """Set when a repeated identical call stopped the step."""
         self.halted: str | None = None
         """A hook's `continue: false`: the turn ends after this step's calls (its
         `stopReason` is for the person)."""
-        """Set when a repeated identical call stopped the step."""
         self._attempt_parts: list[TextPart | ReasoningPart | ToolPart] = []
         """Parts the current attempt streamed (set aside if it breaks off and is retried)."""
 
@@ -400,7 +399,7 @@ class StepProcessor:
                 time=ToolTime(start=start, end=now_ms()),
                 attachments=result.attachments,
             )
-            files = result.metadata.get("files") if call.name in FILE_CHANGING_TOOLS else None
+            files = result.metadata.get("files") if call.name in edits.FILE_CHANGING_TOOLS else None
             if isinstance(files, list):
                 self._changed.extend(f for f in files if f not in self._changed)
         await self._save(part, flush=True)
@@ -486,7 +485,7 @@ class StepProcessor:
         self.assistant.context_threshold = threshold_tokens(self.model.limit, compaction)
         await self._save_message()
 
-    async def _interrupt(self, message: str) -> None:
+    async def _interrupt(self, message: str, kind: str = "aborted") -> None:
         """Keep streamed text; tools not finished become 'interrupted' errors."""
         now = now_ms()
         for part in self.tools.values():
@@ -504,13 +503,11 @@ class StepProcessor:
             if part is not None and part.end is None:
                 part.end = now
                 await self._save(part)
-        self.assistant.error = ErrorInfo(kind="aborted", message=message)
+        self.assistant.error = ErrorInfo(kind=kind, message=message)
         self.assistant.completed = now
         await self._save_message()
 
     async def _fail(self, exc: ProviderError) -> None:
         self.error = exc
         message = self.ctx.redact(str(exc))  # providers echo parts of rejected keys
-        await self._interrupt(message)
-        self.assistant.error = ErrorInfo(kind=exc.kind, message=message)
-        await self._save_message()
+        await self._interrupt(message, exc.kind)
