@@ -236,6 +236,8 @@ def _litellm_tokenizers_dir() -> Path | None:
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 # One alternative per kind of piece, in the spirit of tiktoken's pre-tokenizer pattern.
 _PIECES = re.compile(rf"([{_CJK}])|([^\W\d_{_CJK}]+)|(\d+)|(\n+)|([^\w\s]+|_+)|([ \t]{{2,}})")
+_SLOTS = {1: 0, 2: 1, 3: 3, 4: 4, 5: 5, 6: 7}
+"""Where each alternative of _PIECES counts in the list `_Weights.apply` reads."""
 
 
 @dataclass(frozen=True)
@@ -283,20 +285,9 @@ def estimate_tokens(text: str, encoding_name: str = O200K) -> int:
     """
     counts = [0] * 8
     for match in _PIECES.finditer(text):
-        kind = match.lastindex or 0
-        piece = match.group()
-        if kind == 1:
-            counts[0] += 1
-        elif kind == 2:
-            counts[1] += 1
-            counts[2] += len(piece) - 1
-        elif kind == 3:
-            counts[3] += math.ceil(len(piece) / 3)
-        elif kind == 4:
-            counts[4] += 1
-        elif kind == 5:
-            counts[5] += 1
-            counts[6] += len(piece) - 1
-        elif kind == 6:
-            counts[7] += 1
+        kind, length = match.lastindex or 0, len(match.group())
+        slot = _SLOTS[kind]
+        counts[slot] += math.ceil(length / 3) if kind == 3 else 1  # digits: groups of 3
+        if kind in (2, 5):  # a word's letters, a punctuation run's marks, after the first
+            counts[slot + 1] += length - 1
     return max(1, round(_WEIGHTS.get(encoding_name, _WEIGHTS[O200K]).apply(counts)))
