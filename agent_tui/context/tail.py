@@ -56,26 +56,21 @@ async def shorten_step(ctx: EngineContext, step: MessageWithParts, budget: int, 
     output becomes a preview plus the path of the full text, which the model can read.
     The original output stays in the database."""
     outputs = [
-        p for p in step.parts if isinstance(p, ToolPart) and isinstance(p.state, ToolStateCompleted)
+        (p, p.state)
+        for p in step.parts
+        if isinstance(p, ToolPart) and isinstance(p.state, ToolStateCompleted)
     ]
     if not outputs:
         return
-    sizes = {p.id: _output_tokens(p, model) for p in outputs}
-    rest = message_tokens([step], model) - sum(sizes.values())
+    sizes = [count_tokens(state.output, model) for _, state in outputs]
+    rest = message_tokens([step], model) - sum(sizes)
     share = max(budget - rest, 0) // len(outputs)
-    for part in outputs:
-        state = part.state
-        assert isinstance(state, ToolStateCompleted)
+    for (part, state), size in zip(outputs, sizes, strict=True):
         # The output's own characters per token: numbers and code run denser than prose.
-        chars_per_token = len(state.output) / max(sizes[part.id], 1)
+        chars_per_token = len(state.output) / max(size, 1)
         max_bytes = max(int(share * chars_per_token) - HINT_BYTES, MIN_SHORTENED_BYTES)
         limits = TruncationConfig(max_lines=ctx.config.truncation.max_lines, max_bytes=max_bytes)
         text, meta = await truncate_output_async(state.output, limits, ctx.output_dir)
         if meta.get("truncated"):
             state.shortened = text
             await ctx.db.upsert_part(part, flush=True)
-
-
-def _output_tokens(part: ToolPart, model: str) -> int:
-    state = part.state
-    return count_tokens(state.output, model) if isinstance(state, ToolStateCompleted) else 0

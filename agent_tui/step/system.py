@@ -30,15 +30,8 @@ def base_prompt_name(model: str) -> str:
     return "default.txt"
 
 
-def _git_root(directory: Path) -> Path | None:
-    for candidate in (directory, *directory.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return None
-
-
 def environment_block(model: str, directory: Path) -> str:
-    git = _git_root(directory)
+    git = any((folder / ".git").exists() for folder in (directory, *directory.parents))
     return "\n".join(
         [
             "<env>",
