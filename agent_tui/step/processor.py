@@ -103,7 +103,6 @@ class StepProcessor:
         self.reasoning: ReasoningPart | None = None
         self.tools: dict[str, ToolPart] = {}
         self.ready: list[ToolCallReady] = []
-        self.streamed = False
         self.error: ProviderError | None = None
         self.recent_calls = list(recent_calls or [])
         """Signatures of the session's latest tool calls, oldest first (doom-loop check)."""
@@ -184,7 +183,7 @@ class StepProcessor:
                 wait = retry_delay(attempt, retry, exc.retry_after)
                 attempt += 1
                 kept = ""
-                if self.streamed:
+                if self._attempt_parts:  # it streamed something
                     await self._set_aside()
                     kept = " (what it streamed is kept, marked as cut off)"
                 self.ctx.publish(
@@ -223,7 +222,6 @@ class StepProcessor:
         self.reasoning = None
         self.tools = {}
         self.ready = []
-        self.streamed = False
 
     async def _stream_abortable(self, request: ModelRequest) -> StepFinish:
         consume = asyncio.create_task(self._consume(request))
@@ -252,7 +250,6 @@ class StepProcessor:
         )
 
     async def _handle(self, event: ProviderEvent) -> None:
-        self.streamed = True
         if isinstance(event, TextDelta):
             if self.text is None:
                 self.text = TextPart(**self._ids(), start=now_ms())
