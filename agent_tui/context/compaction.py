@@ -199,12 +199,11 @@ async def _summarise_whole(
             return outcome, summary
         if summary.finish == "tool_calls":
             summary.finish = "stop"  # its tool calls are never run, nor sent back
-        answered = processor.text is not None and processor.text.text.strip()
-        if answered or attempt == 1:
-            if not answered:
-                raise CompactionError("The summariser answered without a summary.")
+        if processor.text is not None and processor.text.text.strip():
             await ctx.db.upsert_message(summary, flush=True)
             return outcome, summary
+        if attempt == 1:
+            break
         summary.error = ErrorInfo(kind="compaction", message="Called a tool instead of answering.")
         await ctx.db.upsert_message(summary, flush=True)
         ctx.publish(MessageUpdated(info=summary))
@@ -220,7 +219,7 @@ async def _summarise_whole(
             plan=summary.plan,
         )
         request = request.model_copy(update={"options": {**request.options, "tool_choice": "none"}})
-    raise AssertionError("unreachable")
+    raise CompactionError("The summariser answered without a summary.")
 
 
 async def _summarise_in_chunks(
