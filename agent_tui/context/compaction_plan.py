@@ -3,7 +3,7 @@ that reports it without sending anything."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -58,8 +58,6 @@ class Span:
     scale: float
     tail_tokens: int
     """The tail budget in local token counts."""
-    user_tokens: int
-    notes: list[str] = field(default_factory=list)
 
     def scale_for(self, model: str) -> float:
         """Provider tokens per local token for `model`: measured for the session's model;
@@ -137,7 +135,6 @@ def select_span(
         restated=restated,
         scale=scale,
         tail_tokens=tail_tokens,
-        user_tokens=user_tokens,
     )
 
 
