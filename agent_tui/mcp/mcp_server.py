@@ -45,9 +45,10 @@ class McpServer:
     error: str = ""
     """Why it failed (with its stderr tail for a local server)."""
     tools: list[mcp_types.Tool] = field(default_factory=list)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the server is connected or has failed (bounded by its timeout)."""
     _session: ClientSession | None = None
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
-    _ready: asyncio.Event = field(default_factory=asyncio.Event)
     _task: asyncio.Task[None] | None = None
     _stderr: IO[bytes] | None = None
     on_fail: Callable[[McpServer], None] | None = None
@@ -58,7 +59,7 @@ class McpServer:
     def __post_init__(self) -> None:
         if not self.config.enabled:
             self.state = "disabled"
-            self._ready.set()
+            self.ready.set()
 
     @property
     def timeout(self) -> float:
@@ -68,10 +69,6 @@ class McpServer:
         """Connect in a background task (it owns the connection until close())."""
         if self.state == "starting" and self._task is None:
             self._task = asyncio.create_task(self._run(env, cwd, sandbox), name=f"mcp-{self.name}")
-
-    async def wait_ready(self) -> None:
-        """Until the server is connected or has failed (bounded by its timeout)."""
-        await self._ready.wait()
 
     async def _run(self, env: dict[str, str], cwd: Path, sandbox: Sandbox | None) -> None:
         import anyio
@@ -87,7 +84,7 @@ class McpServer:
                     self.tools = await _list_tools(session)
                 self._session = session
                 self.state = "connected"
-                self._ready.set()
+                self.ready.set()
                 await self._stop.wait()
         except Exception as exc:
             self._fail(_describe(exc, self.timeout))
@@ -95,7 +92,7 @@ class McpServer:
             self._session = None
             if self.state in ("starting", "connected"):  # closed (or cancelled) by us
                 self.state = "closed"
-            self._ready.set()
+            self.ready.set()
             if self._stderr is not None:
                 self._stderr.close()
 

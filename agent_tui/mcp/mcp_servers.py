@@ -33,7 +33,7 @@ class McpServers:
         registry: ToolRegistry,
         publish: Callable[[Event], None],
         env: dict[str, str],
-        directory: Path | None = None,
+        directory: Path,
         *,
         sandbox: Sandbox | None = None,
     ) -> None:
@@ -42,7 +42,7 @@ class McpServers:
         self.publish = publish
         self.env = env
         """The tools' environment (secrets withheld); a server's `environment` goes on top."""
-        self.directory = directory or Path.cwd()
+        self.directory = directory
         self.sandbox = sandbox
         """Local servers run in it unless `mcp.NAME.sandbox` is false."""
         self._starting: asyncio.Task[None] | None = None
@@ -88,7 +88,7 @@ class McpServers:
         await asyncio.gather(*(self._register_when_ready(s) for s in starting))
 
     async def _register_when_ready(self, server: McpServer) -> None:
-        await server.wait_ready()
+        await server.ready.wait()
         if server.state != "connected":
             return
         for tool in server.tools:
