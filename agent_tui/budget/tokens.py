@@ -44,7 +44,6 @@ SAMPLE_WINDOW_CHARS = 32_000
 
 MEMO_MIN_CHARS = 256  # shorter texts are cheaper to count than to look up
 MEMO_ENTRIES = 20_000
-ESTIMATE_NOTE = "estimated: no tokenizer could be loaded offline"
 
 
 def encoding_for_model(model: str) -> str:
@@ -60,14 +59,13 @@ def encoding_for_model(model: str) -> str:
 class TokenCounter:
     """Counts tokens of text for one encoding; `exact` is False when estimating."""
 
-    __slots__ = ("_encoding", "_memo", "encoding_name", "exact", "note")
+    __slots__ = ("_encoding", "_memo", "encoding_name", "exact")
 
     def __init__(self, encoding_name: str, encoding: Encoding | None) -> None:
         self.encoding_name = encoding_name
         self._encoding = encoding
         self._memo: OrderedDict[str, int] = OrderedDict()
         self.exact = encoding is not None
-        self.note = "" if self.exact else ESTIMATE_NOTE
 
     def count(self, text: str) -> int:
         """Tokens in `text`; special-token strings count as ordinary text.
