@@ -128,7 +128,7 @@ def hand_over(ctx: EngineContext) -> None:
 async def _prepare_logged(
     ctx: EngineContext, session_id: str, model: ModelInfo, agent: str, upto: str
 ) -> None:
-    lock = preparing.claim(ctx, session_id)
+    lock = preparing.locks(ctx).try_acquire(session_id)
     if lock is None:
         return  # another process prepares it
     try:

@@ -24,7 +24,7 @@ import asyncio
 
 from agent_tui.engine_context import EngineContext
 from agent_tui.provider.kept_save import LOCK_DIR, engine_locks
-from agent_tui.storage.session_lock import LockHolder, SessionLock, SessionLocks
+from agent_tui.storage.session_lock import LockHolder, SessionLocks
 
 POLL = 0.1
 """Seconds between looks at another process's preparation while waiting for it."""
@@ -32,11 +32,6 @@ POLL = 0.1
 
 def locks(ctx: EngineContext) -> SessionLocks:
     return SessionLocks(ctx.db.path.parent / LOCK_DIR, ctx.front_end)
-
-
-def claim(ctx: EngineContext, session_id: str) -> SessionLock | None:
-    """The session's preparation lock, or None while another preparer holds it."""
-    return locks(ctx).try_acquire(session_id)
 
 
 def holder(ctx: EngineContext, session_id: str) -> LockHolder | None:
