@@ -38,15 +38,10 @@ def _conversation_groups(messages: list[dict[str, Any]]) -> list[list[int]]:
 
 
 def _mark_system(message: dict[str, Any]) -> dict[str, Any]:
-    content = message["content"]
-    if isinstance(content, str):
-        return {
-            **message,
-            "content": [{"type": "text", "text": content, "cache_control": EPHEMERAL}],
-        }
-    blocks = [dict(block) for block in content]
-    blocks[-1]["cache_control"] = EPHEMERAL
-    return {**message, "content": blocks}
+    """A system message's text as a block, so the breakpoint is on the block."""
+    if isinstance(message["content"], str):
+        message = {**message, "content": [{"type": "text", "text": message["content"]}]}
+    return _mark_last_block(message)
 
 
 def _mark_last_block(message: dict[str, Any]) -> dict[str, Any]:
