@@ -146,13 +146,10 @@ class LspServers:
         after: str,
         deadline: float,
     ) -> str:
-        loop = asyncio.get_running_loop()
         old: list[Diagnostic] | None = []
         if before is not None:
-            old = await client.diagnostics(path, before, max(0.0, deadline - loop.time()))
-        new = None
-        if old is not None:
-            new = await client.diagnostics(path, after, max(0.0, deadline - loop.time()))
+            old = await client.diagnostics(path, before, deadline)
+        new = None if old is None else await client.diagnostics(path, after, deadline)
         if old is None or new is None:
             return self._no_answer(server)
         worst = WARNING if self.config.warnings else ERROR

@@ -166,14 +166,15 @@ class LspClient:
         async with self._changed:
             self._changed.notify_all()
 
-    async def diagnostics(self, path: Path, text: str, timeout: float) -> list[Diagnostic] | None:
-        """The server's diagnostics of `path` holding `text` (None: not in time). The
-        text it has already (the last edit's result) is answered from what it said."""
+    async def diagnostics(self, path: Path, text: str, deadline: float) -> list[Diagnostic] | None:
+        """Diagnostics of `path` holding `text`; None if not in by `deadline` (loop time). The
+        text the server has already (the last edit's result) is answered from what it said."""
         uri = path.as_uri()
         known = self._known.get(uri)
         if known is not None and known[0] == text:
             return known[1]
-        if timeout < MIN_WAIT:  # no time left to send it and hear back: not asked
+        loop = asyncio.get_running_loop()
+        if deadline - loop.time() < MIN_WAIT:  # no time left to send it and hear back: not asked
             return None
         version = self._versions.get(uri, 0) + 1
         self._versions[uri] = version
@@ -186,13 +187,12 @@ class LspClient:
             document = {"uri": uri, "version": version}
             change = {"textDocument": document, "contentChanges": [{"text": text}]}
             sent = self.notify("textDocument/didChange", change)
-        end = asyncio.get_running_loop().time() + timeout
         try:
-            await asyncio.wait_for(sent, timeout)
+            await asyncio.wait_for(sent, deadline - loop.time())
         except TimeoutError:  # it reads nothing: a message half written cannot be taken back
             self.kill()
             raise ServerGone from None
-        timeout = max(0.0, end - asyncio.get_running_loop().time())
+        timeout = max(0.0, deadline - loop.time())
 
         def ready() -> bool:
             published = self._published.get(uri)
