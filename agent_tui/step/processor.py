@@ -461,13 +461,12 @@ class StepProcessor:
             await self._save(self.text)
         if self.reasoning is not None:
             await self._save(self.reasoning)
+        tokens = finish.usage
         if not finish.has_usage:  # counted locally: load the tokenizer off the event loop
             await asyncio.to_thread(counter_for, request.model)
             if not estimated_input:
                 estimated_input = estimate_tokens(request.messages, request.tools, request.model)
-        tokens = (
-            finish.usage if finish.has_usage else self._estimate_usage(request, estimated_input)
-        )
+            tokens = self._estimate_usage(request, estimated_input)
         cost = cost_of(tokens, self.model.prices)
         await self._save(
             StepFinishPart(**self._ids(), reason=finish.reason, tokens=tokens, cost=cost)
