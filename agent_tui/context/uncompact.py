@@ -84,9 +84,7 @@ async def uncompact(ctx: EngineContext, session: Session, model: ModelInfo) -> U
             "Nothing was changed."
         )
     await ctx.db.upsert_message(current, flush=True)
-    for part in hidden:
-        await ctx.db.upsert_part(part)
-    for part in _unshorten(messages, current):
+    for part in [*hidden, *_unshorten(messages, current)]:
         await ctx.db.upsert_part(part)
     await ctx.db.update_session(restored)
     await ctx.db.flush()
