@@ -184,12 +184,10 @@ def _no_download(*args: Any, **kwargs: Any) -> Any:
 
 def _load_local_bpe(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
     data = _read_local_blob(url, expected_hash)
-    ranks: dict[bytes, int] = {}
-    for line in data.splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
-    return ranks
+    return {
+        base64.b64decode(token): int(rank)
+        for token, rank in (line.split() for line in data.splitlines() if line)
+    }
 
 
 def _read_local_blob(url: str, expected_hash: str | None) -> bytes:
@@ -209,11 +207,8 @@ def _read_local_blob(url: str, expected_hash: str | None) -> bytes:
 def _blob_dirs() -> list[Path]:
     folders = [os.environ.get(var) for var in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR")]
     folders.append(os.path.join(tempfile.gettempdir(), "data-gym-cache"))
-    found = [Path(folder) for folder in folders if folder]
     shipped = _litellm_tokenizers_dir()
-    if shipped is not None:
-        found.append(shipped)
-    return found
+    return [Path(folder) for folder in folders if folder] + ([shipped] if shipped else [])
 
 
 def _litellm_tokenizers_dir() -> Path | None:
