@@ -3,8 +3,10 @@ the fake OpenAI server, their calls run through the registry (permissions, redac
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ import pytest
 
 from agent_tui.events import Event, Notice
 from agent_tui.project.agents import wildcard_value
+from agent_tui.storage.models import ToolPart, ToolStateError
 from tests.conftest import write_config
 from tests.engine_helpers import open_engine, tool_results
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
@@ -47,6 +50,9 @@ for line in sys.stdin:
         answer(mid, {"tools": [ECHO]})
     elif method == "tools/call":
         text = message["params"]["arguments"]["text"]
+        if text == "hang":  # never answers: the call is waiting when the person stops it
+            open(os.environ["MCP_HANG_MARK"], "w").close()
+            continue
         env = f"greeting={os.environ.get('MCP_GREETING')} token={'SERVICE_TOKEN' in os.environ}"
         answer(mid, {"content": [
             {"type": "text", "text": f"echo: {text} ({env})"},
@@ -115,6 +121,34 @@ async def test_raw_stdio_server_round_trip(
     assert "[image: image/png" in output
     assert "srv  [connected]" in listing and "srv_echo(text)" in listing
     assert engine.mcp.servers["srv"].state == "closed"  # closed with the engine
+
+
+def wait_for_file(path: Path) -> None:
+    deadline = time.monotonic() + 30
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
+
+
+async def test_stopping_a_waiting_call_says_it_was_interrupted(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    mark = isolated / "call-started"
+    server = local(raw_server(isolated), environment={"MCP_HANG_MARK": str(mark)})
+    write_config(isolated, fake_llm, mcp={"srv": server}, permission={"srv_*": "allow"})
+    fake_llm.script(ToolCalls([Call("srv_echo", json.dumps({"text": "hang"}))]), Text("unused"))
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+        run = asyncio.create_task(engine.prompt(session.id, "echo and wait"))
+        await asyncio.to_thread(wait_for_file, mark)
+        assert engine.abort(session.id)  # Esc in the app, Ctrl+C in run
+        result = await asyncio.wait_for(run, 30)
+        messages = await engine.ctx.db.all_messages(session.id)
+    assert result is not None and result.outcome == "aborted"
+    (part,) = [p for m in messages for p in m.parts if isinstance(p, ToolPart)]
+    assert isinstance(part.state, ToolStateError)
+    assert "the call was interrupted" in part.state.error, part.state.error
+    assert "InvalidStateError" not in part.state.error
 
 
 async def test_sdk_server_round_trip(isolated: Path, fake_llm: FakeOpenAI) -> None:

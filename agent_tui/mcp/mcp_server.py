@@ -172,8 +172,8 @@ class McpServer:
         finally:
             aborted.cancel()
             if not call.done():
-                call.cancel()
-        if call.cancelled():
+                call.cancel()  # done only once the loop runs it: not yet cancelled()
+        if call.cancelled() or not call.done():
             raise InterruptedError("the call was interrupted")
         try:
             return call.result()
