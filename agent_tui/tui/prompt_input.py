@@ -4,6 +4,7 @@ the agent the next message goes to."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from textual import events
@@ -187,19 +188,11 @@ class PromptInput(TextArea):
             return []
         return catalog.matching(text[1:], self.commands)
 
-    def complete(self) -> bool:
-        """Complete a unique (or common) slash command prefix; True if anything changed."""
+    def complete(self) -> None:
+        """Complete a unique (or common) slash command prefix (Tab, with completions)."""
         found = self.completions()
-        if not found:
-            return False
-        names = [c.name for c in found]
-        common = names[0]
-        for name in names[1:]:
-            while not name.startswith(common):
-                common = common[:-1]
+        common = os.path.commonprefix([c.name for c in found])  # noqa: RUF071 (not paths)
         target = f"/{common}" + (" " if len(found) == 1 else "")
-        if target == self.text:
-            return False
-        self.load_text(target)
-        self.move_cursor(self.document.end)
-        return True
+        if target != self.text:
+            self.load_text(target)
+            self.move_cursor(self.document.end)
