@@ -118,26 +118,26 @@ async def test_scrolling_to_the_top_mounts_the_oldest_messages() -> None:
         assert "Task 0" not in _user_texts(app)
         assert last_reply(view) == "Reply 149.\n\nSecond line of reply 149."
         for _ in range(200 // 10 + 1):
-            if view.window[0] == 0:
+            if view._lo == 0:
                 break
             first = _message_views(app)[0]
-            lo = view.window[0]
+            lo = view._lo
             view.scroll_home(animate=False, immediate=True)
             on_screen = view.content_region.y + first.virtual_region.y
-            await wait_for(pilot, lambda lo=lo: view.window[0] < lo, "older messages mounted")
+            await wait_for(pilot, lambda lo=lo: view._lo < lo, "older messages mounted")
             await pilot.pause()
             # What was at the top of the screen is still there: prepending kept it in place.
             assert first.is_attached
             assert first.region.y == on_screen
             assert len(_message_views(app)) <= WINDOW_MAX
-        assert view.window[0] == 0
+        assert view._lo == 0
         assert _user_texts(app)[0] == "Task 0"
         assert len(_message_views(app)) <= WINDOW_MAX
         # Back at the bottom, the newest messages mount again.
-        while view.window[1] < len(view._entries):
+        while view._hi < len(view._entries):
             view.scroll_end(animate=False, immediate=True)
-            hi = view.window[1]
-            await wait_for(pilot, lambda hi=hi: view.window[1] > hi, "newer messages mounted")
+            hi = view._hi
+            await wait_for(pilot, lambda hi=hi: view._hi > hi, "newer messages mounted")
             await pilot.pause()
         await pilot.pause()
         assert _user_texts(app)[-1] == "Task 147"
@@ -177,7 +177,7 @@ async def test_a_long_reply_streaming_leaves_the_messages_above_it_unmounted() -
     async with app.run_test(size=SIZE) as pilot:
         await _opened(app, pilot)
         view = app.chat.view
-        lo, hi = view.window
+        lo, hi = view._lo, view._hi
         publish = app.engine.ctx.publish
         user, part = _user(session.id, "Write a long one")
         publish(MessageUpdated(info=user))
@@ -189,13 +189,13 @@ async def test_a_long_reply_streaming_leaves_the_messages_above_it_unmounted() -
             text = text.model_copy(update={"text": text.text + f"Paragraph {n}.\n\n" * 12})
             publish(PartUpdated(part=text, delta="…"))
             await pilot.pause()
-        await wait_for(pilot, lambda: view.window[0] >= hi, "the messages above unmounted")
+        await wait_for(pilot, lambda: view._lo >= hi, "the messages above unmounted")
         assert view.following
         assert len(_message_views(app)) <= 3  # the new turn (and what is just above it)
-        while view.window[0] > lo:
-            first = view.window[0]
+        while view._lo > lo:
+            first = view._lo
             view.scroll_home(animate=False, immediate=True)
-            await wait_for(pilot, lambda first=first: view.window[0] < first, "mounted again")
+            await wait_for(pilot, lambda first=first: view._lo < first, "mounted again")
             await pilot.pause()
         assert not view.following
     await app.db.close()
@@ -230,10 +230,10 @@ async def test_a_growing_live_session_keeps_a_bounded_number_of_widgets() -> Non
         assert max(counts) <= WINDOW_MAX
         assert "Task 0" not in _user_texts(app)
         # The unmounted messages kept their data: scrolling up shows them again.
-        while app.chat.view.window[0] > 0:
-            lo = app.chat.view.window[0]
+        while app.chat.view._lo > 0:
+            lo = app.chat.view._lo
             app.chat.view.scroll_home(animate=False, immediate=True)
-            await wait_for(pilot, lambda lo=lo: app.chat.view.window[0] < lo, "older messages")
+            await wait_for(pilot, lambda lo=lo: app.chat.view._lo < lo, "older messages")
             await pilot.pause()  # the scroll position is restored after the next refresh
         assert _user_texts(app)[0] == "Task 0"
         first_step = next(w for w in app.chat.view.children if isinstance(w, AssistantMessageView))

@@ -122,11 +122,6 @@ class SessionView(VerticalScroll):
         """Anchored to the bottom and not scrolled away by the person."""
         return self.is_anchored and not self._anchor_released
 
-    @property
-    def window(self) -> tuple[int, int]:
-        """Indexes of the first mounted entry and one past the last, and the entry count."""
-        return self._lo, self._hi
-
     # ---- loading ----------------------------------------------------------------------
 
     async def load(self, session: Session | None, messages: list[MessageWithParts]) -> None:
