@@ -215,7 +215,7 @@ def test_a_resume_after_ctrl_z_records_nothing(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(LinuxDriver, "start_application_mode", lambda self: None)
     monkeypatch.setattr(LinuxDriver, "write", lambda self, data: None)
     saved: list[str] = []
-    monkeypatch.setattr(instant_frame, "_save", saved.append)
+    monkeypatch.setattr(instant_frame, "_save", lambda frame, key: saved.append(frame))
     driver_class = instant_frame.driver_class()
     assert driver_class is not None
     driver = object.__new__(driver_class)  # the terminal parts are Textual's, stubbed above

@@ -234,7 +234,7 @@ def save_session_frame() -> None:
     global _session_frame
     frame, _session_frame = _session_frame, None
     if frame is not None and _launch_key is not None and _key_now(CONTINUE) == _launch_key:
-        _save_as(frame, _launch_key)
+        _save(frame, _launch_key)
 
 
 def _key_now(kind: str) -> str | None:
@@ -242,12 +242,7 @@ def _key_now(kind: str) -> str | None:
     return None if size is None else _key(size, kind)
 
 
-def _save(frame: str) -> None:
-    """Keep `frame` for the next plain launch here."""
-    _save_as(frame, _key_now(PLAIN))
-
-
-def _save_as(frame: str, key: str | None) -> None:
+def _save(frame: str, key: str | None) -> None:
     """Keep `frame` under `key` (written whole, or not at all)."""
     if key is None:
         return

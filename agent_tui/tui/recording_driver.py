@@ -70,7 +70,7 @@ class RecordingDriver(LinuxDriver):
             return  # `session_drawn` ends this recording
         frame, self._recording = self._recording, None
         if frame and keep:
-            frames._save("".join(frame))
+            frames._save("".join(frame), frames._key_now(frames.PLAIN))  # the next launch here
 
     def session_drawn(self, keep: bool = True) -> None:
         frame, self._recording = self._recording, None
