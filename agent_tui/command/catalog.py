@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_tui import command as package
-from agent_tui.command.core import EVERY_VIEW, Call, Command, NoArgs, rest
+from agent_tui.command.core import Call, Command, NoArgs, rest
 
 if TYPE_CHECKING:
     from agent_tui.project.custom_commands import CustomCommand
@@ -57,12 +57,9 @@ class CustomArgs(NoArgs):
     arguments: str = rest("ARGUMENTS", "what $ARGUMENTS, $1, $2… become")
 
 
-def custom(found: object) -> Command:
+def custom(found: CustomCommand) -> Command:
     """A custom Markdown command (project/custom_commands.py): its body, filled in, is sent as a
     prompt, with its model if it names one."""
-    from agent_tui.project.custom_commands import CustomCommand
-
-    assert isinstance(found, CustomCommand)
 
     async def run(call: Call, args: CustomArgs) -> None:
         text, model = await fill_custom(
@@ -76,7 +73,6 @@ def custom(found: object) -> Command:
         found.help,
         run,
         CustomArgs,
-        views=EVERY_VIEW,
         stream=True,
         starts=True,
         hint=found.hint,
