@@ -104,7 +104,6 @@ PLAN_OPTIONS = [
 
 @dataclass
 class AcpSession:
-    session: Session
     updates: SessionUpdates
     mode: str = DEFAULT_AGENT
     model: str | None = None
@@ -120,11 +119,11 @@ class AcpSession:
 
     @property
     def id(self) -> str:
-        return self.session.id
+        return self.updates.session_id
 
     @property
     def directory(self) -> Path:
-        return Path(self.session.directory)
+        return Path(self.updates.directory)
 
 
 def initialize_response(protocol_version: int) -> InitializeResponse:
@@ -404,7 +403,7 @@ class AcpAgent:
             stats=SessionStats.of(messages),
             compaction_updates=self.compaction_updates,
         )
-        open_ = AcpSession(session=session, updates=updates)
+        open_ = AcpSession(updates)
         users = [m.info for m in messages if m.info.role == "user"]
         if users:
             open_.mode = getattr(users[-1], "agent", DEFAULT_AGENT)
