@@ -38,6 +38,14 @@ def modes(catalog: AgentCatalog, current: str) -> SessionModeState:
     )
 
 
+def _select(
+    id: str, name: str, current: str, options: list[SessionConfigSelectOption], **more: str
+) -> SessionConfigOptionSelect:
+    return SessionConfigOptionSelect(
+        id=id, name=name, category=id, type="select", current_value=current, options=options, **more
+    )
+
+
 def config_options(
     catalog: AgentCatalog,
     config: Config,
@@ -48,44 +56,24 @@ def config_options(
 ) -> list[SessionConfigOptionSelect]:
     """The mode (primary agents), the model (configured and those with keys), and the
     reasoning effort where the model has reasoning settings."""
+    agents = [
+        SessionConfigSelectOption(value=name, name=name, description=text)
+        for name, text in primary_agents(catalog)
+    ]
+    rows = [
+        SessionConfigSelectOption(
+            value=row.id,
+            name=row.id,
+            description=f"{row.window:,} token window" if row.window else None,
+        )
+        for row in models
+    ]
+    description = "The agent that answers: build changes files, plan only investigates."
     found = [
-        SessionConfigOptionSelect(
-            id=MODE,
-            name="Mode",
-            description="The agent that answers: build changes files, plan only investigates.",
-            category=MODE,
-            type="select",
-            current_value=mode,
-            options=[
-                SessionConfigSelectOption(value=name, name=name, description=text)
-                for name, text in primary_agents(catalog)
-            ],
-        ),
-        SessionConfigOptionSelect(
-            id=MODEL,
-            name="Model",
-            category=MODEL,
-            type="select",
-            current_value=model,
-            options=[
-                SessionConfigSelectOption(
-                    value=row.id,
-                    name=row.id,
-                    description=f"{row.window:,} token window" if row.window else None,
-                )
-                for row in models
-            ],
-        ),
+        _select(MODE, "Mode", mode, agents, description=description),
+        _select(MODEL, "Model", model, rows),
     ]
     if config.model_settings(model).reasoning is not None or effort != "default":
-        found.append(
-            SessionConfigOptionSelect(
-                id=THOUGHT,
-                name="Reasoning",
-                category=THOUGHT,
-                type="select",
-                current_value=effort,
-                options=[SessionConfigSelectOption(value=e, name=e) for e in EFFORTS],
-            )
-        )
+        efforts = [SessionConfigSelectOption(value=e, name=e) for e in EFFORTS]
+        found.append(_select(THOUGHT, "Reasoning", effort, efforts))
     return found
