@@ -42,6 +42,13 @@ KINDS: dict[str, ToolKind] = {
     "skill": "read",
     PLAN_EXIT_TOOL: "switch_mode",
 }
+STATUSES = {
+    "pending": "pending",
+    "running": "in_progress",
+    "completed": "completed",
+    "error": "failed",
+}
+"""A tool state's status -> the tool call's."""
 OUTPUT_SHOWN = 20_000
 """Characters of a tool's output put in the tool call's content (the model gets it all)."""
 
@@ -177,15 +184,6 @@ def _content(part: ToolPart, directory: str) -> list[ToolContent] | None:
     return found
 
 
-def _status(part: ToolPart) -> str:
-    return {
-        "pending": "pending",
-        "running": "in_progress",
-        "completed": "completed",
-        "error": "failed",
-    }[part.state.status]
-
-
 def _raw_output(part: ToolPart) -> Any:
     state = part.state
     if isinstance(state, ToolStateCompleted):
@@ -202,7 +200,7 @@ def _fields(part: ToolPart, directory: str) -> dict[str, Any]:
         "tool_call_id": part.call_id,
         "title": tool_title(part),
         "kind": tool_kind(part.tool),
-        "status": _status(part),
+        "status": STATUSES[part.state.status],
         "content": _content(part, directory),
         "locations": locations(part, directory),
         "raw_input": None if isinstance(state, ToolStatePending) else state.input,
