@@ -63,9 +63,9 @@ class PipeView:
     stop writing, and `on_reader_gone` stops the turn (as Ctrl+C would, what streamed is
     kept) instead of raising inside the engine's event bus."""
 
-    def __init__(self, out: TextIO | None, err: TextIO | None) -> None:
-        self.out = out or sys.stdout
-        self.err = err or sys.stderr
+    def __init__(self) -> None:
+        self.out = sys.stdout
+        self.err = sys.stderr
         self.reader_gone = False
         self.on_reader_gone: Callable[[], object] | None = None
 
@@ -89,10 +89,8 @@ class PipeView:
 class TextView(PipeView):
     """Streams assistant text as it arrives; one stderr line per finished tool call."""
 
-    def __init__(
-        self, out: TextIO | None = None, err: TextIO | None = None, *, show_summaries: bool = False
-    ) -> None:
-        super().__init__(out, err)
+    def __init__(self, *, show_summaries: bool = False) -> None:
+        super().__init__()
         self.show_summaries = show_summaries
         """`compact` prints the summary; `run` keeps stdout for the answer."""
         self._at_line_start = True
@@ -149,9 +147,6 @@ class TextView(PipeView):
 
 class JsonView(PipeView):
     """One JSON event per line on stdout, for scripts."""
-
-    def __init__(self, out: TextIO | None = None) -> None:
-        super().__init__(out, None)
 
     def __call__(self, event: Event) -> None:
         self._write(self.out, event.model_dump_json() + "\n")
