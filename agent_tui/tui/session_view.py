@@ -132,10 +132,9 @@ class SessionView(VerticalScroll):
         with self.app.batch_update():  # no frame of an empty view in between
             await self.remove_children()
             self.session = session
-            self._entries, self._by_id, self._views = [], {}, {}
             self._summary_of.clear()
-            for entry in self._entries_of(messages):
-                self._add(entry)
+            self._entries, self._views = self._entries_of(messages), {}
+            self._by_id = {e.key: e for e in self._entries}
             self._hi = len(self._entries)
             self._lo = self._open_start()
             await self.mount_all(self._build(self._lo, self._hi))
@@ -190,10 +189,6 @@ class SessionView(VerticalScroll):
             if summary is not None and entry.divider_state == "done":
                 _place(entries, entry, getattr(summary.info, "tail_start_id", None))
         return entries
-
-    def _add(self, entry: MessageEntry) -> None:
-        self._entries.append(entry)
-        self._by_id[entry.key] = entry
 
     def _open_start(self) -> int:
         """The first entry to mount on load: the newest ones fill OPEN_SCREENS screens."""
@@ -436,7 +431,8 @@ class SessionView(VerticalScroll):
         if isinstance(info, AssistantMessage):  # the next step: queued messages are read
             self._clear_queued()
         entry = MessageEntry(info)
-        self._add(entry)
+        self._entries.append(entry)
+        self._by_id[entry.key] = entry
         await self._grow(entry)
 
     def _move_divider(self, request: MessageEntry, tail_start: str | None) -> None:
