@@ -125,10 +125,11 @@ async def test_only_an_openai_key_picks_openai(
         await wait_for(pilot, lambda: isinstance(app.screen, ModelScreen), "model screen")
         screen = app.screen
         assert isinstance(screen, ModelScreen)
-        assert screen.models[0] == "openai/gpt-5.4"
-        assert "openai/gpt-5.4-mini" in screen.models
-        assert not any(m.startswith("anthropic/") for m in screen.models)
-        assert 10 < len(screen.models) < 200  # not litellm's 2,000 models
+        models = [row.id for row in screen.rows]
+        assert models[0] == "openai/gpt-5.4"
+        assert "openai/gpt-5.4-mini" in models
+        assert not any(m.startswith("anthropic/") for m in models)
+        assert 10 < len(models) < 200  # not litellm's 2,000 models
         listed = screen.query_one("#models", OptionList)
         assert "1.05M" in str(listed.get_option_at_index(0).prompt)
         screen.query_one("#model-input", Input).value = "5.4 mini"

@@ -36,11 +36,9 @@ def matches(row: ModelRow, query: str) -> bool:
 class ModelScreen(ChoiceScreen):
     BINDINGS = [Binding("down", "focus_list", show=False)]
 
-    def __init__(self, models: Sequence[ModelRow | str], current: str) -> None:
+    def __init__(self, models: Sequence[ModelRow], current: str) -> None:
         super().__init__()
-        rows = [m if isinstance(m, ModelRow) else ModelRow(m, 0) for m in models]
-        self.rows = list({r.id: r for r in reversed(rows)}.values())[::-1]  # first one wins
-        self.models = [r.id for r in self.rows]
+        self.rows = list({r.id: r for r in reversed(models)}.values())[::-1]  # first one wins
         self.current = current
 
     def compose(self) -> ComposeResult:
@@ -72,7 +70,7 @@ class ModelScreen(ChoiceScreen):
         value = event.value.strip()
         options = self.query_one("#models", OptionList)
         highlighted = options.highlighted_option
-        if highlighted is not None and (not value or value not in self.models):
+        if highlighted is not None and (not value or value not in (r.id for r in self.rows)):
             # A filter picks the highlighted match; an id nothing matches is taken as typed.
             value = highlighted.id or value
         self.dismiss(value or None)
