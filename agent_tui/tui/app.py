@@ -422,9 +422,8 @@ class AgentApp(App[int]):
         self.status_line.set_hint(None)
         if time.monotonic() - self._leader_at >= LEADER_WINDOW:
             return
-        if self.when_started(self._run_leader_action, key):
-            return
-        self._run_leader_action(key)
+        if not self.when_started(self._run_leader_action, key):
+            self._run_leader_action(key)
 
     def _run_leader_action(self, key: str) -> None:
         keys = self.config.keybinds
