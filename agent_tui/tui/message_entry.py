@@ -72,14 +72,6 @@ class MessageEntry:
         )
 
 
-def shell_line(part: ToolPart) -> ToolLine:
-    """A `!command` as a tool line, open: the person ran it to see its output."""
-    line = ToolLine(part)
-    line.add_class("-shell")
-    line.collapsed = False
-    return line
-
-
 def build_widget(entry: MessageEntry) -> Widget | None:
     """The widget that shows an entry now, or None when there is nothing to show yet."""
     info = entry.info
@@ -93,7 +85,10 @@ def build_widget(entry: MessageEntry) -> Widget | None:
             auto, entry.summary, entry.divider_state, edited=entry.edited_summary
         )
     if (tool := entry.shell_tool()) is not None:
-        return shell_line(tool)
+        line = ToolLine(tool)  # a `!command`, open: the person ran it to see its output
+        line.add_class("-shell")
+        line.collapsed = False
+        return line
     if text := entry.text():
         return UserMessageView(
             text, message_id=info.id, queued=entry.queued, pinned=info.pinned is not None
