@@ -187,7 +187,7 @@ def shown(app: AgentApp) -> list[str]:
             found.append(widget.text)
         elif isinstance(widget, AssistantMessageView):
             found.append(
-                "".join(w.text for w in widget._parts.values() if isinstance(w, TextPartView))
+                "".join(w._text for w in widget._parts.values() if isinstance(w, TextPartView))
             )
     return found
 

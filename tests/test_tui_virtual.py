@@ -238,7 +238,7 @@ async def test_a_growing_live_session_keeps_a_bounded_number_of_widgets() -> Non
         assert _user_texts(app)[0] == "Task 0"
         first_step = next(w for w in app.chat.view.children if isinstance(w, AssistantMessageView))
         assert (
-            "".join(w.text for w in first_step._parts.values() if isinstance(w, TextPartView))
+            "".join(w._text for w in first_step._parts.values() if isinstance(w, TextPartView))
             == "Reply 0.\n\nSecond line of reply 0."
         )
         assert len(app.chat.view.children) <= WINDOW_MAX

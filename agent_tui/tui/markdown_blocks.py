@@ -24,10 +24,6 @@ class MarkdownBlocks(Widget):
         self._width = 0
         self._lines: list[Strip] = []
 
-    @property
-    def text(self) -> str:
-        return "\n\n".join(self._blocks)
-
     def add(self, markdown: str) -> None:
         """Append a finished block."""
         self._blocks.append(markdown)

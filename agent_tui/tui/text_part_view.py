@@ -41,11 +41,6 @@ class TextPartView(Vertical):
         self.commit_log: list[tuple[float, int]] | None = None
         super().__init__(self._chunks, self._tail, id=id)
 
-    @property
-    def text(self) -> str:
-        """Everything shown so far."""
-        return self._text
-
     async def show(self, text: str) -> None:
         """Render the part of `text` not shown yet."""
         if len(text) <= len(self._text):
