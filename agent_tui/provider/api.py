@@ -14,8 +14,6 @@ from agent_tui.provider.stream_events import ModelRequest, ProviderEvent, TextDe
 
 
 class Provider(Protocol):
-    name: str
-
     def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         """One completion's events; ProviderError (mapped) on failures."""
         ...
@@ -36,7 +34,7 @@ def current() -> Provider:
     """The provider process when the command started one (first thing, in __main__ or
     tui/launch.py), else litellm in this process."""
     process = remote.current()
-    return remote.Remote(process) if process is not None else IN_PROCESS
+    return process if process is not None else IN_PROCESS
 
 
 def stream_model(request: ModelRequest) -> AsyncIterator[ProviderEvent]:

@@ -1,9 +1,9 @@
 """The command's side of the provider process (provider/worker.py).
 
-`start()` launches it; from then on `api.current()` is `Remote`: streams, model info
-and credentials checks are asked of the process, and awaited (never waited for: the
-process may still be importing litellm for seconds). Replies are read by one thread and
-handed to whoever waits: an asyncio queue per stream, a future per call.
+`start()` launches it; from then on `api.current()` is its `ProviderProcess`: streams,
+model info and credentials checks are asked of the process, and awaited (never waited
+for: the process may still be importing litellm for seconds). Replies are read by one
+thread and handed to whoever waits: an asyncio queue per stream, a future per call.
 
 The launch is the first thing `agent-tui run` does (`__main__.py`), before even the CLI
 is imported: every millisecond before it is a millisecond added to the first request.
@@ -72,7 +72,8 @@ def lazy() -> bool:
 
 class ProviderProcess:
     """A provider process of this command's own, or (`connection`) the person's warm
-    engine reached over its socket (provider/shared.py): the same protocol either way."""
+    engine reached over its socket (provider/shared.py): the same protocol either way.
+    It answers the provider interface (provider/api.py)."""
 
     def __init__(
         self, *, warm: bool = False, log: str | None = None, connection: Any = None
@@ -134,6 +135,16 @@ class ProviderProcess:
         ident = self._enlist(self._calls, future)
         self._send({"id": ident, "op": "call", "name": name, "args": list(args)})
         return await asyncio.wrap_future(future)
+
+    async def model_info(self, model: str) -> dict[str, Any] | None:
+        try:
+            info = await self.call("get_model_info", model)
+        except Exception:  # unmapped models: litellm raises there, as it would here
+            return None
+        return dict(info) if info is not None else None
+
+    async def validate_environment(self, model: str) -> dict[str, Any]:
+        return dict(await self.call("validate_environment", model) or {})
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         import asyncio
@@ -269,28 +280,6 @@ class ProviderProcess:
         self._wait()
         with contextlib.suppress(OSError):  # its output is the reader thread's: it sees EOF
             self._input.close()
-
-
-class Remote:
-    """The provider interface (provider/api.py) answered by the provider process."""
-
-    name = "provider process"
-
-    def __init__(self, process: ProviderProcess) -> None:
-        self._process = process
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        return self._process.stream(request)
-
-    async def model_info(self, model: str) -> dict[str, Any] | None:
-        try:
-            info = await self._process.call("get_model_info", model)
-        except Exception:  # unmapped models: litellm raises there, as it would here
-            return None
-        return dict(info) if info is not None else None
-
-    async def validate_environment(self, model: str) -> dict[str, Any]:
-        return dict(await self._process.call("validate_environment", model) or {})
 
 
 _process: ProviderProcess | None = None

@@ -84,8 +84,6 @@ class _ToolCallBuffer:
 class InProcess:
     """litellm imported in this process (on a thread: `load_litellm`), called here."""
 
-    name = "in-process"
-
     async def model_info(self, model: str) -> dict[str, Any] | None:
         return info_of(await load_litellm(), model)
 
