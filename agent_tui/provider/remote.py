@@ -44,7 +44,7 @@ def _spawn(warm: bool, log: str | None) -> tuple[int, int, int]:
     ]
     if log is not None:
         actions.append((os.POSIX_SPAWN_OPEN, 2, log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
-    flags = ["--lazy"] if lazy() else ["--warm"] if warm else []
+    flags = ["--lazy"] if _setting() == "lazy" else ["--warm"] if warm else []
     pid = os.posix_spawn(
         sys.executable,
         [sys.executable, "-m", "agent_tui.provider.worker", *flags],
@@ -63,11 +63,6 @@ def _setting() -> str:
     if shared.switched_off(DISABLE_ENV):
         return "off"
     return "lazy" if os.environ.get(DISABLE_ENV, "").strip().lower() == "lazy" else "on"
-
-
-def lazy() -> bool:
-    """Whether litellm waits for the first request (DISABLE_ENV=lazy)."""
-    return _setting() == "lazy"
 
 
 class ProviderProcess:
