@@ -12,7 +12,6 @@ from agent_tui.provider.defaults import (
     PROVIDERS,
     credentials_source,
     model_is_configured,
-    needs_setup,
     providers_with_keys,
     setup_text,
 )
@@ -85,7 +84,7 @@ def _missing_key(model: str, config: Config, missing: list[str], joiner: str = "
 def check_setup(model: str, config: Config) -> None:
     """Without litellm: ConfigError when the model's provider surely has no key. With no
     provider set up at all, the message lists every way to set one up."""
-    if not needs_setup(config, model):
+    if credentials_source(config, model) is not None:
         return
     known = next(p for p in PROVIDERS if p.name == provider_name(model))
     missing = _missing_key(model, config, list(known.env), " or ")

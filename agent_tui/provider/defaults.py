@@ -165,11 +165,6 @@ def credentials_source(
     return ""
 
 
-def needs_setup(config: Config, model: str, environ: Mapping[str, str] | None = None) -> bool:
-    """True when the model's provider surely has no key (so the first message would fail)."""
-    return credentials_source(config, model, environ) is None
-
-
 # ---- litellm's model map, read without importing litellm ------------------------------------
 
 
@@ -402,15 +397,11 @@ async def choose_model(
 # ---- what to tell a person with no provider --------------------------------------------------
 
 
-def key_lines() -> list[tuple[str, str]]:
-    """(variables, the model they pick), in the order of choice."""
-    return [(" or ".join(p.env), p.model) for p in PROVIDERS]
-
-
 def setup_text() -> str:
     """The one-screen answer to "why can't agent-tui talk to a model?"."""
-    width = max(len(v) for v, _ in key_lines())
-    keys = "\n".join(f"  {v:<{width}}  {m}" for v, m in key_lines())
+    lines = [(" or ".join(p.env), p.model) for p in PROVIDERS]  # in the order of choice
+    width = max(len(v) for v, _ in lines)
+    keys = "\n".join(f"  {v:<{width}}  {m}" for v, m in lines)
     servers = ", ".join(f"{s.label} (port {s.port})" for s in LOCAL_SERVERS)
     return (
         "No model provider is set up. Do one of these, then start agent-tui again:\n\n"
