@@ -161,11 +161,8 @@ CONNECTION_CAUSES = {
 
 
 def _rule_for(exc: BaseException) -> ErrorRule | None:
-    for cls in type(exc).__mro__:
-        rule = ERROR_TABLE.get(cls.__name__)
-        if rule:
-            return rule
-    return None
+    names = (cls.__name__ for cls in type(exc).__mro__)
+    return next((ERROR_TABLE[name] for name in names if name in ERROR_TABLE), None)
 
 
 def _refine(rule: ErrorRule | None, exc: BaseException, detail: str) -> ErrorRule | None:
