@@ -142,10 +142,7 @@ def _number(conn: socket.socket) -> int | None:
     """A signed 4-byte number from the prefork; None at the connection's end."""
     data = b""
     while len(data) < 4:
-        try:
-            more = conn.recv(4 - len(data))
-        except InterruptedError:
-            continue
+        more = conn.recv(4 - len(data))  # retried after a forwarded signal (PEP 475)
         if not more:
             return None
         data += more
