@@ -30,8 +30,6 @@ class WebSocketError(Exception):
 
 
 def _mask(payload: bytes, key: bytes) -> bytes:
-    if not payload:
-        return payload
     repeated = (key * (len(payload) // 4 + 1))[: len(payload)]
     masked = int.from_bytes(payload, "big") ^ int.from_bytes(repeated, "big")
     return masked.to_bytes(len(payload), "big")
