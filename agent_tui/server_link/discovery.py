@@ -57,11 +57,9 @@ def alive(pid: int) -> bool:
         return False
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
     except PermissionError:
         return True  # someone else's process: alive, though not likely ours
-    except OSError:
+    except OSError:  # ProcessLookupError: none
         return False
     return True
 
