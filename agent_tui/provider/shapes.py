@@ -40,9 +40,12 @@ def cache_style(model: str) -> CacheStyle:
     return "implicit"
 
 
-def _text_only(content: list[Any]) -> str | None:
-    """The joined text of a list of text parts; None when a part is anything else (an
-    image, a cache breakpoint, a block with fields a server may need)."""
+def _text_only(content: Any) -> str | None:
+    """A string content, or the joined text of a list of text parts; None when a part is
+    anything else (an image, a cache breakpoint, a block with fields a server may need),
+    or there is no content."""
+    if not isinstance(content, list):
+        return content if isinstance(content, str) else None
     texts: list[str] = []
     for block in content:
         text_part = isinstance(block, dict) and block.get("type") == "text"
@@ -56,21 +59,8 @@ def plain_content(message: dict[str, Any]) -> dict[str, Any]:
     """`message` with text-only list content as a string (the same object when nothing
     changes)."""
     content = message.get("content")
-    if not isinstance(content, list):
-        return message
-    text = _text_only(content)
-    if text is None:
-        return message
-    return {**message, "content": text}
-
-
-def _system_text(message: dict[str, Any]) -> str | None:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return _text_only(content)
-    return None
+    text = _text_only(content) if isinstance(content, list) else None
+    return message if text is None else {**message, "content": text}
 
 
 def one_system_message(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -82,7 +72,7 @@ def one_system_message(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if message.get("role") != "system":
             rest.append(message)
             continue
-        text = _system_text(message)
+        text = _text_only(message.get("content"))
         if text is None:
             return messages
         if text:
