@@ -38,9 +38,7 @@ def _token_for(target: Target) -> str:
     if target.token:
         return target.token
     running = discovery.running_server()
-    if running is not None and running.url.rstrip("/") == target.url.rstrip("/").removesuffix(
-        ENDPOINT
-    ):
+    if running is not None and _endpoint(running.url) == _endpoint(target.url):
         return running.token
     found = server_token.read_token()
     if found:
