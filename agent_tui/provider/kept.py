@@ -119,9 +119,7 @@ async def _replay(kept: _Kept) -> AsyncIterator[Reply]:
                     return
             if kept.finished_at is not None:
                 return
-            kept.changed.clear()
-            if sent < len(kept.replies):
-                continue
+            kept.changed.clear()  # nothing came since the loop above: no await between
             await kept.changed.wait()
     finally:
         kept.followers -= 1
