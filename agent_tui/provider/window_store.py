@@ -55,10 +55,10 @@ def read_store(path: Path | None = None) -> WindowFile:
         return WindowFile()
 
 
-def write_learned(key: str, window: LearnedWindow, path: Path | None = None) -> Path:
+def write_learned(key: str, window: LearnedWindow) -> None:
     """Add or replace one entry, atomically (a temporary file renamed over the old one),
     so two processes never leave a half-written file."""
-    path = path or store_path()
+    path = store_path()
     data = read_store(path)
     data.windows[key] = window
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -70,4 +70,3 @@ def write_learned(key: str, window: LearnedWindow, path: Path | None = None) -> 
     except OSError:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return path
