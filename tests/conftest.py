@@ -104,6 +104,13 @@ def _cold_start(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
         monkeypatch.setenv(PREFORK_ENV, "0")
 
 
+def forget_windows() -> None:
+    """Drop the windows this process found (provider/windows.py), as a new process starts."""
+    for task in windows._known.tasks.values():
+        task.cancel()
+    windows._known = windows._Known()
+
+
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own project dir (cwd), data dir and empty user config dir."""
@@ -113,9 +120,9 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("AGENT_TUI_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("AGENT_TUI_CONFIG_DIR", str(tmp_path / "user-config"))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-home"))  # ~/.claude
-    windows.forget()  # windows servers told an earlier test (ports get reused)
-    limits.forget()  # model info and credentials checks: asked anew, as by a new process
-    auth.forget()
+    forget_windows()  # windows servers told an earlier test (ports get reused)
+    limits._asked.clear()  # model info and credentials checks: asked anew, as by a new process
+    auth._checked.clear()
     # Commands run in this process (run_cli) call litellm here, already imported by an
     # earlier test, instead of starting a provider process that imports it again (~4 s
     # each). Every test that starts agent-tui as a process goes through one, as people's

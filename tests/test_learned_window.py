@@ -19,7 +19,7 @@ from agent_tui.config.settings import Config, ModelConfig, ModelLimit, ProviderC
 from agent_tui.provider import windows
 from agent_tui.provider.provider_errors import window_from_text
 from agent_tui.provider.window_store import read_store, window_key
-from tests.conftest import write_config
+from tests.conftest import forget_windows, write_config
 from tests.engine_helpers import is_summary_request, run_cli, text_of
 from tests.fake_local import FakeLocal, prompt_tokens
 from tests.fake_openai import Text
@@ -123,7 +123,7 @@ def test_learned_inside_a_200_stream_then_compacted_retried_and_remembered(
         assert fourth["context_limit"] == server.n_ctx and fourth["context_usable"] > 0
 
         # And it compacts before the server would refuse: no overflow reaches it again.
-        windows.forget()  # as a fresh process would start
+        forget_windows()  # as a fresh process would start
         requests_before = len(server.requests)
         for n in range(3):
             code, _, err = run_cli(capsys, "run", "--continue", f"note {n}: {NOTE}")

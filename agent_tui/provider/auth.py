@@ -100,11 +100,6 @@ _checked: dict[str, dict[str, Any]] = {}
 """litellm's `validate_environment` per model, for providers agent-tui does not know."""
 
 
-def forget() -> None:
-    """Ask again (tests: each starts with what a new process knows)."""
-    _checked.clear()
-
-
 async def check_credentials(model: str, config: Config) -> None:
     """ConfigError naming what to set when the model's provider has no key. For a
     provider agent-tui does not know, litellm is asked (awaited: the event loop, and any

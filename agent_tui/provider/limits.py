@@ -99,11 +99,6 @@ def model_info(model: str, config: Config) -> ModelInfo:
     )
 
 
-def forget() -> None:
-    """Ask again (tests: each starts with what a new process knows)."""
-    _asked.clear()
-
-
 def served_output(window: int) -> int:
     """Output tokens reserved in a window a server reported (see SERVED_OUTPUT_SHARE)."""
     return min(max(window // SERVED_OUTPUT_SHARE, SERVED_OUTPUT_MIN), window // 2)

@@ -139,14 +139,6 @@ class _Known:
         self.learned: dict[str, dict[str, LearnedWindow]] = {}
         self.tasks: dict[str, asyncio.Task[ServerWindow | None]] = {}
 
-    def reset(self) -> None:
-        for task in self.tasks.values():
-            task.cancel()
-        self.probed.clear()
-        self.unanswered.clear()
-        self.learned.clear()
-        self.tasks.clear()
-
     def learned_for(self, key: str) -> LearnedWindow | None:
         path = str(store_path())
         if path not in self.learned:
@@ -155,11 +147,6 @@ class _Known:
 
 
 _known = _Known()
-
-
-def forget() -> None:
-    """Drop what this process found (tests start each case afresh)."""
-    _known.reset()
 
 
 def known_window(model: str, config: Config) -> ServerWindow | None:
