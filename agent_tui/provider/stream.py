@@ -119,10 +119,8 @@ async def litellm_stream(request: ModelRequest) -> AsyncIterator[ProviderEvent]:
     }
     if request.tools:
         kwargs["tools"] = request.tools
-    for key in ("api_base", "api_key", "max_tokens", "temperature"):
-        value = getattr(request, key)
-        if value is not None:
-            kwargs[key] = value
+    optional = {"api_base", "api_key", "max_tokens", "temperature"}
+    kwargs.update(request.model_dump(include=optional, exclude_none=True))
     kwargs.update(request.options)
     received = Received()
     response: Any = None
