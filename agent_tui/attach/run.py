@@ -194,15 +194,11 @@ class AttachedRun:
     def prompt(self, text: str) -> str:
         sid = self.session_id
         with _Interrupts() as interrupts:
-
-            def cancel() -> None:
-                self.rpc.notify("session/cancel", {"sessionId": sid})
-
             result = self.rpc.call(
                 "session/prompt",
                 {"sessionId": sid, "prompt": [{"type": "text", "text": text}]},
                 wakeup=interrupts.reader,
-                on_wakeup=cancel,
+                on_wakeup=lambda: self.rpc.notify("session/cancel", {"sessionId": sid}),
             )
         return str((result or {}).get("stopReason") or "end_turn")
 
