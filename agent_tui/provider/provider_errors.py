@@ -180,7 +180,7 @@ def _refine(rule: ErrorRule | None, exc: BaseException, detail: str) -> ErrorRul
     if rule is None and isinstance(exc, (ConnectionError, TimeoutError)):
         return ERROR_TABLE["APIConnectionError"]
     if rule is not None and rule.kind == "server" and isinstance(status, int) and status < 500:
-        return ErrorRule(False, "bad_request", "The provider rejected the request.")
+        return ERROR_TABLE["BadRequestError"]
     return rule
 
 
