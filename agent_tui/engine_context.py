@@ -173,10 +173,6 @@ class EngineContext:
     def lsp(self) -> LspServers:
         return self.workspace.lsp
 
-    @property
-    def agents(self) -> AgentCatalog | None:
-        return self.workspace.agents
-
     def agent_catalog(self, directory: Path) -> AgentCatalog:
         """The agents of the project `directory` is in."""
         return self.in_project(directory).workspace.agent_catalog()
@@ -212,10 +208,6 @@ class EngineContext:
         return self.shared.output_dir
 
     @property
-    def snapshot_dir(self) -> Path:
-        return self.shared.snapshot_dir
-
-    @property
     def front_end(self) -> str:
         return self.shared.front_end
 
@@ -233,9 +225,6 @@ class EngineContext:
         return self.shared.sessions.modes
 
     # ---- behaviour ---------------------------------------------------------------------
-
-    def _warn(self, line: str) -> None:
-        self.publish(Notice(level="warning", message=line))
 
     def publish(self, event: Event) -> None:
         self.shared.bus.publish(event)
@@ -297,7 +286,7 @@ class EngineContext:
             return None
         found = self.shared.snapshots
         if directory not in found:
-            found[directory] = Snapshots(directory, self.snapshot_dir)
+            found[directory] = Snapshots(directory, self.shared.snapshot_dir)
         return found[directory]
 
     async def hook_payload(self, session_id: str, directory: Path) -> dict[str, object]:
