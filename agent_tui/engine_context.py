@@ -237,6 +237,11 @@ class EngineContext:
         self.publish(PartUpdated(part=part))
         return MessageWithParts(info=info, parts=[part])
 
+    async def save_part(self, part: Part) -> None:
+        """Save a part of a saved message (on disk now) and announce it."""
+        await self.db.upsert_part(part, flush=True)
+        self.publish(PartUpdated(part=part))
+
     def tool_context(
         self,
         session_id: str,

@@ -18,7 +18,7 @@ from agent_tui.context.summary_view import SummaryEdit, SummaryInForce, save_edi
 from agent_tui.context.uncompact import Uncompacted, uncompact
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError, UsageError
-from agent_tui.events import AgentSwitched, Event, Notice, PartUpdated, SessionUpdated
+from agent_tui.events import AgentSwitched, Event, Notice, SessionUpdated
 from agent_tui.ids import message_id, part_id
 from agent_tui.mcp.mcp_servers import McpServers
 from agent_tui.project.agents import DEFAULT_AGENT, AgentCatalog, AgentInfo
@@ -44,7 +44,6 @@ from agent_tui.step.plan import PlanChoice, plan_reply
 from agent_tui.storage.models import (
     FilePart,
     MessageWithParts,
-    Part,
     PinnedText,
     PreparedSummary,
     Session,
@@ -346,13 +345,13 @@ class Engine:
             await self._add_synthetic(info, attachment.text)
             for image in attachment.images:  # an image file: the image itself
                 url = Path(image.path).as_uri()
-                await self._add_part(
+                await ctx.save_part(
                     FilePart(id=part_id(), **ids, mime=image.mime, filename=image.name, url=url)
                 )
         for text_ in context:  # e.g. files an editor attached, as it has them
             await self._add_synthetic(info, text_)
         for file in files:
-            await self._add_part(file.model_copy(update={"id": part_id(), **ids}))
+            await ctx.save_part(file.model_copy(update={"id": part_id(), **ids}))
         if not session.title:
             session.title = default_title(text)
             await ctx.db.update_session(session)
@@ -364,7 +363,7 @@ class Engine:
 
     async def _add_synthetic(self, info: UserMessage, text: str) -> None:
         ids = {"session_id": info.session_id, "message_id": info.id}
-        await self._add_part(TextPart(id=part_id(), **ids, text=text, synthetic=True))
+        await self.ctx.save_part(TextPart(id=part_id(), **ids, text=text, synthetic=True))
 
     async def run_shell(
         self, session_id: str, command: str, saved: asyncio.Event | None = None
@@ -412,10 +411,6 @@ class Engine:
         )
         context.ask = None
         return context
-
-    async def _add_part(self, part: Part) -> None:
-        await self.ctx.db.upsert_part(part, flush=True)
-        self.ctx.publish(PartUpdated(part=part))
 
     async def compact(
         self,

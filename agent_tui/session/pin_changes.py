@@ -19,7 +19,7 @@ from agent_tui.carry.pin_text import (
 )
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import NotFoundError, UsageError
-from agent_tui.events import MessageUpdated, PartUpdated
+from agent_tui.events import MessageUpdated
 from agent_tui.ids import now_ms
 from agent_tui.step.messages import summary_for
 from agent_tui.storage.models import (
@@ -208,8 +208,7 @@ async def set_pin(
             ctx.publish(MessageUpdated(info=holder.info))
         else:
             holder.pinned = stamp
-            await ctx.db.upsert_part(holder, flush=True)
-            ctx.publish(PartUpdated(part=holder))
+            await ctx.save_part(holder)
     listed = await pin_list(ctx, session)
     boundary = min(filter(None, (session.compaction_id, session.tail_start_id)), default=None)
     message_of = holder.info.id if isinstance(holder, MessageWithParts) else holder.message_id

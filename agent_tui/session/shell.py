@@ -6,10 +6,8 @@ import asyncio
 
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError
-from agent_tui.events import PartUpdated
 from agent_tui.ids import now_ms, part_id
 from agent_tui.storage.models import (
-    Part,
     TextPart,
     ToolPart,
     ToolStateCompleted,
@@ -63,12 +61,7 @@ async def run_person_command(
             time=ToolTime(start=start, end=now_ms()),
         )
         output = result.output
-    await _save(ctx, part)
+    await ctx.save_part(part)
     text = shell_text(command, output)
-    await _save(ctx, TextPart(id=part_id(), **ids, text=text, synthetic=True))
+    await ctx.save_part(TextPart(id=part_id(), **ids, text=text, synthetic=True))
     return part
-
-
-async def _save(ctx: EngineContext, part: Part) -> None:
-    await ctx.db.upsert_part(part, flush=True)
-    ctx.publish(PartUpdated(part=part))

@@ -17,7 +17,7 @@ from pathlib import Path
 from agent_tui import paths
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError, ToolError
-from agent_tui.events import PartUpdated, SessionUpdated
+from agent_tui.events import SessionUpdated
 from agent_tui.ids import message_id, part_id
 from agent_tui.project.agents import AgentInfo
 from agent_tui.provider.auth import check_credentials
@@ -142,9 +142,7 @@ class Subagents:
         await self.ctx.add_message(
             info, TextPart(id=part_id(), **ids, text=instructions, synthetic=True)
         )
-        part = TextPart(id=part_id(), **ids, text=prompt)
-        await self.ctx.db.upsert_part(part, flush=True)
-        self.ctx.publish(PartUpdated(part=part))
+        await self.ctx.save_part(TextPart(id=part_id(), **ids, text=prompt))
         return child
 
     async def _answer(self, ctx: EngineContext, session_id: str) -> str:
