@@ -13,7 +13,6 @@ from agent_tui.hooks.runner import Hooks
 from agent_tui.storage.models import Session
 from agent_tui.tool.base import PermissionRequest
 from agent_tui.workspace.describe import describe, waiting_note
-from agent_tui.workspace.workspace import Workspace
 
 TRUST_TOOL = "project"
 """The permission question's tool name when a front-end is asked to trust a project."""
@@ -72,13 +71,10 @@ class HookPoints:
             if reply in ("always", "once"):
                 await ctx.retrust(keep=reply == "always")
                 return ctx
-        self._tell_waiting(session.id, workspace)
-        return ctx
-
-    def _tell_waiting(self, session_id: str, workspace: Workspace) -> None:
         note = waiting_note(workspace)
         if note:
-            self.ctx.publish(Notice(session_id=session_id, level="warning", message=note))
+            self.ctx.publish(Notice(session_id=session.id, level="warning", message=note))
+        return ctx
 
     async def before_prompt(self, session: Session, text: str) -> list[str]:
         """SessionStart (the session's first prompt here) and UserPromptSubmit: the
@@ -91,8 +87,11 @@ class HookPoints:
                 for line in hooks.unknown_lines():
                     self.ctx.publish(Notice(session_id=session.id, level="warning", message=line))
             self.started[session.id] = directory
-            if hooks.any_for("SessionStart"):
-                context += await self.session_start(session, await self._source(session))
+            if hooks.any_for("SessionStart"):  # startup, resume or clear
+                source = await self._source(session)
+                payload = {**await self.ctx.hook_payload(session.id, directory), "source": source}
+                started = await hooks.fire("SessionStart", directory, payload, subject=source)
+                context += started.context
         if hooks.any_for("UserPromptSubmit"):
             payload = await self.ctx.hook_payload(session.id, directory)
             result = await hooks.fire("UserPromptSubmit", directory, {**payload, "prompt": text})
@@ -109,17 +108,6 @@ class HookPoints:
         source = "clear" if self.cleared else "startup"
         self.cleared = False
         return source
-
-    async def session_start(self, session: Session, source: str) -> list[str]:
-        """SessionStart for `source` (startup, resume, clear, compact): what its hooks
-        give the model."""
-        directory = Path(session.directory)
-        hooks = self._hooks(directory)
-        if not hooks.any_for("SessionStart"):
-            return []
-        payload = {**await self.ctx.hook_payload(session.id, directory), "source": source}
-        started = await hooks.fire("SessionStart", directory, payload, subject=source)
-        return started.context
 
     async def after_turn(self, session_id: str, continues: int) -> str | None:
         """Stop: why the agent must go on (a hook blocked the stop), or None."""
