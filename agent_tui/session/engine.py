@@ -455,7 +455,7 @@ class Engine:
         model = model or await self.session_model(session_id)
         await check_credentials(ctx.config.compaction.model or model, ctx.config)
         with self._idle(session_id, "writing a summary to review"):
-            info = await self.model_limits(model, ctx=ctx)
+            info = await load_with_summariser(model, ctx.config)
             history = await load_history(ctx, await ctx.db.get_session(session_id))
             users = [m.info for m in history if isinstance(m.info, UserMessage)]
             agent = max(users, key=lambda u: u.id).agent if users else DEFAULT_AGENT
@@ -493,18 +493,11 @@ class Engine:
         """What `compact` would do now (`--dry-run`): nothing is sent or saved."""
         ctx, session = await self._opened(session_id)
         model = model or await self.session_model(session_id)
-        await windows.discover_window(model, ctx.config)
         history = await load_history(ctx, session)
         if not history:
             raise UsageError("Nothing to compact yet: the session has no messages.")
-        info = await self.model_limits(model, ctx=ctx)
+        info = await _limits(ctx, model)
         return await asyncio.to_thread(plan, ctx, session, history, info, instructions, up_to)
-
-    async def model_limits(self, model: str, *, ctx: EngineContext | None = None) -> ModelInfo:
-        """The model's limits and prices (and the summariser's, when one is set), asked
-        of the provider (with `ctx`'s project config): awaited, as litellm may still be
-        importing."""
-        return await load_with_summariser(model, (ctx or self.ctx).config)
 
     async def context_report(self, session_id: str, *, model: str | None = None) -> str:
         """What fills the context window (`/context`), as text."""
@@ -513,8 +506,7 @@ class Engine:
         ctx, session = await self._opened(session_id)
         history = await load_history(ctx, session)
         model = model or model_of(history, ctx.config.model)
-        await windows.discover_window(model, ctx.config)  # a local server's, asked
-        info = await self.model_limits(model, ctx=ctx)
+        info = await _limits(ctx, model)
         tools = ctx.registry.definitions()
         # Counting tokens loads a tokenizer the first time: off the event loop.
         result = await asyncio.to_thread(
@@ -534,8 +526,7 @@ class Engine:
         with self._idle(session_id, "undoing a compaction"):
             model = model or await self.session_model(session_id)
             session = await ctx.db.get_session(session_id)
-            await windows.discover_window(model, ctx.config)
-            info = await self.model_limits(model, ctx=ctx)
+            info = await _limits(ctx, model)
             return await uncompact(ctx, session, info)
 
     # ---- pins -----------------------------------------------------------------------
@@ -746,3 +737,11 @@ class Engine:
             return False
         event.set()
         return True
+
+
+async def _limits(ctx: EngineContext, model: str) -> ModelInfo:
+    """The model's limits and prices (and the summariser's, when one is set) with the
+    project's config, a local server's window asked first: awaited, as litellm may still
+    be importing."""
+    await windows.discover_window(model, ctx.config)
+    return await load_with_summariser(model, ctx.config)
