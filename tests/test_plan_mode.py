@@ -223,7 +223,7 @@ async def test_auto_accept_edits_writes_without_asking_and_bash_still_asks(
     engine = Engine(EngineContext(db=db, config=load_config(), ask=ask))  # type: ignore[arg-type]
     try:
         session = await engine.new_session(isolated)
-        assert engine.permission_mode(session.id) == "ask"
+        assert engine.ctx.permission_modes.get(session.id, "ask") == "ask"
         engine.set_permission_mode(session.id, "auto-edits")
         await engine.prompt(session.id, "write notes")
         assert (isolated / "notes.txt").read_text() == "auto\n"

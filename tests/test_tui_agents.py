@@ -68,10 +68,10 @@ async def test_tab_cycles_agents_and_shift_tab_the_permission_mode(
         await pilot.press("shift+tab")
         assert app.chat.permission_mode == "auto-edits"
         assert app.chat.session is not None
-        assert app.engine.permission_mode(app.chat.session.id) == "auto-edits"
+        assert app.engine.ctx.permission_modes[app.chat.session.id] == "auto-edits"
         await wait_for(pilot, lambda: "auto-accept edits" in str(app.status_line.render()))
         await pilot.press("shift+tab")
-        assert app.engine.permission_mode(app.chat.session.id) == "ask"
+        assert app.engine.ctx.permission_modes[app.chat.session.id] == "ask"
     await close(app)
 
 

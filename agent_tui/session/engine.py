@@ -238,10 +238,6 @@ class Engine:
         """What `model`'s server says its window is (the app asks after its first frame)."""
         return await windows.discover_window(model, self.ctx.config)
 
-    def permission_mode(self, session_id: str) -> PermissionMode:
-        live = self.ctx.shared.sessions.get(session_id)
-        return live.permission_mode if live is not None else "ask"
-
     def set_permission_mode(self, session_id: str, mode: PermissionMode) -> None:
         """ask, or auto-edits (edit and write run without asking); in memory only."""
         self.ctx.live(session_id).permission_mode = mode
