@@ -71,10 +71,7 @@ class _Modes(Mapping[str, PermissionMode]):
         self._sessions = sessions
 
     def __getitem__(self, session_id: str) -> PermissionMode:
-        found = self._sessions.get(session_id)
-        if found is None:
-            raise KeyError(session_id)
-        return found.permission_mode
+        return self._sessions[session_id].permission_mode
 
     def __iter__(self) -> Iterator[str]:
         return iter(list(self._sessions))
