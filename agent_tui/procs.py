@@ -118,13 +118,19 @@ def owner_alive(token: str) -> bool:
     pid = int(pid_text)
     if LINUX:
         return _start_time(pid) == start
+    return _exists(os.kill, pid)  # no start time to compare: alive rather than kill a stranger
+
+
+def _exists(kill: Callable[[int, int], None], target: int) -> bool:
+    """Whether signal 0 (`os.kill`: a process, `os.killpg`: a group) finds `target`,
+    another user's included."""
     try:
-        os.kill(pid, 0)
+        kill(target, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         pass
-    return True  # no start time to compare: assume alive rather than kill a stranger
+    return True
 
 
 # ---- tracking the groups we start ---------------------------------------------------
@@ -136,20 +142,10 @@ def _registry_file(token: str) -> Path:
     return paths.data_dir() / "owners" / token
 
 
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def track(pgid: int) -> None:
     """Remember a process group a tool just started (its leader's pid is the pgid)."""
     with _lock:
-        for gone in [g for g in _groups if not _group_alive(g)]:
+        for gone in [g for g in _groups if not _exists(os.killpg, g)]:
             _groups.discard(gone)  # forget ended groups before their ids can be reused
         _groups.add(pgid)
     if not LINUX:  # the /proc scan needs no record; the fallback does
@@ -162,7 +158,7 @@ def track(pgid: int) -> None:
 
 def release(pgid: int) -> None:
     """Forget a group once it has no members left (a command that left nothing behind)."""
-    if not _group_alive(pgid):
+    if not _exists(os.killpg, pgid):
         with _lock:
             _groups.discard(pgid)
 
@@ -219,9 +215,10 @@ def scan(wanted: Callable[[str], bool]) -> list[Found]:
     return found
 
 
-def _signal(found: Iterable[Found], sig: signal.Signals) -> None:
-    """Signal each process, and each group holding one, if its marker still matches."""
-    groups: set[int] = set()
+def _signal(found: Iterable[Found], groups: set[int], sig: signal.Signals) -> None:
+    """Signal each process if its marker still matches, then `groups` and each group
+    holding one of the processes."""
+    groups = set(groups)  # the caller's set stays as it was
     for proc in found:
         groups.add(proc.pgid)
         try:
@@ -235,10 +232,6 @@ def _signal(found: Iterable[Found], sig: signal.Signals) -> None:
             pass
         finally:
             os.close(pidfd)
-    _kill_groups(groups, sig)
-
-
-def _kill_groups(groups: Iterable[int], sig: signal.Signals) -> None:
     for pgid in groups:
         if pgid > 1 and pgid != os.getpgrp():
             with contextlib.suppress(OSError):
@@ -251,17 +244,15 @@ def _stop(find: Callable[[], list[Found]], groups: set[int], grace: float) -> in
     found = find()
     if not found and not groups:
         return 0
-    _signal(found, signal.SIGTERM)
-    _kill_groups(groups, signal.SIGTERM)
+    _signal(found, groups, signal.SIGTERM)
     deadline = time.monotonic() + grace
     while True:
         left = find()
-        alive = {g for g in groups if _group_alive(g) and (not LINUX or _has_live_member(g))}
+        alive = {g for g in groups if _exists(os.killpg, g) and (not LINUX or _has_live_member(g))}
         if not left and not alive:
             break
         if time.monotonic() >= deadline:
-            _signal(left, signal.SIGKILL)
-            _kill_groups(alive, signal.SIGKILL)
+            _signal(left, alive, signal.SIGKILL)
             break
         time.sleep(POLL_SECONDS)
     return len(found) + len(groups - {f.pgid for f in found})
@@ -294,7 +285,7 @@ def shutdown(grace: float = KILL_GRACE_SECONDS) -> int:
         groups &= {f.pgid for f in scan(lambda owner: owner == token)}
         count = _stop(lambda: scan(lambda owner: owner == token), groups, grace)
     else:
-        count = _stop(list, {g for g in groups if _group_alive(g)}, grace)
+        count = _stop(list, {g for g in groups if _exists(os.killpg, g)}, grace)
     with contextlib.suppress(OSError):
         _registry_file(token).unlink(missing_ok=True)
     return count
