@@ -71,15 +71,13 @@ async def resolve_mentions(
             continue
         mention, path = found
         ctx = replace(base, permissions={**base.permissions, "read": "allow", "list": "allow"})
+        if path.is_dir():
+            kind, tool, arguments = "directory", "list", {"path": str(path)}
+        else:
+            kind, tool, arguments = "file", "read", {"file_path": str(path)}
         try:
-            if path.is_dir():
-                result = await registry.run("list", {"path": str(path)}, ctx)
-                kind = "directory"
-            else:
-                result = await registry.run("read", {"file_path": str(path)}, ctx)
-                kind = "file"
+            result = await registry.run(tool, arguments, ctx)
         except AgentTuiError as exc:  # a binary file, an unreadable folder...: say so
-            kind = "directory" if path.is_dir() else "file"
             body, images = f"(Not attached: {exc})", []
         else:
             body, images = result.output, result.attachments
