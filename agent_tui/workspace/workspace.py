@@ -179,11 +179,7 @@ class Workspace:
         return vouched.digests(self.directory, files, self._seen)
 
     def _hook_runs(self, source: HookSource) -> bool:
-        if not source.project:
-            return True
-        if self.config.trust_project_hooks:
-            return True
-        return self.commands_may_run()
+        return not source.project or self.config.trust_project_hooks or self.commands_may_run()
 
     def _lsp_runs(self, server: Server, configured: bool) -> bool:
         own = server.name in self.project.commands.get("lsp", [])
