@@ -24,10 +24,6 @@ STREAM_MAX_HOLD_CHARS = 64 * 1024
 letters): it is released, redacted as far as it went, rather than held for ever."""
 
 
-def label(name: str) -> str:
-    return f"[REDACTED:{name}]"
-
-
 @dataclass(frozen=True)
 class KeyFormat:
     name: str
@@ -116,7 +112,7 @@ def replace_spans(text: str, spans: list[Span]) -> str:
     pieces: list[str] = []
     pos = 0
     for span in spans:
-        pieces += [text[pos : span.start], label(span.name)]
+        pieces += [text[pos : span.start], f"[REDACTED:{span.name}]"]
         pos = span.end
     return "".join([*pieces, text[pos:]])
 
