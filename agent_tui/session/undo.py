@@ -87,20 +87,13 @@ class Turn:
     def undone(self) -> bool:
         return self.user.info.undone
 
-    @property
-    def prompt(self) -> str:
-        return text_of(self.user)
-
-    @property
-    def patches(self) -> list[PatchPart]:
-        return [p for m in self.steps for p in m.parts if isinstance(p, PatchPart) and p.files]
-
     def trees(self) -> tuple[dict[str, str | None], dict[str, str | None]]:
         """Per changed file: the tree before the turn first changed it, and after the
         turn last changed it."""
         before: dict[str, str | None] = {}
         after: dict[str, str | None] = {}
-        for patch in self.patches:
+        patches = [p for m in self.steps for p in m.parts if isinstance(p, PatchPart) and p.files]
+        for patch in patches:
             for name in patch.files:
                 before.setdefault(name, patch.before)
                 after[name] = patch.after
@@ -166,7 +159,7 @@ async def _apply(
     await ctx.db.flush()
     return TurnRestored(
         user_message_id=turn.user.info.id,
-        prompt=turn.prompt,
+        prompt=text_of(turn.user),
         files=sorted(target),
         overwritten=overwritten,
         undone=undo,
