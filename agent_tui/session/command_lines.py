@@ -21,10 +21,6 @@ SCRATCH = "command"
 """The call id of a line's run (it belongs to no message)."""
 
 
-def has_lines(body: str) -> bool:
-    return LINE.search(body) is not None
-
-
 async def fill(
     ctx: EngineContext,
     directory: Path,

@@ -127,7 +127,7 @@ class Engine:
     ) -> str:
         """A custom command's body with its `` !`command` `` lines run and replaced by
         their output (session/command_lines.py); UsageError when one does not run."""
-        if not command_lines.has_lines(body):
+        if command_lines.LINE.search(body) is None:
             return body
         ctx = self.ctx.in_project(directory)
         await self.announce_sandbox(ctx)
