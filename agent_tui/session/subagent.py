@@ -15,6 +15,7 @@ import dataclasses
 from pathlib import Path
 
 from agent_tui import paths
+from agent_tui.context.boundary import text_of
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError, ToolError
 from agent_tui.events import SessionUpdated
@@ -151,9 +152,7 @@ class Subagents:
         for message in sorted(history, key=lambda m: m.info.id, reverse=True):
             info = message.info
             if isinstance(info, AssistantMessage) and not info.summary and info.finish:
-                text = "\n".join(
-                    p.text for p in message.parts if isinstance(p, TextPart) and not p.synthetic
-                ).strip()
+                text = text_of(message).strip()
                 if text:
                     return text
         return NO_ANSWER
