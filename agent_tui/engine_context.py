@@ -211,10 +211,6 @@ class EngineContext:
     def front_end(self) -> str:
         return self.shared.front_end
 
-    @front_end.setter
-    def front_end(self, value: str) -> None:
-        self.shared.front_end = value
-
     def live(self, session_id: str) -> LiveSession:
         """The open session's state in this engine (made on first use)."""
         return self.shared.sessions(session_id)
