@@ -9,7 +9,6 @@ from pathlib import Path
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError
 from agent_tui.events import Notice
-from agent_tui.hooks.runner import Hooks
 from agent_tui.storage.models import Session
 from agent_tui.tool.base import PermissionRequest
 from agent_tui.workspace.describe import describe, waiting_note
@@ -40,9 +39,6 @@ class HookPoints:
         start; others at a session's first prompt, through the engine's `ask`)."""
         self.cleared = False
         """The person started afresh (/new): the next session starts as `clear`."""
-
-    def _hooks(self, directory: Path) -> Hooks:
-        return self.ctx.in_project(directory).hooks
 
     async def trust_question(self, session: Session) -> EngineContext:
         """At a session's first prompt here: where the front-end can ask (ACP, an attached
@@ -80,7 +76,7 @@ class HookPoints:
         """SessionStart (the session's first prompt here) and UserPromptSubmit: the
         context they add for the model. Raises PromptBlocked."""
         directory = Path(session.directory)
-        hooks = self._hooks(directory)
+        hooks = self.ctx.in_project(directory).hooks
         context: list[str] = []
         if session.id not in self.started:
             if directory not in self.started.values():  # once a project, when it is in use
@@ -112,11 +108,11 @@ class HookPoints:
     async def after_turn(self, session_id: str, continues: int) -> str | None:
         """Stop: why the agent must go on (a hook blocked the stop), or None."""
         directory = self.started.get(session_id)
-        if directory is None or not self._hooks(directory).any_for("Stop"):
+        if directory is None or not self.ctx.in_project(directory).hooks.any_for("Stop"):
             return None
         payload = await self.ctx.hook_payload(session_id, directory)
         payload["stop_hook_active"] = continues > 0
-        result = await self._hooks(directory).fire("Stop", directory, payload)
+        result = await self.ctx.in_project(directory).hooks.fire("Stop", directory, payload)
         if result.stop is not None or not result.blocked or continues >= MAX_STOP_CONTINUES:
             return None
         return f"A Stop hook asks you to continue: {result.reason}"
@@ -124,7 +120,7 @@ class HookPoints:
     async def end(self, reason: str = "exit") -> None:
         """SessionEnd for each session started here."""
         for session_id, directory in self.started.items():
-            hooks = self._hooks(directory)
+            hooks = self.ctx.in_project(directory).hooks
             if hooks.any_for("SessionEnd"):
                 payload = await self.ctx.hook_payload(session_id, directory)
                 await hooks.fire("SessionEnd", directory, {**payload, "reason": reason})
