@@ -6,6 +6,7 @@ import ast
 import functools
 import json
 import os
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -70,6 +71,9 @@ def stop_engines() -> None:
             process_helpers.wait_until(lambda pid=pid: not _alive(pid), f"engine {pid} to stop")
     for path in shared.preforks():  # each leaves within a second of its engine
         process_helpers.wait_until(lambda path=path: not path.exists(), f"{path.name} to stop")
+    folder = shared.runtime_dir()
+    if folder.parent == Path("/tmp"):  # a test's runtime dir, too long: named by a digest
+        shutil.rmtree(folder, ignore_errors=True)  # pytest removes only its own tmp folders
 
 
 def _alive(pid: int) -> bool:
