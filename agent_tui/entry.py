@@ -20,7 +20,7 @@ def _start_provider_early(argv: list[str]) -> None:
     if any(arg in ("-h", "--help") or arg.startswith("--attach") for arg in argv[1:]):
         return
     try:
-        from agent_tui.config.files import raw_value
+        from agent_tui.config.layers import raw_value
 
         if (raw_value("run", "attach") or "off") != "off":
             return

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_tui.config.files import strip_comments as _strip_comments
+from agent_tui.config.layers import strip_comments as _strip_comments
 from agent_tui.config.settings import Config
 from tests.conftest import MODEL, write_config
 from tests.engine_helpers import is_summary_request, run_cli

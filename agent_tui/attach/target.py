@@ -8,7 +8,7 @@ import argparse
 import os
 from dataclasses import dataclass
 
-from agent_tui.config.files import check_attach, raw_value
+from agent_tui.config.layers import check_attach, raw_value
 from agent_tui.server_link import discovery, server_token
 
 

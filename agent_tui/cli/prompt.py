@@ -13,7 +13,7 @@ from agent_tui.cli.headless import READER_GONE_EXIT, JsonView, TextView
 from agent_tui.cli.person import exit_code, resolve_session, run_command, watched
 from agent_tui.command.catalog import fill_custom
 from agent_tui.command.core import Command
-from agent_tui.config.files import merge_permissions
+from agent_tui.config.layers import merge_permissions
 from agent_tui.config.settings import Config
 from agent_tui.editor import run_message
 from agent_tui.provider.auth import check_credentials

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from agent_tui.config.files import raw_value
+from agent_tui.config.layers import raw_value
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,11 @@ from pydantic import (
 from agent_tui import paths
 from agent_tui.config import claude_settings
 from agent_tui.config.claude_permissions import permission_of
-from agent_tui.config.files import CONFIG_FILE_NAME as CONFIG_FILE_NAME
-from agent_tui.config.files import ProjectLayer, check_attach, person_files, project_layer
-from agent_tui.config.files import merge_layers as _deep_merge
-from agent_tui.config.files import read_json as _read_json
 from agent_tui.config.keybinds import DEFAULT_KEYS
+from agent_tui.config.layers import CONFIG_FILE_NAME as CONFIG_FILE_NAME
+from agent_tui.config.layers import ProjectLayer, check_attach, person_files, project_layer
+from agent_tui.config.layers import merge_layers as _deep_merge
+from agent_tui.config.layers import read_json as _read_json
 from agent_tui.errors import ConfigError
 from agent_tui.hooks.hook_config import HookMatcher, HookSource
 from agent_tui.lsp.lsp_config import LspConfig
@@ -536,7 +536,7 @@ def load_config(
     trust: bool = False,
 ) -> Config:
     """The config in force for a project directory: the person's own files, then as much
-    of the project's own file as its trust allows (config_files.project_layer); `trust`
+    of the project's own file as its trust allows (layers.project_layer); `trust`
     records the project as trusted first. ConfigError names the file and field."""
     directory = directory or Path.cwd()
     merged: dict[str, Any] = {}

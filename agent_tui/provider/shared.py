@@ -279,7 +279,7 @@ def idle_minutes() -> float:
     except ValueError:
         pass
     try:
-        from agent_tui.config.files import raw_value
+        from agent_tui.config.layers import raw_value
 
         value = raw_value("engine", "idle")
     except Exception:  # a broken config: the CLI reports it; no engine meanwhile

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agent_tui.config.files import merge_permissions
+from agent_tui.config.layers import merge_permissions
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError, UsageError
 

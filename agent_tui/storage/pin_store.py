@@ -10,7 +10,7 @@ tens of seconds.
 from __future__ import annotations
 
 from agent_tui.storage import rows
-from agent_tui.storage.base import DatabaseCore
+from agent_tui.storage.db_core import DatabaseCore
 from agent_tui.storage.models import MessageWithParts, Part
 
 _PINNED_MESSAGES = (

@@ -7,7 +7,7 @@ history, the views or an undo.
 
 from __future__ import annotations
 
-from agent_tui.storage.base import DatabaseCore
+from agent_tui.storage.db_core import DatabaseCore
 from agent_tui.storage.models import PreparedStatus, PreparedSummary
 
 PREPARED_MIGRATION: tuple[str, ...] = (

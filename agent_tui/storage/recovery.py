@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent_tui.ids import now_ms
 from agent_tui.storage import rows
-from agent_tui.storage.base import DatabaseCore
+from agent_tui.storage.db_core import DatabaseCore
 from agent_tui.storage.models import (
     AssistantMessage,
     ErrorInfo,

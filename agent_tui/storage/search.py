@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from agent_tui import ids
 from agent_tui.storage import rows
-from agent_tui.storage.base import DatabaseCore
+from agent_tui.storage.db_core import DatabaseCore
 from agent_tui.storage.models import (
     AssistantMessage,
     MessageWithParts,

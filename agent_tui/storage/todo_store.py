@@ -12,7 +12,7 @@ import json
 from pydantic import TypeAdapter
 
 from agent_tui.ids import now_ms
-from agent_tui.storage.base import DatabaseCore
+from agent_tui.storage.db_core import DatabaseCore
 from agent_tui.storage.models import TodoItem
 
 TODO_MIGRATION: tuple[str, ...] = (

@@ -471,7 +471,7 @@ class AgentApp(App[int]):
 
 def _configured_model() -> str | None:
     """The model the config files name, unvalidated (the first frame's welcome)."""
-    from agent_tui.config.files import raw_value
+    from agent_tui.config.layers import raw_value
 
     try:
         model = raw_value("model")

@@ -106,7 +106,7 @@ def _database_stamp() -> str:
 
 def _key(size: os.terminal_size, kind: str = PLAIN) -> str:
     """Names the recording of the frame this launch would draw (see the module doc)."""
-    from agent_tui.config.files import config_files
+    from agent_tui.config.layers import config_files
 
     here = os.path.dirname(os.path.abspath(__file__))
     parts = [os.getcwd(), f"{size.columns}x{size.lines}", sys.version]

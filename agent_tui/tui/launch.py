@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent_tui.config.files import config_files, read_json
+from agent_tui.config.layers import config_files, read_json
 from agent_tui.errors import AgentTuiError
 from agent_tui.tui import instant_frame
 
