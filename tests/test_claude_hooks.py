@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from agent_tui.hooks.hook_config import claude_input, our_input
 from tests.conftest import SMALL, person_config, write_config
 from tests.engine_helpers import open_engine, run_cli, tool_results
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
@@ -107,6 +108,41 @@ def test_updated_input_is_what_runs_and_the_person_sees_it(
     assert safer.exists() and not wanted.exists(), err
     sent = json.dumps(configured.requests[1]["messages"])
     assert "safer.txt" in sent and "wanted.txt" not in sent, "the call is kept as it ran"
+
+
+@needs_jq
+def test_inputs_claude_code_names_otherwise_are_read_and_answered_by_its_names(
+    configured: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Claude Code's Grep takes `glob` where agent-tui's grep takes `include`, and its Task
+    `subagent_type` where agent-tui's task takes `agent`: a hook reads and answers those."""
+    log = tmp_path / "events.jsonl"
+    specific = {"hookEventName": "PreToolUse", "updatedInput": {"glob": "*.md"}}
+    reply = answer({"hookSpecificOutput": specific}, log)
+    own_hooks({"PreToolUse": [command_hook(reply, "Grep")], "Stop": [command_hook(logger(log))]})
+    (Path.cwd() / "notes.md").write_text("needle in the notes\n")
+    (Path.cwd() / "code.py").write_text("needle = 1\n")
+    search = json.dumps({"pattern": "needle", "include": "*.py"})
+    configured.script(ToolCalls([Call("grep", search, id="call_g")]), Text("found"))
+    code, _, err = run_cli(capsys, "run", "find the needle")
+    assert code == 0, err
+    pre, stop = events(log)
+    assert pre["tool_name"] == "Grep" and pre["tool_input"]["glob"] == "*.py"
+    assert "include" not in pre["tool_input"]
+    (output,) = tool_results(configured.requests[1])
+    assert "notes.md" in output and "code.py" not in output, "the hook's glob ran"
+    transcript = Path(stop["transcript_path"]).read_text().splitlines()
+    uses = [
+        b
+        for line in map(json.loads, transcript)
+        if line["type"] == "assistant"
+        for b in line["message"]["content"]
+        if b.get("type") == "tool_use"
+    ]
+    assert uses[0]["input"] == {"pattern": "needle", "glob": "*.md"}
+    task = {"description": "look", "prompt": "find it", "agent": "explore"}
+    assert claude_input("task", task)["subagent_type"] == "explore"
+    assert our_input("task", {"subagent_type": "general"}) == {"agent": "general"}
 
 
 def test_continue_false_stops_the_agent_and_the_person_reads_why(

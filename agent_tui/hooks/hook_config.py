@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -45,7 +46,10 @@ CLAUDE_TOOL_NAMES = {
     "task": "Task",
 }
 """agent-tui's tools by the names Claude Code gives their counterparts: a matcher may use
-either, so existing scripts work (their inputs have the same field names)."""
+either, so existing scripts work."""
+CLAUDE_FIELDS = {"task": {"agent": "subagent_type"}, "grep": {"include": "glob"}}
+"""The inputs Claude Code's counterpart names otherwise (the rest are named alike): a hook
+reads them, and answers `updatedInput`, by Claude Code's names."""
 DEFAULT_TIMEOUT = 60.0
 """Seconds a hook command may run (Claude Code's default)."""
 
@@ -108,6 +112,18 @@ class HookSource:
 def claude_name(tool: str) -> str:
     """A tool by the name Claude Code gives its counterpart (`Bash`), else its own."""
     return CLAUDE_TOOL_NAMES.get(tool, tool)
+
+
+def claude_input(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A call's input by Claude Code's field names (`subagent_type`, not `agent`)."""
+    names = CLAUDE_FIELDS.get(tool, {})
+    return {names.get(key, key): value for key, value in arguments.items()}
+
+
+def our_input(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A hook's `updatedInput` by agent-tui's field names (either naming is taken)."""
+    names = {claude: ours for ours, claude in CLAUDE_FIELDS.get(tool, {}).items()}
+    return {names.get(key, key): value for key, value in arguments.items()}
 
 
 def unknown_events(hooks: HooksConfig) -> list[str]:

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from agent_tui import paths
-from agent_tui.hooks.hook_config import claude_name
+from agent_tui.hooks.hook_config import claude_input, claude_name
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import (
     AssistantMessage,
@@ -132,8 +132,8 @@ def _block(part: object) -> dict[str, Any] | None:
     if isinstance(part, ReasoningPart) and part.text:
         return {"type": "thinking", "thinking": part.text}
     if isinstance(part, ToolPart):
-        name = claude_name(part.tool)
-        return {"type": "tool_use", "id": part.call_id, "name": name, "input": part.state.input}
+        name, given = claude_name(part.tool), claude_input(part.tool, part.state.input)
+        return {"type": "tool_use", "id": part.call_id, "name": name, "input": given}
     return None
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import ToolError
+from agent_tui.hooks.hook_config import claude_input, our_input
 from agent_tui.provider.stream_events import ToolCallReady, parse_arguments
 from agent_tui.tool.base import PermissionReply, PermissionRequest, ToolContext
 
@@ -33,7 +34,7 @@ async def _payload(
     return {
         **await ctx.hook_payload(session_id, directory),
         "tool_name": call.name,
-        "tool_input": tool_input,
+        "tool_input": claude_input(call.name, tool_input),
         "tool_use_id": call.call_id,
     }
 
@@ -65,7 +66,8 @@ async def before(
         tool.ask = _answered_once
     if result.updated_input is None:
         return call
-    arguments = {**(parse_arguments(call.arguments) or {}), **result.updated_input}
+    updated = our_input(call.name, result.updated_input)
+    arguments = {**(parse_arguments(call.arguments) or {}), **updated}
     return call.model_copy(update={"arguments": json.dumps(arguments)})
 
 
