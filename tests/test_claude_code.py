@@ -407,10 +407,30 @@ def test_nested_user_and_project_commands_and_agent_tuis_own_win(
     claude_command(isolated / ".claude" / "commands", "review", "Claude's review")
     claude_command(isolated / ".agent-tui" / "commands", "review", "agent-tui's review")
     found = load_custom_commands(isolated, builtin_names()).commands
-    assert found["standup"].model == "anthropic/claude-haiku-4-5"
+    assert found["standup"].model == "haiku", "an alias follows the main model when used"
     assert found["standup"].scope == "user"
     assert found["component"].expand("a button") == "Make a."
     assert found["review"].body == "agent-tui's review"
+
+
+def test_a_commands_model_alias_follows_the_main_model_as_an_agents_does(
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`model: haiku` is an Anthropic model: with another main model, the command uses the
+    session's (as a Claude Code agent's alias does) and says so, instead of sending the
+    work to a provider that is not set up. `inherit` is the session's model."""
+    write_config(isolated, fake_llm)
+    home = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    claude_command(home / "commands", "standup", "---\nmodel: haiku\n---\nWrite my standup.")
+    claude_command(home / "commands", "same", "---\nmodel: inherit\n---\nGo on.")
+    fake_llm.script(Text("standup written"), Text("went on"))
+    code, out, err = run_cli(capsys, "run", "/standup")
+    assert code == 0 and "standup written" in out, err
+    assert "/standup: model 'haiku' is Claude Code's name of an Anthropic model" in err
+    code, out, err = run_cli(capsys, "run", "/same")
+    assert code == 0 and "went on" in out, err
+    configured = json.loads((isolated / "agent-tui.json").read_text())["model"]
+    assert [r["model"] for r in fake_llm.requests] == [configured.split("/", 1)[1]] * 2
 
 
 async def test_a_claude_code_command_works_in_the_app(isolated: Path, fake_llm: FakeOpenAI) -> None:

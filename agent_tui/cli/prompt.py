@@ -54,7 +54,9 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
     async with open_engine(config, args.command) as engine:
         engine.subscribe(view)
         if custom is not None:  # its arguments put in, its `!` lines run
-            text, command_model = await fill_custom(engine, *custom, Path.cwd(), None)
+            text, command_model, note = await fill_custom(engine, *custom, Path.cwd(), None)
+            if note is not None:
+                print(f"agent-tui: {note}", file=sys.stderr)
             model = model or command_model
         fresh = not (args.session or args.cont)
         if fresh:

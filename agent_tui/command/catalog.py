@@ -62,9 +62,11 @@ def custom(found: CustomCommand) -> Command:
     prompt, with its model if it names one."""
 
     async def run(call: Call, args: CustomArgs) -> None:
-        text, model = await fill_custom(
+        text, model, note = await fill_custom(
             call.engine, found, args.arguments, call.directory, call.session_id
         )
+        if note is not None:
+            await call.person.say(note)
         typed = f"/{found.name} {args.arguments}".rstrip()
         await call.person.send(text, model, typed)
 
@@ -81,12 +83,14 @@ def custom(found: CustomCommand) -> Command:
 
 async def fill_custom(
     engine: Engine, found: CustomCommand, arguments: str, directory: Path, session_id: str | None
-) -> tuple[str, str | None]:
+) -> tuple[str, str | None, str | None]:
     """A custom command's prompt (its body with the arguments put in and its `!` lines
-    run) and its model. Its `allowed-tools` and `model` apply where its file is trusted
+    run), its model, and a note when its model is not used (project/claude_agents.py's
+    `alias_model`). Its `allowed-tools` and `model` apply where its file is trusted
     (yours, or a trusted project's): a model chooses where the work is sent."""
     from agent_tui.config.claude_permissions import rules_of
     from agent_tui.errors import UsageError
+    from agent_tui.project.claude_agents import alias_model
 
     text = found.expand(arguments)
     if not text:
@@ -97,7 +101,10 @@ async def fill_custom(
         text = await engine.fill_command(directory, session_id, text, allowed)
     except UsageError as exc:
         raise UsageError(f"/{found.name}: {exc}") from exc
-    return text, found.model if trusted else None
+    if not trusted:
+        return text, None, None
+    model, note = alias_model(found.model, engine.configured_model(directory))
+    return text, model, f"/{found.name}: {note}." if note else None
 
 
 def customs(directory: Path) -> tuple[tuple[Command, ...], str | None]:

@@ -29,19 +29,16 @@ def agent_data(data: dict[str, Any], main_model: str) -> tuple[dict[str, Any], s
         found["tools"] = sorted({ours for name in tools for ours in our_tools(str(name))})
     else:
         found["tools"] = {"*": True}  # Claude Code: no `tools` inherits every tool
-    model, note = _model(data.get("model"), main_model)
+    model, note = alias_model(data.get("model"), main_model)
     if model is not None:
         found["model"] = model
     return found, note
 
 
-def claude_model(value: str | None) -> str | None:
-    """A command's `model`: Claude Code's alias on the Anthropic provider, else as given."""
-    alias = MODELS.get(value.lower()) if value else None
-    return ANTHROPIC + alias if alias else value
-
-
-def _model(value: Any, main_model: str) -> tuple[str | None, str | None]:
+def alias_model(value: Any, main_model: str) -> tuple[str | None, str | None]:
+    """An agent's or a command's `model`, as (the model, a note when it is not used):
+    Claude Code's aliases are Anthropic models, used when the main model is Anthropic's
+    too (its key is set up); otherwise the session's model is."""
     if not isinstance(value, str) or value in ("", "inherit"):
         return None, None
     alias = MODELS.get(value.lower())

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_tui import paths
-from agent_tui.project.claude_agents import claude_model
 
 PROJECT_COMMANDS_DIR = Path(".agent-tui") / "commands"
 USER_COMMANDS_DIR = "commands"
@@ -124,7 +123,7 @@ def _load_dir(
             path=path,
             scope=scope,
             description=meta.get("description", ""),
-            model=claude_model(meta.get("model") or None),
+            model=meta.get("model") or None,
             hint=meta.get("argument-hint") or None,
             allowed=_rules(meta.get("allowed-tools", "")),
         )
