@@ -71,7 +71,7 @@ from agent_tui.project.agents import DEFAULT_AGENT, PLAN_EXIT_TOOL
 from agent_tui.provider.defaults import context_window, model_catalog
 from agent_tui.session.engine import Engine
 from agent_tui.session.loop import LoopResult
-from agent_tui.storage.models import Session
+from agent_tui.storage.models import MessageWithParts, Session
 from agent_tui.tool.base import PermissionReply, PermissionRequest
 
 log = logging.getLogger(__name__)
@@ -315,8 +315,7 @@ class AcpAgent:
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> LoadSessionResponse:
-        open_ = await self._reopen(cwd, session_id, mcp_servers)
-        messages = await self.engine.queries.messages(session_id)
+        open_, messages = await self._reopen(cwd, session_id, mcp_servers)
         # The history before the response (the spec's order), then the usual updates.
         for update in replay(messages, str(open_.directory), self.compaction_updates):
             self.send(session_id, update)
@@ -326,7 +325,7 @@ class AcpAgent:
     async def resume_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> ResumeSessionResponse:
-        open_ = await self._reopen(cwd, session_id, mcp_servers)  # no replay: the client has it
+        open_, _ = await self._reopen(cwd, session_id, mcp_servers)  # no replay: the client has it
         return await self._opened(open_, ResumeSessionResponse)
 
     async def fork_session(
@@ -382,17 +381,24 @@ class AcpAgent:
         self.engine.attach_editor(open_.id, None)
         return CloseSessionResponse()
 
-    async def _reopen(self, cwd: str, session_id: str, mcp_servers: list[Any] | None) -> AcpSession:
+    async def _reopen(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None
+    ) -> tuple[AcpSession, list[MessageWithParts]]:
+        """A session the client names, opened, and its messages (read once)."""
         self._project(cwd, mcp_servers)
         try:
             session = await self.engine.queries.session(session_id)
         except NotFoundError as exc:
             raise RequestError.resource_not_found(session_id) from exc
-        return await self._open(session)
-
-    async def _open(self, session: Session) -> AcpSession:
-        """Start following a session: its figures so far, its mode, its commands."""
         messages = await self.engine.queries.messages(session.id)
+        return await self._open(session, messages), messages
+
+    async def _open(
+        self, session: Session, messages: list[MessageWithParts] | None = None
+    ) -> AcpSession:
+        """Start following a session: its figures so far, its mode, its commands."""
+        if messages is None:
+            messages = await self.engine.queries.messages(session.id)
         config = self.engine.project(Path(session.directory)).config
         model = await self.engine.session_model(session.id)
         updates = SessionUpdates(
