@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent_tui.config.settings import PermissionRule, ReasoningEffort
@@ -38,6 +38,11 @@ class LiveSession:
     """A prompt here took the session's lock and its run has not started yet."""
     newest: str | None = None
     """The newest message sent from this engine (what a follower waits for)."""
+    arrivals: int = 0
+    """Messages sent here while the loop ran (queued into it), counted when claimed."""
+    arriving: int = 0
+    """Of those, the ones still being saved; `stored` is set as each is."""
+    stored: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
     def is_preparing(self) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -324,6 +325,37 @@ async def test_a_stop_hook_that_blocks_makes_the_agent_go_on_once(
     assert any(isinstance(p, TextPart) and "run the tests first" in p.text for p in users[1].parts)
     assert [e["stop_hook_active"] for e in hook.events()] == [False, True]
     assert text_of(configured.requests[1]["messages"][-1]).startswith("A Stop hook")
+
+
+async def test_a_message_sent_while_the_stop_hooks_run_is_answered_in_that_turn(
+    configured: FakeOpenAI, tmp_path: Path
+) -> None:
+    """The turn has answered; its Stop hook is still running when the person sends the
+    next message (the app queues it into the busy session). The loop reads it before it
+    ends, instead of leaving it saved and never answered."""
+    started, go = tmp_path / "stop-started", tmp_path / "go"
+    gate = f"touch {started}; while [ ! -e {go} ]; do sleep 0.01; done"
+    own_config({"Stop": [{"hooks": [{"type": "command", "command": gate}]}]})
+    configured.script(Text("first answer"), Text("second answer"))
+    async with open_engine() as engine:
+        session = await engine.new_session(Path.cwd())
+        first = asyncio.create_task(engine.prompt(session.id, "first"))
+        await asyncio.to_thread(wait_for_path, started)
+        assert engine.is_busy(session.id)
+        assert await engine.prompt(session.id, "second") is None, "queued into the turn"
+        go.touch()
+        result = await asyncio.wait_for(first, 60)
+        assert not engine.is_busy(session.id)
+    assert result is not None and result.outcome == "stop"
+    assert len(configured.requests) == 2, "the second message was answered"
+    assert text_of(configured.requests[1]["messages"][-1]) == "second"
+
+
+def wait_for_path(path: Path) -> None:
+    deadline = time.monotonic() + 30
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.01)
 
 
 async def test_acp_fires_the_same_hooks(configured: FakeOpenAI, hook: Hook, isolated: Path) -> None:

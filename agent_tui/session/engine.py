@@ -27,9 +27,9 @@ from agent_tui.provider.auth import check_credentials
 from agent_tui.provider.limits import ModelInfo, load_with_summariser
 from agent_tui.session import command_lines, fork, pin_changes
 from agent_tui.session import undo as turns
-from agent_tui.session.follow import Follower, run_until_read
+from agent_tui.session.follow import Follower, all_read, run_until_read
 from agent_tui.session.fork import Forked
-from agent_tui.session.hook_points import MAX_STOP_CONTINUES, HookPoints, PromptBlocked
+from agent_tui.session.hook_points import HookPoints, PromptBlocked
 from agent_tui.session.loop import LoopResult
 from agent_tui.session.mentions import resolve_mentions
 from agent_tui.session.pin_changes import PinChange, PinList
@@ -307,16 +307,24 @@ class Engine:
         """(busy here, the session's lock if this command starts the loop), given back when
         the body fails. No await before the body: of two commands, of any processes, only
         one starts the loop."""
+        live = self.ctx.live(session_id)
         busy, lock = self.is_busy(session_id), None
-        if not busy and (lock := self.locks.try_acquire(session_id)) is not None:
-            self.ctx.live(session_id).claimed = True
+        if busy:  # the running loop reads it (session/follow.all_read)
+            live.arrivals += 1
+            live.arriving += 1
+        elif (lock := self.locks.try_acquire(session_id)) is not None:
+            live.claimed = True
         try:
             yield busy, lock
         except BaseException:
             if lock is not None:
-                self.ctx.live(session_id).claimed = False
+                live.claimed = False
                 lock.release()
             raise
+        finally:
+            if busy:
+                live.arriving -= 1
+                live.stored.set()
 
     async def _save_prompt(
         self,
@@ -682,14 +690,18 @@ class Engine:
             await ctx.workspace.mcp.wait_ready()
             if self._instruction_urls is not None:  # in the system prompt from the first request
                 await asyncio.shield(self._instruction_urls)
+            arrivals = ctx.live(session_id).arrivals
             result = await run_until_read(ctx, session_id, abort)
-            for continues in range(MAX_STOP_CONTINUES + 1):
-                if result.outcome != "stop" or abort.is_set():
-                    break
+            continues = 0
+            while result.outcome == "stop" and not abort.is_set():
                 reason = await self.hook_points.after_turn(session_id, continues)
-                if reason is None:
+                if reason is not None:
+                    continues += 1
+                    await self._continue_for_hook(session_id, reason)
+                elif await all_read(ctx, session_id, arrivals):
                     break
-                await self._continue_for_hook(session_id, reason)
+                else:  # sent while the Stop hooks ran: answered in this turn
+                    continues, arrivals = 0, ctx.live(session_id).arrivals
                 result = await run_until_read(ctx, session_id, abort)
             ctx.workspace.notice_changes()  # did a command write the project's config?
             return result

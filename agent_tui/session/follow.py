@@ -227,6 +227,21 @@ async def run_until_read(ctx: EngineContext, session_id: str, abort: asyncio.Eve
         answered = left[-1].info.id
 
 
+async def all_read(ctx: EngineContext, session_id: str, since: int) -> bool:
+    """Whether the loop has read every message sent to it: none arrived since `since`
+    (`LiveSession.arrivals`), or each that did is saved and was read. Decided with no
+    await after the last look: one sent later finds the loop ended and starts its own."""
+    live = ctx.live(session_id)
+    while live.arrivals != since or live.arriving:
+        since = live.arrivals
+        while live.arriving:  # saved in a moment: read it then
+            live.stored.clear()
+            await live.stored.wait()
+        if unseen(await load_history(ctx, await ctx.db.get_session(session_id))):
+            return False
+    return True
+
+
 async def _unqueue(ctx: EngineContext, session_id: str) -> None:
     """Messages queued for a loop that ended (or died) before any step read them are
     this loop's ordinary messages: no reminder around words no model has seen."""
