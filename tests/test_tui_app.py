@@ -15,7 +15,7 @@ from agent_tui.tui.choice_screen import RowsScreen
 from agent_tui.tui.compaction_divider import CompactionDivider
 from agent_tui.tui.permission_screen import PermissionScreen
 from agent_tui.tui.tool_line import ToolLine
-from agent_tui.tui.user_message_view import UserMessageView
+from agent_tui.tui.user_message_view import HELD_NOTE, QUEUED_NOTE, UserMessageView
 from tests.conftest import write_config
 from tests.fake_openai import Call, FakeOpenAI, Gated, Hang, Text, ToolCalls, Usage
 from tests.tui_helpers import open_app, sidebar_context, type_and_send, view_text, wait_for
@@ -133,6 +133,34 @@ async def test_queued_message_reaches_model_as_reminder(configured: FakeOpenAI) 
     # In the next turn the queued message is sent exactly as before (a stable prefix).
     sent = configured.requests[1]["messages"]
     assert configured.requests[2]["messages"][: len(sent)] == sent
+
+
+async def test_a_message_queued_when_the_turn_is_interrupted_says_it_waits(
+    configured: FakeOpenAI,
+) -> None:
+    """Esc ends the turn before any step read the queued message: its note says so (not
+    "the agent will read it"), and it goes with the next message the person sends."""
+    configured.script(Hang("working on it", delay=60), Text("both read"))
+    app = await open_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.loaded.wait()
+        await type_and_send(pilot, "first task")
+        await wait_for(pilot, lambda: view_text(app) == "working on it", "streaming")
+        await type_and_send(pilot, "also check the docs")
+        await wait_for(
+            pilot, lambda: any(v.queued for v in app.query(UserMessageView)), "queued mark"
+        )
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.chat.status == "idle", "idle after Esc")
+        (held,) = [v for v in app.query(UserMessageView) if v.queued]
+        await wait_for(pilot, lambda: held.held, "the held note")
+        assert HELD_NOTE in str(held.render()) and QUEUED_NOTE not in str(held.render())
+        await type_and_send(pilot, "go on")
+        await wait_for(pilot, lambda: app.chat.status == "idle" and view_text(app) == "both read")
+        assert not any(v.queued or v.held for v in app.query(UserMessageView))
+    await app.db.close()
+    sent = json.dumps(configured.requests[-1]["messages"])
+    assert "also check the docs" in sent and "go on" in sent
 
 
 @pytest.mark.parametrize("answer", ["once", "always", "deny"])

@@ -39,6 +39,8 @@ class MessageEntry:
     parts: dict[str, Part] = field(default_factory=dict)
     queued: bool = False
     """A person's message sent while the agent worked, until the next step starts."""
+    held: bool = False
+    """Still queued when the turn ended (interrupted, failed): it goes with the next one."""
     divider_state: str = "running"
     summary: str = ""
     edited_summary: str | None = None
@@ -90,9 +92,11 @@ def build_widget(entry: MessageEntry) -> Widget | None:
         line.collapsed = False
         return line
     if text := entry.text():
-        return UserMessageView(
+        view = UserMessageView(
             text, message_id=info.id, queued=entry.queued, pinned=info.pinned is not None
         )
+        view.held = entry.held
+        return view
     return None
 
 

@@ -378,6 +378,7 @@ class SessionView(VerticalScroll):
             self._busy = event.status != "idle"
             if event.status == "idle":
                 self._cancel_running_dividers()
+                self._mark_queued(held=True)  # the turn ended before a step read them
         elif isinstance(event, SessionUpdated):
             self.session = event.session
         elif isinstance(event, (SessionCompacted, CompactionUndone)):
@@ -429,7 +430,7 @@ class SessionView(VerticalScroll):
                 await self._mount_entry(entry)
             return
         if isinstance(info, AssistantMessage):  # the next step: queued messages are read
-            self._clear_queued()
+            self._mark_queued(held=False)
         entry = MessageEntry(info)
         self._entries.append(entry)
         self._by_id[entry.key] = entry
@@ -485,12 +486,14 @@ class SessionView(VerticalScroll):
         if view is not None:
             await view.remove()
 
-    def _clear_queued(self) -> None:
+    def _mark_queued(self, *, held: bool) -> None:
+        """The queued messages are held (the turn ended unread), or read (`held` False:
+        a step started, so they are no longer queued)."""
         for entry in reversed(self._entries):
             if entry.queued:
-                entry.queued = False
+                entry.queued, entry.held = held, held
                 if isinstance(view := self._views.get(entry.key), UserMessageView):
-                    view.queued = False
+                    view.queued, view.held = held, held
 
     async def _show_part(self, event: PartUpdated) -> None:
         part = event.part

@@ -16,6 +16,7 @@ from agent_tui.tui.confirm_screen import ConfirmScreen
 from agent_tui.tui.message_actions_screen import MENU_KEY, MessageActionsScreen
 
 QUEUED_NOTE = "  (queued — the agent will read it when its current step ends)"
+HELD_NOTE = "  (not read: the turn ended first — it goes with your next message)"
 PINNED_NOTE = "  📌 pinned"
 
 
@@ -41,6 +42,8 @@ class UserMessageView(Static):
         message_id: str
 
     queued = reactive(False, layout=True, toggle_class="-queued")
+    held = reactive(False, layout=True)
+    """Queued when the turn ended unread (Esc, an error)."""
     pinned = reactive(False, layout=True, toggle_class="-pinned")
     """Each adds its note after the text (`render`)."""
 
@@ -54,7 +57,8 @@ class UserMessageView(Static):
         self.pinned = pinned
 
     def render(self) -> Content:
-        notes = (QUEUED_NOTE if self.queued else "") + (PINNED_NOTE if self.pinned else "")
+        waiting = HELD_NOTE if self.held else QUEUED_NOTE if self.queued else ""
+        notes = waiting + (PINNED_NOTE if self.pinned else "")
         return Content(self.text + notes)
 
     def action_actions(self) -> None:
