@@ -95,7 +95,8 @@ async def fill_custom(
     text = found.expand(arguments)
     if not text:
         raise UsageError(f"/{found.name} is empty: {found.path} has no text.")
-    trusted = found.scope == "user" or engine.trusts(directory)
+    project = engine.project(directory)
+    trusted = found.scope == "user" or project.workspace.trusted
     allowed = rules_of(found.allowed, directory) if trusted else {}
     try:
         text = await engine.fill_command(directory, session_id, text, allowed)
@@ -103,7 +104,7 @@ async def fill_custom(
         raise UsageError(f"/{found.name}: {exc}") from exc
     if not trusted:
         return text, None, None
-    model, note = alias_model(found.model, engine.configured_model(directory))
+    model, note = alias_model(found.model, project.config.model)
     return text, model, f"/{found.name}: {note}." if note else None
 
 

@@ -133,14 +133,6 @@ class Engine:
         await self.announce_sandbox(ctx)
         return await command_lines.fill(ctx, directory, session_id, body, allowed)
 
-    def configured_model(self, directory: Path) -> str:
-        """The model the config of `directory`'s project names (or chose by the keys)."""
-        return self.ctx.in_project(directory).config.model
-
-    def trusts(self, directory: Path) -> bool:
-        """Whether the project of `directory` is trusted (its commands' grants apply)."""
-        return self.ctx.in_project(directory).workspace.trusted
-
     def start_afresh(self) -> None:
         """The person cleared the conversation (/new): the next session's SessionStart
         hooks hear `clear`, as Claude Code's /clear says."""
