@@ -130,6 +130,78 @@ def test_the_first_request_does_not_wait_for_the_tokenizer(
     assert len(configured.requests) == 2
 
 
+def test_a_continued_sessions_first_request_does_not_wait_for_the_tokenizer(
+    configured: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`run --continue` in a process with no tokenizer loaded: the last step's usage plus
+    the bytes of what came after it fit, so its first request leaves before the load, as
+    a new session's does (it used to wait for the load, leaving later than a new one)."""
+    from agent_tui.budget import tokens
+
+    configured.script(ToolCalls([Call("bash", '{"command": "echo hi"}')]), Text("first turn"))
+    code, _, err = run_cli(capsys, "run", "hello")
+    assert code == 0, err
+    before = len(configured.requests)
+    tokens._counter.cache_clear()  # a new process: no tokenizer loaded
+    tokens._loaded.clear()
+    requests_at_load: list[int] = []
+    load = tokens._load_encoding
+
+    def recording_load(name: str) -> object:
+        requests_at_load.append(len(configured.requests))
+        return load(name)
+
+    monkeypatch.setattr(tokens, "_load_encoding", recording_load)
+    configured.script(Text("second turn"))
+    code, out, err = run_cli(capsys, "run", "--continue", "and again")
+    assert code == 0 and "second turn" in out, err
+    assert requests_at_load and requests_at_load[0] > before, (requests_at_load, before)
+
+
+def test_the_continued_byte_bound_is_never_below_the_estimate() -> None:
+    from agent_tui.ids import message_id
+    from agent_tui.provider.stream_events import ModelRequest
+    from agent_tui.step.request import estimate_next, next_size_bound
+    from agent_tui.storage.models import (
+        AssistantMessage,
+        MessageWithParts,
+        TextPart,
+        ToolPart,
+        ToolStateCompleted,
+        UserMessage,
+    )
+    from agent_tui.usage import Tokens
+
+    text = "中文的文本没有空格 🙂 def f(x): return x + 1\n" * 40
+    user = UserMessage(id=message_id(), session_id="s")
+    last = AssistantMessage(
+        id=message_id(), session_id="s", parent_id=user.id, tokens=Tokens(input=1000, output=50)
+    )
+    result = ToolPart(
+        id=message_id(),
+        message_id=last.id,
+        session_id="s",
+        tool="bash",
+        call_id="c1",
+        state=ToolStateCompleted(input={"command": "x"}, output=text),
+    )
+    newer = UserMessage(id=message_id(), session_id="s")
+    history = [
+        MessageWithParts(info=user, parts=[]),
+        MessageWithParts(info=last, parts=[result]),
+        MessageWithParts(
+            info=newer,
+            parts=[TextPart(id=message_id(), message_id=newer.id, session_id="s", text=text)],
+        ),
+    ]
+    request = ModelRequest(model="openai/gpt-4o", messages=[{"role": "user", "content": text}])
+    for scale in (1.0, 2.0):
+        bound = next_size_bound(history, request, last, scale)
+        assert bound >= estimate_next(history, request, last, scale)
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -41,8 +41,8 @@ from agent_tui.step.request import (
     estimate_next,
     estimate_tokens,
     history_tokens,
+    next_size_bound,
     provider_scale,
-    size_bound,
 )
 from agent_tui.step.system import instructions_read_once
 from agent_tui.storage.models import (
@@ -169,10 +169,12 @@ class SessionLoop:
         directory: Path,
     ) -> int:
         """The next request's size for the overflow check (the scale it was counted with
-        is kept in `_scale`). Loading a tokenizer takes a while; on a session's first
-        step, when even the byte count of the request fits, the count is left to after the
-        reply (0: the processor counts it if the provider reports no usage), so the first
-        request leaves without waiting for the load.
+        is kept in `_scale`). Loading a tokenizer takes a while; while it is not loaded
+        and even a byte count fits (the request's in a new session; in a continued one,
+        the last step's usage plus the bytes of what came after it, scaled as far as the
+        provider's count could be), the count is left to after the reply (0: the
+        processor counts it if the provider reports no usage), so a process's first
+        request, new session or continued, leaves without waiting for the load.
 
         What is counted locally is scaled up by how the provider counted the last step
         (`provider_scale`) when that could decide: a local model's tokenizer can make 1.7x
@@ -182,9 +184,9 @@ class SessionLoop:
         config = self.ctx.config.compaction
         self._scale = 1.0
         if not counter_ready(request.model):
-            if finished is None and under_threshold(
-                size_bound(request.messages, request.tools), model.limit, config
-            ):
+            scale = 1.0 if finished is None else SCALE_BOUNDS[1]
+            bound = next_size_bound(history, request, finished, scale)
+            if under_threshold(bound, model.limit, config):
                 return 0
             await asyncio.to_thread(counter_for, request.model)
         estimate = estimate_next(history, request, finished)

@@ -76,22 +76,53 @@ def estimate_next(
     model = request.model
     if last is None or last.tokens.total == 0:
         return int(estimate_tokens(request.messages, request.tools, model) * scale)
-    local = 0
-    newer: list[MessageWithParts] = []
-    for message in history:
-        if message.info.id == last.id:
-            local += sum(
-                MESSAGE_OVERHEAD_TOKENS
-                + count_tokens(tool_result_text(part), model)
-                + part_image_tokens(part, model)
-                for part in message.parts
-                if isinstance(part, ToolPart) and not part.ignored
-            )
-        elif message.info.id > last.id:
-            newer.append(message)
+    results, newer = _since(history, last)
+    local = sum(
+        MESSAGE_OVERHEAD_TOKENS
+        + count_tokens(tool_result_text(part), model)
+        + part_image_tokens(part, model)
+        for part in results
+    )
     local += estimate_tokens(to_model_messages(newer), [], model)
     # Cache reads and writes are prompt too.
     return prompt_and_output(last.tokens) + int(local * scale)
+
+
+def next_size_bound(
+    history: list[MessageWithParts],
+    request: ModelRequest,
+    last: AssistantMessage | None,
+    scale: float = 1.0,
+) -> int:
+    """An upper bound of `estimate_next` that needs no tokenizer (`size_bound`'s bytes for
+    what it would count locally), so a continued session's first request need not wait for
+    the tokenizer's load when even this bound fits."""
+    if last is None or last.tokens.total == 0:
+        return int(size_bound(request.messages, request.tools) * scale)
+    results, newer = _since(history, last)
+    local = sum(
+        MESSAGE_OVERHEAD_TOKENS
+        + len(json.dumps(tool_result_text(part)))
+        + part_image_tokens(part, request.model)
+        for part in results
+    )
+    local += size_bound(to_model_messages(newer), [])
+    return prompt_and_output(last.tokens) + int(local * scale)
+
+
+def _since(
+    history: list[MessageWithParts], last: AssistantMessage
+) -> tuple[list[ToolPart], list[MessageWithParts]]:
+    """What the provider's usage of `last` did not count: its tool results (sent after
+    it) and the messages newer than it."""
+    results: list[ToolPart] = []
+    newer: list[MessageWithParts] = []
+    for message in history:
+        if message.info.id == last.id:
+            results = [p for p in message.parts if isinstance(p, ToolPart) and not p.ignored]
+        elif message.info.id > last.id:
+            newer.append(message)
+    return results, newer
 
 
 def _append_user_text(messages: list[dict[str, Any]], text: str) -> None:
