@@ -87,10 +87,13 @@ def test_a_cloned_projects_mcp_json_waits_for_trust_and_is_covered_by_it(
 def test_a_broken_mcp_json_names_the_file_and_the_server(
     isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Skipped with its line (issue 50; tests/test_broken_files.py): the session runs."""
     write_config(isolated, fake_llm)
     mcp_json(isolated, bad={"command": ["not", "a", "string"]})
-    code, _, err = run_cli(capsys, "context")
-    assert code != 0 and ".mcp.json" in err and 'server "bad"' in err and "command" in err
+    fake_llm.script(Text("done"))
+    code, _, err = run_cli(capsys, "run", "hello")
+    (line,) = [line for line in err.splitlines() if ".mcp.json" in line]
+    assert code == 0 and 'server "bad"' in line and "command" in line and "skipped" in line
 
 
 def test_a_command_cannot_rewrite_the_projects_mcp_json(
@@ -246,8 +249,10 @@ def test_a_broken_claude_settings_file_names_the_file(
     write_config(isolated, fake_llm)
     (isolated / ".claude").mkdir()
     (isolated / ".claude" / "settings.json").write_text('{"hooks": [1, 2]}')
-    code, _, err = run_cli(capsys, "context")
-    assert code != 0 and ".claude/settings.json" in err and '"hooks" must be an object' in err
+    fake_llm.script(Text("done"))
+    code, _, err = run_cli(capsys, "run", "hello")
+    (line,) = [line for line in err.splitlines() if ".claude/settings.json" in line]
+    assert code == 0 and '"hooks" must be an object' in line and "skipped" in line
 
 
 CLAUDE_AGENT = """---

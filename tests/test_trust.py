@@ -331,9 +331,12 @@ def test_untrusted_only_tunes_and_says_what_waits(untrusted: Path, fake_llm: Fak
     assert {"trusted_projects", "some_future_key"} <= waiting  # unjudged keys wait
     assert "lsp.enabled" in waiting  # a project may switch your servers off, never on
     assert config.project.status == "untrusted"
-    # Trusted, the whole file applies (an unknown key is then the error it always was).
-    with pytest.raises(Exception, match="some_future_key"):
-        load_config(trust=True)
+    # Trusted, the whole file applies: an unknown key is then an error, and the file is
+    # skipped with its line (issue 50: a project's broken file never stops agent-tui).
+    skipped = load_config(trust=True)
+    assert skipped.model == "openai/test-model" and skipped.project is not None
+    (line,) = skipped.project.skipped
+    assert "agent-tui.json" in line and "some_future_key" in line and "unknown key" in line
     data = json.loads((untrusted / "agent-tui.json").read_text())
     del data["some_future_key"]
     (untrusted / "agent-tui.json").write_text(json.dumps(data))

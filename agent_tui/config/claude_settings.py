@@ -8,6 +8,7 @@ level. Their other keys (`model`, `env`, `statusLine`, ...) are not read."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,9 @@ def user_file() -> Path | None:
 
 
 def project_files(directory: Path) -> list[Path]:
-    """The project's settings files, lowest priority first (as Claude Code orders them)."""
-    return [directory / name for name in CLAUDE_SETTINGS if (directory / name).is_file()]
+    """The project's settings files, lowest priority first (as Claude Code orders them);
+    a folder or a link loop in a file's place too, for its reader to name."""
+    return [directory / name for name in CLAUDE_SETTINGS if os.path.lexists(directory / name)]
 
 
 def hooks_of(path: Path, data: dict[str, Any]) -> dict[str, Any]:
@@ -38,11 +40,16 @@ def hooks_of(path: Path, data: dict[str, Any]) -> dict[str, Any]:
 
 def add_hooks(data: dict[str, Any], hooks: dict[str, Any]) -> dict[str, Any]:
     """`data` with `hooks`' matchers after its own, event by event (they add up)."""
-    merged = dict(data.get("hooks") or {})
+    found = data.get("hooks")  # of any shape when unvalidated (layers.raw_value)
+    merged = dict(found) if isinstance(found, dict) else {}
     for event, matchers in hooks.items():
-        own = merged.get(event) or []
-        merged[event] = [*own, *(matchers if isinstance(matchers, list) else [])]
+        own = merged.get(event)
+        merged[event] = [*(own if isinstance(own, list) else []), *_list(matchers)]
     return {**data, "hooks": merged} if merged else data
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def contribution(hooks: dict[str, Any], rules: dict[str, Any], skipped: list[str]) -> str:

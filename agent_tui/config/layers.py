@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from agent_tui import paths
 from agent_tui.config.claude_mcp import mcp_servers
@@ -19,6 +20,9 @@ from agent_tui.trust import keys, store, vouched
 
 CONFIG_FILE_NAME = vouched.CONFIG_FILE_NAME
 ATTACH_VALUES = "off, auto, or the server's URL (http://HOST:PORT)"
+MAX_DEPTH = 100
+"""Arrays and objects nested in one another at most in a config file: real ones nest a
+few levels, and what reads them after `json` walks them recursively."""
 
 
 def check_attach(value: object, where: str = "run.attach") -> str:
@@ -86,6 +90,10 @@ def read_json(path: Path) -> dict[str, Any]:
         raise ConfigError(f"Cannot read config file {path}: {exc.strerror or exc}.") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"Config file {path} is not UTF-8 text.") from exc
+    too_deep = ConfigError(
+        f"Config file {path} is nested too deeply (more than {MAX_DEPTH} levels of arrays "
+        "and objects)."
+    )
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -93,9 +101,29 @@ def read_json(path: Path) -> dict[str, Any]:
             f"Config file {path} is not valid JSON: {exc.msg} at line {exc.lineno}, "
             f"column {exc.colno}."
         ) from exc
+    except RecursionError:  # json's own limit, before ours
+        raise too_deep from None
     if not isinstance(data, dict):
         raise ConfigError(f"Config file {path} must hold a JSON object ({{...}}).")
+    if _depth_over(data, MAX_DEPTH):
+        raise too_deep
     return strip_comments(data)
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    """Whether arrays and objects nest more than `limit` deep in `value` (level by level:
+    no recursion)."""
+    level = [value]
+    for _ in range(limit):
+        level = [
+            inner
+            for outer in level
+            for inner in (outer.values() if isinstance(outer, dict) else outer)
+            if isinstance(inner, (dict, list))
+        ]
+        if not level:
+            return False
+    return True
 
 
 def person_files() -> list[Path]:
@@ -104,14 +132,14 @@ def person_files() -> list[Path]:
     explicit = os.environ.get("AGENT_TUI_CONFIG")
     if explicit:
         path = Path(explicit)
-        if not path.is_file():
+        if not os.path.lexists(path):  # a folder or a link loop: read_json says so
             raise ConfigError(
                 f"AGENT_TUI_CONFIG points to {path}, which does not exist. "
                 "Create it or unset AGENT_TUI_CONFIG."
             )
         return [path]
     own = paths.config_dir() / "config.json"
-    return [own] if own.is_file() else []
+    return [own] if os.path.lexists(own) else []
 
 
 def project_file(directory: Path) -> Path | None:
@@ -120,7 +148,7 @@ def project_file(directory: Path) -> Path | None:
     if os.environ.get("AGENT_TUI_CONFIG"):
         return None
     path = directory / CONFIG_FILE_NAME
-    return path if path.is_file() else None
+    return path if os.path.lexists(path) else None  # a folder there is named, not ignored
 
 
 def config_files(directory: Path | None = None) -> list[Path]:
@@ -152,6 +180,9 @@ class ProjectLayer:
     """Each project file's own hooks (agent-tui.json's, then Claude Code's settings')."""
     claude_read: dict[str, str]
     """Claude Code's settings files read -> what each brought (config/claude_settings.py)."""
+    skipped: list[str] = field(default_factory=list)
+    """A line per broken project file left out (skip_line): not JSON, wrong types,
+    unreadable, a folder where the file should be. The rest of the project applies."""
 
     @property
     def applied(self) -> dict[str, Any]:
@@ -161,49 +192,137 @@ class ProjectLayer:
         return {k: v for k, v in data.items() if k not in PERSON_ONLY}
 
 
-def project_layer(directory: Path, person: dict[str, Any], trust_now: bool = False) -> ProjectLayer:
-    """The project's config with its trust state; `trust_now` records the trust first."""
-    path = project_file(directory)
-    data = read_json(path) if path is not None else {}
-    hook_files = [(path, data["hooks"])] if path is not None and data.get("hooks") else []
-    claude_read: dict[str, str] = {}
-    claude_rules: dict[str, Any] = {}
-    for settings in [] if os.environ.get("AGENT_TUI_CONFIG") else project_files(directory):
-        raw = read_json(settings)
-        hooks = hooks_of(settings, raw)
-        rules, skipped = permission_of(settings, raw, directory)
-        claude_read[str(settings)] = contribution(hooks, rules, skipped)
-        hook_files += [(settings, hooks)] if hooks else []
+Check = Callable[[dict[str, Any], Path], None]
+"""Validates one file's part of the config, raising ConfigError (config/settings.py's
+model: this leaf has no pydantic)."""
+T = TypeVar("T")
+
+
+def skip_line(error: ConfigError) -> str:
+    """A project file's error as the one line saying it was left out."""
+    first, *details = str(error).splitlines()
+    text = f"{first} {'; '.join(d.strip() for d in details)}" if details else first
+    return f"{text.rstrip('.')}; skipped."
+
+
+def _part(skipped: list[str], read: Callable[..., T], *args: Any) -> T | None:
+    """What `read` makes of a project file, or None with its skip_line: a project's
+    broken file never stops agent-tui (the person's own does)."""
+    try:
+        return read(*args)
+    except ConfigError as exc:
+        skipped.append(skip_line(exc))
+        return None
+
+
+def _checked(data: dict[str, Any], path: Path, check: Check) -> dict[str, Any]:
+    check(data, path)
+    return data
+
+
+def _settings_file(
+    path: Path, directory: Path, check: Check | None
+) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """Claude Code's settings file: (its hooks, its permission rules, rules not read)."""
+    raw = read_json(path)
+    hooks = hooks_of(path, raw)
+    rules, not_read = permission_of(path, raw, directory)
+    if check is not None:
+        check({"hooks": hooks, "permission": rules}, path)
+    return hooks, rules, not_read
+
+
+def _mcp_file(path: Path, check: Check | None) -> dict[str, Any]:
+    servers = mcp_servers(path, read_json(path))
+    if check is not None:
+        check({"mcp": servers}, path)
+    return servers
+
+
+@dataclass
+class _Claude:
+    """What Claude Code's files of a project bring (those not skipped)."""
+
+    hook_files: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
+    rules: dict[str, Any] = field(default_factory=dict)
+    servers: dict[str, Any] = field(default_factory=dict)
+    read: dict[str, str] = field(default_factory=dict)
+    first: Path | None = None
+    """The first of them read."""
+
+
+def _claude_files(directory: Path, check: Check | None, skipped: list[str]) -> _Claude:
+    found = _Claude()
+    if os.environ.get("AGENT_TUI_CONFIG"):
+        return found
+    for settings in project_files(directory):
+        part = _part(skipped, _settings_file, settings, directory, check)
+        if part is None:
+            continue
+        hooks, rules, not_read = part
+        found.read[str(settings)] = contribution(hooks, rules, not_read)
+        found.hook_files += [(settings, hooks)] if hooks else []
+        found.rules = merge_permissions(found.rules, rules)
+        found.first = found.first or settings
+    mcp = directory / vouched.CLAUDE_MCP
+    servers = _part(skipped, _mcp_file, mcp, check) if os.path.lexists(mcp) else None
+    if servers is not None:
+        found.servers = servers
+        found.first = found.first or mcp
+    return found
+
+
+def _with_claude(own: dict[str, Any], claude: _Claude) -> dict[str, Any]:
+    """agent-tui.json's config with Claude Code's: hooks add up; its own permission
+    patterns and `mcp` entries win."""
+    data = own
+    for _, hooks in claude.hook_files:
         data = add_hooks(data, hooks)
-        claude_rules = merge_permissions(claude_rules, rules)
-        path = path or settings
-    if claude_rules:  # below agent-tui.json's own
-        data = merge_layers({"permission": claude_rules}, data)
-    claude = directory / vouched.CLAUDE_MCP
-    servers: dict[str, Any] = {}
-    if claude.is_file() and not os.environ.get("AGENT_TUI_CONFIG"):
-        servers = mcp_servers(claude, read_json(claude))  # agent-tui.json's own win
-        data = deep_merge({"mcp": servers}, data) if servers else data
-        path = path or claude
+    if claude.rules:  # below agent-tui.json's own
+        data = merge_layers({"permission": claude.rules}, data)
+    if claude.servers:
+        data = deep_merge({"mcp": claude.servers}, data)
+    return data
+
+
+def project_layer(
+    directory: Path, person: dict[str, Any], trust_now: bool = False, check: Check | None = None
+) -> ProjectLayer:
+    """The project's config with its trust state; `trust_now` records the trust first.
+    Each file is read (and given to `check`) on its own: a broken one is skipped, a line
+    in `skipped`. Of `agent-tui.json`, what applies (by the trust) and its hooks are
+    checked: a key waiting for trust is checked once it applies."""
+    skipped: list[str] = []
+    path = project_file(directory)
+    own = _part(skipped, read_json, path) if path is not None else None
+    claude = _claude_files(directory, check, skipped)
+    data = _with_claude(own or {}, claude)
     runs = vouched.run_files(directory, data)
     files = vouched.digests(directory.resolve(), vouched.vouched_files(directory, runs))
-    if path is None and os.environ.get("AGENT_TUI_CONFIG"):
+    if os.environ.get("AGENT_TUI_CONFIG"):
         files = {}  # AGENT_TUI_CONFIG: the project's files are not read at all
     trusted_paths = person.get("trusted_projects")
     trusted_paths = trusted_paths if isinstance(trusted_paths, list) else []
     if trust_now and files:
         store.trust(directory, files)
     state = store.state(directory, files, [str(p) for p in trusted_paths])
+    if own is not None and check is not None:
+        applied = dict(own if state.trusted else keys.split(own, directory).safe)
+        applied.update({"hooks": own["hooks"]} if "hooks" in own else {})
+        if _part(skipped, _checked, applied, path, check) is None:
+            own, data = None, _with_claude({}, claude)
+    own_hooks = [(path, own["hooks"])] if path is not None and own and own.get("hooks") else []
     return ProjectLayer(
         directory=directory,
-        path=path,
+        path=path if own is not None else claude.first,
         data=data,
         split=keys.split(data, directory),
         state=state,
         run_files=runs,
-        claude_mcp=sorted(servers),
-        hook_files=hook_files,
-        claude_read=claude_read,
+        claude_mcp=sorted(claude.servers),
+        hook_files=[*own_hooks, *claude.hook_files],
+        claude_read=claude.read,
+        skipped=skipped,
     )
 
 
@@ -222,7 +341,7 @@ def raw_value(*names: str, directory: Path | None = None) -> Any:
     directory = directory or Path.cwd()
     person = person_data()
     path = project_file(directory)
-    data = read_json(path) if path is not None else {}
+    data = (_part([], read_json, path) or {}) if path is not None else {}  # broken: skipped
     safe = {k: v for k, v in keys.split(data, directory).safe.items() if k not in PERSON_ONLY}
     if _lookup(data, names) != _lookup(safe, names):  # the project's value waits for trust
         safe = project_layer(directory, person).applied

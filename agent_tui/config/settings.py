@@ -376,6 +376,9 @@ class ProjectTrust(BaseModel):
     """The servers of Claude Code's `.mcp.json` (whether or not they wait for trust)."""
     claude_read: dict[str, str] = Field(default_factory=dict)
     """Claude Code's settings files of the project -> what each brought."""
+    skipped: list[str] = Field(default_factory=list)
+    """A line per broken project file left out (not JSON, wrong types, unreadable): the
+    workspace shows them, the rest of the project applies."""
 
     @property
     def trusted(self) -> bool:
@@ -561,7 +564,7 @@ def load_config(
             hook_sources.append(HookSource(str(path), checked.hooks))
         trust_all = trust_all or checked.trust_project_hooks
         merged = _deep_merge(merged, {k: v for k, v in data.items() if k != "hooks"})
-    layer = project_layer(directory, merged, trust_now=trust)
+    layer = project_layer(directory, merged, trust_now=trust, check=_check_file)
     applied = layer.applied
     if layer.path is not None:
         _validated(applied, str(layer.path))
@@ -578,6 +581,12 @@ def load_config(
     config.project = _project_trust(layer)
     config.project.protected = sorted({*config.project.run_files, *map(str, person_runs)})
     return config.resolve_env()
+
+
+def _check_file(data: dict[str, Any], path: Path) -> None:
+    """One project file's part of the config, checked on its own (a broken one is
+    skipped, layers.project_layer)."""
+    _validated(data, str(path))
 
 
 def _hooks_of(hooks: dict[str, Any], path: Path) -> dict[str, list[HookMatcher]]:
@@ -628,4 +637,5 @@ def _project_trust(layer: ProjectLayer) -> ProjectTrust:
         commands=commands,
         claude_mcp=layer.claude_mcp,
         claude_read=layer.claude_read,
+        skipped=layer.skipped,
     )

@@ -32,7 +32,7 @@ from agent_tui.config.settings import (
     ReasoningConfig,
 )
 from agent_tui.project.claude_agents import agent_data
-from agent_tui.project.custom_commands import split_front_matter
+from agent_tui.project.custom_commands import UnreadableFile, markdown_text, split_front_matter
 from agent_tui.trust.keys import narrow_agent
 
 BUILD = "build"
@@ -352,8 +352,9 @@ def _load_file(
 ) -> tuple[str, AgentConfig]:
     """Its name and keys, the body as its prompt; FrontMatterError with the field or line
     that is wrong. `untrusted`: the directory of a project not yet trusted, whose agents
-    only narrow (trust/keys.py `narrow_agent`)."""
-    text = path.read_text(encoding="utf-8", errors="replace")
+    only narrow (trust/keys.py `narrow_agent`); UnreadableFile for a file it cannot read
+    (one linking outside that project included)."""
+    text = markdown_text(path, untrusted)
     header, body = split_front_matter(text)
     data = parse_header(header)
     body = body.strip()
@@ -385,17 +386,12 @@ def _load_dir(
     except OSError:
         return
     for path in files:
-        if not path.is_file():
-            continue
-        if untrusted is not None and not paths.is_within(path, untrusted):
-            warnings.append(f"Agent file {path} links outside the project; skipped.")
-            continue
         try:
             name, entry = _load_file(path, untrusted, claude)
             if not NAME_RE.match(name):
                 raise FrontMatterError(f"the name {name!r} is not valid")
             _apply(agents, name, entry, [path.parent, base], str(path))
-        except (FrontMatterError, OSError) as exc:
+        except (FrontMatterError, UnreadableFile, OSError) as exc:
             warnings.append(f"Agent file {path}: {exc}; skipped.")
 
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import re
 import shlex
+import stat
 from collections.abc import Collection, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_tui import paths
@@ -86,34 +87,75 @@ def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
     return meta, body
 
 
+class UnreadableFile(ValueError):
+    """Why a command's, agent's or skill's file is skipped (markdown_text)."""
+
+
+def markdown_text(path: Path, within: Path | None = None) -> str:
+    """A command's, agent's or skill's file as text, else UnreadableFile saying why: a
+    folder, a device or a link loop in its place, binary bytes, not UTF-8. `within`: a
+    project, whose files linking outside it are refused (its SKILL.md -> ~/.ssh/id_rsa
+    would reach the model)."""
+    try:
+        info = path.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise UnreadableFile("a folder, not a file")
+        if not stat.S_ISREG(info.st_mode):  # a FIFO would never end
+            raise UnreadableFile("not a regular file")
+        if within is not None and not paths.is_within(path, within):
+            raise UnreadableFile("it links outside the project")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UnreadableFile(exc.strerror or str(exc)) from exc
+    if b"\0" in data:
+        raise UnreadableFile("binary (it holds NUL bytes), not text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnreadableFile(f"not UTF-8 text (byte {exc.start} of the file)") from exc
+
+
 def front_matter_files(
-    folder: Path, pattern: str, within: Path | None = None
+    folder: Path,
+    pattern: str,
+    within: Path | None = None,
+    skipped: list[str] | None = None,
+    kind: str = "File",
 ) -> Iterator[tuple[Path, dict[str, str], str]]:
     """(path, front matter, body) of each readable file matching `pattern` in `folder`,
-    by path; none when the folder cannot be read. `within`: a project, whose files that
-    link outside it are skipped (its SKILL.md -> ~/.ssh/id_rsa would reach the model)."""
+    by path; none when the folder cannot be read. Each one that cannot be read
+    (markdown_text, `within` a project) adds a line to `skipped`, naming it as `kind`."""
     try:
         files = sorted(folder.glob(pattern))
     except OSError:
         return
     for path in files:
-        if within is not None and not paths.is_within(path, within):
-            continue
         try:
-            text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
-        except OSError:
+            text = markdown_text(path, within)
+        except UnreadableFile as exc:
+            if skipped is not None:
+                skipped.append(f"{kind} {path}: {exc}; skipped.")
             continue
-        if text is not None:
-            yield path, *parse_front_matter(text)
+        yield path, *parse_front_matter(text)
+
+
+COMMAND_FILE = "Command file"
+"""How a skipped line names a command's file."""
 
 
 def _load_dir(
-    folder: Path, scope: str, within: Path | None = None, nested: bool = False
+    folder: Path,
+    scope: str,
+    within: Path | None = None,
+    nested: bool = False,
+    skipped: list[str] | None = None,
 ) -> dict[str, CustomCommand]:
     """The commands of a folder; `nested`: its subfolders too (Claude Code's
-    `frontend/component.md` is `/component`)."""
+    `frontend/component.md` is `/component`). A file that cannot be read is a line in
+    `skipped`."""
     found: dict[str, CustomCommand] = {}
-    for path, meta, body in front_matter_files(folder, "**/*.md" if nested else "*.md", within):
+    pattern = "**/*.md" if nested else "*.md"
+    for path, meta, body in front_matter_files(folder, pattern, within, skipped, COMMAND_FILE):
         name = path.stem
         if not NAME_RE.match(name):
             continue
@@ -150,6 +192,8 @@ class LoadedCommands:
     commands: dict[str, CustomCommand]
     shadowed: list[CustomCommand]
     """Files named like a built-in command: not loaded (the built-in wins)."""
+    skipped: list[str] = field(default_factory=list)
+    """A line per file that cannot be read (markdown_text): the workspace shows them."""
 
     def warning(self) -> str | None:
         if not self.shadowed:
@@ -158,20 +202,21 @@ class LoadedCommands:
         return f"Custom commands named like built-in ones are ignored (rename them): {files}"
 
 
-def project_commands(directory: Path) -> dict[str, CustomCommand]:
+def project_commands(directory: Path, skipped: list[str] | None = None) -> dict[str, CustomCommand]:
     """The project's own: Claude Code's, then agent-tui's over them."""
-    found = _load_dir(directory / CLAUDE_COMMANDS_DIR, "project", directory, nested=True)
-    found.update(_load_dir(directory / PROJECT_COMMANDS_DIR, "project", directory))
+    found = _load_dir(directory / CLAUDE_COMMANDS_DIR, "project", directory, True, skipped)
+    found.update(_load_dir(directory / PROJECT_COMMANDS_DIR, "project", directory, False, skipped))
     return found
 
 
 def load_custom_commands(directory: Path, reserved: Collection[str] = ()) -> LoadedCommands:
     """User commands, then project ones over them; names in `reserved` (built-ins and
     their aliases) are never taken."""
-    merged = _load_dir(paths.claude_home() / USER_COMMANDS_DIR, "user", nested=True)
-    merged.update(_load_dir(paths.config_dir() / USER_COMMANDS_DIR, "user"))
-    merged.update(project_commands(directory))
+    skipped: list[str] = []
+    merged = _load_dir(paths.claude_home() / USER_COMMANDS_DIR, "user", None, True, skipped)
+    merged.update(_load_dir(paths.config_dir() / USER_COMMANDS_DIR, "user", None, False, skipped))
+    merged.update(project_commands(directory, skipped))
     reserved = {r.lower() for r in reserved}
     shadowed = [c for name, c in merged.items() if name in reserved]
     commands = {name: c for name, c in merged.items() if name not in reserved}
-    return LoadedCommands(commands, shadowed)
+    return LoadedCommands(commands, shadowed, skipped)

@@ -46,9 +46,17 @@ class Skill:
         return self.path.parent
 
 
-def _load_dir(root: Path, scope: str, within: Path | None = None) -> dict[str, Skill]:
+SKILL_KIND = "Skill file"
+"""How a skipped line names a skill's file."""
+
+
+def _load_dir(
+    root: Path, scope: str, within: Path | None = None, skipped: list[str] | None = None
+) -> dict[str, Skill]:
     found: dict[str, Skill] = {}
-    for path, meta, body in front_matter_files(root, f"*/{SKILL_FILE}", within):
+    for path, meta, body in front_matter_files(
+        root, f"*/{SKILL_FILE}", within, skipped, SKILL_KIND
+    ):
         name = (meta.get("name") or path.parent.name).strip()
         if name:
             found[name.lower()] = Skill(
@@ -61,12 +69,13 @@ def _load_dir(root: Path, scope: str, within: Path | None = None) -> dict[str, S
     return found
 
 
-def load_skills(directory: Path) -> dict[str, Skill]:
-    """Skills by lower-case name: the user's, then the project's over them."""
-    skills = _load_dir(paths.claude_home() / "skills", "user")
-    skills.update(_load_dir(paths.config_dir() / USER_SKILLS_DIR, "user"))
-    skills.update(_load_dir(directory / CLAUDE_SKILLS_DIR, "project", directory))
-    skills.update(_load_dir(directory / PROJECT_SKILLS_DIR, "project", directory))
+def load_skills(directory: Path, skipped: list[str] | None = None) -> dict[str, Skill]:
+    """Skills by lower-case name: the user's, then the project's over them; a line in
+    `skipped` for each SKILL.md that cannot be read."""
+    skills = _load_dir(paths.claude_home() / "skills", "user", None, skipped)
+    skills.update(_load_dir(paths.config_dir() / USER_SKILLS_DIR, "user", None, skipped))
+    skills.update(_load_dir(directory / CLAUDE_SKILLS_DIR, "project", directory, skipped))
+    skills.update(_load_dir(directory / PROJECT_SKILLS_DIR, "project", directory, skipped))
     return skills
 
 

@@ -57,6 +57,7 @@ from agent_tui.tool.escalation import UNSANDBOXED
 from agent_tui.tool.registry import PermissionMode
 from agent_tui.tool.saved_outputs import start_cleanup
 from agent_tui.workspace.describe import trust_lines
+from agent_tui.workspace.skipped import context_lines
 
 Asker = TypeVar("Asker", bound=AskPermission)
 
@@ -517,6 +518,7 @@ class Engine:
         lines = [render(result), withheld, sandbox, *ctx.lsp.status_lines()]
         lines += ctx.hooks.status_lines()
         lines += trust_lines(ctx.workspace)
+        lines += context_lines(ctx.workspace)
         lines.append(remote.describe())
         return "\n".join(lines)
 

@@ -40,24 +40,31 @@ PROJECT_VARIABLES = ("$CLAUDE_PROJECT_DIR", "${CLAUDE_PROJECT_DIR}", "$AGENT_TUI
 
 
 def command_words(data: dict[str, Any]) -> Iterator[str]:
-    """Every word of every command a config (one file's JSON) would run."""
-    for matchers in (data.get("hooks") or {}).values():
+    """Every word of every command a config (one file's JSON, of any shape: it may not be
+    validated yet) would run."""
+    for matchers in _values(data.get("hooks")):
         for matcher in matchers if isinstance(matchers, list) else []:
-            for hook in (matcher or {}).get("hooks") or [] if isinstance(matcher, dict) else []:
+            hooks = matcher.get("hooks") if isinstance(matcher, dict) else None
+            for hook in hooks if isinstance(hooks, list) else []:
                 if isinstance(hook, dict) and isinstance(hook.get("command"), str):
                     yield from _split(hook["command"])
     for section in ("lsp", "mcp"):
-        entries = data.get(section) or {}
+        entries = data.get(section)
+        entries = entries if isinstance(entries, dict) else {}
         if section == "lsp" and isinstance(entries.get("servers"), dict):
             entries = {**entries, **entries["servers"]}
-        for entry in entries.values() if isinstance(entries, dict) else []:
+        for entry in entries.values():
             if isinstance(entry, dict) and isinstance(entry.get("command"), list):
                 yield from (str(word) for word in entry["command"])
-    for command in (data.get("format") or {}).values():
+    for command in _values(data.get("format")):
         if isinstance(command, str):
             yield from _split(command)
         elif isinstance(command, list):
             yield from (str(word) for word in command)
+
+
+def _values(value: Any) -> Iterable[Any]:
+    return value.values() if isinstance(value, dict) else ()
 
 
 def _split(command: str) -> list[str]:
@@ -92,11 +99,11 @@ def run_files(directory: Path, data: dict[str, Any]) -> list[Path]:
 def _project_file(root: Path, word: str) -> Path | None:
     if not word or word.startswith("-"):
         return None
-    candidate = Path(word).expanduser()
-    candidate = candidate if candidate.is_absolute() else root / candidate
     try:
+        candidate = Path(word).expanduser()
+        candidate = candidate if candidate.is_absolute() else root / candidate
         real = candidate.resolve()
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a link loop, `~nobody` (Python 3.11)
         return None
     return real if root in real.parents and real.is_file() else None
 

@@ -115,7 +115,10 @@ def _key(size: os.terminal_size, kind: str = PLAIN) -> str:
     parts += [f"{name}={os.environ.get(name, '')}" for name in ENV_KEYS]
     parts += sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith("TEXTUAL"))
     for path in config_files():
-        stat = path.stat()
+        try:
+            stat = path.stat()
+        except OSError:  # a link loop in its place: skipped, with a line, by the app
+            continue
         parts.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
     parts.append(_stamp(here, (".py", ".tcss")))
     parts.append(_stamp(os.path.dirname(here), (".py",)))  # keybinds, config_files, …

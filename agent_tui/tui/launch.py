@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent_tui.config.layers import config_files, read_json
+from agent_tui.config.layers import person_files, read_json
 from agent_tui.errors import AgentTuiError
 from agent_tui.tui import instant_frame
 
@@ -81,8 +81,8 @@ def _provider_log(data_dir: Path) -> str | None:
 
 def launch(args: argparse.Namespace) -> int:
     try:
-        for path in config_files():  # plain JSON, at once: before the terminal is taken
-            read_json(path)
+        for path in person_files():  # plain JSON, at once: before the terminal is taken
+            read_json(path)  # (a project's broken file is skipped, with a line, instead)
         from agent_tui import paths
         from agent_tui.provider import remote
 

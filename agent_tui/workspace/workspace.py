@@ -27,6 +27,7 @@ from agent_tui.tool.registry import ToolRegistry
 from agent_tui.tool.task import TASK_TOOL, TaskTool
 from agent_tui.trust import store, vouched
 from agent_tui.trust.keys import explain
+from agent_tui.workspace.skipped import skipped_files
 
 RUNS_PROJECT_CODE = ("rust", "typescript")
 """Default language servers that run the project's own code outside the sandbox
@@ -205,11 +206,12 @@ class Workspace:
     # ---- agents ------------------------------------------------------------------------
 
     def agent_catalog(self) -> AgentCatalog:
-        """The agents, loaded once (a stable prompt prefix): a warning per bad file, and
-        the task tool told which subagents it offers."""
+        """The agents, loaded once (a stable prompt prefix): a warning per file skipped
+        (workspace/skipped.py), and the task tool told which subagents it offers."""
         if self.agents is None:
             self.agents = load_agents(self.config, self.directory, trusted=self.trusted)
-            for warning in self.agents.warnings:
+            skipped = skipped_files(self.directory, self.project)
+            for warning in [*skipped, *self.agents.warnings]:
                 self.publish(Notice(session_id=None, level="warning", message=warning))
             subagents = [(a.name, a.description) for a in self.agents.subagents()]
             if subagents and self.registry.get(TASK_TOOL) is not None:
