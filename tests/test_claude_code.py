@@ -63,7 +63,8 @@ def test_agent_tuis_own_entry_wins_and_http_and_sse_are_read(
     servers = load_config().mcp
     assert servers["srv"].command == ["from-agent-tui"]  # type: ignore[union-attr]
     docs = servers["docs"]
-    assert docs.type == "remote" and docs.headers == {"X": "t0k"} and docs.enabled
+    assert docs.type == "remote" and docs.enabled
+    assert docs.headers == {"X": "${DOCS_TOKEN}"}  # as written: expanded as it starts
     assert servers["old"].type == "remote" and not servers["old"].enabled  # SSE: listed, off
     assert not servers["unset"].enabled  # a variable set nowhere: left off
 

@@ -15,7 +15,7 @@ import pytest
 from agent_tui.events import Event, Notice
 from agent_tui.project.agents import wildcard_value
 from agent_tui.storage.models import ToolPart, ToolStateError
-from tests.conftest import write_config
+from tests.conftest import person_config, write_config
 from tests.engine_helpers import open_engine, tool_results
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
 
@@ -279,7 +279,8 @@ async def test_remote_server_round_trip(
             "url": f"http://127.0.0.1:{port}/mcp",
             "headers": {"Authorization": "Bearer {env:WEB_MCP_TOKEN}"},
         }
-        write_config(isolated, fake_llm, mcp={"web": remote}, permission={"web_*": "allow"})
+        person_config({"mcp": {"web": remote}})  # your own: `{env:NAME}` expanded as written
+        write_config(isolated, fake_llm, permission={"web_*": "allow"})
         fake_llm.script(ToolCalls([Call("web_shout", json.dumps({"text": "hi"}))]), Text("ok"))
         async with open_engine() as engine:
             session = await engine.new_session(isolated)

@@ -47,7 +47,7 @@ async def _trust(call: Call, args: TrustArgs) -> Result:
         gone = store.revoke(directory)
         return Text(f"{directory}: " + ("trust revoked." if gone else "was not trusted."))
     workspace = call.engine.project(directory).workspace
-    if not workspace.asks_trust:
+    if not workspace.asks_trust and not workspace.unnamed_secrets():
         return Document(report(workspace.project))
     call.engine.hook_points.asked.add(workspace.directory)  # not again at the first prompt
     question = "Trust this project?"

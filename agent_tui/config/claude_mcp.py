@@ -1,20 +1,18 @@
 """Claude Code's `.mcp.json` of a project, read as agent-tui's `mcp` key (issue 43): its
 `mcpServers` — stdio ones (`command`, `args`, `env`) and HTTP ones (`type: "http"`,
-`url`, `headers`) — with `${VAR}` and `${VAR:-default}` expanded from the environment as
-Claude Code does. It is part of the project's config: it waits for the project's trust
+`url`, `headers`) — with `${VAR}` and `${VAR:-default}` kept as written: they are
+expanded as the server starts, a secret only if the trust question named it
+(trust/variables.py). It is part of the project's config: it waits for the project's trust
 like `agent-tui.json`'s own `mcp`, which wins where both name a server."""
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from agent_tui.errors import ConfigError
-
-VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+from agent_tui.trust import variables
 
 
 class _Missing(Exception):
@@ -69,10 +67,7 @@ def _strings(values: Any) -> bool:
 
 
 def _expand(text: str) -> str:
-    def value(match: re.Match[str]) -> str:
-        found = os.environ.get(match.group(1), match.group(2))
-        if found is None:
-            raise _Missing
-        return found
-
-    return VARIABLE.sub(value, text)
+    """`text` as written; _Missing when a `${VAR}` in it is set nowhere, without a default."""
+    if variables.unset(text):
+        raise _Missing
+    return text

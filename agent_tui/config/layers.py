@@ -16,7 +16,7 @@ from agent_tui.config.claude_mcp import mcp_servers
 from agent_tui.config.claude_permissions import permission_of
 from agent_tui.config.claude_settings import add_hooks, contribution, hooks_of, project_files
 from agent_tui.errors import ConfigError
-from agent_tui.trust import keys, store, vouched
+from agent_tui.trust import keys, store, variables, vouched
 
 CONFIG_FILE_NAME = vouched.CONFIG_FILE_NAME
 ATTACH_VALUES = "off, auto, or the server's URL (http://HOST:PORT)"
@@ -184,6 +184,9 @@ class ProjectLayer:
     """A line per broken project file left out (skip_line): not JSON, wrong types,
     unreadable, a folder where the file should be. The rest of the project applies."""
 
+    sent: list[variables.Sent] = field(default_factory=list)
+    """What of your environment its MCP servers would receive (the trust question's)."""
+
     @property
     def applied(self) -> dict[str, Any]:
         """What of it is in force: all of it once trusted, else the safe part; never what
@@ -304,7 +307,7 @@ def project_layer(
     trusted_paths = person.get("trusted_projects")
     trusted_paths = trusted_paths if isinstance(trusted_paths, list) else []
     if trust_now and files:
-        store.trust(directory, files)
+        store.trust(directory, files, variables.named(variables.sent(servers_as_run(person, data))))
     state = store.state(directory, files, [str(p) for p in trusted_paths])
     if own is not None and check is not None:
         applied = dict(own if state.trusted else keys.split(own, directory).safe)
@@ -323,7 +326,21 @@ def project_layer(
         hook_files=[*own_hooks, *claude.hook_files],
         claude_read=claude.read,
         skipped=skipped,
+        sent=variables.sent(servers_as_run(person, data)),
     )
+
+
+def servers_as_run(person: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """The project's MCP servers as they would run: each over your own entry of the same
+    name (your headers would go to its URL)."""
+    own = person.get("mcp") if isinstance(person.get("mcp"), dict) else {}
+    servers = data.get("mcp") if isinstance(data.get("mcp"), dict) else {}
+    return {
+        name: deep_merge(own[name], entry)
+        if isinstance(own.get(name), dict) and isinstance(entry, dict)
+        else entry
+        for name, entry in servers.items()
+    }
 
 
 def person_data() -> dict[str, Any]:

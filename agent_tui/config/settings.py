@@ -30,6 +30,7 @@ from agent_tui.errors import ConfigError
 from agent_tui.hooks.hook_config import HookMatcher, HookSource
 from agent_tui.lsp.lsp_config import LspConfig
 from agent_tui.trust.store import TRUSTED
+from agent_tui.trust.variables import Sent
 from agent_tui.trust.vouched import run_files
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4-6"
@@ -372,6 +373,13 @@ class ProjectTrust(BaseModel):
     commands: dict[str, list[str]] = Field(default_factory=dict)
     """What of the project's config would run or connect: `hooks`, `lsp`, `mcp`,
     `format` -> names; `endpoints` -> where requests would go."""
+    mcp_servers: list[str] = Field(default_factory=list)
+    """The MCP servers its config sets (agent-tui.json's and `.mcp.json`'s)."""
+    sent: list[Sent] = Field(default_factory=list)
+    """What of your environment those servers would receive (trust/variables.py)."""
+    named: dict[str, list[str]] = Field(default_factory=dict)
+    """Server -> the lines of `sent` the recorded trust named: a variable withheld from
+    commands (a secret) is given only as named there (Workspace.mcp_expansion)."""
     claude_mcp: list[str] = Field(default_factory=list)
     """The servers of Claude Code's `.mcp.json` (whether or not they wait for trust)."""
     claude_read: dict[str, str] = Field(default_factory=dict)
@@ -635,6 +643,9 @@ def _project_trust(layer: ProjectLayer) -> ProjectTrust:
         files=layer.state.files,
         run_files=[str(p) for p in layer.run_files],
         commands=commands,
+        mcp_servers=sorted(data.get("mcp") or {}) if isinstance(data.get("mcp"), dict) else [],
+        sent=layer.sent,
+        named=layer.state.named,
         claude_mcp=layer.claude_mcp,
         claude_read=layer.claude_read,
         skipped=layer.skipped,

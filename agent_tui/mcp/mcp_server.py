@@ -55,6 +55,10 @@ class McpServer:
     """Told once when the server fails to start or stops answering."""
     policy: SandboxPolicy | None = None
     """The sandbox it runs in (None: unsandboxed or remote)."""
+    expand: Callable[[str, str], str] | None = None
+    """A project's server: (value, config field) -> the value with your environment in it,
+    for its command, environment, url and headers, a secret only if the trust named it
+    (Workspace.mcp_expansion). None: your own, `{env:NAME}` in environment and headers."""
 
     def __post_init__(self) -> None:
         if not self.config.enabled:
@@ -102,12 +106,13 @@ class McpServer:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
             extra = {
-                key: expand_env(value, f"mcp.{self.name}.environment.{key}")
+                key: self._value(value, f"environment.{key}", own_env=True)
                 for key, value in self.config.environment.items()
             }
             # The SDK starts it in its own session; the marker lets procs.py stop it
             # (and anything it spawns) should agent-tui die without closing it.
-            argv, full_env = list(self.config.command), procs.process_env({**env, **extra})
+            argv = [self._value(word, "command", own_env=False) for word in self.config.command]
+            full_env = procs.process_env({**env, **extra})
             if sandbox is not None:  # SandboxError (sandbox.required) fails the server
                 program = str(cwd / argv[0]) if "/" in argv[0] else argv[0]
                 if shutil.which(program, path=full_env.get("PATH")) is None:
@@ -128,10 +133,19 @@ class McpServer:
         from mcp.shared._httpx_utils import create_mcp_http_client
 
         headers = {
-            key: expand_env(value, f"mcp.{self.name}.headers.{key}")
+            key: self._value(value, f"headers.{key}", own_env=True).strip()  # "Bearer " left
             for key, value in self.config.headers.items()
         }
-        return _remote(self.config.url, create_mcp_http_client(headers=headers))
+        url = self._value(self.config.url, "url", own_env=False)
+        return _remote(url, create_mcp_http_client(headers=headers))
+
+    def _value(self, value: str, where: str, *, own_env: bool) -> str:
+        """A value of its config as the server starts: a project's server's through
+        `expand`; your own server's `{env:NAME}` expanded where `own_env`, else as written."""
+        where = f"mcp.{self.name}.{where}"
+        if self.expand is not None:
+            return self.expand(value, where)
+        return expand_env(value, where) if own_env else value
 
     def _fail(self, reason: str) -> None:
         if self.state == "failed":

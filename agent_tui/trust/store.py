@@ -32,6 +32,9 @@ class TrustState:
     """The vouched files as they are now (relative name -> digest)."""
     changed: list[str] = field(default_factory=list)
     """What differs from the trusted record: `+name` added, `-name` gone, `~name` changed."""
+    named: dict[str, list[str]] = field(default_factory=dict)
+    """MCP server -> the trust question's lines naming what of your environment it is
+    given (trust/variables.py); only while the files are as recorded."""
 
     @property
     def trusted(self) -> bool:
@@ -66,14 +69,34 @@ def covered(directory: Path, trusted_paths: Iterable[str]) -> bool:
 
 
 def state(directory: Path, files: dict[str, str], trusted_paths: Iterable[str]) -> TrustState:
-    if covered(directory, trusted_paths):
-        return TrustState("by-config", files)
+    record = _read().get(str(directory.resolve())) if files else None
+    if not isinstance(record, dict) or not isinstance(record.get("files"), dict):
+        record = None
+    if covered(directory, trusted_paths):  # a trust recorded as well names variables
+        by_config = TrustState("by-config", files)
+        if record is not None and compare(record["files"], files).status == "trusted":
+            by_config.named = _named(record)
+        return by_config
     if not files:
         return TrustState("nothing", files)
-    record = _read().get(str(directory.resolve()))
-    if not isinstance(record, dict) or not isinstance(record.get("files"), dict):
+    if record is None:
         return TrustState("untrusted", files)
-    return compare(record["files"], files)
+    found = compare(record["files"], files)
+    if found.status == "trusted":
+        found.named = _named(record)
+    return found
+
+
+def _named(record: dict[str, Any]) -> dict[str, list[str]]:
+    """The record's named lines (none in a record made before they were listed)."""
+    named = record.get("named")
+    if not isinstance(named, dict):
+        return {}
+    return {
+        str(server): [str(v) for v in variables]
+        for server, variables in named.items()
+        if isinstance(variables, list)
+    }
 
 
 def compare(recorded: dict[str, str], files: dict[str, str]) -> TrustState:
@@ -85,10 +108,17 @@ def compare(recorded: dict[str, str], files: dict[str, str]) -> TrustState:
     )
 
 
-def trust(directory: Path, files: dict[str, str]) -> None:
-    """Record the project as trusted with its files as they are now (written atomically)."""
+def trust(
+    directory: Path, files: dict[str, str], named: dict[str, list[str]] | None = None
+) -> None:
+    """Record the project as trusted with its files as they are now and what its MCP
+    servers were named to receive (`named`: server -> lines; written atomically)."""
     data = _read()
-    data[str(directory.resolve())] = {"files": files, "at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    data[str(directory.resolve())] = {
+        "files": files,
+        "named": named or {},
+        "at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }
     _write(data)
 
 

@@ -13,6 +13,8 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from agent_tui.trust.variables import resolved
+
 CONFIG_FILE_NAME = "agent-tui.json"
 PROJECT_DIR = ".agent-tui"
 CLAUDE_MCP = ".mcp.json"
@@ -86,7 +88,7 @@ def run_files(directory: Path, data: dict[str, Any]) -> list[Path]:
     for word in words:
         for variable in PROJECT_VARIABLES:
             word = word.replace(variable, str(root))
-        real = _project_file(root, word)
+        real = _project_file(root, resolved(word))  # `.mcp.json`'s `${VAR}` as it would run
         runs = real is not None and (
             after_interpreter or real.suffix in SCRIPT_SUFFIXES or os.access(real, os.X_OK)
         )

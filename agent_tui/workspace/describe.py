@@ -39,6 +39,9 @@ def what_it_adds(project: ProjectTrust) -> list[str]:
         lines += [f"  {line}" for line in commands["endpoints"]]
     if project.run_files:
         lines.append("Files those commands run: " + ", ".join(project.run_files))
+    if project.sent:
+        lines.append("What of your environment its MCP servers would receive:")
+        lines += [f"  {item.line()}" for item in project.sent]
     return lines
 
 
@@ -48,6 +51,10 @@ def describe(workspace: Workspace) -> str:
     project = workspace.project
     state = STATES.get(project.status, project.status)
     lines = [f"Project: {workspace.directory} ({state})", *what_it_adds(project)]
+    unnamed = workspace.unnamed_secrets()
+    if unnamed:
+        lines.append("Secrets your trust has not named yet (given only once you trust it):")
+        lines += [f"  {line}" for line in unnamed]
     lines.append("Everything that waits until you trust it:")
     lines += [f"  {line}" for line in workspace.waiting_lines()]
     lines.append("Without trust the rest of its config applies (limits, compaction, keys).")
@@ -72,9 +79,12 @@ def waiting_note(workspace: Workspace) -> str:
         return ""
     keys = sorted({key.split(".", 1)[0] for key in workspace.project.waiting})
     changed = " (changed since you trusted it)" if workspace.project.status == "changed" else ""
+    sent = sorted({f"${item.variable} ({item.server})" for item in workspace.project.sent})
+    sends = f" Its MCP servers would receive {', '.join(sent)}." if sent else ""
     return (
         f"This project is not trusted{changed}: its {', '.join(keys)} settings are left "
-        "out. Trust it with `agent-tui trust` (or `agent-tui run --trust`), or in the app."
+        f"out.{sends} Trust it with `agent-tui trust` (or `agent-tui run --trust`), or in "
+        "the app."
     )
 
 

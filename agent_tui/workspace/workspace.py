@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +26,7 @@ from agent_tui.sandbox import Sandbox
 from agent_tui.secrets import ToolEnvironment
 from agent_tui.tool.registry import ToolRegistry
 from agent_tui.tool.task import TASK_TOOL, TaskTool
-from agent_tui.trust import store, vouched
+from agent_tui.trust import store, variables, vouched
 from agent_tui.trust.keys import explain
 from agent_tui.workspace.skipped import skipped_files
 
@@ -90,6 +91,7 @@ class Workspace:
             self.directory,
             sandbox=self.sandbox,
         )
+        self._expand_as_named()
         self.agents: AgentCatalog | None = None
         self._for_now = False
         """The person let the project's commands run in this process only (ACP "once")."""
@@ -187,6 +189,57 @@ class Workspace:
         if own or server.name in RUNS_PROJECT_CODE or _inside(self.directory, server.argv[0]):
             return self.project.status != "nothing" and self.commands_may_run()
         return True
+
+    def _expand_as_named(self) -> None:
+        """Each MCP server reads your environment through mcp_expansion as it starts."""
+        self._refused: set[tuple[str, str]] = set()
+        for name, server in self.mcp.servers.items():
+            server.expand = self.mcp_expansion(name)
+
+    def mcp_expansion(self, name: str) -> Callable[[str, str], str] | None:
+        """How the project's MCP server `name` reads your environment as it starts
+        (trust/variables.py): a variable withheld from commands only where the recorded
+        trust named it (the variable, this server, where it goes), else "" and one line
+        saying so. None for your own servers: expanded as your config says."""
+        config = self.config.mcp.get(name)
+        if not self.project.trusted or name not in self.project.mcp_servers or config is None:
+            return None
+        shown = set(self.project.named.get(name, ()))
+        sent = variables.sent({name: config.model_dump()})
+
+        def allowed(variable: str) -> bool:
+            lines = {item.line() for item in sent if item.variable == variable}
+            return not self._secret(variable) or (bool(lines) and lines <= shown)
+
+        def refused(variable: str) -> None:
+            if (name, variable) in self._refused:
+                return
+            self._refused.add((name, variable))
+            self.warn(
+                f"MCP server {name}: ${variable} left empty: it is withheld from commands "
+                "and your trust in this project did not name it for this server "
+                "(`agent-tui trust` shows what the project's servers would receive and asks)."
+            )
+
+        return functools.partial(variables.expand, allowed=allowed, refused=refused)
+
+    def _secret(self, variable: str) -> bool:
+        """Whether commands are not given this variable as it is (shell.env: withheld)."""
+        value = os.environ.get(variable)
+        return value is not None and self.tool_env.env.get(variable) != value
+
+    def unnamed_secrets(self) -> list[str]:
+        """The question's lines of secrets the project's servers would receive that its
+        trust did not name (one recorded before they were listed, your own entry changed,
+        or your `trusted_projects`): left empty until the project is trusted again."""
+        if not self.project.trusted:
+            return []
+        named = self.project.named
+        return [
+            item.line()
+            for item in self.project.sent
+            if self._secret(item.variable) and item.line() not in named.get(item.server, [])
+        ]
 
     def _mcp_runs(self, name: str) -> bool:
         return name not in self.project.commands.get("mcp", []) or self.trusted
