@@ -1,23 +1,80 @@
-"""`agent-tui` and `python -m agent_tui`: keep this import-light (no litellm, no Textual)."""
+"""`agent-tui` and `python -m agent_tui`: the command, in this process (its caller's
+directory, environment, umask, limits and confinement). Keep this import-light (no
+litellm, no Textual)."""
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 
-from agent_tui.entry import here
+
+def _start_provider_early(argv: list[str]) -> None:
+    """Launch the provider process (provider/remote.py) now, before the CLI's imports:
+    the first request leaves that much sooner. Only when nothing could send the
+    command to a server instead (`--attach`, `run.attach`); otherwise, and whenever in
+    doubt, `cli.main` decides later, as it always does."""
+    from agent_tui.provider import remote  # os and sys only, at its top
+
+    if not argv or argv[0] not in remote.MODEL_COMMANDS:
+        return
+    if any(arg in ("-h", "--help") or arg.startswith("--attach") for arg in argv[1:]):
+        return
+    try:
+        from agent_tui.config.layers import raw_value
+
+        if (raw_value("run", "attach") or "off") != "off":
+            return
+    except Exception:  # a broken config file: the CLI reports it
+        return
+    remote.start()
+
+
+def _is_the_app(args: list[str]) -> bool:
+    """No subcommand (options only, not --help): `agent-tui` starts the app."""
+    return not any(not a.startswith("-") or a in ("-h", "--help") for a in args)
+
+
+def _recorded_kind(args: list[str]) -> str | None:
+    """The launches that show a recorded frame first (tui/instant_frame.py's kinds)."""
+    if not args:
+        return "plain"
+    if args in (["--continue"], ["-c"]):
+        return "continue"
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if args[:1] == ["run"]:
-        from agent_tui.prefork import handover  # os, sys, socket and json only
+    if _is_the_app(args):
+        # No collections while Textual and the app import (~15% of the time to the
+        # first frame went to collections walking what the imports build, all of it
+        # kept): the app turns them back on after its first frame (app.on_mount).
+        gc.disable()
+    try:
+        kind = _recorded_kind(args)
+        if kind is not None:  # the app: its frame as recorded last time, before any import
+            from agent_tui.tui import instant_frame
 
-        code = handover.try_run(args)  # in a child of the prefork, imported already
-        if code is not None:
-            return code
-    return here(args)
+            instant_frame.show(kind)
+        _start_provider_early(args)
+        from agent_tui.cli import main as cli_main
+
+        return cli_main(args)
+    except KeyboardInterrupt:  # Ctrl+C before the CLI is there to catch it
+        _abandon_frame()
+        print("\nagent-tui: interrupted.", file=sys.stderr)
+        return 130
+    finally:
+        _abandon_frame()
+
+
+def _abandon_frame() -> None:
+    """The terminal back as it was, when a recorded frame is up and the app never took
+    over (tui/instant_frame.py)."""
+    if "agent_tui.tui.instant_frame" in sys.modules:
+        sys.modules["agent_tui.tui.instant_frame"].abandon()
 
 
 def run() -> None:

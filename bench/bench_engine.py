@@ -5,6 +5,8 @@
   fake OpenAI server on 127.0.0.1 (litellm's real HTTP path);
 - time from starting `agent-tui run` to its first request reaching that server, next to
   `python -c "import litellm"` alone: the difference is what agent-tui itself adds;
+- on the warm engine, launch → first request for a new session and for `run --continue`,
+  side by side (median of 5; `--launch` prints only this);
 - time from starting `agent-tui run` with no provider at all to its "what to set" message
   (answered before litellm is imported);
 - time from starting `agent-tui run --attach URL`, and plain `agent-tui run` with
@@ -125,6 +127,34 @@ def bench_warm_engine(runs: int = 7) -> float:
         f"first request; engine {rss} MiB, shared by every command"
     )
     return statistics.median(firsts)
+
+
+def bench_new_and_continued(runs: int = 5) -> tuple[float, float]:
+    """`agent-tui run` on the warm engine, launch → first request at the fake server, for
+    a new session and for `run --continue` of the session the run before made, side by
+    side (interleaved, so both see the same machine). Returns the two medians."""
+    with FakeOpenAI() as server, tempfile.TemporaryDirectory(dir="/tmp") as tmp:
+        server.responder = lambda body: Text("ok")
+        project, env = _run_env(server, tmp)
+        env = {**env, "AGENT_TUI_ENGINE": "5", "AGENT_TUI_RUNTIME_DIR": tmp}
+        _time_run(server, project, env, "start the engine")
+        new, continued, new_whole, continued_whole = [], [], [], []
+        for _ in range(runs):
+            first, whole = _time_run(server, project, env, "hello")
+            new.append(first)
+            new_whole.append(whole)
+            first, whole = _time_run(server, project, env, "--continue", "and again")
+            continued.append(first)
+            continued_whole.append(whole)
+        subprocess.run([*AGENT_TUI, "engine", "--stop"], env=env, capture_output=True)
+    print(
+        f"agent-tui run, warm engine, launch → first request: new session {median_ms(new)}; "
+        f"--continue {median_ms(continued)}"
+    )
+    print(
+        f"  whole run: new session {median_ms(new_whole)}; --continue {median_ms(continued_whole)}"
+    )
+    return statistics.median(new), statistics.median(continued)
 
 
 IMPORT_ALONE = "import litellm, os; os._exit(0)"
@@ -362,7 +392,7 @@ def _agent_tui_pids() -> list[int]:
             argv = (Path(entry.path) / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if any(arg.startswith(b"agent_tui") for arg in argv[1:4]):  # -P -m agent_tui.…
+        if any(arg.startswith(b"agent_tui") for arg in argv[1:3]):  # -m agent_tui.…
             found.append(int(entry.name))
     return found
 
@@ -528,11 +558,15 @@ async def bench_deltas(rate: int = 1_000, seconds: float = 3.0) -> None:
 
 if __name__ == "__main__":
     compile_bytecode()
+    if sys.argv[1:] == ["--launch"]:  # only launch → first request, new and continued
+        bench_new_and_continued()
+        sys.exit(0)
     bench_help()
     first_request, alone = bench_cold_run()
     no_provider = bench_no_provider()
     print(f"  no-provider message: {no_provider * 1000:.0f} ms (goal ≤ 500 ms; no litellm import)")
     warm_engine = bench_warm_engine()
+    bench_new_and_continued()
     bench_memory()
     print(
         f"  warm engine {warm_engine * 1000:.0f} ms vs {first_request * 1000:.0f} ms with a "

@@ -60,8 +60,7 @@ def warm_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def stop_engines() -> None:
-    """Stop the warm engines of the runtime dir in force, and wait until they and their
-    preforks are gone."""
+    """Stop the warm engines of the runtime dir in force, and wait until they are gone."""
     from agent_tui.provider import shared
 
     for path in shared.engines():
@@ -69,8 +68,6 @@ def stop_engines() -> None:
         if status is not None:
             pid = int(str(status["pid"]))
             process_helpers.wait_until(lambda pid=pid: not _alive(pid), f"engine {pid} to stop")
-    for path in shared.preforks():  # each leaves within a second of its engine
-        process_helpers.wait_until(lambda path=path: not path.exists(), f"{path.name} to stop")
     folder = shared.runtime_dir()
     if folder.parent == Path("/tmp"):  # a test's runtime dir, too long: named by a digest
         shutil.rmtree(folder, ignore_errors=True)  # pytest removes only its own tmp folders
@@ -102,10 +99,6 @@ def _cold_start(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
         from agent_tui.provider import shared
 
         monkeypatch.setenv(shared.ENGINE_ENV, "0")
-    if request.node.get_closest_marker("own_process") is not None:
-        from agent_tui.prefork.handover import PREFORK_ENV
-
-        monkeypatch.setenv(PREFORK_ENV, "0")
 
 
 def forget_windows() -> None:

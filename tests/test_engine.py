@@ -167,32 +167,12 @@ def test_another_user_cannot_reach_the_engine(
 
 def test_engine_status_and_stop(configured: FakeOpenAI, isolated: Path, runtime: Path) -> None:
     configured.script(Text("hi"))
-    _prefork_ready(isolated)
+    assert run(isolated, "run", "go").returncode == 0
     shown = run(isolated, "engine")
     assert "Warm engine" in shown.stdout and "MiB" in shown.stdout, shown.stdout
-    assert "Prefork" in shown.stdout, shown.stdout
     stopped = run(isolated, "engine", "--stop").stdout
-    assert "Warm engine" in stopped and "Prefork" in stopped and "stopped" in stopped, stopped
-    assert shared.engines() == [] and shared.preforks() == []
-
-
-def test_a_killed_prefork_is_started_again_and_its_runs_go_on_meanwhile(
-    configured: FakeOpenAI, isolated: Path, runtime: Path
-) -> None:
-    configured.script(Text("first"), Text("second"), Text("third"))
-    _prefork_ready(isolated)
-    (path,) = shared.preforks()
-    listening = shared.connect(path)
-    assert listening is not None
-    with listening:
-        pid = shared.peer(listening)[0]
-    os.kill(pid, signal.SIGKILL)
-    wait_until(lambda: not answers(path), "the prefork gone")
-    done = run(isolated, "run", "--continue", "again")  # by itself, starting a new one
-    assert done.returncode == 0 and "second" in done.stdout, done.stderr
-    wait_until(lambda: answers(path), "a new prefork")
-    done = run(isolated, "run", "--continue", "once more")
-    assert done.returncode == 0 and "third" in done.stdout, done.stderr
+    assert "Warm engine" in stopped and "stopped" in stopped, stopped
+    assert shared.engines() == []
 
 
 async def test_a_summary_being_written_when_its_command_ends_is_finished_for_the_next(
@@ -313,25 +293,11 @@ def test_serve_and_acp_reach_litellm_through_the_warm_engine(
         acp.wait()
 
 
-def _prefork_ready(isolated: Path) -> None:
-    """A first run starts the engine and its prefork; the next ones are its children."""
-    assert run(isolated, "run", "go").returncode == 0
-    wait_until(lambda: any(answers(p) for p in shared.preforks()), "the prefork")
-
-
-def answers(path: Path) -> bool:
-    """Whether something listens at `path` (the connection closed at once)."""
-    conn = shared.connect(path)
-    if conn is not None:
-        conn.close()
-    return conn is not None
-
-
-def test_a_run_forked_from_the_prefork_keeps_its_own_world_and_stdin(
+def test_a_run_on_the_warm_engine_keeps_its_own_world_and_stdin(
     configured: FakeOpenAI, isolated: Path, tmp_path: Path, runtime: Path
 ) -> None:
     configured.script(Text("first"))
-    _prefork_ready(isolated)
+    assert run(isolated, "run", "go").returncode == 0  # the engine is up
     folder = tmp_path / "bin-own"
     folder.mkdir()
     (folder / "whoami-tool").write_text("#!/bin/sh\necho tool-own\n")
@@ -353,38 +319,46 @@ def test_a_run_forked_from_the_prefork_keeps_its_own_world_and_stdin(
     assert "tool-own" in result and "mark-own" in result and str(isolated) in result, result
 
 
-def test_ctrl_c_and_kill_9_of_a_run_reach_its_prefork_child(
+def in_world(shell: str, *args: str) -> list[str]:
+    """`agent-tui ARGS` started by `sh -c SHELL; exec agent-tui ARGS`: a caller that set
+    its umask or limits first, as a person's shell or a CI step does."""
+    return ["sh", "-c", f'{shell}; exec "$@"', "sh", *agent_tui_argv(*args)]
+
+
+def test_a_run_keeps_its_callers_umask_and_limits_on_an_engine_another_started(
     configured: FakeOpenAI, isolated: Path, runtime: Path
 ) -> None:
-    from agent_tui import paths
-    from agent_tui.storage.session_lock import SessionLocks
-    from tests.test_faults_crash import db_rows
-
-    configured.script(Text("first"))
-    _prefork_ready(isolated)
-    ((session_id,),) = db_rows("SELECT id FROM session")
-    locks = SessionLocks.beside(paths.database_path())
-    for ending in ("Ctrl+C", "kill -9"):
-        configured.script(Hang())
-        proc = started(isolated, "run", "--continue", ending)
-        try:
-            configured.wait_for_requests(len(configured.requests) + 1, timeout=60)
-            holder = locks.holder(session_id)
-            assert holder is not None and holder.pid != proc.pid, holder  # the child runs it
-            maps = Path(f"/proc/{proc.pid}/maps").read_text()
-            assert "pydantic_core" not in maps, "the command imported agent-tui itself"
-            if ending == "Ctrl+C":
-                proc.send_signal(signal.SIGINT)
-                _, err = proc.communicate(timeout=60)
-                assert proc.returncode == 130 and "interrupted" in err, err
-            else:
-                os.kill(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=60)
-                wait_until(lambda: locks.holder(session_id) is None, "the child gone with it")
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    configured.script(Text("after both"))
-    done = run(isolated, "run", "--continue", "third")
-    assert done.returncode == 0 and "after both" in done.stdout, done.stderr
+    """Nothing stands in for the caller (no preloaded process forks `run`): the engine,
+    started by a command with umask 000, only talks to providers; the next `run`, under
+    umask 077 and `ulimit -n 256`, makes 0600 files through bash and the write tool, and
+    its bash commands see its file limit."""
+    configured.script(Text("engine up"))
+    first = subprocess.run(
+        in_world("umask 000", "run", "start the engine"),
+        cwd=isolated,
+        env=process_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert first.returncode == 0 and "engine up" in first.stdout, first.stderr
+    assert len(shared.engines()) == 1
+    configured.script(
+        bash("touch by-bash.txt; echo limit=$(ulimit -n) umask=$(umask)"),
+        ToolCalls([Call("write", json.dumps({"file_path": "by-write.txt", "content": "w"}))]),
+        Text("made both"),
+    )
+    done = subprocess.run(
+        in_world("umask 077; ulimit -n 256", "run", "make two files"),
+        cwd=isolated,
+        env=process_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and "made both" in done.stdout, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    bash_result = configured.requests[-2]["messages"][-1]["content"]
+    assert "limit=256" in bash_result and "umask=0077" in bash_result, bash_result
+    for name in ("by-bash.txt", "by-write.txt"):
+        assert (isolated / name).stat().st_mode & 0o777 == 0o600, name

@@ -195,7 +195,6 @@ def test_kill_9_mid_stream_keeps_the_text_and_continue_works(
     assert texts == ["partial answer"]
 
 
-@pytest.mark.own_process  # the bash command among the run process's own children
 def test_kill_9_mid_tool_turns_the_call_into_an_interrupted_result(
     configured: FakeOpenAI, isolated: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -76,7 +76,6 @@ def test_background_jobs_end_with_run(
     assert not alive(escaped), "the setsid job outlived agent-tui run"
 
 
-@pytest.mark.own_process  # its pid and its signals are the subject
 def test_sigkilled_agent_children_are_reaped_at_next_start(
     isolated: Path, fake_llm: FakeOpenAI, owners: list[int]
 ) -> None:
@@ -118,7 +117,6 @@ def test_sigkilled_agent_children_are_reaped_at_next_start(
             proc.wait()
 
 
-@pytest.mark.own_process  # its pid and its signals are the subject
 def test_sigterm_stops_children_before_dying(
     isolated: Path, fake_llm: FakeOpenAI, owners: list[int]
 ) -> None:

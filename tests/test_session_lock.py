@@ -69,7 +69,6 @@ def start_session(server: FakeOpenAI) -> str:
     return asyncio.run(latest())
 
 
-@pytest.mark.own_process  # its pid and its signals are the subject
 @pytest.mark.parametrize("first_step", ["final answer", "tool call"])
 def test_two_runs_on_one_session_never_interleave(
     isolated: Path, fake_llm: FakeOpenAI, first_step: str
@@ -113,7 +112,6 @@ def test_two_runs_on_one_session_never_interleave(
     assert not (paths.data_dir() / LOCK_DIR / f"{session_id}.lock").exists()
 
 
-@pytest.mark.own_process  # its pid and its signals are the subject
 def test_sigkilled_owner_does_not_block_the_next_run(
     isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -167,7 +165,6 @@ def test_waiting_run_takes_over_when_the_owner_is_killed(
     assert isinstance(killed.info, AssistantMessage) and killed.info.error is not None
 
 
-@pytest.mark.own_process  # its pid and its signals are the subject
 def test_app_queues_for_a_session_busy_in_another_process(
     isolated: Path, fake_llm: FakeOpenAI
 ) -> None:

@@ -149,7 +149,7 @@ def test_keys_typed_before_the_first_frame_reach_the_prompt(configured: FakeOpen
 
 
 def test_only_the_app_imports_with_the_collector_off() -> None:
-    from agent_tui.entry import _is_the_app
+    from agent_tui.__main__ import _is_the_app
 
     assert _is_the_app([]) and _is_the_app(["--continue"])
     assert _is_the_app(["--model=openai/x", "--continue"])

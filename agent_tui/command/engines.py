@@ -1,6 +1,5 @@
 """`agent-tui engine`: this person's warm engines (provider/shared.py) — which runs, its
-pid, idle time, memory and the commands connected — and their preforks
-(prefork/forker.py); `--stop` ends them."""
+pid, idle time, memory and the commands connected; `--stop` ends them."""
 
 from __future__ import annotations
 
@@ -41,9 +40,8 @@ async def _engine(call: Call, args: EngineArgs) -> Engines:
             path.unlink(missing_ok=True)
             continue
         found.append({**status, "current": path == current})
-    forks = _preforks(stop=args.stop)
     if args.stop:
-        for pid in [int(str(status.get("pid", 0))) for status in found] + list(forks.values()):
+        for pid in [int(str(status.get("pid", 0))) for status in found]:
             await _wait_gone(pid)
     if not found:
         idle = shared.idle_minutes()
@@ -53,32 +51,7 @@ async def _engine(call: Call, args: EngineArgs) -> Engines:
             else f"one starts with the next command; idle {idle:g} min"
         )
         return Engines(found, [f"No warm engine runs ({why})."])
-    lines = [_line(status, stopped=args.stop) for status in found]
-    verb = "stopped" if args.stop else "runs"
-    lines += [
-        f"Prefork {pid} (forks each `run` with agent-tui imported) {verb}; socket {path}"
-        for path, pid in forks.items()
-    ]
-    return Engines(found, lines)
-
-
-def _preforks(*, stop: bool) -> dict[str, int]:
-    """The preforks that answer (prefork/forker.py), by socket: their pid, from the
-    listening socket's credentials. `stop`: their socket removed (each leaves at its next
-    look, within a second); a killed one's socket is removed too."""
-    from agent_tui.provider import shared
-
-    found = {}
-    for path in shared.preforks():
-        conn = shared.connect(path)
-        if conn is None:
-            path.unlink(missing_ok=True)
-            continue
-        with conn:
-            found[str(path)] = shared.peer(conn)[0]
-        if stop:
-            path.unlink(missing_ok=True)
-    return found
+    return Engines(found, [_line(status, stopped=args.stop) for status in found])
 
 
 def _line(status: dict[str, object], *, stopped: bool) -> str:

@@ -126,29 +126,24 @@ def connect_or_start(idle_minutes: float) -> socket.socket | None:
     if found is not None:
         return found
     argv = [sys.executable, "-m", "agent_tui.provider.worker", "--serve", str(path)]
-    return start_once(path, [*argv, "--idle", str(idle_minutes * 60)], wait=True)
+    return start_once(path, [*argv, "--idle", str(idle_minutes * 60)])
 
 
-def start_once(path: Path, argv: list[str], *, wait: bool) -> socket.socket | None:
+def start_once(path: Path, argv: list[str]) -> socket.socket | None:
     """Start `argv`, the server for `path`, detached, unless one answers there: one start
     among commands launched together (a lock beside the socket), a dead server's socket
-    removed first. A connection to the server found or started, or None. `wait`: wait
-    for the lock and then for the new server to listen (the engine); else return at once
-    when another command holds the lock, and without waiting for the start (the
-    prefork, used from the next command on)."""
+    removed first. A connection to the server found or started (waiting for it to
+    listen), or None."""
     import fcntl
 
     with open(path.with_suffix(".lock"), "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            return None  # another command starts it
+        fcntl.flock(lock, fcntl.LOCK_EX)
         found = connect(path)
         if found is not None:
             return found
         path.unlink(missing_ok=True)  # a dead server's
         spawn_detached(argv, path.with_suffix(".log"))
-        deadline = time.monotonic() + (START_WAIT if wait else 0.0)
+        deadline = time.monotonic() + START_WAIT
         while time.monotonic() < deadline:
             found = connect(path)
             if found is not None:
@@ -211,7 +206,7 @@ def switched_off(name: str) -> bool:
 
 def spawn_detached(argv: list[str], log: Path) -> None:
     """`argv` detached (double fork: not this command's child, its own session, no
-    terminal), writing to `log`: the engine and its prefork (prefork/forker.py)."""
+    terminal), writing to `log`: the engine."""
     from agent_tui.procs import OWNER_ENV
 
     env = {k: v for k, v in os.environ.items() if k != OWNER_ENV}  # not a tool of this one
@@ -254,12 +249,6 @@ def ask(path: Path, op: str) -> dict[str, object] | None:
 def engines() -> list[Path]:
     """The sockets of this person's engines (any version or credentials)."""
     return _sockets("engine-*.sock")
-
-
-def preforks() -> list[Path]:
-    """The sockets of this person's preforks (prefork/forker.py): each leaves when its
-    engine does."""
-    return _sockets("fork-*.sock")
 
 
 def _sockets(pattern: str) -> list[Path]:
