@@ -104,6 +104,7 @@ class EngineContext:
             own_dirs=[paths.data_dir(), paths.config_dir(), shared.snapshot_dir],
             own_files=[database, *journal],
             output_dir=shared.output_dir,
+            ask=lambda: shared.ask,
         )
 
     # ---- projects ----------------------------------------------------------------------

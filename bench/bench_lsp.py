@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agent_tui.config.lsp_config import LspConfig
 from agent_tui.lsp.language_servers import LspServers
-from agent_tui.lsp.lsp_config import LspConfig
 
 RUFF = str(Path(sys.executable).parent / "ruff")
 

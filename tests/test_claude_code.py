@@ -175,7 +175,7 @@ def test_claude_codes_settings_hooks_run_from_every_level_once_trusted(
     """`.claude/settings.json`, `.claude/settings.local.json` and `~/.claude/settings.json`
     add up, as in Claude Code; the project's two wait for its trust and /context says
     what each file brought."""
-    log = tmp_path / "fired.txt"
+    log = untrusted / ".fired.txt"  # in the project: its hooks run in the sandbox
     cloned_project(untrusted, fake_llm)
     claude = untrusted / ".claude"
     claude_settings(claude, hooks={"UserPromptSubmit": [logging_hook(log, "project")]})
@@ -191,8 +191,8 @@ def test_claude_codes_settings_hooks_run_from_every_level_once_trusted(
     code, out, _ = run_cli(capsys, "context")
     assert f"Claude Code's {claude / 'settings.json'} read: hooks (UserPromptSubmit)." in out
     assert "settings.local.json read: hooks (Stop, UserPromptSubmit)." in out
-    assert f"{claude / 'settings.json'} - NOT RUN until trusted" in out
-    assert f"  {home / 'settings.json'}\n" in out
+    assert f"{claude / 'settings.json'} (the project's: in the sandbox) - NOT RUN" in out
+    assert f"  {home / 'settings.json'} (yours: outside)\n" in out
     log.unlink()
     code, _, err = run_cli(capsys, "run", "--trust", "-c", "again")
     assert code == 0, err
@@ -204,7 +204,7 @@ def test_a_script_claude_settings_run_is_covered_by_the_trust(
 ) -> None:
     """Claude Code's documented `"$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh`: trusting the
     project vouches for the script as it is; a rewritten script waits again."""
-    log = tmp_path / "fired.txt"
+    log = untrusted / ".fired.txt"  # in the project: its hooks run in the sandbox
     cloned_project(untrusted, fake_llm)
     script = untrusted / ".claude" / "hooks" / "check.sh"
     script.parent.mkdir(parents=True)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from agent_tui.hooks.hook_config import claude_input, our_input
+from agent_tui.config.hook_config import claude_input, our_input
 from tests.conftest import SMALL, person_config, write_config
 from tests.engine_helpers import open_engine, run_cli, tool_results
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls

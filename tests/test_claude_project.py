@@ -31,7 +31,8 @@ def project(isolated: Path, fake_llm: FakeOpenAI, tmp_path: Path) -> Path:
     own = write_config(isolated, fake_llm)
     del own["permission"]
     (isolated / "agent-tui.json").write_text(json.dumps(own))
-    return claude_project(isolated, tmp_path / "hook-log.jsonl")
+    # The log inside the project: the project's hooks run in the sandbox.
+    return claude_project(isolated, isolated / ".hook-log.jsonl")
 
 
 def turn(fake_llm: FakeOpenAI) -> None:

@@ -56,7 +56,9 @@ class Hook:
     def __init__(self, root: Path) -> None:
         self.script = root / "hook.py"
         self.script.write_text(SCRIPT, encoding="utf-8")
-        self.log = root / "hook-events.jsonl"
+        # Inside the project: a project's hooks run in the sandbox, where only the
+        # project (and its temp dir) can be written.
+        self.log = root / "project" / ".hook-events.jsonl"
 
     def command(self, mode: str = "ok") -> str:
         return f"{sys.executable} {self.script} {self.log} {mode}"
@@ -390,7 +392,7 @@ async def test_the_app_asks_to_trust_a_projects_hooks_then_fires_them(
         asking = lambda: isinstance(app.screen, ConfirmScreen) and app.screen.query("#detail")  # noqa: E731
         await wait_for(pilot, asking, "the trust question")
         detail = str(app.screen.query_one("#detail", Static).render())
-        assert "outside the sandbox" in detail and "PreToolUse" in detail
+        assert "in the sandbox" in detail and "PreToolUse" in detail
         await pilot.press("y")
         await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
         await ask(pilot, fake_llm, "say hi")
@@ -408,7 +410,7 @@ async def test_the_app_asks_to_trust_a_projects_hooks_then_fires_them(
     await close(app)
 
 
-def test_context_lists_the_hooks_and_says_they_run_outside_the_sandbox(
+def test_context_lists_the_hooks_and_says_where_they_run(
     isolated: Path, fake_llm: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cloned_project(isolated, fake_llm, hooks={"Stop": [hook.entry("ok")]})
@@ -421,10 +423,12 @@ def test_context_lists_the_hooks_and_says_they_run_outside_the_sandbox(
     assert run_cli(capsys, "run", "hello")[0] == 0
     code, out, err = run_cli(capsys, "context")
     assert code == 0, err
-    assert "Hooks (your own commands; they run outside the sandbox):" in out
+    assert "Hooks (yours run outside the sandbox, a project's inside it):" in out
     assert "PreToolUse: 2 commands" in out
     assert "Notification: 0 commands (not an event agent-tui fires)" in out
-    assert f"{isolated / 'agent-tui.json'} - NOT RUN until trusted" in out
+    project = isolated / "agent-tui.json"
+    assert f"{project} (the project's: in the sandbox) - NOT RUN until trusted" in out
+    assert "config.json (yours: outside)" in out
 
 
 def test_a_pre_tool_use_allow_answers_the_permission_question_but_not_a_deny(

@@ -9,10 +9,10 @@ import signal
 import sys
 from pathlib import Path
 
+from agent_tui.config.lsp_config import LspConfig
 from agent_tui.events import Notice
 from agent_tui.lsp.language_servers import LspServers, introduced
 from agent_tui.lsp.lsp_client import Diagnostic
-from agent_tui.lsp.lsp_config import LspConfig
 from tests.conftest import write_config
 from tests.engine_helpers import edit, open_engine, write
 from tests.fake_openai import FakeOpenAI, Text

@@ -160,6 +160,17 @@ def config_files(directory: Path | None = None) -> list[Path]:
 
 PERSON_ONLY = ("trusted_projects", "trust_project_hooks")
 """Keys a project's file never sets, trusted or not: a project cannot vouch for itself."""
+PERSON_ONLY_SANDBOX = ("outside",)
+"""Keys of `sandbox` a project's file never sets: it cannot take its own programs out."""
+
+
+def without_person_only(data: dict[str, Any]) -> dict[str, Any]:
+    """A project's config less what only the person's own config may say."""
+    kept = {k: v for k, v in data.items() if k not in PERSON_ONLY}
+    if isinstance(kept.get("sandbox"), dict):
+        sandbox = kept["sandbox"]
+        kept["sandbox"] = {k: v for k, v in sandbox.items() if k not in PERSON_ONLY_SANDBOX}
+    return kept
 
 
 @dataclass
@@ -183,7 +194,6 @@ class ProjectLayer:
     skipped: list[str] = field(default_factory=list)
     """A line per broken project file left out (skip_line): not JSON, wrong types,
     unreadable, a folder where the file should be. The rest of the project applies."""
-
     sent: list[variables.Sent] = field(default_factory=list)
     """What of your environment its MCP servers would receive (the trust question's)."""
 
@@ -192,7 +202,7 @@ class ProjectLayer:
         """What of it is in force: all of it once trusted, else the safe part; never what
         only the person's own config may say."""
         data = self.data if self.state.trusted else self.split.safe
-        return {k: v for k, v in data.items() if k not in PERSON_ONLY}
+        return without_person_only(data)
 
 
 Check = Callable[[dict[str, Any], Path], None]
@@ -359,7 +369,7 @@ def raw_value(*names: str, directory: Path | None = None) -> Any:
     person = person_data()
     path = project_file(directory)
     data = (_part([], read_json, path) or {}) if path is not None else {}  # broken: skipped
-    safe = {k: v for k, v in keys.split(data, directory).safe.items() if k not in PERSON_ONLY}
+    safe = without_person_only(keys.split(data, directory).safe)
     if _lookup(data, names) != _lookup(safe, names):  # the project's value waits for trust
         safe = project_layer(directory, person).applied
     return _lookup(deep_merge(person, safe), names)

@@ -21,14 +21,14 @@ from pydantic import (
 from agent_tui import paths
 from agent_tui.config import claude_settings
 from agent_tui.config.claude_permissions import permission_of
+from agent_tui.config.hook_config import HookMatcher, HookSource
 from agent_tui.config.keybinds import DEFAULT_KEYS
 from agent_tui.config.layers import CONFIG_FILE_NAME as CONFIG_FILE_NAME
 from agent_tui.config.layers import ProjectLayer, check_attach, person_files, project_layer
 from agent_tui.config.layers import merge_layers as _deep_merge
 from agent_tui.config.layers import read_json as _read_json
+from agent_tui.config.lsp_config import LspConfig
 from agent_tui.errors import ConfigError
-from agent_tui.hooks.hook_config import HookMatcher, HookSource
-from agent_tui.lsp.lsp_config import LspConfig
 from agent_tui.trust.store import TRUSTED
 from agent_tui.trust.variables import Sent
 from agent_tui.trust.vouched import run_files
@@ -123,9 +123,10 @@ DEFAULT_DENY_READ = ("~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.net
 
 
 class SandboxConfig(_Strict):
-    """The OS sandbox (bubblewrap, Linux) of bash commands, `!command` and local MCP
-    servers: everything read-only but the project, a per-session temp dir and
-    `writable`; secrets unreadable; no network; its own process namespace."""
+    """The OS sandbox (bubblewrap, Linux) of bash commands, `!command` and everything a
+    project brings (hooks, language and MCP servers, formatters): everything read-only
+    but the project, a per-session temp dir and `writable`; secrets unreadable; no
+    network; its own process namespace."""
 
     enabled: bool = True
     """Sandbox every command where bubblewrap works (false: commands run with your rights)."""
@@ -140,6 +141,12 @@ class SandboxConfig(_Strict):
     required: bool = False
     """Refuse to run commands (and local MCP servers) when no sandbox is possible here,
     instead of running them unsandboxed with a notice."""
+    outside: dict[str, list[str]] = Field(default_factory=dict)
+    """What a project brings that runs outside the sandbox, by project folder (`~` works;
+    "*" for every project): `hook:COMMAND` (a hook's command as written), `lsp:NAME`,
+    `mcp:NAME`, `format:.EXT`. Everything else a project brings (hooks, language servers,
+    MCP servers, formatters) runs in the sandbox, trusted or not. Only your own config's
+    list counts: a project's file never sets it."""
 
 
 class CompactionConfig(_Strict):

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui import procs
+from agent_tui.config.hook_config import HookCommand
 from agent_tui.hooks.answer import BLOCK_EXIT, Outcome, first_error
-from agent_tui.hooks.hook_config import HookCommand
 
 OUTPUT_LIMIT = 10_000
 """Characters of a hook's stdout or stderr that are read (context, reasons)."""
@@ -53,12 +53,17 @@ class _Pipe:
 
 
 async def run_command(
-    command: HookCommand, data: dict[str, Any], cwd: Path | None, env: dict[str, str]
+    command: HookCommand,
+    data: dict[str, Any],
+    cwd: Path | None,
+    env: dict[str, str],
+    argv: list[str],
 ) -> Outcome:
+    """Run `argv` (the hook's command through a shell, perhaps inside the sandbox)."""
     out, err = _Pipe(), _Pipe()
     try:
-        proc = await asyncio.create_subprocess_shell(
-            command.command,
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=out.write_fd,
             stderr=err.write_fd,

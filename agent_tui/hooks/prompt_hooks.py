@@ -10,9 +10,9 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from agent_tui.config.hook_config import HookCommand
 from agent_tui.errors import AgentTuiError
 from agent_tui.hooks.answer import BLOCK_EXIT, Outcome
-from agent_tui.hooks.hook_config import HookCommand
 
 ARGUMENTS = "$ARGUMENTS"
 INSTRUCTION = (

@@ -2,10 +2,14 @@
 goes on, exit 2 blocks (its stderr is the reason), JSON on stdout may add context, change
 a tool's input, decide a permission, stop the agent or say something to the person; any
 other failure, malformed JSON or a timeout is a one-line warning and the session goes on.
-Hooks are the person's own commands: they run outside the sandbox, in the session's
-directory, with `CLAUDE_PROJECT_DIR` and `AGENT_TUI_PROJECT_DIR` set. `type: "prompt"`
-hooks ask the small model instead (hooks/prompt_hooks.py). Project hooks run only once
-the project is trusted (trust/, `Workspace.commands_may_run`)."""
+The person's own hooks run as they configured them: outside the sandbox, with their
+environment (`"sandbox": true` on one puts it in). A project's hooks (its agent-tui.json,
+`.claude/settings*.json`) run only once the project is trusted (trust/,
+`Workspace.commands_may_run`) and always in the sandbox, with the environment the model's
+commands get, because the model can rewrite the scripts they run; only the person's own
+`sandbox.outside` takes one out (sandbox/containment.py). Each runs in the session's
+directory with `CLAUDE_PROJECT_DIR` and `AGENT_TUI_PROJECT_DIR` set. `type: "prompt"`
+hooks ask the small model instead (hooks/prompt_hooks.py)."""
 
 from __future__ import annotations
 
@@ -18,15 +22,20 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui import procs
+from agent_tui.config.hook_config import FIRED, HookCommand, HookSource, claude_name, unknown_events
 from agent_tui.hooks.answer import Outcome, read_answer
-from agent_tui.hooks.hook_config import FIRED, HookCommand, HookSource, claude_name, unknown_events
 from agent_tui.hooks.pipes import run_command
 from agent_tui.hooks.prompt_hooks import ask_model
+from agent_tui.sandbox.containment import Blocked, Containment
+from agent_tui.sandbox.sandbox import Wrapped
 
 log = logging.getLogger(__name__)
 
 Evaluate = Callable[[str, str | None], Awaitable[str]]
 """Asks a model (the hook's `model`, else the small one) a prompt; its answer's text."""
+SHELL = "/bin/sh"
+"""A hook's command line is a shell command (Claude Code's too)."""
+Job = tuple[HookCommand, HookSource]
 
 
 @dataclass
@@ -67,8 +76,14 @@ class Hooks:
         warn: Callable[[str], None] = lambda _: None,
         tell: Callable[[str], None] | None = None,
         evaluate: Evaluate | None = None,
+        containment: Containment | None = None,
+        contained_env: dict[str, str] | None = None,
     ) -> None:
         self.sources = list(sources)
+        self.containment = containment
+        """Where a project's hooks run (None: nowhere to contain them, a bare engine)."""
+        self.contained_env = contained_env if contained_env is not None else dict(os.environ)
+        """The environment of a hook in the sandbox: the model's commands' (secrets withheld)."""
         self._trusted = trusted
         """Asked each time: a project's trust covers its files as they were, so a script
         rewritten since does not run (workspace/workspace.py)."""
@@ -95,10 +110,11 @@ class Hooks:
         """For `/context`: the hooks in force and those waiting, one line per event."""
         if not self.sources:
             return []
-        lines = ["Hooks (your own commands; they run outside the sandbox):"]
+        lines = ["Hooks (yours run outside the sandbox, a project's inside it):"]
         for source in self.sources:
             waits = source.project and not self._trusted(source)
-            lines.append(f"  {source.path}{' - NOT RUN until trusted' if waits else ''}")
+            where = "the project's: in the sandbox" if source.project else "yours: outside"
+            lines.append(f"  {source.path} ({where}){' - NOT RUN until trusted' if waits else ''}")
             for event, matchers in source.hooks.items():
                 count = sum(len(m.hooks) for m in matchers)
                 prompts = sum(h.type == "prompt" for m in matchers for h in m.hooks)
@@ -110,8 +126,8 @@ class Hooks:
     def any_for(self, event: str) -> bool:
         return any(source.hooks.get(event) for source in self.active())
 
-    def _jobs(self, event: str, subject: str | None) -> list[HookCommand]:
-        jobs: list[HookCommand] = []
+    def _jobs(self, event: str, subject: str | None) -> list[Job]:
+        jobs: list[Job] = []
         seen: set[str] = set()
         for source in self.active():
             for matcher in source.hooks.get(event, []):
@@ -121,7 +137,7 @@ class Hooks:
                     key = f"{command.type}:{command.command or command.prompt}"
                     if key not in seen:
                         seen.add(key)  # the same command once (Claude Code too)
-                        jobs.append(command)
+                        jobs.append((command, source))
         return jobs
 
     async def fire(
@@ -144,7 +160,7 @@ class Hooks:
         outcomes = await asyncio.gather(
             *(self._run(job, event, directory, payload) for job in jobs), return_exceptions=True
         )
-        for job, outcome in zip(jobs, outcomes, strict=True):
+        for (job, _), outcome in zip(jobs, outcomes, strict=True):
             if isinstance(outcome, BaseException):
                 outcome = Outcome(warning=f"could not start: {outcome}")
             read_answer(outcome, event, result)
@@ -156,18 +172,54 @@ class Hooks:
             self.tell(message)
         return result
 
-    async def _run(
-        self, command: HookCommand, event: str, directory: Path, payload: dict[str, Any]
-    ) -> Outcome:
+    async def _run(self, job: Job, event: str, directory: Path, payload: dict[str, Any]) -> Outcome:
+        command, source = job
         data = {**payload, "hook_event_name": event, "cwd": str(directory)}
         if command.type == "prompt":
             return await ask_model(command, data, self.evaluate)
         if command.type != "command":
             return Outcome(warning=f'has type "{command.type}", which agent-tui cannot run.')
-        env = {**os.environ, "CLAUDE_PROJECT_DIR": str(directory)}
-        env["AGENT_TUI_PROJECT_DIR"] = str(directory)
         cwd = directory if directory.is_dir() else None
-        return await run_command(command, data, cwd, procs.process_env(env))
+        argv = [SHELL, "-c", command.command]
+        contained = source.project or (command.model_extra or {}).get("sandbox") is True
+        if not contained or self.containment is None:
+            return await run_command(command, data, cwd, _env(os.environ, directory), argv)
+        name = f"hook:{command.command}"
+        env = _env(self.contained_env, directory)
+        wrapped = await self.containment.wrap(name, argv, env, cwd=cwd or directory)
+        outcome = await run_command(command, data, cwd, wrapped.env, wrapped.argv)
+        if outcome.code in (0, None):
+            return outcome
+        blocked = self._blocked(job, event, outcome, wrapped, payload)
+        if blocked is None:
+            return outcome
+        if await self.containment.blocked(blocked):
+            return await run_command(command, data, cwd, _env(os.environ, directory), argv)
+        outcome.warning = ""  # the blocked line said it, with the key that lets it out
+        return outcome
+
+    def _blocked(
+        self, job: Job, event: str, outcome: Outcome, wrapped: Wrapped, payload: dict[str, Any]
+    ) -> Blocked | None:
+        """A project's hook that failed in the sandbox because of the sandbox (None: it
+        failed by itself)."""
+        assert self.containment is not None
+        reason = self.containment.reason(f"{outcome.stderr}\n{outcome.stdout}", wrapped)
+        if reason is None:
+            return None
+        command, source = job
+        session = payload.get("session_id")
+        return Blocked(
+            name=f"hook:{command.command}",
+            what=f"{event} hook `{_short(command)}` ({source.path})",
+            reason=reason,
+            session_id=session if isinstance(session, str) else None,
+        )
+
+
+def _env(base: Any, directory: Path) -> dict[str, str]:
+    env = {**base, "CLAUDE_PROJECT_DIR": str(directory), "AGENT_TUI_PROJECT_DIR": str(directory)}
+    return procs.process_env(env)
 
 
 def _short(command: HookCommand) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from agent_tui import paths
-from agent_tui.hooks.hook_config import claude_input, claude_name
+from agent_tui.config.hook_config import claude_input, claude_name
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import (
     AssistantMessage,

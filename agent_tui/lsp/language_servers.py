@@ -2,7 +2,12 @@
 restarted once after a crash, closed with the engine. `check` gives the model the errors
 (and, with `lsp.warnings`, warnings) an edit introduced in the file it changed: the
 server's diagnostics of the text before, against those of the text after, new ones only,
-at most `lsp.max_diagnostics`. A missing or broken server is a one-line notice."""
+at most `lsp.max_diagnostics`. A missing or broken server is a one-line notice.
+
+Every server runs in the sandbox (the defaults too: tsserver loads the project's
+`node_modules/typescript`, rust-analyzer runs its build scripts, pylsp its plugins), with
+the model's commands' policy; only the person's own `sandbox.outside` (`lsp:NAME`) takes
+one out. A server the sandbox stopped says so, once, with that key."""
 
 from __future__ import annotations
 
@@ -14,8 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_tui.lsp.lsp_client import Diagnostic, LspClient, ServerGone
-from agent_tui.lsp.lsp_config import DEFAULTS, LspConfig
+from agent_tui.config.lsp_config import DEFAULTS, LspConfig
+from agent_tui.lsp.lsp_client import Diagnostic, LspClient, ServerGone, Wrap
+from agent_tui.sandbox.containment import Blocked, Containment
 
 ERROR, WARNING = 1, 2
 MAX_STARTS = 2
@@ -40,9 +46,14 @@ class LspServers:
         env: dict[str, str],
         notice: Callable[[str], None],
         allowed: Callable[[Server, bool], bool] = lambda server, configured: True,
+        containment: Containment | None = None,
     ) -> None:
         self.config, self.env, self.notice = config, env, notice
         self.allowed = allowed
+        self.containment = containment
+        """Where the servers run (None: unsandboxed, a bare engine)."""
+        self._let_out: set[str] = set()
+        """Servers the person let out of the sandbox after it stopped them (this process)."""
         """Whether the project's trust lets a server (configured or a default) start."""
         self._clients: dict[tuple[Path, str], LspClient] = {}
         self._starts: Counter[tuple[Path, str]] = Counter()
@@ -73,9 +84,18 @@ class LspServers:
                     return Server(name, [found, *argv[1:]])
         return None
 
-    async def check(self, root: Path, path: Path, before: str | None, after: str) -> str:
+    async def check(
+        self,
+        root: Path,
+        path: Path,
+        before: str | None,
+        after: str,
+        *,
+        session_id: str | None = None,
+    ) -> str:
         """What the edit of `path` (text `before`, None for a new file, -> `after`)
-        introduced, as the lines the model reads; "" when nothing new or no server."""
+        introduced, as the lines the model reads; "" when nothing new or no server.
+        `session_id`: whom to ask should the sandbox stop the server."""
         server = self.server_for(path)
         if server is None or (root, server.name) in self._off:
             return ""
@@ -84,7 +104,7 @@ class LspServers:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.config.timeout  # the whole check, whatever the server does
         for _ in range(MAX_STARTS):
-            client = await self._client(root, server, deadline)
+            client = await self._client(root, server, deadline, session_id)
             if client is None:
                 if (root, server.name) in self._off:
                     return ""
@@ -92,13 +112,19 @@ class LspServers:
             try:
                 return await self._compare(client, server, path, before, after, deadline)
             except ServerGone:
+                blocked, let_out = await self._stopped(server, client, session_id)
                 await client.close()
                 self._clients.pop((root, server.name), None)
+                if blocked and not let_out:
+                    self._off.add((root, server.name))
+                    return ""
             if loop.time() >= deadline:  # started again by the next edit, not on this one's time
                 return self._no_answer(server)
         return ""
 
-    async def _client(self, root: Path, server: Server, deadline: float) -> LspClient | None:
+    async def _client(
+        self, root: Path, server: Server, deadline: float, session_id: str | None
+    ) -> LspClient | None:
         """The running client of `server`; None while it starts (past `deadline`) or off."""
         key = (root, server.name)
         client = self._clients.get(key)
@@ -114,7 +140,9 @@ class LspServers:
                 )
                 return None
             self._starts[key] += 1
-            client = self._clients[key] = LspClient(server.argv, root, self.env)
+            client = self._clients[key] = LspClient(
+                server.argv, root, self.env, self._wrap(server, root)
+            )
             task = asyncio.ensure_future(client.start(self.config.timeout * START_TIMES))
             self._starting[key] = task
         loop = asyncio.get_running_loop()
@@ -127,15 +155,50 @@ class LspServers:
         if exc is None:
             return client
         client.kill()  # it did not start: no shutdown handshake to wait for
+        blocked, let_out = await self._stopped(server, client, session_id)
         await client.close()
         del self._clients[key]
+        if let_out:
+            self._starts[key] = 0  # the next edit starts it outside
+            return None
         self._off.add(key)
-        why = "not found" if isinstance(exc, FileNotFoundError) else "did not start"
-        self.notice(
-            f"Language server `{' '.join(server.argv)}` {why}: no diagnostics after "
-            f"edits of {server.name} files (config lsp.{server.name})."
-        )
+        if not blocked:  # a blocked one was said by _stopped, with the key that lets it out
+            why = "not found" if isinstance(exc, FileNotFoundError) else "did not start"
+            self.notice(
+                f"Language server `{' '.join(server.argv)}` {why}: no diagnostics after "
+                f"edits of {server.name} files (config lsp.{server.name})."
+            )
         return None
+
+    def _wrap(self, server: Server, root: Path) -> Wrap | None:
+        """How the server's command line is put in the sandbox (None: it runs outside)."""
+        containment = self.containment
+        if containment is None or server.name in self._let_out:
+            return None
+        name = f"lsp:{server.name}"
+        return lambda argv, env: containment.wrap(name, argv, env, cwd=root)
+
+    async def _stopped(
+        self, server: Server, client: LspClient, session_id: str | None
+    ) -> tuple[bool, bool]:
+        """A server that stopped: (whether the sandbox is why, whether it starts again
+        outside). When blocked, the person is told in one line (and asked where they can
+        be answered)."""
+        if self.containment is None:
+            return False, False
+        reason = self.containment.reason(client.stderr_tail(), client.wrapped)
+        if reason is None:
+            return False, False
+        blocked = Blocked(
+            name=f"lsp:{server.name}",
+            what=f"The {server.name} language server `{' '.join(server.argv)}`",
+            reason=reason,
+            session_id=session_id,
+        )
+        if await self.containment.blocked(blocked):
+            self._let_out.add(server.name)
+            return True, True
+        return True, False
 
     async def _compare(
         self,

@@ -10,12 +10,15 @@ import json
 import logging
 import os
 import signal
+import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pydantic import BaseModel
 
 from agent_tui import procs
+from agent_tui.sandbox.sandbox import Wrapped
 
 log = logging.getLogger(__name__)
 LANGUAGE_IDS = {
@@ -44,6 +47,10 @@ class Diagnostic(BaseModel):
         return (self.code, self.message, self.source)
 
 
+STDERR_TAIL_BYTES = 2000
+"""How much of a server's stderr is kept to say why it stopped."""
+Wrap = Callable[[list[str], dict[str, str]], Awaitable[Wrapped]]
+"""Puts the server's command line in the sandbox (sandbox/containment.py)."""
 MIN_WAIT = 0.05
 """Seconds: with less left of an edit's budget, its text is not sent (a write cut short
 would leave the server half a message)."""
@@ -54,8 +61,14 @@ class ServerGone(Exception):
 
 
 class LspClient:
-    def __init__(self, argv: list[str], root: Path, env: dict[str, str]) -> None:
+    def __init__(
+        self, argv: list[str], root: Path, env: dict[str, str], wrap: Wrap | None = None
+    ) -> None:
         self.argv, self.root, self.env = argv, root, env
+        self.wrap = wrap
+        self.wrapped = Wrapped(argv, env)
+        """How it was started (its sandbox policy, when in one)."""
+        self._stderr: IO[bytes] | None = None
         self.proc: asyncio.subprocess.Process | None = None
         self._next_id = 0
         self._pending: dict[int, asyncio.Future[Any]] = {}
@@ -75,13 +88,17 @@ class LspClient:
         return self._reader is not None and self._reader.done()
 
     async def start(self, timeout: float) -> None:
+        env = procs.process_env(self.env)
+        if self.wrap is not None:  # SandboxError (sandbox.required) fails the start
+            self.wrapped = await self.wrap(self.argv, env)
+        self._stderr = await asyncio.to_thread(tempfile.TemporaryFile)
         self.proc = await asyncio.create_subprocess_exec(
-            *self.argv,
+            *self.wrapped.argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
+            stderr=self._stderr,
             cwd=self.root,
-            env=procs.process_env(self.env),
+            env=self.wrapped.env if self.wrap is not None else env,
             start_new_session=True,
         )
         procs.track(self.proc.pid)
@@ -209,6 +226,17 @@ class LspClient:
         self._known[uri] = (text, found)
         return found
 
+    def stderr_tail(self) -> str:
+        """The end of what the server wrote on stderr ("" if nothing)."""
+        if self._stderr is None or self._stderr.closed:
+            return ""
+        try:
+            self._stderr.seek(0, 2)
+            self._stderr.seek(max(0, self._stderr.tell() - STDERR_TAIL_BYTES))
+            return self._stderr.read().decode("utf-8", "replace").strip()
+        except (OSError, ValueError):
+            return ""
+
     def kill(self) -> None:
         """At once, without the shutdown handshake (it answers nothing, or reads nothing)."""
         self._killed = True
@@ -230,6 +258,8 @@ class LspClient:
         with contextlib.suppress(ProcessLookupError):
             await proc.wait()
         procs.release(proc.pid)
+        if self._stderr is not None:
+            self._stderr.close()
         if self._reader is not None:
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):

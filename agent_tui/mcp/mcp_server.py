@@ -18,7 +18,8 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 from agent_tui import procs
 from agent_tui.config.settings import McpLocalConfig, McpRemoteConfig
 from agent_tui.errors import ConfigError, SandboxError
-from agent_tui.sandbox import Sandbox, SandboxPolicy, explain
+from agent_tui.sandbox import SandboxPolicy, explain
+from agent_tui.sandbox.containment import Containment
 
 if TYPE_CHECKING:
     import mcp_types
@@ -55,6 +56,10 @@ class McpServer:
     """Told once when the server fails to start or stops answering."""
     policy: SandboxPolicy | None = None
     """The sandbox it runs in (None: unsandboxed or remote)."""
+    from_project: bool = False
+    """A project's file defines it: it runs in the sandbox whatever its `sandbox` says."""
+    _outside_key: str = ""
+    """The setting that would run it outside the sandbox, for a blocked start's line."""
     expand: Callable[[str, str], str] | None = None
     """A project's server: (value, config field) -> the value with your environment in it,
     for its command, environment, url and headers, a secret only if the trust named it
@@ -69,18 +74,20 @@ class McpServer:
     def timeout(self) -> float:
         return self.config.timeout / 1000
 
-    def start(self, env: dict[str, str], cwd: Path, sandbox: Sandbox | None = None) -> None:
+    def start(self, env: dict[str, str], cwd: Path, containment: Containment | None = None) -> None:
         """Connect in a background task (it owns the connection until close())."""
         if self.state == "starting" and self._task is None:
-            self._task = asyncio.create_task(self._run(env, cwd, sandbox), name=f"mcp-{self.name}")
+            self._task = asyncio.create_task(
+                self._run(env, cwd, containment), name=f"mcp-{self.name}"
+            )
 
-    async def _run(self, env: dict[str, str], cwd: Path, sandbox: Sandbox | None) -> None:
+    async def _run(self, env: dict[str, str], cwd: Path, containment: Containment | None) -> None:
         import anyio
         from mcp import ClientSession
 
         try:
             async with contextlib.AsyncExitStack() as stack:
-                transport = await self._transport(env, cwd, sandbox)
+                transport = await self._transport(env, cwd, containment)
                 read, write = await stack.enter_async_context(transport)
                 session = await stack.enter_async_context(ClientSession(read, write))
                 with anyio.fail_after(self.timeout):
@@ -100,7 +107,9 @@ class McpServer:
             if self._stderr is not None:
                 self._stderr.close()
 
-    async def _transport(self, env: dict[str, str], cwd: Path, sandbox: Sandbox | None) -> Any:
+    async def _transport(
+        self, env: dict[str, str], cwd: Path, containment: Containment | None
+    ) -> Any:
         """The SDK's transport context for this server's type."""
         if isinstance(self.config, McpLocalConfig):
             from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -113,19 +122,22 @@ class McpServer:
             # (and anything it spawns) should agent-tui die without closing it.
             argv = [self._value(word, "command", own_env=False) for word in self.config.command]
             full_env = procs.process_env({**env, **extra})
-            if sandbox is not None:  # SandboxError (sandbox.required) fails the server
+            contained = self.from_project or self.config.sandbox
+            if containment is not None and contained:  # SandboxError (sandbox.required) fails it
                 program = str(cwd / argv[0]) if "/" in argv[0] else argv[0]
                 if shutil.which(program, path=full_env.get("PATH")) is None:
                     raise FileNotFoundError(2, "command not found", argv[0])
-                wrapped = await sandbox.wrap(
-                    argv,
-                    full_env,
-                    key=f"mcp-{self.name}",
-                    project=cwd,
-                    cwd=cwd,
-                    enabled=self.config.sandbox,
-                )
+                name = f"mcp:{self.name}"
+                wrapped = await containment.wrap(name, argv, full_env, cwd=cwd)
                 argv, full_env, self.policy = wrapped.argv, wrapped.env, wrapped.policy
+                self._outside_key = (
+                    f'your own config\'s "sandbox": {{"outside": {{"{containment.directory}": '
+                    f'["{name}"]}}}} runs it outside the sandbox'
+                    if self.from_project
+                    else f"mcp.{self.name}.sandbox: false runs it unsandboxed"
+                )
+            elif containment is not None:  # the person's own, unsandboxed by their config
+                full_env = containment.own_env(full_env)
             command, *args = argv
             self._stderr = await asyncio.to_thread(tempfile.TemporaryFile)
             parameters = StdioServerParameters(command=command, args=args, env=full_env, cwd=cwd)
@@ -155,7 +167,7 @@ class McpServer:
         self.error = f"{reason}\n{tail}" if tail else reason
         blocked = explain(tail, self.policy) if tail and self.policy is not None else None
         if blocked is not None:
-            self.error += f"\n{blocked} (mcp.{self.name}.sandbox: false runs it unsandboxed.)"
+            self.error += f"\n{blocked} ({self._outside_key}.)"
         if self.on_fail is not None:
             self.on_fail(self)
 

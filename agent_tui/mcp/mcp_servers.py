@@ -13,7 +13,7 @@ from agent_tui.config.settings import McpLocalConfig, McpServerConfig
 from agent_tui.events import Event, Notice
 from agent_tui.mcp.mcp_server import McpServer
 from agent_tui.mcp.tool import McpTool, tool_schema
-from agent_tui.sandbox import Sandbox
+from agent_tui.sandbox.containment import Containment
 from agent_tui.tool.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -35,16 +35,21 @@ class McpServers:
         env: dict[str, str],
         directory: Path,
         *,
-        sandbox: Sandbox | None = None,
+        containment: Containment | None = None,
+        project_servers: set[str] | frozenset[str] = frozenset(),
     ) -> None:
-        self.servers = {name: McpServer(name, config) for name, config in configs.items()}
+        self.servers = {
+            name: McpServer(name, config, from_project=name in project_servers)
+            for name, config in configs.items()
+        }
         self.registry = registry
         self.publish = publish
         self.env = env
         """The tools' environment (secrets withheld); a server's `environment` goes on top."""
         self.directory = directory
-        self.sandbox = sandbox
-        """Local servers run in it unless `mcp.NAME.sandbox` is false."""
+        self.containment = containment
+        """Local servers run in its sandbox: a project's always (unless the person's own
+        `sandbox.outside` names it), the person's own unless `mcp.NAME.sandbox` is false."""
         self._starting: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -84,7 +89,7 @@ class McpServers:
         starting = [s for s in self.servers.values() if s.state == "starting"]
         for server in starting:
             server.on_fail = self._warn
-            server.start(self.env, self.directory, self.sandbox)
+            server.start(self.env, self.directory, self.containment)
         await asyncio.gather(*(self._register_when_ready(s) for s in starting))
 
     async def _register_when_ready(self, server: McpServer) -> None:

@@ -75,7 +75,9 @@ async def notes_after(
     _diff_as_formatted(watched, written, after, directory, result)
     if watched.checked and after is not None:
         try:
-            found = await ctx.lsp.check(directory, watched.path, watched.before, after)
+            found = await ctx.lsp.check(
+                directory, watched.path, watched.before, after, session_id=session_id
+            )
         except Exception:
             log.exception("diagnostics of %s failed", watched.path)
         else:

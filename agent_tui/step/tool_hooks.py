@@ -9,9 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agent_tui.config.hook_config import claude_input, our_input
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import ToolError
-from agent_tui.hooks.hook_config import claude_input, our_input
 from agent_tui.provider.stream_events import ToolCallReady, parse_arguments
 from agent_tui.tool.base import PermissionReply, PermissionRequest, ToolContext
 

@@ -92,6 +92,9 @@ class PermissionRequest(BaseModel):
     always: str = ""
     """What "always" would allow for the session when it is a rule (`bash git status*`);
     empty: the whole tool."""
+    always_label: str = ""
+    """The "always" choice in the person's words when it is not "for this session" (a
+    project's program let out of the sandbox: for this project, saved in their config)."""
 
 
 AskPermission = Callable[[PermissionRequest], Awaitable[PermissionReply]]

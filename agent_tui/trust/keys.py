@@ -67,8 +67,8 @@ AGENT_SAFE = frozenset(
 permission only what denies applies."""
 
 REASONS: dict[str, str] = {
-    "hooks": "runs commands as you, outside the sandbox",
-    "lsp": "starts language servers as you, outside the sandbox",
+    "hooks": "runs commands (in the sandbox, with the project writable)",
+    "lsp": "starts language servers (in the sandbox)",
     "mcp": "starts MCP servers or connects to them",
     "format": "runs formatters",
     "sandbox": "changes the sandbox",

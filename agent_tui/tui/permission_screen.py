@@ -32,7 +32,7 @@ class PermissionScreen(Question[PermissionReply]):
             request.question or f"Allow {request.tool}?",
             [
                 ("once", "Allow once (a)", "primary"),
-                ("always", f"Always allow {always} (A)", "warning"),
+                ("always", f"{request.always_label or f'Always allow {always}'} (A)", "warning"),
                 ("deny", "Deny (d)", "error"),
             ],
         )

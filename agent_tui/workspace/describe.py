@@ -30,9 +30,7 @@ def what_it_adds(project: ProjectTrust) -> list[str]:
     commands = project.commands
     runs = [f"{key}: {', '.join(commands[key])}" for key in COMMAND_KEYS if key in commands]
     if runs:
-        lines.append(
-            "Programs it would run as you (hooks and language servers outside the sandbox):"
-        )
+        lines.append("Programs it would run (in the sandbox, the project writable):")
         lines += [f"  {line}" for line in runs]
     if commands.get("endpoints"):
         lines.append("Where requests would go (with your keys):")

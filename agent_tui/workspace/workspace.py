@@ -8,10 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agent_tui import paths
+from agent_tui.config.hook_config import HookSource
+from agent_tui.config.layers import person_data
+from agent_tui.config.person_edits import own_config_path, save_outside
 from agent_tui.config.settings import Config, ProjectTrust, resolve_env_ref
 from agent_tui.errors import ConfigError
 from agent_tui.events import Event, Notice
-from agent_tui.hooks.hook_config import HookSource
 from agent_tui.hooks.runner import Hooks
 from agent_tui.lsp.language_servers import LspServers, Server
 from agent_tui.mcp.mcp_servers import McpServers
@@ -23,7 +25,10 @@ from agent_tui.provider.auth import credentials
 from agent_tui.provider.stream_events import ModelRequest
 from agent_tui.redact import Redactor
 from agent_tui.sandbox import Sandbox
+from agent_tui.sandbox.containment import Blocked, Containment
 from agent_tui.secrets import ToolEnvironment
+from agent_tui.tool.base import AskPermission, PermissionRequest
+from agent_tui.tool.escalation import UNSANDBOXED
 from agent_tui.tool.registry import ToolRegistry
 from agent_tui.tool.task import TASK_TOOL, TaskTool
 from agent_tui.trust import store, variables, vouched
@@ -31,9 +36,9 @@ from agent_tui.trust.keys import explain
 from agent_tui.workspace.skipped import skipped_files
 
 RUNS_PROJECT_CODE = ("rust", "typescript")
-"""Default language servers that run the project's own code outside the sandbox
-(rust-analyzer its build scripts and proc macros, typescript-language-server the
-project's TypeScript from node_modules): started only in a trusted project."""
+"""Default language servers that run the project's own code (rust-analyzer its build
+scripts and proc macros, typescript-language-server the project's TypeScript from
+node_modules): started only in a trusted project, and in the sandbox like every server."""
 PROMPT_HOOK_MAX_TOKENS = 300
 """A prompt hook's answer is a line of JSON."""
 
@@ -51,8 +56,11 @@ class Workspace:
         own_dirs: list[Path],
         own_files: list[Path],
         output_dir: Path,
+        ask: Callable[[], AskPermission | None] = lambda: None,
     ) -> None:
         self.directory = directory.resolve()
+        self._ask = ask
+        """How to ask the person now (the front-end's; None: nobody to ask)."""
         self.config = config
         project = config.project or ProjectTrust(directory=str(self.directory))
         if not project.trusted:  # its command and agent files' grants wait too
@@ -67,36 +75,63 @@ class Workspace:
             os.environ, policy.exclude, policy.include, policy.set
         )
         self.redact = Redactor(self.tool_env.known_secrets(_configured_keys(config)))
-        project_config = self.directory / vouched.CONFIG_FILE_NAME
-        self.sandbox = Sandbox(
-            config.sandbox,
-            own_dirs=own_dirs,
-            own_files=[*own_files, *(Path(s) for s in config.sources if Path(s) != project_config)],
-            revealed=[output_dir, paths.config_dir() / USER_SKILLS_DIR],
-            protected=[Path(p) for p in self.project.protected],
-        )
-        self.hooks = Hooks(
-            config.hook_sources,
-            trusted=self._hook_runs,
-            warn=self.warn,
-            tell=self.tell,
-            evaluate=self._ask_model,
-        )
-        self.lsp = LspServers(config.lsp, self.tool_env.env, self.warn, allowed=self._lsp_runs)
-        self.mcp = McpServers(
-            {n: c for n, c in config.mcp.items() if self._mcp_runs(n)},
-            registry,
-            publish,
-            self.tool_env.env,
-            self.directory,
-            sandbox=self.sandbox,
-        )
-        self._expand_as_named()
+        self.sandbox = self._sandbox(own_dirs, own_files, output_dir)
         self.agents: AgentCatalog | None = None
         self._for_now = False
         """The person let the project's commands run in this process only (ACP "once")."""
         self._told_changed = False
         self._seen: vouched.Seen = {}
+        self._programs()  # asks the trust above
+        self._expand_as_named()
+
+    def _sandbox(self, own_dirs: list[Path], own_files: list[Path], output_dir: Path) -> Sandbox:
+        project_config = self.directory / vouched.CONFIG_FILE_NAME
+        return Sandbox(
+            self.config.sandbox,
+            own_dirs=own_dirs,
+            own_files=[
+                *own_files,
+                *(Path(s) for s in self.config.sources if Path(s) != project_config),
+            ],
+            revealed=[output_dir, paths.config_dir() / USER_SKILLS_DIR],
+            protected=[Path(p) for p in self.project.protected],
+        )
+
+    def _programs(self) -> None:
+        """What the project's config starts: hooks, language and MCP servers, each where
+        the containment puts it (sandbox/containment.py)."""
+        self.containment = Containment(
+            self.sandbox,
+            self.directory,
+            {k: list(v) for k, v in self.config.sandbox.outside.items()},
+            let_out=self._let_out,
+            project_env=_project_env(self.config),
+        )
+        self.hooks = Hooks(
+            self.config.hook_sources,
+            trusted=self._hook_runs,
+            warn=self.warn,
+            tell=self.tell,
+            evaluate=self._ask_model,
+            containment=self.containment,
+            contained_env=self.tool_env.env,
+        )
+        self.lsp = LspServers(
+            self.config.lsp,
+            self.tool_env.env,
+            self.warn,
+            allowed=self._lsp_runs,
+            containment=self.containment,
+        )
+        self.mcp = McpServers(
+            {n: c for n, c in self.config.mcp.items() if self._mcp_runs(n)},
+            self.registry,
+            self.publish,
+            self.tool_env.env,
+            self.directory,
+            containment=self.containment,
+            project_servers=self._project_mcp(),
+        )
 
     def warn(self, line: str) -> None:
         self.publish(Notice(level="warning", message=line))
@@ -116,6 +151,51 @@ class Workspace:
             messages=[{"role": "user", "content": prompt}],
         )
         return await complete_text(request)
+
+    # ---- the sandbox of what the project brings ----------------------------------------
+
+    def _project_mcp(self) -> set[str]:
+        """The MCP servers the project's files define (its `sandbox: false` never counts)."""
+        return {*self.project.mcp_servers, *self.project.claude_mcp}
+
+    async def _let_out(self, blocked: Blocked) -> bool:
+        """The sandbox stopped a project's program: one line naming it, what was blocked
+        and the key of the person's own config that lets it out; where someone can answer,
+        the choice a blocked bash command gets (once, or always for this project: saved in
+        the person's own config, never the project's)."""
+        config = own_config_path()
+        entry = f'"sandbox": {{"outside": {{"{self.directory}": ["{blocked.name}"]}}}}'
+        self.warn(
+            f"{blocked.what} was stopped by the sandbox: {blocked.reason} "
+            f"To run it outside in this project: {entry} in your own config ({config})."
+        )
+        ask = self._ask()
+        if ask is None or blocked.session_id is None:
+            return False
+        if self.config.permission.get(UNSANDBOXED) == "deny":
+            return False
+        reply = await ask(
+            PermissionRequest(
+                session_id=blocked.session_id,
+                tool=UNSANDBOXED,
+                title=f"Run outside the sandbox: {blocked.what}",
+                detail=f"{blocked.reason}\n\n{blocked.name}",
+                input={"name": blocked.name},
+                question=(
+                    "The sandbox stopped a program this project brings. Run it again "
+                    "outside the sandbox, with your full rights?"
+                ),
+                always=blocked.name,
+                always_label=f"Always, in this project (saved in {config})",
+            )
+        )
+        if reply == "always":
+            try:
+                save_outside(self.directory, blocked.name)
+            except (OSError, ConfigError) as exc:
+                self.warn(f"Could not save sandbox.outside in {config}: {exc}")
+            self.containment.add_outside(blocked.name)
+        return reply in ("once", "always")
 
     # ---- trust -------------------------------------------------------------------------
 
@@ -185,7 +265,7 @@ class Workspace:
         return not source.project or self.config.trust_project_hooks or self.commands_may_run()
 
     def _lsp_runs(self, server: Server, configured: bool) -> bool:
-        own = server.name in self.project.commands.get("lsp", [])
+        own = server.name in self._project_names("lsp")
         if own or server.name in RUNS_PROJECT_CODE or _inside(self.directory, server.argv[0]):
             return self.project.status != "nothing" and self.commands_may_run()
         return True
@@ -242,7 +322,12 @@ class Workspace:
         ]
 
     def _mcp_runs(self, name: str) -> bool:
-        return name not in self.project.commands.get("mcp", []) or self.trusted
+        return name not in self._project_mcp() or self.trusted
+
+    def _project_names(self, key: str) -> set[str]:
+        """The names of what the project's config defines under `key` (`commands` lists
+        each as `NAME (its command line)`)."""
+        return {entry.split(" (", 1)[0] for entry in self.project.commands.get(key, [])}
 
     def formatter_runs(self, suffix: str) -> bool:
         own = self.project.commands.get("format", [])
@@ -282,6 +367,16 @@ def _inside(root: Path, program: str) -> bool:
     it) is a file of the project: something the repository ships."""
     # A bare name was looked up on PATH (LspServers gives defaults as full paths).
     return "/" in program and paths.is_within(root / program, root)
+
+
+def _project_env(config: Config) -> dict[str, str]:
+    """The variables of `shell.env.set` the project's config set (not the person's)."""
+    try:
+        own = person_data().get("shell", {}).get("env", {}).get("set", {})
+    except (ConfigError, AttributeError):
+        own = {}
+    own = own if isinstance(own, dict) else {}
+    return {k: v for k, v in config.shell.env.set.items() if own.get(k) != v}
 
 
 def _configured_keys(config: Config) -> dict[str, str]:
