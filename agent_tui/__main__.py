@@ -9,6 +9,11 @@ import gc
 import os
 import sys
 
+if not sys.flags.safe_path and sys.path and sys.path[0] in ("", os.getcwd()):
+    # `python -m agent_tui` in a project puts the project first on the import path: a
+    # `textual.py` the model wrote there would run as agent-tui, outside the sandbox.
+    del sys.path[0]
+
 
 def _start_provider_early(argv: list[str]) -> None:
     """Launch the provider process (provider/remote.py) now, before the CLI's imports:

@@ -28,6 +28,7 @@ from agent_tui.cli import main
 from tests.conftest import cloned_project, person_config
 from tests.engine_helpers import run_cli, write
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
+from tests.test_engine import runtime  # noqa: F401  (the fixture: this test's own engine)
 from tests.test_sandbox import require_bwrap
 
 FAKE_LSP = Path(__file__).with_name("fake_lsp.py")
@@ -372,3 +373,32 @@ async def test_the_app_offers_to_run_a_blocked_project_hook_outside(
         assert saved == {str(isolated.resolve()): [f"hook:{command}"]}
     else:
         assert not saved
+
+
+# ---- agent-tui's own processes never import the project ------------------------------------
+
+PLANTED = ("litellm.py", "textual.py", "httpx.py", "aiosqlite.py", "tiktoken.py", "pydantic.py")
+"""Modules agent-tui and its warm engine import, as the model could write them into the
+project root (its sandboxed bash may write there)."""
+
+
+@pytest.mark.usefixtures("runtime")
+@pytest.mark.parametrize("engine", ["warm engine", "own provider process"])
+def test_a_module_planted_in_the_project_is_never_imported_by_agent_tui(
+    engine: str, configured: FakeOpenAI, isolated: Path, tmp_path: Path
+) -> None:
+    """`python -m` puts the working directory first on the import path: the provider
+    process and the warm engine (started from the project, holding the person's keys)
+    and `python -m agent_tui` itself would import a planted `litellm.py` outside the
+    sandbox. They start with `-P` and drop that entry."""
+    from tests.test_engine import run
+
+    marker = tmp_path / "imported"
+    planted = f"open({str(marker)!r}, 'w').write('x')\nraise ImportError('planted')\n"
+    for name in PLANTED:
+        (isolated / name).write_text(planted)
+    configured.script(Text("fine"))
+    switch = {} if engine == "warm engine" else {"AGENT_TUI_ENGINE": "0"}
+    done = run(isolated, "run", "hello", **switch)
+    assert done.returncode == 0 and "fine" in done.stdout, done.stderr
+    assert not marker.exists(), "a planted module ran as part of agent-tui"

@@ -47,7 +47,7 @@ def _spawn(warm: bool, log: str | None) -> tuple[int, int, int]:
     flags = ["--lazy"] if _setting() == "lazy" else ["--warm"] if warm else []
     pid = os.posix_spawn(
         sys.executable,
-        [sys.executable, "-m", "agent_tui.provider.worker", *flags],
+        [sys.executable, "-P", "-m", "agent_tui.provider.worker", *flags],
         os.environ,
         file_actions=actions,
     )

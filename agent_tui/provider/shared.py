@@ -125,7 +125,7 @@ def connect_or_start(idle_minutes: float) -> socket.socket | None:
     found = connect(path)
     if found is not None:
         return found
-    argv = [sys.executable, "-m", "agent_tui.provider.worker", "--serve", str(path)]
+    argv = [sys.executable, "-P", "-m", "agent_tui.provider.worker", "--serve", str(path)]
     return start_once(path, [*argv, "--idle", str(idle_minutes * 60)])
 
 
@@ -221,6 +221,7 @@ def spawn_detached(argv: list[str], log: Path) -> None:
                 os.dup2(out, 1)
                 os.dup2(out, 2)
                 os.closerange(3, 1024)
+                os.chdir("/")  # it serves every project: it holds none (nor imports from one)
                 os.execve(argv[0], argv, env)
         finally:
             os._exit(0)
