@@ -402,3 +402,23 @@ def test_a_module_planted_in_the_project_is_never_imported_by_agent_tui(
     done = run(isolated, "run", "hello", **switch)
     assert done.returncode == 0 and "fine" in done.stdout, done.stderr
     assert not marker.exists(), "a planted module ran as part of agent-tui"
+
+
+@pytest.mark.parametrize("named", [False, True], ids=["contained", "named-outside"])
+def test_a_project_formatter_runs_in_the_sandbox_unless_the_person_names_it(
+    named: bool,
+    isolated: Path,
+    fake_llm: FakeOpenAI,
+    outside: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _lay_out(isolated, {"fmt.sh": f"touch {outside}\n"})
+    cloned_project(isolated, fake_llm, format={".txt": "sh fmt.sh {file}"})
+    if named:
+        config = json.loads(person_config_path().read_text())
+        config["sandbox"] = {"outside": {str(isolated): ["format:.txt"]}}
+        person_config_path().write_text(json.dumps(config))
+    fake_llm.script(write(isolated / "a.txt", "x\n"), Text("done"))
+    code, _, err = run_cli(capsys, "run", "--trust", "go")
+    assert code == 0, err
+    assert outside.exists() == named

@@ -16,6 +16,7 @@ from pathlib import Path
 from agent_tui import procs
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import SandboxError
+from agent_tui.sandbox.sandbox import Wrapped
 
 FORMAT_TIMEOUT = 30.0
 """Seconds a formatter may take on one file."""
@@ -40,7 +41,8 @@ async def format_files(
         if argv is None or not path.is_file():
             continue
         before = await asyncio.to_thread(path.read_bytes)
-        failure = await _run(ctx, session_id, directory, argv, read_only)
+        outside = ctx.workspace.containment.outside(f"format:{path.suffix}")
+        failure = await _run(ctx, session_id, directory, argv, read_only, outside)
         if failure:
             notes.append(f"[format] {argv[0]} could not format {name}: {failure}")
         elif await asyncio.to_thread(path.read_bytes) != before:
@@ -52,13 +54,23 @@ async def format_files(
 
 
 async def _run(
-    ctx: EngineContext, session_id: str, directory: Path, argv: list[str], read_only: bool
+    ctx: EngineContext,
+    session_id: str,
+    directory: Path,
+    argv: list[str],
+    read_only: bool,
+    outside: bool = False,
 ) -> str:
-    """ "" when the formatter succeeded, else why not (one line)."""
+    """ "" when the formatter succeeded, else why not (one line). `outside`: the person's
+    own `sandbox.outside` names it (`format:.EXT`)."""
     env = procs.process_env(dict(ctx.tool_env.env))
     try:
-        wrapped = await ctx.sandbox.wrap(
-            argv, env, key=session_id, project=directory, cwd=directory, read_only=read_only
+        wrapped = (
+            Wrapped(argv, ctx.workspace.containment.own_env(env))
+            if outside
+            else await ctx.sandbox.wrap(
+                argv, env, key=session_id, project=directory, cwd=directory, read_only=read_only
+            )
         )
         proc = await asyncio.create_subprocess_exec(
             *wrapped.argv,
