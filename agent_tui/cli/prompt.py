@@ -37,7 +37,10 @@ def _custom_command(text: str) -> tuple[CustomCommand, str] | None:
     from agent_tui.command.catalog import builtin_names, parse
     from agent_tui.project.custom_commands import load_custom_commands
 
-    name, args = parse(text) or ("", "")
+    called = parse(text)
+    if called is None:  # plain text: no command files to read
+        return None
+    name, args = called
     command = load_custom_commands(Path.cwd(), builtin_names()).commands.get(name.lower())
     return (command, args) if command else None
 

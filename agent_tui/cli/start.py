@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,7 +57,10 @@ def cli_commands() -> tuple[Command, ...]:
 def main(argv: list[str] | None = None) -> int:
     from agent_tui.cli.parser import build_parser
 
-    commands = {c.name: c for c in cli_commands()}
+    argv = sys.argv[1:] if argv is None else argv
+    # `run` needs its own parser only: not the catalog's commands, nor this directory's
+    # custom ones (a run's `/NAME` text finds its command in cli/prompt.py).
+    commands = {} if argv[:1] == ["run"] else {c.name: c for c in cli_commands()}
     args = build_parser(tuple(commands.values())).parse_args(argv)
     procs.reap_in_background()  # what a killed agent-tui left running (procs.py)
     restore_signals = procs.install_exit_signals()
@@ -115,11 +121,28 @@ def _dispatch(args: argparse.Namespace, commands: dict[str, Command]) -> int:
     # litellm's import (seconds) starts now, on the other core, in a process of its own
     # (provider/worker.py): nothing here waits for it, nor shares a GIL.
     in_process = calls_model and remote.start() is None
-    config = _config(args, calls_model)  # what needs no provider is answered before litellm
-    if in_process:  # its import thread would starve the preflight of the GIL
-        from agent_tui.provider.loader import preload_in_background
+    with _uncollected():
+        config = _config(args, calls_model)  # what needs no provider is answered before litellm
+        if in_process:  # its import thread would starve the preflight of the GIL
+            from agent_tui.provider.loader import preload_in_background
 
-        preload_in_background(tokenizer=False)  # before the engine's own imports
-    from agent_tui.cli.prompt import dispatch
+            preload_in_background(tokenizer=False)  # before the engine's own imports
+        from agent_tui.cli.prompt import dispatch
 
     return dispatch(args, command, config)
+
+
+@contextlib.contextmanager
+def _uncollected() -> Iterator[None]:
+    """No collections while the config and the engine's modules load: they would walk
+    what the imports build, all of it kept for the process's life, so it is frozen
+    after (as the app does after its first frame, app.on_mount)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
