@@ -13,6 +13,7 @@ from pathlib import Path
 
 from agent_tui import paths
 from agent_tui.bus import Bus
+from agent_tui.config.hook_config import entrypoint
 from agent_tui.config.settings import Config, PermissionRule
 from agent_tui.events import Event, MessageUpdated, Notice, PartUpdated
 from agent_tui.hooks.runner import Hooks
@@ -34,6 +35,8 @@ from agent_tui.workspace.workspace import Workspace
 
 CLAUDE_MODES = {"ask": "default", "auto-edits": "acceptEdits"}
 """Permission modes by the names Claude Code's hooks read in `permission_mode`."""
+ENV_FILE_NAME = "claude-env.sh"
+"""`CLAUDE_ENV_FILE` in a session's temp dir."""
 ConfigLoader = Callable[[Path, bool], Config]
 """The config of a project directory (the bool: record its trust first)."""
 
@@ -96,7 +99,7 @@ class EngineContext:
         path = getattr(shared.db, "path", None)  # a view's stand-in store may have none
         database = Path(path) if path is not None else paths.database_path()
         journal = [database.with_name(database.name + end) for end in ("-wal", "-shm", "-journal")]
-        return Workspace(
+        workspace = Workspace(
             directory,
             config,
             registry=registry,
@@ -106,6 +109,8 @@ class EngineContext:
             output_dir=shared.output_dir,
             ask=lambda: shared.ask,
         )
+        workspace.hooks.entrypoint = entrypoint(shared.front_end)
+        return workspace
 
     # ---- projects ----------------------------------------------------------------------
 
@@ -271,7 +276,23 @@ class EngineContext:
             todos=SessionTodos(self.db, self.publish),
             editor=self.live(session_id).editor,
             sandbox=self.sandbox,
+            env_file=self._env_file(session_id),
         )
+
+    def claude_env_file(self, session_id: str) -> Path:
+        """The session's `CLAUDE_ENV_FILE`, in its temp dir (a project's SessionStart
+        hook, in the sandbox, writes there; the session's bash commands read it)."""
+        path = self.sandbox.temp_dir(session_id) / ENV_FILE_NAME
+        path.touch(mode=0o600, exist_ok=True)
+        self.live(session_id).env_file = path
+        return path
+
+    def _env_file(self, session_id: str) -> Path | None:
+        """The session's `CLAUDE_ENV_FILE`; a subagent's is its caller's."""
+        live = self.live(session_id)
+        if live.subagent is not None:
+            return self.live(live.subagent[0]).env_file
+        return live.env_file
 
     def note_redactions(self, session_id: str, count: int) -> None:
         """One notice per step: how many secrets its tools had in their outputs."""
@@ -293,13 +314,22 @@ class EngineContext:
 
     async def hook_payload(self, session_id: str, directory: Path) -> dict[str, object]:
         """The fields every hook event carries (Claude Code's): the session, its
-        transcript written out now, and the permission mode (`plan` in a read-only
-        agent's tool calls)."""
-        path = await write_transcript(self.db, session_id, directory)
+        transcript written out now, the prompt being answered, and the permission mode
+        (`plan` in a read-only agent's tool calls). In a subagent, the session is its
+        caller's, and the subagent is `agent_id` and `agent_type`."""
+        subagent = self.live(session_id).subagent
+        main = subagent[0] if subagent is not None else session_id
+        path = await write_transcript(self.db, main, directory)
         mode = CLAUDE_MODES.get(self.permission_modes.get(session_id, "ask"), "default")
         policy = self.registry.policy  # a step's agent: plan mode is read-only
         mode = "plan" if policy is not None and policy.read_only else mode
-        return {"session_id": session_id, "transcript_path": str(path), "permission_mode": mode}
+        payload: dict[str, object] = {"session_id": main, "transcript_path": str(path)}
+        if (prompt_id := self.live(main).prompt_id) is not None:
+            payload["prompt_id"] = prompt_id
+        payload["permission_mode"] = mode
+        if subagent is not None:
+            payload.update(agent_id=session_id, agent_type=subagent[1])
+        return payload
 
     def permissions_for(self, session_id: str) -> dict[str, PermissionRule]:
         """Config permissions plus the person's 'always allow' answers in this session."""

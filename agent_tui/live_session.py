@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agent_tui.config.settings import PermissionRule, ReasoningEffort
@@ -43,6 +44,14 @@ class LiveSession:
     arriving: int = 0
     """Of those, the ones still being saved; `stored` is set as each is."""
     stored: asyncio.Event = field(default_factory=asyncio.Event)
+    prompt_id: str | None = None
+    """The prompt being answered (a UUID made as it arrives): hooks' `prompt_id`."""
+    subagent: tuple[str, str] | None = None
+    """A subagent's session: (its caller's session, its agent type). Its hooks carry the
+    caller's session and its own as `agent_id`, as Claude Code's subagents' do."""
+    env_file: Path | None = None
+    """`CLAUDE_ENV_FILE`: the `export` lines SessionStart hooks wrote, which every later
+    bash command of the session runs first (in the session's temp dir)."""
 
     @property
     def is_preparing(self) -> bool:

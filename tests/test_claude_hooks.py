@@ -222,9 +222,9 @@ def test_a_prompt_hook_asks_the_model_and_its_no_blocks(
     hook = {"type": "prompt", "prompt": "Refuse prompts about production: $ARGUMENTS"}
     own_hooks({"UserPromptSubmit": [{"hooks": [hook]}]})
     configured.script(Text('{"ok": false, "reason": "production is off limits"}'))
-    code, _, err = run_cli(capsys, "run", "deploy to production")
-    assert code != 0
-    assert "blocked the prompt: production is off limits" in err
+    code, out, _ = run_cli(capsys, "run", "deploy to production")
+    assert code == 0
+    assert "blocked the prompt: production is off limits" in out
     (asked,) = configured.requests
     question = json.dumps(asked["messages"])
     assert "Refuse prompts about production" in question and "deploy to production" in question
@@ -295,8 +295,8 @@ def test_a_refused_first_prompt_leaves_no_empty_session(
     configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     own_hooks({"UserPromptSubmit": [command_hook("echo no >&2; exit 2")]})
-    code, _, err = run_cli(capsys, "run", "hello")
-    assert code != 0 and "blocked the prompt: no" in err
+    code, out, err = run_cli(capsys, "run", "hello")
+    assert code == 0 and "blocked the prompt: no" in out
     code, out, err = run_cli(capsys, "sessions", "--json")
     assert code == 0, err
     assert json.loads(out) == []
@@ -309,10 +309,10 @@ def test_continue_false_before_a_call_or_a_prompt_stops_it_too(
     marker = Path.cwd() / "ran.txt"
     own_hooks({event: [command_hook(answer({"continue": False, "stopReason": "HALT-7"}))]})
     configured.script(bash(f"touch {marker}"), Text("never"))
-    code, _, err = run_cli(capsys, "run", "go")
-    assert "HALT-7" in err and not marker.exists()
+    code, out, err = run_cli(capsys, "run", "go")
+    assert code == 0, err
+    assert "HALT-7" in (err if event == "PreToolUse" else out) and not marker.exists()
     assert len(configured.requests) == (1 if event == "PreToolUse" else 0)
-    assert code == (0 if event == "PreToolUse" else 1)
 
 
 def test_a_hook_of_a_type_agent_tui_cannot_run_is_a_warning(

@@ -134,16 +134,16 @@ def test_post_tool_use_context_reaches_the_model_and_other_tools_do_not_match(
     assert "CONTEXT-FROM" not in tool_results(configured.requests[2])[-1], "read did not match"
     (event,) = hook.events()
     assert event["tool_name"] == "Bash", "Claude Code's name, whichever the matcher used"
-    assert "from-bash" in event["tool_response"]["output"]
+    assert "from-bash" in event["tool_response"]["stdout"]
 
 
 def test_user_prompt_submit_blocks_a_prompt_and_nothing_is_saved(
     configured: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     own_config({"UserPromptSubmit": [hook.entry("block")]})
-    code, _, err = run_cli(capsys, "run", "delete everything")
-    assert code != 0
-    assert "UserPromptSubmit hook blocked the prompt: REASON: not in this repository" in err
+    code, out, err = run_cli(capsys, "run", "delete everything")
+    assert code == 0, "Claude Code's -p says why and exits 0"
+    assert "UserPromptSubmit hook blocked the prompt: REASON: not in this repository" in out
     assert "Traceback" not in err
     assert configured.requests == []
     assert asyncio.run(stored_messages()) == 0
@@ -415,7 +415,7 @@ def test_context_lists_the_hooks_and_says_where_they_run(
 ) -> None:
     cloned_project(isolated, fake_llm, hooks={"Stop": [hook.entry("ok")]})
     own_config(
-        {"PreToolUse": [hook.entry("ok"), hook.entry("fail")], "Notification": []},
+        {"PreToolUse": [hook.entry("ok"), hook.entry("fail")], "Setup": []},
         **_provider_of(isolated),
         trusted_projects=[],
     )
@@ -425,7 +425,7 @@ def test_context_lists_the_hooks_and_says_where_they_run(
     assert code == 0, err
     assert "Hooks (yours run outside the sandbox, a project's inside it):" in out
     assert "PreToolUse: 2 commands" in out
-    assert "Notification: 0 commands (not an event agent-tui fires)" in out
+    assert "Setup: 0 commands (not an event agent-tui fires)" in out
     project = isolated / "agent-tui.json"
     assert f"{project} (the project's: in the sandbox) - NOT RUN until trusted" in out
     assert "config.json (yours: outside)" in out

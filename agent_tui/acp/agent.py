@@ -562,11 +562,13 @@ class AcpAgent:
         model: str | None,
         context: list[str],
         files: list[Any],
+        typed: str | None = None,
     ) -> LoopResult | None:
         """One prompt; a plan the plan agent proposes is put to the person, and an
-        approval carries on building in the same turn."""
+        approval carries on building in the same turn. `typed`: what the person typed,
+        when `text` is a command's body."""
         result = await self.engine.prompt(
-            open_.id, text, model=model, agent=open_.mode, context=context, files=files
+            open_.id, text, model=model, agent=open_.mode, context=context, files=files, typed=typed
         )
         for _ in range(PLAN_ROUNDS):
             if result is None:  # queued into the running loop: it answers there

@@ -91,7 +91,7 @@ class AcpPerson:
     async def send(self, text: str, model: str | None, typed: str) -> None:
         model = model or self.open_.model
         self.result = await self.agent.prompt_text(
-            self.open_, text, model, self.context, self.files
+            self.open_, text, model, self.context, self.files, typed=typed
         )
 
     async def use_model(self, model: str) -> None:

@@ -77,7 +77,7 @@ class CliPerson:
 
     async def send(self, text: str, model: str | None, typed: str) -> None:
         assert self.engine is not None and self.session_id is not None
-        self.result = await self.engine.prompt(self.session_id, text, model=model)
+        self.result = await self.engine.prompt(self.session_id, text, model=model, typed=typed)
 
     async def use_model(self, model: str) -> None:
         pass  # -m MODEL

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +18,7 @@ from agent_tui.config.layers import merge_permissions
 from agent_tui.config.settings import Config
 from agent_tui.editor import run_message
 from agent_tui.provider.auth import check_credentials
+from agent_tui.session.hook_points import PromptBlocked
 from agent_tui.session.opening import open_engine
 from agent_tui.tool.escalation import UNSANDBOXED
 
@@ -50,7 +52,7 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
     config.permission = merge_permissions(config.permission, dict.fromkeys(args.allow, "allow"))
     if args.allow_unsandboxed:
         config.permission[UNSANDBOXED] = "allow"
-    text = run_message(args.message)
+    text = typed = run_message(args.message)
     custom = _custom_command(text)
     model = args.model
     view = JsonView() if args.format == "json" else TextView()
@@ -67,8 +69,18 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
             agent = engine.primary_agent(args.agent, Path.cwd())  # before a session exists
             await check_credentials(model or agent.model or config.model, config)
         session = await resolve_session(engine, args.session, args.cont, create=True)
-        turn = engine.prompt(session.id, text, model=model, agent=args.agent, fresh=fresh)
-        result = await watched(engine, session.id, view, turn)
+        turn = engine.prompt(
+            session.id, text, model=model, agent=args.agent, fresh=fresh, typed=typed
+        )
+        try:
+            result = await watched(engine, session.id, view, turn)
+        except PromptBlocked as exc:  # Claude Code's `-p` says why and exits 0
+            print(
+                json.dumps({"type": "blocked", "reason": str(exc)})
+                if args.format == "json"
+                else exc
+            )
+            return 0
         if view.reader_gone:  # `| head` has what it wanted: nobody is left to tell
             return READER_GONE_EXIT
         if args.format == "text":

@@ -14,9 +14,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 FIRED = (
     "PreToolUse",
+    "PermissionRequest",
     "PostToolUse",
+    "PostToolUseFailure",
+    "Notification",
     "UserPromptSubmit",
     "Stop",
+    "SubagentStart",
+    "SubagentStop",
     "SessionStart",
     "SessionEnd",
     "PreCompact",
@@ -24,14 +29,31 @@ FIRED = (
 )
 """The events agent-tui fires."""
 NOT_FIRED = (
-    "Notification",
-    "SubagentStop",
-    "SubagentStart",
-    "PermissionRequest",
-    "PostToolUseFailure",
+    "Setup",
+    "InstructionsLoaded",
+    "UserPromptExpansion",
+    "MessageDisplay",
+    "PostToolBatch",
+    "PermissionDenied",
+    "TaskCreated",
+    "TaskCompleted",
+    "StopFailure",
+    "TeammateIdle",
+    "ConfigChange",
+    "CwdChanged",
+    "DirectoryAdded",
+    "FileChanged",
+    "WorktreeCreate",
+    "WorktreeRemove",
+    "Elicitation",
+    "ElicitationResult",
 )
-"""Claude Code events a copied settings file may name: accepted, never fired here."""
-
+"""Claude Code events a copied settings file may name: accepted, never fired here
+(`Setup` fires only for `claude --init-only`, `-p --init` and `-p --maintenance`, which
+agent-tui has no counterpart of; the others belong to features agent-tui does not have)."""
+TOOL_EVENTS = frozenset({"PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure"})
+"""Events whose matcher matches a tool name (agent-tui's or Claude Code's); the others'
+match their subject (a source, a trigger, an agent or notification type) as it is."""
 CLAUDE_TOOL_NAMES = {
     "bash": "Bash",
     "read": "Read",
@@ -43,13 +65,21 @@ CLAUDE_TOOL_NAMES = {
     "webfetch": "WebFetch",
     "todowrite": "TodoWrite",
     "todoread": "TodoRead",
-    "task": "Task",
+    "task": "Agent",
 }
 """agent-tui's tools by the names Claude Code gives their counterparts: a matcher may use
-either, so existing scripts work."""
+either, so existing scripts work. Tools Claude Code lacks (recall, skill, plan_exit, …)
+keep agent-tui's name."""
+FORMER_NAMES = {"task": ("Task",)}
+"""Names Claude Code gave a tool before (its subagent tool was `Task` until 2.1): a matcher
+written for them still matches."""
 CLAUDE_FIELDS = {"task": {"agent": "subagent_type"}, "grep": {"include": "glob"}}
 """The inputs Claude Code's counterpart names otherwise (the rest are named alike): a hook
 reads them, and answers `updatedInput`, by Claude Code's names."""
+ENTRYPOINTS = {"the agent-tui app": "cli", "agent-tui acp": "sdk-ts", "agent-tui serve": "sdk-ts"}
+"""`CLAUDE_CODE_ENTRYPOINT` by front-end, as Claude Code sets it: "cli" in its terminal
+app, "sdk-ts" under an editor's client (its ACP adapter runs the TypeScript SDK), else
+"sdk-cli" (`claude -p`, as `agent-tui run` and the other commands)."""
 DEFAULT_TIMEOUT = 60.0
 """Seconds a hook command may run (Claude Code's default)."""
 
@@ -74,8 +104,10 @@ class HookMatcher(BaseModel):
 
     matcher: str = ""
     """A regular expression matched against the whole tool name (PreToolUse,
-    PostToolUse), the trigger (PreCompact, PostCompact: manual / auto) or the source
-    (SessionStart: startup / resume); "" or "*" match everything."""
+    PermissionRequest, PostToolUse, PostToolUseFailure), the trigger (PreCompact,
+    PostCompact: manual / auto), the source (SessionStart: startup / resume / clear /
+    compact), the agent type (SubagentStart, SubagentStop) or the notification type
+    (Notification); "" or "*" match everything."""
     hooks: list[HookCommand] = Field(default_factory=list)
 
     @field_validator("matcher")
@@ -88,11 +120,14 @@ class HookMatcher(BaseModel):
                 raise ValueError(f"not a regular expression ({exc})") from exc
         return value
 
-    def matches(self, subject: str | None) -> bool:
-        """Whether it matches `subject` by agent-tui's name or Claude Code's."""
+    def matches(self, subject: str | None, *, tool: bool = True) -> bool:
+        """Whether it matches `subject`: a tool by agent-tui's name, Claude Code's or a
+        former one of Claude Code's (`tool`), anything else as it is."""
         if self.matcher in ("", "*") or subject is None:
             return True
-        names = (subject, claude_name(subject))
+        names = (
+            (subject, claude_name(subject), *FORMER_NAMES.get(subject, ())) if tool else (subject,)
+        )
         return any(re.fullmatch(self.matcher, name) for name in names)
 
 
@@ -112,6 +147,10 @@ class HookSource:
 def claude_name(tool: str) -> str:
     """A tool by the name Claude Code gives its counterpart (`Bash`), else its own."""
     return CLAUDE_TOOL_NAMES.get(tool, tool)
+
+
+def entrypoint(front_end: str) -> str:
+    return ENTRYPOINTS.get(front_end, "sdk-cli")
 
 
 def claude_input(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -52,7 +52,10 @@ async def after(ctx: EngineContext, session: Session, part: CompactionPart) -> N
     trigger = str(payload["trigger"])
     result = await hooks.fire("PostCompact", directory, payload, subject=trigger)
     start = {**await ctx.hook_payload(session.id, directory), "source": "compact"}
-    started = await hooks.fire("SessionStart", directory, start, subject="compact")
+    env = {"CLAUDE_ENV_FILE": str(ctx.claude_env_file(session.id))}
+    started = await hooks.fire(
+        "SessionStart", directory, start, subject="compact", env=env, session_dir=session.id
+    )
     added = [*result.context, *started.context]
     if added:
         found.info.hook_context = "\n\n".join(added)

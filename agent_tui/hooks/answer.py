@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 BLOCK_EXIT = 2
 PLAIN_CONTEXT = ("UserPromptSubmit", "SessionStart")
 """Events whose plain (non-JSON) stdout on exit 0 is context for the model (Claude Code)."""
+NO_BLOCK_EXIT = ("PermissionRequest", "Notification", "SessionStart", "SubagentStart")
+"""Events exit 2 cannot block (Claude Code: a PermissionRequest decides only by its
+`decision` object; the others only inform)."""
 TRACEBACK = "Traceback (most recent call last):"
 
 
@@ -38,8 +41,9 @@ def first_error(text: str) -> str:
 
 def read_answer(outcome: Outcome, event: str, result: HookResult) -> None:
     if outcome.code == BLOCK_EXIT:
-        result.blocked = True
-        result.reasons.append(outcome.stderr.strip())
+        if event not in NO_BLOCK_EXIT:
+            result.blocked = True
+            result.reasons.append(outcome.stderr.strip())
         return
     if outcome.code != 0:
         return
@@ -50,7 +54,10 @@ def read_answer(outcome: Outcome, event: str, result: HookResult) -> None:
         return
     specific = answer.get("hookSpecificOutput")
     specific = specific if isinstance(specific, dict) else {}
-    _decide(answer, specific, result)
+    if event == "PermissionRequest":
+        _permission(specific, result)
+    else:
+        _decide(answer, specific, result)
     if answer.get("continue") is False:
         result.stop = str(answer.get("stopReason") or "A hook stopped the agent.")
     context = specific.get("additionalContext")
@@ -73,6 +80,21 @@ def _decide(answer: dict[str, Any], specific: dict[str, Any], result: HookResult
         result.allowed = True
     elif decision == "ask":
         result.ask = True
+
+
+def _permission(specific: dict[str, Any], result: HookResult) -> None:
+    """PermissionRequest's `decision: {behavior, message, interrupt}` (Claude Code's)."""
+    decision = specific.get("decision")
+    if not isinstance(decision, dict):
+        return
+    if decision.get("behavior") == "allow":
+        result.allowed = True
+    elif decision.get("behavior") == "deny":
+        result.blocked = True
+        message = str(decision.get("message") or "").strip()
+        result.reasons.append(message)
+        if decision.get("interrupt") is True:
+            result.stop = message or "A PermissionRequest hook stopped the agent."
 
 
 def _json(outcome: Outcome, event: str) -> dict[str, Any] | None:

@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui import procs
-from agent_tui.config.hook_config import FIRED, HookCommand, HookSource, claude_name, unknown_events
+from agent_tui.config.hook_config import (
+    FIRED,
+    TOOL_EVENTS,
+    HookCommand,
+    HookSource,
+    claude_name,
+    unknown_events,
+)
 from agent_tui.hooks.answer import Outcome, read_answer
 from agent_tui.hooks.pipes import run_command
 from agent_tui.hooks.prompt_hooks import ask_model
@@ -90,6 +97,8 @@ class Hooks:
         self.warn = warn
         self.tell = tell or warn
         self.evaluate = evaluate
+        self.entrypoint = "sdk-cli"
+        """`CLAUDE_CODE_ENTRYPOINT`: the front-end's (config/hook_config.entrypoint)."""
 
     def active(self) -> list[HookSource]:
         return [s for s in self.sources if not s.project or self._trusted(s)]
@@ -131,7 +140,7 @@ class Hooks:
         seen: set[str] = set()
         for source in self.active():
             for matcher in source.hooks.get(event, []):
-                if not matcher.matches(subject):
+                if not matcher.matches(subject, tool=event in TOOL_EVENTS):
                     continue
                 for command in matcher.hooks:
                     key = f"{command.type}:{command.command or command.prompt}"
@@ -147,9 +156,14 @@ class Hooks:
         payload: dict[str, Any],
         *,
         subject: str | None = None,
+        env: dict[str, str] | None = None,
+        session_dir: str | None = None,
     ) -> HookResult:
         """Run the event's matching hooks at once and gather what they said. `subject`
-        is what matchers match: the tool name, the trigger or the source."""
+        is what matchers match: the tool name, the trigger, the source, the agent or
+        notification type. `env`: variables for this event (`CLAUDE_ENV_FILE`);
+        `session_dir`: a project's hook runs with that session's temp dir (the
+        sandbox's key), where `CLAUDE_ENV_FILE` lies."""
         assert event in FIRED, event
         result = HookResult()
         jobs = self._jobs(event, subject)
@@ -157,8 +171,9 @@ class Hooks:
             return result
         if "tool_name" in payload:  # Claude Code's name for its counterpart
             payload = {**payload, "tool_name": claude_name(subject or "")}
+        run = _Run(event, directory, payload, {**(env or {}), **self._own_env()}, session_dir)
         outcomes = await asyncio.gather(
-            *(self._run(job, event, directory, payload) for job in jobs), return_exceptions=True
+            *(self._run(job, run) for job in jobs), return_exceptions=True
         )
         for (job, _), outcome in zip(jobs, outcomes, strict=True):
             if isinstance(outcome, BaseException):
@@ -172,8 +187,12 @@ class Hooks:
             self.tell(message)
         return result
 
-    async def _run(self, job: Job, event: str, directory: Path, payload: dict[str, Any]) -> Outcome:
+    def _own_env(self) -> dict[str, str]:
+        return {"CLAUDE_CODE_ENTRYPOINT": self.entrypoint}
+
+    async def _run(self, job: Job, run: _Run) -> Outcome:
         command, source = job
+        event, directory, payload = run.event, run.directory, run.payload
         data = {**payload, "hook_event_name": event, "cwd": str(directory)}
         if command.type == "prompt":
             return await ask_model(command, data, self.evaluate)
@@ -181,12 +200,15 @@ class Hooks:
             return Outcome(warning=f'has type "{command.type}", which agent-tui cannot run.')
         cwd = directory if directory.is_dir() else None
         argv = [SHELL, "-c", command.command]
+        own_env = _env(os.environ, directory, run.env)
         contained = source.project or (command.model_extra or {}).get("sandbox") is True
         if not contained or self.containment is None:
-            return await run_command(command, data, cwd, _env(os.environ, directory), argv)
+            return await run_command(command, data, cwd, own_env, argv)
         name = f"hook:{command.command}"
-        env = _env(self.contained_env, directory)
-        wrapped = await self.containment.wrap(name, argv, env, cwd=cwd or directory)
+        env = _env(self.contained_env, directory, run.env)
+        wrapped = await self.containment.wrap(
+            name, argv, env, cwd=cwd or directory, key=run.session_dir
+        )
         outcome = await run_command(command, data, cwd, wrapped.env, wrapped.argv)
         if outcome.code in (0, None):
             return outcome
@@ -194,7 +216,7 @@ class Hooks:
         if blocked is None:
             return outcome
         if await self.containment.blocked(blocked):
-            return await run_command(command, data, cwd, _env(os.environ, directory), argv)
+            return await run_command(command, data, cwd, own_env, argv)
         outcome.warning = ""  # the blocked line said it, with the key that lets it out
         return outcome
 
@@ -217,9 +239,20 @@ class Hooks:
         )
 
 
-def _env(base: Any, directory: Path) -> dict[str, str]:
+@dataclass(frozen=True)
+class _Run:
+    """One firing of an event: what each of its hooks is given."""
+
+    event: str
+    directory: Path
+    payload: dict[str, Any]
+    env: dict[str, str]
+    session_dir: str | None
+
+
+def _env(base: Any, directory: Path, extra: dict[str, str]) -> dict[str, str]:
     env = {**base, "CLAUDE_PROJECT_DIR": str(directory), "AGENT_TUI_PROJECT_DIR": str(directory)}
-    return procs.process_env(env)
+    return procs.process_env({**env, **extra})
 
 
 def _short(command: HookCommand) -> str:

@@ -74,16 +74,19 @@ class Containment:
         key = str(self.directory)
         self._outside[key] = [*self._outside.get(key, []), name]
 
-    async def wrap(self, name: str, argv: list[str], env: dict[str, str], *, cwd: Path) -> Wrapped:
+    async def wrap(
+        self, name: str, argv: list[str], env: dict[str, str], *, cwd: Path, key: str | None = None
+    ) -> Wrapped:
         """The program as it must start: in the sandbox, unless named outside. Raises
         FileNotFoundError when there is no such program, SandboxError where
-        `sandbox.required` and no sandbox can be."""
+        `sandbox.required` and no sandbox can be. `key`: the temp dir to give it (a
+        session's, for a hook that writes the session's `CLAUDE_ENV_FILE`)."""
         if self.outside(name):
             return Wrapped(argv, self.own_env(env))
         program = str(cwd / argv[0]) if "/" in argv[0] else argv[0]
         if shutil.which(program, path=env.get("PATH")) is None:  # not bwrap's "execvp" line
             raise FileNotFoundError(2, "command not found", argv[0])
-        key = name.split(":", 1)[0] + "s"  # hooks, lsps, mcps, formats: a temp dir each kind
+        key = key or name.split(":", 1)[0] + "s"  # hooks, lsps, mcps, formats: one each kind
         return await self.sandbox.wrap(argv, env, key=key, project=self.directory, cwd=cwd)
 
     def own_env(self, env: dict[str, str]) -> dict[str, str]:

@@ -252,6 +252,7 @@ class Engine:
         files: Sequence[FilePart] = (),
         saved: asyncio.Event | None = None,
         fresh: bool = False,
+        typed: str | None = None,
     ) -> LoopResult | None:
         """Add a user message for `agent` (default build) and run the loop; while the loop
         runs here, the message is queued (it reaches the model as a reminder) and None is
@@ -261,7 +262,9 @@ class Engine:
         editor attached); `files`: images (their ids and ids of the message are filled in
         here). `saved` is set once the message is stored and the session busy (the app
         keeps what is typed fast in order with it). `fresh`: the session was made for
-        this prompt, and is not kept when a hook refuses it (PromptBlocked)."""
+        this prompt, and is not kept when a hook refuses it (PromptBlocked). `typed`: what
+        the person typed when `text` is a custom command's body (`/run-tests core`), the
+        `prompt` UserPromptSubmit hooks read."""
         if not text.strip():
             raise UsageError("The message is empty: type something to send.")
         session = await self.ctx.db.get_session(session_id)
@@ -273,7 +276,7 @@ class Engine:
         # Fail before saving anything the model can't answer.
         await check_credentials(model, ctx.config)
         try:
-            context = [*context, *await self.hook_points.before_prompt(session, text)]
+            context = [*context, *await self.hook_points.before_prompt(session, text, typed)]
         except PromptBlocked as exc:
             exc.session_dropped = fresh and await self._drop_if_empty(session)
             raise

@@ -4,12 +4,14 @@ through the engine, so each fires the same hooks."""
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError
 from agent_tui.events import Notice
-from agent_tui.storage.models import Session
+from agent_tui.step.history import load_history
+from agent_tui.storage.models import AssistantMessage, MessageWithParts, Session, TextPart
 from agent_tui.tool.base import PermissionRequest
 from agent_tui.workspace.describe import describe, waiting_note
 
@@ -18,6 +20,24 @@ TRUST_TOOL = "project"
 MAX_STOP_CONTINUES = 3
 """Turns a Stop hook may ask for in a row (a script that always blocks must not keep the
 agent, and the bill, running for ever)."""
+
+
+START_CONTEXT = "[SessionStart hook context]"
+"""The label of what SessionStart hooks add with a prompt (how the next start finds it)."""
+PROMPT_CONTEXT = "[UserPromptSubmit hook context]"
+NEWEST_LOOKED_AT = 5
+"""Messages read back for the agent's last answer (Stop's `last_assistant_message`)."""
+
+
+def last_assistant_text(messages: list[MessageWithParts]) -> str:
+    """The text of the newest assistant message that has some (Claude Code's
+    `last_assistant_message`)."""
+    for message in reversed(messages):
+        if isinstance(message.info, AssistantMessage) and not message.info.summary:
+            texts = [p.text for p in message.parts if isinstance(p, TextPart) and not p.ignored]
+            if "".join(texts).strip():
+                return "".join(texts).strip()
+    return ""
 
 
 class PromptBlocked(AgentTuiError):
@@ -72,30 +92,65 @@ class HookPoints:
             self.ctx.publish(Notice(session_id=session.id, level="warning", message=note))
         return ctx
 
-    async def before_prompt(self, session: Session, text: str) -> list[str]:
-        """SessionStart (the session's first prompt here) and UserPromptSubmit: the
-        context they add for the model. Raises PromptBlocked."""
+    async def before_prompt(
+        self, session: Session, text: str, typed: str | None = None
+    ) -> list[str]:
+        """SessionStart (the session's first prompt here) and UserPromptSubmit, whose
+        `prompt` is what the person typed (`typed`: `/run-tests core` where `text` is
+        that command's body): the context they add for the model. Raises PromptBlocked."""
         directory = Path(session.directory)
         hooks = self.ctx.in_project(directory).hooks
+        self.ctx.live(session.id).prompt_id = str(uuid.uuid4())
         context: list[str] = []
         if session.id not in self.started:
             if directory not in self.started.values():  # once a project, when it is in use
                 for line in hooks.unknown_lines():
                     self.ctx.publish(Notice(session_id=session.id, level="warning", message=line))
             self.started[session.id] = directory
-            if hooks.any_for("SessionStart"):  # startup, resume or clear
-                source = await self._source(session)
-                payload = {**await self.ctx.hook_payload(session.id, directory), "source": source}
-                started = await hooks.fire("SessionStart", directory, payload, subject=source)
-                context += started.context
+            context += await self._start(session, directory)
         if hooks.any_for("UserPromptSubmit"):
-            payload = await self.ctx.hook_payload(session.id, directory)
-            result = await hooks.fire("UserPromptSubmit", directory, {**payload, "prompt": text})
+            payload = {
+                **await self.ctx.hook_payload(session.id, directory),
+                "prompt": typed or text,
+            }
+            result = await hooks.fire("UserPromptSubmit", directory, payload)
             if result.blocked or result.stop is not None:
                 reason = result.stop if result.stop is not None else result.reason
                 raise PromptBlocked(f"A UserPromptSubmit hook blocked the prompt: {reason}")
-            context += result.context
-        return [f"[hook context]\n{text}" for text in context]
+            context += [f"{PROMPT_CONTEXT}\n{text}" for text in result.context]
+        return context
+
+    async def _start(self, session: Session, directory: Path) -> list[str]:
+        """SessionStart (startup, resume or clear), with `CLAUDE_ENV_FILE`: its context,
+        unless the history already holds the same (a `run --continue` each turn would
+        otherwise repeat it in every request, once per earlier start)."""
+        hooks = self.ctx.in_project(directory).hooks
+        if not hooks.any_for("SessionStart"):
+            return []
+        source = await self._source(session)
+        payload = {**await self.ctx.hook_payload(session.id, directory), "source": source}
+        env = {"CLAUDE_ENV_FILE": str(self.ctx.in_project(directory).claude_env_file(session.id))}
+        started = await hooks.fire(
+            "SessionStart", directory, payload, subject=source, env=env, session_dir=session.id
+        )
+        added = [f"{START_CONTEXT}\n{text}" for text in started.context]
+        if added and added == await self._last_start(session):
+            return []
+        return added
+
+    async def _last_start(self, session: Session) -> list[str]:
+        """The SessionStart context the model reads now (that of the newest start)."""
+        for message in reversed(await load_history(self.ctx, session)):
+            found = [
+                part.text
+                for part in message.parts
+                if isinstance(part, TextPart)
+                and part.synthetic
+                and part.text.startswith(START_CONTEXT)
+            ]
+            if found:
+                return found
+        return []
 
     async def _source(self, session: Session) -> str:
         newest, _ = await self.ctx.db.recent_messages(session.id, 1)
@@ -112,6 +167,8 @@ class HookPoints:
             return None
         payload = await self.ctx.hook_payload(session_id, directory)
         payload["stop_hook_active"] = continues > 0
+        newest, _ = await self.ctx.db.recent_messages(session_id, NEWEST_LOOKED_AT)
+        payload["last_assistant_message"] = last_assistant_text(newest)
         result = await self.ctx.in_project(directory).hooks.fire("Stop", directory, payload)
         if result.stop is not None or not result.blocked or continues >= MAX_STOP_CONTINUES:
             return None

@@ -19,10 +19,12 @@ from agent_tui.context.boundary import text_of
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError, ToolError
 from agent_tui.events import SessionUpdated
+from agent_tui.hooks.transcript import write_transcript
 from agent_tui.ids import message_id, part_id
 from agent_tui.project.agents import AgentInfo
 from agent_tui.provider.auth import check_credentials
-from agent_tui.session.loop import SessionLoop
+from agent_tui.session.hook_points import MAX_STOP_CONTINUES
+from agent_tui.session.loop import LoopResult, SessionLoop
 from agent_tui.step.history import load_history
 from agent_tui.storage.models import AssistantMessage, Session, TextPart, UserMessage
 from agent_tui.tool.base import SubagentAnswer, ToolContext
@@ -88,12 +90,14 @@ class Subagents:
         except AgentTuiError as exc:
             raise ToolError(f"The subagent cannot use {model}: {exc}") from exc
         parent = await self.ctx.db.get_session(ctx.session_id)
-        child = await self._start(parent, description, prompt, model, agent, config)
+        child = await self._open(parent, description, config.name)
+        context = await self._hook_start(child)
+        await self._first_message(child, prompt, model, agent, config, context)
         self.running[child.id] = ctx.abort
         # Its prompt is in its first message (after task.txt), not the system prompt.
         run_as = dataclasses.replace(config, prompt=None, instructions=None)
         try:
-            result = await SessionLoop(child_ctx, child.id, ctx.abort, agent=run_as).run()
+            result = await self._run(child_ctx, child, ctx.abort, run_as)
         finally:
             self.running.pop(child.id, None)
         if result.outcome == "aborted" or ctx.abort.is_set():
@@ -116,23 +120,29 @@ class Subagents:
         caller = self.ctx.agent_catalog(directory).get(info.agent)
         return info.model or self.ctx.config.model, caller
 
-    async def _start(
-        self,
-        parent: Session,
-        description: str,
-        prompt: str,
-        model: str,
-        agent: str | None,
-        config: AgentInfo,
-    ) -> Session:
-        """The child session and its first message: the subagent's instructions (read by
-        the model, not shown) and the task's prompt."""
+    async def _open(self, parent: Session, description: str, agent_type: str) -> Session:
+        """The child session: the parent's permissions and mode, and its hooks those of a
+        subagent of the parent (Claude Code's `agent_id`, `agent_type`)."""
         child = await self.ctx.db.create_session(parent.directory, description, parent.id)
         self.ctx.publish(SessionUpdated(session=child))
         # The person's "always" answers in the parent hold for its subagents too.
         child_live, parent_live = self.ctx.live(child.id), self.ctx.live(parent.id)
         child_live.permissions = dict(self.ctx.permissions_for(parent.id))
         child_live.permission_mode = parent_live.permission_mode
+        child_live.subagent = (parent.id, agent_type)
+        return child
+
+    async def _first_message(
+        self,
+        child: Session,
+        prompt: str,
+        model: str,
+        agent: str | None,
+        config: AgentInfo,
+        context: list[str],
+    ) -> None:
+        """The child's first message: the subagent's instructions (read by the model,
+        not shown), what its SubagentStart hooks added, and the task's prompt."""
         info = UserMessage(
             id=message_id(), session_id=child.id, model=model, agent=agent or DEFAULT_AGENT
         )
@@ -143,10 +153,65 @@ class Subagents:
         await self.ctx.add_message(
             info, TextPart(id=part_id(), **ids, text=instructions, synthetic=True)
         )
+        for text in context:
+            await self.ctx.save_part(TextPart(id=part_id(), **ids, text=text, synthetic=True))
         await self.ctx.save_part(TextPart(id=part_id(), **ids, text=prompt))
-        return child
 
-    async def _answer(self, ctx: EngineContext, session_id: str) -> str:
+    async def _run(
+        self, ctx: EngineContext, child: Session, abort: asyncio.Event, run_as: AgentInfo
+    ) -> LoopResult:
+        """The child's loop, and SubagentStop when it ends: a hook that blocks the stop
+        gives the subagent its next instruction (at most MAX_STOP_CONTINUES in a row)."""
+        continues = 0
+        while True:
+            result = await SessionLoop(ctx, child.id, abort, agent=run_as).run()
+            if result.outcome != "stop" or abort.is_set() or result.error:
+                return result
+            reason = await self._hook_stop(ctx, child, continues > 0)
+            if reason is None or continues >= MAX_STOP_CONTINUES:
+                return result
+            continues += 1
+            await self._continue(child, reason)
+
+    async def _hook_start(self, child: Session) -> list[str]:
+        """SubagentStart: the context its hooks give the subagent."""
+        directory = Path(child.directory)
+        hooks = self.ctx.in_project(directory).hooks
+        if not hooks.any_for("SubagentStart"):
+            return []
+        payload = await self.ctx.hook_payload(child.id, directory)
+        agent_type = str(payload.get("agent_type", ""))
+        started = await hooks.fire("SubagentStart", directory, payload, subject=agent_type)
+        return [f"[SubagentStart hook context]\n{text}" for text in started.context]
+
+    async def _hook_stop(self, ctx: EngineContext, child: Session, active: bool) -> str | None:
+        """SubagentStop: why the subagent must go on (a hook blocked its stop), or None."""
+        directory = Path(child.directory)
+        hooks = self.ctx.in_project(directory).hooks
+        if not hooks.any_for("SubagentStop"):
+            return None
+        payload = await self.ctx.hook_payload(child.id, directory)
+        transcript = await write_transcript(self.ctx.db, child.id, directory)
+        payload.update(
+            stop_hook_active=active,
+            agent_transcript_path=str(transcript),
+            last_assistant_message=await self._answer(ctx, child.id, ""),
+        )
+        agent_type = str(payload.get("agent_type", ""))
+        result = await hooks.fire("SubagentStop", directory, payload, subject=agent_type)
+        if result.stop is not None or not result.blocked:
+            return None
+        return f"A SubagentStop hook asks you to continue: {result.reason}"
+
+    async def _continue(self, child: Session, reason: str) -> None:
+        """A SubagentStop hook's reason: the child's next message, as its first's."""
+        first = await self.ctx.db.messages(child.id)
+        like = next(m.info for m in first if isinstance(m.info, UserMessage))
+        info = UserMessage(id=message_id(), session_id=child.id, model=like.model, agent=like.agent)
+        ids = {"session_id": child.id, "message_id": info.id}
+        await self.ctx.add_message(info, TextPart(id=part_id(), **ids, text=reason))
+
+    async def _answer(self, ctx: EngineContext, session_id: str, none: str = NO_ANSWER) -> str:
         """The text of the child's newest finished step (its final answer)."""
         history = await load_history(ctx, await ctx.db.get_session(session_id))
         for message in sorted(history, key=lambda m: m.info.id, reverse=True):
@@ -155,4 +220,4 @@ class Subagents:
                 text = text_of(message).strip()
                 if text:
                     return text
-        return NO_ANSWER
+        return none

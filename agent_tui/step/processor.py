@@ -425,21 +425,39 @@ class StepProcessor:
         return True
 
     async def _run_hooked(self, call: ToolCallReady, tool_ctx: ToolContext) -> ToolResult:
-        """The call, after the person's PreToolUse hooks, and its PostToolUse hooks."""
+        """The call, after the person's PreToolUse hooks, and its PostToolUse hooks (or
+        PostToolUseFailure ones when it fails as it runs)."""
         session_id = self.assistant.session_id
         watched = await edits.watch(self.ctx, self.directory, call)
-        result = await self.ctx.registry.run(call.name, call.arguments, tool_ctx)
+        registry = self.ctx.registry
+        tool, params = await registry.admit(call.name, call.arguments, tool_ctx)
+        before = await tool_hooks.original(self.ctx, self.directory, call)
+        start = now_ms()
+        try:
+            result = await registry.execute(tool, params, tool_ctx)
+        except ToolError as exc:
+            added = await self._failed(call, exc, now_ms() - start)
+            if not added:
+                raise
+            raise ToolError(f"{exc}\n\n{added}") from exc
+        ran = (result, before, now_ms() - start)
         notes = await edits.notes_after(
             self.ctx, session_id, self.directory, call, result, watched, tool_ctx.read_only
         )
         output = "\n\n".join([result.output, *notes])
-        added = await tool_hooks.after(
-            self.ctx, session_id, self.directory, call, output, self._halt
-        )
+        added = await tool_hooks.after(self.ctx, session_id, self.directory, call, ran, self._halt)
         if added or notes:
             output = f"{output}\n\n{added}" if added else output
             result = result.model_copy(update={"output": output})
         return result
+
+    async def _failed(self, call: ToolCallReady, exc: ToolError, duration_ms: int) -> str:
+        """What PostToolUseFailure hooks add to the error of a call that failed as it ran."""
+        error, _ = self.ctx.redact.redact(str(exc))
+        failure = (error, self.abort.is_set(), duration_ms)
+        return await tool_hooks.failed(
+            self.ctx, self.assistant.session_id, self.directory, call, failure, self._halt
+        )
 
     # ---- endings ----------------------------------------------------------------------
 

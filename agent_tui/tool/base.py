@@ -144,6 +144,9 @@ class ToolContext:
     """Where commands run (bash, `!command`); None: unsandboxed (a bare context)."""
     read_only: bool = False
     """Commands run in a read-only sandbox, the project included (plan mode)."""
+    env_file: Path | None = None
+    """`CLAUDE_ENV_FILE` (a SessionStart hook's `export` lines): run before each bash
+    command, in its shell (None: none)."""
 
 
 class Tool(ABC, Generic[P]):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shlex
 import signal
 from pathlib import Path
 from typing import Any, Literal
@@ -207,7 +208,7 @@ class BashTool(Tool[BashParams]):
         cwd = await resolve_path(ctx, params.workdir) if params.workdir else ctx.directory
         if not cwd.is_dir():
             raise ToolError(f"workdir {cwd} does not exist or is not a folder.")
-        argv, env = ["/bin/bash", "-c", params.command], command_env(ctx.env)
+        argv, env = ["/bin/bash", "-c", _with_env_file(params.command, ctx)], command_env(ctx.env)
         if ctx.sandbox is None:
             return await _run(params, ctx, argv, env, cwd)
         wrapped = await ctx.sandbox.wrap(
@@ -219,6 +220,15 @@ class BashTool(Tool[BashParams]):
         return await after_sandbox(
             result, params.command, wrapped.policy, ctx, lambda: _run(params, ctx, argv, env, cwd)
         )
+
+
+def _with_env_file(command: str, ctx: ToolContext) -> str:
+    """The command after `CLAUDE_ENV_FILE`'s lines, in the same shell (Claude Code's
+    SessionStart hooks activate a venv or nvm for every later command this way)."""
+    path = ctx.env_file
+    if path is None or not path.is_file() or path.stat().st_size == 0:
+        return command
+    return f". {shlex.quote(str(path))}\n{command}"
 
 
 async def _run(

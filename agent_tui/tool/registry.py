@@ -135,16 +135,12 @@ async def check_permission(
 ) -> None:
     """Raise PermissionDenied unless config or the person allows this call;
     `auto_accept` (the session's auto-accept-edits mode) answers an `ask` with yes."""
-    level, what = call_level(tool, params, ctx)
+    level, _ = call_level(tool, params, ctx)
     if level == "allow" or (level == "ask" and auto_accept):
         return
-    if level == "deny":
-        key = wildcard_key(ctx.permissions, tool.name) or tool.name
-        rule = ctx.permissions.get(key)
-        where = f'permission.{key} = "deny"'
-        where = where if isinstance(rule, str) else f'a "deny" rule in permission.{key}'
-        subject = what[0].upper() + what[1:]
-        raise PermissionDenied(f"{subject} is denied by config ({where}).")
+    refusal = config_refusal(tool, params, ctx)
+    if refusal is not None:
+        raise PermissionDenied(refusal)
     try:
         title, detail = tool.describe(params, ctx)
     except ToolError:
@@ -153,12 +149,7 @@ async def check_permission(
         log.exception("describe() of tool %s failed", tool.name)
         title, detail = tool.name, json.dumps(params.model_dump())
     if ctx.ask is None:
-        raise PermissionDenied(
-            f"The {tool.name} tool needs the person's approval, and nobody is here to approve "
-            "it. Do not retry; tell the person what you wanted to run. (To allow it, set "
-            f'"permission": {{"{tool.name}": "allow"}} in agent-tui.json, or run with '
-            f"--allow {tool.name}.)"
-        )
+        raise nobody_to_ask(tool.name)
     patterns = always_rules(tool.name, params)
     reply = await ctx.ask(
         PermissionRequest(
@@ -175,6 +166,28 @@ async def check_permission(
         remember(ctx.permissions, tool, patterns, "allow" if reply == "always" else "deny")
     if reply in ("deny", "never"):
         raise PermissionDenied("The person denied permission to run this tool call.")
+
+
+def config_refusal(tool: Tool, params: BaseModel, ctx: ToolContext) -> str | None:
+    """Why config denies this call (None: it does not)."""
+    level, what = call_level(tool, params, ctx)
+    if level != "deny":
+        return None
+    key = wildcard_key(ctx.permissions, tool.name) or tool.name
+    rule = ctx.permissions.get(key)
+    where = f'permission.{key} = "deny"'
+    where = where if isinstance(rule, str) else f'a "deny" rule in permission.{key}'
+    return f"{what[0].upper() + what[1:]} is denied by config ({where})."
+
+
+def nobody_to_ask(tool: str) -> PermissionDenied:
+    """A call that needs the person's approval where nobody can give it (headless)."""
+    return PermissionDenied(
+        f"The {tool} tool needs the person's approval, and nobody is here to approve "
+        "it. Do not retry; tell the person what you wanted to run. (To allow it, set "
+        f'"permission": {{"{tool}": "allow"}} in agent-tui.json, or run with '
+        f"--allow {tool}.)"
+    )
 
 
 def remember(
@@ -228,6 +241,15 @@ class AgentPolicy:
         subject = _subject(params)
         level = rule_level(rule, subject) or rule.get("*")
         return level, f"the {tool.name} tool on {subject or 'this input'}"
+
+    def refusal(self, tool: Tool, params: BaseModel, ctx: ToolContext) -> str | None:
+        """Why the agent, or the one that started it, refuses this call (None: neither)."""
+        base, _ = call_level(tool, params, ctx)
+        for agent in (self.agent, *self.also):
+            level, what = self._level(agent, tool, params, base)
+            if level == "deny":
+                return agent.refusal_for(what)
+        return None
 
     async def check(self, tool: Tool, params: BaseModel, ctx: ToolContext) -> None:
         base, _ = call_level(tool, params, ctx)
@@ -307,6 +329,30 @@ class ToolRegistry:
         self, name: str, raw_arguments: str | dict[str, Any], ctx: ToolContext
     ) -> ToolResult:
         """Run one tool call. Every failure the model should see is a ToolError."""
+        tool, params = await self.admit(name, raw_arguments, ctx)
+        return await self.execute(tool, params, ctx)
+
+    def refusal(
+        self, name: str, raw_arguments: str | dict[str, Any], ctx: ToolContext
+    ) -> str | None:
+        """Why config or the agent denies this call before anyone is asked (None: it
+        may run, or be asked about): Claude Code denies before PreToolUse hooks run."""
+        tool = self._tools.get(name)
+        try:
+            params = parse_arguments(tool, raw_arguments) if tool is not None else None
+        except ToolError:
+            return None
+        if tool is None or params is None:
+            return None
+        if self.policy is not None and (refused := self.policy.refusal(tool, params, ctx)):
+            return refused
+        return config_refusal(tool, params, ctx)
+
+    async def admit(
+        self, name: str, raw_arguments: str | dict[str, Any], ctx: ToolContext
+    ) -> tuple[Tool, BaseModel]:
+        """The call's tool and parsed input once permitted; a ToolError (PermissionDenied
+        among them) refuses it before it runs."""
         tool = self._tools.get(name)
         if tool is None:
             raise ToolError(f"Unknown tool {name!r}. Available tools: {', '.join(self.names())}.")
@@ -316,6 +362,10 @@ class ToolRegistry:
             await self.policy.check(tool, params, ctx)
         else:
             await check_permission(tool, params, ctx)
+        return tool, params
+
+    async def execute(self, tool: Tool, params: BaseModel, ctx: ToolContext) -> ToolResult:
+        """Run an admitted call: its output redacted and truncated."""
         result = await _execute(tool, params, ctx)
         if ctx.redact is not None:  # before truncation: the saved full output is redacted too
             output, count = ctx.redact.redact(result.output)

@@ -268,7 +268,7 @@ class Conversation(Horizontal):
         async def send(saved: asyncio.Event) -> None:
             session = await self.ensure_session()
             await self.engine.prompt(
-                session.id, text, model=model, agent=agent, saved=saved, fresh=True
+                session.id, text, model=model, agent=agent, saved=saved, fresh=True, typed=typed
             )
 
         try:

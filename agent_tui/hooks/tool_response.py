@@ -1,0 +1,192 @@
+"""A tool call's `tool_response` in the shape Claude Code's counterpart returns it, for
+PostToolUse hooks: Bash `{stdout, stderr, interrupted, isImage}`, Read `{type, file}`,
+Write and Edit with `filePath`, `originalFile` and `structuredPatch`, Grep and Glob with
+`filenames`, Agent with the subagent's answer. A tool Claude Code lacks gives
+`{"output": …}`, the text the model read. Built from the call's input (by Claude Code's
+names, paths absolute), its result and, for edit and write, the file as it was before."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+CONTEXT_LINES = 3
+"""Unchanged lines around each hunk of a `structuredPatch` (a unified diff's)."""
+READ_LINE = re.compile(r"^ *(\d+)\t(.*)$")
+"""A line of the read tool's output: its number, a tab, its text."""
+MATCH_LINE = re.compile(r"^(.+?):(\d+): ")
+"""A line of the grep tool's output: `path:line: text`."""
+EMPTY_FILE = "(The file is empty.)"
+"""The read tool's output for an empty file."""
+
+
+@dataclass(frozen=True)
+class Ran:
+    """One call as it ran: what a response is made of."""
+
+    tool_input: dict[str, Any]
+    """By Claude Code's names, paths absolute."""
+    output: str
+    metadata: dict[str, Any]
+    original: str | None
+    """An edited or written file's text before the call (None: it did not exist)."""
+    duration_ms: int
+    directory: Path
+    """The session's folder: where a search without a `path` looked."""
+
+    def field(self, name: str) -> str:
+        return str(self.tool_input.get(name) or "")
+
+    @property
+    def base(self) -> Path:
+        return Path(self.field("path") or self.directory)
+
+
+def claude_response(tool: str, ran: Ran) -> dict[str, Any]:
+    """The response for `tool` (agent-tui's name); reads a file only to count a read
+    file's lines past the window it showed, or an edited file as it is now (call it off
+    the event loop)."""
+    shape = _SHAPES.get(tool)
+    return shape(ran) if shape is not None else {"output": ran.output}
+
+
+def _bash(ran: Ran) -> dict[str, Any]:
+    """agent-tui's bash merges stdout and stderr, as Claude Code's does into `stdout`."""
+    interrupted = bool(ran.metadata.get("interrupted") or ran.metadata.get("timed_out"))
+    return {"stdout": ran.output, "stderr": "", "interrupted": interrupted, "isImage": False}
+
+
+def _read(ran: Ran) -> dict[str, Any]:
+    path = str(ran.metadata.get("path") or ran.field("file_path"))
+    if "lines" not in ran.metadata and ran.output != EMPTY_FILE:  # an image
+        return {"type": "image", "file": {"filePath": path}}
+    lines = [m.group(2) for m in map(READ_LINE.match, ran.output.splitlines()) if m]
+    start = int(ran.metadata.get("offset") or 1)
+    more = ran.metadata.get("more")
+    total = _count_lines(Path(path)) if more else start + len(lines) - 1 if lines else 0
+    file = {
+        "filePath": path,
+        "content": "\n".join(lines),
+        "numLines": len(lines),
+        "startLine": start,
+        "totalLines": total,
+    }
+    return {"type": "text", "file": file}
+
+
+def _write(ran: Ran) -> dict[str, Any]:
+    path, content = ran.field("file_path"), ran.field("content")
+    return {
+        "type": "create" if ran.metadata.get("created") else "update",
+        "filePath": path,
+        "content": content,
+        "structuredPatch": structured_patch(ran.original or "", _now(path, content)),
+        "originalFile": ran.original,
+    }
+
+
+def _edit(ran: Ran) -> dict[str, Any]:
+    path = ran.field("file_path")
+    return {
+        "filePath": path,
+        "oldString": ran.field("old_string"),
+        "newString": ran.field("new_string"),
+        "originalFile": ran.original,
+        "structuredPatch": structured_patch(ran.original or "", _now(path, "")),
+        "userModified": False,
+        "replaceAll": bool(ran.tool_input.get("replace_all", False)),
+    }
+
+
+def _grep(ran: Ran) -> dict[str, Any]:
+    matches = [m for m in map(MATCH_LINE.match, ran.output.splitlines()) if m]
+    names = list(dict.fromkeys(str(ran.base / m.group(1)) for m in matches))
+    return {
+        "mode": "content",
+        "numFiles": int(ran.metadata.get("files", len(names))),
+        "filenames": names,
+        "content": ran.output,
+        "numLines": len(matches),
+        "numMatches": int(ran.metadata.get("matches", len(matches))),
+    }
+
+
+def _glob(ran: Ran) -> dict[str, Any]:
+    count = int(ran.metadata.get("count", 0))
+    names = [str(ran.base / line) for line in ran.output.splitlines()[:count] if line]
+    return {
+        "durationMs": ran.duration_ms,
+        "numFiles": count,
+        "filenames": names,
+        "truncated": bool(ran.metadata.get("truncated_results", False)),
+    }
+
+
+def _agent(ran: Ran) -> dict[str, Any]:
+    return {
+        "status": "completed",
+        "agentId": ran.metadata.get("session_id", ""),
+        "prompt": ran.field("prompt"),
+        "content": [{"type": "text", "text": ran.output}],
+        "totalDurationMs": ran.duration_ms,
+    }
+
+
+_SHAPES: dict[str, Callable[[Ran], dict[str, Any]]] = {
+    "bash": _bash,
+    "read": _read,
+    "write": _write,
+    "edit": _edit,
+    "grep": _grep,
+    "glob": _glob,
+    "task": _agent,
+}
+
+
+def structured_patch(old: str, new: str) -> list[dict[str, Any]]:
+    """The hunks of a unified diff of `old` to `new`, as Claude Code's `structuredPatch`
+    gives them: `{oldStart, oldLines, newStart, newLines, lines}` with ` `, `-`, `+`
+    prefixed lines."""
+    before, after = old.splitlines(), new.splitlines()
+    hunks = []
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    for group in matcher.get_grouped_opcodes(CONTEXT_LINES):
+        first, last = group[0], group[-1]
+        lines: list[str] = []
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                lines += [f" {line}" for line in before[i1:i2]]
+                continue
+            lines += [f"-{line}" for line in before[i1:i2]]
+            lines += [f"+{line}" for line in after[j1:j2]]
+        old_lines, new_lines = last[2] - first[1], last[4] - first[3]
+        hunks.append(
+            {
+                "oldStart": first[1] + 1 if old_lines else first[1],
+                "oldLines": old_lines,
+                "newStart": first[3] + 1 if new_lines else first[3],
+                "newLines": new_lines,
+                "lines": lines,
+            }
+        )
+    return hunks
+
+
+def _now(path: str, fallback: str) -> str:
+    """The file's text after the call (a formatter may have changed it)."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeError):
+        return fallback
+
+
+def _count_lines(path: Path) -> int:
+    try:
+        with path.open("rb") as handle:
+            return sum(1 for _ in handle)
+    except OSError:
+        return 0
