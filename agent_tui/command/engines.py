@@ -1,5 +1,6 @@
 """`agent-tui engine`: this person's warm engines (provider/shared.py) — which runs, its
-pid, idle time, memory and the commands connected; `--stop` ends them."""
+pid, idle time, memory and the commands connected; `--stop` ends them once what they
+are doing is done, `--stop --now` at once."""
 
 from __future__ import annotations
 
@@ -24,24 +25,36 @@ class Engines:
 
 @dataclass
 class EngineArgs(NoArgs):
-    stop: bool = flag("stop them (the next command starts one)")
+    stop: bool = flag(
+        "stop them: no new command uses them, and each exits once its commands mid-turn "
+        "finish (the next command starts a new one)"
+    )
+    now: bool = flag("with --stop: at once, cutting the turns under way")
 
 
 async def _engine(call: Call, args: EngineArgs) -> Engines:
     from agent_tui.provider import shared
 
+    why_not = shared.unavailable()
+    if why_not is not None:
+        line = f"No warm engine runs here: {why_not}. Each command runs litellm in a "
+        return Engines([], [line + "provider process of its own."])
     current = None
     with contextlib.suppress(OSError):
         current = shared.socket_path()
     found = []
     for path in shared.engines():
-        status = shared.ask(path, "stop" if args.stop else "status")
+        status = shared.ask(path, _op(args))
+        if status is None and _op(args) == "finish":  # an older engine: no `finish`
+            status = shared.ask(path, "status")
+            status = {**status, "older": True} if status is not None else None
         if status is None:  # a crashed engine's socket: nothing answers there
             path.unlink(missing_ok=True)
             continue
         found.append({**status, "current": path == current})
-    if args.stop:
-        for pid in [int(str(status.get("pid", 0))) for status in found]:
+    if args.stop or args.now:  # those whose commands finish first leave later
+        gone = [status for status in found if args.now or not _under_way(status)[1]]
+        for pid in [int(str(status.get("pid", 0))) for status in gone]:
             await _wait_gone(pid)
     if not found:
         idle = shared.idle_minutes()
@@ -51,10 +64,61 @@ async def _engine(call: Call, args: EngineArgs) -> Engines:
             else f"one starts with the next command; idle {idle:g} min"
         )
         return Engines(found, [f"No warm engine runs ({why})."])
-    return Engines(found, [_line(status, stopped=args.stop) for status in found])
+    return Engines(found, [_line(status, args) for status in found])
 
 
-def _line(status: dict[str, object], *, stopped: bool) -> str:
+def _op(args: EngineArgs) -> str:
+    """What each engine is asked (provider/worker.py): `stop` cuts the turns under way,
+    `finish` lets them end first."""
+    return "stop" if args.now else "finish" if args.stop else "status"
+
+
+def _busy(status: dict[str, object]) -> list[int]:
+    """The commands mid-turn on an engine (a request of theirs under way), by pid."""
+    busy = status.get("busy")
+    return [int(str(pid)) for pid in busy] if isinstance(busy, list) else []
+
+
+def _commands(pids: list[int]) -> str:
+    listed = ", ".join(map(str, pids))
+    return (
+        f"1 command (pid {listed})" if len(pids) == 1 else f"{len(pids)} commands (pids {listed})"
+    )
+
+
+def _under_way(status: dict[str, object]) -> tuple[str, int]:
+    """What an engine is still doing ("1 command (pid 7) mid-turn and 1 summary a command
+    left"), and how many things that is."""
+    busy, summaries = _busy(status), int(str(status.get("summaries") or 0))
+    parts = [f"{_commands(busy)} mid-turn"] if busy else []
+    if summaries:
+        parts.append("1 summary a command left" if summaries == 1 else f"{summaries} summaries")
+    return " and ".join(parts), len(busy) + summaries
+
+
+def _verb(status: dict[str, object], args: EngineArgs) -> str:
+    under_way, count = _under_way(status)
+    busy = _busy(status)
+    if status.get("older") and args.stop:
+        return "runs (an older agent-tui's: only `agent-tui engine --stop --now` stops it)"
+    if args.now:
+        return f"stopped, cutting the turn of {_commands(busy)}" if busy else "stopped"
+    if args.stop and count:
+        return (
+            f"takes no new command and stops once {under_way} "
+            f"{'finishes' if count == 1 else 'finish'} (`agent-tui engine --stop --now` "
+            "cuts them)"
+        )
+    if args.stop:
+        return "stopped"
+    if status.get("leaving") and count:
+        return f"stops once {under_way} {'finishes' if count == 1 else 'finish'}"
+    if status.get("leaving"):
+        return "is stopping"
+    return f"runs, {under_way}" if count else "runs"
+
+
+def _line(status: dict[str, object], args: EngineArgs) -> str:
     idle = float(str(status.get("idle_seconds", 0)))
     limit = float(str(status.get("idle_limit_seconds", 0)))
     rss = int(str(status.get("rss_kb", 0))) // 1024
@@ -63,11 +127,11 @@ def _line(status: dict[str, object], *, stopped: bool) -> str:
         if status.get("current")
         else "another version's or environment's"
     )
-    verb = "stopped" if stopped else "runs"
     return (
-        f"Warm engine {status.get('pid')} ({which}) {verb}: up {status.get('uptime_seconds')} s, "
-        f"idle {idle:.0f} s of {limit:.0f} s, {rss} MiB, {status.get('connections')} "
-        f"commands connected, {status.get('served')} served; socket {status.get('socket')}"
+        f"Warm engine {status.get('pid')} ({which}) {_verb(status, args)}: up "
+        f"{status.get('uptime_seconds')} s, idle {idle:.0f} s of {limit:.0f} s, {rss} MiB, "
+        f"{status.get('connections')} commands connected, {status.get('served')} served; "
+        f"socket {status.get('socket')}"
     )
 
 
@@ -84,7 +148,8 @@ async def _wait_gone(pid: int, timeout: float = 5.0) -> None:
 
 ENGINE = Command(
     "engine",
-    "Show your warm engines (pid, idle time, memory, commands connected); --stop ends them",
+    "Show your warm engines (pid, idle time, memory, commands connected); --stop ends them "
+    "once their turns under way finish (--now: at once)",
     _engine,
     EngineArgs,
     session=False,

@@ -137,3 +137,8 @@ def _expire() -> None:
 def count() -> int:
     """Requests kept now (`agent-tui engine` reports them)."""
     return len(_kept)
+
+
+def running() -> int:
+    """Kept requests still under way (a leaving engine finishes them first)."""
+    return sum(1 for kept in _kept.values() if kept.finished_at is None)

@@ -65,10 +65,25 @@ def _setting() -> str:
     return "lazy" if os.environ.get(DISABLE_ENV, "").strip().lower() == "lazy" else "on"
 
 
+RESENDS = 3
+"""How many times a request goes again to a new engine because the one it was written to
+left before reading it (`bye` "finished": none of this command's requests was under way
+there, so nothing is lost or asked twice)."""
+CLOSED = "closed"
+FINISHED, STOPPED = "finished", "stopped"
+"""The warm engine's last word to a command (provider/worker.py `_Shared.leave`)."""
+
+
+class _Resend(Exception):
+    """The engine left before it read the request: send it again, to a new one."""
+
+
 class ProviderProcess:
     """A provider process of this command's own, or (`connection`) the person's warm
     engine reached over its socket (provider/shared.py): the same protocol either way.
-    It answers the provider interface (provider/api.py)."""
+    It answers the provider interface (provider/api.py). A warm engine's connection that
+    ended (`agent-tui engine --stop`, a crash) is replaced at the next request: by a new
+    engine, else by a provider process of the command's own."""
 
     def __init__(
         self, *, warm: bool = False, log: str | None = None, connection: Any = None
@@ -77,25 +92,34 @@ class ProviderProcess:
         import threading
 
         self.log = log
-        self.connection = connection
-        if connection is None:
-            self.pid, write_fd, read_fd = _spawn(warm, log)
-            self._input = os.fdopen(write_fd, "wb")
-            self._output = os.fdopen(read_fd, "rb")
-        else:
-            self.pid = 0
-            self._input = connection.makefile("wb")
-            self._output = connection.makefile("rb")
         self._ids = itertools.count(1)
         self._write_lock = threading.Lock()
         self._calls: dict[int, Future[Any]] = {}
         self._streams: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Queue[Any]]] = {}
         self._lock = threading.Lock()
         self._wait_lock = threading.Lock()
+        self._reopen_lock = threading.Lock()
+        self._leaving = False
+        self._closed = False
+        self._open(connection, warm)
+
+    def _open(self, connection: Any, warm: bool = False) -> None:
+        """Read the replies of `connection`, or of a new process of this command's own."""
+        import threading
+
+        if connection is None:
+            self.pid, write_fd, read_fd = _spawn(warm, self.log)
+            self._input, output = os.fdopen(write_fd, "wb"), os.fdopen(read_fd, "rb")
+        else:
+            self.pid = 0
+            self._input, output = connection.makefile("wb"), connection.makefile("rb")
+        self.connection = connection
         self._status: int | None = None
         self._ended: str | None = None
-        self._leaving = False
-        self._reader = threading.Thread(target=self._read, name="provider-replies", daemon=True)
+        self._bye: str | None = None
+        self._reader = threading.Thread(
+            target=self._read, args=(output,), name="provider-replies", daemon=True
+        )
         self._reader.start()
 
     # ---- requests -------------------------------------------------------------------
@@ -108,12 +132,19 @@ class ProviderProcess:
             with self._write_lock:
                 self._input.write(data)
                 self._input.flush()
-        except (OSError, ValueError):  # a broken pipe, or closed by `close`
+        except ValueError:  # closed by `close`
             raise self._gone() from None
+        except OSError:  # the other end is gone: the reader sees it and answers (`_end`)
+            pass
 
-    def _enlist(self, waiting: dict[int, Any], waiter: Any) -> int:
-        """A new request id, with `waiter` registered under it for the replies; the
-        error at once when the process has ended."""
+    async def _enlist(self, waiting: dict[int, Any], waiter: Any) -> int:
+        """A new request id, with `waiter` registered under it for the replies; a new
+        connection first when the engine's has ended; the error at once when the
+        process has ended."""
+        import asyncio
+
+        if self._ended is not None and self._replaceable():
+            await asyncio.to_thread(self._reopen)
         ident = next(self._ids)
         with self._lock:
             if self._ended is not None:
@@ -121,15 +152,50 @@ class ProviderProcess:
             waiting[ident] = waiter
         return ident
 
+    def _replaceable(self) -> bool:
+        return self.connection is not None and not self._closed
+
+    def _reopen(self) -> None:
+        """In place of the engine's connection that ended: the person's engine (a new one
+        started if none runs), else a provider process of this command's own."""
+        import contextlib
+
+        from agent_tui.provider import shared
+
+        with self._reopen_lock:
+            if self._ended is None or not self._replaceable():
+                return  # another request replaced it meanwhile, or the command is ending
+            connection = None
+            try:
+                idle = shared.idle_minutes()
+                connection = shared.connect_or_start(idle) if idle > 0 else None
+            except OSError:
+                pass
+            old = self.connection
+            try:
+                with self._write_lock, self._lock:
+                    self._open(connection)
+            except OSError:  # no process either: the request gets the ended one's error
+                if connection is not None:
+                    connection.close()
+                return
+            with contextlib.suppress(OSError):
+                old.close()
+
     async def call(self, name: str, *args: Any) -> Any:
         """litellm's `name(*args)` in the provider process, awaited."""
         import asyncio
         from concurrent.futures import Future
 
-        future: Future[Any] = Future()
-        ident = self._enlist(self._calls, future)
-        self._send({"id": ident, "op": "call", "name": name, "args": list(args)})
-        return await asyncio.wrap_future(future)
+        for _ in range(RESENDS):
+            future: Future[Any] = Future()
+            ident = await self._enlist(self._calls, future)
+            self._send({"id": ident, "op": "call", "name": name, "args": list(args)})
+            try:
+                return await asyncio.wrap_future(future)
+            except _Resend:
+                continue
+        raise self._gone()
 
     async def model_info(self, model: str) -> dict[str, Any] | None:
         try:
@@ -150,53 +216,73 @@ class ProviderProcess:
         from agent_tui.provider.wire import error_from_json
 
         adapter = event_adapter()
-        replies: asyncio.Queue[Any] = asyncio.Queue()
-        ident = self._enlist(self._streams, (asyncio.get_running_loop(), replies))
-        finished = False
-        try:
-            self._send({"id": ident, "op": "stream", "request": request.model_dump(mode="json")})
-            while True:
-                reply = await replies.get()
-                if "e" in reply:
-                    yield adapter.validate_python(reply["e"])
-                    continue
-                finished = True
-                if "end" in reply:
-                    return
-                raise error_from_json(reply["err"])
-        finally:
-            with self._lock:
-                self._streams.pop(ident, None)
-            stopped = not finished and self._ended is None
-            if stopped and not (request.detachable and self._leaving):  # stop the stream
-                with contextlib.suppress(ProviderError):
-                    self._send({"id": ident, "op": "cancel"})
+        body = request.model_dump(mode="json")
+        for _ in range(RESENDS):
+            replies: asyncio.Queue[Any] = asyncio.Queue()
+            ident = await self._enlist(self._streams, (asyncio.get_running_loop(), replies))
+            finished = False
+            try:
+                self._send({"id": ident, "op": "stream", "request": body})
+                while True:
+                    reply = await replies.get()
+                    if "e" in reply:
+                        yield adapter.validate_python(reply["e"])
+                        continue
+                    finished = True
+                    if "end" in reply:
+                        return
+                    if "resend" not in reply:
+                        raise error_from_json(reply["err"])
+                    break  # nothing of it had streamed: a new engine answers it
+            finally:
+                with self._lock:
+                    self._streams.pop(ident, None)
+                stopped = not finished and self._ended is None
+                if stopped and not (request.detachable and self._leaving):  # stop the stream
+                    with contextlib.suppress(ProviderError):
+                        self._send({"id": ident, "op": "cancel"})
+        raise self._gone()
 
     # ---- replies --------------------------------------------------------------------
 
-    def _read(self) -> None:
+    def _read(self, output: Any) -> None:
+        """The replies, handed to whoever waits, until the other end is gone (however:
+        a reset is an end like any other, never a thread's traceback)."""
         import json
 
+        why = "its connection closed"
+        try:
+            for line in iter(output.readline, b""):
+                try:
+                    reply = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(reply, dict):
+                    continue
+                if "bye" in reply:  # the warm engine says why it leaves (worker.py)
+                    self._bye = str(reply["bye"])
+                    continue
+                self._hand(reply)
+        except ConnectionResetError:  # it left with a request of ours unread
+            why = "its connection was reset"
+        except (OSError, ValueError) as exc:  # ValueError: closed by `close`
+            why = f"its connection failed: {exc}"
+        self._end(why)
+
+    def _hand(self, reply: dict[str, Any]) -> None:
         from agent_tui.provider.wire import error_from_json
 
-        for line in iter(self._output.readline, b""):
-            try:
-                reply = json.loads(line)
-                ident = reply["id"]
-            except (ValueError, KeyError, TypeError):
-                continue
-            with self._lock:
-                future = self._calls.pop(ident, None)
-                stream = self._streams.get(ident)
-            if future is not None:
-                if "err" in reply:
-                    future.set_exception(error_from_json(reply["err"]))
-                else:
-                    future.set_result(reply.get("ok"))
-            elif stream is not None:
-                loop, replies = stream
-                loop.call_soon_threadsafe(replies.put_nowait, reply)
-        self._end()
+        ident = reply.get("id")
+        with self._lock:
+            future = self._calls.pop(ident, None)  # type: ignore[arg-type]
+            stream = self._streams.get(ident)  # type: ignore[arg-type]
+        if future is not None:
+            if "err" in reply:
+                _settle(future, error=error_from_json(reply["err"]))
+            else:
+                _settle(future, result=reply.get("ok"))
+        elif stream is not None:
+            _put(stream, reply)
 
     def _wait(self) -> int:
         """The process's exit code (negative: the signal), once."""
@@ -211,34 +297,47 @@ class ProviderProcess:
                     self._status = 0
             return self._status
 
-    def _end(self) -> None:
-        """The process is gone: everyone still waiting gets the error."""
-        import contextlib
-
+    def _end(self, why: str) -> None:
+        """The process or connection is gone: everyone still waiting gets the error, or
+        is sent again when the engine left without having read it (`bye` finished)."""
         from agent_tui.provider.wire import error_to_json
 
-        code = self._wait()
+        if self.connection is None:
+            code = self._wait()
+            why = f"exit status {code}" if code >= 0 else f"signal {-code}"
         with self._lock:
             if self._ended is None:
-                self._ended = f"exit status {code}" if code >= 0 else f"signal {-code}"
+                self._ended = why
+            resend = self._bye == FINISHED and not self._closed
+            error = self._gone()
             calls, self._calls = self._calls, {}
-            streams = list(self._streams.values())
-        error = error_to_json(self._gone())
+            streams, self._streams = list(self._streams.values()), {}
         for future in calls.values():
-            future.set_exception(self._gone())
-        for loop, replies in streams:
-            with contextlib.suppress(RuntimeError):  # that loop has closed
-                loop.call_soon_threadsafe(replies.put_nowait, {"err": error})
+            _settle(future, error=_Resend() if resend else error)
+        reply = {"resend": True} if resend else {"err": error_to_json(error)}
+        for stream in streams:
+            _put(stream, reply)
 
     def _gone(self) -> ProviderError:
         from agent_tui.errors import ProviderError
 
+        if self.connection is not None and self._bye == STOPPED:
+            return ProviderError(
+                "agent-tui's warm engine was stopped (`agent-tui engine --stop --now`) "
+                "while this request was under way. What was streamed is saved; the next "
+                "request starts a new engine."
+            )
+        if self.connection is not None and self._bye == FINISHED:
+            return ProviderError(
+                "agent-tui's warm engine left before it read this request, and no new "
+                "one took it; run the command again (`agent-tui engine` says why)."
+            )
         if self.connection is not None:
             return ProviderError(
                 "agent-tui's warm engine (litellm, shared by your commands) ended "
                 f"unexpectedly ({self._ended or 'it stopped reading'}); its log is beside "
                 "its socket (`agent-tui engine` shows where). What was streamed is saved; the "
-                "next command starts a new engine."
+                "next request starts a new engine."
             )
         return ProviderError(
             "agent-tui's provider process (litellm) ended unexpectedly "
@@ -262,9 +361,10 @@ class ProviderProcess:
         import contextlib
         import signal
 
-        with self._lock:
+        with self._reopen_lock, self._lock:
+            self._closed = True
             if self._ended is None:
-                self._ended = "closed"
+                self._ended = CLOSED
         if self.connection is not None:  # the engine stays for the next command
             with contextlib.suppress(OSError):
                 self.connection.shutdown(2)  # SHUT_RDWR: the reader thread sees EOF
@@ -275,6 +375,27 @@ class ProviderProcess:
         self._wait()
         with contextlib.suppress(OSError):  # its output is the reader thread's: it sees EOF
             self._input.close()
+
+
+def _settle(future: Future[Any], *, result: Any = None, error: BaseException | None = None) -> None:
+    """A call's answer, unless its caller stopped waiting (a cancelled future)."""
+    import contextlib
+    from concurrent.futures import InvalidStateError
+
+    with contextlib.suppress(InvalidStateError):
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+
+def _put(stream: tuple[asyncio.AbstractEventLoop, asyncio.Queue[Any]], reply: Any) -> None:
+    """A stream's reply, handed to its event loop (unless that loop has closed)."""
+    import contextlib
+
+    loop, replies = stream
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(replies.put_nowait, reply)
 
 
 _process: ProviderProcess | None = None
@@ -304,16 +425,25 @@ def leave() -> bool:
     return _process is not None and _process.leave()
 
 
+_no_engine = "engine.idle is 0"
+"""Why this command has no warm engine, when it has none (`/context`)."""
+
+
 def _shared_engine() -> ProviderProcess | None:
     """The person's warm engine (provider/shared.py), started if none runs; None when
-    `engine.idle` is 0 or it cannot be reached (then the command starts its own)."""
+    `engine.idle` is 0 or none can run or be reached here (then the command starts its
+    own: `_no_engine` says why)."""
+    global _no_engine
     from agent_tui.provider import shared
 
     try:
         idle = shared.idle_minutes()
         connection = shared.connect_or_start(idle) if idle > 0 else None
-    except OSError:
+    except OSError as exc:  # its folder is not the person's, Unix sockets are refused…
+        _no_engine = shared.unavailable() or f"its socket failed: {exc}"
         return None
+    if connection is None and idle > 0:
+        _no_engine = "it did not start in time (its log is beside its socket)"
     return ProviderProcess(connection=connection) if connection is not None else None
 
 
@@ -330,7 +460,7 @@ def describe() -> str:
             "Provider: your warm engine, shared by your commands (`agent-tui engine` shows "
             "it; `engine.idle` sets how long it stays unused)."
         )
-    return "Provider: a provider process of this command's own (engine.idle is 0)."
+    return f"Provider: a provider process of this command's own (no warm engine: {_no_engine})."
 
 
 def stop() -> None:

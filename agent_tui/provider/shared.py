@@ -7,7 +7,7 @@ this agent-tui's code, the Python running it, and the credentials in the environ
 (a command whose keys differ gets an engine of its own). The first command that needs it
 starts it, detached; it exits after `engine.idle` minutes without a connection.
 
-Import-light (os, sys, socket, struct, hashlib): `__main__` connects before the CLI is
+Import-light (os, sys, socket, stat, struct, hashlib): `__main__` connects before the CLI is
 imported.
 """
 
@@ -18,6 +18,7 @@ import functools
 import hashlib
 import os
 import socket
+import stat
 import struct
 import sys
 import time
@@ -42,26 +43,59 @@ CREDENTIAL_WORDS = (
 part of the engine's name, so a command never uses an engine made with other ones."""
 ALSO = ("HOME", "XDG_CONFIG_HOME")
 """Where litellm finds credential files (~/.aws, gcloud's): part of the name too."""
-MAX_FOLDER = 80
-"""Longer, and `engine-<key>.sock` would not fit in a Unix socket's address."""
+SOCKET_PATH_MAX = 107
+"""A Unix socket's address holds 108 bytes, its terminating NUL included."""
+MAX_FOLDER = SOCKET_PATH_MAX - len("/engine-0123456789abcdef.sock")
+"""Longer, and `engine-<key>.sock` would not fit in a Unix socket's address (the engine
+could not listen)."""
 IGNORED = ("AGENT_TUI_OWNER", "AGENT_TUI_CONFIG_DIR", "AGENT_TUI_DATA_DIR", "AGENT_TUI_CONFIG")
 TERMINAL = ("TERM", "TMUX", "SSH_", "KITTY_", "VSCODE_", "WT_", "ITERM", "KONSOLE", "VTE_")
 """A terminal's own variables (TERM_PROGRAM_VERSION, SSH_CONNECTION's host): never
 credentials, and they differ from one terminal to the next."""
 
 
+class Unavailable(OSError):
+    """No engine can run here; the message is the one line `agent-tui engine` shows (each
+    command then runs litellm in a provider process of its own)."""
+
+
 def runtime_dir() -> Path:
-    """The person's own 0700 folder for engine sockets (made, and checked to be theirs)."""
-    base = os.environ.get(RUNTIME_ENV) or os.environ.get("XDG_RUNTIME_DIR") or "/tmp"
+    """The person's own 0700 folder for engine sockets (made, and checked to be theirs);
+    Unavailable when it cannot be."""
+    chosen = os.environ.get(RUNTIME_ENV)
+    if chosen and not os.path.isdir(chosen):
+        raise Unavailable(f"{RUNTIME_ENV} is {chosen}, which is not an existing folder")
+    base = chosen or os.environ.get("XDG_RUNTIME_DIR") or "/tmp"
     folder = Path(base) / f"agent-tui-{os.getuid()}"
-    if len(str(folder)) > MAX_FOLDER:  # a socket's path has room for ~107 bytes
+    if len(os.fsencode(folder)) > MAX_FOLDER:
         digest = hashlib.sha256(str(folder).encode()).hexdigest()[:8]
         folder = Path("/tmp") / f"agent-tui-{os.getuid()}-{digest}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    info = folder.lstat()
-    if info.st_uid != os.getuid() or info.st_mode & 0o077 or folder.is_symlink():
-        raise OSError(f"{folder} is not a private folder of this user")
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        info = folder.lstat()
+    except OSError as exc:
+        raise Unavailable(f"cannot make the folder {folder} ({exc.strerror or exc})") from None
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        raise Unavailable(f"{folder} is not a folder but a link or a file")
+    if info.st_uid != os.getuid():  # another user made it first: theirs to read and replace
+        raise Unavailable(f"{folder} belongs to another user (uid {info.st_uid})")
+    if info.st_mode & 0o077:
+        mode = stat.S_IMODE(info.st_mode)
+        raise Unavailable(f"{folder} is open to other users (mode {mode:04o}, not 0700)")
     return folder
+
+
+def unavailable() -> str | None:
+    """Why no engine can run for this person here (one line), or None: the runtime folder
+    (missing, another user's, open to others) or Unix sockets refused (a seccomp filter)."""
+    try:
+        runtime_dir()
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close()
+    except Unavailable as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"Unix sockets are refused here ({type(exc).__name__}: {exc.strerror or exc})"
+    return None
 
 
 @functools.lru_cache(maxsize=1)
@@ -108,8 +142,12 @@ def socket_path(environ: dict[str, str] | None = None) -> Path:
 
 
 def connect(path: Path) -> socket.socket | None:
-    """A connection to the engine at `path`; None when none listens there."""
-    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    """A connection to the engine at `path`; None when none listens there (or Unix
+    sockets are refused here: `unavailable` says so)."""
+    try:
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    except OSError:
+        return None
     try:
         client.connect(str(path))
     except OSError:
@@ -120,11 +158,15 @@ def connect(path: Path) -> socket.socket | None:
 
 def connect_or_start(idle_minutes: float) -> socket.socket | None:
     """The engine's connection, starting one when none answers (None: it could not be
-    started; the command starts a provider process of its own)."""
+    started; the command starts a provider process of its own). Unavailable when none
+    can run here."""
     path = socket_path()
     found = connect(path)
     if found is not None:
         return found
+    why_not = unavailable()
+    if why_not is not None:
+        raise Unavailable(why_not)
     argv = [sys.executable, "-P", "-m", "agent_tui.provider.worker", "--serve", str(path)]
     return start_once(path, [*argv, "--idle", str(idle_minutes * 60)])
 

@@ -8,12 +8,16 @@ first request leaves as soon as litellm is ready.
 
 Protocol: one JSON object a line. In, on stdin: `{"id", "op": "stream", "request"}`
 (a ModelRequest), `{"id", "op": "call", "name", "args"}` (a litellm function in
-CALLS), `{"id", "op": "cancel"}`. Out, on the stdout it was started with: `{"id", "e"}`
-(a ProviderEvent), `{"id", "end": true}`, `{"id", "ok"}` (a call's result), or
-`{"id", "err"}` (an error: provider/wire.py). Anything litellm prints goes to stderr
-instead, so it cannot break a line. End of stdin ends the process: the command that
-started it has exited, however it ended. `--warm` also loads the tokenizer once litellm
-is in; `--lazy` (AGENT_TUI_PROVIDER_PROCESS=lazy) imports litellm at the first request.
+CALLS), `{"id", "op": "cancel"}`; the warm engine also answers `status`, `finish` and
+`stop` (`agent-tui engine [--stop [--now]]`). Out, on the stdout it was started with:
+`{"id", "e"}` (a ProviderEvent), `{"id", "end": true}`, `{"id", "ok"}` (a call's
+result), or `{"id", "err"}` (an error: provider/wire.py); the warm engine's last line to
+each command as it leaves is `{"bye": "finished"}` (none of its requests was under way:
+it sends them again to a new engine) or `{"bye": "stopped"}` (cut by `--stop --now`).
+Anything litellm prints goes to stderr instead, so it cannot break a line. End of stdin
+ends the process: the command that started it has exited, however it ended. `--warm`
+also loads the tokenizer once litellm is in; `--lazy` (AGENT_TUI_PROVIDER_PROCESS=lazy)
+imports litellm at the first request.
 """
 
 from __future__ import annotations
@@ -41,8 +45,10 @@ CALLS = ("get_model_info", "validate_environment")
 class _Worker:
     """One command's requests and their replies (in shared mode, one per connection)."""
 
-    def __init__(self, out: BinaryIO) -> None:
+    def __init__(self, out: BinaryIO, pid: int = 0) -> None:
         self.out = out
+        self.pid = pid
+        """The command's process (the warm engine: its connection's peer)."""
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.kept: dict[int, dict[str, Any]] = {}
         """The detachable requests this command follows (provider/kept.py), by id."""
@@ -68,10 +74,14 @@ class _Worker:
             if task is not None:
                 task.cancel()
             return
-        if op in ("status", "stop"):
+        if op in ("status", "finish", "stop"):
             self.send({"id": ident, "ok": _status()})
-            if op == "stop":
+            if _shared is None and op != "status":
                 _stop()
+            elif op == "finish":  # the commands mid-request finish first
+                _shared.finish()
+            elif op == "stop":  # at once: the requests under way are cut
+                _shared.leave("stopped")
             return
         handler = self.stream(ident, message) if op == "stream" else self.call(ident, message)
         task = asyncio.create_task(handler)
@@ -136,9 +146,15 @@ _started = time.time()
 _shared: _Shared | None = None
 
 
+LEAVING_TICK = 0.05
+"""Seconds between two looks, while leaving, at whether a request is still under way."""
+
+
 class _Shared:
     """The warm engine (provider/shared.py): connections on a Unix socket, each a
-    command's requests; gone after `idle` seconds with none."""
+    command's requests; gone after `idle` seconds with none. Leaving (`finish`: `agent-tui
+    engine --stop`, the idle time, its socket removed), it takes no new command and exits
+    once no request is under way; `leave("stopped")` (`--stop --now`) cuts them."""
 
     def __init__(self, path: str, idle: float) -> None:
         self.path, self.idle = path, idle
@@ -148,6 +164,8 @@ class _Shared:
         # Before litellm's import: commands connect at once.
         self.server, self.inode = shared.listen_private(path)
         self.served_tasks: set[asyncio.Task[None]] = set()
+        self.workers: set[_Worker] = set()
+        self.leaving = False
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -167,7 +185,8 @@ class _Shared:
         self.connections += 1
         self.served += 1
         conn.setblocking(True)
-        worker = _Worker(conn.makefile("wb"))
+        worker = _Worker(conn.makefile("wb"), shared.peer(conn)[0])
+        self.workers.add(worker)
         inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
 
         def read() -> None:
@@ -184,6 +203,7 @@ class _Shared:
         finally:  # the command ended, however: what it still had running stops
             for task in list(worker.tasks.values()):
                 task.cancel()
+            self.workers.discard(worker)
             self.connections -= 1
             self.last_seen = time.monotonic()
             with contextlib.suppress(OSError):
@@ -191,11 +211,43 @@ class _Shared:
 
     async def _watch(self) -> None:
         while True:
-            await asyncio.sleep(min(1.0, max(self.idle / 4, 0.05)))
-            replaced = not shared.still_own(self.path, self.inode)
+            await asyncio.sleep(
+                LEAVING_TICK if self.leaving else min(1.0, max(self.idle / 4, 0.05))
+            )
             idle = self.connections == 0 and time.monotonic() - self.last_seen > self.idle
-            if replaced or (self.idle > 0 and idle):
-                _stop(unlink=not replaced)
+            if not shared.still_own(self.path, self.inode) or (self.idle > 0 and idle):
+                self.finish()  # its socket removed or another's: no command finds it now
+            if self.leaving and not self.working():
+                self.leave("finished")
+
+    def busy(self) -> list[int]:
+        """The commands with a request under way here, by pid."""
+        return sorted(worker.pid for worker in self.workers if worker.tasks)
+
+    def working(self) -> bool:
+        """A request under way: a command's, or a summary one left (provider/kept.py)."""
+        return bool(self.busy()) or _summaries() > 0
+
+    def finish(self) -> None:
+        """Take no new command (the next one starts a new engine) and leave once no
+        request is under way (`_watch`)."""
+        self.leaving = True
+        shared.remove_own(self.path, self.inode)
+
+    def leave(self, why: str) -> None:
+        """Exit now, telling each command why (`bye`): `finished` (none of its requests
+        was under way: it sends any it just wrote to a new engine) or `stopped` (the
+        requests under way are cut). Connections still waiting to be accepted get it too."""
+        self.server.setblocking(False)
+        with contextlib.suppress(OSError):
+            while True:  # until BlockingIOError: nobody else can connect, the path is gone
+                conn, _ = self.server.accept()
+                conn.setblocking(True)
+                self.workers.add(_Worker(conn.makefile("wb")))
+        for worker in self.workers:
+            with contextlib.suppress(OSError, ValueError):
+                worker.send({"bye": why})
+        _stop()
 
     def status(self) -> dict[str, Any]:
         others = self.connections - 1  # not the one asking
@@ -206,7 +258,16 @@ class _Shared:
             "idle_seconds": round(idle, 1),
             "idle_limit_seconds": self.idle,
             "socket": self.path,
+            "busy": self.busy(),
+            "summaries": _summaries(),
+            "leaving": self.leaving,
         }
+
+
+def _summaries() -> int:
+    """The summaries being written that commands left here (provider/kept.py)."""
+    kept = sys.modules.get("agent_tui.provider.kept")
+    return kept.running() if kept is not None else 0
 
 
 def _status() -> dict[str, Any]:
