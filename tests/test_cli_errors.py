@@ -7,24 +7,34 @@ from pathlib import Path
 
 import pytest
 
+from agent_tui import paths
 from agent_tui.cli import main
 from tests.conftest import write_config
 from tests.engine_helpers import run_cli
 from tests.fake_openai import FakeOpenAI, Text
 
 
+def _own_config(text: str) -> Path:
+    """The person's own config file (a project's broken file is skipped instead:
+    tests/test_broken_files.py)."""
+    path = paths.config_dir() / "config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
 def test_malformed_config_names_file_and_position(
     isolated: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (isolated / "agent-tui.json").write_text('{"model": "openai/x",\n  "oops" }')
+    path = _own_config('{"model": "openai/x",\n  "oops" }')
     code, _, err = run_cli(capsys, "run", "hi")
     assert code == 1
-    assert str(isolated / "agent-tui.json") in err
+    assert str(path) in err
     assert "not valid JSON" in err and "line 2" in err
 
 
 def test_invalid_field_is_named(isolated: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (isolated / "agent-tui.json").write_text(
+    _own_config(
         json.dumps({"compaction": {"prune_protect": "lots"}, "permission": {"bash": "sometimes"}})
     )
     code, _, err = run_cli(capsys, "sessions")
@@ -34,7 +44,7 @@ def test_invalid_field_is_named(isolated: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_unknown_key_lists_valid_keys(isolated: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (isolated / "agent-tui.json").write_text(json.dumps({"compaction": {"atuo": False}}))
+    _own_config(json.dumps({"compaction": {"atuo": False}}))
     code, _, err = run_cli(capsys, "sessions")
     assert code == 1
     assert "compaction.atuo: unknown key" in err and "auto" in err
@@ -147,3 +157,19 @@ def test_provider_auth_error_is_explained(
     assert code == 1
     assert "rejected the API key" in err
     assert len(configured.requests) == 1  # authentication errors are not retried
+
+
+def test_a_skipped_project_file_is_named_before_no_provider(
+    isolated: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The project's file named the model but is broken: skipped, and the person reads
+    why before "No model provider is set up"."""
+    from tests.conftest import person_config
+
+    person_config({})  # trusts the test's folders, as the person's own repositories
+    (isolated / "agent-tui.json").write_text(json.dumps({"model": "openai/x", "bogus": 1}))
+    code, _, err = run_cli(capsys, "run", "hi")
+    assert code == 1
+    first, second = err.splitlines()[:2]
+    assert str(isolated / "agent-tui.json") in first and "bogus" in first and "skipped" in first
+    assert "No model provider is set up" in second

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_tui import paths
 from tests.conftest import write_config
 from tests.engine_helpers import run_cli
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
@@ -41,14 +42,20 @@ def test_instruction_files_and_skills_read_once_per_run(
     skill.parent.mkdir(parents=True)
     skill.write_text("---\ndescription: Review a change.\n---\nRead the diff.\n", "utf-8")
     reads: list[Path] = []
-    read_text = Path.read_text
+    read_text, read_bytes = Path.read_text, Path.read_bytes
 
     def counting_read_text(self: Path, *args: object, **kwargs: object) -> str:
         if self.name in ("AGENTS.md", "SKILL.md"):
             reads.append(self)
         return read_text(self, *args, **kwargs)  # type: ignore[arg-type]
 
+    def counting_read_bytes(self: Path) -> bytes:  # skill files are read as bytes, checked
+        if self.name in ("AGENTS.md", "SKILL.md"):
+            reads.append(self)
+        return read_bytes(self)
+
     monkeypatch.setattr(Path, "read_text", counting_read_text)
+    monkeypatch.setattr(Path, "read_bytes", counting_read_bytes)
     configured.script(
         ToolCalls([Call("bash", json.dumps({"command": "echo one"}))]),
         ToolCalls([Call("bash", json.dumps({"command": "echo two"}))]),
@@ -240,8 +247,10 @@ def test_errors_that_need_no_provider_never_import_litellm(
 ) -> None:
     """No key, no local server, or a broken config: `run` says so without starting
     litellm's import (seconds, and its thread would starve the message of the GIL)."""
-    if config is not None:
-        (isolated / "agent-tui.json").write_text(json.dumps(config))
+    if config is not None:  # the person's own: a project's broken file is skipped instead
+        own = paths.config_dir() / "config.json"
+        own.parent.mkdir(parents=True, exist_ok=True)
+        own.write_text(json.dumps(config))
     probe = (
         "import sys\n"
         "from agent_tui.cli import main\n"

@@ -88,12 +88,14 @@ def check_setup(model: str, config: Config) -> None:
         return
     known = next(p for p in PROVIDERS if p.name == provider_name(model))
     missing = _missing_key(model, config, list(known.env), " or ")
+    # A project file that was skipped (broken) may be where the provider was named.
+    skipped = "".join(f"{line}\n" for line in (config.project.skipped if config.project else []))
     if providers_with_keys(config):
-        raise ProviderSetupError(missing, missing)
+        raise ProviderSetupError(skipped + missing, missing)
     if model == config.model and not model_is_configured(config):
         # Nobody chose this model: no need to name it.
-        raise ProviderSetupError(setup_text(), SETUP_SUMMARY)
-    raise ProviderSetupError(f"{missing}\n\n{setup_text()}", missing)
+        raise ProviderSetupError(skipped + setup_text(), SETUP_SUMMARY)
+    raise ProviderSetupError(f"{skipped}{missing}\n\n{setup_text()}", missing)
 
 
 _checked: dict[str, dict[str, Any]] = {}
