@@ -104,6 +104,19 @@ async def resolve_session(
     return await engine.new_session(directory)
 
 
+async def _session_of(engine: Engine, command: Command, args: argparse.Namespace) -> str | None:
+    """The session `command` acts on; None for one that may run without a session when
+    the directory has none yet."""
+    named = bool(args.session or args.cont)
+    create = command.starts and not named
+    try:
+        return (await resolve_session(engine, args.session, args.cont, create=create)).id
+    except NotFoundError:
+        if command.session_optional and not named:
+            return None
+        raise
+
+
 def typed_args(command: Command, args: argparse.Namespace) -> Any:
     values = {a: getattr(args, a, None) for a in command.args.__dataclass_fields__}
     return build(command, {k: " ".join(v) if isinstance(v, list) else v for k, v in values.items()})
@@ -118,9 +131,7 @@ async def run_command(command: Command, args: argparse.Namespace, config: Config
     async with open_engine(config, command.name) as engine:
         session_id = None
         if command.session:
-            create = command.starts and not (args.session or args.cont)
-            resolved = await resolve_session(engine, args.session, args.cont, create=create)
-            session_id = resolved.id
+            session_id = await _session_of(engine, command, args)
         call = _call(engine, session_id, args)
         if not command.stream or args.json:
             return _report(await command.run(call, typed), call, args)

@@ -226,6 +226,9 @@ class Command:
     """The `keybinds` field of its leader key in the app, if any."""
     session: bool = True
     """It acts on a session: the CLI takes -c / -s ID for it."""
+    session_optional: bool = False
+    """With no session in the directory (and no -c / -s), it runs with none (`context`
+    before a first message) instead of saying there is none to continue."""
     model: bool = False
     """It may call the model: the CLI takes -m for it."""
     description: str = ""

@@ -12,9 +12,11 @@ if TYPE_CHECKING:
 
 
 async def _context(call: Call, args: NoArgs) -> Result:
-    if call.session_id is None:
-        return Document("The context is empty: no message sent yet.")
-    return Document(await call.engine.context_report(call.session_id, model=call.model))
+    """Before a first message (no session), what the first request would carry."""
+    report = await call.engine.context_report(
+        call.session_id, model=call.model, directory=call.directory
+    )
+    return Document(report)
 
 
 async def _mcp(call: Call, args: NoArgs) -> Result:
@@ -64,7 +66,13 @@ Keys:
 Keys are set under "keybinds" in agent-tui.json."""
 
 
-CONTEXT = Command("context", "Show what fills the context window", _context, model=True)
+CONTEXT = Command(
+    "context",
+    "Show what fills the context window",
+    _context,
+    model=True,
+    session_optional=True,
+)
 MCP = Command(
     "mcp",
     "List the MCP servers, their state and their tools",

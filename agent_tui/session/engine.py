@@ -41,6 +41,7 @@ from agent_tui.session.undo import TurnRestored
 from agent_tui.step.history import load_history, model_of
 from agent_tui.step.instruction_urls import fetch_all, is_url
 from agent_tui.step.plan import PlanChoice, plan_reply
+from agent_tui.step.system import memory_of
 from agent_tui.storage.models import (
     FilePart,
     MessageWithParts,
@@ -503,22 +504,31 @@ class Engine:
         info = await _limits(ctx, model)
         return await asyncio.to_thread(plan, ctx, session, history, info, instructions, up_to)
 
-    async def context_report(self, session_id: str, *, model: str | None = None) -> str:
-        """What fills the context window (`/context`), as text."""
+    async def context_report(
+        self, session_id: str | None, *, model: str | None = None, directory: Path | None = None
+    ) -> str:
+        """What fills the context window (`/context`), as text; with no session (before a
+        first message), what a first request in `directory` would carry."""
         from agent_tui.context.breakdown import breakdown, render
+        from agent_tui.context.memory_report import memory_lines
 
-        ctx, session = await self._opened(session_id)
-        history = await load_history(ctx, session)
+        if session_id is None:
+            assert directory is not None, "no session: the directory of the next one"
+            ctx, history, where = self.project(directory), [], directory
+        else:
+            ctx, session = await self._opened(session_id)
+            history, where = await load_history(ctx, session), Path(session.directory)
         model = model or model_of(history, ctx.config.model)
         info = await _limits(ctx, model)
         tools = ctx.registry.definitions()
         # Counting tokens loads a tokenizer the first time: off the event loop.
-        result = await asyncio.to_thread(
-            breakdown, history, info, ctx.config, Path(session.directory), tools
+        result = await asyncio.to_thread(breakdown, history, info, ctx.config, where, tools)
+        memory = await asyncio.to_thread(
+            lambda: memory_lines(memory_of(where, ctx.config), history, where, model)
         )
         withheld = ctx.tool_env.withheld_line()
         sandbox = await ctx.sandbox.status_line()
-        lines = [render(result), withheld, sandbox, *ctx.lsp.status_lines()]
+        lines = [render(result), *memory, withheld, sandbox, *ctx.lsp.status_lines()]
         lines += ctx.hooks.status_lines()
         lines += trust_lines(ctx.workspace)
         lines += context_lines(ctx.workspace)

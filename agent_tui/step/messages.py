@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from agent_tui.carry.carried import after_summary_blocks
@@ -153,7 +154,11 @@ def summary_text(message: MessageWithParts) -> str:
 
 
 def _assistant_messages(
-    message: MessageWithParts, *, keep_thinking: bool, images: ImagePlacement = "user"
+    message: MessageWithParts,
+    *,
+    keep_thinking: bool,
+    images: ImagePlacement = "user",
+    after_result: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     text = summary_text(message)  # of a summary: the person's correction (/summary), if any
     info = message.info
@@ -181,12 +186,20 @@ def _assistant_messages(
         {
             "role": "tool",
             "tool_call_id": p.call_id,
-            "content": tool_result_content(p, tool_result_text(p), images),
+            "content": tool_result_content(p, _result_text(p, after_result), images),
         }
         for p in tools
     ]
     carried = images_message(tools, images)  # images the provider takes only from the user
     return [out, *results, *([carried] if carried else [])]
+
+
+def _result_text(part: ToolPart, after_result: Mapping[str, str] | None) -> str:
+    """A tool's result as the model reads it, with what follows it (a rule it brought
+    in: step/memory_rules.py)."""
+    added = after_result.get(part.id) if after_result else None
+    text = tool_result_text(part)
+    return f"{text}\n\n{added}" if added else text
 
 
 def _is_compaction_request(message: MessageWithParts) -> bool:
@@ -220,11 +233,12 @@ def to_model_messages(
     reminder_after: str | None = None,
     keep_thinking: bool = False,
     images: ImagePlacement = "user",
+    after_result: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Provider (OpenAI-format) messages: every tool call paired with exactly one result,
     consecutive user messages merged so roles alternate. `keep_thinking` sends signed
     thinking blocks back (Anthropic models); `images` says where tools' images go
-    (step/media.py)."""
+    (step/media.py); `after_result`: text after a tool part's result, by part id."""
     out: list[dict[str, Any]] = []
     after_summary = False
     for message in filter_compacted(history):
@@ -241,7 +255,9 @@ def to_model_messages(
             else:
                 out.append({"role": "user", "content": content})
         else:
-            produced = _assistant_messages(message, keep_thinking=keep_thinking, images=images)
+            produced = _assistant_messages(
+                message, keep_thinking=keep_thinking, images=images, after_result=after_result
+            )
             if produced and after_summary:
                 # The kept tail starts mid-turn with a step: keep roles alternating.
                 out.append({"role": "user", "content": [{"type": "text", "text": BRIDGE_TEXT}]})

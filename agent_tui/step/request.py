@@ -17,12 +17,13 @@ from agent_tui.provider.shapes import cache_style
 from agent_tui.provider.stream_events import ModelRequest
 from agent_tui.step.cache import mark_breakpoints
 from agent_tui.step.media import content_image_tokens, image_placement, part_image_tokens
+from agent_tui.step.memory_rules import rule_reminders
 from agent_tui.step.messages import (
     last_finished_assistant,
     to_model_messages,
     tool_result_text,
 )
-from agent_tui.step.system import base_prompt_name, build_system
+from agent_tui.step.system import base_prompt_name, build_system, memory_of
 from agent_tui.storage.models import AssistantMessage, MessageWithParts, Session, ToolPart
 
 MESSAGE_OVERHEAD_TOKENS = 4
@@ -198,6 +199,8 @@ def build_request(
             reminder_after=reminder_after,
             keep_thinking=anthropic,
             images=image_placement(model, config),
+            # Path-scoped rules after the result of the call first on a matching file.
+            after_result=rule_reminders(history, memory_of(directory, config).scoped, directory),
         )
     )
     if final_instruction:

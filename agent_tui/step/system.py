@@ -1,4 +1,5 @@
-"""The system prompt: base prompt by model family, environment block, instructions."""
+"""The system prompt: base prompt by model family, environment block, instructions (the
+memory files of project/memory.py, then config `instructions`)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,13 @@ import datetime as dt
 import platform
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from agent_tui import paths
 from agent_tui.config.settings import Config
+from agent_tui.project.memory import Memory, MemoryFile, load_memory, sources
 from agent_tui.project.skills import load_skills, skills_section
 from agent_tui.step.instruction_urls import is_url, url_text
-
-INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", "CONTEXT.md")
-"""Looked for in each directory from the working directory up; the first found there is
-read (projects often keep CLAUDE.md as a copy of AGENTS.md)."""
 
 
 def base_prompt_name(model: str) -> str:
@@ -45,68 +44,18 @@ def environment_block(model: str, directory: Path) -> str:
     )
 
 
-def instruction_sources(directory: Path, config: Config) -> list[Path | str]:
-    """Where the instructions come from, in a stable order, each once: AGENTS.md /
-    CLAUDE.md / CONTEXT.md walking up from the directory (nearest first, one per
-    directory), the global AGENTS.md (or CLAUDE.md) in the config dir, ~/.claude/CLAUDE.md,
-    then config `instructions` as listed: paths (relative to the directory) and URLs."""
-    found: list[Path | str] = [f for f in _nearest_files(directory) if not links_out(f)]
-    for name in INSTRUCTION_FILES[:2]:
-        global_file = paths.config_dir() / name
-        if global_file.is_file():
-            found.append(global_file)
-            break
-    claude_global = paths.claude_home() / "CLAUDE.md"
-    if claude_global.is_file():
-        found.append(claude_global)
-    for entry in config.instructions:
-        if is_url(entry):
-            found.append(entry)
-            continue
-        path = Path(entry).expanduser()
-        found.append(path if path.is_absolute() else directory / path)
-    unique: dict[Path | str, Path | str] = {}
-    for source in found:
-        unique.setdefault(source if isinstance(source, str) else _real(source), source)
-    return list(unique.values())
-
-
-def links_out(path: Path) -> bool:
-    """An instruction file that is a link out of its folder (a repository's AGENTS.md ->
-    ~/.ssh/id_rsa would send that file to the model): never read."""
-    return path.is_symlink() and not paths.is_within(path, path.parent)
-
-
-def _nearest_files(directory: Path) -> Iterator[Path]:
-    """The first of INSTRUCTION_FILES in each directory from `directory` up."""
-    for folder in (directory, *directory.parents):
-        for name in INSTRUCTION_FILES:
-            if (folder / name).is_file():
-                yield folder / name
-                break
-
-
-def _linked_out(directory: Path) -> list[str]:
-    """Notes for the instruction files skipped by `links_out`."""
-    return [
-        f"Instruction file {file} links outside its folder (to {_real(file)}); skipped."
-        for file in _nearest_files(directory)
-        if links_out(file)
-    ]
-
-
-def _real(path: Path) -> Path:
-    """The file a path names (symlinks followed), so one file linked twice is read once."""
-    try:
-        return path.resolve()
-    except OSError:
-        return path
+def imports_trusted(config: Config) -> bool:
+    """Whether the project's memory files may import files outside it: the person trusted
+    it (or it is one of their `trusted_projects`). A project with nothing else to trust
+    still reads only its own files (project/memory.py)."""
+    project = config.project
+    return project is None or project.status in ("trusted", "by-config")
 
 
 Instructions = tuple[list[str], list[str]]
 """(a section per instruction file and the skills list, notes about unreadable files)."""
-_read_once: contextvars.ContextVar[dict[tuple[Path, tuple[str, ...]], Instructions] | None] = (
-    contextvars.ContextVar("instruction_files", default=None)
+_read_once: contextvars.ContextVar[dict[tuple[Any, ...], Any] | None] = contextvars.ContextVar(
+    "instruction_files", default=None
 )
 
 
@@ -122,34 +71,73 @@ def instructions_read_once() -> Iterator[None]:
         _read_once.reset(token)
 
 
-def _instructions(directory: Path, config: Config) -> Instructions:
+def memory_of(directory: Path, config: Config) -> Memory:
+    """The memory files of a session in `directory` (read once per run)."""
     cache = _read_once.get()
-    key = (directory, tuple(config.instructions))
+    trusted = imports_trusted(config)
+    key = ("memory", directory, trusted, tuple(config.sandbox.deny_read))
+    if cache is not None and key in cache:
+        return cache[key]
+    memory = load_memory(directory, trusted=trusted, deny_read=tuple(config.sandbox.deny_read))
+    if cache is not None:
+        cache[key] = memory
+    return memory
+
+
+def instruction_heading(file: MemoryFile) -> str:
+    """How the model is told where a memory file's text comes from."""
+    if file.imported_by is not None:
+        return f"Instructions from: {file.path} (imported by {file.imported_by})"
+    return f"Instructions from: {file.path}"
+
+
+def _instructions(directory: Path, config: Config) -> Instructions:
+    """Memory files (project/memory.py) in their order, then config `instructions` as
+    listed: paths (relative to the directory) and URLs; each once, by its real path
+    or, the same text under two names, by its text."""
+    cache = _read_once.get()
+    key = ("sections", directory, tuple(config.instructions), imports_trusted(config))
     if cache is not None and key in cache:
         sections, notes = cache[key]
         return list(sections), list(notes)
-    sections: list[str] = []
-    notes: list[str] = _linked_out(directory)
+    memory = memory_of(directory, config)
+    notes: list[str] = list(memory.notes)
+    found = [(instruction_heading(f), f.text) for f in memory.files]
+    read = {_real(path) for path in sources(memory)}
+    for entry in config.instructions:
+        if is_url(entry):  # fetched before the run (instruction_urls.py)
+            found.append((f"Instructions from: {entry}", (url_text(entry) or "").strip()))
+            continue
+        path = Path(entry).expanduser()
+        path = path if path.is_absolute() else directory / path
+        if _real(path) in read:
+            continue
+        read.add(_real(path))
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError as exc:
+            notes.append(f"Instruction file {path} could not be read ({exc.strerror}); skipped.")
+            continue
+        found.append((f"Instructions from: {path}", text))
     texts: set[str] = set()
-    for source in instruction_sources(directory, config):
-        if isinstance(source, str):  # a URL: fetched before the run (instruction_urls.py)
-            text = (url_text(source) or "").strip()
-        else:
-            try:
-                text = source.read_text(encoding="utf-8", errors="replace").strip()
-            except OSError as exc:
-                notes.append(
-                    f"Instruction file {source} could not be read ({exc.strerror}); skipped."
-                )
-                continue
+    sections: list[str] = []
+    for heading, text in found:
         if text and text not in texts:  # the same text under two names goes in once
             texts.add(text)
-            sections.append(f"Instructions from: {source}\n{text}")
+            sections.append(f"{heading}\n{text}")
     if skills := skills_section(load_skills(directory)):
         sections.append(skills)
     if cache is not None:
         cache[key] = (list(sections), list(notes))
     return sections, notes
+
+
+def _real(path: Path) -> Path:
+    """The file a path names (symlinks followed), so one file linked twice is read once."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path
 
 
 def build_system(
