@@ -89,6 +89,7 @@ def test_subagents_fire_start_and_stop_and_the_task_tool_is_agent(
     assert "the child answer" in child_lines[-1]
     assert post["tool_response"]["status"] == "completed"
     assert post["tool_response"]["agentId"] == stop["agent_id"]
+    assert post["tool_response"]["agentType"] == "task"
     assert "the child answer" in post["tool_response"]["content"][0]["text"]
     assert "SUB-CTX" in json.dumps(configured.requests[1]["messages"]), "in the child's request"
 
@@ -130,7 +131,7 @@ def test_tool_responses_have_claude_codes_shapes(
             "content": "two",
             "numLines": 1,
             "startLine": 2,
-            "totalLines": 3,
+            "totalLines": 4,  # Claude Code counts the pieces between "\n"s
         },
     }
     assert write["tool_response"]["type"] == "create"
@@ -157,14 +158,23 @@ def test_a_failed_call_fires_post_tool_use_failure_not_post_tool_use(
         {
             "hooks": {
                 "PostToolUse": [logging_hook(log)],
-                "PostToolUseFailure": [logging_hook(log, advice, matcher="Read")],
+                "PostToolUseFailure": [
+                    logging_hook(log, advice, matcher="Read"),
+                    logging_hook(log, matcher="Bash"),
+                ],
             }
         }
     )
-    configured.script(call("read", "call_r", file_path="missing.txt"), Text("oh"))
+    configured.script(
+        call("read", "call_r", file_path="missing.txt"),
+        call("bash", "call_b", command="echo oops; exit 3"),
+        Text("oh"),
+    )
     code, _, err = run_cli(capsys, "run", "read it")
     assert code == 0, err
-    (failure,) = events(log)
+    failure, bash = events(log)
+    assert bash["hook_event_name"] == "PostToolUseFailure", "a non-zero exit, as Claude Code"
+    assert bash["error"] == "Exit code 3\noops"
     assert failure["hook_event_name"] == "PostToolUseFailure"
     assert failure["tool_name"] == "Read" and failure["tool_use_id"] == "call_r"
     assert "File not found" in failure["error"] and failure["is_interrupt"] is False
@@ -361,6 +371,7 @@ RESPONSE_NOT_SENT = {
     "modelsUsed",
     "totalTokens",
     "totalToolUseCount",
+    "toolStats",
     "usage",
     "appliedLimit",
     "appliedOffset",
@@ -403,18 +414,24 @@ def test_payload_keys_match_claude_codes_own(
     )
     code, _, err = run_cli(capsys, "run", "work")
     assert code == 0, err
-    ours: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def key(event: dict[str, Any]) -> tuple[str, str, bool]:
+        return event["hook_event_name"], event.get("tool_name", ""), "agent_id" in event
+
+    ours: dict[tuple[str, str, bool], dict[str, Any]] = {}
     for event in events(log):
-        ours.setdefault((event["hook_event_name"], event.get("tool_name", "")), event)
-    compared = 0
+        ours.setdefault(key(event), event)
+    compared, problems = 0, []
     for theirs in recorded():
-        mine = ours.get((theirs["hook_event_name"], theirs.get("tool_name", "")))
+        mine = ours.get(key(theirs))
         if mine is None:
             continue
         compared += 1
-        missing = set(theirs) - set(mine) - NOT_SENT
-        assert not missing, f"{theirs['hook_event_name']} lacks {missing}"
+        name = f"{theirs['hook_event_name']} {theirs.get('tool_name', '')}".strip()
+        if missing := set(theirs) - set(mine) - NOT_SENT:
+            problems.append(f"{name} lacks {sorted(missing)}")
         if isinstance(theirs.get("tool_response"), dict):
-            lacking = set(theirs["tool_response"]) - set(mine["tool_response"]) - RESPONSE_NOT_SENT
-            assert not lacking, f"{theirs.get('tool_name')}'s tool_response lacks {lacking}"
-    assert compared
+            response = set(theirs["tool_response"]) - set(mine["tool_response"])
+            if lacking := response - RESPONSE_NOT_SENT:
+                problems.append(f"{name}'s tool_response lacks {sorted(lacking)}")
+    assert compared and not problems, "\n".join(problems)

@@ -21,6 +21,8 @@ READ_LINE = re.compile(r"^ *(\d+)\t(.*)$")
 MATCH_LINE = re.compile(r"^(.+?):(\d+): ")
 """A line of the grep tool's output: `path:line: text`."""
 EMPTY_FILE = "(The file is empty.)"
+DEFAULT_AGENT_TYPE = "task"
+"""The agent type of a task call that names none (session/subagent.py's default)."""
 """The read tool's output for an empty file."""
 
 
@@ -43,7 +45,15 @@ class Ran:
 
     @property
     def base(self) -> Path:
-        return Path(self.field("path") or self.directory)
+        """Where a search looked (its `path` is as the model gave it)."""
+        return self.directory / self.field("path")
+
+    def shown(self, path: Path) -> str:
+        """A found file as Claude Code lists it: relative to the session's folder."""
+        try:
+            return str(path.relative_to(self.directory))
+        except ValueError:
+            return str(path)
 
 
 def claude_response(tool: str, ran: Ran) -> dict[str, Any]:
@@ -66,14 +76,15 @@ def _read(ran: Ran) -> dict[str, Any]:
         return {"type": "image", "file": {"filePath": path}}
     lines = [m.group(2) for m in map(READ_LINE.match, ran.output.splitlines()) if m]
     start = int(ran.metadata.get("offset") or 1)
-    more = ran.metadata.get("more")
-    total = _count_lines(Path(path)) if more else start + len(lines) - 1 if lines else 0
+    if lines and not ran.metadata.get("more") and _ends_with_newline(Path(path)):
+        lines.append("")  # Claude Code splits the text at "\n": the last piece is empty
+    total = _count_lines(Path(path)) if ran.metadata.get("more") else start + len(lines) - 1
     file = {
         "filePath": path,
         "content": "\n".join(lines),
         "numLines": len(lines),
         "startLine": start,
-        "totalLines": total,
+        "totalLines": max(total, 0),
     }
     return {"type": "text", "file": file}
 
@@ -86,6 +97,7 @@ def _write(ran: Ran) -> dict[str, Any]:
         "content": content,
         "structuredPatch": structured_patch(ran.original or "", _now(path, content)),
         "originalFile": ran.original,
+        "userModified": False,
     }
 
 
@@ -104,7 +116,7 @@ def _edit(ran: Ran) -> dict[str, Any]:
 
 def _grep(ran: Ran) -> dict[str, Any]:
     matches = [m for m in map(MATCH_LINE.match, ran.output.splitlines()) if m]
-    names = list(dict.fromkeys(str(ran.base / m.group(1)) for m in matches))
+    names = list(dict.fromkeys(ran.shown(ran.directory / m.group(1)) for m in matches))
     return {
         "mode": "content",
         "numFiles": int(ran.metadata.get("files", len(names))),
@@ -117,20 +129,23 @@ def _grep(ran: Ran) -> dict[str, Any]:
 
 def _glob(ran: Ran) -> dict[str, Any]:
     count = int(ran.metadata.get("count", 0))
-    names = [str(ran.base / line) for line in ran.output.splitlines()[:count] if line]
+    names = [ran.shown(ran.base / line) for line in ran.output.splitlines()[:count] if line]
     return {
-        "durationMs": ran.duration_ms,
-        "numFiles": count,
         "filenames": names,
+        "durationMs": ran.duration_ms,
+        "numFiles": len(names),
         "truncated": bool(ran.metadata.get("truncated_results", False)),
+        "totalMatches": count,
+        "countIsComplete": True,
     }
 
 
 def _agent(ran: Ran) -> dict[str, Any]:
     return {
         "status": "completed",
-        "agentId": ran.metadata.get("session_id", ""),
         "prompt": ran.field("prompt"),
+        "agentId": ran.metadata.get("session_id", ""),
+        "agentType": ran.field("subagent_type") or DEFAULT_AGENT_TYPE,
         "content": [{"type": "text", "text": ran.output}],
         "totalDurationMs": ran.duration_ms,
     }
@@ -184,9 +199,19 @@ def _now(path: str, fallback: str) -> str:
         return fallback
 
 
-def _count_lines(path: Path) -> int:
+def _ends_with_newline(path: Path) -> bool:
     try:
         with path.open("rb") as handle:
-            return sum(1 for _ in handle)
+            handle.seek(-1, 2)
+            return handle.read(1) == b"\n"
+    except OSError:
+        return False
+
+
+def _count_lines(path: Path) -> int:
+    """Lines as Claude Code counts them: the pieces of the text split at "\n"."""
+    try:
+        with path.open("rb") as handle:
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 16), b"")) + 1
     except OSError:
         return 0

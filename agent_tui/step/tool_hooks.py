@@ -23,8 +23,9 @@ from agent_tui.provider.stream_events import ToolCallReady, parse_arguments
 from agent_tui.tool.base import PermissionReply, PermissionRequest, ToolContext, ToolResult
 from agent_tui.tool.registry import nobody_to_ask
 
-PATH_FIELDS = ("file_path", "path", "notebook_path")
-"""Inputs that name a file or folder: absolute in the event, as Claude Code gives them."""
+PATH_FIELDS = ("file_path", "notebook_path")
+"""Inputs that name a file: absolute in the event, as Claude Code gives them (a search's
+`path` it passes as the model wrote it)."""
 FILE_TOOLS = ("edit", "write")
 """Tools whose response carries the file as it was before (`originalFile`)."""
 DEFAULTS = {"edit": {"replace_all": False}}
@@ -180,10 +181,16 @@ async def after(
 ) -> str:
     """What PostToolUse hooks add for the model (their context, or the reason they
     object to the result), to append to the call's output; "" when nothing. `ran`: the
-    result, the file before (edit, write) and the milliseconds the call took."""
+    result, the file before (edit, write) and the milliseconds the call took. A bash
+    command that exited non-zero goes to PostToolUseFailure instead, as in Claude Code
+    (`error`: "Exit code N" and its output), though the model reads it as a result."""
+    result, before_text, duration_ms = ran
+    code = result.metadata.get("exit_code")
+    if call.name == "bash" and isinstance(code, int) and code != 0:  # Claude Code: a failure
+        error = f"Exit code {code}\n{result.output.removesuffix(f'Exit code: {code}').rstrip()}"
+        return await failed(ctx, session_id, directory, call, (error, False, duration_ms), stop)
     if not ctx.hooks.any_for("PostToolUse"):
         return ""
-    result, before_text, duration_ms = ran
     payload = await _payload(ctx, session_id, directory, call)
     facts = Ran(
         payload["tool_input"], result.output, result.metadata, before_text, duration_ms, directory
