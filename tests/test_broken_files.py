@@ -90,6 +90,13 @@ BROKEN: dict[str, tuple[str, Plant, str]] = {
     "command-binary": (".agent-tui/commands/x.md", raw(b"\x00\x00\x00"), "binary"),
     "claude-skill-folder": (".claude/skills/s/SKILL.md", folder, "a folder"),
     "skill-not-utf8": (".agent-tui/skills/s/SKILL.md", raw(b"---\nname: s\n---\n\xff"), "UTF-8"),
+    "claude-agent-not-yaml": (
+        ".claude/agents/x.md",
+        text("---\nname: x\ntools:\n  - Read\n - Grep\n---\nHi."),
+        ": line 5: ",
+    ),
+    "command-not-yaml": (".claude/commands/x.md", text("---\na: 1\n  b: 2\n---\n"), "line 3"),
+    "skill-not-a-mapping": (".claude/skills/s/SKILL.md", text("---\n- a\n---\nHi."), "a list"),
 }
 
 

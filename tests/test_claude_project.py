@@ -89,7 +89,7 @@ def test_in_run(
     assert "settings.json read: hooks (PreToolUse, PostToolUse, SessionStart, Stop)" in out
     assert "Claude Code's .mcp.json read" in out
     assert f"Claude Code's {isolated / '.claude' / 'commands'} read: review." in out
-    assert f"Claude Code's {isolated / '.claude' / 'agents'} read: reviewer." in out
+    assert f"Claude Code's {isolated / '.claude' / 'agents'} read: code-reviewer." in out
     assert f"Claude Code's {isolated / '.claude' / 'skills'} read: release-notes." in out
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from agent_tui.command.catalog import builtin_names
-from agent_tui.project.custom_commands import load_custom_commands, parse_front_matter
+from agent_tui.project.custom_commands import load_custom_commands
+from agent_tui.project.front_matter import parse_front_matter
 from tests.engine_helpers import run_cli, text_of
 from tests.fake_openai import FakeOpenAI, Text
 

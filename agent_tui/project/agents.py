@@ -2,17 +2,17 @@
 
 In OpenCode's shape, so its users can bring their agents over: `agent.NAME` in
 agent-tui.json (config.AgentConfig), or a Markdown file `NAME.md` with the same keys in
-its front matter and the prompt as its body, in `<config dir>/agents/` (user) and
-`.agent-tui/agents/` (project); Claude Code's subagents in `~/.claude/agents/` and
-`.claude/agents/` are read too (project/claude_agents.py). Later sources win key by
-key: built-in, Claude Code's user files, user files, config, Claude Code's project
-files, project files. Built-ins can be changed but not removed. A bad file is a one-line
-warning naming the file and field; the agent is skipped, nothing crashes.
+its YAML front matter (project/front_matter.py) and the prompt as its body, in
+`<config dir>/agents/` (user) and `.agent-tui/agents/` (project); Claude Code's
+subagents in `~/.claude/agents/` and `.claude/agents/` are read too
+(project/claude_agents.py). Later sources win key by key: built-in, Claude Code's user
+files, user files, config, Claude Code's project files, project files. Built-ins can be
+changed but not removed. A bad file is a one-line warning naming the file and the field
+or line; the agent is skipped, nothing crashes.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -32,7 +32,8 @@ from agent_tui.config.settings import (
     ReasoningConfig,
 )
 from agent_tui.project.claude_agents import agent_data
-from agent_tui.project.custom_commands import UnreadableFile, markdown_text, split_front_matter
+from agent_tui.project.custom_commands import UnreadableFile, markdown_text
+from agent_tui.project.front_matter import FrontMatterError, parse_front_matter
 from agent_tui.trust.keys import narrow_agent
 
 BUILD = "build"
@@ -164,100 +165,6 @@ def builtin_agents() -> dict[str, AgentInfo]:
     }
 
 
-# ---- front matter: the YAML subset of OpenCode agent files ------------------------------
-
-
-class FrontMatterError(ValueError):
-    pass
-
-
-WORDS = {"true": True, "yes": True, "false": False, "no": False, "null": None, "~": None}
-"""Unquoted values read as YAML reads them (any case)."""
-
-
-def _scalar(text: str) -> Any:
-    text = text.strip()
-    if not text:
-        return None
-    if text[0] in "[{\"'":
-        if text[0] == "'" and text.endswith("'") and len(text) > 1:
-            return text[1:-1].replace("''", "'")
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError:
-            if text.startswith("[") and text.endswith("]"):  # [a, b] without quotes
-                return [_scalar(item) for item in text[1:-1].split(",") if item.strip()]
-            if text.startswith("{") and FILE_REF.match(text):
-                return text
-            raise FrontMatterError(f"cannot read the value {text}") from None
-    if text.lower() in WORDS:
-        return WORDS[text.lower()]
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
-
-
-def _strip_comment(line: str) -> str:
-    quote = ""
-    for index, char in enumerate(line):
-        if char in "\"'" and not quote:
-            quote = char
-        elif char == quote:
-            quote = ""
-        elif char == "#" and not quote and (index == 0 or line[index - 1].isspace()):
-            return line[:index].rstrip()
-    return line.rstrip()
-
-
-def parse_header(lines: list[str]) -> dict[str, Any]:
-    """Nested `key: value` maps by indentation, `- item` lists, scalars, JSON values."""
-    rows = []
-    for number, raw in enumerate(lines, start=2):  # line 1 is the opening ---
-        line = _strip_comment(raw)
-        if line.strip():
-            rows.append((number, len(line) - len(line.lstrip()), line.strip()))
-
-    def block(start: int, indent: int) -> tuple[Any, int]:
-        if rows[start][2].startswith("- "):
-            items = []
-            index = start
-            while index < len(rows) and rows[index][1] == indent:
-                number, _, text = rows[index]
-                if not text.startswith("- "):
-                    raise FrontMatterError(f"line {number}: expected '- item'")
-                items.append(_scalar(text[2:]))
-                index += 1
-            return items, index
-        mapping: dict[str, Any] = {}
-        index = start
-        while index < len(rows) and rows[index][1] == indent:
-            number, _, text = rows[index]
-            key, sep, value = text.partition(":")
-            key = key.strip().strip("\"'")
-            if not sep or not key:
-                raise FrontMatterError(f"line {number}: expected 'key: value'")
-            index += 1
-            if value.strip():
-                mapping[key] = _scalar(value)
-            elif index < len(rows) and rows[index][1] > indent:
-                mapping[key], index = block(index, rows[index][1])
-            else:
-                mapping[key] = None
-        if index < len(rows) and rows[index][1] > indent:
-            raise FrontMatterError(f"line {rows[index][0]}: unexpected indentation")
-        return mapping, index
-
-    if not rows:
-        return {}
-    parsed, end = block(0, rows[0][1])
-    if end < len(rows) or not isinstance(parsed, dict):
-        raise FrontMatterError(f"line {rows[min(end, len(rows) - 1)][0]}: unexpected indentation")
-    return parsed
-
-
 # ---- loading ----------------------------------------------------------------------------
 
 
@@ -307,6 +214,16 @@ def _read_prompt(ref: str | AgentPromptFile, bases: list[Path], where: str) -> s
     raise FrontMatterError(f"{where}: field prompt: file {name} not found")
 
 
+def _file_ref(value: Any) -> Any:
+    """`prompt: {file:x.md}` unquoted is the YAML mapping {"file:x.md": None}: the
+    reference it was written as."""
+    if isinstance(value, dict) and len(value) == 1:
+        ((key, inner),) = value.items()
+        if inner is None and isinstance(key, str) and key.startswith("file:"):
+            return "{" + key + "}"
+    return value
+
+
 def _tools(value: list[str] | dict[str, bool]) -> dict[str, bool]:
     if isinstance(value, list):  # the only tools it may call
         return {"*": False, **dict.fromkeys(value, True)}
@@ -354,9 +271,9 @@ def _load_file(
     that is wrong. `untrusted`: the directory of a project not yet trusted, whose agents
     only narrow (trust/keys.py `narrow_agent`); UnreadableFile for a file it cannot read
     (one linking outside that project included)."""
-    text = markdown_text(path, untrusted)
-    header, body = split_front_matter(text)
-    data = parse_header(header)
+    data, body = parse_front_matter(markdown_text(path, untrusted))
+    if "prompt" in data:
+        data["prompt"] = _file_ref(data["prompt"])
     body = body.strip()
     if body:
         data["prompt"] = body

@@ -1,7 +1,8 @@
 """Claude Code's subagents, read as they are (issue 43): `.claude/agents/NAME.md` in a
 project and `~/.claude/agents/NAME.md`, whose front matter gives `name`, `description`,
-`tools` (Claude Code's names, comma-separated; none: every tool, as in Claude Code) and
-`model` (`sonnet`, `opus`, `haiku`, `inherit` or a model id), the body the prompt. They
+`tools` (Claude Code's names, comma-separated or a YAML list; none: every tool, as in
+Claude Code) and `model` (`sonnet`, `opus`, `haiku`, `inherit` or a model id), the body
+the prompt. They
 become agent-tui subagents in OpenCode's shape (project/agents.py loads them below
 agent-tui's own folders of the same level)."""
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_tui.config.claude_permissions import our_tools
+from agent_tui.project.front_matter import text_value, words
 
 KEPT = ("description", "prompt", "color")
 """Keys read as they are; Claude Code's others (`permissionMode`, `skills`, ...) are not."""
@@ -21,12 +23,12 @@ ANTHROPIC = "anthropic/"
 def agent_data(data: dict[str, Any], main_model: str) -> tuple[dict[str, Any], str | None]:
     """(agent-tui's agent keys, a note when something of it could not be kept)."""
     found = {key: data[key] for key in KEPT if key in data}
+    if "description" in data:  # a folded `>` one ends with a newline
+        found["description"] = text_value(data["description"])
     found["mode"] = "subagent"
     tools = data.get("tools")
-    if isinstance(tools, str):
-        tools = [name.strip() for name in tools.split(",") if name.strip()]
-    if isinstance(tools, list):
-        found["tools"] = sorted({ours for name in tools for ours in our_tools(str(name))})
+    if tools is not None:  # `Read, Grep` or [Read, Grep]
+        found["tools"] = sorted({ours for name in words(tools) for ours in our_tools(name)})
     else:
         found["tools"] = {"*": True}  # Claude Code: no `tools` inherits every tool
     model, note = alias_model(data.get("model"), main_model)

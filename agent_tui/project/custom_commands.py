@@ -5,9 +5,9 @@
 `.claude/commands/**/NAME.md` and `~/.claude/commands/**/NAME.md` (below agent-tui's own
 of the same level). A project command overrides a user one. The body's `$ARGUMENTS`
 becomes everything after `/NAME`, `$1`, `$2`… the single words; its `` !`command` ``
-lines run before it is sent (session/command_lines.py). An optional front matter (`---`
-lines around `key: value` lines) sets `description`, `model`, `argument-hint` and
-`allowed-tools` (Claude Code's rules, such as `Bash(git status:*)`).
+lines run before it is sent (session/command_lines.py). An optional YAML front matter
+(project/front_matter.py) sets `description`, `model`, `argument-hint` and
+`allowed-tools` (Claude Code's rules, such as `Bash(git status:*)`, a list or one string).
 """
 
 from __future__ import annotations
@@ -18,8 +18,15 @@ import stat
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agent_tui import paths
+from agent_tui.project.front_matter import (
+    FrontMatterError,
+    parse_front_matter,
+    text_value,
+    words,
+)
 
 PROJECT_COMMANDS_DIR = Path(".agent-tui") / "commands"
 USER_COMMANDS_DIR = "commands"
@@ -64,29 +71,6 @@ class CustomCommand:
         return PLACEHOLDER_RE.sub(value, self.body).strip()
 
 
-def split_front_matter(text: str) -> tuple[list[str], str]:
-    """(header lines, body) of a `---\\n...\\n---\\nbody` file; ([], text) without a header
-    (project/agents.py parses the lines as nested keys, commands as flat ones)."""
-    lines = text.splitlines()
-    if not lines or lines[0].strip() != "---":
-        return [], text
-    for end in range(1, len(lines)):
-        if lines[end].strip() == "---":
-            return lines[1:end], "\n".join(lines[end + 1 :])
-    return [], text  # no closing line: it was not a header
-
-
-def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
-    """({key: value}, body) of a `---\\nkey: value\\n---\\nbody` file; no header: ({}, text)."""
-    header, body = split_front_matter(text)
-    meta: dict[str, str] = {}
-    for line in header:
-        key, sep, value = line.partition(":")
-        if sep and key.strip():
-            meta[key.strip().lower()] = value.strip().strip("\"'")
-    return meta, body
-
-
 class UnreadableFile(ValueError):
     """Why a command's, agent's or skill's file is skipped (markdown_text)."""
 
@@ -121,22 +105,23 @@ def front_matter_files(
     within: Path | None = None,
     skipped: list[str] | None = None,
     kind: str = "File",
-) -> Iterator[tuple[Path, dict[str, str], str]]:
-    """(path, front matter, body) of each readable file matching `pattern` in `folder`,
-    by path; none when the folder cannot be read. Each one that cannot be read
-    (markdown_text, `within` a project) adds a line to `skipped`, naming it as `kind`."""
+) -> Iterator[tuple[Path, dict[str, Any], str]]:
+    """(path, front matter with lower-case keys, body) of each readable file matching
+    `pattern` in `folder`, by path; none when the folder cannot be read. Each one that
+    cannot be read (markdown_text, `within` a project) or whose front matter is not valid
+    YAML adds a line to `skipped`, naming it as `kind`."""
     try:
         files = sorted(folder.glob(pattern))
     except OSError:
         return
     for path in files:
         try:
-            text = markdown_text(path, within)
-        except UnreadableFile as exc:
+            meta, body = parse_front_matter(markdown_text(path, within))
+        except (UnreadableFile, FrontMatterError) as exc:
             if skipped is not None:
                 skipped.append(f"{kind} {path}: {exc}; skipped.")
             continue
-        yield path, *parse_front_matter(text)
+        yield path, {key.lower(): value for key, value in meta.items()}, body
 
 
 COMMAND_FILE = "Command file"
@@ -164,27 +149,12 @@ def _load_dir(
             body=body.strip(),
             path=path,
             scope=scope,
-            description=meta.get("description", ""),
-            model=meta.get("model") or None,
-            hint=meta.get("argument-hint") or None,
-            allowed=_rules(meta.get("allowed-tools", "")),
+            description=text_value(meta.get("description")),
+            model=text_value(meta.get("model")) or None,
+            hint=text_value(meta.get("argument-hint")) or None,
+            allowed=words(meta.get("allowed-tools")),
         )
     return found
-
-
-def _rules(text: str) -> tuple[str, ...]:
-    """`Bash(git add:*), Bash(git status:*)` (or a `[...]` list) as single rules."""
-    text = text.strip().removeprefix("[").removesuffix("]")
-    rules, depth, current = [], 0, ""
-    for char in text:
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if char == "," and depth == 0:
-            rules.append(current)
-            current = ""
-        else:
-            current += char
-    rules.append(current)
-    return tuple(r.strip().strip("\"'") for r in rules if r.strip())
 
 
 @dataclass

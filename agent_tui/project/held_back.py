@@ -9,8 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agent_tui.project.agents import CLAUDE_AGENTS_DIR, PROJECT_AGENTS_DIR, parse_header
-from agent_tui.project.custom_commands import markdown_text, project_commands, split_front_matter
+from agent_tui.project.agents import CLAUDE_AGENTS_DIR, PROJECT_AGENTS_DIR
+from agent_tui.project.custom_commands import markdown_text, project_commands
+from agent_tui.project.front_matter import parse_front_matter
 
 AGENT_KEYS = ("tools", "model", "reasoning")
 
@@ -50,9 +51,8 @@ def _agents(directory: Path) -> list[str]:
 
 def _header(path: Path) -> dict[str, Any] | None:
     try:
-        header, _ = split_front_matter(markdown_text(path))
-        return parse_header(header)
-    except ValueError:  # UnreadableFile too: a file skipped is not asked about
+        return parse_front_matter(markdown_text(path))[0]
+    except ValueError:  # UnreadableFile, FrontMatterError: a file skipped is not asked about
         return None
 
 

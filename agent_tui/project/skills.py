@@ -3,9 +3,9 @@
 `.agent-tui/skills/NAME/SKILL.md` in the working directory (project) and
 `<config dir>/skills/NAME/SKILL.md` (user), and Claude Code's as they are:
 `.claude/skills/NAME/SKILL.md` and `~/.claude/skills/NAME/SKILL.md`. A project skill
-overrides a user one of the same name, and agent-tui's own a Claude Code one. The front
-matter (`---` lines around `key: value` lines) gives `name` (the folder's name when
-missing) and `description`. The system prompt lists every skill's
+overrides a user one of the same name, and agent-tui's own a Claude Code one. The YAML
+front matter (project/front_matter.py) gives `name` (the folder's name when missing) and
+`description`. The system prompt lists every skill's
 name and description; the skill tool returns a body, with the folder it lives in so
 that files the body mentions can be read.
 """
@@ -17,6 +17,7 @@ from pathlib import Path
 
 from agent_tui import paths
 from agent_tui.project.custom_commands import front_matter_files
+from agent_tui.project.front_matter import text_value
 
 PROJECT_SKILLS_DIR = Path(".agent-tui") / "skills"
 CLAUDE_SKILLS_DIR = Path(".claude") / "skills"
@@ -57,11 +58,11 @@ def _load_dir(
     for path, meta, body in front_matter_files(
         root, f"*/{SKILL_FILE}", within, skipped, SKILL_KIND
     ):
-        name = (meta.get("name") or path.parent.name).strip()
+        name = text_value(meta.get("name")) or path.parent.name
         if name:
             found[name.lower()] = Skill(
                 name=name,
-                description=" ".join(meta.get("description", "").split()),
+                description=" ".join(text_value(meta.get("description")).split()),
                 body=body.strip(),
                 path=path,
                 scope=scope,

@@ -314,8 +314,12 @@ class Conversation(Horizontal):
         self._undo_prompt = prompt
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        if event.text_area is not self.prompt:
-            return
+        if event.text_area is self.prompt:
+            self.show_completions()
+
+    def show_completions(self) -> None:
+        """The commands what is typed completes to, with their arguments, under the
+        prompt; again when the custom commands arrive (`/ru` typed before they did)."""
         found = self.prompt.completions()
         hint = "   ".join(f"{c.usage} — {c.help}" for c in found[:3])
         completions = self.query_one("#completions", Static)

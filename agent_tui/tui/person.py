@@ -143,5 +143,6 @@ async def load_custom(chat: Conversation) -> None:
     named like a built-in."""
     found, warning = await asyncio.to_thread(catalog.customs, chat.directory)
     chat.prompt.commands = (*catalog.offered_in(APP), *found)
+    chat.show_completions()
     if warning is not None:
         chat.notify(warning, severity="warning", timeout=10)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from agent_tui import paths
 from agent_tui.config.settings import ProjectTrust
+from agent_tui.project.custom_commands import load_custom_commands
+from agent_tui.project.skills import load_skills
 from agent_tui.trust import store
 from agent_tui.trust.keys import explain
 from agent_tui.trust.vouched import CLAUDE_MCP
@@ -49,6 +51,10 @@ def describe(workspace: Workspace) -> str:
     project = workspace.project
     state = STATES.get(project.status, project.status)
     lines = [f"Project: {workspace.directory} ({state})", *what_it_adds(project)]
+    brought = claude_lines(workspace, own=False)
+    if brought:
+        lines.append("What it brings in Claude Code's files:")
+        lines += [f"  {line}" for line in brought]
     unnamed = workspace.unnamed_secrets()
     if unnamed:
         lines.append("Secrets your trust has not named yet (given only once you trust it):")
@@ -86,23 +92,49 @@ def waiting_note(workspace: Workspace) -> str:
     )
 
 
-CLAUDE_FOLDERS = (("commands", "**/*.md"), ("agents", "*.md"), ("skills", "*/SKILL.md"))
+CLAUDE_FOLDERS = ("commands", "agents", "skills")
 
 
-def claude_folder_lines(directory: Path) -> list[str]:
-    """For `/context`: Claude Code's commands, agents and skills read, the project's and
-    the person's (`~/.claude`), each folder with what it holds."""
-    lines = []
-    for root in (directory / ".claude", paths.claude_home()):
-        for kind, pattern in CLAUDE_FOLDERS:
-            try:
-                found = sorted(root.joinpath(kind).glob(pattern))
-            except OSError:
-                continue
-            names = [p.parent.name if kind == "skills" else p.stem for p in found]
-            if names:
-                lines.append(f"Claude Code's {root / kind} read: {', '.join(names)}.")
+def claude_lines(workspace: Workspace, own: bool = True) -> list[str]:
+    """What Claude Code's files brought: the project's settings, its `.claude/` commands,
+    agents and skills (and the person's in `~/.claude` when `own`), its `.mcp.json`. The
+    trust question and `/context` both say it in these words."""
+    project = workspace.project
+    read = project.claude_read.items()
+    lines = [f"Claude Code's {path} read: {brought}." for path, brought in read]
+    lines += claude_folder_lines(workspace, own)
+    if project.claude_mcp:
+        names = ", ".join(project.claude_mcp)
+        lines.append(f"Claude Code's {CLAUDE_MCP} read: its servers join `mcp` ({names}).")
     return lines
+
+
+def claude_folder_lines(workspace: Workspace, own: bool = True) -> list[str]:
+    """Each of Claude Code's folders with the commands, agents and skills it brought, by
+    the names they are called by: a file skipped (workspace/skipped.py) or one agent-tui's
+    own of the same name replaces is not among them."""
+    found = _in_effect(workspace)
+    roots = [workspace.directory / ".claude"] + ([paths.claude_home()] if own else [])
+    lines = []
+    for root in roots:
+        for kind in CLAUDE_FOLDERS:
+            folder = root / kind
+            names = sorted({name for path, name in found[kind] if path.is_relative_to(folder)})
+            if names:
+                lines.append(f"Claude Code's {folder} read: {', '.join(names)}.")
+    return lines
+
+
+def _in_effect(workspace: Workspace) -> dict[str, list[tuple[Path, str]]]:
+    """(file, name) of each command, agent and skill in effect."""
+    directory = workspace.directory
+    commands = load_custom_commands(directory).commands.values()
+    agents = workspace.agent_catalog().agents.values()
+    return {
+        "commands": [(command.path, command.name) for command in commands],
+        "agents": [(Path(agent.source), agent.name) for agent in agents],
+        "skills": [(skill.path, skill.name) for skill in load_skills(directory).values()],
+    }
 
 
 def trust_lines(workspace: Workspace) -> list[str]:
@@ -111,13 +143,7 @@ def trust_lines(workspace: Workspace) -> list[str]:
     state = STATES.get(project.status, project.status)
     if workspace.trusted and project.status in ("untrusted", "changed"):
         state = "trusted for this session only"
-    lines = [f"Project trust: {state}."]
-    for path, brought in project.claude_read.items():
-        lines.append(f"Claude Code's {path} read: {brought}.")
-    lines += claude_folder_lines(workspace.directory)
-    if project.claude_mcp:
-        names = ", ".join(project.claude_mcp)
-        lines.append(f"Claude Code's {CLAUDE_MCP} read: its servers join `mcp` ({names}).")
+    lines = [f"Project trust: {state}.", *claude_lines(workspace)]
     waiting = workspace.waiting_lines()
     if waiting:
         lines.append("Waiting for trust (`agent-tui trust`):")
