@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
+from agent_tui import paths
 from agent_tui.tui.launch import launch
 from agent_tui.tui.text_screen import TextScreen
 from tests.conftest import write_config
@@ -23,10 +24,18 @@ def _args(**kw: object) -> argparse.Namespace:
     return argparse.Namespace(cont=False, session=None, model=None, **kw)
 
 
+def _own_config(text: str) -> None:
+    """The person's own config: it stops with its error (a project's broken file is
+    skipped with a line instead, tests/test_broken_files.py)."""
+    path = paths.config_dir() / "config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
 def test_launch_reports_config_error_without_traceback(
     isolated: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (isolated / "agent-tui.json").write_text("{not json", encoding="utf-8")
+    _own_config("{not json")
     assert launch(_args()) == 1
     err = capsys.readouterr().err
     assert err.startswith("agent-tui: Config file") and "Traceback" not in err
@@ -37,7 +46,7 @@ def test_launch_reports_config_error_without_traceback(
 
 
 def test_launch_reports_invalid_config_after_the_first_frame(isolated: Path) -> None:
-    (isolated / "agent-tui.json").write_text('{"max_steps": "many"}', encoding="utf-8")
+    _own_config('{"max_steps": "many"}')
     code, text = PtyAgent(isolated).finish()
     assert code == 1
     assert "agent-tui: Invalid config in" in text and "max_steps" in text
