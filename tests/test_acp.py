@@ -537,14 +537,16 @@ async def test_garbage_on_stdin_does_not_stop_the_agent(configured: FakeOpenAI, 
 
 
 async def test_bad_config_is_an_error_on_each_request(configured: FakeOpenAI, isolated: Path):
-    (isolated / "agent-tui.json").write_text('{"model": "openai/test-model", "bogus": 1}')
+    own = paths.config_dir() / "config.json"  # the person's own: a project's is skipped
+    own.parent.mkdir(parents=True, exist_ok=True)
+    own.write_text('{"model": "openai/test-model", "bogus": 1}')
     client = RecordingClient()
     async with acp_agent(client, isolated, initialize=False) as (conn, process):
         response = await conn.initialize(protocol_version=1)
         assert response.agent_info.name == "agent-tui"
         with pytest.raises(RequestError) as raised:
             await conn.new_session(cwd=str(isolated), mcp_servers=[])
-        assert "agent-tui.json" in str(raised.value) and "bogus" in str(raised.value)
+        assert "config.json" in str(raised.value) and "bogus" in str(raised.value)
         assert process.returncode is None
 
 

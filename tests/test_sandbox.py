@@ -551,7 +551,11 @@ async def test_local_mcp_server_runs_in_the_sandbox_unless_opted_out(
     script.write_text(PROBE_SERVER)
     target = tmp_path / "outside" / "mcp.txt"
     server = {"type": "local", "command": [PY, str(script)], "sandbox": sandbox}
-    write_config(sandboxed, fake_llm, mcp={"p": server}, permission={"p_*": "allow"})
+    if sandbox:
+        write_config(sandboxed, fake_llm, mcp={"p": server}, permission={"p_*": "allow"})
+    else:  # only the person's own config opts a server out (a project's never does)
+        write_config(sandboxed, fake_llm, permission={"p_*": "allow"})
+        person_config({"mcp": {"p": server}})
     fake_llm.script(ToolCalls([Call("p_probe", json.dumps({"target": str(target)}))]), Text("done"))
     async with open_engine() as engine:
         session = await engine.new_session(sandboxed)

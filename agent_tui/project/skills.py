@@ -51,9 +51,40 @@ SKILL_KIND = "Skill file"
 """How a skipped line names a skill's file."""
 
 
+_LOADED: dict[tuple[object, ...], tuple[dict[str, Skill], list[str]]] = {}
+"""A folder's skills as last read, by the name, time and size of each SKILL.md: the start
+(its skipped lines) and the system prompt of one run read each file once."""
+
+
+def _stamp(root: Path) -> tuple[tuple[str, int, int], ...] | None:
+    """What tells whether a folder's SKILL.md files changed (None: cannot tell)."""
+    try:
+        stats = [(p, p.stat()) for p in root.glob(f"*/{SKILL_FILE}")]
+    except (OSError, RuntimeError):
+        return None
+    return tuple(sorted((str(p), st.st_mtime_ns, st.st_size) for p, st in stats))
+
+
 def _load_dir(
     root: Path, scope: str, within: Path | None = None, skipped: list[str] | None = None
 ) -> dict[str, Skill]:
+    stamp = _stamp(root)
+    key = (root, scope, within, stamp)
+    if stamp is not None and key in _LOADED:
+        found, lines = _LOADED[key]
+        if skipped is not None:
+            skipped.extend(lines)
+        return dict(found)
+    lines: list[str] = []
+    found = _read_dir(root, scope, within, lines)
+    if skipped is not None:
+        skipped.extend(lines)
+    if stamp is not None:
+        _LOADED[key] = (dict(found), lines)
+    return found
+
+
+def _read_dir(root: Path, scope: str, within: Path | None, skipped: list[str]) -> dict[str, Skill]:
     found: dict[str, Skill] = {}
     for path, meta, body in front_matter_files(
         root, f"*/{SKILL_FILE}", within, skipped, SKILL_KIND
