@@ -73,6 +73,19 @@ def stop_engines() -> None:
         shutil.rmtree(folder, ignore_errors=True)  # pytest removes only its own tmp folders
 
 
+@pytest.fixture
+def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """This test's own engines: its own runtime dir, stopped at the end."""
+    from agent_tui.provider import shared
+
+    folder = tmp_path / "runtime"
+    folder.mkdir()
+    monkeypatch.setenv(shared.RUNTIME_ENV, str(folder))
+    monkeypatch.setenv(shared.ENGINE_ENV, "10")
+    yield folder
+    stop_engines()
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -28,7 +28,6 @@ from agent_tui.cli import main
 from tests.conftest import cloned_project, person_config
 from tests.engine_helpers import run_cli, write
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
-from tests.test_engine import runtime  # noqa: F401  (the fixture: this test's own engine)
 from tests.test_sandbox import require_bwrap
 
 FAKE_LSP = Path(__file__).with_name("fake_lsp.py")

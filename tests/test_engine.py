@@ -9,29 +9,16 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from agent_tui.provider import shared
-from tests.conftest import stop_engines
 from tests.fake_openai import Call, FakeOpenAI, Gated, Hang, Text, ToolCalls
 from tests.process_helpers import agent_tui_argv, wait_until
 from tests.serve_helpers import env as process_env
 
 pytestmark = pytest.mark.process
-
-
-@pytest.fixture
-def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """This test's own engine: its own runtime dir, stopped at the end."""
-    folder = tmp_path / "runtime"
-    folder.mkdir()
-    monkeypatch.setenv(shared.RUNTIME_ENV, str(folder))
-    monkeypatch.setenv(shared.ENGINE_ENV, "10")
-    yield folder
-    stop_engines()
 
 
 def run(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:

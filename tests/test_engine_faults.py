@@ -14,7 +14,6 @@ import re
 import select
 import shutil
 import socket
-import subprocess
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -25,11 +24,10 @@ import pytest
 
 from agent_tui.errors import ProviderError
 from agent_tui.provider import remote, shared
-from tests.conftest import stop_engines
 from tests.engine_helpers import run_cli
 from tests.fake_openai import Call, FakeOpenAI, Gated, Reply, Text, ToolCalls
-from tests.process_helpers import ROOT, Run, agent_tui_argv, wait_until
-from tests.serve_helpers import env as process_env
+from tests.process_helpers import ROOT, Run, wait_until
+from tests.test_engine import run
 
 NOBODY = 65534
 
@@ -50,30 +48,6 @@ class _Refused(_socket):
 
 socket.socket = _Refused
 """
-
-
-@pytest.fixture
-def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """This test's own engines: its own runtime dir, stopped at the end."""
-    folder = tmp_path / "runtime"
-    folder.mkdir()
-    monkeypatch.setenv(shared.RUNTIME_ENV, str(folder))
-    monkeypatch.setenv(shared.ENGINE_ENV, "10")
-    yield folder
-    stop_engines()
-
-
-def run(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        agent_tui_argv(*args),
-        cwd=project,
-        env={**process_env(), **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert "Traceback" not in done.stdout + done.stderr, done.stderr
-    return done
 
 
 def engine_status(project: Path) -> list[dict[str, Any]]:
