@@ -204,7 +204,7 @@ class Hooks:
         contained = source.project or (command.model_extra or {}).get("sandbox") is True
         if not contained or self.containment is None:
             return await run_command(command, data, cwd, own_env, argv)
-        name = f"hook:{command.command}"
+        name = _outside_name(command)
         env = _env(self.contained_env, directory, run.env)
         wrapped = await self.containment.wrap(
             name, argv, env, cwd=cwd or directory, key=run.session_dir
@@ -232,7 +232,7 @@ class Hooks:
         command, source = job
         session = payload.get("session_id")
         return Blocked(
-            name=f"hook:{command.command}",
+            name=_outside_name(command),
             what=f"{event} hook `{_short(command)}` ({source.path})",
             reason=reason,
             session_id=session if isinstance(session, str) else None,
@@ -253,6 +253,11 @@ class _Run:
 def _env(base: Any, directory: Path, extra: dict[str, str]) -> dict[str, str]:
     env = {**base, "CLAUDE_PROJECT_DIR": str(directory), "AGENT_TUI_PROJECT_DIR": str(directory)}
     return procs.process_env({**env, **extra})
+
+
+def _outside_name(command: HookCommand) -> str:
+    """The hook's name in `sandbox.outside` (sandbox/containment.py)."""
+    return f"hook:{command.command}"
 
 
 def _short(command: HookCommand) -> str:

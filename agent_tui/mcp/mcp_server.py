@@ -8,7 +8,6 @@ import contextlib
 import logging
 import os
 import re
-import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -124,10 +123,7 @@ class McpServer:
             full_env = procs.process_env({**env, **extra})
             contained = self.from_project or self.config.sandbox
             if containment is not None and contained:  # SandboxError (sandbox.required) fails it
-                program = str(cwd / argv[0]) if "/" in argv[0] else argv[0]
-                if shutil.which(program, path=full_env.get("PATH")) is None:
-                    raise FileNotFoundError(2, "command not found", argv[0])
-                name = f"mcp:{self.name}"
+                name = f"mcp:{self.name}"  # a missing program: FileNotFoundError, as unwrapped
                 wrapped = await containment.wrap(name, argv, full_env, cwd=cwd)
                 argv, full_env, self.policy = wrapped.argv, wrapped.env, wrapped.policy
                 self._outside_key = (
