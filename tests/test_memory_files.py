@@ -252,3 +252,109 @@ def test_globs_match_as_claude_codes_do() -> None:
 def test_imports_outside_code() -> None:
     text = "Use @a.md and @b/c.md.\n\n```\n@code.md\n```\n\n    @indented.md\n\n`@span.md` x@y.z"
     assert import_references(text) == ["a.md", "b/c.md"]
+
+
+def nested_project(project: Path) -> None:
+    """A CLAUDE.md two folders down and one between, with an import; files beside them."""
+    write(project / "CLAUDE.md", "ROOT-MEMORY")
+    write(project / "pkg" / "CLAUDE.md", "PKG-MEMORY @notes.md")
+    write(project / "pkg" / "notes.md", "PKG-NOTES")
+    write(project / "pkg" / "api" / ".claude" / "CLAUDE.md", "API-MEMORY")
+    write(project / "pkg" / "api" / "x.py", "# x.py\n")
+    write(project / "pkg" / "api" / "y.py", "# y.py\n")
+    write(project / "other" / "CLAUDE.md", "OTHER-MEMORY")
+    write(project / "top.py", "# top\n")
+
+
+async def test_a_folders_memory_joins_once_the_model_works_on_a_file_in_it(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    """Claude Code's nested memory: a CLAUDE.md below the working directory is read when
+    a file under its folder is, with those of the folders between and their imports."""
+    nested_project(isolated)
+    write_config(isolated, fake_llm)
+    fake_llm.script(read("top.py"), read("pkg/api/x.py"), read("pkg/api/y.py"), Text("done"))
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+        await engine.prompt(session.id, "work on the api")
+        report = await engine.context_report(session.id)
+    requests = fake_llm.requests
+    first = system_text(requests[0])
+    assert all(system_text(r) == first for r in requests)  # the cached prefix never moves
+    assert "ROOT-MEMORY" in first
+    for text in ("PKG-MEMORY", "PKG-NOTES", "API-MEMORY", "OTHER-MEMORY"):
+        assert text not in first, text
+    for text in ("PKG-MEMORY", "PKG-NOTES", "API-MEMORY"):
+        counts = [json.dumps(r["messages"]).count(text) for r in requests]
+        assert counts == [0, 0, 1, 1], text
+    assert all("OTHER-MEMORY" not in json.dumps(r) for r in requests)  # no file there
+    x_result = [m for m in requests[2]["messages"] if m["role"] == "tool"][-1]["content"]
+    assert "# x.py" in x_result
+    assert x_result.index("PKG-MEMORY") < x_result.index("PKG-NOTES") < x_result.index("API")
+    assert f"they apply to files in {isolated / 'pkg'}" in x_result
+    assert requests[3]["messages"][: len(requests[2]["messages"])] == requests[2]["messages"]
+    # /context lists them once loaded, with the file that brought them in.
+    assert "Memory of folders below" in report
+    x = isolated / "pkg" / "api" / "x.py"
+    assert f"{isolated / 'pkg' / 'CLAUDE.md'}: " in report and f"; {x} brought it in" in report
+    assert f"@ {isolated / 'pkg' / 'notes.md'}: " in report
+    assert str(isolated / "other" / "CLAUDE.md") not in report
+
+
+def test_a_folders_memory_imports_stay_inside_an_untrusted_project(
+    untrusted: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(untrusted / "pkg" / "CLAUDE.md", "PKG-MEMORY @../docs/own.md @../../outside.md")
+    write(untrusted / "docs" / "own.md", "OWN-DOC")
+    write(untrusted.parent / "outside.md", "OUTSIDE-TEXT")
+    write(untrusted / "pkg" / "x.py", "# x\n")
+    person_config({**write_config(untrusted, fake_llm), "trusted_projects": []})
+    (untrusted / "agent-tui.json").unlink()
+    fake_llm.script(read("pkg/x.py"), Text("ok"))
+    code, _, err = run_cli(capsys, "run", "hi")
+    assert code == 0, err
+    sent = json.dumps(fake_llm.requests[1])
+    assert "PKG-MEMORY" in sent and "OWN-DOC" in sent and "OUTSIDE-TEXT" not in sent
+    code, out, err = run_cli(capsys, "context", "-c")
+    assert code == 0, err
+    outside = "outside the project: read only in a project you trusted"
+    assert f"@../../outside.md in {untrusted / 'pkg' / 'CLAUDE.md'}: {outside}" in out
+
+
+def test_a_claude_md_only_projects_outside_import_waits_for_its_trust(
+    untrusted: Path, home: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing but a CLAUDE.md importing a file outside the project: that import is
+    what the project brings, so the trust question names it, and once trusted it is read
+    (a secret's path never is); a CLAUDE.md changed since waits again."""
+    write(untrusted / "CLAUDE.md", "PROJECT-MEMORY @../outside.md @~/.ssh/id_rsa")
+    write(untrusted.parent / "outside.md", "OUTSIDE-TEXT")
+    write(home / ".ssh" / "id_rsa", "PRIVATE-KEY-MATERIAL")
+    person_config({**write_config(untrusted, fake_llm), "trusted_projects": []})
+    (untrusted / "agent-tui.json").unlink()
+    fake_llm.script(Text("one"), Text("two"), Text("three"))
+    code, _, err = run_cli(capsys, "run", "hi")
+    assert code == 0, err
+    sent = json.dumps(fake_llm.requests[0])
+    assert "PROJECT-MEMORY" in sent and "OUTSIDE-TEXT" not in sent and "PRIVATE-KEY" not in sent
+    note = "its memory files' imports from outside it are not read (@../outside.md in CLAUDE.md)"
+    assert err.count(note) == 1, err  # told why, once
+    assert "id_rsa in CLAUDE.md" not in err  # never read: nothing to trust about it
+    code, out, err = run_cli(capsys, "trust")
+    assert code == 1 and "--yes" in err
+    outside = (untrusted.parent / "outside.md").resolve()
+    assert "Files outside it that its memory files import (read into the context):" in out
+    assert f"  @../outside.md in CLAUDE.md ({outside})" in out
+    assert "A secret's path its memory files import (never read, trusted or not):" in out
+    assert "@~/.ssh/id_rsa in CLAUDE.md" in out
+    code, out, _ = run_cli(capsys, "trust", "--yes")
+    assert code == 0 and "Trusted:" in out
+    code, _, err = run_cli(capsys, "run", "again")
+    assert code == 0, err
+    sent = json.dumps(fake_llm.requests[1])
+    assert "OUTSIDE-TEXT" in sent and "PRIVATE-KEY" not in sent and note not in err
+    write(untrusted / "CLAUDE.md", "PROJECT-MEMORY @../outside.md @../second.md")
+    code, _, err = run_cli(capsys, "run", "changed")
+    assert code == 0, err
+    assert "OUTSIDE-TEXT" not in json.dumps(fake_llm.requests[2])
+    assert "not trusted (changed since you trusted it)" in err

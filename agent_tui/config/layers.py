@@ -16,7 +16,7 @@ from agent_tui.config.claude_mcp import mcp_servers
 from agent_tui.config.claude_permissions import permission_of
 from agent_tui.config.claude_settings import add_hooks, contribution, hooks_of, project_files
 from agent_tui.errors import ConfigError
-from agent_tui.trust import keys, store, variables, vouched
+from agent_tui.trust import keys, memory_imports, store, variables, vouched
 
 CONFIG_FILE_NAME = vouched.CONFIG_FILE_NAME
 ATTACH_VALUES = "off, auto, or the server's URL (http://HOST:PORT)"
@@ -196,6 +196,8 @@ class ProjectLayer:
     unreadable, a folder where the file should be. The rest of the project applies."""
     sent: list[variables.Sent] = field(default_factory=list)
     """What of your environment its MCP servers would receive (the trust question's)."""
+    imports: list[memory_imports.OutsideImport] = field(default_factory=list)
+    """The files outside it its memory files would read (the trust question's)."""
 
     @property
     def applied(self) -> dict[str, Any]:
@@ -312,8 +314,9 @@ def project_layer(
     data = _with_claude(own or {}, claude)
     runs = vouched.run_files(directory, data)
     files = vouched.digests(directory.resolve(), vouched.vouched_files(directory, runs))
+    imports = memory_imports.outside_imports(directory, _deny_read(person))
     if os.environ.get("AGENT_TUI_CONFIG"):
-        files = {}  # AGENT_TUI_CONFIG: the project's files are not read at all
+        files, imports = {}, []  # AGENT_TUI_CONFIG: the project's files are not read at all
     trusted_paths = person.get("trusted_projects")
     trusted_paths = trusted_paths if isinstance(trusted_paths, list) else []
     if trust_now and files:
@@ -337,7 +340,17 @@ def project_layer(
         claude_read=claude.read,
         skipped=skipped,
         sent=variables.sent(servers_as_run(person, data)),
+        imports=imports,
     )
+
+
+def _deny_read(person: dict[str, Any]) -> tuple[Path, ...]:
+    """The person's `sandbox.deny_read` (unchecked yet: anything else is none)."""
+    sandbox = person.get("sandbox")
+    entries = sandbox.get("deny_read") if isinstance(sandbox, dict) else None
+    if not isinstance(entries, list):
+        return ()
+    return memory_imports.denied(str(entry) for entry in entries)
 
 
 def servers_as_run(person: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from agent_tui.config.layers import merge_layers as _deep_merge
 from agent_tui.config.layers import read_json as _read_json
 from agent_tui.config.lsp_config import LspConfig
 from agent_tui.errors import ConfigError
+from agent_tui.trust.memory_imports import OutsideImport
 from agent_tui.trust.store import TRUSTED
 from agent_tui.trust.variables import Sent
 from agent_tui.trust.vouched import run_files
@@ -384,6 +385,9 @@ class ProjectTrust(BaseModel):
     """The MCP servers its config sets (agent-tui.json's and `.mcp.json`'s)."""
     sent: list[Sent] = Field(default_factory=list)
     """What of your environment those servers would receive (trust/variables.py)."""
+    imports: list[OutsideImport] = Field(default_factory=list)
+    """The files outside the project its memory files would read once it is trusted (a
+    secret's never), trust/memory_imports.py."""
     named: dict[str, list[str]] = Field(default_factory=dict)
     """Server -> the lines of `sent` the recorded trust named: a variable withheld from
     commands (a secret) is given only as named there (Workspace.mcp_expansion)."""
@@ -656,4 +660,5 @@ def _project_trust(layer: ProjectLayer) -> ProjectTrust:
         claude_mcp=layer.claude_mcp,
         claude_read=layer.claude_read,
         skipped=layer.skipped,
+        imports=layer.imports,
     )

@@ -2,17 +2,22 @@
 reads its memory: in each folder from the working directory up, the first of AGENTS.md
 and CONTEXT.md, then `CLAUDE.md`, `.claude/CLAUDE.md`, `CLAUDE.local.md` and the rules
 `.claude/rules/**/*.md`; the global AGENTS.md (or CLAUDE.md) of agent-tui's config dir;
-Claude Code's own `~/.claude/CLAUDE.md` and `~/.claude/rules/**/*.md`.
+Claude Code's own `~/.claude/CLAUDE.md` and `~/.claude/rules/**/*.md`. A folder below the
+working directory is read the same way once the model works on a file in it
+(`nested_memory`, step/memory_rules.py): Claude Code's nested memory, loaded on demand.
 
 A rule whose YAML front matter has `paths:` (a list, or one string of globs split at
 commas) applies only once the model works on a matching file (step/memory_rules.py); a
 rule without it always applies. `@path` in a memory file's text (outside code spans and
 blocks) imports that file, relative to the importing file, up to MAX_IMPORT_DEPTH hops.
 
-What is never read (a `Refused`, listed by /context): a secret's path (SECRET_NAMES,
-SECRET_FOLDERS, config `sandbox.deny_read`), and, until the project is trusted, a file
-outside the folder of the project memory file it comes from (`@../outside.md`,
-`@~/notes.md`, a rule linked elsewhere). Every file goes in once, by its real path."""
+What is never read (a `Refused`, listed by /context): a secret's path
+(trust/memory_imports.is_secret: by its name or folder, config `sandbox.deny_read`),
+and, until the project is trusted, a file outside the folder of the project memory file
+it comes from (`@../outside.md`, `@~/notes.md`, a rule linked elsewhere; for a folder
+below, outside the working directory). Those of the working directory's own files are
+part of what the project brings: the trust question lists them
+(trust/memory_imports.py). Every file goes in once, by its real path."""
 
 from __future__ import annotations
 
@@ -21,30 +26,27 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
-from typing import Any
 
 from agent_tui import paths
 from agent_tui.project.custom_commands import markdown_text, parse_front_matter
+from agent_tui.trust.memory_imports import (
+    MAX_IMPORT_DEPTH,
+    RULES_DIR,
+    denied,
+    folder_files,
+    import_path,
+    import_references,
+    is_secret,
+    real,
+    rule_files,
+)
 
-OWN_NAMES = ("AGENTS.md", "CONTEXT.md")
-"""agent-tui's own per folder: the first found there is read."""
-CLAUDE_NAMES = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md")
-"""Claude Code's per folder: each one found is read."""
 GLOBAL_NAMES = ("AGENTS.md", "CLAUDE.md")
 """In agent-tui's config dir: the first found."""
-RULES_DIR = Path(".claude") / "rules"
-"""In a project folder, and (as `rules`) in Claude Code's home."""
-MAX_IMPORT_DEPTH = 5
-"""Hops of `@path` imports followed (Claude Code's limit)."""
-SECRET_NAMES = (".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_dsa*", "id_ecdsa*",
-                "id_ed25519*", ".netrc", ".pgpass", ".npmrc", ".pypirc")  # fmt: skip
-"""File names of secrets an import never reads (whatever the trust)."""
-NOT_SECRET = (".env.example", ".env.sample", ".env.template")
-SECRET_FOLDERS = (".ssh", ".gnupg", ".aws")
-IMPORT_RE = re.compile(r"(?:^|\s)@((?:[^\s\\]|\\ )+)")
-"""`@path` after a start or a space (an e-mail address is not one); `\\ ` escapes a space."""
+MEMORY_TYPES = {"local": "Local", "user": "User"}
+"""Claude Code's `memory_type` of a file by the kind it was read as (InstructionsLoaded);
+the rest are "Project", an import its importer's."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,9 @@ class MemoryFile:
     """A rule's `paths:` (braces expanded); empty: it always applies."""
     base: Path | None = None
     """What a rule's globs are relative to: the folder holding its `.claude`."""
+    memory_type: str = "Project"
+    """Claude Code's word for whose it is: Project, Local or User (an import, its
+    importer's)."""
 
 
 @dataclass(frozen=True)
@@ -71,18 +76,16 @@ class Refused:
     reason: str
 
 
-@dataclass
-class Memory:
-    """The memory files in the order the system prompt carries them (each import right
-    after the file importing it), the path-scoped rules with their imports, and what was
-    not read."""
+Group = list[MemoryFile]
+"""A memory file and, after it, what it imports."""
 
-    files: list[MemoryFile] = field(default_factory=list)
-    scoped: list[list[MemoryFile]] = field(default_factory=list)
-    refused: list[Refused] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    """A line per file that could not be read."""
-    seen: set[Path] = field(default_factory=set)
+
+@dataclass
+class FolderMemory:
+    """One folder's memory: its files and unscoped rules, and its path-scoped rules."""
+
+    groups: list[Group] = field(default_factory=list)
+    scoped: list[Group] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -94,56 +97,107 @@ class Reader:
     claude_home: Path
 
 
+@dataclass
+class Memory:
+    """The memory files in the order the system prompt carries them (each import right
+    after the file importing it), the path-scoped rules with their imports, and what was
+    not read; the folders below the working directory read so far (`nested_memory`)."""
+
+    files: list[MemoryFile] = field(default_factory=list)
+    scoped: list[Group] = field(default_factory=list)
+    refused: list[Refused] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """A line per file that could not be read."""
+    seen: set[Path] = field(default_factory=set)
+    directory: Path | None = None
+    reader: Reader | None = None
+    nested: dict[Path, FolderMemory] = field(default_factory=dict)
+
+
 def load_memory(directory: Path, *, trusted: bool, deny_read: tuple[str, ...] = ()) -> Memory:
     """Every memory file for a session in `directory` (see the module's doc)."""
-    reader = Reader(trusted, tuple(_expanded(p) for p in deny_read), paths.claude_home())
-    memory = Memory()
+    reader = Reader(trusted, denied(deny_read), paths.claude_home())
+    memory = Memory(directory=directory, reader=reader)
     for folder in (directory, *directory.parents):
-        _folder_files(memory, reader, folder)
+        found = _folder_memory(memory, reader, folder, folder)
+        memory.files += [f for group in found.groups for f in group]
+        memory.scoped += found.scoped
     for name in GLOBAL_NAMES:
         if (paths.config_dir() / name).is_file():
             _add(memory, reader, paths.config_dir() / name, "user", None)
             break
     if (reader.claude_home / "CLAUDE.md").is_file():
         _add(memory, reader, reader.claude_home / "CLAUDE.md", "user", None)
-    _rules(memory, reader, reader.claude_home / "rules", directory, None)
+    found = FolderMemory()
+    _rules(memory, reader, reader.claude_home / "rules", directory, None, found)
+    memory.files += [f for group in found.groups for f in group]
+    memory.scoped += found.scoped
     return memory
 
 
-def _folder_files(memory: Memory, reader: Reader, folder: Path) -> None:
-    """One folder's files, nearest first: agent-tui's, Claude Code's, its rules."""
-    own = next((folder / n for n in OWN_NAMES if (folder / n).is_file()), None)
-    found = [own] if own is not None else []
-    found += [folder / n for n in CLAUDE_NAMES if (folder / n).is_file()]
-    for path in found:
+def nested_memory(memory: Memory, folder: Path) -> FolderMemory:
+    """The memory of a folder below the working directory, read the first time it is
+    asked for (then kept: every later request rebuilds the same bytes). Its files may
+    import from anywhere in the working directory until the project is trusted."""
+    found = memory.nested.get(folder)
+    if found is None:
+        assert memory.reader is not None and memory.directory is not None
+        found = _folder_memory(memory, memory.reader, folder, memory.directory)
+        memory.nested[folder] = found
+    return found
+
+
+def absolute(name: str, directory: str) -> str:
+    """A file named in a call, absolute and normalised (no file system call)."""
+    name = os.path.expanduser(name) if name.startswith("~") else name
+    return os.path.normpath(os.path.join(directory, name))
+
+
+def folders_below(directory: str, file: str) -> list[str]:
+    """The folders between `directory` (not itself) and `file` (absolute, normalised),
+    outermost first: those whose memory a call on `file` brings in. Strings, no file
+    system call: run over the history at every request."""
+    prefix = directory.rstrip(os.sep) + os.sep
+    if not file.startswith(prefix):
+        return []
+    parts = file[len(prefix) :].split(os.sep)[:-1]
+    return [prefix + os.sep.join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _folder_memory(memory: Memory, reader: Reader, folder: Path, root: Path) -> FolderMemory:
+    """One folder's files, nearest first: agent-tui's, Claude Code's, its rules. `root`:
+    what an untrusted project's file there may import from."""
+    found = FolderMemory()
+    for path in folder_files(folder):
         if paths.is_within(path, reader.claude_home):
             continue  # ~/.claude/CLAUDE.md walking up through home: read as the person's
         if path.is_symlink() and not paths.is_within(path, folder):
             memory.notes.append(
-                f"Instruction file {path} links outside its folder (to {_real(path)}); skipped."
+                f"Instruction file {path} links outside its folder (to {real(path)}); skipped."
             )
             continue
-        _add(memory, reader, path, "local" if path.name == "CLAUDE.local.md" else "project", folder)
+        kind = "local" if path.name == "CLAUDE.local.md" else "project"
+        found.groups.append(_read_with_imports(memory, reader, path, kind, root))
     if not paths.is_within(folder / RULES_DIR, reader.claude_home):
-        _rules(memory, reader, folder / RULES_DIR, folder, folder)
+        _rules(memory, reader, folder / RULES_DIR, folder, root, found)
+    found.groups = [group for group in found.groups if group]
+    return found
 
 
-def _rules(memory: Memory, reader: Reader, rules: Path, base: Path, root: Path | None) -> None:
+def _rules(
+    memory: Memory, reader: Reader, rules: Path, base: Path, root: Path | None, into: FolderMemory
+) -> None:
     """The rules of a `rules` folder, by path: unscoped ones with the files, scoped apart."""
-    try:
-        found = sorted(p for p in rules.glob("**/*.md") if p.is_file())
-    except OSError:
-        return
-    for path in found:
+    for path in rule_files(rules):
         refusal = _refusal(path, root, reader)
         if refusal is not None:
             memory.refused.append(Refused(str(path), rules, refusal))
             continue
         group = _read_with_imports(memory, reader, path, "rule", root, base=base)
         if group and group[0].globs:
-            memory.scoped.append(group)
-        else:
-            memory.files.extend(group)
+            into.scoped.append(group)
+        elif group:
+            into.groups.append(group)
 
 
 def _add(memory: Memory, reader: Reader, path: Path, kind: str, root: Path | None) -> None:
@@ -158,32 +212,36 @@ def _read_with_imports(
     root: Path | None,
     *,
     base: Path | None = None,
-    imported_by: Path | None = None,
-    depth: int = 0,
-) -> list[MemoryFile]:
+    imported_by: MemoryFile | None = None,
+) -> Group:
     """The file (unless read already) and, after it, what it imports. `root`: the
     folder an untrusted project's file may import from (None: the person's own)."""
-    real = _real(path)
-    if real in memory.seen:
+    if real(path) in memory.seen:
         return []
-    memory.seen.add(real)
+    memory.seen.add(real(path))
     try:
         text = markdown_text(path)
         meta, body = parse_front_matter(text) if kind == "rule" else ({}, text)
     except ValueError as exc:  # UnreadableFile; front matter that is not valid YAML
         memory.notes.append(f"Instruction file {path} could not be read ({exc}); skipped.")
         return []
+    depth = 0 if imported_by is None else imported_by.depth + 1
+    memory_type = (
+        imported_by.memory_type
+        if imported_by is not None
+        else MEMORY_TYPES.get(kind, "User" if root is None else "Project")
+    )
     globs = rule_globs(meta.get("paths")) if kind == "rule" else ()
-    found = [MemoryFile(path, body.strip(), kind, imported_by, depth, globs, base)]
+    parent = None if imported_by is None else imported_by.path
+    file = MemoryFile(path, body.strip(), kind, parent, depth, globs, base, memory_type)
+    found = [file]
     for reference in import_references(body):
-        target = _import_path(reference, path.parent)
+        target = import_path(reference, path.parent)
         refusal = _import_refusal(target, root, reader, depth)
         if refusal is not None:
             memory.refused.append(Refused(f"@{reference}", path, refusal))
             continue
-        found += _read_with_imports(
-            memory, reader, target, "import", root, imported_by=path, depth=depth + 1
-        )
+        found += _read_with_imports(memory, reader, target, "import", root, imported_by=file)
     return found
 
 
@@ -205,51 +263,6 @@ def _refusal(path: Path, root: Path | None, reader: Reader) -> str | None:
     if root is not None and not reader.trusted and not paths.is_within(path, root):
         return "outside the project: read only in a project you trusted (or your trusted_projects)"
     return None
-
-
-def is_secret(path: Path, deny_read: tuple[Path, ...] = ()) -> bool:
-    """A secret's file: by its name or folder, or under config `sandbox.deny_read`."""
-    real = _real(path)
-    for candidate in (path.absolute(), real):
-        name = candidate.name
-        if name not in NOT_SECRET and any(fnmatch.fnmatchcase(name, s) for s in SECRET_NAMES):
-            return True
-        if any(part in SECRET_FOLDERS for part in candidate.parts):
-            return True
-        if any(candidate == d or d in candidate.parents for d in deny_read):
-            return True
-    return False
-
-
-def import_references(text: str) -> list[str]:
-    """The `@path` references of a Markdown text, in order, outside code spans and code
-    blocks (markdown-it's tokens, as Claude Code reads them with its Markdown lexer)."""
-    found: list[str] = []
-    for token in _markdown().parse(text):
-        for child in token.children or []:
-            if child.type == "text":
-                found += [_reference(m) for m in IMPORT_RE.findall(child.content)]
-    return found
-
-
-def _reference(match: str) -> str:
-    """A path as written, its escaped spaces unescaped, without the punctuation of the
-    sentence it ends (`see @docs/x.md.`)."""
-    return match.replace("\\ ", " ").rstrip(".,;:!?)")
-
-
-@cache
-def _markdown() -> Any:
-    from markdown_it import MarkdownIt  # the app's Markdown library (Textual's)
-
-    return MarkdownIt("commonmark")
-
-
-def _import_path(reference: str, folder: Path) -> Path:
-    if reference.startswith("~/") or reference == "~":
-        return Path(reference).expanduser()
-    path = Path(reference)
-    return path if path.is_absolute() else folder / path
 
 
 def rule_globs(value: object) -> tuple[str, ...]:
@@ -298,7 +311,7 @@ def matches(relative: str, glob: str) -> bool:
     return any(fnmatch.fnmatchcase(relative, c) for c in candidates)
 
 
-def rule_applies(rule: MemoryFile, file: Path) -> bool:
+def rule_applies(rule: MemoryFile, file: Path | str) -> bool:
     """Whether a scoped rule applies to `file` (absolute): inside its base, matching.
     Paths compared as written, normalised (no file system calls: run over the history at
     every request)."""
@@ -315,15 +328,3 @@ def sources(memory: Memory) -> Iterator[Path]:
     """Every file the memory read (scoped rules included)."""
     yield from (f.path for f in memory.files)
     yield from (f.path for group in memory.scoped for f in group)
-
-
-def _expanded(entry: str) -> Path:
-    return _real(Path(os.path.expandvars(entry)).expanduser())
-
-
-def _real(path: Path) -> Path:
-    """The file a path names (symlinks followed), so one file linked twice is read once."""
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):  # RuntimeError: a link loop (Python 3.11)
-        return path

@@ -199,8 +199,9 @@ def build_request(
             reminder_after=reminder_after,
             keep_thinking=anthropic,
             images=image_placement(model, config),
-            # Path-scoped rules after the result of the call first on a matching file.
-            after_result=rule_reminders(history, memory_of(directory, config).scoped, directory),
+            # Path-scoped rules and the memory of folders below, after the result of the
+            # call first on a file they are about.
+            after_result=rule_reminders(history, memory_of(directory, config), directory),
         )
     )
     if final_instruction:

@@ -46,8 +46,9 @@ def environment_block(model: str, directory: Path) -> str:
 
 def imports_trusted(config: Config) -> bool:
     """Whether the project's memory files may import files outside it: the person trusted
-    it (or it is one of their `trusted_projects`). A project with nothing else to trust
-    still reads only its own files (project/memory.py)."""
+    it (or it is one of their `trusted_projects`). Such imports are themselves something
+    the project brings (trust/memory_imports.py): a project whose only Claude Code file is
+    a CLAUDE.md importing `@~/notes.md` is asked about, not "nothing to trust"."""
     project = config.project
     return project is None or project.status in ("trusted", "by-config")
 

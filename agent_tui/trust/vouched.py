@@ -1,6 +1,7 @@
-"""What trusting a project vouches for: its config, everything under `.agent-tui/`, and
+"""What trusting a project vouches for: its config, everything under `.agent-tui/`,
 every file inside the project that a command of its config would run (a hook's script, a
-formatter or a server shipped with the project). A digest of their contents is what
+formatter or a server shipped with the project), and each of its memory files that
+imports a file from outside it (memory_imports.py). A digest of their contents is what
 trust is recorded against, so a change by `git pull`, an edit or a command is seen."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from agent_tui.trust.memory_imports import importing_files
 from agent_tui.trust.variables import resolved
 
 CONFIG_FILE_NAME = "agent-tui.json"
@@ -112,14 +114,15 @@ def _project_file(root: Path, word: str) -> Path | None:
 
 def vouched_files(directory: Path, runs: list[Path]) -> list[Path]:
     """The files a trust in this project vouches for, in a stable order: its config and
-    Claude Code's, `.agent-tui/`, Claude Code's agents, commands and skills, and `runs`
-    (its `run_files`)."""
+    Claude Code's, `.agent-tui/`, Claude Code's agents, commands and skills, `runs` (its
+    `run_files`), and its memory files that import from outside it."""
     root = directory.resolve()
     names = (CONFIG_FILE_NAME, CLAUDE_MCP, *CLAUDE_SETTINGS)
     files = [root / name for name in names if (root / name).is_file()]
     for tree in (PROJECT_DIR, *CLAUDE_TREES):
         files += islice(_tree(root / tree), MAX_FILES)
     files += [f for f in runs if f not in files]
+    files += [f for f in importing_files(root) if f not in files]
     return files
 
 

@@ -42,6 +42,22 @@ def what_it_adds(project: ProjectTrust) -> list[str]:
     if project.sent:
         lines.append("What of your environment its MCP servers would receive:")
         lines += [f"  {item.line()}" for item in project.sent]
+    return lines + import_lines(project)
+
+
+def import_lines(project: ProjectTrust) -> list[str]:
+    """The files outside the project its memory files import (trust/memory_imports.py):
+    those trust lets the model read, and a secret's, never read."""
+    directory = Path(project.directory)
+    lines: list[str] = []
+    readable = [item.line(directory) for item in project.imports if not item.secret]
+    if readable:
+        lines.append("Files outside it that its memory files import (read into the context):")
+        lines += [f"  {line}" for line in readable]
+    secret = [item.line(directory) for item in project.imports if item.secret]
+    if secret:
+        lines.append("A secret's path its memory files import (never read, trusted or not):")
+        lines += [f"  {line}" for line in secret]
     return lines
 
 
@@ -59,8 +75,9 @@ def describe(workspace: Workspace) -> str:
     if unnamed:
         lines.append("Secrets your trust has not named yet (given only once you trust it):")
         lines += [f"  {line}" for line in unnamed]
-    lines.append("Everything that waits until you trust it:")
-    lines += [f"  {line}" for line in workspace.waiting_lines()]
+    if waiting := workspace.waiting_lines():
+        lines.append("Everything that waits until you trust it:")
+        lines += [f"  {line}" for line in waiting]
     lines.append("Without trust the rest of its config applies (limits, compaction, keys).")
     return "\n".join(lines)
 
@@ -82,13 +99,16 @@ def waiting_note(workspace: Workspace) -> str:
     if not workspace.asks_trust:
         return ""
     keys = sorted({key.split(".", 1)[0] for key in workspace.project.waiting})
+    left_out = [f"its {', '.join(keys)} settings are left out"] if keys else []
+    if imports := workspace.imports_waiting():
+        named = ", ".join(item.named(workspace.directory) for item in imports)
+        left_out.append(f"its memory files' imports from outside it are not read ({named})")
     changed = " (changed since you trusted it)" if workspace.project.status == "changed" else ""
     sent = sorted({f"${item.variable} ({item.server})" for item in workspace.project.sent})
     sends = f" Its MCP servers would receive {', '.join(sent)}." if sent else ""
     return (
-        f"This project is not trusted{changed}: its {', '.join(keys)} settings are left "
-        f"out.{sends} Trust it with `agent-tui trust` (or `agent-tui run --trust`), or in "
-        "the app."
+        f"This project is not trusted{changed}: {'; '.join(left_out)}.{sends} Trust it with "
+        "`agent-tui trust` (or `agent-tui run --trust`), or in the app."
     )
 
 

@@ -33,6 +33,7 @@ from agent_tui.tool.registry import ToolRegistry
 from agent_tui.tool.task import TASK_TOOL, TaskTool
 from agent_tui.trust import store, variables, vouched
 from agent_tui.trust.keys import explain
+from agent_tui.trust.memory_imports import OutsideImport
 from agent_tui.workspace.skipped import skipped_files
 
 RUNS_PROJECT_CODE = ("rust", "typescript")
@@ -205,8 +206,16 @@ class Workspace:
 
     @property
     def asks_trust(self) -> bool:
-        """Something of the project's config waits for the person's trust."""
-        return not self.trusted and bool(self.project.waiting)
+        """Something of the project's config, or a file outside it its memory files
+        import, waits for the person's trust."""
+        return not self.trusted and bool(self.project.waiting or self.imports_waiting())
+
+    def imports_waiting(self) -> list[OutsideImport]:
+        """The files outside the project its memory files would read once it is trusted
+        (project/memory.py reads none of them until then; a secret's, never)."""
+        if self.trusted:
+            return []
+        return [item for item in self.project.imports if not item.secret]
 
     def trusted_elsewhere(self) -> bool:
         """Not trusted here, but trusted since (`agent-tui trust` in another terminal,
