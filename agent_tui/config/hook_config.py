@@ -26,11 +26,11 @@ FIRED = (
     "SessionEnd",
     "PreCompact",
     "PostCompact",
+    "InstructionsLoaded",
 )
 """The events agent-tui fires."""
 NOT_FIRED = (
     "Setup",
-    "InstructionsLoaded",
     "UserPromptExpansion",
     "MessageDisplay",
     "PostToolBatch",

@@ -10,6 +10,7 @@ from pathlib import Path
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError
 from agent_tui.events import Notice
+from agent_tui.session import instructions_loaded
 from agent_tui.step.history import load_history
 from agent_tui.storage.models import AssistantMessage, MessageWithParts, Session, TextPart
 from agent_tui.tool.base import PermissionRequest
@@ -108,6 +109,9 @@ class HookPoints:
                     self.ctx.publish(Notice(session_id=session.id, level="warning", message=line))
             self.started[session.id] = directory
             context += await self._start(session, directory)
+            await instructions_loaded.at_start(
+                self.ctx.in_project(directory), session.id, directory
+            )
         if hooks.any_for("UserPromptSubmit"):
             payload = {
                 **await self.ctx.hook_payload(session.id, directory),

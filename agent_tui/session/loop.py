@@ -22,6 +22,7 @@ from agent_tui.project.agents import BUILD, AgentInfo
 from agent_tui.provider import windows
 from agent_tui.provider.limits import ModelInfo, load_with_summariser
 from agent_tui.provider.stream_events import ModelRequest
+from agent_tui.session import instructions_loaded
 from agent_tui.session.decide import (
     Step,
     Stop,
@@ -360,6 +361,10 @@ class SessionLoop:
             recent_calls=recent_calls(turn.history, self.ctx.config.doom_loop),
         )
         outcome = await processor.run(step.request, step.estimate)
+        tools = list(processor.tools.values())
+        await instructions_loaded.after_step(
+            step_ctx, turn.directory, turn.history, assistant, tools
+        )
         # Prepare a summary while the agent works on (more steps follow), or while the person
         # reads the answer (`run` exits then: a detached process finishes it, preparing.py).
         if outcome in ("continue", "stop") and prepared.wanted(self.ctx, assistant, step.model):
