@@ -312,11 +312,15 @@ class EngineContext:
             found[directory] = Snapshots(directory, self.shared.snapshot_dir)
         return found[directory]
 
-    async def hook_payload(self, session_id: str, directory: Path) -> dict[str, object]:
+    async def hook_payload(
+        self, session_id: str, directory: Path, *, effort: bool = False
+    ) -> dict[str, object]:
         """The fields every hook event carries (Claude Code's): the session, its
         transcript written out now, the prompt being answered, and the permission mode
         (`plan` in a read-only agent's tool calls). In a subagent, the session is its
-        caller's, and the subagent is `agent_id` and `agent_type`."""
+        caller's, and the subagent is `agent_id` and `agent_type`. `effort`: with the
+        reasoning effort the step asked for, where one was set (Claude Code gives it to
+        tool events, Stop and SubagentStop)."""
         subagent = self.live(session_id).subagent
         main = subagent[0] if subagent is not None else session_id
         path = await write_transcript(self.db, main, directory)
@@ -329,6 +333,9 @@ class EngineContext:
         payload["permission_mode"] = mode
         if subagent is not None:
             payload.update(agent_id=session_id, agent_type=subagent[1])
+        level = self.live(session_id).step_effort
+        if effort and level is not None:
+            payload["effort"] = {"level": level}
         return payload
 
     def permissions_for(self, session_id: str) -> dict[str, PermissionRule]:

@@ -27,6 +27,9 @@ class LiveSession:
     """The editor's file access (an ACP client's fs) for read, edit, write."""
     reasoning_effort: ReasoningEffort | None = None
     """Chosen by the person (an editor's thought level) over the agent's and the model's."""
+    step_effort: str | None = None
+    """The reasoning effort the newest step asked its model for (the person's, the
+    agent's or the model's setting): hooks' `effort`. None: none was set."""
     redactions: int = 0
     """Secrets redacted from tool outputs and errors since the engine started."""
     preparing: asyncio.Task[None] | None = None

@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from agent_tui.tool.base import PermissionReply, PermissionRequest
-from tests.conftest import person_config
+from tests.conftest import MODEL, person_config
 from tests.engine_helpers import open_engine, run_cli, tool_results
-from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
+from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls, Usage
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -72,7 +72,14 @@ def test_subagents_fire_start_and_stop_and_the_task_tool_is_agent(
         }
     )
     task = call("task", "call_t", description="look around", prompt="find the answer")
-    configured.script(task, Text("the child answer"), Text("done"))
+    (Path.cwd() / "notes.txt").write_text("the answer\n")
+    usage = Usage(prompt_tokens=1200, completion_tokens=30, cached_tokens=1000, reasoning_tokens=5)
+    configured.script(
+        task,
+        call("read", "call_c", file_path="notes.txt"),
+        Text("the child answer", usage=usage),
+        Text("done"),
+    )
     code, _, err = run_cli(capsys, "run", "delegate")
     assert code == 0, err
     (start,) = events(log, "SubagentStart")
@@ -92,6 +99,17 @@ def test_subagents_fire_start_and_stop_and_the_task_tool_is_agent(
     assert post["tool_response"]["agentType"] == "task"
     assert "the child answer" in post["tool_response"]["content"][0]["text"]
     assert "SUB-CTX" in json.dumps(configured.requests[1]["messages"]), "in the child's request"
+    # The child's own figures, as Claude Code gives them: its last step's usage (the
+    # cache apart from the uncached input), their sum, every call it made, its model.
+    assert post["tool_response"]["usage"] == {
+        "input_tokens": 200,
+        "output_tokens": 30,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 1000,
+    }
+    assert post["tool_response"]["totalTokens"] == 1230
+    assert post["tool_response"]["totalToolUseCount"] == 1
+    assert post["tool_response"]["resolvedModel"] == MODEL
 
 
 def test_tool_responses_have_claude_codes_shapes(
@@ -122,6 +140,7 @@ def test_tool_responses_have_claude_codes_shapes(
         "stderr": "",
         "interrupted": False,
         "isImage": False,
+        "noOutputExpected": False,  # echo prints
     }
     assert isinstance(bash["duration_ms"], int) and bash["duration_ms"] >= 0
     assert read["tool_response"] == {
@@ -138,7 +157,7 @@ def test_tool_responses_have_claude_codes_shapes(
     assert write["tool_response"]["filePath"] == str(made)
     assert write["tool_response"]["content"] == "fresh\n"
     assert write["tool_response"]["originalFile"] is None
-    assert write["tool_response"]["structuredPatch"][0]["lines"] == ["+fresh"]
+    assert write["tool_response"]["structuredPatch"] == [], "a created file has no patch"
     assert edit["tool_input"]["replace_all"] is False, "filled in, as Claude Code sends it"
     response = edit["tool_response"]
     assert response["filePath"] == str(notes) and response["originalFile"] == "one\ntwo\nthree\n"
@@ -147,6 +166,110 @@ def test_tool_responses_have_claude_codes_shapes(
     (hunk,) = response["structuredPatch"]
     assert hunk["lines"] == [" one", "-two", "+TWO", " three"]
     assert (hunk["oldStart"], hunk["oldLines"], hunk["newStart"], hunk["newLines"]) == (1, 3, 1, 3)
+
+
+def recorded_response(name: str) -> dict[str, Any]:
+    """The `tool_response` Claude Code gave a hook in one recorded fixture."""
+    return json.loads((RECORDED / f"{name}.json").read_text())["input"]["tool_response"]
+
+
+def test_tool_responses_carry_claude_codes_figures(
+    configured: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each field as Claude Code 2.1.197 gives it; where agent-tui makes the call Claude
+    Code's recording made, the value Claude Code gave."""
+    log = tmp_path / "events.jsonl"
+    hooks = {"PostToolUse": [logging_hook(log)], "PostToolUseFailure": [logging_hook(log)]}
+    person_config({"hooks": hooks})
+    src = Path.cwd() / "src"
+    src.mkdir()
+    (src / "app.py").write_text("def main():\n    return 'hello'\n\n\nmain()\n")
+    (src / "new_module.py").write_text(recorded_response("PostToolUse.Edit.edit")["originalFile"])
+    (src / "many.txt").write_text("hit\n" * 101)
+    (Path.cwd() / "notes.txt").write_text("a\nb\n")
+    edit = {"old_string": "foo", "new_string": "bar", "replace_all": True}
+    configured.script(
+        call("bash", "c1", command="mkdir -p out && touch out/x"),
+        call("bash", "c2", command="grep nothing notes.txt"),
+        call("read", "c3", file_path="src/app.py"),
+        call("edit", "c4", file_path="src/new_module.py", **edit),
+        call("write", "c5", file_path="notes.txt", content="a\nB\n"),
+        call("grep", "c6", pattern="def ", path="src"),
+        call("grep", "c7", pattern="hit", path="src"),
+        call("glob", "c8", pattern="**/*.py"),
+        call("bash", "c9", command="seq 1 3000"),
+        Text("done"),
+    )
+    code, _, err = run_cli(capsys, "run", "work")
+    assert code == 0, err
+    silent, no_match, read, edited, written, found, capped, globbed, long = events(log)
+    assert silent["tool_response"]["noOutputExpected"] is True, "mkdir and touch print nothing"
+    assert silent["tool_response"]["stdout"] == ""
+    assert "returnCodeInterpretation" not in silent["tool_response"]
+    assert no_match["hook_event_name"] == "PostToolUse", "grep's exit 1 is an answer"
+    assert no_match["tool_response"]["returnCodeInterpretation"] == "No matches found"
+    assert no_match["tool_response"]["stdout"] == ""
+    assert no_match["tool_response"]["noOutputExpected"] is False
+    assert "Exit code: 1" in tool_results(configured.requests[2])[-1], "the model reads it"
+
+    recorded_file = recorded_response("PostToolUse.Read.read")["file"]
+    assert read["tool_response"]["file"] == {**recorded_file, "filePath": str(src / "app.py")}
+    recorded_edit = recorded_response("PostToolUse.Edit.edit")
+    assert edited["tool_response"]["structuredPatch"] == recorded_edit["structuredPatch"]
+    assert edited["tool_response"]["originalFile"] == recorded_edit["originalFile"]
+    assert edited["tool_response"]["replaceAll"] is True
+    assert written["tool_response"]["type"] == "update"
+    assert written["tool_response"]["originalFile"] == "a\nb\n"
+    assert written["tool_response"]["structuredPatch"] == [
+        {"oldStart": 1, "oldLines": 2, "newStart": 1, "newLines": 2, "lines": [" a", "-b", "+B"]}
+    ]
+
+    recorded_grep = recorded_response("PostToolUse.Grep.search0")
+    assert {k: v for k, v in found["tool_response"].items() if k != "content"} == {
+        k: v for k, v in recorded_grep.items() if k != "content"
+    }
+    assert sorted(found["tool_response"]["content"].splitlines()) == sorted(
+        recorded_grep["content"].splitlines()
+    ), "path:line:text, relative to the session's folder (in agent-tui's order)"
+    assert capped["tool_response"]["numLines"] == 100
+    assert capped["tool_response"]["appliedLimit"] == 100, "101 matches, 100 shown"
+    assert capped["tool_response"]["content"].splitlines()[0] == "src/many.txt:1:hit"
+    glob = globbed["tool_response"]
+    assert sorted(glob["filenames"]) == ["src/app.py", "src/new_module.py"]
+    assert (glob["numFiles"], glob["totalMatches"], glob["truncated"]) == (2, 2, False)
+    assert isinstance(glob["durationMs"], int)
+    whole = "".join(f"{n}\n" for n in range(1, 3001))
+    assert long["tool_response"]["persistedOutputSize"] == len(whole), "too long to show whole"
+    assert Path(long["tool_response"]["persistedOutputPath"]).read_text() == whole
+    assert "\n3000\n" in long["tool_response"]["stdout"], "the part the model read"
+
+
+def test_effort_is_the_reasoning_effort_the_step_asked_for(
+    isolated: Path, fake_llm: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Claude Code's `effort` in tool events and Stop, not in UserPromptSubmit; where no
+    effort is set, none is sent."""
+    from tests.conftest import write_config
+
+    limit = {"context": 100_000, "output": 4_000}
+    write_config(
+        isolated, fake_llm, models={MODEL: {"limit": limit, "reasoning": {"effort": "high"}}}
+    )
+    log = tmp_path / "events.jsonl"
+    person_config(
+        {"hooks": {e: [logging_hook(log)] for e in ("UserPromptSubmit", "PreToolUse", "Stop")}}
+    )
+    fake_llm.script(call("bash", command="echo hi"), Text("done"))
+    code, _, err = run_cli(capsys, "run", "go")
+    assert code == 0, err
+    assert fake_llm.requests[0]["reasoning_effort"] == "high"
+    submit, pre, stop = events(log)
+    assert pre["effort"] == stop["effort"] == {"level": "high"}
+    assert "effort" not in submit, "as Claude Code's UserPromptSubmit"
+    write_config(isolated, fake_llm)  # no effort set
+    fake_llm.script(call("bash", command="echo hi"), Text("done"))
+    assert run_cli(capsys, "run", "again")[0] == 0
+    assert all("effort" not in event for event in events(log)[3:])
 
 
 def test_a_failed_call_fires_post_tool_use_failure_not_post_tool_use(
@@ -206,6 +329,14 @@ def test_a_permission_request_hook_answers_the_question(
     (asked,) = events(log)
     assert asked["tool_name"] == "Bash" and asked["tool_input"]["command"] == f"touch {marker}"
     assert "tool_use_id" not in asked, "Claude Code's PermissionRequest has none"
+    assert asked["permission_suggestions"] == [  # what "always" would allow, for the session
+        {
+            "type": "addRules",
+            "rules": [{"toolName": "Bash", "ruleContent": "touch:*"}],
+            "behavior": "allow",
+            "destination": "session",
+        }
+    ]
     assert marker.exists() == (behavior == "allow")
     if behavior == "deny":
         assert "NOT-NOW" in tool_results(fake_llm.requests[1])[-1]
@@ -357,31 +488,21 @@ NOT_SENT = {
     "effort",
     "model",
     "session_title",
-    "permission_suggestions",
 }
 """Fields Claude Code sends that agent-tui does not (docs/wiring.md's table)."""
 RESPONSE_NOT_SENT = {
     "gitDiff",
     "rawOutputPath",
     "backgroundTaskId",
-    "returnCodeInterpretation",
-    "noOutputExpected",
     "truncatedByTokenCap",
-    "resolvedModel",
     "modelsUsed",
-    "totalTokens",
-    "totalToolUseCount",
     "toolStats",
-    "usage",
-    "appliedLimit",
     "appliedOffset",
     "totalFiles",
     "totalLines",
     "success",
     "structuredContent",
     "dangerouslyDisableSandbox",
-    "persistedOutputPath",
-    "persistedOutputSize",
 }
 """Parts of a `tool_response` Claude Code gives and agent-tui has nothing for."""
 

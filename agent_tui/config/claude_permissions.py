@@ -89,6 +89,20 @@ def our_tools(name: str) -> tuple[str, ...]:
     return (f"{parts[1]}_{parts[2]}",) if len(parts) == 3 else (f"{parts[1]}_*",)
 
 
+def claude_rules(tool: str, claude_tool: str, patterns: list[str]) -> list[dict[str, str]]:
+    """agent-tui's rule patterns for `tool` as Claude Code's rules (`{toolName,
+    ruleContent}`): a bash command and its arguments (`git status`, `git status *`) are
+    the prefix rule `git status:*`; a domain stays `domain:…`; no patterns: the whole
+    tool."""
+    if not patterns:
+        return [{"toolName": claude_tool}]
+    if tool == "bash":
+        contents = [f"{p}:*" for p in dict.fromkeys(p.removesuffix(" *") for p in patterns)]
+    else:
+        contents = list(patterns)
+    return [{"toolName": claude_tool, "ruleContent": content} for content in contents]
+
+
 def _pattern(tool: str, spec: str, root: Path) -> str:
     if tool == "bash":
         return spec[:-2] + "*" if spec.endswith(":*") else spec  # `npm run test:*`: a prefix

@@ -1,9 +1,10 @@
 """A tool call's `tool_response` in the shape Claude Code's counterpart returns it, for
-PostToolUse hooks: Bash `{stdout, stderr, interrupted, isImage}`, Read `{type, file}`,
-Write and Edit with `filePath`, `originalFile` and `structuredPatch`, Grep and Glob with
-`filenames`, Agent with the subagent's answer. A tool Claude Code lacks gives
-`{"output": …}`, the text the model read. Built from the call's input (by Claude Code's
-names, paths absolute), its result and, for edit and write, the file as it was before."""
+PostToolUse hooks: Bash `{stdout, stderr, interrupted, isImage, noOutputExpected}`, Read
+`{type, file}`, Write and Edit with `filePath`, `originalFile` and `structuredPatch`, Grep
+`{mode: "content", content, numLines}`, Glob with `filenames`, Agent with the subagent's
+answer and its last step's tokens. A tool Claude Code lacks gives `{"output": …}`, the
+text the model read. Built from the call's input (by Claude Code's names, paths
+absolute), its result and, for edit and write, the file as it was before."""
 
 from __future__ import annotations
 
@@ -14,16 +15,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent_tui.hooks.bash_semantics import exit_meaning, no_output_expected
+
 CONTEXT_LINES = 3
 """Unchanged lines around each hunk of a `structuredPatch` (a unified diff's)."""
 READ_LINE = re.compile(r"^ *(\d+)\t(.*)$")
 """A line of the read tool's output: its number, a tab, its text."""
-MATCH_LINE = re.compile(r"^(.+?):(\d+): ")
+MATCH_LINE = re.compile(r"^(.+?):(\d+): (.*)$")
 """A line of the grep tool's output: `path:line: text`."""
 EMPTY_FILE = "(The file is empty.)"
+"""The read tool's output for an empty file."""
+NO_OUTPUT = "(no output)"
+"""The bash tool's output for a command that printed nothing."""
 DEFAULT_AGENT_TYPE = "task"
 """The agent type of a task call that names none (session/subagent.py's default)."""
-"""The read tool's output for an empty file."""
 
 
 @dataclass(frozen=True)
@@ -65,9 +70,28 @@ def claude_response(tool: str, ran: Ran) -> dict[str, Any]:
 
 
 def _bash(ran: Ran) -> dict[str, Any]:
-    """agent-tui's bash merges stdout and stderr, as Claude Code's does into `stdout`."""
-    interrupted = bool(ran.metadata.get("interrupted") or ran.metadata.get("timed_out"))
-    return {"stdout": ran.output, "stderr": "", "interrupted": interrupted, "isImage": False}
+    """agent-tui's bash merges stdout and stderr, as Claude Code's does into `stdout`; an
+    exit that is an answer (grep's 1) is given its meaning, and its `Exit code` line
+    (for the model) is left out, as Claude Code leaves it out; an output too long to
+    show whole is where it was saved (`stdout` is the part the model read)."""
+    command, code = ran.field("command"), ran.metadata.get("exit_code")
+    stdout = "" if ran.output == NO_OUTPUT else ran.output
+    response: dict[str, Any] = {
+        "stdout": stdout,
+        "stderr": "",
+        "interrupted": bool(ran.metadata.get("interrupted") or ran.metadata.get("timed_out")),
+        "isImage": False,
+        "noOutputExpected": no_output_expected(command),
+    }
+    if ran.metadata.get("truncated") and ran.metadata.get("output_path"):
+        response["persistedOutputPath"] = ran.metadata["output_path"]  # the whole output
+        response["persistedOutputSize"] = int(ran.metadata.get("total_bytes", 0))
+    if isinstance(code, int) and code != 0:
+        _, meaning = exit_meaning(command, code)
+        response["stdout"] = stdout.removesuffix(f"Exit code: {code}").rstrip()
+        if meaning is not None:
+            response["returnCodeInterpretation"] = meaning
+    return response
 
 
 def _read(ran: Ran) -> dict[str, Any]:
@@ -90,13 +114,21 @@ def _read(ran: Ran) -> dict[str, Any]:
 
 
 def _write(ran: Ran) -> dict[str, Any]:
+    """A file that had text is updated (with its patch); one that did not, or was empty,
+    is created, as Claude Code tells them apart."""
     path, content = ran.field("file_path"), ran.field("content")
+    if not ran.original:
+        patch: list[dict[str, Any]] = []
+        kind, original = "create", None
+    else:
+        patch = structured_patch(ran.original, _now(path, content))
+        kind, original = "update", ran.original
     return {
-        "type": "create" if ran.metadata.get("created") else "update",
+        "type": kind,
         "filePath": path,
         "content": content,
-        "structuredPatch": structured_patch(ran.original or "", _now(path, content)),
-        "originalFile": ran.original,
+        "structuredPatch": patch,
+        "originalFile": original,
         "userModified": False,
     }
 
@@ -115,16 +147,24 @@ def _edit(ran: Ran) -> dict[str, Any]:
 
 
 def _grep(ran: Ran) -> dict[str, Any]:
-    matches = [m for m in map(MATCH_LINE.match, ran.output.splitlines()) if m]
-    names = list(dict.fromkeys(ran.shown(ran.directory / m.group(1)) for m in matches))
-    return {
+    """Claude Code's content mode: `path:line:text` lines (paths relative to the session's
+    folder), their number, `numFiles: 0` and no `filenames` (they are for its
+    files_with_matches mode), `appliedLimit` when matches were left out."""
+    lines = [
+        f"{ran.shown(ran.directory / m.group(1))}:{m.group(2)}:{m.group(3)}"
+        for m in map(MATCH_LINE.match, ran.output.splitlines())
+        if m
+    ]
+    response: dict[str, Any] = {
         "mode": "content",
-        "numFiles": int(ran.metadata.get("files", len(names))),
-        "filenames": names,
-        "content": ran.output,
-        "numLines": len(matches),
-        "numMatches": int(ran.metadata.get("matches", len(matches))),
+        "numFiles": 0,
+        "filenames": [],
+        "content": "\n".join(lines),
+        "numLines": len(lines),
     }
+    if int(ran.metadata.get("matches", 0)) > len(lines):
+        response["appliedLimit"] = len(lines)  # the grep tool's cap on matches shown
+    return response
 
 
 def _glob(ran: Ran) -> dict[str, Any]:
@@ -141,14 +181,34 @@ def _glob(ran: Ran) -> dict[str, Any]:
 
 
 def _agent(ran: Ran) -> dict[str, Any]:
-    return {
+    """With the subagent's figures as Claude Code gives them: `usage` is its last step's
+    (`input_tokens` uncached, the cache's apart, `output_tokens` with reasoning),
+    `totalTokens` their sum (the context the subagent ended with), `totalToolUseCount`
+    every call it made."""
+    meta = ran.metadata
+    response: dict[str, Any] = {
         "status": "completed",
         "prompt": ran.field("prompt"),
-        "agentId": ran.metadata.get("session_id", ""),
+        "agentId": meta.get("session_id", ""),
         "agentType": ran.field("subagent_type") or DEFAULT_AGENT_TYPE,
         "content": [{"type": "text", "text": ran.output}],
         "totalDurationMs": ran.duration_ms,
     }
+    if meta.get("model"):
+        response["resolvedModel"] = meta["model"]
+    tokens = meta.get("tokens")
+    if isinstance(tokens, dict):
+        cache = tokens.get("cache") or {}
+        usage = {
+            "input_tokens": int(tokens.get("input", 0)),
+            "output_tokens": int(tokens.get("output", 0)) + int(tokens.get("reasoning", 0)),
+            "cache_creation_input_tokens": int(cache.get("write", 0)),
+            "cache_read_input_tokens": int(cache.get("read", 0)),
+        }
+        response.update(totalTokens=sum(usage.values()), usage=usage)
+    if isinstance(meta.get("tool_uses"), int):
+        response["totalToolUseCount"] = meta["tool_uses"]
+    return response
 
 
 _SHAPES: dict[str, Callable[[Ran], dict[str, Any]]] = {

@@ -169,7 +169,7 @@ class HookPoints:
         directory = self.started.get(session_id)
         if directory is None or not self.ctx.in_project(directory).hooks.any_for("Stop"):
             return None
-        payload = await self.ctx.hook_payload(session_id, directory)
+        payload = await self.ctx.hook_payload(session_id, directory, effort=True)
         payload["stop_hook_active"] = continues > 0
         newest, _ = await self.ctx.db.recent_messages(session_id, NEWEST_LOOKED_AT)
         payload["last_assistant_message"] = last_assistant_text(newest)

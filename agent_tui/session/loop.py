@@ -310,6 +310,7 @@ class SessionLoop:
             budget_reminder=budget_reminder_for(turn.finished, model.limit, config.compaction),
             agent=agent,
         )
+        self.ctx.live(self.session_id).step_effort = request.options.get("reasoning_effort")
         for note in notes:
             if note not in self._told:
                 self._told.add(note)

@@ -13,6 +13,7 @@ import asyncio
 import copy
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 from agent_tui import paths
 from agent_tui.context.boundary import text_of
@@ -26,7 +27,7 @@ from agent_tui.provider.auth import check_credentials
 from agent_tui.session.hook_points import MAX_STOP_CONTINUES
 from agent_tui.session.loop import LoopResult, SessionLoop
 from agent_tui.step.history import load_history
-from agent_tui.storage.models import AssistantMessage, Session, TextPart, UserMessage
+from agent_tui.storage.models import AssistantMessage, Session, TextPart, ToolPart, UserMessage
 from agent_tui.tool.base import SubagentAnswer, ToolContext
 from agent_tui.tool.registry import AGENT_ONLY_TOOLS, ToolRegistry
 
@@ -106,7 +107,10 @@ class Subagents:
             raise ToolError(f"The subagent failed (session {child.id}): {result.error}")
         summary = (await self.ctx.db.session_summaries([child.id]))[child.id]
         return SubagentAnswer(
-            session_id=child.id, text=await self._answer(child_ctx, child.id), cost=summary.cost
+            session_id=child.id,
+            text=await self._answer(child_ctx, child.id),
+            cost=summary.cost,
+            **await self._figures(child.id),
         )
 
     async def _caller(self, assistant_id: str, directory: Path) -> tuple[str, AgentInfo | None]:
@@ -190,7 +194,7 @@ class Subagents:
         hooks = self.ctx.in_project(directory).hooks
         if not hooks.any_for("SubagentStop"):
             return None
-        payload = await self.ctx.hook_payload(child.id, directory)
+        payload = await self.ctx.hook_payload(child.id, directory, effort=True)
         transcript = await write_transcript(self.ctx.db, child.id, directory)
         payload.update(
             stop_hook_active=active,
@@ -210,6 +214,23 @@ class Subagents:
         info = UserMessage(id=message_id(), session_id=child.id, model=like.model, agent=like.agent)
         ids = {"session_id": child.id, "message_id": info.id}
         await self.ctx.add_message(info, TextPart(id=part_id(), **ids, text=reason))
+
+    async def _figures(self, session_id: str) -> dict[str, Any]:
+        """The child's own figures, for its caller's hooks (Claude Code's Agent
+        response): its last step's model and tokens, and the tool calls it made."""
+        messages = await self.ctx.db.messages(session_id)
+        steps = [
+            m.info
+            for m in messages
+            if isinstance(m.info, AssistantMessage) and not m.info.summary and m.info.finish
+        ]
+        calls = [p for m in messages for p in m.parts if isinstance(p, ToolPart) and not p.ignored]
+        last = steps[-1] if steps else None
+        return {
+            "model": last.model if last is not None else "",
+            "tokens": last.tokens if last is not None else None,
+            "tool_uses": len(calls),
+        }
 
     async def _answer(self, ctx: EngineContext, session_id: str, none: str = NO_ANSWER) -> str:
         """The text of the child's newest finished step (its final answer)."""

@@ -14,9 +14,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agent_tui.config.claude_permissions import claude_rules
 from agent_tui.config.hook_config import claude_input, claude_name, our_input
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import PermissionDenied, ToolError
+from agent_tui.hooks.bash_semantics import exit_meaning
 from agent_tui.hooks.runner import HookResult
 from agent_tui.hooks.tool_response import Ran, claude_response
 from agent_tui.provider.stream_events import ToolCallReady, parse_arguments
@@ -50,7 +52,7 @@ async def _payload(
     ctx: EngineContext, session_id: str, directory: Path, call: ToolCallReady
 ) -> dict[str, Any]:
     return {
-        **await ctx.hook_payload(session_id, directory),
+        **await ctx.hook_payload(session_id, directory, effort=True),
         "tool_name": call.name,
         "tool_input": _input(directory, call),
         "tool_use_id": call.call_id,
@@ -114,6 +116,8 @@ def _ask_through_hooks(
         if hooks.any_for("PermissionRequest"):
             payload = await _payload(ctx, session_id, directory, call)
             del payload["tool_use_id"]  # Claude Code's PermissionRequest has none
+            if request.tool == call.name:  # not a path outside, or running unsandboxed
+                payload["permission_suggestions"] = _suggestions(call.name, request)
             result = await hooks.fire("PermissionRequest", directory, payload, subject=call.name)
             if result.stop is not None:
                 stop(result.stop)
@@ -138,6 +142,13 @@ def _ask_through_hooks(
         return reply
 
     tool.ask = ask
+
+
+def _suggestions(tool: str, request: PermissionRequest) -> list[dict[str, Any]]:
+    """What the person's "always" would allow, as Claude Code's permission update: for
+    the rest of the session, where agent-tui keeps that answer."""
+    rules = claude_rules(tool, claude_name(tool), request.always_rules)
+    return [{"type": "addRules", "rules": rules, "behavior": "allow", "destination": "session"}]
 
 
 async def notify(
@@ -183,10 +194,11 @@ async def after(
     object to the result), to append to the call's output; "" when nothing. `ran`: the
     result, the file before (edit, write) and the milliseconds the call took. A bash
     command that exited non-zero goes to PostToolUseFailure instead, as in Claude Code
-    (`error`: "Exit code N" and its output), though the model reads it as a result."""
+    (`error`: "Exit code N" and its output), though the model reads it as a result;
+    not one whose exit is an answer (grep's 1: no match)."""
     result, before_text, duration_ms = ran
     code = result.metadata.get("exit_code")
-    if call.name == "bash" and isinstance(code, int) and code != 0:  # Claude Code: a failure
+    if call.name == "bash" and isinstance(code, int) and _failed_exit(call, code):
         error = f"Exit code {code}\n{result.output.removesuffix(f'Exit code: {code}').rstrip()}"
         return await failed(ctx, session_id, directory, call, (error, False, duration_ms), stop)
     if not ctx.hooks.any_for("PostToolUse"):
@@ -199,6 +211,12 @@ async def after(
     payload["duration_ms"] = duration_ms
     fired = await ctx.hooks.fire("PostToolUse", directory, payload, subject=call.name)
     return _added("PostToolUse", fired, stop)
+
+
+def _failed_exit(call: ToolCallReady, code: int) -> bool:
+    """Claude Code's judgement of a bash exit status: not 0, and not an answer."""
+    command = (parse_arguments(call.arguments) or {}).get("command")
+    return exit_meaning(command, code)[0] if isinstance(command, str) else code != 0
 
 
 async def failed(

@@ -18,7 +18,7 @@ from agent_tui.config.settings import (
     TruncationConfig,
 )
 from agent_tui.redact import Redactor
-from agent_tui.storage.models import ImageAttachment
+from agent_tui.storage.models import ImageAttachment, Tokens
 
 if TYPE_CHECKING:
     from agent_tui.sandbox import Sandbox
@@ -54,6 +54,12 @@ class SubagentAnswer(BaseModel):
     text: str
     cost: float = 0.0
     """The child session's cost (its own children's included)."""
+    model: str = ""
+    """The model its last step ran on."""
+    tokens: Tokens | None = None
+    """Its last step's tokens (the context it ended with); None: it made no step."""
+    tool_uses: int = 0
+    """The tool calls it made."""
 
 
 class Subagents(Protocol):
@@ -92,6 +98,9 @@ class PermissionRequest(BaseModel):
     always: str = ""
     """What "always" would allow for the session when it is a rule (`bash git status*`);
     empty: the whole tool."""
+    always_rules: list[str] = Field(default_factory=list)
+    """The patterns "always" adds to the tool's rules for the session (`git status`,
+    `git status *`, `domain:example.com`); empty: the whole tool."""
     always_label: str = ""
     """The "always" choice in the person's words when it is not "for this session" (a
     project's program let out of the sandbox: for this project, saved in their config)."""

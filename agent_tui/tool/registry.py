@@ -160,6 +160,7 @@ async def check_permission(
             input=params.model_dump(),
             call_id=ctx.call_id,
             always=" · ".join(f"{tool.name} {p}" for p in patterns if not p.endswith(" *")),
+            always_rules=patterns,
         )
     )
     if reply in ("always", "never"):
