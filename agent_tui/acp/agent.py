@@ -70,6 +70,7 @@ from agent_tui.events import AgentSwitched, Event, Notice, SessionUpdated, sessi
 from agent_tui.project.agents import DEFAULT_AGENT, PLAN_EXIT_TOOL
 from agent_tui.provider.defaults import context_window, model_catalog
 from agent_tui.session.engine import Engine
+from agent_tui.session.expansion import Expansion
 from agent_tui.session.loop import LoopResult
 from agent_tui.storage.models import MessageWithParts, Session
 from agent_tui.tool.base import PermissionReply, PermissionRequest
@@ -562,13 +563,19 @@ class AcpAgent:
         model: str | None,
         context: list[str],
         files: list[Any],
-        typed: str | None = None,
+        expansion: Expansion | None = None,
     ) -> LoopResult | None:
         """One prompt; a plan the plan agent proposes is put to the person, and an
-        approval carries on building in the same turn. `typed`: what the person typed,
-        when `text` is a command's body."""
+        approval carries on building in the same turn. `expansion`: the custom command
+        the person typed, when `text` is its body."""
         result = await self.engine.prompt(
-            open_.id, text, model=model, agent=open_.mode, context=context, files=files, typed=typed
+            open_.id,
+            text,
+            model=model,
+            agent=open_.mode,
+            context=context,
+            files=files,
+            expansion=expansion,
         )
         for _ in range(PLAN_ROUNDS):
             if result is None:  # queued into the running loop: it answers there

@@ -20,6 +20,7 @@ from agent_tui.errors import UsageError
 
 if TYPE_CHECKING:
     from agent_tui.acp.agent import AcpAgent, AcpSession
+    from agent_tui.session.expansion import Expansion
     from agent_tui.session.loop import LoopResult
     from agent_tui.storage.models import Session
 
@@ -88,10 +89,10 @@ class AcpPerson:
         if text:
             await self.say(f"Your message was:\n\n{text}")
 
-    async def send(self, text: str, model: str | None, typed: str) -> None:
+    async def send(self, text: str, model: str | None, expansion: Expansion) -> None:
         model = model or self.open_.model
         self.result = await self.agent.prompt_text(
-            self.open_, text, model, self.context, self.files, typed=typed
+            self.open_, text, model, self.context, self.files, expansion=expansion
         )
 
     async def use_model(self, model: str) -> None:

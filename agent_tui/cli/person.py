@@ -21,6 +21,7 @@ from agent_tui.command.core import CLI, Call, Command, Result, Rows, build
 from agent_tui.config.settings import Config
 from agent_tui.errors import NotFoundError
 from agent_tui.session.engine import Engine
+from agent_tui.session.expansion import Expansion
 from agent_tui.session.loop import LoopResult
 from agent_tui.session.opening import open_engine
 from agent_tui.storage.models import Session
@@ -75,9 +76,11 @@ class CliPerson:
         if text:
             print(f"Your message was:\n{text}", file=sys.stderr)
 
-    async def send(self, text: str, model: str | None, typed: str) -> None:
+    async def send(self, text: str, model: str | None, expansion: Expansion) -> None:
         assert self.engine is not None and self.session_id is not None
-        self.result = await self.engine.prompt(self.session_id, text, model=model, typed=typed)
+        self.result = await self.engine.prompt(
+            self.session_id, text, model=model, expansion=expansion
+        )
 
     async def use_model(self, model: str) -> None:
         pass  # -m MODEL

@@ -52,14 +52,15 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
     config.permission = merge_permissions(config.permission, dict.fromkeys(args.allow, "allow"))
     if args.allow_unsandboxed:
         config.permission[UNSANDBOXED] = "allow"
-    text = typed = run_message(args.message)
+    text = run_message(args.message)
     custom = _custom_command(text)
     model = args.model
+    expansion = None
     view = JsonView() if args.format == "json" else TextView()
     async with open_engine(config, args.command) as engine:
         engine.subscribe(view)
-        if custom is not None:  # its arguments put in, its `!` lines run
-            text, command_model, note = await fill_custom(engine, *custom, Path.cwd(), None)
+        if custom is not None:  # its arguments put in; its hooks and `!` lines run in prompt
+            text, command_model, note, expansion = fill_custom(engine, *custom, Path.cwd())
             if note is not None:
                 print(f"agent-tui: {note}", file=sys.stderr)
             model = model or command_model
@@ -70,7 +71,7 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
             await check_credentials(model or agent.model or config.model, config)
         session = await resolve_session(engine, args.session, args.cont, create=True)
         turn = engine.prompt(
-            session.id, text, model=model, agent=args.agent, fresh=fresh, typed=typed
+            session.id, text, model=model, agent=args.agent, fresh=fresh, expansion=expansion
         )
         try:
             result = await watched(engine, session.id, view, turn)

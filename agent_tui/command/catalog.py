@@ -19,6 +19,7 @@ from agent_tui.command.core import Call, Command, NoArgs, rest
 if TYPE_CHECKING:
     from agent_tui.project.custom_commands import CustomCommand
     from agent_tui.session.engine import Engine
+    from agent_tui.session.expansion import Expansion
 
 VIEW_NAMES = ("run", "acp", "serve")
 """The CLI's own subcommands: the views, not commands (no custom command takes them)."""
@@ -62,13 +63,12 @@ def custom(found: CustomCommand) -> Command:
     prompt, with its model if it names one."""
 
     async def run(call: Call, args: CustomArgs) -> None:
-        text, model, note = await fill_custom(
-            call.engine, found, args.arguments, call.directory, call.session_id
+        text, model, note, expansion = fill_custom(
+            call.engine, found, args.arguments, call.directory
         )
         if note is not None:
             await call.person.say(note)
-        typed = f"/{found.name} {args.arguments}".rstrip()
-        await call.person.send(text, model, typed)
+        await call.person.send(text, model, expansion)
 
     return Command(
         found.name,
@@ -81,31 +81,36 @@ def custom(found: CustomCommand) -> Command:
     )
 
 
-async def fill_custom(
-    engine: Engine, found: CustomCommand, arguments: str, directory: Path, session_id: str | None
-) -> tuple[str, str | None, str | None]:
-    """A custom command's prompt (its body with the arguments put in and its `!` lines
-    run), its model, and a note when its model is not used (project/claude_agents.py's
-    `alias_model`). Its `allowed-tools` and `model` apply where its file is trusted
-    (yours, or a trusted project's): a model chooses where the work is sent."""
+def fill_custom(
+    engine: Engine, found: CustomCommand, arguments: str, directory: Path
+) -> tuple[str, str | None, str | None, Expansion]:
+    """A custom command's prompt (its body with the arguments put in), its model, a note
+    when its model is not used (project/claude_agents.py's `alias_model`), and what
+    `Engine.prompt` expands with it: its hooks, then its `!` lines. Its `allowed-tools`
+    and `model` apply where its file is trusted (yours, or a trusted project's): a model
+    chooses where the work is sent."""
     from agent_tui.config.claude_permissions import rules_of
+    from agent_tui.config.hook_config import COMMAND_SOURCES
     from agent_tui.errors import UsageError
     from agent_tui.project.claude_agents import alias_model
+    from agent_tui.session.expansion import Expansion
 
     text = found.expand(arguments)
     if not text:
         raise UsageError(f"/{found.name} is empty: {found.path} has no text.")
     project = engine.project(directory)
     trusted = found.scope == "user" or project.workspace.trusted
-    allowed = rules_of(found.allowed, directory) if trusted else {}
-    try:
-        text = await engine.fill_command(directory, session_id, text, allowed)
-    except UsageError as exc:
-        raise UsageError(f"/{found.name}: {exc}") from exc
+    expansion = Expansion(
+        typed=f"/{found.name} {arguments}".rstrip(),
+        name=found.name,
+        arguments=arguments,
+        source=COMMAND_SOURCES.get(found.scope, found.scope),
+        allowed=rules_of(found.allowed, directory) if trusted else {},
+    )
     if not trusted:
-        return text, None, None
+        return text, None, None, expansion
     model, note = alias_model(found.model, project.config.model)
-    return text, model, f"/{found.name}: {note}." if note else None
+    return text, model, f"/{found.name}: {note}." if note else None, expansion
 
 
 def customs(directory: Path) -> tuple[tuple[Command, ...], str | None]:

@@ -17,6 +17,7 @@ from agent_tui.errors import UsageError
 
 if TYPE_CHECKING:
     from agent_tui.session.engine import Engine
+    from agent_tui.session.expansion import Expansion
     from agent_tui.storage.models import Session
 
 APP, ACP, CLI = "app", "acp", "cli"
@@ -127,8 +128,9 @@ class Person(Protocol):
         """Words the person may send again (an undone turn's prompt; None: an undo's
         words go away again, on redo)."""
 
-    async def send(self, text: str, model: str | None, typed: str) -> None:
-        """Send a prompt to the session, as if typed (a custom command's body)."""
+    async def send(self, text: str, model: str | None, expansion: Expansion) -> None:
+        """Send a custom command's body to the session (`expansion`: the command as
+        typed, which the engine expands: its hooks, then its `!` lines)."""
 
     async def use_model(self, model: str) -> None:
         """The model of the next prompts."""

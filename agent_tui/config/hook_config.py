@@ -17,11 +17,17 @@ FIRED = (
     "PermissionRequest",
     "PostToolUse",
     "PostToolUseFailure",
+    "PostToolBatch",
     "Notification",
     "UserPromptSubmit",
+    "UserPromptExpansion",
+    "MessageDisplay",
     "Stop",
+    "StopFailure",
     "SubagentStart",
     "SubagentStop",
+    "TaskCreated",
+    "TaskCompleted",
     "SessionStart",
     "SessionEnd",
     "PreCompact",
@@ -31,13 +37,7 @@ FIRED = (
 """The events agent-tui fires."""
 NOT_FIRED = (
     "Setup",
-    "UserPromptExpansion",
-    "MessageDisplay",
-    "PostToolBatch",
     "PermissionDenied",
-    "TaskCreated",
-    "TaskCompleted",
-    "StopFailure",
     "TeammateIdle",
     "ConfigChange",
     "CwdChanged",
@@ -48,9 +48,13 @@ NOT_FIRED = (
     "Elicitation",
     "ElicitationResult",
 )
-"""Claude Code events a copied settings file may name: accepted, never fired here
-(`Setup` fires only for `claude --init-only`, `-p --init` and `-p --maintenance`, which
-agent-tui has no counterpart of; the others belong to features agent-tui does not have)."""
+"""Claude Code events a copied settings file may name: accepted, never fired here, each
+for want of what fires it in Claude Code (docs/wiring.md says which): `Setup` fires only
+for `claude --init-only`, `-p --init` and `-p --maintenance`; `PermissionDenied` only for
+auto mode's classifier; `CwdChanged` when the shell's directory changes between calls
+(agent-tui's bash starts each command in the session's folder); `ConfigChange`,
+`FileChanged` and `DirectoryAdded` need a watcher of settings and files and `/add-dir`;
+the rest belong to worktrees, agent teams and MCP elicitation."""
 TOOL_EVENTS = frozenset({"PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure"})
 """Events whose matcher matches a tool name (agent-tui's or Claude Code's); the others'
 match their subject (a source, a trigger, an agent or notification type) as it is."""
@@ -80,6 +84,21 @@ ENTRYPOINTS = {"the agent-tui app": "cli", "agent-tui acp": "sdk-ts", "agent-tui
 """`CLAUDE_CODE_ENTRYPOINT` by front-end, as Claude Code sets it: "cli" in its terminal
 app, "sdk-ts" under an editor's client (its ACP adapter runs the TypeScript SDK), else
 "sdk-cli" (`claude -p`, as `agent-tui run` and the other commands)."""
+STOP_FAILURE_ERRORS = {
+    "rate_limit": "rate_limit",
+    "server": "server_error",
+    "auth": "authentication_failed",
+    "permission": "authentication_failed",
+    "billing": "billing_error",
+    "not_found": "model_not_found",
+}
+"""StopFailure's `error`, Claude Code's category, by the kind of provider error that ended
+the turn (provider/provider_errors.py); any other is "unknown", as Claude Code 2.1.197
+names a 400 it was sent (tests/fixtures/claude_code_hooks/StopFailure.json)."""
+COMMAND_SOURCES = {"project": "projectSettings", "user": "userSettings"}
+"""UserPromptExpansion's `command_source` by where a custom command's file is (a project's
+`.claude/commands` or `.agent-tui/commands`, or the person's own), as Claude Code names
+its settings levels."""
 DEFAULT_TIMEOUT = 60.0
 """Seconds a hook command may run (Claude Code's default)."""
 
@@ -106,8 +125,10 @@ class HookMatcher(BaseModel):
     """A regular expression matched against the whole tool name (PreToolUse,
     PermissionRequest, PostToolUse, PostToolUseFailure), the trigger (PreCompact,
     PostCompact: manual / auto), the source (SessionStart: startup / resume / clear /
-    compact), the agent type (SubagentStart, SubagentStop) or the notification type
-    (Notification); "" or "*" match everything."""
+    compact), the agent type (SubagentStart, SubagentStop), the notification type
+    (Notification), the command's name (UserPromptExpansion) or the error (StopFailure);
+    "" or "*" match everything. PostToolBatch, MessageDisplay, TaskCreated and
+    TaskCompleted have no subject: every matcher matches, as in Claude Code."""
     hooks: list[HookCommand] = Field(default_factory=list)
 
     @field_validator("matcher")

@@ -14,9 +14,16 @@ if TYPE_CHECKING:
     from agent_tui.hooks.runner import HookResult
 
 BLOCK_EXIT = 2
-PLAIN_CONTEXT = ("UserPromptSubmit", "SessionStart")
+PLAIN_CONTEXT = ("UserPromptSubmit", "UserPromptExpansion", "SessionStart")
 """Events whose plain (non-JSON) stdout on exit 0 is context for the model (Claude Code)."""
-NO_BLOCK_EXIT = ("PermissionRequest", "Notification", "SessionStart", "SubagentStart")
+NO_BLOCK_EXIT = (
+    "PermissionRequest",
+    "Notification",
+    "SessionStart",
+    "SubagentStart",
+    "MessageDisplay",
+    "StopFailure",
+)
 """Events exit 2 cannot block (Claude Code: a PermissionRequest decides only by its
 `decision` object; the others only inform)."""
 TRACEBACK = "Traceback (most recent call last):"

@@ -27,6 +27,7 @@ from agent_tui.provider.auth import check_credentials
 from agent_tui.provider.limits import ModelInfo, load_with_summariser
 from agent_tui.session import command_lines, fork, pin_changes
 from agent_tui.session import undo as turns
+from agent_tui.session.expansion import Expansion, ExpansionFailed
 from agent_tui.session.follow import Follower, all_read, run_until_read
 from agent_tui.session.fork import Forked
 from agent_tui.session.hook_points import HookPoints, PromptBlocked
@@ -124,16 +125,18 @@ class Engine:
 
     # ---- sessions ---------------------------------------------------------------------
 
-    async def fill_command(
-        self, directory: Path, session_id: str | None, body: str, allowed: dict[str, Any]
-    ) -> str:
+    async def _fill_lines(self, session: Session, text: str, expansion: Expansion) -> str:
         """A custom command's body with its `` !`command` `` lines run and replaced by
-        their output (session/command_lines.py); UsageError when one does not run."""
-        if command_lines.LINE.search(body) is None:
-            return body
+        their output (session/command_lines.py); ExpansionFailed when one does not run."""
+        if command_lines.LINE.search(text) is None:
+            return text
+        directory = Path(session.directory)
         ctx = self.ctx.in_project(directory)
         await self.announce_sandbox(ctx)
-        return await command_lines.fill(ctx, directory, session_id, body, allowed)
+        try:
+            return await command_lines.fill(ctx, directory, session.id, text, expansion.allowed)
+        except UsageError as exc:
+            raise ExpansionFailed(f"/{expansion.name}: {exc}") from exc
 
     def start_afresh(self) -> None:
         """The person cleared the conversation (/new): the next session's SessionStart
@@ -253,7 +256,7 @@ class Engine:
         files: Sequence[FilePart] = (),
         saved: asyncio.Event | None = None,
         fresh: bool = False,
-        typed: str | None = None,
+        expansion: Expansion | None = None,
     ) -> LoopResult | None:
         """Add a user message for `agent` (default build) and run the loop; while the loop
         runs here, the message is queued (it reaches the model as a reminder) and None is
@@ -263,9 +266,9 @@ class Engine:
         editor attached); `files`: images (their ids and ids of the message are filled in
         here). `saved` is set once the message is stored and the session busy (the app
         keeps what is typed fast in order with it). `fresh`: the session was made for
-        this prompt, and is not kept when a hook refuses it (PromptBlocked). `typed`: what
-        the person typed when `text` is a custom command's body (`/run-tests core`), the
-        `prompt` UserPromptSubmit hooks read."""
+        this prompt, and is not kept when a hook refuses it (PromptBlocked). `expansion`:
+        the custom command the person typed (`/run-tests core`) when `text` is its body,
+        whose `!` lines run here once its hooks let it (session/expansion.py)."""
         if not text.strip():
             raise UsageError("The message is empty: type something to send.")
         session = await self.ctx.db.get_session(session_id)
@@ -277,8 +280,10 @@ class Engine:
         # Fail before saving anything the model can't answer.
         await check_credentials(model, ctx.config)
         try:
-            context = [*context, *await self.hook_points.before_prompt(session, text, typed)]
-        except PromptBlocked as exc:
+            context = [*context, *await self.hook_points.before_prompt(session, text, expansion)]
+            if expansion is not None:
+                text = await self._fill_lines(session, text, expansion)
+        except (PromptBlocked, ExpansionFailed) as exc:
             exc.session_dropped = fresh and await self._drop_if_empty(session)
             raise
         with self._claim(session_id) as (busy, lock):
@@ -710,6 +715,8 @@ class Engine:
                 else:  # sent while the Stop hooks ran: answered in this turn
                     continues, arrivals = 0, ctx.live(session_id).arrivals
                 result = await run_until_read(ctx, session_id, abort)
+            if result.outcome == "error" and result.failure is not None:
+                await self.hook_points.after_failure(session_id, result.failure, result.error or "")
             ctx.workspace.notice_changes()  # did a command write the project's config?
             return result
         finally:

@@ -1,16 +1,19 @@
-"""The session's hook points (hooks/): SessionStart and UserPromptSubmit before a prompt
-is saved, Stop when a turn ends, SessionEnd when the engine closes. Every front-end goes
-through the engine, so each fires the same hooks."""
+"""The session's hook points (hooks/): SessionStart, UserPromptExpansion (a custom
+command's) and UserPromptSubmit before a prompt is saved, Stop when a turn ends (or
+StopFailure when a provider error ended it), SessionEnd when the engine closes. Every
+front-end goes through the engine, so each fires the same hooks."""
 
 from __future__ import annotations
 
 import uuid
 from pathlib import Path
 
+from agent_tui.config.hook_config import STOP_FAILURE_ERRORS
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError
 from agent_tui.events import Notice
 from agent_tui.session import instructions_loaded
+from agent_tui.session.expansion import Expansion
 from agent_tui.step.history import load_history
 from agent_tui.storage.models import AssistantMessage, MessageWithParts, Session, TextPart
 from agent_tui.tool.base import PermissionRequest
@@ -26,6 +29,7 @@ agent, and the bill, running for ever)."""
 START_CONTEXT = "[SessionStart hook context]"
 """The label of what SessionStart hooks add with a prompt (how the next start finds it)."""
 PROMPT_CONTEXT = "[UserPromptSubmit hook context]"
+EXPANSION_CONTEXT = "[UserPromptExpansion hook context]"
 NEWEST_LOOKED_AT = 5
 """Messages read back for the agent's last answer (Stop's `last_assistant_message`)."""
 
@@ -94,11 +98,12 @@ class HookPoints:
         return ctx
 
     async def before_prompt(
-        self, session: Session, text: str, typed: str | None = None
+        self, session: Session, text: str, expansion: Expansion | None = None
     ) -> list[str]:
-        """SessionStart (the session's first prompt here) and UserPromptSubmit, whose
-        `prompt` is what the person typed (`typed`: `/run-tests core` where `text` is
-        that command's body): the context they add for the model. Raises PromptBlocked."""
+        """SessionStart (the session's first prompt here), UserPromptExpansion (a custom
+        command's, before any of its `!` lines runs) and UserPromptSubmit, whose `prompt`
+        is what the person typed (`/run-tests core` where `text` is that command's body):
+        the context they add for the model. Raises PromptBlocked."""
         directory = Path(session.directory)
         hooks = self.ctx.in_project(directory).hooks
         self.ctx.live(session.id).prompt_id = str(uuid.uuid4())
@@ -112,10 +117,12 @@ class HookPoints:
             await instructions_loaded.at_start(
                 self.ctx.in_project(directory), session.id, directory
             )
+        if expansion is not None:
+            context += await self._expand(session, expansion)
         if hooks.any_for("UserPromptSubmit"):
             payload = {
                 **await self.ctx.hook_payload(session.id, directory),
-                "prompt": typed or text,
+                "prompt": expansion.typed if expansion is not None else text,
             }
             result = await hooks.fire("UserPromptSubmit", directory, payload)
             if result.blocked or result.stop is not None:
@@ -123,6 +130,27 @@ class HookPoints:
                 raise PromptBlocked(f"A UserPromptSubmit hook blocked the prompt: {reason}")
             context += [f"{PROMPT_CONTEXT}\n{text}" for text in result.context]
         return context
+
+    async def _expand(self, session: Session, expansion: Expansion) -> list[str]:
+        """UserPromptExpansion: the context its hooks add; PromptBlocked when one stops
+        the command (exit 2, `decision: "block"`, `continue: false`)."""
+        directory = Path(session.directory)
+        hooks = self.ctx.in_project(directory).hooks
+        if not hooks.any_for("UserPromptExpansion"):
+            return []
+        payload = {
+            **await self.ctx.hook_payload(session.id, directory),
+            "expansion_type": "slash_command",
+            "command_name": expansion.name,
+            "command_args": expansion.arguments,
+            "command_source": expansion.source,
+            "prompt": expansion.typed,
+        }
+        result = await hooks.fire("UserPromptExpansion", directory, payload, subject=expansion.name)
+        if result.blocked or result.stop is not None:
+            reason = result.stop if result.stop is not None else result.reason
+            raise PromptBlocked(f"A UserPromptExpansion hook blocked /{expansion.name}: {reason}")
+        return [f"{EXPANSION_CONTEXT}\n{text}" for text in result.context]
 
     async def _start(self, session: Session, directory: Path) -> list[str]:
         """SessionStart (startup, resume or clear), with `CLAUDE_ENV_FILE`: its context,
@@ -177,6 +205,22 @@ class HookPoints:
         if result.stop is not None or not result.blocked or continues >= MAX_STOP_CONTINUES:
             return None
         return f"A Stop hook asks you to continue: {result.reason}"
+
+    async def after_failure(self, session_id: str, kind: str, message: str) -> None:
+        """StopFailure, instead of Stop, when a provider error ended the turn: `error` is
+        Claude Code's category of it, `last_assistant_message` the error as you read it.
+        What its hooks answer is ignored, as Claude Code ignores it."""
+        directory = self.started.get(session_id)
+        if directory is None:
+            return
+        hooks = self.ctx.in_project(directory).hooks
+        if not hooks.any_for("StopFailure"):
+            return
+        error = STOP_FAILURE_ERRORS.get(kind, "unknown")
+        payload = await self.ctx.hook_payload(session_id, directory, effort=True)
+        del payload["permission_mode"]  # Claude Code's StopFailure has none
+        payload.update(error=error, last_assistant_message=message)
+        await hooks.fire("StopFailure", directory, payload, subject=error)
 
     async def end(self, reason: str = "exit") -> None:
         """SessionEnd for each session started here."""

@@ -72,6 +72,9 @@ class LoopResult:
     """The plan the plan agent proposed with plan_exit; the loop stopped after it."""
     max_steps_reached: bool = False
     """The last step allowed (agent or config max_steps) ran: told to stop calling tools."""
+    failure: str | None = None
+    """The kind of the provider error that ended the loop (provider/provider_errors.py),
+    which StopFailure hooks hear of; None when none did."""
 
 
 class SessionLoop:
@@ -388,6 +391,7 @@ class SessionLoop:
         step: Step,
         error: ProviderError | None,
     ) -> None:
+        self.result.failure = error.kind if error is not None else None
         if outcome == "overflow":
             await self._learn_window(step.model, error)
             detail = assistant.error.message if assistant.error else "Context overflow."

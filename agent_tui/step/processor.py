@@ -27,7 +27,7 @@ from agent_tui.provider.stream_events import (
     ToolInputDelta,
     parse_arguments,
 )
-from agent_tui.step import edits, tool_hooks
+from agent_tui.step import edits, step_hooks, tool_hooks
 from agent_tui.step.doom_loop import repeat_refusal
 from agent_tui.step.live_output import LiveOutput
 from agent_tui.step.messages import INTERRUPTED_OUTPUT
@@ -151,6 +151,10 @@ class StepProcessor:
         except ProviderError as exc:
             await self._fail(exc)
             return "error"
+        if self.text is not None:
+            await step_hooks.message_display(
+                self.ctx, self.assistant, self.directory, self.text.text
+            )
         if self.run_tools and self.ready:
             await self._run_tools()
         await self._finish(finish, request, estimated_input)
@@ -352,6 +356,21 @@ class StepProcessor:
         await self._patch(before, self._changed)
         if self._redacted:
             self.ctx.note_redactions(self.assistant.session_id, self._redacted)
+        if not (self.abort.is_set() or self.doom is not None or self.halted is not None):
+            await self._after_batch()
+
+    async def _after_batch(self) -> None:
+        """PostToolBatch, once every call of the step is done: what its hooks say goes
+        after the last call's result, and a hook may stop the agent here."""
+        parts = [self.tools[call.call_id] for call in self.ready]
+        answer = await step_hooks.tool_batch(
+            self.ctx, self.assistant.session_id, self.directory, parts
+        )
+        if answer.note:
+            step_hooks.add_note(parts[-1], answer.note)
+            await self._save(parts[-1], flush=True)
+        if answer.stop is not None:
+            self._halt(answer.stop)
 
     async def _run_call(self, call: ToolCallReady) -> None:
         part = self.tools[call.call_id]

@@ -22,6 +22,7 @@ from agent_tui.hooks.bash_semantics import exit_meaning
 from agent_tui.hooks.runner import HookResult
 from agent_tui.hooks.tool_response import Ran, claude_response
 from agent_tui.provider.stream_events import ToolCallReady, parse_arguments
+from agent_tui.step import task_hooks
 from agent_tui.tool.base import PermissionReply, PermissionRequest, ToolContext, ToolResult
 from agent_tui.tool.registry import nobody_to_ask
 
@@ -40,12 +41,18 @@ async def _answered_once(_: PermissionRequest) -> PermissionReply:
 
 
 def _input(directory: Path, call: ToolCallReady) -> dict[str, Any]:
-    tool_input = {**DEFAULTS.get(call.name, {}), **(parse_arguments(call.arguments) or {})}
+    return hook_input(directory, call.name, parse_arguments(call.arguments) or {})
+
+
+def hook_input(directory: Path, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A call's `tool_input` as hooks read it: Claude Code's names and defaults, and a
+    file's path absolute."""
+    tool_input = {**DEFAULTS.get(tool, {}), **arguments}
     for name in PATH_FIELDS:
         value = tool_input.get(name)
         if isinstance(value, str) and value:
             tool_input[name] = str(directory / Path(value).expanduser())
-    return claude_input(call.name, tool_input)
+    return claude_input(tool, tool_input)
 
 
 async def _payload(
@@ -73,6 +80,7 @@ async def before(
     once, and `ask` asks even where config allows; a tool the config denies stays
     denied."""
     _ask_through_hooks(ctx, session_id, directory, call, tool, stop)
+    tool.todo_hooks = task_hooks.todo_hooks(ctx, session_id, directory)
     if not ctx.hooks.any_for("PreToolUse"):
         return call
     refused = ctx.registry.refusal(call.name, call.arguments, tool)

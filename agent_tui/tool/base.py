@@ -18,11 +18,11 @@ from agent_tui.config.settings import (
     TruncationConfig,
 )
 from agent_tui.redact import Redactor
-from agent_tui.storage.models import ImageAttachment, Tokens
+from agent_tui.storage.models import ImageAttachment, TodoItem, Tokens
 
 if TYPE_CHECKING:
     from agent_tui.sandbox import Sandbox
-    from agent_tui.storage.models import MessageWithParts, TodoItem
+    from agent_tui.storage.models import MessageWithParts
     from agent_tui.storage.search import SearchHit
 
 PermissionReply = Literal["once", "always", "deny", "never"]
@@ -45,6 +45,12 @@ class TodoStore(Protocol):
     async def get_todos(self, session_id: str) -> list[TodoItem]: ...
 
     async def set_todos(self, session_id: str, items: list[TodoItem]) -> None: ...
+
+
+TodoEvent = Literal["TaskCreated", "TaskCompleted"]
+TodoHooks = Callable[[TodoEvent, TodoItem], Awaitable[str | None]]
+"""The hooks of a todo item added (`TaskCreated`) or marked completed (`TaskCompleted`):
+why a hook refuses it, or None (step/task_hooks.py)."""
 
 
 class SubagentAnswer(BaseModel):
@@ -145,6 +151,9 @@ class ToolContext:
     """Runs child sessions, for the task tool (None: subagents are unavailable)."""
     todos: TodoStore | None = None
     """The session's todo list, for todowrite and todoread."""
+    todo_hooks: TodoHooks | None = None
+    """Asked as todowrite adds an item or completes one (TaskCreated, TaskCompleted
+    hooks): None when no hook listens."""
     editor: EditorFiles | None = None
     """Read, edit and write go through the editor when it offers to (None: the disk)."""
     progress: Callable[[str], None] | None = None

@@ -2,6 +2,8 @@
 
 The list outlives compaction: the summary request shows it to the summariser and the
 summary restates it afterwards (context/compaction.py), and the app's sidebar shows it.
+An item added, or marked completed, is what Claude Code's TaskCreated / TaskCompleted
+hooks hear of (`ToolContext.todo_hooks`); one they refuse is not written so.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from agent_tui.errors import ToolError
 from agent_tui.storage.models import TodoItem, TodoPriority, TodoStatus
-from agent_tui.tool.base import TodoStore, Tool, ToolContext, ToolResult
+from agent_tui.tool.base import TodoHooks, TodoStore, Tool, ToolContext, ToolResult
 
 STATUS_MARK = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
 EMPTY_TEXT = "(the todo list is empty)"
@@ -94,8 +96,38 @@ class TodoWriteTool(Tool[TodoWriteParams]):
             raise ToolError(f"Todo ids must be unique; repeated: {', '.join(repeated)}.")
         if any(not item.content for item in items):
             raise ToolError("Every todo needs a non-empty content.")
-        await _store(ctx).set_todos(ctx.session_id, items)
-        return _result(items)
+        store = _store(ctx)
+        refused: list[str] = []
+        if ctx.todo_hooks is not None:
+            before = {item.id: item for item in await store.get_todos(ctx.session_id)}
+            items = await _admitted(items, before, ctx.todo_hooks, refused)
+        await store.set_todos(ctx.session_id, items)
+        result = _result(items)
+        if refused:
+            result.output = "\n\n".join([result.output, *refused])
+        return result
+
+
+async def _admitted(
+    items: list[TodoItem], before: dict[str, TodoItem], hooks: TodoHooks, refused: list[str]
+) -> list[TodoItem]:
+    """The list as the hooks let it be written: an item a TaskCreated hook refuses is not
+    added, one a TaskCompleted hook refuses keeps its status; each refusal says why in
+    `refused`, for the model."""
+    kept: list[TodoItem] = []
+    for item in items:
+        old = before.get(item.id)
+        if old is None and (why := await hooks("TaskCreated", item)) is not None:
+            refused.append(f"[TaskCreated hook] Not added: {item.content} ({why})")
+            continue
+        was_done = old is not None and old.status == "completed"
+        if item.status == "completed" and not was_done:
+            if (why := await hooks("TaskCompleted", item)) is not None:
+                status = old.status if old is not None else "pending"
+                item = item.model_copy(update={"status": status})
+                refused.append(f"[TaskCompleted hook] Not completed: {item.content} ({why})")
+        kept.append(item)
+    return kept
 
 
 class TodoReadTool(Tool[TodoReadParams]):

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from agent_tui.context.stats import SessionStats
     from agent_tui.project.agents import AgentCatalog
     from agent_tui.session.engine import Engine
+    from agent_tui.session.expansion import Expansion
     from agent_tui.step.plan import PlanChoice
     from agent_tui.storage.models import MessageWithParts, Session
     from agent_tui.tool.registry import PermissionMode
@@ -259,16 +260,25 @@ class Conversation(Horizontal):
 
     # ---- what the person sends ----------------------------------------------------------
 
-    async def send(self, text: str, *, model: str | None = None, typed: str = "") -> None:
-        """Send `text`; `model` overrides for this message (a custom command's), `typed`
-        is what goes back in the prompt on failure when it differs from `text`."""
+    async def send(
+        self, text: str, *, model: str | None = None, expansion: Expansion | None = None
+    ) -> None:
+        """Send `text`; `model` overrides for this message (a custom command's), and
+        `expansion` is the custom command typed, which goes back in the prompt on failure."""
         model = model or self.model_override
         agent = self.agent_name
+        typed = expansion.typed if expansion is not None else ""
 
         async def send(saved: asyncio.Event) -> None:
             session = await self.ensure_session()
             await self.engine.prompt(
-                session.id, text, model=model, agent=agent, saved=saved, fresh=True, typed=typed
+                session.id,
+                text,
+                model=model,
+                agent=agent,
+                saved=saved,
+                fresh=True,
+                expansion=expansion,
             )
 
         try:

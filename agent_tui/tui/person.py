@@ -12,6 +12,7 @@ from agent_tui.command import catalog
 from agent_tui.command.core import APP, Call, Command, Result, Rows, present
 
 if TYPE_CHECKING:
+    from agent_tui.session.expansion import Expansion
     from agent_tui.storage.models import Session
     from agent_tui.tui.conversation import Conversation
 
@@ -72,8 +73,8 @@ class AppPerson:
         await self.chat.reopen()  # the turn undone or redone is drawn as it is now
         self.chat.put_back(text)
 
-    async def send(self, text: str, model: str | None, typed: str) -> None:
-        await self.chat.send(text, model=model, typed=typed)
+    async def send(self, text: str, model: str | None, expansion: Expansion) -> None:
+        await self.chat.send(text, model=model, expansion=expansion)
 
     async def use_model(self, model: str) -> None:
         self.chat.choose_model(model)
