@@ -332,3 +332,72 @@ def test_message_display_gets_each_step_text_whole_but_not_a_subagents(
     assert first["message_id"] != last["message_id"], "two messages"
     assert first["prompt_id"] == stop["prompt_id"]
     assert "All done: the tests ran." in out and "REPLACED" not in out, "display only"
+
+
+# ---- Notification idle_prompt ----------------------------------------------------------
+
+FIRST_REQUEST = 60.0
+"""Seconds the app's first request may take: litellm is imported for it, in this process,
+when no earlier test of the worker did."""
+
+
+async def answered(pilot: Any, server: FakeOpenAI, text: str) -> None:
+    """Send `text` in the app and wait until it is answered."""
+    from tests.tui_helpers import type_and_send, wait_for
+
+    sent = len(server.requests)
+    await type_and_send(pilot, text)
+    await wait_for(pilot, lambda: len(server.requests) > sent, "sent", timeout=FIRST_REQUEST)
+    await wait_for(pilot, lambda: pilot.app.chat.status == "idle", "answered")
+
+
+async def test_the_app_tells_notification_hooks_when_nobody_answers_a_turn(
+    configured: FakeOpenAI, tmp_path: Path
+) -> None:
+    from tests.tui_helpers import open_app, wait_for
+
+    log = tmp_path / "events.jsonl"
+    hooks = {
+        "Notification": [logging_hook(log, matcher="idle_prompt")],
+        "UserPromptSubmit": [logging_hook(log)],
+    }
+    person_config({"idle_notification": 0.05, "hooks": hooks})
+    configured.script(Text("hi"))
+    app = await open_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.loaded.wait()
+        await answered(pilot, configured, "Just say hi.")
+        await wait_for(pilot, lambda: events(log, "Notification"), "the idle_prompt")
+    await app.db.close()
+    submit, idle = events(log)
+    assert set(idle) - {"env", "title"} == recorded_keys("Notification.idle_prompt") | {
+        "permission_mode"
+    }
+    assert idle["notification_type"] == "idle_prompt"
+    assert idle["message"] == "agent-tui is waiting for your input"
+    assert idle["prompt_id"] == submit["prompt_id"] and idle["session_id"] == submit["session_id"]
+    assert idle["env"]["CLAUDE_CODE_ENTRYPOINT"] == "cli", "the app, as Claude Code's own"
+
+
+async def test_typing_after_a_turn_means_the_person_is_there(
+    configured: FakeOpenAI, tmp_path: Path
+) -> None:
+    from tests.tui_helpers import open_app, wait_for
+
+    person_config({"hooks": {"Notification": [logging_hook(tmp_path / "events.jsonl")]}})
+    configured.script(Text("hi"), Text("again"))
+    app = await open_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.loaded.wait()
+        await answered(pilot, configured, "Just say hi.")
+        assert app.chat.session is not None
+        session = app.chat.session.id
+        idle = app.chat.engine.idle
+        await wait_for(pilot, lambda: idle.waiting(session), "waiting for the person (60 s)")
+        await pilot.press("x")
+        await wait_for(pilot, lambda: not idle.waiting(session), "the person typed")
+        await answered(pilot, configured, "Once more.")
+        await wait_for(pilot, lambda: idle.waiting(session), "waiting again after that turn")
+    await app.engine.close()  # as the app's launch does when it exits
+    await app.db.close()
+    assert not idle.waiting(session), "closing the engine ends the wait"

@@ -468,6 +468,10 @@ class Config(_Strict):
     format: dict[str, str | list[str]] = Field(default_factory=dict)
     """Formatters run after the agent changes a file, by extension, `{file}` its path:
     {".py": "ruff format {file}", ".ts": "prettier --write {file}"}. In the sandbox."""
+    idle_notification: float = Field(default=60.0, ge=0)
+    """Seconds after the agent finishes a turn in the app, with nothing typed since,
+    before Notification hooks hear `idle_prompt` (Claude Code's
+    `messageIdleNotifThresholdMs`); 0: never."""
     trust_project_hooks: bool = False
     """Run every project's own hooks without asking (read from your own config only;
     `trusted_projects` trusts the whole project instead)."""

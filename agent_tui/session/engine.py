@@ -31,6 +31,7 @@ from agent_tui.session.expansion import Expansion, ExpansionFailed
 from agent_tui.session.follow import Follower, all_read, run_until_read
 from agent_tui.session.fork import Forked
 from agent_tui.session.hook_points import HookPoints, PromptBlocked
+from agent_tui.session.idle import IDLE_MESSAGE, IDLE_TITLE, IdleWatch
 from agent_tui.session.loop import LoopResult
 from agent_tui.session.mentions import resolve_mentions
 from agent_tui.session.pin_changes import PinChange, PinList
@@ -43,6 +44,7 @@ from agent_tui.step.history import load_history, model_of
 from agent_tui.step.instruction_urls import fetch_all, is_url
 from agent_tui.step.plan import PlanChoice, plan_reply
 from agent_tui.step.system import memory_of
+from agent_tui.step.tool_hooks import notify
 from agent_tui.storage.models import (
     FilePart,
     MessageWithParts,
@@ -84,6 +86,8 @@ class Engine:
         self.fetch_instructions()
         self.queries = Queries(ctx.db)
         """What views read of the sessions (they never reach storage)."""
+        self.idle = IdleWatch()
+        """The turns whose end the person has not answered yet (`await_person`)."""
 
     def subscribe(self, handler: Callable[[Event], None]) -> Callable[[], None]:
         """`handler` gets every engine event from now on; the result unsubscribes."""
@@ -239,6 +243,26 @@ class Engine:
         """What `model`'s server says its window is (the app asks after its first frame)."""
         return await windows.discover_window(model, self.ctx.config)
 
+    def await_person(self, session_id: str) -> None:
+        """A front-end that waits for the person (the app) shows a turn's end: unless
+        they type (`person_typed`) or something is sent first, Notification hooks hear
+        `idle_prompt` after `idle_notification` seconds, as Claude Code's do."""
+
+        async def tell() -> None:
+            if self.is_busy(session_id):  # a Stop hook's continuation, another process's
+                return
+            ctx, session = await self._opened(session_id)
+            directory = Path(session.directory)
+            await notify(ctx, session_id, directory, IDLE_MESSAGE, "idle_prompt", IDLE_TITLE)
+
+        if not self.is_busy(session_id):
+            self.idle.start(session_id, self.ctx.config.idle_notification, tell)
+
+    def person_typed(self, session_id: str) -> None:
+        """The person typed in the session's prompt: they are not away (no
+        `idle_prompt` for the turn that ended)."""
+        self.idle.stop(session_id)
+
     def set_permission_mode(self, session_id: str, mode: PermissionMode) -> None:
         """ask, or auto-edits (edit and write run without asking); in memory only."""
         self.ctx.live(session_id).permission_mode = mode
@@ -271,6 +295,7 @@ class Engine:
         whose `!` lines run here once its hooks let it (session/expansion.py)."""
         if not text.strip():
             raise UsageError("The message is empty: type something to send.")
+        self.idle.stop(session_id)
         session = await self.ctx.db.get_session(session_id)
         ctx = await self.hook_points.trust_question(session)  # before anything of it acts
         chosen = self.primary_agent(agent, Path(session.directory))
@@ -749,6 +774,7 @@ class Engine:
         if self._instruction_urls is not None and not self._instruction_urls.done():
             self._instruction_urls.cancel()
         prepared.hand_over(self.ctx)  # finished by a detached process, used next time
+        self.idle.stop_all()
         await self.hook_points.end()
         for project in self.ctx.projects():
             await project.workspace.close()

@@ -249,6 +249,8 @@ class Conversation(Horizontal):
         if status == "idle":
             self.run_worker(self.refresh_changes(), exit_on_error=False)
             self._show_pending_plan()
+            if self.session is not None:  # the turn's end is on screen: waiting for you
+                self.engine.await_person(self.session.id)
 
     @property
     def current_model(self) -> str:
@@ -326,6 +328,8 @@ class Conversation(Horizontal):
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         if event.text_area is self.prompt:
             self.show_completions()
+            if self.session is not None:
+                self.engine.person_typed(self.session.id)
 
     def show_completions(self) -> None:
         """The commands what is typed completes to, with their arguments, under the

@@ -1,0 +1,50 @@
+"""Notification `idle_prompt`, as Claude Code sends it: the agent finished a turn in a
+front-end that waits for the person (the app), who has neither typed nor sent anything
+for `idle_notification` seconds since. One wait per session; typing or a prompt ends it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+IDLE_MESSAGE = "agent-tui is waiting for your input"
+"""The notification's `message` (Claude Code's says "Claude is waiting for your input")."""
+IDLE_TITLE = "Waiting for input"
+
+
+class IdleWatch:
+    """The sessions whose turn ended while the person is away, each until it is told."""
+
+    def __init__(self) -> None:
+        self._waits: dict[str, asyncio.Task[None]] = {}
+
+    def start(self, session_id: str, after: float, tell: Callable[[], Awaitable[None]]) -> None:
+        """`tell` after `after` seconds, unless `stop` comes first (0: never)."""
+        self.stop(session_id)
+        if after <= 0:
+            return
+        wait = asyncio.create_task(self._tell_after(after, tell), name=f"idle-{session_id}")
+        self._waits[session_id] = wait
+        wait.add_done_callback(lambda done: self._forget(session_id, done))
+
+    def stop(self, session_id: str) -> None:
+        wait = self._waits.pop(session_id, None)
+        if wait is not None:
+            wait.cancel()
+
+    def stop_all(self) -> None:
+        for session_id in list(self._waits):
+            self.stop(session_id)
+
+    def waiting(self, session_id: str) -> bool:
+        """Whether the person would be told of this session's idle turn."""
+        return session_id in self._waits
+
+    @staticmethod
+    async def _tell_after(after: float, tell: Callable[[], Awaitable[None]]) -> None:
+        await asyncio.sleep(after)
+        await tell()
+
+    def _forget(self, session_id: str, done: asyncio.Task[None]) -> None:
+        if self._waits.get(session_id) is done:
+            del self._waits[session_id]
