@@ -354,12 +354,19 @@ async def answered(pilot: Any, server: FakeOpenAI, text: str) -> None:
 async def test_the_app_tells_notification_hooks_when_nobody_answers_a_turn(
     configured: FakeOpenAI, tmp_path: Path
 ) -> None:
+    """The app shows the turn's end while its Stop hook still runs (held until the test
+    lets it go): the wait starts when the turn ends, not before."""
     from tests.tui_helpers import open_app, wait_for
 
-    log = tmp_path / "events.jsonl"
+    log, running, release = (tmp_path / name for name in ("events.jsonl", "running", "go"))
+    held = (
+        f"import os, time\nopen({str(running)!r}, 'w').close()\n"
+        f"while not os.path.exists({str(release)!r}):\n    time.sleep(0.01)"
+    )
     hooks = {
         "Notification": [logging_hook(log, matcher="idle_prompt")],
         "UserPromptSubmit": [logging_hook(log)],
+        "Stop": [script_hook(tmp_path, "held", held)],
     }
     person_config({"idle_notification": 0.05, "hooks": hooks})
     configured.script(Text("hi"))
@@ -367,7 +374,13 @@ async def test_the_app_tells_notification_hooks_when_nobody_answers_a_turn(
     async with app.run_test(size=(100, 30)) as pilot:
         await app.loaded.wait()
         await answered(pilot, configured, "Just say hi.")
+        assert app.chat.session is not None
+        session, engine = app.chat.session.id, app.chat.engine
+        await wait_for(pilot, running.exists, "the Stop hook running")
+        assert engine.is_busy(session) and not engine.idle.waiting(session)
+        release.touch()
         await wait_for(pilot, lambda: events(log, "Notification"), "the idle_prompt")
+    await app.engine.close()
     await app.db.close()
     submit, idle = events(log)
     assert set(idle) - {"env", "title"} == recorded_keys("Notification.idle_prompt") | {

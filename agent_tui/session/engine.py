@@ -246,17 +246,20 @@ class Engine:
     def await_person(self, session_id: str) -> None:
         """A front-end that waits for the person (the app) shows a turn's end: unless
         they type (`person_typed`) or something is sent first, Notification hooks hear
-        `idle_prompt` after `idle_notification` seconds, as Claude Code's do."""
+        `idle_prompt` after `idle_notification` seconds, as Claude Code's do. Shown while
+        the run still goes on (its Stop hooks), the wait starts when it ends."""
+        if self.is_busy(session_id):
+            self.idle.after_run(session_id)
+            return
+        tell = functools.partial(self._tell_idle, session_id)
+        self.idle.start(session_id, self.ctx.config.idle_notification, tell)
 
-        async def tell() -> None:
-            if self.is_busy(session_id):  # a Stop hook's continuation, another process's
-                return
-            ctx, session = await self._opened(session_id)
-            directory = Path(session.directory)
-            await notify(ctx, session_id, directory, IDLE_MESSAGE, "idle_prompt", IDLE_TITLE)
-
-        if not self.is_busy(session_id):
-            self.idle.start(session_id, self.ctx.config.idle_notification, tell)
+    async def _tell_idle(self, session_id: str) -> None:
+        if self.is_busy(session_id):  # sent from another view or process meanwhile
+            return
+        ctx, session = await self._opened(session_id)
+        directory = Path(session.directory)
+        await notify(ctx, session_id, directory, IDLE_MESSAGE, "idle_prompt", IDLE_TITLE)
 
     def person_typed(self, session_id: str) -> None:
         """The person typed in the session's prompt: they are not away (no
@@ -705,6 +708,8 @@ class Engine:
             live.run = live.abort = None
             if lock is not None:  # also when the task was cancelled before it started
                 lock.release()
+            if self.idle.run_ended(session_id):
+                self.await_person(session_id)
 
     async def _run_or_follow(
         self, session_id: str, abort: asyncio.Event, lock: SessionLock | None

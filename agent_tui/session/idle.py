@@ -17,6 +17,9 @@ class IdleWatch:
 
     def __init__(self) -> None:
         self._waits: dict[str, asyncio.Task[None]] = {}
+        self._after_run: set[str] = set()
+        """Sessions whose end a front-end showed while their run still went on (its Stop
+        hooks): the wait starts when the run ends."""
 
     def start(self, session_id: str, after: float, tell: Callable[[], Awaitable[None]]) -> None:
         """`tell` after `after` seconds, unless `stop` comes first (0: never)."""
@@ -27,7 +30,19 @@ class IdleWatch:
         self._waits[session_id] = wait
         wait.add_done_callback(lambda done: self._forget(session_id, done))
 
+    def after_run(self, session_id: str) -> None:
+        """Start the wait once the session's run ends (`run_ended`)."""
+        self._after_run.add(session_id)
+
+    def run_ended(self, session_id: str) -> bool:
+        """Whether a wait was asked for while the run went on (and is now to start)."""
+        if session_id not in self._after_run:
+            return False
+        self._after_run.discard(session_id)
+        return True
+
     def stop(self, session_id: str) -> None:
+        self._after_run.discard(session_id)
         wait = self._waits.pop(session_id, None)
         if wait is not None:
             wait.cancel()
