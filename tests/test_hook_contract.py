@@ -23,6 +23,7 @@ from agent_tui.tool.base import PermissionReply, PermissionRequest
 from tests.conftest import MODEL, person_config
 from tests.engine_helpers import open_engine, run_cli, tool_results
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls, Usage
+from tests.hook_shapes import RECORDED
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -477,82 +478,3 @@ def test_setup_and_newer_claude_code_events_are_accepted_without_a_warning(
     assert code == 0 and "fine" in out
     assert "unknown event TeleportStart (ignored)" in err
     assert "Setup" not in err and "InstructionsLoaded" not in err and "PermissionDenied" not in err
-
-
-RECORDED = Path(__file__).parent / "fixtures" / "claude_code_hooks"
-"""Claude Code's own hook inputs, recorded by record.py there (one JSON file per event and
-tool: {"input": …}); the comparison below waits for them."""
-NOT_SENT = {
-    "background_tasks",
-    "session_crons",
-    "effort",
-    "model",
-    "session_title",
-}
-"""Fields Claude Code sends that agent-tui does not (docs/wiring.md's table)."""
-RESPONSE_NOT_SENT = {
-    "gitDiff",
-    "rawOutputPath",
-    "backgroundTaskId",
-    "truncatedByTokenCap",
-    "modelsUsed",
-    "toolStats",
-    "appliedOffset",
-    "totalFiles",
-    "totalLines",
-    "success",
-    "structuredContent",
-    "dangerouslyDisableSandbox",
-}
-"""Parts of a `tool_response` Claude Code gives and agent-tui has nothing for."""
-
-
-def recorded() -> list[dict[str, Any]]:
-    files = sorted(p for p in RECORDED.glob("*.json") if not p.name.startswith("_"))
-    return [json.loads(p.read_text())["input"] for p in files]
-
-
-@pytest.mark.skipif(not recorded(), reason="Claude Code's hook inputs are not recorded yet")
-def test_payload_keys_match_claude_codes_own(
-    configured: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from agent_tui.config.hook_config import FIRED
-
-    log = tmp_path / "events.jsonl"
-    person_config({"hooks": {event: [logging_hook(log)] for event in FIRED}})
-    (Path.cwd() / "src").mkdir()
-    (Path.cwd() / "src" / "app.py").write_text("def main():\n    return 'hello'\n")
-    configured.script(
-        call("read", "c1", file_path="src/app.py"),
-        call("edit", "c2", file_path="src/app.py", old_string="hello", new_string="hi"),
-        call("write", "c3", file_path="src/new.py", content="x = 1\n"),
-        call("grep", "c4", pattern="def ", path="src"),
-        call("glob", "c5", pattern="**/*.py"),
-        call("bash", "c6", command="echo hi"),
-        call("task", "c7", description="review", prompt="review src"),
-        Text("reviewed"),
-        Text("done"),
-    )
-    code, _, err = run_cli(capsys, "run", "work")
-    assert code == 0, err
-
-    def key(event: dict[str, Any]) -> tuple[str, str, bool]:
-        return event["hook_event_name"], event.get("tool_name", ""), "agent_id" in event
-
-    ours: dict[tuple[str, str, bool], dict[str, Any]] = {}
-    for event in events(log):
-        ours.setdefault(key(event), event)
-    compared, problems = 0, []
-    for theirs in recorded():
-        mine = ours.get(key(theirs))
-        if mine is None:
-            continue
-        compared += 1
-        name = f"{theirs['hook_event_name']} {theirs.get('tool_name', '')}".strip()
-        if missing := set(theirs) - set(mine) - NOT_SENT:
-            problems.append(f"{name} lacks {sorted(missing)}")
-        if isinstance(theirs.get("tool_response"), dict):
-            response = set(theirs["tool_response"]) - set(mine["tool_response"])
-            if lacking := response - RESPONSE_NOT_SENT:
-                problems.append(f"{name}'s tool_response lacks {sorted(lacking)}")
-    assert compared and not problems, "\n".join(problems)
