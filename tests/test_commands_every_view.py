@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -186,11 +187,15 @@ async def _in_app(pilot: object, name: str, args: str) -> str:
 
     assert isinstance(pilot, Pilot)
     app = pilot.app
-    notes = len(app._notifications)
+    # By identity, not by count: an earlier notice can time out while this one arrives.
+    seen = {note.identity for note in app._notifications}
     await type_and_send(pilot, f"/{name} {args}".strip())  # type: ignore[arg-type]
 
+    def new_notes() -> list[Any]:
+        return [note for note in app._notifications if note.identity not in seen]
+
     def shown() -> bool:
-        return len(app._notifications) > notes or isinstance(app.screen, (TextScreen, RowsScreen))
+        return bool(new_notes()) or isinstance(app.screen, (TextScreen, RowsScreen))
 
     if name == "quit":
         await wait_for(pilot, lambda: app.return_code is not None or not app.is_running, "quit")  # type: ignore[attr-defined]
@@ -211,4 +216,4 @@ async def _in_app(pilot: object, name: str, args: str) -> str:
         text = screen.text
         await pilot.press("escape")
         return text
-    return str(list(app._notifications)[-1].message)
+    return str(new_notes()[-1].message)
