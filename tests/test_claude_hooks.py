@@ -184,8 +184,11 @@ def test_permission_decision_ask_asks_even_where_config_allows(
 async def test_session_start_hears_startup_resume_clear_and_compact(
     isolated: Path, fake_llm: FakeOpenAI, tmp_path: Path
 ) -> None:
+    """And SessionEnd its reason, which its matcher matches: `clear` for the session /new
+    leaves, `other` for the rest when an engine that is not the app's closes."""
     write_config(isolated, fake_llm, models=SMALL)
     log = tmp_path / "starts.jsonl"
+    ends = tmp_path / "ends.jsonl"
     context = {
         "hookSpecificOutput": {
             "hookEventName": "SessionStart",
@@ -197,7 +200,11 @@ async def test_session_start_hears_startup_resume_clear_and_compact(
             "SessionStart": [
                 command_hook(answer({}, log), "startup|resume|clear"),
                 command_hook(answer(context, log), "compact"),
-            ]
+            ],
+            "SessionEnd": [
+                command_hook(answer({}, ends), "clear|other"),
+                command_hook(answer({}, ends), "prompt_input_exit"),
+            ],
         }
     )
     fake_llm.script(Text("one"), Text("THE-SUMMARY"), Text("two"), Text("three"), Text("four"))
@@ -206,12 +213,18 @@ async def test_session_start_hears_startup_resume_clear_and_compact(
         await engine.prompt(first.id, "first")
         await engine.compact(first.id)
         await engine.prompt(first.id, "after the compaction")
-        engine.start_afresh()
+        await engine.start_afresh(first.id)
+        assert [(e["session_id"], e["reason"]) for e in events(ends)] == [(first.id, "clear")]
         cleared = await engine.new_session(isolated)
         await engine.prompt(cleared.id, "a clean slate")
     async with open_engine() as engine:
         await engine.prompt(first.id, "back again")
     assert [e["source"] for e in events(log)] == ["startup", "compact", "clear", "resume"]
+    assert [(e["session_id"], e["reason"]) for e in events(ends)] == [
+        (first.id, "clear"),
+        (cleared.id, "other"),
+        (first.id, "other"),
+    ], "each once; the prompt_input_exit hook never ran"
     after = json.dumps(fake_llm.requests[2]["messages"])
     assert "THE-SUMMARY" in after and "RE-READ-TODO.md" in after, "compact's context is put back"
 

@@ -150,7 +150,7 @@ async def test_the_app(isolated: Path, fake_llm: FakeOpenAI, tmp_path: Path) -> 
             await wait_for(pilot, asked, "the question", timeout=HOOKS_TIMEOUT)
             await pilot.press("a")  # allow once
             await wait_for(pilot, lambda: stopped(log), "Stop", timeout=HOOKS_TIMEOUT)
-        await app.engine.close()  # as the app's launch does when it quits: SessionEnd
+        await app.engine.close("prompt_input_exit")  # as the app's launch does on quit
     finally:
         await app.db.close()
     assert_claude_codes_shapes(log, also=ASKING)

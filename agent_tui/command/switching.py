@@ -104,7 +104,7 @@ async def _fork(call: Call, args: ForkArgs) -> Result:
 
 
 async def _new(call: Call, args: NoArgs) -> None:
-    call.engine.start_afresh()
+    await call.engine.start_afresh(call.session_id)
     await call.person.open_session(None, None)
 
 

@@ -142,9 +142,12 @@ class Engine:
         except UsageError as exc:
             raise ExpansionFailed(f"/{expansion.name}: {exc}") from exc
 
-    def start_afresh(self) -> None:
-        """The person cleared the conversation (/new): the next session's SessionStart
-        hooks hear `clear`, as Claude Code's /clear says."""
+    async def start_afresh(self, session_id: str | None) -> None:
+        """The person cleared the conversation (/new): the session left hears SessionEnd
+        `clear` and the next session's SessionStart hooks `clear`, as in Claude Code's
+        /clear."""
+        if session_id is not None:
+            await self.hook_points.end("clear", session_id)
         self.hook_points.cleared = True
 
     async def new_session(self, directory: Path) -> Session:
@@ -773,14 +776,15 @@ class Engine:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.shield(task)
 
-    async def close(self) -> None:
+    async def close(self, reason: str = "other") -> None:
         """Stop what the engine started outside a run: the MCP servers (their processes),
-        a fetch of instruction URLs still under way, and delete the sandbox's temp dirs."""
+        a fetch of instruction URLs still under way, and delete the sandbox's temp dirs.
+        `reason`: SessionEnd's (HookPoints.end)."""
         if self._instruction_urls is not None and not self._instruction_urls.done():
             self._instruction_urls.cancel()
         prepared.hand_over(self.ctx)  # finished by a detached process, used next time
         self.idle.stop_all()
-        await self.hook_points.end()
+        await self.hook_points.end(reason)
         for project in self.ctx.projects():
             await project.workspace.close()
 

@@ -222,11 +222,15 @@ class HookPoints:
         payload.update(error=error, last_assistant_message=message)
         await hooks.fire("StopFailure", directory, payload, subject=error)
 
-    async def end(self, reason: str = "exit") -> None:
-        """SessionEnd for each session started here."""
-        for session_id, directory in self.started.items():
+    async def end(self, reason: str, session_id: str | None = None) -> None:
+        """SessionEnd for the session (or each one started here), with Claude Code's
+        `reason`, which its matcher matches: `other` (a headless run, an editor, the
+        server), `prompt_input_exit` (the app quits), `clear` (/new)."""
+        for ended, directory in list(self.started.items()):
+            if session_id is not None and ended != session_id:
+                continue
+            del self.started[ended]
             hooks = self.ctx.in_project(directory).hooks
             if hooks.any_for("SessionEnd"):
-                payload = await self.ctx.hook_payload(session_id, directory)
-                await hooks.fire("SessionEnd", directory, {**payload, "reason": reason})
-        self.started.clear()
+                payload = {**await self.ctx.hook_payload(ended, directory), "reason": reason}
+                await hooks.fire("SessionEnd", directory, payload, subject=reason)

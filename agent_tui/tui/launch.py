@@ -44,7 +44,7 @@ async def _run(args: argparse.Namespace) -> int:
         if shown is not None:
             shown.cancel()
         if app.loaded.is_set() or hasattr(app, "engine"):
-            await app.engine.close()  # MCP server processes end with the app
+            await app.engine.close("prompt_input_exit")  # MCP server processes end too
         if hasattr(app, "db"):
             await app.db.close()
             instant_frame.save_session_frame()  # if the database is as it was at launch
