@@ -19,9 +19,8 @@ import pytest
 from tests.conftest import person_config
 from tests.engine_helpers import run_cli, tool_results
 from tests.fake_openai import Call, Error, FakeOpenAI, Text, ToolCalls
+from tests.hook_shapes import RECORDED
 from tests.test_hook_contract import UUID, call, events, logging_hook
-
-RECORDED = Path(__file__).parent / "fixtures" / "claude_code_hooks"
 
 
 def recorded_keys(name: str) -> set[str]:

@@ -19,9 +19,9 @@ import pytest
 from tests.conftest import person_config
 from tests.engine_helpers import run_cli
 from tests.fake_openai import FakeOpenAI, Text
+from tests.hook_shapes import RECORDED
 from tests.test_hook_contract import call, events, logging_hook
 
-RECORDED = Path(__file__).parent / "fixtures" / "claude_code_hooks"
 EVENT = "InstructionsLoaded"
 
 
