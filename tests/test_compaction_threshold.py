@@ -16,7 +16,7 @@ from textual.widgets import Static
 from agent_tui import paths
 from agent_tui.budget.reminder import budget_reminder_for
 from agent_tui.config.settings import CompactionConfig, Config, ModelLimit
-from agent_tui.context import prepared
+from agent_tui.context import prepare_lead
 from agent_tui.provider.limits import ModelInfo, Prices
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import AssistantMessage, Tokens
@@ -59,13 +59,16 @@ async def test_automatic_compaction_fires_at_the_threshold(
     assert len(fake_llm.requests) == (3 if compacted else 2)
 
 
-def test_prepare_at_and_the_reminder_are_read_relative_to_the_threshold() -> None:
-    config = Config(compaction=CompactionConfig(threshold=0.5, prepare_at=0.8))
-    ctx: Any = SimpleNamespace(config=config)
+async def test_prepare_at_and_the_reminder_are_read_relative_to_the_threshold() -> None:
+    # prepare_earliest 0.8: the start is prepare_at whatever is measured.
+    compaction = CompactionConfig(threshold=0.5, prepare_at=0.8, prepare_earliest=0.8)
+    config = Config(compaction=compaction)
+    idle = SimpleNamespace(is_preparing=False)
+    ctx: Any = SimpleNamespace(config=config, live=lambda _session_id: idle)
     model = ModelInfo(id=MODEL, limit=LIMIT, prices=Prices(), known=True)
     # Prepared past 0.8 of the threshold (3,200 of 4,000), not of usable (6,400).
-    assert not prepared.wanted(ctx, step(3_100), model)
-    assert prepared.wanted(ctx, step(3_300), model)
+    assert not await prepare_lead.wanted(ctx, step(3_100), model, [])
+    assert await prepare_lead.wanted(ctx, step(3_300), model, [])
     reminder = budget_reminder_for(step(4_100), LIMIT, config.compaction)
     assert reminder is not None and "Automatic compaction at 4000 tokens" in reminder
 

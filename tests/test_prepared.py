@@ -23,7 +23,7 @@ from agent_tui.provider.kept_save import FRONT_END as ENGINE
 from agent_tui.session.engine import Engine
 from agent_tui.storage.models import AssistantMessage, TextPart, ToolPart
 from agent_tui.storage.session_lock import LockHolder, SessionLocks
-from tests.compaction_scenario import GENERATOR, WINDOW, marker, marker_fate
+from tests.compaction_scenario import GENERATOR, USABLE, WINDOW, marker, marker_fate
 from tests.conftest import MODEL, write_config
 from tests.engine_helpers import (
     is_summary_request,
@@ -213,6 +213,43 @@ async def test_threshold_during_a_preparation_waits_only_for_its_remainder(
     assert result is not None and result.outcome == "stop"
     assert steps_at_threshold > 17  # the agent kept working while it was written
     assert rows[0].status == "used" and in_force[0] == steps.summaries[0].strip()
+
+
+async def test_a_summariser_measured_slow_starts_the_next_preparation_earlier(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    """The first summary is held past the threshold, as a slow summariser's would be (the
+    compaction waits for its remainder). The next engine on the database, as the next
+    `run --continue` would, knows only what is stored and starts the next preparation
+    earlier by what that one took (context/prepare_lead.py)."""
+    configure(isolated, fake_llm, prepare_margin=4)
+    gate = threading.Event()
+    steps = Steps(40, gate=gate)
+    steps.install(isolated, fake_llm)
+    async with open_engine() as engine:
+        seen = statuses(engine)
+        session = await engine.new_session(isolated)
+        run = asyncio.create_task(engine.prompt(session.id, "go"))
+        while "compacting" not in seen:  # the threshold came while the summary is held
+            assert not run.done(), run
+            await asyncio.sleep(0.02)
+        steps.steps = steps.made + 2  # the turn ends two steps after the compaction
+        gate.set()
+        result = await run
+        assert result is not None and result.compactions == 1, result
+        (slow,) = await engine.ctx.db.prepared_summaries(session.id)
+    # Nothing was measured before it: it started at prepare_at.
+    assert slow.status == "used" and slow.asked_at >= 0.8 * USABLE, slow.asked_at
+    steps.steps = steps.made + 30
+    async with open_engine() as engine:
+        result = await engine.prompt(session.id, "go on")
+        assert result is not None and result.outcome == "stop", result
+        _, *later = await engine.ctx.db.prepared_summaries(session.id)
+    assert later and len(steps.summaries) == 1 + len(later)
+    # The summary it measured spans the steps from prepare_at to the threshold: with a
+    # margin of 4 steps the next starts over 2 steps (1,500 tokens) before prepare_at,
+    # never before prepare_earliest.
+    assert 0.5 * USABLE <= later[0].asked_at < 0.8 * USABLE - 1_500, later[0].asked_at
 
 
 async def test_esc_during_a_preparation_leaves_the_session_as_it_was(

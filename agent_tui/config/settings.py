@@ -191,10 +191,18 @@ class CompactionConfig(_Strict):
     """Past this share of the automatic threshold (`threshold` of usable), the summary is
     written in the background while the agent keeps working, and compaction applies it at
     once (0 = never). 0.8: the steps taken between preparing and the threshold (up to 20%
-    of the threshold) stay
-    verbatim, which is the size of the usual kept tail, so the prompt after a prepared
-    compaction is as small as after one that waited, and a summary that takes as long as
-    the agent's next 20% of the window is ready in time."""
+    of the threshold) stay verbatim, which is the size of the usual kept tail, so the
+    prompt after a prepared compaction is as small as after one that waited. It is the
+    start before anything is measured and the latest: once the summariser's time and the
+    session's pace are measured, a summary that would not be ready by the threshold is
+    started earlier (context/prepare_lead.py)."""
+    prepare_earliest: float = Field(default=0.5, ge=0, le=1)
+    """The earliest share of the threshold at which a measured slow summariser starts
+    preparing: a summary begun earlier would cover little, and the steps kept verbatim
+    after it would fill the window again soon."""
+    prepare_margin: float = Field(default=2.0, ge=0)
+    """Steps of slack a preparation is started with beyond the steps the summariser's
+    measured time spans, so that a slower summary or a larger step is still ready."""
     prepare_max_age: float = Field(default=900, ge=0)
     """Seconds a prepared summary stays usable; an older one is discarded (a person back
     from a break gets a summary of the conversation as it is now, never an old one)."""

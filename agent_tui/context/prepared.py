@@ -1,7 +1,8 @@
 """Summaries prepared in the background, so compaction need not stop the work.
 
-When a step ends past `compaction.prepare_at` of the automatic threshold, the span that
-a compaction would summarise now is summarised by a background task (the same one
+When a step ends past the start context/prepare_lead.py measures (before anything is
+measured, `compaction.prepare_at` of the automatic threshold), the span that a
+compaction would summarise now is summarised by a background task (the same one
 summariser call, reading the same cached prefix) while the agent keeps working. It is
 saved as a `PreparedSummary`: the span by its length and newest message id, a
 fingerprint of its content, and the text. When the window fills up, compaction applies
@@ -81,15 +82,6 @@ def fingerprint(messages: list[MessageWithParts]) -> str:
     return digest.hexdigest()
 
 
-def wanted(ctx: EngineContext, step: AssistantMessage, model: ModelInfo) -> bool:
-    """Whether the step just finished is past `prepare_at` of the automatic threshold."""
-    config = ctx.config.compaction
-    threshold = threshold_tokens(model.limit, config)
-    if not config.auto or config.prepare_at <= 0 or threshold == 0 or step.summary:
-        return False
-    return prompt_and_output(step.tokens) >= config.prepare_at * threshold
-
-
 def start(ctx: EngineContext, step: AssistantMessage, model: ModelInfo, agent: str) -> bool:
     """Start preparing in the background, from the history up to `step` (the step just
     finished: the next one, already under way, is not the summariser's), unless one runs
@@ -98,7 +90,7 @@ def start(ctx: EngineContext, step: AssistantMessage, model: ModelInfo, agent: s
     live = ctx.live(session_id)
     if live.is_preparing or preparing.elsewhere(ctx, session_id):
         return False
-    task = asyncio.create_task(_prepare_logged(ctx, session_id, model, agent, step.id))
+    task = asyncio.create_task(_prepare_logged(ctx, session_id, model, agent, step))
     live.preparing = task
 
     def forget(done: asyncio.Task[None]) -> None:
@@ -119,14 +111,14 @@ def cancel(ctx: EngineContext, session_id: str | None = None) -> None:
 def hand_over(ctx: EngineContext) -> None:
     """Closing: a summary still being written goes on in the warm engine, which saves it
     for the next command (provider/kept.py); without one it is lost, and the next
-    command past `prepare_at` prepares it again before its first step."""
+    command past the preparation's start prepares it again before its first step."""
     running = [live.id for live in ctx.shared.sessions if live.preparing is not None]
     if running and not remote.leave():
         log.info("closing: the summaries being prepared for %s are dropped", running)
 
 
 async def _prepare_logged(
-    ctx: EngineContext, session_id: str, model: ModelInfo, agent: str, upto: str
+    ctx: EngineContext, session_id: str, model: ModelInfo, agent: str, upto: AssistantMessage
 ) -> None:
     lock = preparing.locks(ctx).try_acquire(session_id)
     if lock is None:
@@ -184,7 +176,7 @@ async def prepare(
     *,
     review: bool = False,
     instructions: str | None = None,
-    upto: str | None = None,
+    upto: AssistantMessage | None = None,
 ) -> PreparedSummary | None:
     """Summarise, now, the span a compaction would summarise at the threshold, keeping
     only as much tail as the steps until the threshold will not add. `review`: the span
@@ -194,7 +186,7 @@ async def prepare(
     ctx.agent_catalog(Path(session.directory))  # the loop's tools: the very same request
     history = await load_history(ctx, session)
     if upto is not None:  # nothing newer than the step that asked for it
-        history = [m for m in history if m.info.id <= upto]
+        history = [m for m in history if m.info.id <= upto.id]
     keep: int | None = None  # the usual tail
     if not review:
         if _pending_request(history):
@@ -225,6 +217,7 @@ async def prepare(
         text="",  # streamed next
         restated=span.restated,
         review=review,
+        asked_at=prompt_and_output(upto.tokens) if upto is not None else 0,
     )
     written = await _summarise(ctx, request, prepared, writer.prices)
     if written is None:

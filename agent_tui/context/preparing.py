@@ -8,7 +8,8 @@ engine, which saves the summary itself when no command is left to read its end
 or waits for the rest of it at the threshold (`wait_elsewhere`). Nothing is asked
 twice: the summariser call that was under way is the one that finishes. With no warm
 engine (`engine.idle` 0) the summary is dropped with its command, and the next command
-past `prepare_at` prepares it again before its first step.
+past the preparation's start (context/prepare_lead.py) prepares it again before its
+first step.
 
 Whoever prepares a session's summary holds its lock in `<database dir>/prepare-locks`
 (the session locks' mechanism, storage/session_lock.py), the warm engine in its

@@ -13,7 +13,7 @@ from agent_tui.budget.overflow import is_overflow, under_threshold
 from agent_tui.budget.reminder import budget_reminder_for
 from agent_tui.budget.tokens import counter_for, counter_ready
 from agent_tui.config.settings import ReasoningConfig
-from agent_tui.context import compaction, prepared, prune
+from agent_tui.context import compaction, prepare_lead, prepared, prune
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError, ContextOverflowError, ProviderError
 from agent_tui.events import Notice, PlanProposed, SessionError, SessionStatus
@@ -296,8 +296,8 @@ class SessionLoop:
         history was pruned or compacted instead (read it again)."""
         config = self.ctx.config
         opened_past = self.result.steps == 0 and turn.finished is not None
-        if opened_past and prepared.wanted(self.ctx, turn.finished, model):
-            # The session was left past prepare_at (by an earlier command): before this
+        if opened_past and await prepare_lead.wanted(self.ctx, turn.finished, model, turn.history):
+            # The session was left past the start (by an earlier command): before this
             # command's first step, not after it.
             prepared.start(self.ctx, turn.finished, model, agent.name)
         last_step = self.result.steps + 1 >= (agent.max_steps or config.max_steps)
@@ -371,7 +371,9 @@ class SessionLoop:
         )
         # Prepare a summary while the agent works on (more steps follow), or while the person
         # reads the answer (`run` exits then: a detached process finishes it, preparing.py).
-        if outcome in ("continue", "stop") and prepared.wanted(self.ctx, assistant, step.model):
+        if outcome in ("continue", "stop") and await prepare_lead.wanted(
+            self.ctx, assistant, step.model, turn.history
+        ):
             prepared.start(self.ctx, assistant, step.model, step.agent.name)
         if not counter_ready(step.model.id):  # deferred by _estimate: load it now, off the loop
             await asyncio.to_thread(counter_for, step.model.id)

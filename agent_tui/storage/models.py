@@ -380,7 +380,9 @@ class PreparedSummary(_Model):
     tokens: Tokens = Field(default_factory=Tokens)
     cost: float = 0.0
     seconds: float = 0.0
-    """How long the summariser took."""
+    """How long the summariser took (context/prepare_lead.py starts the next one by it)."""
+    asked_at: int = 0
+    """The prompt tokens of the step that started it (0: asked for a manual /compact)."""
     status: PreparedStatus = "ready"
     reason: str = ""
     """Why it was discarded (stale, too old, overtaken)."""

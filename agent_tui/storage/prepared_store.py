@@ -46,3 +46,12 @@ class PreparedQueries(DatabaseCore):
             params += (status,)
         found = await self._fetch(sql + " ORDER BY id", params)
         return [PreparedSummary.model_validate_json(row["data"]) for row in found]
+
+    async def prepared_by(self, model: str, newest: int) -> list[PreparedSummary]:
+        """The `newest` summaries model `model` prepared, in any session, newest first."""
+        found = await self._fetch(
+            "SELECT data FROM prepared_summary WHERE json_extract(data, '$.model') = ? "
+            "ORDER BY id DESC LIMIT ?",
+            (model, newest),
+        )
+        return [PreparedSummary.model_validate_json(row["data"]) for row in found]

@@ -41,6 +41,8 @@ SAFE: dict[str, Any] = {
         "pin_tokens": ALL,
         "budget_reminder": ALL,
         "prepare_at": ALL,
+        "prepare_earliest": ALL,
+        "prepare_margin": ALL,
         "prepare_max_age": ALL,
         "review": ALL,
         # prompt (a file path: any file of yours sent to the provider) and model wait.
