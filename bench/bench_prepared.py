@@ -21,8 +21,8 @@ compaction at a turn's start is measured from the process's launch, against the 
 first request of the turns that start without one. Also: how long each `run` took and
 who was preparing a summary when it exited (the bench waits for it).
 
-    .venv/bin/python bench/bench_prepared.py [--scale 1.0] [--turns 4] [--calls 40]
-    .venv/bin/python bench/bench_prepared.py --processes [--turns 4] [--calls 40]
+    .venv/bin/python bench/bench_prepared.py [--scale 1.0] [--turns 4] [--calls 40] [--lines 100]
+    .venv/bin/python bench/bench_prepared.py --processes [--turns 4] [--calls 40] [--lines 100]
 """
 
 from __future__ import annotations
@@ -75,9 +75,9 @@ MODEL = "anthropic/claude-sonnet-4-5"
 WINDOW = ModelLimit(context=60_000, output=8_000)  # usable 52,000
 PREPARE_AT = 0.8
 GENERATOR = """import sys
-n = int(sys.argv[1])
-for line in range(100):
-    if line == n % 100:
+n, lines = int(sys.argv[1]), int(sys.argv[2])
+for line in range(lines):
+    if line == n % lines:
         print(f"MARKER-{n:03d} the key fact of step {n} is {n * 7919 % 10007}")
     else:
         print(f"step {n:03d} line {line:03d}: some output value={n * 31 + line}")
@@ -98,6 +98,8 @@ class SlowModel:
     calls_per_turn: int
     step_seconds: float
     summary_seconds: float
+    lines: int = 100
+    """Lines each bash call prints (100: ~1.1k tokens a step)."""
     made: int = 0
     turn: int = 0
     turn_made: int = 0
@@ -137,7 +139,7 @@ class SlowModel:
         time.sleep(self.step_seconds)
         if n is None:
             return Text("This turn's steps are done.")
-        command = json.dumps({"command": f"python3 gen.py {n}"})
+        command = json.dumps({"command": f"python3 gen.py {n} {self.lines}"})
         return ToolUse([Call("bash", command)], text=f"Step {n}.")
 
 
@@ -162,6 +164,8 @@ class Run:
     summaries: list[tuple[float, float | None, int]] = field(default_factory=list)
     """(asked, answered, turn running when asked), in s since the first turn started."""
     left_behind: list[str] = field(default_factory=list)
+    asked_at: list[int] = field(default_factory=list)
+    """Per prepared summary: the prompt tokens of the step that started it."""
     preparers: list[tuple[str, float, float]] = field(default_factory=list)
     """(Processes) every preparer seen: who, first and last seen (s)."""
 
@@ -269,6 +273,7 @@ def outcome(
         cost=cost,
         fate=marker_fate([a.body for a in model.arrivals], cuts.afters, model.made),
         wall=wall,
+        asked_at=[getattr(p, "asked_at", 0) for p in rows],  # 0: a build before the field
         at_turn_start=cuts.at_turn_start,
         lead_in=cuts.lead_in,
         around=cuts.around,
@@ -280,7 +285,7 @@ async def run(label: str, prepare_at: float, args: argparse.Namespace, root: Pat
     project.mkdir()
     (project / "gen.py").write_text(GENERATOR, encoding="utf-8")
     os.environ["AGENT_TUI_DATA_DIR"] = str(project / "data")
-    model = SlowModel(args.calls, 2.0 * args.scale, 15.0 * args.scale)
+    model = SlowModel(args.calls, 2.0 * args.scale, 15.0 * args.scale, args.lines)
     prices = (await load_model_info(MODEL, Config())).prices
     with FakeAnthropic() as server:
         server.responder = model.respond
@@ -331,7 +336,7 @@ async def run_processes(args: argparse.Namespace, root: Path) -> Run:
     project = root / "project"
     project.mkdir()
     (project / "gen.py").write_text(GENERATOR, encoding="utf-8")
-    model = SlowModel(args.calls, 2.0 * args.scale, 15.0 * args.scale)
+    model = SlowModel(args.calls, 2.0 * args.scale, 15.0 * args.scale, args.lines)
     model.crossing = args.crossing
     prices = (await load_model_info(MODEL, Config())).prices
     with FakeAnthropic() as server:
@@ -354,7 +359,7 @@ async def run_processes(args: argparse.Namespace, root: Path) -> Run:
     launches = [r.launched for r in runs]
     result = outcome(
         f"processes: each turn a `run --continue` (prepare_at 0.8, AGENT_TUI_ENGINE "
-        f"{args.engine}, crossing {args.crossing})",
+        f"{args.engine}, crossing {args.crossing}, {args.lines} lines a step)",
         model,
         cut(model.arrivals, launches),
         compactions,
@@ -390,6 +395,10 @@ def report(result: Run) -> None:
     print(f"  summaries prepared/used/discarded {result.prepared}/{result.used}/{result.discarded}")
     print(f"  total input cost                ${result.cost:.4f}")
     print(f"  markers                         {result.fate}")
+    if any(result.asked_at):
+        threshold = WINDOW.context - WINDOW.output
+        asked = ", ".join(f"{t:,} ({t / threshold:.2f})" for t in result.asked_at)
+        print(f"  summaries asked at, tokens      {asked} of the threshold {threshold:,}")
     if result.runs:
         report_processes(result)
 
@@ -421,6 +430,13 @@ async def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="shrink the model's delays")
     parser.add_argument("--turns", type=int, default=4)
     parser.add_argument("--calls", type=int, default=40, help="bash calls per turn")
+    parser.add_argument(
+        "--lines",
+        type=int,
+        default=100,
+        help="lines each bash call prints (100: ~1.1k tokens a step; 200: ~2.1k, so that "
+        "prepare_at's lead is fewer steps than a summary takes)",
+    )
     parser.add_argument(
         "--processes", action="store_true", help="each turn a separate `run --continue` process"
     )
