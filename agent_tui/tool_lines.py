@@ -25,6 +25,14 @@ def short_input(data: dict[str, Any]) -> str:
     return text if len(text) <= SHORT_INPUT else text[: SHORT_INPUT - 1] + "…"
 
 
+def failed_exit(metadata: Mapping[str, Any] | None) -> int | None:
+    """A command's exit code when it is not 0: the call ran to its end, but the command
+    failed (every view marks it failed, not done); None for 0 or a call that is no
+    command."""
+    code = (metadata or {}).get("exit_code")
+    return code if isinstance(code, int) and code != 0 else None
+
+
 def image_mark(image: Mapping[str, Any], shown: str = "") -> str:
     """`image PNG, 800×600, 12.3 KB` (with the image's name unless the line shows it):
     what a tool line says of an image the call returned (an ImageAttachment's fields)."""
@@ -48,19 +56,22 @@ def tool_line(
     metadata: dict[str, Any] | None = None,
     images: Iterable[Mapping[str, Any]] = (),
 ) -> str:
-    """`[bash] ls -la — completed (exit code 2)`; `status` is completed or error."""
+    """`[bash] ls -la — failed (exit code 2)`; `status` is completed or error. A command
+    that ran to its end and exited non-zero is `failed` (so is its ACP tool call)."""
+    meta = metadata or {}
+    if failed_exit(meta) is not None and error is None:
+        status = "failed"
     line = f"[{tool}] {short_input(data)} — {status}"
     if status == "error":
         first = ((error or "").splitlines() or [""])[0]
         line += f": {first[:120]}"
-    elif status == "completed":
-        meta = metadata or {}
+    elif status in ("completed", "failed"):
         for image in images:
             line += f" ({image_mark(image, short_input(data))})"
         if meta.get("truncated"):
             line += f" (truncated, full output: {meta.get('output_path')})"
-        if meta.get("exit_code") not in (None, 0):
-            line += f" (exit code {meta['exit_code']})"
+        if (code := failed_exit(meta)) is not None:
+            line += f" (exit code {code})"
         if isinstance(meta.get("session_id"), str):  # a subagent's session
             line += f" (session {meta['session_id']})"
     return line

@@ -13,6 +13,7 @@ from acp.schema import (
     ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
+    ToolCallStatus,
     ToolKind,
 )
 
@@ -24,7 +25,7 @@ from agent_tui.storage.models import (
     ToolStatePending,
     ToolStateRunning,
 )
-from agent_tui.tool_lines import short_input
+from agent_tui.tool_lines import failed_exit, short_input
 
 KINDS: dict[str, ToolKind] = {
     "read": "read",
@@ -42,7 +43,7 @@ KINDS: dict[str, ToolKind] = {
     "skill": "read",
     PLAN_EXIT_TOOL: "switch_mode",
 }
-STATUSES = {
+STATUSES: dict[str, ToolCallStatus] = {
     "pending": "pending",
     "running": "in_progress",
     "completed": "completed",
@@ -194,13 +195,22 @@ def _raw_output(part: ToolPart) -> Any:
     return None
 
 
+def tool_status(part: ToolPart) -> ToolCallStatus:
+    """The call's status; a command that ran and exited non-zero failed (its output is
+    the call's content all the same), as the app marks it."""
+    state = part.state
+    if isinstance(state, ToolStateCompleted) and failed_exit(state.metadata) is not None:
+        return "failed"
+    return STATUSES[state.status]
+
+
 def _fields(part: ToolPart, directory: str) -> dict[str, Any]:
     state = part.state
     return {
         "tool_call_id": part.call_id,
         "title": tool_title(part),
         "kind": tool_kind(part.tool),
-        "status": STATUSES[part.state.status],
+        "status": tool_status(part),
         "content": _content(part, directory),
         "locations": locations(part, directory),
         "raw_input": None if isinstance(state, ToolStatePending) else state.input,

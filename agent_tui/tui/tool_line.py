@@ -13,7 +13,7 @@ from textual.timer import Timer
 from textual.widgets import Collapsible, Static
 
 from agent_tui.storage.models import ToolPart, ToolStateCompleted, ToolStateError
-from agent_tui.tool_lines import image_mark, short_input
+from agent_tui.tool_lines import failed_exit, image_mark, short_input
 from agent_tui.tui.message_actions_screen import MENU_KEY, MessageActionsScreen
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -23,10 +23,20 @@ OUTPUT_PREVIEW_LINES = 200
 STATUS_ICON = {"pending": "○", "completed": "✓", "error": "✗"}
 
 
+def shown_status(part: ToolPart) -> str:
+    """The status the line shows: a command that ran and exited non-zero failed (its
+    output is kept as a completed call's), as `run` and editors say."""
+    state = part.state
+    if isinstance(state, ToolStateCompleted) and failed_exit(state.metadata) is not None:
+        return "error"
+    return state.status
+
+
 def tool_title(part: ToolPart, frame: int = 0) -> str:
     """The one-line summary: icon, tool, short input, status and marks (markup-escaped)."""
     state = part.state
-    icon = SPINNER[frame % len(SPINNER)] if state.status == "running" else STATUS_ICON[state.status]
+    status = shown_status(part)
+    icon = SPINNER[frame % len(SPINNER)] if status == "running" else STATUS_ICON[status]
     line = f"{icon} {part.tool} {short_input(part.state.input)}".rstrip()
     marks: list[str] = []
     if isinstance(state, ToolStateError):
@@ -43,8 +53,7 @@ def tool_title(part: ToolPart, frame: int = 0) -> str:
             marks.append(f"truncated, full output: {state.metadata.get('output_path')}")
         if isinstance(state.metadata.get("session_id"), str):  # a subagent's child session
             marks.append(f"session {state.metadata['session_id']}")
-        exit_code = state.metadata.get("exit_code")
-        if exit_code not in (None, 0):
+        if (exit_code := failed_exit(state.metadata)) is not None:
             marks.append(f"exit code {exit_code}")
     elif state.status == "running":
         marks.append("running")
@@ -131,8 +140,9 @@ class ToolLine(Collapsible):
             self._body.update(tool_body(part))
 
     def _set_status_class(self) -> None:
+        shown = shown_status(self.part)
         for status in ("pending", "running", "completed", "error"):
-            self.set_class(self.part.state.status == status, f"-{status}")
+            self.set_class(shown == status, f"-{status}")
 
     def _sync_spinner(self) -> None:
         running = self.part.state.status == "running"
