@@ -6,8 +6,11 @@ refused for good is not asked again at the next start."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
+import threading
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +21,9 @@ from agent_tui.storage.db import Database
 from agent_tui.storage.models import ToolPart
 from agent_tui.tui.tool_line import tool_title
 from tests.acp_client import RecordingClient, acp_agent, prompt
-from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
+from tests.fake_openai import Call, FakeOpenAI, Gated, Text, ToolCalls
+
+POLL = 0.02
 
 
 def call(name: str, **arguments: Any) -> Call:
@@ -84,3 +89,51 @@ async def test_a_command_that_exits_non_zero_is_a_failed_tool_call(
     attached = io.StringIO()  # `run --attach` prints the ACP call as `run` does
     TextRenderer(io.StringIO(), attached).update(sid, missing.model_dump(by_alias=True))
     assert attached.getvalue().strip() == "[bash] no-such-command-here — failed (exit code 127)"
+
+
+async def test_the_step_after_a_queued_message_starts_a_new_paragraph(
+    configured: FakeOpenAI, isolated: Path
+) -> None:
+    """A message sent mid-turn is answered in the same loop: the next step's text comes
+    within the first prompt's reply, so it starts a paragraph of its own instead of being
+    glued to the last word (as the app shows two replies)."""
+    gate = threading.Event()  # the first reply streams until the second message is queued
+    configured.script(
+        Gated(Text(" lambda mu"), gate, text="kappa"),
+        Text("alpha beta"),
+        ToolCalls([call("bash", command="echo between")], text="Checking."),
+        Text("Checked."),
+    )
+    client = RecordingClient()
+    async with acp_agent(client, isolated) as (conn, _):
+        session = await conn.new_session(cwd=str(isolated), mcp_servers=[])
+        sid = session.session_id
+        first = asyncio.create_task(conn.prompt(session_id=sid, prompt=prompt("first")))
+        await client.wait_for(lambda: "kappa" in client.text(sid))
+        second = asyncio.create_task(conn.prompt(session_id=sid, prompt=prompt("also this")))
+        await until(lambda: queued(sid), "the second message queued into the turn")
+        gate.set()
+        await asyncio.gather(first, second)
+        assert client.text(sid) == "kappa lambda mu\n\nalpha beta"
+        printed = io.StringIO()  # `run --attach` breaks the line, as `run` does
+        renderer = TextRenderer(printed, io.StringIO())
+        for update in client.of(sid, "agent_message_chunk"):
+            renderer.update(sid, update.model_dump(by_alias=True))
+        assert printed.getvalue() == "kappa lambda mu\nalpha beta"
+        # a tool call between two steps' texts already parts them: nothing is added
+        start = len(client.text(sid))
+        await conn.prompt(session_id=sid, prompt=prompt("check"))
+        assert client.text(sid)[start:] == "Checking.Checked."
+
+
+async def queued(session_id: str) -> bool:
+    users = [m.info for m in await stored(session_id) if m.info.role == "user"]
+    return any(getattr(info, "queued", False) for info in users)
+
+
+async def until(check: Callable[[], Awaitable[bool]], what: str, timeout: float = 30) -> None:
+    """Poll state only the agent changes (nothing is sent to the client when a message
+    is queued)."""
+    async with asyncio.timeout(timeout):
+        while not await check():
+            await asyncio.sleep(POLL)

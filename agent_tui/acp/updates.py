@@ -51,6 +51,10 @@ Deferred = Callable[[], Awaitable[list[Any]]]
 """Updates that need a read first (sent in their place in the order)."""
 
 COMPACT_TITLE = "Compact conversation"
+PARAGRAPH = "\n\n"
+"""Between two replies' texts that nothing else parts (a message queued mid-turn is
+answered in the same loop): clients append chunks to the message they show. Sent as a
+chunk of its own, marked in `_meta` (`run --attach` ends the line instead, as `run`)."""
 
 
 def iso(ms: int) -> str:
@@ -113,6 +117,9 @@ class SessionUpdates:
     _sent: dict[str, int] = field(default_factory=dict)
     """Characters of each text or reasoning part already sent."""
     _calls: set[str] = field(default_factory=set)
+    _text: tuple[str, str] | None = None
+    """The reply whose text was the last thing shown, and how that text ended (None
+    once a tool call or a thought came after it)."""
     compaction_updates: bool = False
     """The client declared `session.compaction`: compactions as `compaction_update`
     (acp/draft.py), not as a "Compact conversation" tool call."""
@@ -175,6 +182,7 @@ class SessionUpdates:
         self.stats.observe_part(part)
         info = self._roles.get(part.message_id)
         if isinstance(part, ToolPart):
+            self._text = None
             return [self.tool_call(part)]
         if isinstance(info, AssistantMessage) and info.summary and isinstance(part, TextPart):
             self._summary_text = part.text  # shown in the compaction's tool call
@@ -182,17 +190,33 @@ class SessionUpdates:
         if not isinstance(info, AssistantMessage):
             return []  # the person's own words: the client shows them
         if isinstance(part, TextPart) and not part.synthetic:
-            return self._chunk(part, part.text, agent_text)
+            return self._text_chunk(part)
         if isinstance(part, ReasoningPart):
-            return self._chunk(part, part.text, agent_thought)
+            self._text = None
+            return self._chunk(part, agent_thought)
         return []
 
-    def _chunk(self, part: TextPart | ReasoningPart, text: str, make: Any) -> list[Update]:
+    def _chunk(self, part: TextPart | ReasoningPart, make: Any) -> list[Update]:
         sent = self._sent.get(part.id, 0)
-        if len(text) <= sent:
+        if len(part.text) <= sent:
             return []
-        self._sent[part.id] = len(text)
-        return [make(text[sent:], part.message_id)]
+        self._sent[part.id] = len(part.text)
+        return [make(part.text[sent:], part.message_id)]
+
+    def _text_chunk(self, part: TextPart) -> list[Update]:
+        """The reply's new text; a reply whose text follows another's with nothing
+        between them starts with a paragraph break."""
+        last, found = self._text, self._chunk(part, agent_text)
+        if not found:
+            return []
+        self._text = (part.message_id, part.text[-len(PARAGRAPH) :])
+        ending = "" if last is None else last[1]
+        missing = PARAGRAPH[len(ending) - len(ending.rstrip("\n")) :]
+        if last is None or last[0] == part.message_id or not missing:
+            return found
+        paragraph = agent_text(missing, part.message_id)
+        paragraph.field_meta = {META: {"paragraph": True}}
+        return [paragraph, *found]
 
     def tool_call(self, part: ToolPart) -> ToolCallStart | ToolCallProgress:
         if part.call_id in self._calls:
@@ -201,6 +225,8 @@ class SessionUpdates:
         return tool_call_start(part, self.directory)
 
     def _status(self, event: SessionStatus) -> list[Update]:
+        if event.status == "idle":  # the turn is over: the client's next reply is new
+            self._text = None
         if event.status == "compacting" and self._compaction is None:
             self._compactions += 1
             self._compaction = f"compaction-{self.session_id}-{self._compactions}"

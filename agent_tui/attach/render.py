@@ -52,7 +52,9 @@ class TextRenderer:
 
     def update(self, session_id: str, update: dict[str, Any]) -> None:
         kind = update.get("sessionUpdate")
-        if kind == "agent_message_chunk":
+        if kind == "agent_message_chunk" and _meta(update).get("paragraph"):
+            self._newline()  # the next reply: on a line of its own, as `run` prints it
+        elif kind == "agent_message_chunk":
             content = update.get("content") or {}
             text = content.get("text") if content.get("type") == "text" else None
             if text:
