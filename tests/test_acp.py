@@ -324,9 +324,10 @@ async def test_compact_dry_run_and_context_answer_as_text(
     assert "System prompt" in text or "system" in text.lower()
     assert "No compaction yet in this session" in text
     assert text.endswith("No file changed yet.")  # as the app says it
-    # Reports laid out in columns arrive fenced, so Markdown clients keep their lines.
-    assert "```text\nCompaction dry run" in dry and dry.rstrip().endswith("```"), dry
-    assert text.count("```text\n") == 3, text  # the dry run, /context and /summary
+    # Reports laid out in columns arrive as Markdown that keeps their lines and wraps
+    # (tests/test_acp_shown.py): a paragraph a line, lists, tables; never a fenced block.
+    assert "Compaction dry run — nothing was sent.\n\n- Summarised: " in dry, dry
+    assert "\n| System prompt | " in text and "```" not in text, text
 
 
 async def test_pin_and_unpin_answer_as_text(configured: FakeOpenAI, isolated: Path) -> None:
@@ -345,7 +346,8 @@ async def test_pin_and_unpin_answer_as_text(configured: FakeOpenAI, isolated: Pa
         unpinned = client.text(sid)[start + len(pinned) + len(listed) :]
     assert len(configured.requests) == 1  # nothing sent to the model
     assert pinned.startswith("Pinned msg_") and '"the answer to keep"' in pinned
-    assert listed.startswith("```text\nPinned (1; about ")  # columns: fenced for Markdown
+    assert listed.startswith("Pinned (1; about ")  # its columns: a Markdown table
+    assert "\n| msg_" in listed, listed
     assert unpinned.startswith("Unpinned msg_")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import re
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -22,6 +23,7 @@ from agent_tui.storage.models import ToolPart
 from agent_tui.tui.tool_line import tool_title
 from tests.acp_client import RecordingClient, acp_agent, prompt
 from tests.fake_openai import Call, FakeOpenAI, Gated, Text, ToolCalls
+from tests.markdown_blocks import blocks, in_code
 
 POLL = 0.02
 
@@ -137,3 +139,36 @@ async def until(check: Callable[[], Awaitable[bool]], what: str, timeout: float 
     async with asyncio.timeout(timeout):
         while not await check():
             await asyncio.sleep(POLL)
+
+
+async def test_context_and_sessions_arrive_as_markdown_that_wraps(
+    configured: FakeOpenAI, isolated: Path
+) -> None:
+    """A fenced block kept the app's lines but a client does not wrap one: long lines were
+    cut at the edge. Each line is a paragraph, the breakdown a table, a session a list
+    item, unpadded."""
+    configured.script(Text("hello there"))
+    client = RecordingClient()
+    async with acp_agent(client, isolated) as (conn, _):
+        session = await conn.new_session(cwd=str(isolated), mcp_servers=[])
+        sid = session.session_id
+        await conn.prompt(session_id=sid, prompt=prompt("hi"))
+        context = await said(client, sid, conn.prompt(session_id=sid, prompt=prompt("/context")))
+        listed = await said(client, sid, conn.prompt(session_id=sid, prompt=prompt("/sessions")))
+    shown = blocks(context)
+    assert in_code(shown) == [] and "```" not in context
+    window = next(block for block in shown if block.startswith("Context window: "))
+    assert window.endswith("(compaction.threshold).")  # the whole line, one paragraph
+    assert any(re.fullmatch(r"System prompt [\d,]+ [\d.]+%", block) for block in shown), shown
+    assert "|---|--:|--:|" in context.splitlines()  # the figures right-aligned, as the app
+    assert "Project trust: trusted (trusted_projects in your own config)." in shown
+    (row,) = blocks(listed)
+    assert re.fullmatch(rf"{sid} hi — \d{{4}}-\d\d-\d\d \d\d:\d\d 2 msgs ctx 0% {isolated}", row)
+    assert listed.startswith(f"- `{sid}` hi — ") and "  " not in listed  # no padding
+
+
+async def said(client: RecordingClient, session_id: str, answered: Awaitable[Any]) -> str:
+    """The agent text a command's prompt added."""
+    start = len(client.text(session_id))
+    await answered
+    return client.text(session_id)[start:]

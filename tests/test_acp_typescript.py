@@ -122,12 +122,15 @@ def test_typescript_sdk_client_runs_a_session(isolated: Path, fake_llm: FakeOpen
         "newText": "hello from the editor\n",
     }
     assert asked[1]["kind"] == "execute" and "echo hello-from-ts" in asked[1]["content"][0]["text"]
-    # every chunk names its message, /fork takes that id, /context arrives as fenced text
+    # every chunk names its message, /fork takes that id, /context arrives as Markdown
+    # that keeps its lines and wraps: a paragraph a line, the breakdown a table
     (message_id,) = prompt["messageIds"]
     assert message_id and message_id.startswith("msg_"), prompt["messageIds"]
     assert summary["forkText"].startswith("Forked into a new session, ses_"), summary["forkText"]
     context = summary["contextText"]
-    assert context.startswith("```text\n") and context.endswith("\n```"), context
+    assert context.startswith("Context for openai/test-model"), context
+    assert "```" not in context and "\n| System prompt | " in context, context
+    assert "\n\nContext window: " in context, context
     # usage after each step: input + output of the step, in the client's window
     assert [u["used"] for u in prompt["usage"]] == [30_200, 31_100]
     assert all(u["size"] == 100_000 and u["cost"]["currency"] == "USD" for u in prompt["usage"])

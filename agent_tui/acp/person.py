@@ -1,6 +1,7 @@
 """ACP's adapter of a command (command/core.py): what a command says or shows is agent
-text (a report as Markdown that renders as intended), a question is a permission
-question, rows are listed, and a custom command's prompt is a turn like any other."""
+text (a report as Markdown that keeps its layout and wraps: acp/markdown.py), a question
+is a permission question, rows are listed, and a custom command's prompt is a turn like
+any other."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from acp.schema import (
     UnstructuredCommandInput,
 )
 
+from agent_tui.acp.markdown import as_markdown
 from agent_tui.acp.updates import agent_text, text_content
-from agent_tui.command.core import ACP, Command, Result, Rows, as_markdown
+from agent_tui.command.core import ACP, Command, Result, Rows
 from agent_tui.errors import UsageError
 
 if TYPE_CHECKING:
@@ -58,7 +60,7 @@ class AcpPerson:
         self.agent.send(self.open_.id, agent_text(text))
 
     async def show(self, title: str, result: Result) -> None:
-        await self.say(as_markdown(result))  # editors render Markdown: a report goes fenced
+        await self.say(as_markdown(result))  # editors render Markdown
 
     async def confirm(self, question: str, detail: str, yes: str, flag: str) -> bool:
         self.asked += 1

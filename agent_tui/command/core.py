@@ -50,18 +50,6 @@ class Document(Text):
     laid_out: ClassVar[bool] = True
 
 
-def as_markdown(result: Result) -> str:
-    """What a Markdown view (an editor over ACP) shows: a laid-out report in a fenced
-    block, so its indents and single newlines are not joined into one paragraph; the
-    rest (sentences, the diff's own fence) as it is. Laid out: `laid_out` on its class
-    (Document, CompactionPlan, SummaryInForce)."""
-    text = result.message()
-    if not text or not getattr(result, "laid_out", False):
-        return text
-    fence = "````" if "```" in text else "```"
-    return f"{fence}text\n{text}\n{fence}"
-
-
 @dataclass
 class Row:
     """One of the rows a person chooses from: its id, what is shown, a second line."""

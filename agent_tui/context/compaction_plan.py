@@ -235,7 +235,7 @@ class CompactionPlan(BaseModel):
     """What a compaction would do (`compact --dry-run`); tokens as the provider counts."""
 
     laid_out: ClassVar[bool] = True
-    """Columns and indents: a Markdown view shows it fenced (command/core.as_markdown)."""
+    """Columns and indents: a Markdown view keeps them (acp/markdown.py)."""
     title: ClassVar[str] = "Compaction dry run"
 
     summarised_messages: int

@@ -68,7 +68,7 @@ class SummaryInForce(BaseModel):
     """`/summary`: the summary the model sees now and what surrounds it."""
 
     laid_out: ClassVar[bool] = True
-    """Indented sections: a Markdown view shows it fenced (command/core.as_markdown)."""
+    """Indented sections: a Markdown view keeps them (acp/markdown.py)."""
 
     session_id: str
     compacted: bool

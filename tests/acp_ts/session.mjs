@@ -245,7 +245,7 @@ async function firstConnection(argv, cwd) {
       check(shown, "request_permission for a tool call never shown", p.toolCall);
     }
 
-    // Each agent chunk names its message; /fork takes that id; /context comes fenced.
+    // Each agent chunk names its message; /fork takes that id; /context comes as Markdown.
     const messageIds = [
       ...new Set(
         first.updates
