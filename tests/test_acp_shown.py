@@ -22,6 +22,7 @@ from agent_tui.storage.db import Database
 from agent_tui.storage.models import ToolPart
 from agent_tui.tui.tool_line import tool_title
 from tests.acp_client import RecordingClient, acp_agent, prompt
+from tests.conftest import cloned_project
 from tests.fake_openai import Call, FakeOpenAI, Gated, Text, ToolCalls
 from tests.markdown_blocks import blocks, in_code
 
@@ -172,3 +173,32 @@ async def said(client: RecordingClient, session_id: str, answered: Awaitable[Any
     start = len(client.text(session_id))
     await answered
     return client.text(session_id)[start:]
+
+
+async def test_the_trust_question_keeps_its_lines_in_a_markdown_client(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    """The app lists what trusting would add a line each, indented under its heading; a
+    client that renders Markdown joined it all into one paragraph."""
+    cloned_project(
+        isolated,
+        fake_llm,
+        hooks={"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "true"}]}]},
+        mcp={"docs": {"type": "remote", "url": "https://example.com/mcp"}},
+    )
+    fake_llm.script(Text("one"))
+    client = RecordingClient(answer=lambda call, options: "reject_once")
+    async with acp_agent(client, isolated) as (conn, _):
+        session = await conn.new_session(cwd=str(isolated), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=prompt("first"))
+    ((_, asked, _),) = client.permissions
+    shown = blocks(asked.content[0].content.text)
+    assert shown[:4] == [
+        f"Project: {isolated.resolve()} (not trusted)",
+        "Programs it would run (in the sandbox, the project writable):",
+        "hooks: UserPromptSubmit",
+        "mcp: docs",
+    ]
+    assert "Everything that waits until you trust it:" in shown
+    assert shown[-1] == "Without trust the rest of its config applies (limits, compaction, keys)."
+    assert in_code(shown) == []

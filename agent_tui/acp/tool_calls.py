@@ -17,7 +17,9 @@ from acp.schema import (
     ToolKind,
 )
 
+from agent_tui.acp.markdown import laid_out
 from agent_tui.project.agents import PLAN_EXIT_TOOL
+from agent_tui.session.hook_points import TRUST_TOOL
 from agent_tui.storage.models import (
     ToolPart,
     ToolStateCompleted,
@@ -146,7 +148,10 @@ def permission_content(
     tool: str, data: dict[str, Any], detail: str, directory: str
 ) -> list[ToolContent]:
     """What a permission request shows: the diff of an edit or write (writing a new file:
-    all its content and no old text, as the spec's diff has it), else the app's detail."""
+    all its content and no old text, as the spec's diff has it), the trust question's
+    lines and indents as Markdown that keeps them, else the app's detail."""
+    if tool == TRUST_TOOL:
+        return [text_content(laid_out(detail))]
     path = _path(data, directory) if tool in ("edit", "write") else None
     if path is not None:
         diff = diff_content(path, detail)
