@@ -234,16 +234,16 @@ async def stream_once(
     from agent_tui.ids import message_id, part_id
     from agent_tui.storage.db import Database
     from agent_tui.storage.models import AssistantMessage, TextPart, UserMessage
-    from agent_tui.tui.app import AgentApp
     from agent_tui.tui.assistant_message_view import AssistantMessageView
     from agent_tui.tui.text_part_view import TextPartView
+    from tests.tui_helpers import GivenApp
 
     key_latencies: list[float] = []
     screen_latencies: list[float] = []
     pending_keys: list[float] = []
     handled_keys: list[float] = []
 
-    class BenchApp(AgentApp):
+    class BenchApp(GivenApp):
         def on_text_area_changed(self, event: Any) -> None:
             super().on_text_area_changed(event)  # the key has reached the input
             if pending_keys:
@@ -256,7 +256,7 @@ async def stream_once(
         handled_keys.clear()
 
     db = await Database.open(data_dir / f"bench-{rate}-{earlier}.db")
-    app = BenchApp(Config(model="openai/bench"), db, model_titles=False, directory=data_dir)
+    app = BenchApp(Config(model="openai/bench"), db, directory=data_dir)
     frames: list[float] = []
     restore = install_frame_timer(frames, on_frame)
     try:
@@ -498,10 +498,10 @@ async def memory_growth(data_dir: Path) -> dict[int, int]:
         ToolTime,
         UserMessage,
     )
-    from agent_tui.tui.app import AgentApp
+    from tests.tui_helpers import GivenApp
 
     db = await Database.open(data_dir / "bench-memory.db")
-    app = AgentApp(Config(model="openai/bench"), db, model_titles=False, directory=data_dir)
+    app = GivenApp(Config(model="openai/bench"), db, directory=data_dir)
     found: dict[int, int] = {}
     pieces = markdown_tokens(120)
     try:

@@ -29,15 +29,15 @@ async def unthrottled_in_app(workdir: Path, reply: str, chunk_size: int = 4) -> 
 
     from agent_tui.config.settings import load_config
     from agent_tui.storage.db import Database
-    from agent_tui.tui.app import AgentApp
     from tests.fake_openai import FakeOpenAI, Text
+    from tests.tui_helpers import GivenApp
 
     key_latencies: list[float] = []
     screen_latencies: list[float] = []
     pending: list[float] = []
     handled: list[float] = []
 
-    class BenchApp(AgentApp):
+    class BenchApp(GivenApp):
         def on_text_area_changed(self, event: Any) -> None:
             super().on_text_area_changed(event)
             if pending:
@@ -69,7 +69,7 @@ async def unthrottled_in_app(workdir: Path, reply: str, chunk_size: int = 4) -> 
         own_project(workdir)
         config = load_config()
         db = await Database.open(workdir / "data" / "bench-unthrottled.db")
-        app = BenchApp(config, db, model_titles=False, directory=workdir)
+        app = BenchApp(config, db, directory=workdir)
         restore = install_frame_timer(frames, on_frame)
         try:
             async with app.run_test(size=SIZE) as pilot:

@@ -22,7 +22,7 @@ from agent_tui.tui.app import AgentApp
 from agent_tui.tui.model_screen import ModelScreen
 from agent_tui.tui.welcome_view import WelcomeView
 from tests.fake_openai import FakeOpenAI, Text
-from tests.tui_helpers import open_app, type_and_send, wait_for
+from tests.tui_helpers import GivenApp, open_app, type_and_send, wait_for
 
 SIZE = (100, 30)
 ALL_KEYS = sorted({name for p in PROVIDERS for name in p.env})
@@ -46,7 +46,7 @@ async def _first_run_app() -> AgentApp:
     config = load_config()
     await choose_model(config)
     db = await Database.open(paths.database_path())
-    return AgentApp(config, db, model_titles=False, directory_label="~/project")
+    return GivenApp(config, db, directory_label="~/project")
 
 
 async def test_empty_session_shows_model_directory_window_and_keys(

@@ -15,9 +15,11 @@ from textual.pilot import Pilot
 from agent_tui import paths
 from agent_tui.config.settings import load_config
 from agent_tui.provider.defaults import PROVIDERS
+from agent_tui.session.opening import Opened, engine_on
 from agent_tui.storage.db import Database
+from agent_tui.tool.base import AskPermission
 from agent_tui.tui.app import AgentApp
-from agent_tui.tui.app_opening import Opened
+from agent_tui.tui.app_opening import FRONT_END
 from agent_tui.tui.compaction_divider import CompactionDivider
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls, Usage
 from tests.tui_helpers import type_and_send, view_text, wait_for
@@ -36,17 +38,20 @@ class SnapshotApp(AgentApp):
     first frame, as `agent-tui` does)."""
 
     def __init__(self) -> None:
-        super().__init__(opener=self._open, model_titles=False, directory_label="~/project")
+        super().__init__(self._open, directory_label="~/project")
 
-    async def _open(self) -> Opened:
-        return Opened(load_config(), await Database.open(paths.database_path()), None)
+    async def _open(self, ask: AskPermission) -> Opened:
+        config = load_config()
+        db = await Database.open(paths.database_path())
+        engine = engine_on(db, config, front_end=FRONT_END, ask=ask, owns_database=True)
+        return Opened(engine, config)
 
     async def run_async(self, **kwargs: Any) -> Any:
         try:
             return await super().run_async(**kwargs)
         finally:
-            if hasattr(self, "db"):
-                await self.db.close()
+            if hasattr(self, "engine"):
+                await self.engine.close()
 
 
 async def _conversation(pilot: Pilot) -> None:

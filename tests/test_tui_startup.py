@@ -15,13 +15,15 @@ from agent_tui import paths
 from agent_tui.config.keybinds import DEFAULT_KEYS
 from agent_tui.config.settings import KeybindsConfig, load_config
 from agent_tui.project import agents
+from agent_tui.session.opening import Opened, engine_on
 from agent_tui.storage.db import Database
+from agent_tui.tool.base import AskPermission
 from agent_tui.tui.app import STARTING_HINT, AgentApp
-from agent_tui.tui.app_opening import Opened
+from agent_tui.tui.app_opening import FRONT_END
 from agent_tui.tui.conversation import BUILD_AGENT
 from tests.fake_openai import FakeOpenAI, Text
 from tests.pty_helpers import PtyAgent
-from tests.tui_helpers import view_text, wait_for
+from tests.tui_helpers import GivenApp, view_text, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZE = (100, 30)
@@ -63,14 +65,13 @@ class Gate:
 
     def __init__(self) -> None:
         self.open = asyncio.Event()
-        self.opened: Opened | None = None
+        self.db: Database | None = None
 
-    async def __call__(self) -> Opened:
+    async def __call__(self, ask: AskPermission) -> Opened:
         await self.open.wait()
         config = load_config()
-        db = await Database.open(paths.database_path())
-        self.opened = Opened(config, db, None)
-        return self.opened
+        self.db = await Database.open(paths.database_path())
+        return Opened(engine_on(self.db, config, front_end=FRONT_END, ask=ask), config)
 
 
 async def test_keys_typed_before_the_session_is_ready_are_kept_and_sent_in_order(
@@ -78,7 +79,7 @@ async def test_keys_typed_before_the_session_is_ready_are_kept_and_sent_in_order
 ) -> None:
     configured.script(Text("first answer"), Text("second answer"))
     gate = Gate()
-    app = AgentApp(opener=gate, model_titles=False)
+    app = AgentApp(gate)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"hello")
         assert not app.loaded.is_set()
@@ -105,8 +106,8 @@ async def test_keys_typed_before_the_session_is_ready_are_kept_and_sent_in_order
         await wait_for(pilot, both_answered, "both messages sent and answered")
         assert app.prompt.text == "draft"  # what was being typed stays in the prompt
         assert STARTING_HINT not in app.status_line.render_text()
-    assert gate.opened is not None
-    await gate.opened.db.close()
+    assert gate.db is not None
+    await gate.db.close()
     assert "hello" in json.dumps(configured.requests[0]["messages"])
     text = json.dumps(configured.requests[-1]["messages"])
     assert text.index("hello") < text.index("and more")  # in the order typed
@@ -120,7 +121,7 @@ async def test_a_leader_key_pressed_before_the_start_runs_after_it(
     config["keybinds"] = {"leader": "ctrl+t"}
     (isolated / "agent-tui.json").write_text(json.dumps(config))
     gate = Gate()
-    app = AgentApp(opener=gate, model_titles=False)
+    app = AgentApp(gate)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+t", "b")  # leader, then b: hide the sidebar
         await pilot.pause()
@@ -129,8 +130,8 @@ async def test_a_leader_key_pressed_before_the_start_runs_after_it(
         gate.open.set()
         await app.loaded.wait()
         await wait_for(pilot, lambda: not app.sidebar.display, "sidebar hidden")
-    assert gate.opened is not None
-    await gate.opened.db.close()
+    assert gate.db is not None
+    await gate.db.close()
 
 
 def test_keys_typed_before_the_first_frame_reach_the_prompt(configured: FakeOpenAI) -> None:
@@ -168,7 +169,7 @@ async def test_the_collector_is_back_on_after_the_first_frame(configured: FakeOp
     db = await Database.open(paths.database_path())
     gc.disable()
     try:
-        app = AgentApp(config, db, model_titles=False)
+        app = GivenApp(config, db)
         async with app.run_test(size=(120, 36)) as pilot:
             await app.loaded.wait()
             await pilot.pause()

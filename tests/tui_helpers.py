@@ -15,10 +15,13 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from agent_tui import paths
-from agent_tui.config.settings import load_config
+from agent_tui.config.settings import Config, load_config
+from agent_tui.session.opening import Opened, engine_on
 from agent_tui.storage.db import Database
-from agent_tui.storage.models import AssistantMessage, TextPart
+from agent_tui.storage.models import AssistantMessage, Session, TextPart
+from agent_tui.tool.base import AskPermission
 from agent_tui.tui.app import AgentApp
+from agent_tui.tui.app_opening import FRONT_END
 from tests.fake_openai import FakeOpenAI
 
 WAIT_TIMEOUT = 15.0
@@ -38,12 +41,39 @@ class PumpTarget:
         return True
 
 
-async def open_app(**kwargs: object) -> AgentApp:
+class GivenApp(AgentApp):
+    """The app on a database the test opened, reads and closes (`db`): its engine is made
+    on it after the first frame, through the facade (`opening.engine_on`), as `agent-tui`
+    makes one on the person's; the session shown is the one on `chat.session` by then.
+    No titles from the model unless `model_titles`."""
+
+    def __init__(
+        self,
+        config: Config,
+        db: Database,
+        session: Session | None = None,
+        *,
+        model_titles: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        kwargs.setdefault("continuing", session is not None)
+        super().__init__(self._given, **kwargs)
+        self.given_config, self.db, self.model_titles = config, db, model_titles
+        self.chat.session = session
+
+    async def _given(self, ask: AskPermission) -> Opened:
+        config = self.given_config
+        engine = engine_on(
+            self.db, config, front_end=FRONT_END, ask=ask, model_titles=self.model_titles
+        )
+        return Opened(engine, config, self.chat.session)
+
+
+async def open_app(**kwargs: Any) -> GivenApp:
     config = load_config()
     db = await Database.open(paths.database_path())
-    kwargs.setdefault("model_titles", False)
     kwargs.setdefault("directory_label", "~/project")
-    return AgentApp(config, db, **kwargs)  # type: ignore[arg-type]
+    return GivenApp(config, db, **kwargs)
 
 
 async def wait_for(

@@ -71,12 +71,9 @@ async def _compact(call: Call, args: CompactArgs) -> Result | None:
 
 async def _messages(call: Call) -> Rows:
     """The person's messages since the summary in force, newest first."""
-    from agent_tui.step.messages import history_start
     from agent_tui.storage.models import UserMessage
 
-    db = call.engine.ctx.db
-    session = await db.get_session(call.session())
-    messages = await db.messages(session.id, since_id=history_start(session))
+    messages = await call.engine.queries.since_summary(call.session())
     rows = [
         Row(m.info.id, text, f"{dt.datetime.fromtimestamp(m.info.created / 1000):%Y-%m-%d %H:%M}")
         for m in reversed(messages)

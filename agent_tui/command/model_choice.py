@@ -19,12 +19,13 @@ async def _model(call: Call, args: ModelArgs) -> Result | None:
 
     model = args.name
     if model is None:
-        current = call.model or call.engine.project(call.directory).config.model
+        config = call.engine.project(call.directory).config
+        current = call.model or config.model
         if call.model is None and call.session_id is not None:
             current = await call.engine.session_model(call.session_id)
         # The configured models, then those of the providers with keys (litellm's map,
         # read as JSON the first time: off the event loop).
-        found = await asyncio.to_thread(model_catalog, call.engine.ctx.config, [current])
+        found = await asyncio.to_thread(model_catalog, config, [current])
         rows = [Row(r.id, r.id, current=r.id == current, data=r) for r in found]
         model = await call.person.choose(Rows(f"Model (now {current})", rows, "", "models"))
         if model is None:

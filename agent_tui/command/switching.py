@@ -48,22 +48,15 @@ async def _sessions(call: Call, args: SessionsArgs) -> Result | None:
 
 async def session_rows(call: Call, directory: str | None) -> list[Row]:
     """Every session listed, subagents' under their parent, with its figures as data."""
-    from agent_tui.context import preparing
     from agent_tui.context.window_usage import context_usage
-    from agent_tui.storage.sessions import session_tree
 
-    ctx = call.engine.ctx
-    roots = await ctx.db.list_sessions(directory, limit=LISTED, roots_only=True)
-    listed = roots + await ctx.db.descendants(s.id for s in roots)
-    summaries = await ctx.db.session_summaries([s.id for s in listed])
     rows = []
-    for session, depth in session_tree(listed):
-        summary = summaries[session.id]
+    for listed in await call.engine.queries.listed(directory, LISTED):
+        session, summary, preparer = listed.session, listed.summary, listed.preparer
         usage = context_usage(summary.last_assistant, summary.cost)
-        preparer = preparing.holder(ctx, session.id)  # who writes its summary meanwhile
         data: dict[str, Any] = {
             **session.model_dump(include={"id", "parent_id", "forked_from"}),
-            "depth": depth,
+            "depth": listed.depth,
             **session.model_dump(include={"title", "directory", "created", "updated"}),
             "messages": summary.messages,
             "compactions": summary.compactions,
@@ -85,7 +78,7 @@ async def session_rows(call: Call, directory: str | None) -> list[Row]:
         detail = f"{updated:%Y-%m-%d %H:%M}  {summary.messages:>4} msgs  ctx {percent:>4}  "
         current = session.id == call.session_id
         title = session.title or "(untitled)"
-        rows.append(Row(session.id, title, detail + session.directory, current, depth, data))
+        rows.append(Row(session.id, title, detail + session.directory, current, listed.depth, data))
     return rows
 
 

@@ -49,7 +49,7 @@ async def _trust(call: Call, args: TrustArgs) -> Result:
     workspace = call.engine.project(directory).workspace
     if not workspace.asks_trust and not workspace.unnamed_secrets():
         return Document(report(workspace.project))
-    call.engine.hook_points.asked.add(workspace.directory)  # not again at the first prompt
+    call.engine.trust_asked(directory)  # not again at the first prompt
     question = "Trust this project?"
     if not (args.yes or await call.person.confirm(question, describe(workspace), "Trust", "--yes")):
         return Declined("Not trusted: only the safe part of this project's config applies.")

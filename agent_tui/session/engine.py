@@ -67,8 +67,12 @@ Asker = TypeVar("Asker", bound=AskPermission)
 
 
 class Engine:
-    def __init__(self, ctx: EngineContext, *, model_titles: bool = False) -> None:
+    def __init__(
+        self, ctx: EngineContext, *, model_titles: bool = False, owns_database: bool = False
+    ) -> None:
         self.ctx = ctx
+        self._owns_database = owns_database
+        """Opened for this engine (`session/opening.py`): `close` closes it too."""
         self.subagents = Subagents(ctx)
         """Runs the task tool's child sessions on this engine's loop."""
         ctx.subagents = self.subagents
@@ -84,7 +88,7 @@ class Engine:
         self.mcp.start()  # the home project's MCP servers, in the background
         self._instruction_urls: asyncio.Task[None] | None = None
         self.fetch_instructions()
-        self.queries = Queries(ctx.db)
+        self.queries = Queries(ctx)
         """What views read of the sessions (they never reach storage)."""
         self.idle = IdleWatch()
         """The turns whose end the person has not answered yet (`await_person`)."""
@@ -112,6 +116,11 @@ class Engine:
         """The context of the project at `directory`: its config and trust (a view asks
         it what waits for trust, and trusts it through `trust_project`)."""
         return self.ctx.in_project(directory)
+
+    def trust_asked(self, directory: Path) -> None:
+        """The person is asked here about the trust of the project at `directory` (/trust):
+        not again at its first prompt."""
+        self.hook_points.asked.add(self.ctx.in_project(directory).workspace.directory)
 
     async def trust_project(self, directory: Path, *, once: bool = False) -> ProjectTrust:
         """The person trusts the project at `directory`: recorded against its files as
@@ -787,6 +796,8 @@ class Engine:
         await self.hook_points.end(reason)
         for project in self.ctx.projects():
             await project.workspace.close()
+        if self._owns_database:
+            await self.ctx.db.close()
 
     def abort(self, session_id: str) -> bool:
         """Interrupt the running step or compaction; streamed text is kept."""

@@ -1,19 +1,24 @@
-"""An engine on the person's database, for a front-end's whole life (the CLI's
-commands, `agent-tui acp`, `agent-tui serve`)."""
+"""How every front-end opens the engine on the person's database: the CLI's commands,
+`agent-tui acp` and `agent-tui serve` for their whole life (`open_engine`), the app after
+its first frame (`open_for_app`). A view never opens storage itself."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agent_tui import paths
 from agent_tui.config.settings import Config, load_config
 from agent_tui.engine_context import ConfigLoader, EngineContext
-from agent_tui.provider.defaults import choose_by_keys
+from agent_tui.errors import NotFoundError
+from agent_tui.provider.defaults import choose_by_keys, choose_model
 from agent_tui.session.engine import Engine
 from agent_tui.storage.db import Database
+from agent_tui.storage.models import Session
+from agent_tui.tool.base import AskPermission
 
 
 def project_loader(home: Config, overrides: dict[str, Any] | None = None) -> ConfigLoader:
@@ -30,6 +35,25 @@ def project_loader(home: Config, overrides: dict[str, Any] | None = None) -> Con
     return load
 
 
+def engine_on(
+    db: Database,
+    config: Config,
+    *,
+    front_end: str,
+    ask: AskPermission | None = None,
+    overrides: dict[str, Any] | None = None,
+    model_titles: bool = False,
+    owns_database: bool = False,
+) -> Engine:
+    """An engine on an open database; `front_end` names it to other processes, `ask`
+    asks the person (None refuses what would ask), `overrides` are what the command line
+    set over every project's config; `owns_database`: `Engine.close` closes it too."""
+    context = EngineContext(
+        db=db, config=config, ask=ask, front_end=front_end, load=project_loader(config, overrides)
+    )
+    return Engine(context, model_titles=model_titles, owns_database=owns_database)
+
+
 @contextlib.asynccontextmanager
 async def open_engine(
     config: Config, command: str = "", overrides: dict[str, Any] | None = None
@@ -37,14 +61,75 @@ async def open_engine(
     """An engine on the user's database; `command` names it to other processes."""
     db = await Database.open(paths.database_path())
     engine = None
-    front_end = f"agent-tui {command}".strip()
     try:
-        context = EngineContext(
-            db=db, config=config, front_end=front_end, load=project_loader(config, overrides)
+        engine = engine_on(
+            db, config, front_end=f"agent-tui {command}".strip(), overrides=overrides
         )
-        engine = Engine(context)
         yield engine
     finally:
         if engine is not None:
             await engine.close()
         await db.close()
+
+
+@dataclass
+class Opened:
+    """What the app opens after its first frame: the engine (which closes the database
+    with it), the validated config, and the session to show (None: a new one)."""
+
+    engine: Engine
+    config: Config
+    session: Session | None = None
+
+
+@dataclass
+class AppStart:
+    """What the app was started with: its folder, `--model`, `--session`, `--continue`."""
+
+    directory: Path
+    model: str | None = None
+    session: str | None = None
+    cont: bool = False
+
+    @property
+    def overrides(self) -> dict[str, Any] | None:
+        return {"model": self.model} if self.model else None
+
+
+async def open_for_app(start: AppStart, ask: AskPermission, front_end: str) -> Opened:
+    """The validated config (its model chosen), the engine on the person's database, and
+    the session asked for with --continue / --session; errors as `AgentTuiError`s naming
+    what to fix (nothing is left open then)."""
+    config = load_config(start.overrides)
+    # No model in the config: the keys present pick it, or else a local server (probed
+    # briefly, only then); with nothing, the welcome view says what to set.
+    await choose_model(config)
+    db = await Database.open(paths.database_path())
+    try:
+        session = await _initial_session(db, start)
+        engine = engine_on(
+            db,
+            config,
+            front_end=front_end,
+            ask=ask,
+            overrides=start.overrides,
+            model_titles=True,
+            owns_database=True,
+        )
+    except BaseException:
+        await db.close()
+        raise
+    return Opened(engine, config, session)
+
+
+async def _initial_session(db: Database, start: AppStart) -> Session | None:
+    if start.session:
+        return await db.find_session_by_prefix(start.session)
+    if start.cont:
+        session = await db.latest_session(str(start.directory))
+        if session is None:
+            raise NotFoundError(
+                f"No session to continue in {start.directory}. Start agent-tui without --continue."
+            )
+        return session
+    return None

@@ -1,8 +1,8 @@
 """The Textual app: a view of engine events plus the commands a person sends in.
 
 The first frame comes first: this module and what it imports at the top are Textual and
-the app's own light widgets; the config is validated, the database opened and the engine
-built after that frame (`_start`, with `tui/app_opening.py`), litellm later still. What a
+the app's own light widgets; the engine is opened after that frame, its config validated
+(`_start`: an `Opener`, `tui/app_opening.py` for `agent-tui`), litellm later still. What a
 person types meanwhile is kept: text goes to the prompt, and a message sent, a command
 or a leader key runs once the session is ready (`_when_started`).
 """
@@ -39,10 +39,8 @@ from agent_tui.tui.status_line import StatusLine
 if TYPE_CHECKING:
     from agent_tui.config.settings import Config, KeybindsConfig
     from agent_tui.session.engine import Engine
-    from agent_tui.storage.db import Database
-    from agent_tui.storage.models import Session
-    from agent_tui.tool.base import PermissionReply, PermissionRequest
-    from agent_tui.tui.app_opening import Opened
+    from agent_tui.session.opening import Opened
+    from agent_tui.tool.base import AskPermission, PermissionReply, PermissionRequest
     from agent_tui.tui.tool_line import ToolLine
     from agent_tui.tui.user_message_view import UserMessageView
 
@@ -55,12 +53,11 @@ PRELOAD_DELAY = 0.5
 """Seconds after the session is shown before litellm starts importing."""
 LEADER_WINDOW = 2.0
 """Seconds the leader key waits for its second key."""
-FRONT_END = "the agent-tui app"
-"""How another process names this one when a session is busy here."""
 STARTING_HINT = "Starting… what you sent runs as soon as the session is ready"
 
-Opener = Callable[[], Awaitable["Opened"]]
-"""Opens the config, database and session after the first frame (`opening.open_workspace`)."""
+Opener = Callable[["AskPermission"], Awaitable["Opened"]]
+"""Opens the engine, asking the person through the app, with its config and the session
+to show, after the first frame (`app_opening.open_workspace`)."""
 
 
 def _collections_back_on() -> None:
@@ -87,50 +84,35 @@ class AgentApp(App[int]):
     ]
 
     config: Config
-    db: Database
     engine: Engine
-    """The three exist once the app has started (`loaded`); before that only what the
-    first frame needs is here, and anything that needs them waits (`when_started`)."""
+    """Both exist once the app has started (`loaded`); before that only what the first
+    frame needs is here, and anything that needs them waits (`when_started`)."""
 
     def __init__(
         self,
-        config: Config | None = None,
-        db: Database | None = None,
-        session: Session | None = None,
+        opener: Opener,
         *,
-        opener: Opener | None = None,
         continuing: bool = False,
         model: str | None = None,
-        model_titles: bool = True,
         directory: Path | None = None,
         directory_label: str | None = None,
         driver_class: type | None = None,
     ) -> None:
-        """Either `config` and `db` (and the session to show), or an `opener` that makes
-        them after the first frame (`agent-tui`: `opening.open_workspace`); `continuing`:
-        it opens an existing session, so no welcome view is drawn before it."""
-        if opener is None:
-            if config is None or db is None:
-                raise TypeError("AgentApp needs config and db, or an opener")
-            opener = self._given
-        keys: KeybindsConfig | Keybinds = config.keybinds if config else configured_keys()
+        """`opener` opens the engine after the first frame (`agent-tui`:
+        `app_opening.open_workspace`); `continuing`: it opens an existing session, so no
+        welcome view is drawn before it; `model`: the one --model named."""
+        keys: KeybindsConfig | Keybinds = configured_keys()
         self.COMMAND_PALETTE_BINDING = keys.palette
         super().__init__(driver_class=driver_class)
         self.keys = keys
-        if config is not None and db is not None:
-            self.config, self.db = config, db
         self._opener = opener
-        self._model_titles = model_titles
-        self._overrides = {"model": model} if model else None
-        """What the command line set over the config files (every project's)."""
         self.chat = Conversation(
             directory=directory or Path.cwd(),
             directory_label=directory_label,
             model=model,
-            continuing=continuing or session is not None,
+            continuing=continuing,
             id="main",
         )
-        self.chat.session = session
         self.startup_error: AgentTuiError | None = None
         """Why the app could not start (shown by `launch` once the terminal is back)."""
         self._ctrl_c_at = 0.0
@@ -185,18 +167,20 @@ class AgentApp(App[int]):
         self.call_after_refresh(self.run_worker, self._start())
 
     async def _start(self) -> None:
-        """After the first frame: the engine's modules (on a thread), the config, the
-        database and the session; then what was typed meanwhile runs."""
+        """After the first frame: the engine's modules (on a thread), the engine with its
+        config and the session; then what was typed meanwhile runs."""
         from agent_tui.tui.app_opening import import_engine
 
         try:
             await asyncio.to_thread(import_engine)
-            opened = await self._opener()
+            opened = await self._opener(self.ask_permission)
         except AgentTuiError as exc:  # a bad config, a broken database, no such session
             self.startup_error = exc
             self.exit(exc.exit_code)
             return
-        await self._make_engine(opened.config, opened.db)
+        self.engine, self.config = opened.engine, opened.config
+        self.keys = opened.config.keybinds
+        await self.chat.start(opened.engine, opened.config)
         await self.chat.show_session(opened.session)
         await person.load_custom(self.chat)
         # litellm costs seconds to import on a thread that competes with the UI for the
@@ -216,30 +200,6 @@ class AgentApp(App[int]):
         listing what it would add; no keeps the safe part (session/hook_points.py)."""
         if self.engine.project(self.chat.directory).workspace.asks_trust:
             person.run(self.chat, catalog.named("trust"))
-
-    async def _make_engine(self, config: Config, db: Database) -> None:
-        from agent_tui.engine_context import EngineContext
-        from agent_tui.session.engine import Engine
-        from agent_tui.session.opening import project_loader
-
-        self.config, self.db = config, db
-        self.keys = config.keybinds
-        context = EngineContext(
-            db=db,
-            config=config,
-            ask=self.ask_permission,
-            front_end=FRONT_END,
-            load=project_loader(config, self._overrides),
-        )
-        self.engine = Engine(context, model_titles=self._model_titles)
-        await self.chat.start(self.engine, config)
-
-    async def _given(self) -> Opened:
-        """The opener of an app made with its config and database (tests, benchmarks):
-        the session set on it by then."""
-        from agent_tui.tui.app_opening import Opened
-
-        return Opened(self.config, self.db, self.chat.session)
 
     def when_started(self, run: Callable[..., object], *args: Any) -> bool:
         """False once the app has started; before, `run(*args)` is kept to run then, in

@@ -1,5 +1,6 @@
-"""What the app opens once its first frame is drawn: the config, the model, the database
-and the session to show; and the engine's modules, imported on a thread first.
+"""What the app opens once its first frame is drawn: the engine on the person's
+database, through the engine facade (`session/opening.py`), with the config and the
+session to show; and the engine's modules, imported on a thread first.
 
 Nothing of this is on the path to the first frame (`tui/launch.py`, `tui/app.py`): pydantic,
 the config's models, storage and the engine take about twice Textual's own import
@@ -9,25 +10,23 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agent_tui.config.settings import Config
-    from agent_tui.storage.db import Database
-    from agent_tui.storage.models import Session
+    from agent_tui.session.opening import Opened
+    from agent_tui.tool.base import AskPermission
 
 ENGINE_MODULES = (
-    "agent_tui.config.settings",
-    "agent_tui.provider.defaults",
-    "agent_tui.storage.db",
-    "agent_tui.session.engine",
+    "agent_tui.session.opening",
     "agent_tui.tui.session_view",
     "agent_tui.tui.event_pump",
     "agent_tui.tui.conversation_events",
 )
-"""What the app needs to open a session and show its events, imported by `import_engine`."""
+"""What the app needs to open a session and show its events, imported by `import_engine`
+(the opening brings the config, the provider's defaults, storage and the engine)."""
+FRONT_END = "the agent-tui app"
+"""How another process names this one when a session is busy here."""
 
 
 def import_engine() -> None:
@@ -37,45 +36,15 @@ def import_engine() -> None:
         importlib.import_module(name)
 
 
-@dataclass
-class Opened:
-    config: Config
-    db: Database
-    session: Session | None
+async def open_workspace(args: argparse.Namespace, ask: AskPermission) -> Opened:
+    """The engine, the validated config and the session asked for with --continue /
+    --session; errors as `AgentTuiError`s naming what to fix."""
+    from agent_tui.session.opening import AppStart, open_for_app
 
-
-async def open_workspace(args: argparse.Namespace) -> Opened:
-    """The validated config (its model chosen), the database, and the session asked for
-    with --continue / --session; errors as `AgentTuiError`s naming what to fix."""
-    from agent_tui import paths
-    from agent_tui.config.settings import load_config
-    from agent_tui.provider.defaults import choose_model
-    from agent_tui.storage.db import Database
-
-    model = getattr(args, "model", None)
-    config = load_config({"model": model} if model else None)
-    # No model in the config: the keys present pick it, or else a local server (probed
-    # briefly, only then); with nothing, the welcome view says what to set.
-    await choose_model(config)
-    db = await Database.open(paths.database_path())
-    try:
-        session = await _initial_session(db, args)
-    except BaseException:
-        await db.close()
-        raise
-    return Opened(config, db, session)
-
-
-async def _initial_session(db: Database, args: argparse.Namespace) -> Session | None:
-    from agent_tui.errors import NotFoundError
-
-    if getattr(args, "session", None):
-        return await db.find_session_by_prefix(args.session)
-    if getattr(args, "cont", False):
-        session = await db.latest_session(str(Path.cwd()))
-        if session is None:
-            raise NotFoundError(
-                f"No session to continue in {Path.cwd()}. Start agent-tui without --continue."
-            )
-        return session
-    return None
+    start = AppStart(
+        Path.cwd(),
+        model=getattr(args, "model", None),
+        session=getattr(args, "session", None),
+        cont=getattr(args, "cont", False),
+    )
+    return await open_for_app(start, ask, FRONT_END)

@@ -1,7 +1,7 @@
 """`agent-tui` with no subcommand: the app, its first frame before anything heavy.
 
 Nothing imported here (nor by `tui/app.py` at its top) needs pydantic, the engine, litellm
-or a tokenizer: the app draws, then opens the config, the database and the session
+or a tokenizer: the app draws, then opens the engine, its config and the session
 (`tui/app_opening.py`). A config file that is not JSON is reported before the app starts;
 what only validation, the database or `--continue` finds is reported when the app has
 given the terminal back.
@@ -43,10 +43,8 @@ async def _run(args: argparse.Namespace) -> int:
     finally:
         if shown is not None:
             shown.cancel()
-        if app.loaded.is_set() or hasattr(app, "engine"):
+        if hasattr(app, "engine"):  # opened: closed with its database
             await app.engine.close("prompt_input_exit")  # MCP server processes end too
-        if hasattr(app, "db"):
-            await app.db.close()
             instant_frame.save_session_frame()  # if the database is as it was at launch
     if app.startup_error is not None:
         raise app.startup_error
