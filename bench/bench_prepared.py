@@ -434,7 +434,7 @@ async def main() -> None:
         "--lines",
         type=int,
         default=100,
-        help="lines each bash call prints (100: ~1.1k tokens a step; 200: ~2.1k, so that "
+        help="lines each bash call prints (100: ~1.1k tokens a step; 200: ~2.3k, so that "
         "prepare_at's lead is fewer steps than a summary takes)",
     )
     parser.add_argument(
