@@ -15,6 +15,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agent_tui import paths
 from agent_tui.attach.render import TextRenderer
 from agent_tui.cli import headless
@@ -23,8 +25,10 @@ from agent_tui.storage.models import ToolPart
 from agent_tui.tui.tool_line import tool_title
 from tests.acp_client import RecordingClient, acp_agent, prompt
 from tests.conftest import cloned_project
+from tests.engine_helpers import run_cli
 from tests.fake_openai import Call, FakeOpenAI, Gated, Text, ToolCalls
 from tests.markdown_blocks import blocks, in_code
+from tests.tui_helpers import close, open_app, type_and_send, wait_for
 
 POLL = 0.02
 
@@ -202,3 +206,63 @@ async def test_the_trust_question_keeps_its_lines_in_a_markdown_client(
     assert "Everything that waits until you trust it:" in shown
     assert shown[-1] == "Without trust the rest of its config applies (limits, compaction, keys)."
     assert in_code(shown) == []
+
+
+async def test_the_plan_mode_refusal_names_the_editors_own_switch(
+    configured: FakeOpenAI, isolated: Path
+) -> None:
+    """The refusal (what the model reads, and the failed call shows) said the person
+    leaves plan mode with Tab: an editor has no such key, it has a mode selector."""
+    configured.script(
+        ToolCalls([call("write", file_path="plan.txt", content="x")]), Text("I will plan.")
+    )
+    client = RecordingClient()
+    async with acp_agent(client, isolated) as (conn, _):
+        session = await conn.new_session(cwd=str(isolated), mcp_servers=[])
+        sid = session.session_id
+        await conn.set_session_mode(session_id=sid, mode_id="plan")
+        await conn.prompt(session_id=sid, prompt=prompt("write it"))
+        helped = await said(client, sid, conn.prompt(session_id=sid, prompt=prompt("/help")))
+    assert helped.startswith("Commands (type / for completion):"), helped  # no Tab either
+    (refused,) = finals(client, sid).values()
+    shown = refused.content[0].content.text
+    assert refused.status == "failed" and shown == refusal_read(configured.requests[1])
+    assert "Tab" not in shown, shown
+    assert shown.endswith(
+        "leaves plan mode by choosing another mode in the editor's mode selector."
+    )
+    assert not (isolated / "plan.txt").exists()
+
+
+def test_run_and_the_app_name_their_own_switch(
+    configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same refusal elsewhere names each one's way out of plan mode."""
+    write = ToolCalls([call("write", file_path="plan.txt", content="x")])
+    configured.script(write, Text("planned"))
+    code, _, err = run_cli(capsys, "run", "--agent", "plan", "write it")
+    assert code == 0, err
+    ran = refusal_read(configured.requests[-1])
+    assert ran.endswith("leaves plan mode by running again with --agent build."), ran
+
+    async def in_the_app() -> str:
+        configured.script(write, Text("planned"))
+        app = await open_app()
+        async with app.run_test(size=(100, 30)) as pilot:
+            await app.loaded.wait()
+            await pilot.press("tab")  # plan
+            await type_and_send(pilot, "write it")
+            await wait_for(pilot, lambda: len(configured.requests) == 4, "the refusal read")
+            await wait_for(pilot, lambda: app.chat.status == "idle", "the turn's end")
+        await close(app)
+        return refusal_read(configured.requests[-1])
+
+    shown = asyncio.run(in_the_app())
+    assert shown.endswith("leaves plan mode with Tab on an empty prompt."), shown
+
+
+def refusal_read(request: dict[str, Any]) -> str:
+    """The tool result the model read: plan mode's refusal."""
+    (result,) = [m["content"] for m in request["messages"] if m["role"] == "tool"]
+    assert result.startswith("Plan mode is on:"), result
+    return result

@@ -25,6 +25,9 @@ from agent_tui.tool.escalation import UNSANDBOXED
 if TYPE_CHECKING:
     from agent_tui.project.custom_commands import CustomCommand
 
+MODE_SWITCH = "by running again with --agent build"
+"""How a person leaves plan mode with `run` (`--agent plan` prints the plan)."""
+
 
 def dispatch(args: argparse.Namespace, command: Command | None, config: Config) -> int:
     """Run `run` or a command with the config cli/start.py loaded."""
@@ -59,6 +62,7 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
     view = JsonView() if args.format == "json" else TextView()
     async with open_engine(config, args.command) as engine:
         engine.subscribe(view)
+        engine.name_mode_switch(MODE_SWITCH)
         if custom is not None:  # its arguments put in; its hooks and `!` lines run in prompt
             text, command_model, note, expansion = fill_custom(engine, *custom, Path.cwd())
             if note is not None:

@@ -20,7 +20,7 @@ async def _context(call: Call, args: NoArgs) -> Result:
 
 
 async def _mcp(call: Call, args: NoArgs) -> Result:
-    return Document(call.engine.mcp_report(call.session_id), "MCP servers")
+    return Document(call.engine.mcp.render(), "MCP servers")
 
 
 async def _help(call: Call, args: NoArgs) -> Result:
@@ -34,7 +34,8 @@ async def _help(call: Call, args: NoArgs) -> Result:
 def help_text(commands: Sequence[Command], keys: KeybindsConfig | None) -> str:
     """The commands, their arguments and help; with the app's `keys`, its leader keys and
     the rest of its keys."""
-    lines = ["Commands (type / for completion, Tab completes):", ""]
+    completes = ", Tab completes" if keys is not None else ""  # the app's key
+    lines = [f"Commands (type / for completion{completes}):", ""]
     width = max(26, *(len(c.usage) + 2 for c in commands))
     for command in commands:
         alias = f" (alias /{', /'.join(command.aliases)})" if command.aliases else ""

@@ -92,8 +92,11 @@ PLAN_REFUSAL = (
     "Plan mode is on: {what} is refused. In plan mode you read and search (read, grep, "
     "glob, list, and read-only bash such as ls, cat, rg, git status/log/diff/show); "
     "nothing is changed. Finish investigating, then call plan_exit with your plan: the "
-    "person approves it, which switches to the build agent, or leaves plan mode with Tab."
+    "person approves it, which switches to the build agent, or leaves plan mode {switch}."
 )
+MODE_SWITCH = "by choosing another agent"
+"""How a person leaves plan mode, where the front-end does not name its own way
+(`Engine.name_mode_switch`: the app's key, an editor's mode selector)."""
 
 
 @dataclass
@@ -115,7 +118,8 @@ class AgentInfo:
     temperature: float | None = None
     hidden: bool = False
     refusal: str | None = None
-    """The sentence a refused call gets ({what} is the call); default names the agent."""
+    """The sentence a refused call gets ({what} is the call, {switch} how the person
+    switches agents where they are); default names the agent."""
     source: str = "built-in"
 
     @property
@@ -137,9 +141,9 @@ class AgentInfo:
         enabled = wildcard_value(self.tools, name)
         return default if enabled is None else enabled
 
-    def refusal_for(self, what: str) -> str:
+    def refusal_for(self, what: str, switch: str = MODE_SWITCH) -> str:
         if self.refusal:
-            return self.refusal.format(what=what)
+            return self.refusal.format(what=what, switch=switch)
         return (
             f"The {self.name} agent may not do this: {what} is refused by its permissions "
             f"(agent.{self.name}.permission). Switch agents to do it."

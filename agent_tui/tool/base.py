@@ -17,6 +17,7 @@ from agent_tui.config.settings import (
     PermissionRule,
     TruncationConfig,
 )
+from agent_tui.project.agents import MODE_SWITCH
 from agent_tui.redact import Redactor
 from agent_tui.storage.models import ImageAttachment, TodoItem, Tokens
 
@@ -162,6 +163,8 @@ class ToolContext:
     """Where commands run (bash, `!command`); None: unsandboxed (a bare context)."""
     read_only: bool = False
     """Commands run in a read-only sandbox, the project included (plan mode)."""
+    mode_switch: str = MODE_SWITCH
+    """How the person switches agents in the front-end (plan mode's refusal names it)."""
     env_file: Path | None = None
     """`CLAUDE_ENV_FILE` (a SessionStart hook's `export` lines): run before each bash
     command, in its shell (None: none)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 from collections.abc import Iterable, Mapping
@@ -67,8 +66,6 @@ DEFAULT_TOOLS: tuple[type[Tool], ...] = (
 AGENT_ONLY_TOOLS: dict[str, type[Tool]] = {PLAN_EXIT_TOOL: PlanExitTool}
 """Tools only agents that name them in `tools` get (not in the default registry, so
 the build agent's tool list is the registry's own, byte for byte)."""
-_CHANGES = itertools.count()
-"""Stamps of registries' tool sets, unique in the process (what a joined view is kept by)."""
 
 
 def compact_schema(params: type[BaseModel]) -> str:
@@ -252,7 +249,7 @@ class AgentPolicy:
         for agent in (self.agent, *self.also):
             level, what = self._level(agent, tool, params, base)
             if level == "deny":
-                return agent.refusal_for(what)
+                return agent.refusal_for(what, ctx.mode_switch)
         return None
 
     async def check(self, tool: Tool, params: BaseModel, ctx: ToolContext) -> None:
@@ -261,7 +258,7 @@ class AgentPolicy:
         for agent in (self.agent, *self.also):
             level, what = self._level(agent, tool, params, base)
             if level == "deny":
-                raise PermissionDenied(agent.refusal_for(what))
+                raise PermissionDenied(agent.refusal_for(what, ctx.mode_switch))
             if agent is self.agent and level is not None:
                 verdict = level
             elif level is not None and verdict is not None:
@@ -276,7 +273,6 @@ class ToolRegistry:
     def __init__(self, tools: Iterable[Tool] = (), policy: AgentPolicy | None = None) -> None:
         self._tools: dict[str, Tool] = {}
         self._views: dict[tuple[object, ...], ToolRegistry] = {}
-        self._stamp = next(_CHANGES)
         self.policy = policy
         """The agent whose permissions apply to every call (None: config's alone)."""
         for tool in tools:
@@ -290,19 +286,6 @@ class ToolRegistry:
         self._tools[tool.name] = tool
         self._definitions: list[dict[str, Any]] | None = None
         self._views = {}  # an MCP server's tools arrive late: agents see them from now on
-        self._stamp = next(_CHANGES)
-
-    def joined(self, other: ToolRegistry) -> ToolRegistry:
-        """These tools and `other`'s whose names are free here (a session's own MCP
-        servers beside its project's tools), under this registry's policy. Kept while
-        neither changes, so its definitions are built once (a stable prompt prefix)."""
-        key = ("joined", other._stamp)
-        found = self._views.get(key)
-        if found is None:
-            free = [tool for name, tool in other._tools.items() if name not in self._tools]
-            found = ToolRegistry([*self._tools.values(), *free], self.policy)
-            self._views[key] = found
-        return found
 
     def for_agent(
         self,

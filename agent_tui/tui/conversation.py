@@ -46,6 +46,8 @@ FREEZE_DELAY = 0.3
 """Seconds after a session is shown before the one full garbage collection."""
 BUILD_AGENT = "build"
 """`agents.BUILD`, the agent the first frame names (tests/test_startup.py checks it)."""
+MODE_SWITCH = "with Tab on an empty prompt"
+"""How a person switches agents here (prompt_input.PromptInput.AgentCycle)."""
 
 
 def _collect_and_freeze() -> None:
@@ -136,6 +138,7 @@ class Conversation(Horizontal):
         from agent_tui.tui.session_view import SessionView
 
         self.engine, self.config = engine, config
+        engine.name_mode_switch(MODE_SWITCH)
         self.session_model = self.model_override or config.model
         self.stats = SessionStats()
         self.pump = EventPump(self)
