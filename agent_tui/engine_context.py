@@ -7,6 +7,7 @@ context per project directory, all on one `Shared` (`in_project`)."""
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from agent_tui.hooks.runner import Hooks
 from agent_tui.hooks.transcript import write_transcript
 from agent_tui.live_session import LiveSession, LiveSessions
 from agent_tui.lsp.language_servers import LspServers
+from agent_tui.mcp.mcp_servers import McpServers
 from agent_tui.project.agents import MODE_SWITCH, AgentCatalog
 from agent_tui.redact import Redactor
 from agent_tui.sandbox import Sandbox
@@ -165,6 +167,31 @@ class EngineContext:
     @property
     def tool_env(self) -> ToolEnvironment:
         return self.workspace.tool_env
+
+    def with_session_tools(self, session_id: str) -> EngineContext:
+        """The context a session's turn runs in: its tools are this project's and those of
+        the session's own MCP servers (an editor's), on a copy; this one when it has none."""
+        own = self.shared.sessions.get(session_id)
+        if own is None or own.mcp is None:
+            return self
+        found = copy.copy(self)
+        found.registry = self.registry.joined(own.mcp.registry)
+        return found
+
+    def session_servers(self) -> McpServers:
+        """MCP servers for one session (an editor's): run as the person's own servers of
+        this project run, their tools in a registry of their own, the project's names
+        taken."""
+        workspace = self.workspace
+        return McpServers(
+            {},
+            ToolRegistry(),
+            self.publish,
+            workspace.tool_env.env,
+            workspace.directory,
+            containment=workspace.containment,
+            beside=workspace.registry,
+        )
 
     @property
     def redact(self) -> Redactor:

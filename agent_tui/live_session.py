@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui.config.settings import PermissionRule, ReasoningEffort
+from agent_tui.mcp.mcp_servers import McpServers
 from agent_tui.tool.base import EditorFiles
 from agent_tui.tool.registry import PermissionMode
 
@@ -25,6 +26,9 @@ class LiveSession:
     """The quick permission mode (ask / auto-edits)."""
     editor: EditorFiles | None = None
     """The editor's file access (an ACP client's fs) for read, edit, write."""
+    mcp: McpServers | None = None
+    """The editor's own MCP servers (ACP `mcpServers`): their tools are this session's
+    alone, beside its project's (`EngineContext.with_session_tools`)."""
     reasoning_effort: ReasoningEffort | None = None
     """Chosen by the person (an editor's thought level) over the agent's and the model's."""
     step_effort: str | None = None

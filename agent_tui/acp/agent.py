@@ -149,6 +149,32 @@ def initialize_response(protocol_version: int) -> InitializeResponse:
     )
 
 
+def _directory(cwd: str) -> Path:
+    """A session's folder as the client gives it (`cwd`)."""
+    directory = Path(cwd)
+    if not directory.is_absolute() or not directory.is_dir():
+        raise RequestError.invalid_params(
+            {"cwd": cwd, "reason": "must be the absolute path of an existing folder"}
+        )
+    return directory
+
+
+def _client_servers(servers: list[Any] | None) -> dict[str, McpLocalConfig | McpRemoteConfig]:
+    """The client's own MCP servers (`mcpServers`) as agent-tui's server configs."""
+    found: dict[str, McpLocalConfig | McpRemoteConfig] = {}
+    for server in servers or []:
+        if isinstance(server, McpServerStdio):
+            found[server.name] = McpLocalConfig(
+                command=[server.command, *server.args],
+                environment={v.name: v.value for v in server.env},
+            )
+        elif isinstance(server, (HttpMcpServer, SseMcpServer)):
+            found[server.name] = McpRemoteConfig(
+                url=server.url, headers={h.name: h.value for h in server.headers}
+            )
+    return found
+
+
 def _error(exc: AgentTuiError) -> RequestError:
     """A person's or provider's error as JSON-RPC: the sentence `run` prints."""
     return RequestError(-32603, str(exc), {"kind": type(exc).__name__})
@@ -312,8 +338,8 @@ class AcpAgent:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
-        session = await self.engine.new_session(self._project(cwd, mcp_servers))
-        open_ = await self._open(session)
+        session = await self.engine.new_session(_directory(cwd))
+        open_ = await self._open(session, servers=mcp_servers)
         return await self._opened(open_, NewSessionResponse, session_id=session.id)
 
     async def load_session(
@@ -337,14 +363,13 @@ class AcpAgent:
     ) -> ForkSessionResponse:
         """A new session with this one's history (up to `_meta.messageId` when given); the
         client loads nothing: what it showed of the original is the fork's history."""
-        await self._reopen(cwd, session_id, mcp_servers)
+        await self._reopen(cwd, session_id, None)  # the servers are the fork's
         try:
             forked = await self.engine.fork(session_id, kwargs.get("messageId"))
         except UsageError as exc:
             raise RequestError.invalid_params({"messageId": str(exc)}) from exc
-        return await self._opened(
-            await self._open(forked.session), ForkSessionResponse, session_id=forked.session.id
-        )
+        open_ = await self._open(forked.session, servers=mcp_servers)
+        return await self._opened(open_, ForkSessionResponse, session_id=forked.session.id)
 
     async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse:
         """Delete a session (and its subagents'); one whose turn runs here is stopped
@@ -383,24 +408,32 @@ class AcpAgent:
         await self.engine.wait_idle(session_id)
         self.sessions.pop(open_.id, None)
         self.engine.attach_editor(open_.id, None)
+        await self.engine.detach_servers(open_.id)
         return CloseSessionResponse()
 
     async def _reopen(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None
     ) -> tuple[AcpSession, list[MessageWithParts]]:
-        """A session the client names, opened, and its messages (read once)."""
-        self._project(cwd, mcp_servers)
+        """A session the client names, opened with its MCP servers, and its messages
+        (read once)."""
+        _directory(cwd)
         try:
             session = await self.engine.queries.session(session_id)
         except NotFoundError as exc:
             raise RequestError.resource_not_found(session_id) from exc
         messages = await self.engine.queries.messages(session.id)
-        return await self._open(session, messages), messages
+        return await self._open(session, messages, mcp_servers), messages
 
     async def _open(
-        self, session: Session, messages: list[MessageWithParts] | None = None
+        self,
+        session: Session,
+        messages: list[MessageWithParts] | None = None,
+        servers: list[Any] | None = None,
     ) -> AcpSession:
-        """Start following a session: its figures so far, its mode, its commands."""
+        """Start following a session: its figures so far, its mode, its commands, and the
+        client's own MCP servers for it alone (stopped when the client closes it or goes)."""
+        if found := _client_servers(servers):
+            self.engine.attach_servers(session.id, Path(session.directory), found)
         if messages is None:
             messages = await self.engine.queries.messages(session.id)
         config = self.engine.project(Path(session.directory)).config
@@ -451,31 +484,6 @@ class AcpAgent:
                 {"sessionId": session_id, "reason": "no such session open: session/new or load"}
             )
         return found
-
-    # ---- MCP servers from the client -----------------------------------------------------
-
-    def _project(self, cwd: str, servers: list[Any] | None) -> Path:
-        """The session's folder (`cwd`), with the client's own MCP servers for the sessions
-        of that project."""
-        directory = Path(cwd)
-        if not directory.is_absolute() or not directory.is_dir():
-            raise RequestError.invalid_params(
-                {"cwd": cwd, "reason": "must be the absolute path of an existing folder"}
-            )
-        found: dict[str, McpLocalConfig | McpRemoteConfig] = {}
-        for server in servers or []:
-            if isinstance(server, McpServerStdio):
-                found[server.name] = McpLocalConfig(
-                    command=[server.command, *server.args],
-                    environment={v.name: v.value for v in server.env},
-                )
-            elif isinstance(server, (HttpMcpServer, SseMcpServer)):
-                found[server.name] = McpRemoteConfig(
-                    url=server.url, headers={h.name: h.value for h in server.headers}
-                )
-        if found:
-            self.engine.project(directory).workspace.mcp.add(found)
-        return directory
 
     # ---- modes, models, reasoning --------------------------------------------------------
 
@@ -629,6 +637,7 @@ class AcpAgent:
             if open_.turns:
                 await self.cancel(open_.id)
                 await self.engine.wait_idle(open_.id)
+            await self.engine.detach_servers(open_.id)  # its MCP servers: no process outlives
         self._unsubscribe()
         router = AskRouter.of(self.engine)
         if self in router.agents:

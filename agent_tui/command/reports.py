@@ -20,7 +20,7 @@ async def _context(call: Call, args: NoArgs) -> Result:
 
 
 async def _mcp(call: Call, args: NoArgs) -> Result:
-    return Document(call.engine.mcp.render(), "MCP servers")
+    return Document(call.engine.mcp_report(call.session_id), "MCP servers")
 
 
 async def _help(call: Call, args: NoArgs) -> Result:

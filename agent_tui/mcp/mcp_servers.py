@@ -1,5 +1,7 @@
-"""The configured MCP servers: started in the background with the engine, their tools
-registered in the engine's tool registry once they answer, closed with the engine."""
+"""MCP servers: a project's configured ones (started in the background with the engine,
+their tools registered in the project's tool registry once they answer, closed with the
+engine), or a session's own (an editor's, given over ACP: their tools in a registry of
+their own, offered to that session alone, closed when the editor lets the session go)."""
 
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ class McpServers:
         *,
         containment: Containment | None = None,
         project_servers: set[str] | frozenset[str] = frozenset(),
+        beside: ToolRegistry | None = None,
     ) -> None:
         self.servers = {
             name: McpServer(name, config, from_project=name in project_servers)
@@ -50,6 +53,8 @@ class McpServers:
         self.containment = containment
         """Local servers run in its sandbox: a project's always (unless the person's own
         `sandbox.outside` names it), the person's own unless `mcp.NAME.sandbox` is false."""
+        self.beside = beside
+        """The tools offered beside these (a session's project's): their names are taken."""
         self._starting: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -67,7 +72,7 @@ class McpServers:
 
     def add(self, configs: dict[str, McpServerConfig]) -> None:
         """Servers given at run time (an editor's, with an ACP session): started now
-        beside the configured ones; a name already known keeps its server."""
+        beside the ones these have; a name already known keeps its server."""
         new = {n: c for n, c in configs.items() if n not in self.servers}
         if not new:
             return
@@ -98,7 +103,8 @@ class McpServers:
             return
         for tool in server.tools:
             wrapped = McpTool(server, tool)
-            if self.registry.get(wrapped.name) is None:
+            beside = self.beside.get(wrapped.name) if self.beside is not None else None
+            if self.registry.get(wrapped.name) is None and beside is None:
                 self.registry.register(wrapped)
                 continue
             taken = f"its name {wrapped.name} is taken by another tool"

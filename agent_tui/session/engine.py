@@ -11,7 +11,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agent_tui.config.settings import ProjectTrust, ReasoningEffort
+from agent_tui.config.settings import McpServerConfig, ProjectTrust, ReasoningEffort
 from agent_tui.context import compaction, prepared
 from agent_tui.context.compaction_plan import CompactionPlan, plan
 from agent_tui.context.summary_view import SummaryEdit, SummaryInForce, save_edit, summary_in_force
@@ -205,6 +205,32 @@ class Engine:
         """An editor's buffers serve the session's file reads and writes (ACP `fs`);
         None: the files on disk again."""
         self.ctx.live(session_id).editor = files
+
+    def attach_servers(
+        self, session_id: str, directory: Path, servers: dict[str, McpServerConfig]
+    ) -> None:
+        """An editor's own MCP servers (ACP `mcpServers`) for this session alone: started
+        now, their tools offered in its turns beside its project's, never in another
+        session's; a name the session has already keeps its server."""
+        live = self.ctx.live(session_id)
+        if live.mcp is None:
+            live.mcp = self.ctx.in_project(directory).session_servers()
+        live.mcp.add(servers)
+
+    async def detach_servers(self, session_id: str) -> None:
+        """The editor let the session go: its own MCP servers stop."""
+        live = self.ctx.shared.sessions.get(session_id)
+        if live is not None and live.mcp is not None:
+            servers, live.mcp = live.mcp, None
+            await servers.close()
+
+    def mcp_report(self, session_id: str | None) -> str:
+        """/mcp: the project's servers, then the session's own (an editor's)."""
+        text = self.mcp.render()
+        live = self.ctx.shared.sessions.get(session_id) if session_id else None
+        if live is not None and live.mcp is not None and live.mcp.servers:
+            text += "\n\nThis session's own, from the editor:\n" + live.mcp.render()
+        return text
 
     def set_reasoning_effort(self, session_id: str, effort: ReasoningEffort | None) -> None:
         """The person's reasoning effort for the session's next steps (None: the agent's
@@ -742,13 +768,7 @@ class Engine:
                 return followed.result
             lock = followed.lock
         try:
-            await self.announce_sandbox(ctx)
-            ctx.workspace.mcp.start()  # the engine may have been made before the event loop ran
-            self.fetch_instructions()  # likewise
-            # Their tools in the first request (each within its timeout).
-            await ctx.workspace.mcp.wait_ready()
-            if self._instruction_urls is not None:  # in the system prompt from the first request
-                await asyncio.shield(self._instruction_urls)
+            ctx = await self._ready(ctx, session_id)
             arrivals = ctx.live(session_id).arrivals
             result = await run_until_read(ctx, session_id, abort)
             continues = 0
@@ -768,6 +788,21 @@ class Engine:
             return result
         finally:
             lock.release()
+
+    async def _ready(self, ctx: EngineContext, session_id: str) -> EngineContext:
+        """What a turn needs before its first request: the MCP servers' tools (the
+        project's and the session's own, each within its timeout) and the instruction
+        URLs; the context it runs in, with the session's tools."""
+        await self.announce_sandbox(ctx)
+        ctx.workspace.mcp.start()  # the engine may have been made before the event loop ran
+        self.fetch_instructions()  # likewise
+        await ctx.workspace.mcp.wait_ready()
+        own = ctx.live(session_id).mcp
+        if own is not None:
+            await own.wait_ready()
+        if self._instruction_urls is not None:  # in the system prompt from the first request
+            await asyncio.shield(self._instruction_urls)
+        return ctx.with_session_tools(session_id)
 
     async def _continue_for_hook(self, session_id: str, reason: str) -> None:
         """A Stop hook blocked the stop: its reason is the next message, for the model
@@ -799,6 +834,8 @@ class Engine:
         prepared.hand_over(self.ctx)  # finished by a detached process, used next time
         self.idle.stop_all()
         await self.hook_points.end(reason)
+        for live in self.ctx.shared.sessions:
+            await self.detach_servers(live.id)
         for project in self.ctx.projects():
             await project.workspace.close()
         if self._owns_database:

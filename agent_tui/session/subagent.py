@@ -58,10 +58,14 @@ class Subagents:
             )
         return found
 
-    def tools(self, agent: AgentInfo, caller: AgentInfo | None = None) -> ToolRegistry:
+    def tools(
+        self, agent: AgentInfo, caller: AgentInfo | None = None, session_id: str | None = None
+    ) -> ToolRegistry:
         """The child's registry: its tools, never `task` (no recursion), under its own
-        permissions and the caller's refusals."""
-        registry = self.ctx.registry
+        permissions and the caller's refusals; of the tools the caller's session
+        (`session_id`) is offered, its own MCP servers' among them."""
+        base = self.ctx if session_id is None else self.ctx.with_session_tools(session_id)
+        registry = base.registry
         unknown = [
             name
             for name, enabled in agent.tools.items()
@@ -84,7 +88,7 @@ class Subagents:
         parent_model, caller = await self._caller(ctx.message_id, ctx.directory)
         config = self.agent(agent, ctx.directory)
         child_ctx = copy.copy(self.ctx)  # same storage, bus, permissions; its own tools
-        child_ctx.registry = self.tools(config, caller)
+        child_ctx.registry = self.tools(config, caller, ctx.session_id)
         model = config.model or parent_model
         try:
             await check_credentials(model, self.ctx.config)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 from collections.abc import Iterable, Mapping
@@ -66,6 +67,8 @@ DEFAULT_TOOLS: tuple[type[Tool], ...] = (
 AGENT_ONLY_TOOLS: dict[str, type[Tool]] = {PLAN_EXIT_TOOL: PlanExitTool}
 """Tools only agents that name them in `tools` get (not in the default registry, so
 the build agent's tool list is the registry's own, byte for byte)."""
+_CHANGES = itertools.count()
+"""Stamps of registries' tool sets, unique in the process (what a joined view is kept by)."""
 
 
 def compact_schema(params: type[BaseModel]) -> str:
@@ -273,6 +276,7 @@ class ToolRegistry:
     def __init__(self, tools: Iterable[Tool] = (), policy: AgentPolicy | None = None) -> None:
         self._tools: dict[str, Tool] = {}
         self._views: dict[tuple[object, ...], ToolRegistry] = {}
+        self._stamp = next(_CHANGES)
         self.policy = policy
         """The agent whose permissions apply to every call (None: config's alone)."""
         for tool in tools:
@@ -286,6 +290,19 @@ class ToolRegistry:
         self._tools[tool.name] = tool
         self._definitions: list[dict[str, Any]] | None = None
         self._views = {}  # an MCP server's tools arrive late: agents see them from now on
+        self._stamp = next(_CHANGES)
+
+    def joined(self, other: ToolRegistry) -> ToolRegistry:
+        """These tools and `other`'s whose names are free here (a session's own MCP
+        servers beside its project's tools), under this registry's policy. Kept while
+        neither changes, so its definitions are built once (a stable prompt prefix)."""
+        key = ("joined", other._stamp)
+        found = self._views.get(key)
+        if found is None:
+            free = [tool for name, tool in other._tools.items() if name not in self._tools]
+            found = ToolRegistry([*self._tools.values(), *free], self.policy)
+            self._views[key] = found
+        return found
 
     def for_agent(
         self,
