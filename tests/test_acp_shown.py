@@ -22,6 +22,8 @@ from agent_tui.attach.render import TextRenderer
 from agent_tui.cli import headless
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import ToolPart
+from agent_tui.trust import store
+from agent_tui.tui.confirm_screen import ConfirmScreen
 from agent_tui.tui.tool_line import tool_title
 from tests.acp_client import RecordingClient, acp_agent, prompt
 from tests.conftest import cloned_project
@@ -266,3 +268,46 @@ def refusal_read(request: dict[str, Any]) -> str:
     (result,) = [m["content"] for m in request["messages"] if m["role"] == "tool"]
     assert result.startswith("Plan mode is on:"), result
     return result
+
+
+async def test_reject_always_on_the_trust_question_is_remembered(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    """Two `agent-tui acp` processes in turn: "Reject always" in the first is not asked
+    again by the next (what waits is said as a notice instead), until the project's
+    files change; trusting it later (`/trust`, `agent-tui trust`) still asks."""
+    hook = {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "true"}]}]}
+    cloned_project(isolated, fake_llm, hooks=hook)
+    fake_llm.script(Text("one"), Text("two"), Text("three"))
+    answers: list[str] = []
+
+    async def a_session(answer: str) -> RecordingClient:
+        client = RecordingClient(answer=lambda call, options: answers.append(answer) or answer)
+        async with acp_agent(client, isolated, subprocess=True) as (conn, _):
+            session = await conn.new_session(cwd=str(isolated), mcp_servers=[])
+            await conn.prompt(session_id=session.session_id, prompt=prompt("hello"))
+            await conn.prompt(session_id=session.session_id, prompt=prompt("/context"))
+        return client
+
+    await a_session("reject_always")
+    second = await a_session("allow_once")
+    assert answers == ["reject_always"], "asked again at the next start"
+    notices = [
+        u.content.text for _, u in second.updates if u.session_update == "agent_thought_chunk"
+    ]
+    assert any("This project is not trusted" in text for text in notices), notices
+    assert "Project trust: not trusted, refused for good (asked again once its files change)." in (
+        blocks(second.text(second.updates[0][0]))
+    )
+    assert not store.recorded(), "refused is not trusted"
+    app = await open_app()  # nor does the app ask at its start
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.loaded.wait()
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+    await close(app)
+
+    changed = {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "true 2"}]}]}
+    (isolated / "agent-tui.json").write_text(json.dumps({"hooks": changed}))
+    await a_session("reject_once")  # its files changed: asked again
+    assert answers == ["reject_always", "reject_once"]

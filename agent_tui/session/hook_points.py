@@ -18,6 +18,7 @@ from agent_tui.step.history import load_history
 from agent_tui.storage.models import AssistantMessage, MessageWithParts, Session, TextPart
 from agent_tui.tool.base import PermissionRequest
 from agent_tui.workspace.describe import describe, waiting_note
+from agent_tui.workspace.workspace import Workspace
 
 TRUST_TOOL = "project"
 """The permission question's tool name when a front-end is asked to trust a project."""
@@ -78,7 +79,7 @@ class HookPoints:
         workspace = ctx.workspace
         if not workspace.asks_trust:
             return ctx
-        if ctx.ask is not None and workspace.directory not in self.asked:
+        if ctx.ask is not None and self._may_ask(workspace):
             self.asked.add(workspace.directory)
             question = PermissionRequest(
                 session_id=session.id,
@@ -92,10 +93,17 @@ class HookPoints:
             if reply in ("always", "once"):
                 await ctx.retrust(keep=reply == "always")
                 return ctx
+            if reply == "never":  # an editor's "Reject always": not asked again
+                workspace.refuse_trust()
         note = waiting_note(workspace)
         if note:
             self.ctx.publish(Notice(session_id=session.id, level="warning", message=note))
         return ctx
+
+    def _may_ask(self, workspace: Workspace) -> bool:
+        """Not asked about here already, nor refused for good (an editor's "Reject
+        always", until the project's files change)."""
+        return workspace.directory not in self.asked and not workspace.trust_refused
 
     async def before_prompt(
         self, session: Session, text: str, expansion: Expansion | None = None

@@ -1,7 +1,10 @@
 """Which projects the person trusts, and against what: `<data dir>/trusted-projects.json`
 keeps, per project directory, the digest of every file the trust vouched for
 (workspace/vouched.py). A project whose files changed since is asked about again, with
-what changed. The person's own config may trust paths outright (`trusted_projects`)."""
+what changed. The person's own config may trust paths outright (`trusted_projects`).
+`refused-projects.json` keeps the projects whose trust the person refused for good (an
+editor's "Reject always"), against their files in the same way: not asked again until
+those change."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from typing import Any, Literal
 from agent_tui import paths
 
 FILE_NAME = "trusted-projects.json"
+REFUSED_FILE_NAME = "refused-projects.json"
 
 TrustStatus = Literal["trusted", "untrusted", "changed", "by-config", "nothing"]
 """trusted: as recorded; changed: recorded, but a vouched file differs; by-config: a
@@ -41,20 +45,20 @@ class TrustState:
         return self.status in TRUSTED
 
 
-def _store() -> Path:
-    return paths.data_dir() / FILE_NAME
+def _store(name: str = FILE_NAME) -> Path:
+    return paths.data_dir() / name
 
 
-def _read() -> dict[str, Any]:
+def _read(name: str = FILE_NAME) -> dict[str, Any]:
     with contextlib.suppress(OSError, ValueError):
-        raw = json.loads(_store().read_text(encoding="utf-8"))
+        raw = json.loads(_store(name).read_text(encoding="utf-8"))
         if isinstance(raw, dict):
             return raw
     return {}
 
 
-def _write(data: dict[str, Any]) -> None:
-    path = _store()
+def _write(data: dict[str, Any], name: str = FILE_NAME) -> None:
+    path = _store(name)
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_suffix(f".{os.getpid()}.tmp")
     temp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
@@ -120,6 +124,27 @@ def trust(
         "at": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
     _write(data)
+    _forget_refusal(directory)
+
+
+def refuse(directory: Path, files: dict[str, str]) -> None:
+    """Record that the person refused to trust the project for good, its files as they
+    are now (asked again once they change, or when the person asks to trust it)."""
+    data = _read(REFUSED_FILE_NAME)
+    data[str(directory.resolve())] = {"files": files, "at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    _write(data, REFUSED_FILE_NAME)
+
+
+def refused(directory: Path, files: dict[str, str]) -> bool:
+    """Whether the person refused the project for good with its files as they are now."""
+    record = _read(REFUSED_FILE_NAME).get(str(directory.resolve()))
+    return isinstance(record, dict) and record.get("files") == files
+
+
+def _forget_refusal(directory: Path) -> None:
+    data = _read(REFUSED_FILE_NAME)
+    if data.pop(str(directory.resolve()), None) is not None:
+        _write(data, REFUSED_FILE_NAME)
 
 
 def revoke(directory: Path) -> bool:

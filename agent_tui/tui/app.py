@@ -197,8 +197,10 @@ class AgentApp(App[int]):
 
     def ask_project_trust(self) -> None:
         """A project whose own config or `.agent-tui/` waits for trust: asked (/trust),
-        listing what it would add; no keeps the safe part (session/hook_points.py)."""
-        if self.engine.project(self.chat.directory).workspace.asks_trust:
+        listing what it would add; no keeps the safe part (session/hook_points.py). One
+        refused for good (an editor's "Reject always") is not, until its files change."""
+        workspace = self.engine.project(self.chat.directory).workspace
+        if workspace.asks_trust and not workspace.trust_refused:
             person.run(self.chat, catalog.named("trust"))
 
     def when_started(self, run: Callable[..., object], *args: Any) -> bool:

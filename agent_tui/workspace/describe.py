@@ -163,6 +163,8 @@ def trust_lines(workspace: Workspace) -> list[str]:
     state = STATES.get(project.status, project.status)
     if workspace.trusted and project.status in ("untrusted", "changed"):
         state = "trusted for this session only"
+    elif workspace.trust_refused:
+        state += ", refused for good (asked again once its files change)"
     lines = [f"Project trust: {state}.", *claude_lines(workspace)]
     waiting = workspace.waiting_lines()
     if waiting:

@@ -210,6 +210,15 @@ class Workspace:
         import, waits for the person's trust."""
         return not self.trusted and bool(self.project.waiting or self.imports_waiting())
 
+    @property
+    def trust_refused(self) -> bool:
+        """The person refused to trust the project for good (an editor's "Reject
+        always"), its files as they are now: not asked again until they change."""
+        return not self.trusted and store.refused(self.directory, self.project.files)
+
+    def refuse_trust(self) -> None:
+        store.refuse(self.directory, self.project.files)
+
     def imports_waiting(self) -> list[OutsideImport]:
         """The files outside the project its memory files would read once it is trusted
         (project/memory.py reads none of them until then; a secret's, never)."""
