@@ -237,6 +237,7 @@ async def test_a_summariser_measured_slow_starts_the_next_preparation_earlier(
         gate.set()
         result = await run
         assert result is not None and result.compactions == 1, result
+        await preparation_done(engine.ctx, session.id)
         (slow,) = await engine.ctx.db.prepared_summaries(session.id)
     # Nothing was measured before it: it started at prepare_at.
     assert slow.status == "used" and slow.asked_at >= 0.8 * USABLE, slow.asked_at
@@ -244,6 +245,7 @@ async def test_a_summariser_measured_slow_starts_the_next_preparation_earlier(
     async with open_engine() as engine:
         result = await engine.prompt(session.id, "go on")
         assert result is not None and result.outcome == "stop", result
+        await preparation_done(engine.ctx, session.id)  # one the last step started
         _, *later = await engine.ctx.db.prepared_summaries(session.id)
     assert later and len(steps.summaries) == 1 + len(later)
     # The summary it measured spans the steps from prepare_at to the threshold: with a
