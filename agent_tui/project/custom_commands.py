@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_tui import paths
+from agent_tui import paths, read_once
 from agent_tui.project.front_matter import (
     FrontMatterError,
     parse_front_matter,
@@ -88,7 +88,7 @@ def markdown_text(path: Path, within: Path | None = None) -> str:
             raise UnreadableFile("not a regular file")
         if within is not None and not paths.is_within(path, within):
             raise UnreadableFile("it links outside the project")
-        data = path.read_bytes()
+        data = read_once.read_bytes(path, info)
     except OSError as exc:
         raise UnreadableFile(exc.strerror or str(exc)) from exc
     if b"\0" in data:

@@ -21,6 +21,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
+from agent_tui import read_once
+
 OWN_NAMES = ("AGENTS.md", "CONTEXT.md")
 """agent-tui's own per folder: the first found there is read."""
 CLAUDE_NAMES = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md")
@@ -139,7 +141,7 @@ def _references_of(path: Path) -> list[str]:
 @lru_cache(maxsize=PARSED_KEPT)
 def _parsed(path: Path, inode: int, size: int, mtime: int) -> list[str]:
     try:
-        return import_references(path.read_text(encoding="utf-8", errors="replace"))
+        return import_references(read_once.read_bytes(path).decode("utf-8", errors="replace"))
     except OSError:
         return []
 
