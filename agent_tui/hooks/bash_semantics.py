@@ -7,7 +7,7 @@ command's first word, as here."""
 
 from __future__ import annotations
 
-import shlex
+from agent_tui.tool.bash_policy import shell_tokens
 
 SILENT_COMMANDS = frozenset(
     {"mv", "cp", "rm", "mkdir", "rmdir", "chmod", "chown", "chgrp", "touch", "ln", "cd"}
@@ -31,11 +31,8 @@ EXIT_ONE_MEANS = {
 def _commands(line: str) -> list[tuple[str, str | None]]:
     """(first word, the operator before it) of each simple command of `line`; a
     redirection's target is no command. Empty when the line cannot be split."""
-    lexer = shlex.shlex(line.replace("\n", " ; "), posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    lexer.commenters = ""
     try:
-        tokens = list(lexer)
+        tokens = shell_tokens(line)
     except ValueError:  # unbalanced quotes
         return []
     found: list[tuple[str, str | None]] = []

@@ -30,7 +30,9 @@ program or write a file."""
 STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
 
 
-def _tokens(command: str) -> list[str]:
+def shell_tokens(command: str) -> list[str]:
+    """A command line's words and operators, as the shell splits them (new lines are
+    `;`, `#` is a word). ValueError for unbalanced quotes."""
     lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     lexer.commenters = ""
@@ -42,7 +44,7 @@ def split_commands(command: str) -> tuple[list[str], str | None]:
     if any(mark in command for mark in SUBSHELL_MARKS):
         return [], "it runs a subshell or command substitution"
     try:
-        tokens = _tokens(command)
+        tokens = shell_tokens(command)
     except ValueError:
         return [], "its quoting is unbalanced"
     commands: list[list[str]] = [[]]
