@@ -70,6 +70,14 @@ class HookResult:
     def reason(self) -> str:
         return "\n".join(r for r in self.reasons if r) or "A hook blocked it (it gave no reason)."
 
+    @property
+    def stopped(self) -> str | None:
+        """Why a hook stopped what comes next (`continue: false` first, else a block),
+        or None."""
+        if self.stop is not None:
+            return self.stop
+        return self.reason if self.blocked else None
+
 
 class Hooks:
     """The hooks in force for an engine. `warn` shows a one-line warning to the person,

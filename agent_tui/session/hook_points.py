@@ -133,8 +133,7 @@ class HookPoints:
                 "prompt": expansion.typed if expansion is not None else text,
             }
             result = await hooks.fire("UserPromptSubmit", directory, payload)
-            if result.blocked or result.stop is not None:
-                reason = result.stop if result.stop is not None else result.reason
+            if (reason := result.stopped) is not None:
                 raise PromptBlocked(f"A UserPromptSubmit hook blocked the prompt: {reason}")
             context += [f"{PROMPT_CONTEXT}\n{text}" for text in result.context]
         return context
@@ -155,8 +154,7 @@ class HookPoints:
             "prompt": expansion.typed,
         }
         result = await hooks.fire("UserPromptExpansion", directory, payload, subject=expansion.name)
-        if result.blocked or result.stop is not None:
-            reason = result.stop if result.stop is not None else result.reason
+        if (reason := result.stopped) is not None:
             raise PromptBlocked(f"A UserPromptExpansion hook blocked /{expansion.name}: {reason}")
         return [f"{EXPANSION_CONTEXT}\n{text}" for text in result.context]
 
