@@ -104,6 +104,17 @@ def statuses(engine: Engine) -> list[str]:
     return seen
 
 
+async def run_until_compacting(engine: Engine, session_id: str) -> asyncio.Task[Any]:
+    """The session's turn, started and run until its threshold came while the summary
+    being prepared is held (the fake's gate): the compaction waits for it."""
+    seen = statuses(engine)
+    run = asyncio.create_task(engine.prompt(session_id, "go"))
+    while "compacting" not in seen:
+        assert not run.done(), run
+        await asyncio.sleep(0.02)
+    return run
+
+
 async def test_applied_at_once_and_every_step_after_its_span_is_verbatim(
     isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -198,12 +209,8 @@ async def test_threshold_during_a_preparation_waits_only_for_its_remainder(
     steps = Steps(30, gate=gate)
     steps.install(isolated, fake_llm)
     async with open_engine() as engine:
-        seen = statuses(engine)
         session = await engine.new_session(isolated)
-        run = asyncio.create_task(engine.prompt(session.id, "go"))
-        while "compacting" not in seen:  # the threshold came while the summary is held
-            assert not run.done(), run
-            await asyncio.sleep(0.02)
+        run = await run_until_compacting(engine, session.id)
         steps_at_threshold = steps.made
         assert len(steps.summaries) == 1  # only the preparation: no second summariser call
         gate.set()
@@ -227,12 +234,8 @@ async def test_a_summariser_measured_slow_starts_the_next_preparation_earlier(
     steps = Steps(40, gate=gate)
     steps.install(isolated, fake_llm)
     async with open_engine() as engine:
-        seen = statuses(engine)
         session = await engine.new_session(isolated)
-        run = asyncio.create_task(engine.prompt(session.id, "go"))
-        while "compacting" not in seen:  # the threshold came while the summary is held
-            assert not run.done(), run
-            await asyncio.sleep(0.02)
+        run = await run_until_compacting(engine, session.id)
         steps.steps = steps.made + 2  # the turn ends two steps after the compaction
         gate.set()
         result = await run
