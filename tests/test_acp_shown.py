@@ -20,6 +20,7 @@ import pytest
 from agent_tui import paths
 from agent_tui.attach.render import TextRenderer
 from agent_tui.cli import headless
+from agent_tui.events import PartUpdated
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import ToolPart
 from agent_tui.trust import store
@@ -92,7 +93,11 @@ async def test_a_command_that_exits_non_zero_is_a_failed_tool_call(
     assert lines["no-such-command-here"].startswith("✗ bash no-such-command-here")
     assert "exit code 127" in lines["no-such-command-here"]
     assert lines["echo fine"].startswith("✓ bash echo fine")
-    printed = [headless.tool_line(p) for p in parts]  # `run`'s line
+    view = headless.TextView()  # `run` prints the engine's events
+    view.err = io.StringIO()
+    for part in parts:
+        view(PartUpdated(part=part))
+    printed = view.err.getvalue().splitlines()
     assert "[bash] no-such-command-here — failed (exit code 127)" in printed
     assert "[bash] echo fine — completed" in printed
     attached = io.StringIO()  # `run --attach` prints the ACP call as `run` does

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import signal
 import socket
-import sys
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -20,6 +19,7 @@ from agent_tui.attach.target import Target
 from agent_tui.attach.websocket import WebSocket, WebSocketError
 from agent_tui.editor import run_message
 from agent_tui.errors import AgentTuiError, NotFoundError, UsageError
+from agent_tui.run_output import READER_GONE_EXIT, exit_code
 from agent_tui.server_link import discovery, server_token
 
 PROTOCOL_VERSION = 1
@@ -192,13 +192,17 @@ class AttachedRun:
             )
 
     def prompt(self, text: str) -> str:
+        """How the turn stopped: Ctrl+C, or a reader that closed the pipe, cancels it."""
         sid = self.session_id
+        self.renderer.on_reader_gone = cancel = lambda: self.rpc.notify(
+            "session/cancel", {"sessionId": sid}
+        )
         with _Interrupts() as interrupts:
             result = self.rpc.call(
                 "session/prompt",
                 {"sessionId": sid, "prompt": [{"type": "text", "text": text}]},
                 wakeup=interrupts.reader,
-                on_wakeup=lambda: self.rpc.notify("session/cancel", {"sessionId": sid}),
+                on_wakeup=cancel,
             )
         return str((result or {}).get("stopReason") or "end_turn")
 
@@ -230,17 +234,16 @@ def run_attached(args: argparse.Namespace, target: Target) -> int | None:
         run.configure(opened)
         prompting = True
         stop = run.prompt(text)
+        if renderer.reader_gone:  # `| head` has what it wanted: nobody is left to tell
+            return READER_GONE_EXIT
         renderer.finished(run.session_id, stop)
-        if stop == "cancelled":
-            print("agent-tui: interrupted; what was streamed is saved.", file=sys.stderr)
-            return 130
-        return 0
+        return exit_code("aborted" if stop == "cancelled" else "done")
     except RpcError as exc:
         renderer.failed(run.session_id, exc.kind or "error", exc.reason())
-        print(f"agent-tui: {exc.reason()}", file=sys.stderr)
         # Invalid parameters before the prompt: the session, agent or model asked for.
         refused = exc.code == -32602 and not prompting
-        return UsageError.exit_code if refused else _exit_code(exc.kind)
+        code = UsageError.exit_code if refused else _exit_code(exc.kind)
+        return exit_code("error", exc.reason(), code)
     except (ConnectionLost, WebSocketError) as exc:
         raise AgentTuiError(
             f"agent-tui serve at {target.url} closed the connection before the answer ended "

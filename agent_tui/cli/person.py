@@ -16,10 +16,11 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agent_tui.cli.headless import READER_GONE_EXIT, PipeView, TextView
+from agent_tui.cli.headless import TextView
 from agent_tui.command.core import CLI, Call, Command, Result, Rows, build
 from agent_tui.config.settings import Config
 from agent_tui.errors import NotFoundError
+from agent_tui.run_output import READER_GONE_EXIT, PipeView, exit_code
 from agent_tui.session.engine import Engine
 from agent_tui.session.expansion import Expansion
 from agent_tui.session.loop import LoopResult
@@ -177,20 +178,8 @@ def _report(result: Any, call: Call, args: argparse.Namespace) -> int:
     elif result is not None and (text := result.message()):
         person.print(text)
     loop = getattr(result, "result", None) or person.result
-    code = exit_code(loop) if isinstance(loop, LoopResult) else 0
+    code = exit_code(str(loop.outcome), loop.error) if isinstance(loop, LoopResult) else 0
     return code or getattr(result, "exit_code", 0)
-
-
-def exit_code(result: LoopResult | None) -> int:
-    if result is None:
-        return 0
-    if result.outcome == "aborted":
-        print("agent-tui: interrupted; what was streamed is saved.", file=sys.stderr)
-        return 130
-    if result.outcome == "error":
-        print(f"agent-tui: {result.error or 'the run failed.'}", file=sys.stderr)
-        return 1
-    return 0
 
 
 def as_json(result: Any) -> str:

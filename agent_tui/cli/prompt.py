@@ -10,14 +10,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent_tui.cli.headless import READER_GONE_EXIT, JsonView, TextView
-from agent_tui.cli.person import exit_code, resolve_session, run_command, watched
+from agent_tui.cli.headless import JsonView, TextView
+from agent_tui.cli.person import resolve_session, run_command, watched
 from agent_tui.command.catalog import fill_custom
 from agent_tui.command.core import Command
 from agent_tui.config.layers import merge_permissions
 from agent_tui.config.settings import Config
 from agent_tui.editor import run_message
 from agent_tui.provider.auth import check_credentials
+from agent_tui.run_output import READER_GONE_EXIT, exit_code
 from agent_tui.session.hook_points import PromptBlocked
 from agent_tui.session.opening import open_engine
 from agent_tui.tool.escalation import UNSANDBOXED
@@ -88,6 +89,5 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
             return 0
         if view.reader_gone:  # `| head` has what it wanted: nobody is left to tell
             return READER_GONE_EXIT
-        if args.format == "text":
-            print(f"session {session.id}", file=sys.stderr)
-    return exit_code(result)
+        view.ended(session.id)
+    return exit_code(str(result.outcome), result.error)

@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\nagent-tui: interrupted.", file=sys.stderr)
         return 130
     except BrokenPipeError:  # `agent-tui export ID | head`: the reader has what it wanted
-        from agent_tui.cli.headless import READER_GONE_EXIT, silence
+        from agent_tui.run_output import READER_GONE_EXIT, silence
 
         silence(sys.stdout)
         silence(sys.stderr)
