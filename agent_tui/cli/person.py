@@ -24,10 +24,11 @@ from agent_tui.run_output import READER_GONE_EXIT, PipeView, exit_code
 from agent_tui.session.engine import Engine
 from agent_tui.session.expansion import Expansion
 from agent_tui.session.loop import LoopResult
-from agent_tui.session.opening import open_engine
+from agent_tui.session.opening import asked_session, open_engine
 from agent_tui.storage.models import Session
 
 T = TypeVar("T")
+CLI_START = 'Start one with: agent-tui run "..." (or list all sessions with: agent-tui sessions).'
 
 
 class CliPerson:
@@ -93,19 +94,10 @@ class CliPerson:
 async def resolve_session(
     engine: Engine, session_id: str | None, cont: bool, *, create: bool
 ) -> Session:
-    db = engine.queries
+    """The session asked for, else (`create`) a new one, else the directory's newest."""
     directory = Path.cwd()
-    if session_id:
-        return await db.find_session(session_id)
-    if cont or not create:
-        session = await db.latest_session(str(directory))
-        if session is None:
-            raise NotFoundError(
-                f'No session to continue in {directory}. Start one with: agent-tui run "..." '
-                "(or list all sessions with: agent-tui sessions)."
-            )
-        return session
-    return await engine.new_session(directory)
+    found = await asked_session(engine, directory, session_id, cont or not create, CLI_START)
+    return found or await engine.new_session(directory)
 
 
 async def _session_of(engine: Engine, command: Command, args: argparse.Namespace) -> str | None:

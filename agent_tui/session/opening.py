@@ -1,6 +1,7 @@
-"""How every front-end opens the engine on the person's database: the CLI's commands,
-`agent-tui acp` and `agent-tui serve` for their whole life (`open_engine`), the app after
-its first frame (`open_for_app`). A view never opens storage itself."""
+"""How every front-end opens the engine on the person's database (`engine_opened`): the
+CLI's commands, `run`, `agent-tui acp` and `agent-tui serve` for their whole life
+(`open_engine`), the app after its first frame (`open_for_app`); and the session asked
+for (`asked_session`). A view never opens storage itself."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from agent_tui.session.engine import Engine
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import Session
 from agent_tui.tool.base import AskPermission
+
+APP_START = "Start agent-tui without --continue."
 
 
 def project_loader(home: Config, overrides: dict[str, Any] | None = None) -> ConfigLoader:
@@ -54,22 +57,51 @@ def engine_on(
     return Engine(context, model_titles=model_titles, owns_database=owns_database)
 
 
-@contextlib.asynccontextmanager
-async def open_engine(
-    config: Config, command: str = "", overrides: dict[str, Any] | None = None
-) -> AsyncIterator[Engine]:
-    """An engine on the user's database; `command` names it to other processes."""
+async def engine_opened(
+    config: Config,
+    front_end: str,
+    *,
+    ask: AskPermission | None = None,
+    overrides: dict[str, Any] | None = None,
+    model_titles: bool = False,
+) -> Engine:
+    """How every front-end opens the engine: on the person's database, which it closes
+    with it; the parameters are `engine_on`'s."""
     db = await Database.open(paths.database_path())
-    engine = None
+    return engine_on(
+        db,
+        config,
+        front_end=front_end,
+        ask=ask,
+        overrides=overrides,
+        model_titles=model_titles,
+        owns_database=True,
+    )
+
+
+@contextlib.asynccontextmanager
+async def open_engine(config: Config, command: str) -> AsyncIterator[Engine]:
+    """The engine of `agent-tui COMMAND` (`run`, `acp`, `serve`, …) for a block."""
+    engine = await engine_opened(config, f"agent-tui {command}")
     try:
-        engine = engine_on(
-            db, config, front_end=f"agent-tui {command}".strip(), overrides=overrides
-        )
         yield engine
     finally:
-        if engine is not None:
-            await engine.close()
-        await db.close()
+        await engine.close()
+
+
+async def asked_session(
+    engine: Engine, directory: Path, session: str | None, latest: bool, start: str
+) -> Session | None:
+    """The session asked for: by id or a unique prefix of it, else (`latest`) the
+    directory's newest; None when none was asked for. `start` says how to start one."""
+    if session:
+        return await engine.queries.find_session(session)
+    if not latest:
+        return None
+    found = await engine.queries.latest_session(str(directory))
+    if found is None:
+        raise NotFoundError(f"No session to continue in {directory}. {start}")
+    return found
 
 
 @dataclass
@@ -104,32 +136,12 @@ async def open_for_app(start: AppStart, ask: AskPermission, front_end: str) -> O
     # No model in the config: the keys present pick it, or else a local server (probed
     # briefly, only then); with nothing, the welcome view says what to set.
     await choose_model(config)
-    db = await Database.open(paths.database_path())
+    engine = await engine_opened(
+        config, front_end, ask=ask, overrides=start.overrides, model_titles=True
+    )
     try:
-        session = await _initial_session(db, start)
-        engine = engine_on(
-            db,
-            config,
-            front_end=front_end,
-            ask=ask,
-            overrides=start.overrides,
-            model_titles=True,
-            owns_database=True,
-        )
+        found = await asked_session(engine, start.directory, start.session, start.cont, APP_START)
     except BaseException:
-        await db.close()
+        await engine.close()
         raise
-    return Opened(engine, config, session)
-
-
-async def _initial_session(db: Database, start: AppStart) -> Session | None:
-    if start.session:
-        return await db.find_session_by_prefix(start.session)
-    if start.cont:
-        session = await db.latest_session(str(start.directory))
-        if session is None:
-            raise NotFoundError(
-                f"No session to continue in {start.directory}. Start agent-tui without --continue."
-            )
-        return session
-    return None
+    return Opened(engine, config, found)
