@@ -9,7 +9,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from agent_tui.tool_lines import PLAN_EXIT_TOOL, tool_line
@@ -92,25 +92,16 @@ class TextView(PipeView):
         self._at_line_start = delta.endswith("\n")
 
     def tool(
-        self,
-        call_id: str,
-        tool: str,
-        data: dict[str, Any],
-        status: str,
-        *,
-        error: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        images: Iterable[Mapping[str, Any]] = (),
-        child: bool = False,
+        self, call_id: str, tool: str, data: dict[str, Any], status: str, **details: Any
     ) -> None:
-        """A call that ended (`status` completed or error): its line, indented for a
-        subagent's; the plan agent's plan is the answer (`run --agent plan`)."""
-        key = f"{call_id}:{status}"
-        if key in self.reported:
+        """A call that ended (`status` completed or error): its line (`details`: the
+        error, metadata and images of `tool_line`), indented for a subagent's (`child`);
+        the plan agent's plan is the answer (`run --agent plan`)."""
+        child = details.pop("child", False)
+        if f"{call_id}:{status}" in self.reported:
             return
-        self.reported.add(key)
-        line = tool_line(tool, data, status, error=error, metadata=metadata, images=images)
-        self.note(("  ↳ " if child else "") + line)
+        self.reported.add(f"{call_id}:{status}")
+        self.note(("  ↳ " if child else "") + tool_line(tool, data, status, **details))
         plan = data.get("plan") if tool == PLAN_EXIT_TOOL else None
         if isinstance(plan, str) and not child and status == "completed":
             self._write(self.out, plan.strip() + "\n")

@@ -6,8 +6,10 @@ on the server, which keeps what streamed; a second one quits at once)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -70,29 +72,27 @@ def connect(target: Target) -> WebSocket | None:
         ) from exc
 
 
-class _Interrupts:
-    """Ctrl+C while the prompt runs: the first cancels the turn on the server, the second
-    quits at once (as in `run`)."""
+@contextlib.contextmanager
+def _interrupts() -> Iterator[socket.socket]:
+    """Ctrl+C while the prompt runs: the first writes to the socket given (the turn is
+    cancelled on the server), the second quits at once (as in `run`)."""
+    reader, writer = socket.socketpair()
+    count = 0
 
-    def __init__(self) -> None:
-        self.reader, self._writer = socket.socketpair()
-        self.count = 0
-        self._previous: Any = None
-
-    def _handler(self, signum: int, frame: FrameType | None) -> None:
-        self.count += 1
-        if self.count > 1:
+    def handler(signum: int, frame: FrameType | None) -> None:
+        nonlocal count
+        count += 1
+        if count > 1:
             raise KeyboardInterrupt
-        self._writer.send(b"!")
+        writer.send(b"!")
 
-    def __enter__(self) -> _Interrupts:
-        self._previous = signal.signal(signal.SIGINT, self._handler)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        signal.signal(signal.SIGINT, self._previous)
-        self.reader.close()
-        self._writer.close()
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield reader
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        reader.close()
+        writer.close()
 
 
 class AttachedRun:
@@ -197,11 +197,11 @@ class AttachedRun:
         self.renderer.on_reader_gone = cancel = lambda: self.rpc.notify(
             "session/cancel", {"sessionId": sid}
         )
-        with _Interrupts() as interrupts:
+        with _interrupts() as wakeup:
             result = self.rpc.call(
                 "session/prompt",
                 {"sessionId": sid, "prompt": [{"type": "text", "text": text}]},
-                wakeup=interrupts.reader,
+                wakeup=wakeup,
                 on_wakeup=cancel,
             )
         return str((result or {}).get("stopReason") or "end_turn")

@@ -57,26 +57,11 @@ def engine_on(
     return Engine(context, model_titles=model_titles, owns_database=owns_database)
 
 
-async def engine_opened(
-    config: Config,
-    front_end: str,
-    *,
-    ask: AskPermission | None = None,
-    overrides: dict[str, Any] | None = None,
-    model_titles: bool = False,
-) -> Engine:
+async def engine_opened(config: Config, front_end: str, **options: Any) -> Engine:
     """How every front-end opens the engine: on the person's database, which it closes
-    with it; the parameters are `engine_on`'s."""
+    with it (`options`: `engine_on`'s)."""
     db = await Database.open(paths.database_path())
-    return engine_on(
-        db,
-        config,
-        front_end=front_end,
-        ask=ask,
-        overrides=overrides,
-        model_titles=model_titles,
-        owns_database=True,
-    )
+    return engine_on(db, config, front_end=front_end, owns_database=True, **options)
 
 
 @contextlib.asynccontextmanager
