@@ -21,7 +21,6 @@ from agent_tui.hooks.runner import Hooks
 from agent_tui.hooks.transcript import write_transcript
 from agent_tui.live_session import LiveSession, LiveSessions
 from agent_tui.lsp.language_servers import LspServers
-from agent_tui.mcp.mcp_servers import McpServers
 from agent_tui.project.agents import MODE_SWITCH, AgentCatalog
 from agent_tui.redact import Redactor
 from agent_tui.sandbox import Sandbox
@@ -177,21 +176,6 @@ class EngineContext:
         found = copy.copy(self)
         found.registry = self.registry.joined(own.mcp.registry)
         return found
-
-    def session_servers(self) -> McpServers:
-        """MCP servers for one session (an editor's): run as the person's own servers of
-        this project run, their tools in a registry of their own, the project's names
-        taken."""
-        workspace = self.workspace
-        return McpServers(
-            {},
-            ToolRegistry(),
-            self.publish,
-            workspace.tool_env.env,
-            workspace.directory,
-            containment=workspace.containment,
-            beside=workspace.registry,
-        )
 
     @property
     def redact(self) -> Redactor:

@@ -9,12 +9,15 @@ import asyncio
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agent_tui.config.settings import PermissionRule, ReasoningEffort
+from agent_tui.config.settings import McpServerConfig, PermissionRule, ReasoningEffort
 from agent_tui.mcp.mcp_servers import McpServers
 from agent_tui.tool.base import EditorFiles
 from agent_tui.tool.registry import PermissionMode
+
+if TYPE_CHECKING:
+    from agent_tui.workspace.workspace import Workspace
 
 
 @dataclass
@@ -63,6 +66,20 @@ class LiveSession:
     @property
     def is_preparing(self) -> bool:
         return self.preparing is not None and not self.preparing.done()
+
+    def attach_servers(self, workspace: Workspace, servers: dict[str, McpServerConfig]) -> None:
+        """An editor's own MCP servers (ACP `mcpServers`) for this session alone: started
+        now, their tools offered in its turns beside its project's, never in another
+        session's; a name the session has already keeps its server."""
+        if self.mcp is None:
+            self.mcp = workspace.session_servers()
+        self.mcp.add(servers)
+
+    async def detach_servers(self) -> None:
+        """The editor let the session go: its own MCP servers stop."""
+        if self.mcp is not None:
+            servers, self.mcp = self.mcp, None
+            await servers.close()
 
 
 class LiveSessions:

@@ -15,6 +15,7 @@ import pytest
 
 from agent_tui import paths
 from agent_tui.config.settings import load_config
+from agent_tui.context.breakdown import report as report_of
 from agent_tui.events import Event, Notice
 from tests.conftest import person_config, write_config
 from tests.engine_helpers import open_engine, run_cli
@@ -136,7 +137,8 @@ async def test_a_broken_project_file_is_skipped_with_one_line_and_the_session_ru
         engine.subscribe(seen)
         session = await engine.new_session(isolated)
         result = await engine.prompt(session.id, "hello")
-        report = await engine.context_report(session.id)
+        scope = await engine.scope(session.id)
+        report = await report_of(scope.workspace, scope.directory, await scope.history(), None)
     assert result is not None and result.outcome == "stop", result
     (line,) = skip_lines(notices, path)
     assert error in line and line.endswith("; skipped.") and "\n" not in line, line

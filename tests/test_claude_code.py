@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from agent_tui.config.settings import load_config
+from agent_tui.context.breakdown import report as report_of
 from agent_tui.project.skills import load_skills
 from tests.conftest import cloned_project, write_config
 from tests.engine_helpers import open_engine, run_cli, tool_results
@@ -42,7 +43,8 @@ async def test_a_projects_mcp_json_servers_reach_the_model(
         session = await engine.new_session(isolated)
         result = await engine.prompt(session.id, "echo through the MCP server")
         assert result is not None and result.outcome == "stop", result
-        report = await engine.context_report(session.id)
+        scope = await engine.scope(session.id)
+        report = await report_of(scope.workspace, scope.directory, await scope.history(), None)
     (output,) = tool_results(fake_llm.requests[1])
     assert output.startswith("echo: ping (greeting=hello-there ")
     assert "Claude Code's .mcp.json read: its servers join `mcp` (srv)." in report

@@ -349,9 +349,9 @@ async def test_auto_accepted_edits_are_accept_edits_to_a_hook(
     )
     async with open_engine() as engine:
         session = await engine.new_session(Path.cwd())
-        engine.set_permission_mode(session.id, "auto-edits")  # the app's Shift+Tab
+        engine.live(session.id).permission_mode = "auto-edits"  # the app's Shift+Tab
         await engine.prompt(session.id, "go")
-        engine.set_permission_mode(session.id, "ask")
+        engine.live(session.id).permission_mode = "ask"
         await engine.prompt(session.id, "again")
         await engine.prompt(session.id, "plan it", agent="plan")
     assert [e["permission_mode"] for e in events(log)] == ["acceptEdits", "default", "plan"]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_tui.context.compaction_plan import preview
 from agent_tui.errors import CompactionError
 from agent_tui.session.engine import Engine
 from agent_tui.storage.models import UserMessage
@@ -52,7 +53,7 @@ async def test_the_summary_ends_at_the_chosen_message_and_the_rest_stays_verbati
 ) -> None:
     async with open_engine() as engine:
         session_id, questions = await three_turns(engine, configured)
-        plan = await engine.compaction_plan(session_id, up_to=questions[1])
+        plan = await preview(await engine.scope(session_id), up_to=questions[1])
         assert (plan.tail_messages, plan.up_to) == (3, questions[1])  # answer 2, turn 3
         assert f"after {questions[1]}" in plan.message()
         configured.script(Text("SUMMARY-UP-TO"), Text("answer 4"))
@@ -80,7 +81,7 @@ async def test_what_would_not_fit_is_refused_with_its_figures_and_nothing_change
         history = await engine.ctx.db.all_messages(session.id)
         first = history[0].info.id
         sent = len(fake_llm.requests)
-        plan = await engine.compaction_plan(session.id, up_to=first)  # --dry-run says it too
+        plan = await preview(await engine.scope(session.id), up_to=first)  # --dry-run says it too
         assert "The real run would be refused: Compacting up to" in plan.message()
         with pytest.raises(CompactionError) as refused:
             await engine.compact(session.id, up_to=first)

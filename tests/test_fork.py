@@ -12,6 +12,9 @@ from typing import Any
 import pytest
 
 from agent_tui.errors import UsageError
+from agent_tui.session import undo as turns
+from agent_tui.session.fork import fork
+from agent_tui.session.pin_changes import set_pin
 from agent_tui.storage.models import AssistantMessage, ToolPart, UserMessage
 from agent_tui.tui.message_actions_screen import MessageActionsScreen
 from agent_tui.tui.user_message_view import UserMessageView
@@ -39,11 +42,12 @@ async def test_the_fork_has_the_history_up_to_the_message_and_the_original_is_un
     async with open_engine() as engine:
         original = await engine.new_session(isolated)
         await engine.prompt(original.id, "question 1")
-        await engine.pin(original.id, None)  # the agent's newest reply: "answer 1"
+        # the agent's newest reply: "answer 1"
+        await set_pin(await engine.scope(original.id), None, pinned=True)
         await engine.prompt(original.id, "question 2")
         before = await engine.ctx.db.all_messages(original.id)
         question_1_end = next(m for m in before if m.parts and _text(m) == "answer 1")
-        forked = (await engine.fork(original.id, question_1_end.info.id)).session
+        forked = (await fork(await engine.scope(original.id), question_1_end.info.id)).session
         after = await engine.ctx.db.all_messages(original.id)
         copied = await engine.ctx.db.all_messages(forked.id)
         fork_todos = await engine.ctx.db.get_todos(forked.id)
@@ -54,7 +58,7 @@ async def test_the_fork_has_the_history_up_to_the_message_and_the_original_is_un
         configured.script(Text("fork answer"))
         await engine.prompt(forked.id, "question in the fork")
         fork_request = configured.requests[-1]
-        await engine.undo(original.id)
+        await turns.undo(await engine.scope(original.id))
         copied_after_undo = await engine.ctx.db.all_messages(forked.id)
     assert [m.model_dump() for m in after] == [m.model_dump() for m in before]
     cut = before.index(question_1_end) + 1
@@ -91,12 +95,12 @@ async def test_a_fork_after_a_compaction_keeps_the_summary_and_undo_works_in_it(
         await engine.prompt(session.id, "question 1")
         await engine.compact(session.id)
         await engine.prompt(session.id, "question 2")
-        forked = (await engine.fork(session.id)).session
+        forked = (await fork(await engine.scope(session.id))).session
         stored = await engine.ctx.db.get_session(forked.id)
-        done = await engine.undo(forked.id)  # question 2's turn, in the fork only
+        done = await turns.undo(await engine.scope(forked.id))  # question 2's turn, the fork's
         original = await engine.ctx.db.all_messages(session.id)
         with pytest.raises(UsageError, match="No message msg_nosuch"):
-            await engine.fork(session.id, "msg_nosuch")
+            await fork(await engine.scope(session.id), "msg_nosuch")
     assert (
         stored.compaction_id is not None
         and stored.compaction_id[:20] == ((await _session(session.id)).compaction_id or "")[:20]

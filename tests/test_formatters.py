@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from agent_tui.session import undo as turns
 from tests.conftest import write_config
 from tests.engine_helpers import open_engine, tool_results, write
 from tests.fake_openai import FakeOpenAI, Text
@@ -42,7 +43,7 @@ async def test_a_written_file_is_formatted_the_result_says_so_and_undo_restores_
 
         shown = diff_content(str(isolated / "mod.py"), diff)
         assert shown is not None and shown.new_text == FORMATTED
-        await engine.undo(session.id)
+        await turns.undo(await engine.scope(session.id))
     assert (isolated / "mod.py").read_text() == "old = 1\n", "as before the edit"
 
 

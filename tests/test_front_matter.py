@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent_tui.config.settings import load_config
+from agent_tui.context.breakdown import report as report_of
 from agent_tui.events import Event, Notice
 from agent_tui.project.agents import load_agents
 from agent_tui.project.custom_commands import load_custom_commands
@@ -158,7 +159,8 @@ async def test_invalid_yaml_is_one_line_naming_the_file_and_its_line(
         engine.subscribe(seen)
         session = await engine.new_session(isolated)
         await engine.prompt(session.id, "hello")
-        report = await engine.context_report(session.id)
+        scope = await engine.scope(session.id)
+        report = await report_of(scope.workspace, scope.directory, await scope.history(), None)
     (line,) = [n for n in notices if "broken.md" in n]
     assert line.startswith(f"Agent file {path}: line 6: ") and line.endswith("; skipped.")
     assert "\n" not in line

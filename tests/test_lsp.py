@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from agent_tui.config.lsp_config import LspConfig
+from agent_tui.context.breakdown import report as report_of
 from agent_tui.events import Notice
 from agent_tui.lsp.language_servers import LspServers, introduced
 from agent_tui.lsp.lsp_client import Diagnostic
@@ -47,7 +48,8 @@ async def test_new_errors_are_reported_fixed_ones_are_not_and_old_ones_stay_unsa
         session = await engine.new_session(isolated)
         result = await engine.prompt(session.id, "edit the module")
         assert result is not None and result.outcome == "stop", result
-        report = await engine.context_report(session.id)
+        scope = await engine.scope(session.id)
+        report = await report_of(scope.workspace, scope.directory, await scope.history(), None)
     introduced, fixed, fresh = tool_messages(fake_llm)
     assert "[diagnostics] python: this edit introduced 1 error in mod.py:" in introduced
     assert "line 4: error: Undefined name `undefined_thing` (F821)" in introduced

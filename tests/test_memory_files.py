@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from agent_tui.config.settings import Config
+from agent_tui.context.breakdown import report as report_of
 from agent_tui.project.memory import expand_braces, import_references, matches, rule_globs
 from agent_tui.step.system import build_system
 from tests.conftest import person_config, write_config
@@ -198,7 +199,8 @@ async def test_context_says_which_file_brought_a_rule_in(
     async with open_engine() as engine:
         session = await engine.new_session(isolated)
         await engine.prompt(session.id, "look")
-        report = await engine.context_report(session.id)
+        scope = await engine.scope(session.id)
+        report = await report_of(scope.workspace, scope.directory, await scope.history(), None)
     api = isolated / ".claude" / "rules" / "api.md"
     assert f"{api} (paths: src/api/**)" in report
     assert f"active: {isolated / 'src' / 'api' / 'y.py'} brought it in" in report
@@ -277,7 +279,8 @@ async def test_a_folders_memory_joins_once_the_model_works_on_a_file_in_it(
     async with open_engine() as engine:
         session = await engine.new_session(isolated)
         await engine.prompt(session.id, "work on the api")
-        report = await engine.context_report(session.id)
+        scope = await engine.scope(session.id)
+        report = await report_of(scope.workspace, scope.directory, await scope.history(), None)
     requests = fake_llm.requests
     first = system_text(requests[0])
     assert all(system_text(r) == first for r in requests)  # the cached prefix never moves

@@ -13,7 +13,9 @@ import pytest
 from agent_tui.carry.pin_text import PINS_HEADER
 from agent_tui.errors import NotFoundError, UsageError
 from agent_tui.events import Event, Notice
+from agent_tui.session import undo as turns
 from agent_tui.session.engine import Engine
+from agent_tui.session.pin_changes import set_pin
 from agent_tui.storage.models import (
     AssistantMessage,
     Session,
@@ -79,7 +81,7 @@ async def test_a_pinned_tool_result_survives_three_compactions_verbatim(
     async with open_engine() as engine:
         session = await engine.new_session(isolated)
         part = await run_tool(engine, fake_llm, session, "PINNED")
-        change = await engine.pin(session.id, part.id)
+        change = await set_pin(await engine.scope(session.id), part.id, pinned=True)
         assert change.pinned and change.changed and not change.summarised
         assert "restated verbatim after every compaction" in change.message()
         scenario = Scenario(steps=70)
@@ -120,8 +122,8 @@ async def test_a_pin_over_the_budget_is_named_and_announced(
         session = await engine.new_session(isolated)
         first = await run_tool(engine, fake_llm, session, "FIRST")  # ~350 tokens: fits
         second = await run_tool(engine, fake_llm, session, "SECOND")  # does not fit after it
-        await engine.pin(session.id, first.id)
-        change = await engine.pin(session.id, second.id)
+        await set_pin(await engine.scope(session.id), first.id, pinned=True)
+        change = await set_pin(await engine.scope(session.id), second.id, pinned=True)
         assert change.total_tokens > change.budget == 500
         assert "Over the budget" in change.message()
         fake_llm.script(Text("SUMMARY-A"))
@@ -147,13 +149,13 @@ async def test_unpinning_stops_restating_from_the_next_compaction(
     async with open_engine() as engine:
         session = await engine.new_session(isolated)
         part = await run_tool(engine, fake_llm, session, "KEPT")
-        await engine.pin(session.id, part.id)
+        await set_pin(await engine.scope(session.id), part.id, pinned=True)
         fake_llm.script(Text("SUMMARY-1"), Text("answer 1"))
         await engine.compact(session.id)
         await engine.prompt(session.id, "question 1")
         block = pinned_block(part)
         assert block in after_summary(fake_llm.requests[-1])
-        change = await engine.unpin(session.id, part.id)
+        change = await set_pin(await engine.scope(session.id), part.id, pinned=False)
         assert not change.pinned and change.changed and change.restated_now
         assert "keeps its copy until the next compaction" in change.message()
         # The summary in force is not rewritten: the prompt prefix stays as it was.
@@ -167,7 +169,7 @@ async def test_unpinning_stops_restating_from_the_next_compaction(
         assert starts_with_summary(after, "SUMMARY-2")
         assert "<pinned" not in json.dumps(after["messages"])
         assert "KEPT row 5" not in json.dumps(after["messages"])
-        again = await engine.unpin(session.id, part.id)
+        again = await set_pin(await engine.scope(session.id), part.id, pinned=False)
         assert not again.changed and again.message().endswith("was not pinned.")
 
 
@@ -176,7 +178,7 @@ async def test_a_pinned_result_is_never_pruned(isolated: Path, fake_llm: FakeOpe
     async with open_engine() as engine:
         session = await engine.new_session(isolated)
         pinned = await run_tool(engine, fake_llm, session, "PINNEDOUT")
-        await engine.pin(session.id, pinned.id)
+        await set_pin(await engine.scope(session.id), pinned.id, pinned=True)
         await run_tool(engine, fake_llm, session, "PLAINOUT")
         for turn in (3, 4, 5):  # prune runs after a turn and spares the two newest
             fake_llm.script(Text(f"chat {turn}"))
@@ -193,34 +195,35 @@ async def test_pin_errors_name_the_id_and_what_is_valid(
     async with open_engine() as engine:
         session = await engine.new_session(isolated)
         with pytest.raises(UsageError, match="the agent has not answered yet"):
-            await engine.pin(session.id)
+            await set_pin(await engine.scope(session.id), None, pinned=True)
         part = await run_tool(engine, fake_llm, session, "ERR")
         with pytest.raises(NotFoundError) as missing:
-            await engine.pin(session.id, "prt_nope")
+            await set_pin(await engine.scope(session.id), "prt_nope", pinned=True)
         text = str(missing.value)
         assert "'prt_nope'" in text and "msg_ (a message) or prt_ (a tool result)" in text
         assert "The newest you can pin:\n  msg_" in text  # the agent's reply, newest first
         assert f"\n  {part.id}  the result of bash python3 -c" in text
         with pytest.raises(NotFoundError, match="ids start with msg_"):
-            await engine.pin(session.id, "hello")
+            await set_pin(await engine.scope(session.id), "hello", pinned=True)
         other = await engine.new_session(isolated)
         with pytest.raises(UsageError, match=f"belongs to session {session.id}"):
-            await engine.pin(other.id, part.id)
+            await set_pin(await engine.scope(other.id), part.id, pinned=True)
         messages = await engine.ctx.db.all_messages(session.id)
         step = next(m for m in messages if any(p.id == part.id for p in m.parts))
         patch_or_start = next(p for p in step.parts if p.type == "step-start")
         with pytest.raises(UsageError, match="step-start part: pin its message"):
-            await engine.pin(session.id, patch_or_start.id)
+            await set_pin(await engine.scope(session.id), patch_or_start.id, pinned=True)
         with pytest.raises(UsageError, match=r"has no text to pin\. Its tool results: "):
-            await engine.pin(session.id, step.info.id)  # a step of tool calls only
+            # a step of tool calls only
+            await set_pin(await engine.scope(session.id), step.info.id, pinned=True)
         with pytest.raises(UsageError, match="Nothing is pinned"):
-            await engine.unpin(session.id)
+            await set_pin(await engine.scope(session.id), None, pinned=False)
         # Without an id: the agent's newest message with text.
-        change = await engine.pin(session.id)
+        change = await set_pin(await engine.scope(session.id), None, pinned=True)
         assert change.item.kind == "agent" and change.item.text == "printed ERR"
-        await engine.undo(session.id)
+        await turns.undo(await engine.scope(session.id))
         with pytest.raises(UsageError, match=r"a turn taken back with /undo \(redo it first\)"):
-            await engine.pin(session.id, part.id)
+            await set_pin(await engine.scope(session.id), part.id, pinned=True)
 
 
 def test_agent_tui_pin_headless(
@@ -294,7 +297,7 @@ async def test_pins_and_the_ledger_are_carried_by_a_prepared_summary(
             for p in m.parts
             if isinstance(p, ToolPart) and p.call_id == "call_prep"
         )
-        await engine.pin(session.id, part.id)
+        await set_pin(await engine.scope(session.id), part.id, pinned=True)
         result = await engine.prompt(session.id, "Run gen.py for steps 0 to 39.")
         assert result is not None and result.outcome == "stop", result
         rows = await engine.ctx.db.prepared_summaries(session.id)

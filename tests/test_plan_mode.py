@@ -225,13 +225,13 @@ async def test_auto_accept_edits_writes_without_asking_and_bash_still_asks(
     try:
         session = await engine.new_session(isolated)
         assert engine.ctx.permission_modes.get(session.id, "ask") == "ask"
-        engine.set_permission_mode(session.id, "auto-edits")
+        engine.live(session.id).permission_mode = "auto-edits"
         await engine.prompt(session.id, "write notes")
         assert (isolated / "notes.txt").read_text() == "auto\n"
         assert [r.tool for r in asked] == ["bash"]
         assert not (isolated / "made-by-bash").exists()
 
-        engine.set_permission_mode(session.id, "ask")  # back: writes ask again
+        engine.live(session.id).permission_mode = "ask"  # back: writes ask again
         await engine.prompt(session.id, "write another")
         assert [r.tool for r in asked] == ["bash", "write"]
         assert not (isolated / "second.txt").exists()

@@ -20,6 +20,7 @@ from agent_tui.context import preparing
 from agent_tui.events import Event, SessionStatus
 from agent_tui.provider.kept_save import ENGINE_LOCKS, LOCK_DIR
 from agent_tui.provider.kept_save import FRONT_END as ENGINE
+from agent_tui.session import undo as turns
 from agent_tui.session.engine import Engine
 from agent_tui.storage.models import AssistantMessage, TextPart, ToolPart
 from agent_tui.storage.session_lock import LockHolder, SessionLocks
@@ -174,7 +175,8 @@ async def test_a_preparation_overtaken_by_an_undo_is_not_used(
         await preparation_done(engine.ctx, session.id)
         (early,) = await engine.ctx.db.prepared_summaries(session.id)
         assert early.status == "ready"
-        await engine.undo(session.id)  # takes back the turn the preparation covers
+        # takes back the turn the preparation covers
+        await turns.undo(await engine.scope(session.id))
         steps.steps, steps.made = 40, 0
         result = await engine.prompt(session.id, "second attempt")
         assert result is not None and result.outcome == "stop"

@@ -12,6 +12,7 @@ import pytest
 from textual.widgets import Static
 
 from agent_tui.command import catalog
+from agent_tui.context.breakdown import report as report_of
 from agent_tui.workspace.describe import describe
 from tests.conftest import cloned_project
 from tests.engine_helpers import open_engine
@@ -94,8 +95,9 @@ async def test_the_trust_question_and_context_agree_on_what_came_from_claude(
     fake_llm.script(Text("fine"))
     async with open_engine() as engine:
         session = await engine.new_session(untrusted)
-        question = describe(engine.project(untrusted).workspace)
-        report = await engine.context_report(session.id)
+        question = describe(engine.workspace(untrusted))
+        scope = await engine.scope(session.id)
+        report = await report_of(scope.workspace, scope.directory, await scope.history(), None)
     claude = untrusted / ".claude"
     brought = [
         f"Claude Code's {claude / 'settings.json'} read: permission rules for glob, grep, list, "

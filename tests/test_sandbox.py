@@ -29,6 +29,7 @@ from agent_tui.config.settings import load_config
 from agent_tui.engine_context import EngineContext
 from agent_tui.sandbox import probe
 from agent_tui.session.engine import Engine
+from agent_tui.session.sending import run_shell
 from agent_tui.storage.db import Database
 from agent_tui.tool.base import PermissionReply, PermissionRequest
 from agent_tui.tool.escalation import HEADLESS_HINT
@@ -395,7 +396,7 @@ async def test_the_person_decides_to_run_a_blocked_command_outside(
     try:
         session = await engine.new_session(sandboxed)
         await engine.prompt(session.id, "write them")
-        shell = await engine.run_shell(session.id, f"echo e > {outside / 'e'}")
+        shell = await run_shell(await engine.scope(session.id), f"echo e > {outside / 'e'}")
     finally:
         await engine.close()
         await db.close()
@@ -444,7 +445,7 @@ async def test_shell_command_is_sandboxed_and_explained(
 ) -> None:
     async with open_engine() as engine:
         session = await engine.new_session(sandboxed)
-        part = await engine.run_shell(session.id, "cat ~/.ssh/id_ed25519")
+        part = await run_shell(await engine.scope(session.id), "cat ~/.ssh/id_ed25519")
     assert part.state.status == "completed"
     output = part.state.output  # type: ignore[union-attr]
     assert "planted" not in output
@@ -633,7 +634,7 @@ async def test_required_sandbox_refuses_commands_instead(
     assert not target.exists()
     async with open_engine() as engine:
         session = await engine.new_session(no_bwrap)
-        part = await engine.run_shell(session.id, f"echo hi > {target}")
+        part = await run_shell(await engine.scope(session.id), f"echo hi > {target}")
         await engine.mcp.wait_ready()
         mcp_state, mcp_error = engine.mcp.servers["local"].state, engine.mcp.servers["local"].error
     assert part.state.status == "error"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent_tui.session.sending import run_shell
 from agent_tui.storage.models import TextPart, ToolPart, ToolStateCompleted
 from tests.conftest import write_config
 from tests.engine_helpers import open_engine, text_of
@@ -17,7 +18,7 @@ async def test_shell_output_reaches_the_next_request(isolated: Path, fake_llm: F
     fake_llm.script(Text("I see hi."))
     async with open_engine() as engine:
         session = await engine.new_session(isolated)
-        part = await engine.run_shell(session.id, "echo hi-from-shell")
+        part = await run_shell(await engine.scope(session.id), "echo hi-from-shell")
         assert fake_llm.requests == []  # the ! itself calls no model
         assert isinstance(part.state, ToolStateCompleted)
         assert part.state.output.strip() == "hi-from-shell"

@@ -12,8 +12,15 @@ from pathlib import Path
 import pytest
 
 from agent_tui.context import compaction
-from agent_tui.context.summary_view import NO_COMPACTION, render_summary
+from agent_tui.context.summary_view import (
+    NO_COMPACTION,
+    render_summary,
+    save_edit,
+    summary_in_force,
+)
+from agent_tui.context.uncompact import uncompact
 from agent_tui.errors import UsageError
+from agent_tui.session.pin_changes import set_pin
 from agent_tui.step.messages import COMPACTION_QUESTION
 from agent_tui.storage.models import AssistantMessage, TextPart, ToolPart
 from tests.conftest import MODEL, write_config
@@ -55,11 +62,11 @@ async def test_an_edited_summary_is_what_the_next_request_carries(
     )
     async with open_engine() as engine:
         session_id = await _compacted(engine, configured)
-        view = await engine.summary(session_id)
+        view = await summary_in_force(await engine.scope(session_id))
         assert view.compacted and view.text == WRITTEN and not view.edited
         assert view.summary_id is not None
 
-        done = await engine.edit_summary(session_id, view.summary_id, CORRECTED + "\n")
+        done = await save_edit(await engine.scope(session_id), view.summary_id, CORRECTED + "\n")
         assert done.changed and done.edited
         await engine.prompt(session_id, "question three")
         sent = conversation(configured.requests[-1])
@@ -77,7 +84,7 @@ async def test_an_edited_summary_is_what_the_next_request_carries(
         assert summary.info.edited_summary == CORRECTED and summary.info.edited_at
 
         # Uncompact after the edit: the history before the compaction, neither text.
-        await engine.uncompact(session_id)
+        await uncompact(await engine.scope(session_id))
         await engine.prompt(session_id, "question four")
         whole = configured.requests[-1]["messages"]
         texts = [text_of(m) for m in conversation(configured.requests[-1])]
@@ -92,7 +99,7 @@ async def test_an_edited_summary_is_what_the_next_request_carries(
         sent = conversation(configured.requests[-1])
         assert text_of(sent[1]) == "SECOND-SUMMARY"
         assert CORRECTED not in json.dumps(configured.requests[-1]["messages"])
-        again = await engine.summary(session_id)
+        again = await summary_in_force(await engine.scope(session_id))
         assert again.text == "SECOND-SUMMARY" and not again.edited
 
 
@@ -106,9 +113,9 @@ async def test_a_later_compaction_merges_the_edited_summary(configured: FakeOpen
     )
     async with open_engine() as engine:
         session_id = await _compacted(engine, configured)
-        view = await engine.summary(session_id)
+        view = await summary_in_force(await engine.scope(session_id))
         assert view.summary_id is not None
-        await engine.edit_summary(session_id, view.summary_id, CORRECTED)
+        await save_edit(await engine.scope(session_id), view.summary_id, CORRECTED)
         await engine.prompt(session_id, "question three")
         await engine.compact(session_id)
     summariser = configured.requests[-1]
@@ -130,12 +137,12 @@ async def test_an_edit_made_while_the_agent_works_reaches_its_next_step(
     )
     async with open_engine() as engine:
         session_id = await _compacted(engine, configured)
-        view = await engine.summary(session_id)
+        view = await summary_in_force(await engine.scope(session_id))
         assert view.summary_id is not None
         turn = asyncio.create_task(engine.prompt(session_id, "do the work"))
         await asyncio.to_thread(configured.wait_for_requests, 4)
         assert engine.is_busy(session_id)
-        await engine.edit_summary(session_id, view.summary_id, CORRECTED)
+        await save_edit(await engine.scope(session_id), view.summary_id, CORRECTED)
         gate.set()
         await turn
     held, after = configured.requests[3], configured.requests[4]
@@ -148,7 +155,7 @@ async def test_what_summary_shows_and_reverting_an_edit(configured: FakeOpenAI) 
     async with open_engine() as engine:
         session_id = await _compacted(engine, configured)
         await engine.prompt(session_id, "question three")
-        view = await engine.summary(session_id)
+        view = await summary_in_force(await engine.scope(session_id))
         assert view.restated == ["question one"] and not view.auto
         assert view.tail is not None
         assert (view.tail.steps, view.tail.messages) == (2, 3)
@@ -162,20 +169,20 @@ async def test_what_summary_shows_and_reverting_an_edit(configured: FakeOpenAI) 
         assert "Since the compaction: 2 messages (1 step)." in shown
         assert view.summary_id is not None
 
-        await engine.edit_summary(session_id, view.summary_id, CORRECTED)
-        edited = await engine.summary(session_id)
+        await save_edit(await engine.scope(session_id), view.summary_id, CORRECTED)
+        edited = await summary_in_force(await engine.scope(session_id))
         assert edited.edited and edited.text == CORRECTED and edited.original == WRITTEN
         assert "Edited by you" in render_summary(edited)
-        same = await engine.edit_summary(session_id, view.summary_id, CORRECTED)
+        same = await save_edit(await engine.scope(session_id), view.summary_id, CORRECTED)
         assert not same.changed
         # The summariser's own text again (as the app's Ctrl+R leaves it): no edit stored.
-        back = await engine.edit_summary(session_id, view.summary_id, WRITTEN + "\n")
+        back = await save_edit(await engine.scope(session_id), view.summary_id, WRITTEN + "\n")
         assert back.changed and not back.edited
-        assert not (await engine.summary(session_id)).edited
-        await engine.edit_summary(session_id, view.summary_id, CORRECTED)
-        reverted = await engine.edit_summary(session_id, view.summary_id, None)
+        assert not (await summary_in_force(await engine.scope(session_id))).edited
+        await save_edit(await engine.scope(session_id), view.summary_id, CORRECTED)
+        reverted = await save_edit(await engine.scope(session_id), view.summary_id, None)
         assert reverted.changed and not reverted.edited
-        assert (await engine.summary(session_id)).text == WRITTEN
+        assert (await summary_in_force(await engine.scope(session_id))).text == WRITTEN
 
 
 async def test_summary_with_no_compaction_and_refused_edits(configured: FakeOpenAI) -> None:
@@ -183,24 +190,24 @@ async def test_summary_with_no_compaction_and_refused_edits(configured: FakeOpen
     async with open_engine() as engine:
         session = await engine.new_session(Path.cwd())
         await engine.prompt(session.id, "question one")
-        view = await engine.summary(session.id)
+        view = await summary_in_force(await engine.scope(session.id))
         assert not view.compacted and render_summary(view) == NO_COMPACTION
         with pytest.raises(UsageError, match="No compaction yet"):
-            await engine.edit_summary(session.id, "msg_none", CORRECTED)
+            await save_edit(await engine.scope(session.id), "msg_none", CORRECTED)
 
         await engine.prompt(session.id, "question two")
         await engine.compact(session.id)
-        view = await engine.summary(session.id)
+        view = await summary_in_force(await engine.scope(session.id))
         assert view.summary_id is not None
         with pytest.raises(UsageError, match="empty: nothing was saved"):
-            await engine.edit_summary(session.id, view.summary_id, "  \n")
+            await save_edit(await engine.scope(session.id), view.summary_id, "  \n")
         with pytest.raises(UsageError, match="no longer the one in force"):
-            await engine.edit_summary(session.id, "msg_an_older_summary", CORRECTED)
+            await save_edit(await engine.scope(session.id), "msg_an_older_summary", CORRECTED)
         # A compaction waiting to run would replace the summary: refused until it ends.
         await compaction.create_request(engine.ctx, session.id, auto=False, model=MODEL)
         with pytest.raises(UsageError, match="A compaction is under way"):
-            await engine.edit_summary(session.id, view.summary_id, CORRECTED)
-        assert not (await engine.summary(session.id)).edited
+            await save_edit(await engine.scope(session.id), view.summary_id, CORRECTED)
+        assert not (await summary_in_force(await engine.scope(session.id))).edited
 
 
 def _cli_session(configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
@@ -322,10 +329,10 @@ async def test_summary_shows_the_pins_and_the_file_ledger(
         await engine.prompt(session.id, "write the notes")
         messages = await engine.ctx.db.all_messages(session.id)
         tool = next(p for m in messages for p in m.parts if isinstance(p, ToolPart))
-        await engine.pin(session.id, tool.id)
+        await set_pin(await engine.scope(session.id), tool.id, pinned=True)
         await engine.prompt(session.id, "question two")
         await engine.compact(session.id)
-        view = await engine.summary(session.id)
+        view = await summary_in_force(await engine.scope(session.id))
     assert len(view.pinned) == 1 and view.pinned[0].startswith("the result of bash")
     assert "pinned-output-line" in view.pinned[0] and view.pins_left_out == []
     assert "notes.txt" in view.ledger and "created" in view.ledger
@@ -350,14 +357,14 @@ async def test_a_preparation_made_before_an_edit_is_not_used(
         session = await engine.new_session(isolated)
         await engine.prompt(session.id, "first part")
         await engine.compact(session.id)
-        view = await engine.summary(session.id)
+        view = await summary_in_force(await engine.scope(session.id))
         assert view.summary_id is not None and view.text.startswith("SUMMARY-1")
         steps.steps = steps.made + 17  # past prepare_at, short of the threshold
         await engine.prompt(session.id, "second part")
         await preparation_done(engine.ctx, session.id)
         (early,) = await engine.ctx.db.prepared_summaries(session.id)
         assert early.status == "ready"
-        await engine.edit_summary(session.id, view.summary_id, CORRECTED)
+        await save_edit(await engine.scope(session.id), view.summary_id, CORRECTED)
         steps.steps = steps.made + 40
         result = await engine.prompt(session.id, "third part")
         assert result is not None and result.compactions >= 1

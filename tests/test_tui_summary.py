@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.widgets import Collapsible, TextArea
 
-from agent_tui.context.summary_view import NO_COMPACTION
+from agent_tui.context.summary_view import NO_COMPACTION, summary_in_force
 from agent_tui.tui.compaction_divider import EDITED_TITLE, CompactionDivider
 from agent_tui.tui.confirm_screen import ConfirmScreen
 from agent_tui.tui.summary_edit_screen import SummaryEditScreen
@@ -114,6 +114,6 @@ async def test_a_discarded_edit_saves_nothing(configured: FakeOpenAI) -> None:
             pilot, lambda: not isinstance(app.screen, (ConfirmScreen, SummaryEditScreen))
         )
         assert app.chat.session is not None
-        view = await app.engine.summary(app.chat.session.id)
+        view = await summary_in_force(await app.engine.scope(app.chat.session.id))
         assert not view.edited and view.text == WRITTEN
     await app.db.close()

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
+from agent_tui.context.uncompact import uncompact
 from agent_tui.errors import UsageError
 from agent_tui.step.messages import COMPACTION_QUESTION, CONTINUE_TEXT
 from agent_tui.storage.models import AssistantMessage
@@ -47,7 +48,7 @@ async def test_uncompact_restores_the_history_and_keeps_the_summary(
         await engine.prompt(session.id, "question three")
         await engine.compact(session.id)
 
-        done = await engine.uncompact(session.id)
+        done = await uncompact(await engine.scope(session.id))
         assert done.usable == 96_000 and 0 < done.estimated < done.usable
         await engine.prompt(session.id, "question four")
         back_to_first = conversation(configured.requests[-1])
@@ -57,7 +58,7 @@ async def test_uncompact_restores_the_history_and_keeps_the_summary(
         assert "SECOND-SUMMARY" not in json.dumps(back_to_first)
         assert "question three" in json.dumps(back_to_first)
 
-        await engine.uncompact(session.id)
+        await uncompact(await engine.scope(session.id))
         await engine.prompt(session.id, "question five")
         whole = conversation(configured.requests[-1])
         texts = [text_of(m) for m in whole]
@@ -66,7 +67,7 @@ async def test_uncompact_restores_the_history_and_keeps_the_summary(
         assert tool_pairs_ok(configured.requests[-1])
 
         with pytest.raises(UsageError, match="no compaction to undo"):
-            await engine.uncompact(session.id)
+            await uncompact(await engine.scope(session.id))
         export = await engine.ctx.db.export_session(session.id)
     summaries = [
         m.info for m in export.messages if isinstance(m.info, AssistantMessage) and m.info.summary
@@ -96,7 +97,7 @@ async def test_uncompact_refuses_after_an_automatic_compaction_at_the_limit(
         # The restored history is small by the local count, but the provider measured
         # the last step before the compaction over usable: it would not fit, so no.
         with pytest.raises(UsageError, match=r"would need about 18,1\d\d tokens, 1\d\d more"):
-            await engine.uncompact(session.id)
+            await uncompact(await engine.scope(session.id))
         current = await engine.ctx.db.get_session(session.id)
         assert current.compaction_id is not None, "nothing changed"
 
@@ -121,7 +122,7 @@ async def test_uncompact_refuses_when_the_history_would_not_fit(
         await engine.prompt(session.id, "make something big")
         await engine.compact(session.id)
         with pytest.raises(UsageError) as refused:
-            await engine.uncompact(session.id)
+            await uncompact(await engine.scope(session.id))
         assert "more than the 5,000 usable" in str(refused.value)
         assert "Nothing was changed" in str(refused.value)
         still = await engine.ctx.db.get_session(session.id)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_tui.session import undo as turns
 from agent_tui.storage.snapshot import Snapshots
 from tests.engine_helpers import conversation, edit, open_engine, run_cli, text_of, write
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
@@ -55,21 +56,21 @@ async def test_undo_restores_write_edit_and_bash(
         await engine.prompt(session.id, "change things")
         assert (project / "new.txt").exists() and not (project / "old.txt").exists()
         assert (project / "keep.txt").read_text() == "kept\n"
-        stats = await engine.session_numstat(session.id)
+        stats = await turns.numstat(await engine.scope(session.id))
         assert stats["keep.txt"] == (1, 1) and stats["new.txt"] == (1, 0)
         assert stats["old.txt"] == (0, 1) and stats["made/a.txt"] == (1, 0)
-        assert "+kept" in await engine.session_diff(session.id)
+        assert "+kept" in await turns.diff(await engine.scope(session.id))
 
-        done = await engine.undo(session.id)
+        done = await turns.undo(await engine.scope(session.id))
         assert done.prompt == "change things"
         assert done.files == ["keep.txt", "made/a.txt", "new.txt", "old.txt"]
         assert not (project / "new.txt").exists() and not (project / "made" / "a.txt").exists()
         assert (project / "old.txt").read_text() == "old\n"
         assert (project / "keep.txt").read_text() == "keep\n"
         assert (project / "ignored" / "big.log").read_text() == "log\n"
-        assert await engine.session_numstat(session.id) == {}
+        assert await turns.numstat(await engine.scope(session.id)) == {}
 
-        await engine.redo(session.id)
+        await turns.redo(await engine.scope(session.id))
         assert (project / "made" / "a.txt").read_text() == "hi\n"
         assert (project / "keep.txt").read_text() == "kept\n"
         assert not (project / "old.txt").exists()
@@ -107,14 +108,14 @@ async def test_two_undos_then_redo_and_the_model_no_longer_sees_them(
         await engine.prompt(session.id, "second prompt")
         assert target.read_text() == "two\n"
 
-        assert (await engine.undo(session.id)).prompt == "second prompt"
+        assert (await turns.undo(await engine.scope(session.id))).prompt == "second prompt"
         assert target.read_text() == "one\n"
-        assert (await engine.undo(session.id)).prompt == "first prompt"
+        assert (await turns.undo(await engine.scope(session.id))).prompt == "first prompt"
         assert not target.exists()
         with pytest.raises(Exception, match="Nothing to undo"):
-            await engine.undo(session.id)
+            await turns.undo(await engine.scope(session.id))
 
-        assert (await engine.redo(session.id)).prompt == "first prompt"
+        assert (await turns.redo(await engine.scope(session.id))).prompt == "first prompt"
         assert target.read_text() == "one\n"
 
         configured.script(Text("third"))
@@ -124,7 +125,7 @@ async def test_two_undos_then_redo_and_the_model_no_longer_sees_them(
         assert "second prompt" not in sent and "second done" not in sent
         # A new message ends the redo: the second turn stays undone.
         with pytest.raises(Exception, match="Nothing to redo"):
-            await engine.redo(session.id)
+            await turns.redo(await engine.scope(session.id))
         export = await engine.ctx.db.export_session(session.id)
         undone = [m.info.id for m in export.messages if m.info.undone]
         assert len(undone) == 3  # the second prompt and its two steps, kept in the database
@@ -162,7 +163,7 @@ async def test_undo_without_snapshots_says_so(configured: FakeOpenAI, isolated: 
         session = await engine.new_session(isolated)
         await engine.prompt(session.id, "write")
         with pytest.raises(Exception, match="no snapshot was taken"):
-            await engine.undo(session.id)
+            await turns.undo(await engine.scope(session.id))
         assert (isolated / "a.txt").exists()
 
 

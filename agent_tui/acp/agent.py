@@ -71,6 +71,7 @@ from agent_tui.project.agents import DEFAULT_AGENT, PLAN_EXIT_TOOL
 from agent_tui.provider.defaults import context_window, model_catalog
 from agent_tui.session.engine import Engine
 from agent_tui.session.expansion import Expansion
+from agent_tui.session.fork import fork
 from agent_tui.session.loop import LoopResult
 from agent_tui.storage.models import MessageWithParts, Session
 from agent_tui.tool.base import PermissionReply, PermissionRequest
@@ -365,7 +366,7 @@ class AcpAgent:
         client loads nothing: what it showed of the original is the fork's history."""
         await self._reopen(cwd, session_id, None)  # the servers are the fork's
         try:
-            forked = await self.engine.fork(session_id, kwargs.get("messageId"))
+            forked = await fork(await self.engine.scope(session_id), kwargs.get("messageId"))
         except UsageError as exc:
             raise RequestError.invalid_params({"messageId": str(exc)}) from exc
         open_ = await self._open(forked.session, servers=mcp_servers)
@@ -407,8 +408,9 @@ class AcpAgent:
         await self.cancel(session_id)
         await self.engine.wait_idle(session_id)
         self.sessions.pop(open_.id, None)
-        self.engine.attach_editor(open_.id, None)
-        await self.engine.detach_servers(open_.id)
+        live = self.engine.live(open_.id)
+        live.editor = None
+        await live.detach_servers()
         return CloseSessionResponse()
 
     async def _reopen(
@@ -433,11 +435,12 @@ class AcpAgent:
         """Start following a session: its figures so far, its mode, its commands, and the
         client's own MCP servers for it alone (stopped when the client closes it or goes)."""
         if found := _client_servers(servers):
-            self.engine.attach_servers(session.id, Path(session.directory), found)
+            workspace = self.engine.workspace(Path(session.directory))
+            self.engine.live(session.id).attach_servers(workspace, found)
         if messages is None:
             messages = await self.engine.queries.messages(session.id)
-        config = self.engine.project(Path(session.directory)).config
-        model = await self.engine.session_model(session.id)
+        config = self.engine.workspace(Path(session.directory)).config
+        model = await (await self.engine.scope(session.id)).model()
         updates = SessionUpdates(
             session_id=session.id,
             directory=session.directory,
@@ -454,11 +457,9 @@ class AcpAgent:
         self.sessions[session.id] = open_
         fs = self.client.fs
         if self.conn is not None and fs is not None and (fs.read_text_file or fs.write_text_file):
-            self.engine.attach_editor(
-                session.id,
-                EditorFiles(
-                    self.conn, session.id, bool(fs.read_text_file), bool(fs.write_text_file)
-                ),
+            live = self.engine.live(session.id)
+            live.editor = EditorFiles(
+                self.conn, session.id, bool(fs.read_text_file), bool(fs.write_text_file)
             )
         return open_
 
@@ -474,7 +475,7 @@ class AcpAgent:
             ),
             usage_update(open_.updates.stats, open_.updates.window),
         )
-        modes = options.modes(self.engine.agents(open_.directory), open_.mode)
+        modes = options.modes(self.engine.workspace(open_.directory).agent_catalog(), open_.mode)
         return response(modes=modes, config_options=config_options, **fields)
 
     def _session(self, session_id: str) -> AcpSession:
@@ -488,12 +489,11 @@ class AcpAgent:
     # ---- modes, models, reasoning --------------------------------------------------------
 
     async def _config_options(self, open_: AcpSession) -> list[Any]:
-        config = self.engine.project(open_.directory).config
-        model = open_.model or await self.engine.session_model(open_.id)
+        workspace = self.engine.workspace(open_.directory)
+        config, agents = workspace.config, workspace.agent_catalog()
+        model = open_.model or await (await self.engine.scope(open_.id)).model()
         rows = await asyncio.to_thread(model_catalog, config, [model])
-        return options.config_options(
-            self.engine.agents(open_.directory), config, open_.mode, model, rows, open_.effort
-        )
+        return options.config_options(agents, config, open_.mode, model, rows, open_.effort)
 
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
@@ -510,22 +510,22 @@ class AcpAgent:
         if config_id == options.MODE:
             await self._set_mode(open_, value)
         elif config_id == options.MODEL:
-            config = self.engine.project(open_.directory).config
+            config = self.engine.workspace(open_.directory).config
             rows = await asyncio.to_thread(model_catalog, config, [value])
             if value not in {row.id for row in rows}:
                 raise RequestError.invalid_params({"configId": config_id, "value": value})
             open_.model = value
         elif config_id == options.THOUGHT and value in options.EFFORTS:
             open_.effort = value
-            effort = None if value == "default" else value
-            self.engine.set_reasoning_effort(open_.id, effort)  # type: ignore[arg-type]
+            live = self.engine.live(open_.id)
+            live.reasoning_effort = None if value == "default" else value  # type: ignore[assignment]
         else:
             raise RequestError.invalid_params({"configId": config_id, "value": value})
         return SetSessionConfigOptionResponse(config_options=await self._config_options(open_))
 
     async def _set_mode(self, open_: AcpSession, mode: str) -> None:
         try:
-            self.engine.primary_agent(mode, open_.directory)
+            self.engine.workspace(open_.directory).agent_catalog().chosen(mode)
         except AgentTuiError as exc:
             raise RequestError.invalid_params({"modeId": mode, "reason": str(exc)}) from exc
         open_.mode = mode
@@ -637,7 +637,7 @@ class AcpAgent:
             if open_.turns:
                 await self.cancel(open_.id)
                 await self.engine.wait_idle(open_.id)
-            await self.engine.detach_servers(open_.id)  # its MCP servers: no process outlives
+            await self.engine.live(open_.id).detach_servers()  # no process of them outlives
         self._unsubscribe()
         router = AskRouter.of(self.engine)
         if self in router.agents:

@@ -72,7 +72,7 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
         fresh = not (args.session or args.cont)
         if fresh:
             # Fail before creating an empty session the model could never answer.
-            agent = engine.primary_agent(args.agent, Path.cwd())  # before a session exists
+            agent = engine.workspace(Path.cwd()).agent_catalog().chosen(args.agent)
             await check_credentials(model or agent.model or config.model, config)
         session = await resolve_session(engine, args.session, args.cont, create=True)
         turn = engine.prompt(

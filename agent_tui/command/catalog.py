@@ -98,8 +98,8 @@ def fill_custom(
     text = found.expand(arguments)
     if not text:
         raise UsageError(f"/{found.name} is empty: {found.path} has no text.")
-    project = engine.project(directory)
-    trusted = found.scope == "user" or project.workspace.trusted
+    project = engine.workspace(directory)
+    trusted = found.scope == "user" or project.trusted
     expansion = Expansion(
         typed=f"/{found.name} {arguments}".rstrip(),
         name=found.name,

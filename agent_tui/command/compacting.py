@@ -45,6 +45,8 @@ class CompactArgs(NoArgs):
 
 
 async def _compact(call: Call, args: CompactArgs) -> Result | None:
+    from agent_tui.context.compaction_plan import preview
+
     session_id, engine = call.session(), call.engine
     instructions = args.instructions or None
     if args.up_to == "":  # `/compact --up-to`: the person chooses where it ends
@@ -52,21 +54,33 @@ async def _compact(call: Call, args: CompactArgs) -> Result | None:
         if args.up_to is None:
             return None
     if args.dry_run:
-        return await engine.compaction_plan(
-            session_id, instructions, model=call.model, up_to=args.up_to
-        )
+        return await preview(await call.scope(), instructions, model=call.model, up_to=args.up_to)
     await engine.wait_idle(session_id)  # typed while the agent works: after that turn
-    review = engine.project(call.directory).config.compaction.review and args.up_to is None
+    review = call.workspace.config.compaction.review and args.up_to is None
     if review and call.person.asks:  # a person there to read and edit it first
-        summary = await engine.summary_for_review(session_id, instructions, model=call.model)
-        if summary is not None:
-            text = await call.person.edit("Review the summary", summary.text, "review")
-            if text is None:
-                await engine.discard_reviewed(summary)
-                return Text("Summary discarded: the conversation is as it was.")
-            return Compacted(await engine.apply_reviewed(session_id, summary, text))
+        reviewed = await _reviewed(call, instructions)
+        if reviewed is not None:
+            return reviewed
     result = await engine.compact(session_id, instructions, model=call.model, up_to=args.up_to)
     return Compacted(result)
+
+
+async def _reviewed(call: Call, instructions: str | None) -> Result | None:
+    """The summary written first, for the person to apply, edit or discard (None: it
+    cannot be written in one call: compact as usual)."""
+    from agent_tui.context import review
+
+    scope = await call.scope()
+    model = call.model or await scope.model()
+    summary = await review.write(scope, model, instructions)
+    if summary is None:
+        return None
+    text = await call.person.edit("Review the summary", summary.text, "review")
+    if text is None:
+        await review.discard(scope, summary)
+        return Text("Summary discarded: the conversation is as it was.")
+    agent = await review.keep(scope, summary, text)
+    return Compacted(await call.engine.compact(scope.id, model=await scope.model(), agent=agent))
 
 
 async def _messages(call: Call) -> Rows:
@@ -83,7 +97,9 @@ async def _messages(call: Call) -> Rows:
 
 
 async def _uncompact(call: Call, args: NoArgs) -> Result | None:
-    return await call.engine.uncompact(call.session(), model=call.model)
+    from agent_tui.context.uncompact import uncompact
+
+    return await uncompact(await call.scope(), call.model)
 
 
 @dataclass
@@ -95,13 +111,13 @@ class SummaryArgs(NoArgs):
 
 
 async def _summary(call: Call, args: SummaryArgs) -> Result | None:
-    from agent_tui.context.summary_view import NO_COMPACTION
+    from agent_tui.context.summary_view import NO_COMPACTION, save_edit, summary_in_force
     from agent_tui.errors import UsageError
 
     if call.session_id is None:
         return Document(NO_COMPACTION, "Summary")
-    session_id = call.session_id
-    view = await call.engine.summary(session_id, model=call.model)
+    scope = await call.scope()
+    view = await summary_in_force(scope, call.model)
     if not (args.edit or args.set_file is not None or args.revert):
         return view
     if not view.compacted or view.summary_id is None:
@@ -115,7 +131,7 @@ async def _summary(call: Call, args: SummaryArgs) -> Result | None:
         text = await call.person.edit("Edit the summary", view.text, view.original)
         if text is None:
             return Text("Edit cancelled: nothing saved.")
-    return await call.engine.edit_summary(session_id, view.summary_id, text)
+    return await save_edit(scope, view.summary_id, text)
 
 
 COMPACT = Command(

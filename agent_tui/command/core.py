@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 from agent_tui.errors import UsageError
 
 if TYPE_CHECKING:
+    from agent_tui.scope import SessionScope
     from agent_tui.session.engine import Engine
     from agent_tui.session.expansion import Expansion
     from agent_tui.storage.models import Session
+    from agent_tui.workspace.workspace import Workspace
 
 APP, ACP, CLI = "app", "acp", "cli"
 """The views: the app's slash commands and palette, ACP's `/command` prompts and
@@ -128,7 +130,8 @@ class Person(Protocol):
 
 @dataclass
 class Call:
-    """One run of a command: the engine, the view's person, where and for which session."""
+    """One run of a command: the engine, the view's person, where and for which session
+    (`scope`: that session and its project, which the command hands to the mechanism)."""
 
     opened: Engine | None
     """None for a command that needs no engine (`Command.engine`)."""
@@ -146,6 +149,15 @@ class Call:
         if self.session_id is None:
             raise UsageError(NO_SESSION)
         return self.session_id
+
+    async def scope(self) -> SessionScope:
+        """The session it acts on and its project, for the mechanism to act on."""
+        return await self.engine.scope(self.session())
+
+    @property
+    def workspace(self) -> Workspace:
+        """The project of the directory it runs in (its config, trust, MCP servers)."""
+        return self.engine.workspace(self.directory)
 
 
 ArgKind = Literal["flag", "option", "word", "rest"]

@@ -19,10 +19,10 @@ async def _model(call: Call, args: ModelArgs) -> Result | None:
 
     model = args.name
     if model is None:
-        config = call.engine.project(call.directory).config
+        config = call.workspace.config
         current = call.model or config.model
         if call.model is None and call.session_id is not None:
-            current = await call.engine.session_model(call.session_id)
+            current = await (await call.scope()).model()
         # The configured models, then those of the providers with keys (litellm's map,
         # read as JSON the first time: off the event loop).
         found = await asyncio.to_thread(model_catalog, config, [current])

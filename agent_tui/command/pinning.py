@@ -23,29 +23,34 @@ class UnpinArgs(NoArgs):
 
 
 async def _pin(call: Call, args: PinArgs) -> Result | None:
-    session_id = call.session()
+    from agent_tui.session.pin_changes import pin_list, set_pin
+
+    scope = await call.scope()
     if args.list:
-        return await call.engine.pin_list(session_id)
+        return await pin_list(scope)
     if args.remove:
         return await _unpin(call, UnpinArgs(args.item))
     if args.item is None and await _choose(call, pinned_only=False):
         return None
-    return await call.engine.pin(session_id, args.item)
+    return await set_pin(scope, args.item, pinned=True)
 
 
 async def _unpin(call: Call, args: UnpinArgs) -> Result | None:
+    from agent_tui.session.pin_changes import set_pin
+
     if args.item is None and await _choose(call, pinned_only=True):
         return None
-    return await call.engine.unpin(call.session(), args.item)
+    return await set_pin(await call.scope(), args.item, pinned=False)
 
 
 async def _choose(call: Call, *, pinned_only: bool) -> bool:
     """No id: a view that asks shows the list to pin and unpin in (True once it closed)."""
     from agent_tui.carry.pin_text import describe
+    from agent_tui.session.pin_changes import pin_choices
 
     if not call.person.asks:
         return False
-    choices = await call.engine.pin_choices(call.session())
+    choices = await pin_choices(await call.scope())
     rows = [
         Row(item.id, describe(item), current=pinned, data=item)
         for item, pinned in choices

@@ -13,20 +13,28 @@ if TYPE_CHECKING:
 
 async def _context(call: Call, args: NoArgs) -> Result:
     """Before a first message (no session), what the first request would carry."""
-    report = await call.engine.context_report(
-        call.session_id, model=call.model, directory=call.directory
-    )
-    return Document(report)
+    from agent_tui.context.breakdown import report
+
+    if call.session_id is None:
+        return Document(await report(call.workspace, call.directory, [], call.model))
+    scope = await call.scope()
+    history = await scope.history()
+    return Document(await report(scope.workspace, scope.directory, history, call.model))
 
 
 async def _mcp(call: Call, args: NoArgs) -> Result:
-    return Document(call.engine.mcp_report(call.session_id), "MCP servers")
+    """The project's servers, then the session's own (an editor's)."""
+    text = call.workspace.mcp.render()
+    own = (await call.scope()).live.mcp if call.session_id is not None else None
+    if own is not None and own.servers:
+        text += "\n\nThis session's own, from the editor:\n" + own.render()
+    return Document(text, "MCP servers")
 
 
 async def _help(call: Call, args: NoArgs) -> Result:
     from agent_tui.command.catalog import offered
 
-    keys = call.engine.project(call.directory).config.keybinds
+    keys = call.workspace.config.keybinds
     commands = await offered(call.person.view, call.directory)
     return Document(help_text(commands, keys if call.person.view == APP else None), "Help")
 

@@ -88,7 +88,9 @@ class ForkArgs(NoArgs):
 
 
 async def _fork(call: Call, args: ForkArgs) -> Result:
-    forked = await call.engine.fork(call.session(), args.message_id)
+    from agent_tui.session.fork import fork
+
+    forked = await fork(await call.scope(), args.message_id)
     await call.person.open_session(forked.session, forked.retype)
     said = f"Forked into a new session, {forked.session.id}; the original is untouched."
     if forked.retype is not None:  # before the person's own message: its words back

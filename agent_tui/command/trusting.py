@@ -46,7 +46,7 @@ async def _trust(call: Call, args: TrustArgs) -> Result:
     if args.revoke:
         gone = store.revoke(directory)
         return Text(f"{directory}: " + ("trust revoked." if gone else "was not trusted."))
-    workspace = call.engine.project(directory).workspace
+    workspace = call.engine.workspace(directory)
     if not workspace.asks_trust and not workspace.unnamed_secrets():
         return Document(report(workspace.project))
     call.engine.trust_asked(directory)  # not again at the first prompt

@@ -28,24 +28,26 @@ class TurnArgs(NoArgs):
 
 async def _turn(call: Call, args: TurnArgs, *, undo: bool) -> Result:
     """Files the person changed since are overwritten only after they confirm."""
-    from agent_tui.session.undo import UndoConflict
+    from agent_tui.session import undo as turns
 
-    session_id, act = call.session(), call.engine.undo if undo else call.engine.redo
+    scope, act = await call.scope(), turns.undo if undo else turns.redo
     try:
-        done = await act(session_id, force=args.force)
-    except UndoConflict as exc:
+        done = await act(scope, force=args.force)
+    except turns.UndoConflict as exc:
         verb = "Undo" if undo else "Redo"
         if not await call.person.confirm(
             f"{verb} and overwrite your changes?", str(exc), "Overwrite", "--force"
         ):
             raise
-        done = await act(session_id, force=True)
+        done = await act(scope, force=True)
     await call.person.retype(done.prompt if undo else None)
     return done
 
 
 async def _diff(call: Call, args: NoArgs) -> Result:
-    return SessionDiff(await call.engine.session_diff(call.session()))
+    from agent_tui.session.undo import diff
+
+    return SessionDiff(await diff(await call.scope()))
 
 
 UNDO = Command(

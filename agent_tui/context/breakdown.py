@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -10,10 +11,14 @@ from pydantic import BaseModel
 from agent_tui.budget.overflow import prompt_and_output, threshold_tokens
 from agent_tui.budget.tokens import count_tokens
 from agent_tui.config.settings import Config
+from agent_tui.context.memory_report import memory_lines
+from agent_tui.provider import remote
 from agent_tui.provider.limits import ModelInfo
+from agent_tui.scope import limits
+from agent_tui.step.history import model_of
 from agent_tui.step.media import image_tokens, part_image_tokens
 from agent_tui.step.messages import filter_compacted, summary_text, tool_result_text
-from agent_tui.step.system import build_system
+from agent_tui.step.system import build_system, memory_of
 from agent_tui.storage.models import (
     AssistantMessage,
     MessageWithParts,
@@ -21,6 +26,9 @@ from agent_tui.storage.models import (
     ToolPart,
     ToolStateCompleted,
 )
+from agent_tui.workspace.describe import trust_lines
+from agent_tui.workspace.skipped import context_lines
+from agent_tui.workspace.workspace import Workspace
 
 
 class ContextBreakdown(BaseModel):
@@ -140,4 +148,28 @@ def render(b: ContextBreakdown) -> str:
             f'Context window unknown for this model: set models."{b.model}".limit.context '
             "to enable context % and automatic compaction."
         )
+    return "\n".join(lines)
+
+
+async def report(
+    workspace: Workspace, where: Path, history: list[MessageWithParts], model: str | None
+) -> str:
+    """What fills the context window (`/context`) for `model` (else the history's), as
+    text: with no history, what a first request in `where` would carry."""
+    config = workspace.config
+    model = model or model_of(history, config.model)
+    info = await limits(config, model)
+    tools = workspace.registry.definitions()
+    # Counting tokens loads a tokenizer the first time: off the event loop.
+    result = await asyncio.to_thread(breakdown, history, info, config, where, tools)
+    memory = await asyncio.to_thread(
+        lambda: memory_lines(memory_of(where, config), history, where, model)
+    )
+    withheld = workspace.tool_env.withheld_line()
+    sandbox = await workspace.sandbox.status_line()
+    lines = [render(result), *memory, withheld, sandbox, *workspace.lsp.status_lines()]
+    lines += workspace.hooks.status_lines()
+    lines += trust_lines(workspace)
+    lines += context_lines(workspace)
+    lines.append(remote.describe())
     return "\n".join(lines)

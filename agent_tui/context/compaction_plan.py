@@ -3,6 +3,7 @@ that reports it without sending anything."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -16,9 +17,10 @@ from agent_tui.carry.restate import choose_restated, restated_text, todos_block
 from agent_tui.context.chunks import chunk_messages, flatten_for_summary
 from agent_tui.context.tail import choose_tail, message_tokens
 from agent_tui.engine_context import EngineContext
-from agent_tui.errors import CompactionError
+from agent_tui.errors import CompactionError, UsageError
 from agent_tui.provider.limits import ModelInfo, model_info
 from agent_tui.provider.stream_events import ModelRequest
+from agent_tui.scope import SessionScope, limits
 from agent_tui.step.messages import filter_compacted, to_model_messages
 from agent_tui.step.plan import plan_block
 from agent_tui.step.request import build_request, estimate_tokens, history_tokens, provider_scale
@@ -360,6 +362,23 @@ def plan(
         prompt_source=prompt_source(ctx, directory),
         up_to=up_to,
     )
+
+
+async def preview(
+    scope: SessionScope,
+    instructions: str | None = None,
+    *,
+    model: str | None = None,
+    up_to: str | None = None,
+) -> CompactionPlan:
+    """What a compaction would do now (`--dry-run`), for `model`, else the session's."""
+    model = model or await scope.model()
+    history = await scope.history()
+    if not history:
+        raise UsageError("Nothing to compact yet: the session has no messages.")
+    info = await limits(scope.workspace.config, model)
+    args = (scope.ctx, scope.session, history, info, instructions, up_to)
+    return await asyncio.to_thread(plan, *args)
 
 
 def chunk_plan(

@@ -25,7 +25,8 @@ from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
 from agent_tui.events import MessageUpdated
 from agent_tui.ids import now_ms
-from agent_tui.step.messages import history_start, summary_for, summary_text, written_summary
+from agent_tui.scope import SessionScope
+from agent_tui.step.messages import summary_for, summary_text, written_summary
 from agent_tui.storage.models import (
     AssistantMessage,
     CompactionPart,
@@ -164,7 +165,7 @@ async def _current(
 ) -> tuple[list[MessageWithParts], MessageWithParts | None]:
     if session.compaction_id is None:
         return [], None
-    messages = await ctx.db.messages(session.id, since_id=history_start(session))
+    messages = await ctx.db.messages(session.id, since_id=session.history_start)
     return messages, summary_for(messages, session.compaction_id)
 
 
@@ -188,9 +189,11 @@ async def _kept_tail(
     )
 
 
-async def summary_in_force(ctx: EngineContext, session: Session, model: str) -> SummaryInForce:
-    """The summary the model sees now, what was restated after it and what was kept;
-    tokens counted for `model` (the session's)."""
+async def summary_in_force(scope: SessionScope, model: str | None = None) -> SummaryInForce:
+    """The summary the model sees now, what was restated after it and what was kept
+    (`/summary`); tokens counted for `model`, else the session's."""
+    ctx, session = scope.ctx, scope.session
+    model = model or await scope.model()
     messages, summary = await _current(ctx, session)
     if summary is None:
         return SummaryInForce(session_id=session.id, compacted=False)
@@ -257,12 +260,19 @@ class SummaryEdit(BaseModel):
         return f"Summary back to the summariser's text. {CACHE_NOTE}"
 
 
-async def save_edit(
+async def save_edit(scope: SessionScope, summary_id: str, text: str | None) -> SummaryEdit:
+    """Store the person's text for the summary in force, which the model sees from its
+    next step on (None, or the summariser's own text: back to it; that text stays in the
+    database either way). UsageError, nothing written, when `summary_id` is no longer the
+    summary in force or a compaction is under way (its summary would replace the edit).
+    Allowed while the agent works here; held against an uncompact elsewhere."""
+    with scope.held():
+        return await _save_edit(scope.ctx, await scope.fresh(), summary_id, text)
+
+
+async def _save_edit(
     ctx: EngineContext, session: Session, summary_id: str, text: str | None
 ) -> SummaryEdit:
-    """Store the person's text for the summary in force (None, or the summariser's own
-    text: back to it). UsageError, nothing written, when `summary_id` is no longer the
-    summary in force or a compaction is under way (its summary would replace the edit)."""
     messages, summary = await _current(ctx, session)
     if summary is None:
         raise UsageError(NO_COMPACTION)

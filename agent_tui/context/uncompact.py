@@ -17,10 +17,10 @@ from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
 from agent_tui.events import CompactionUndone, MessageUpdated, SessionUpdated
 from agent_tui.provider.limits import ModelInfo
+from agent_tui.scope import SessionScope, limits
 from agent_tui.step.messages import (
     arrange_after_compaction,
     filter_compacted,
-    history_start,
     last_finished_assistant,
     to_model_messages,
 )
@@ -55,7 +55,16 @@ def finished_summaries(messages: list[MessageWithParts]) -> list[AssistantMessag
     return [m.info for m in messages if isinstance(m.info, AssistantMessage) and m.info.in_force]
 
 
-async def uncompact(ctx: EngineContext, session: Session, model: ModelInfo) -> Uncompacted:
+async def uncompact(scope: SessionScope, model: str | None = None) -> Uncompacted:
+    """Take back the newest compaction (`model`'s window, else the session's model's),
+    the session held meanwhile."""
+    with scope.idle("undoing a compaction"):
+        model = model or await scope.model()
+        info = await limits(scope.workspace.config, model)
+        return await _uncompact(scope.ctx, await scope.fresh(), info)
+
+
+async def _uncompact(ctx: EngineContext, session: Session, model: ModelInfo) -> Uncompacted:
     """Undo the newest compaction if the history before it fits the usable window;
     UsageError (nothing changed) otherwise."""
     if session.compaction_id is None:
@@ -131,7 +140,7 @@ def _history_after(
     hidden: list[TextPart],
 ) -> list[MessageWithParts]:
     """The history the model would see with the boundary moved back (nothing saved)."""
-    start = history_start(session) or ""
+    start = session.history_start or ""
     replaced = {p.id: p for p in hidden}
     view: list[MessageWithParts] = []
     for message in messages:

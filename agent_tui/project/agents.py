@@ -31,6 +31,7 @@ from agent_tui.config.settings import (
     PermissionRule,
     ReasoningConfig,
 )
+from agent_tui.errors import UsageError
 from agent_tui.project.claude_agents import agent_data
 from agent_tui.project.custom_commands import UnreadableFile, markdown_text
 from agent_tui.project.front_matter import FrontMatterError, parse_front_matter
@@ -185,6 +186,15 @@ class AgentCatalog:
         found = [a for a in self.agents.values() if a.primary and not a.hidden]
         order = {BUILD: 0, PLAN: 1}
         return sorted(found, key=lambda a: (order.get(a.name, 2), a.name))
+
+    def chosen(self, name: str | None) -> AgentInfo:
+        """A primary agent by name (default: build); UsageError naming the valid ones."""
+        found = self.get(name or DEFAULT_AGENT)
+        if found is None or not found.primary:
+            valid = ", ".join(a.name for a in self.agents.values() if a.primary)
+            kind = "a subagent (the task tool runs it)" if found else "not defined"
+            raise UsageError(f"Agent {name!r} is {kind}. Primary agents: {valid}.")
+        return found
 
     def subagents(self) -> list[AgentInfo]:
         return sorted((a for a in self.agents.values() if a.subagent), key=lambda a: a.name)

@@ -6,62 +6,40 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agent_tui.config.settings import McpServerConfig, ProjectTrust, ReasoningEffort
+from agent_tui.config.settings import ProjectTrust
 from agent_tui.context import compaction, prepared
-from agent_tui.context.compaction_plan import CompactionPlan, plan
-from agent_tui.context.summary_view import SummaryEdit, SummaryInForce, save_edit, summary_in_force
-from agent_tui.context.uncompact import Uncompacted, uncompact
+from agent_tui.context.compaction_plan import preview
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError, UsageError
-from agent_tui.events import AgentSwitched, Event, Notice, SessionUpdated
-from agent_tui.ids import message_id, part_id
+from agent_tui.events import AgentSwitched, Event, SessionUpdated
+from agent_tui.live_session import LiveSession
 from agent_tui.mcp.mcp_servers import McpServers
-from agent_tui.project.agents import DEFAULT_AGENT, AgentCatalog, AgentInfo
-from agent_tui.provider import remote, windows
+from agent_tui.project.agents import DEFAULT_AGENT
+from agent_tui.provider import windows
 from agent_tui.provider.auth import check_credentials
-from agent_tui.provider.limits import ModelInfo, load_with_summariser
-from agent_tui.session import command_lines, fork, pin_changes
-from agent_tui.session import undo as turns
+from agent_tui.scope import SessionScope
 from agent_tui.session.expansion import Expansion, ExpansionFailed
 from agent_tui.session.follow import Follower, all_read, run_until_read
-from agent_tui.session.fork import Forked
 from agent_tui.session.hook_points import HookPoints, PromptBlocked
 from agent_tui.session.idle import IDLE_MESSAGE, IDLE_TITLE, IdleWatch
 from agent_tui.session.loop import LoopResult
-from agent_tui.session.mentions import resolve_mentions
-from agent_tui.session.pin_changes import PinChange, PinList
 from agent_tui.session.queries import Queries
-from agent_tui.session.shell import run_person_command
+from agent_tui.session.sending import continue_for_hook, drop_if_empty, fill_lines, save_prompt
 from agent_tui.session.subagent import Subagents
-from agent_tui.session.title import default_title, generate_title
-from agent_tui.session.undo import TurnRestored
-from agent_tui.step.history import load_history, model_of
-from agent_tui.step.instruction_urls import fetch_all, is_url
+from agent_tui.session.title import generate_title
+from agent_tui.step.instruction_urls import InstructionUrls
 from agent_tui.step.plan import PlanChoice, plan_reply
-from agent_tui.step.system import memory_of
 from agent_tui.step.tool_hooks import notify
-from agent_tui.storage.models import (
-    FilePart,
-    MessageWithParts,
-    PinnedText,
-    PreparedSummary,
-    Session,
-    TextPart,
-    ToolPart,
-    UserMessage,
-)
-from agent_tui.storage.session_lock import LockHolder, SessionLock, SessionLocks
-from agent_tui.tool.base import AskPermission, EditorFiles, ToolContext
-from agent_tui.tool.escalation import UNSANDBOXED
-from agent_tui.tool.registry import PermissionMode
+from agent_tui.storage.models import FilePart, Session
+from agent_tui.storage.session_lock import SessionLock, SessionLocks
+from agent_tui.tool.base import AskPermission
 from agent_tui.tool.saved_outputs import start_cleanup
-from agent_tui.workspace.describe import trust_lines
-from agent_tui.workspace.skipped import context_lines
+from agent_tui.workspace.workspace import Workspace
 
 Asker = TypeVar("Asker", bound=AskPermission)
 
@@ -86,12 +64,13 @@ class Engine:
         )
         """Deleting saved outputs older than truncation.retention_days, in the background."""
         self.mcp.start()  # the home project's MCP servers, in the background
-        self._instruction_urls: asyncio.Task[None] | None = None
-        self.fetch_instructions()
+        self.instructions = InstructionUrls(ctx.config.instructions, ctx.workspace.warn)
+        """Config `instructions` URLs, fetched in the background."""
+        self.instructions.start()
         self.queries = Queries(ctx)
         """What views read of the sessions (they never reach storage)."""
-        self.idle = IdleWatch()
-        """The turns whose end the person has not answered yet (`await_person`)."""
+        self.idle = IdleWatch(self.is_busy, lambda: ctx.config.idle_notification, self._tell_idle)
+        """The turns whose end the person has not answered yet (`idle.await_person`)."""
 
     def subscribe(self, handler: Callable[[Event], None]) -> Callable[[], None]:
         """`handler` gets every engine event from now on; the result unsubscribes."""
@@ -103,19 +82,19 @@ class Engine:
         `ctx.in_project(directory).workspace.mcp`)."""
         return self.ctx.workspace.mcp
 
-    async def _opened(self, session_id: str) -> tuple[EngineContext, Session]:
-        """The session, and the context of its project (its own config, agents, sandbox,
-        hooks)."""
-        session = await self.ctx.db.get_session(session_id)
-        return self.ctx.in_project(session.directory), session
+    async def scope(self, session_id: str) -> SessionScope:
+        """The session and its project (its own config, agents, sandbox, hooks): what a
+        command or view hands to the mechanism (context/, session/undo.py, …)."""
+        return self._scope(await self.ctx.db.get_session(session_id))
 
-    async def _ctx(self, session_id: str) -> EngineContext:
-        return (await self._opened(session_id))[0]
+    def _scope(self, session: Session) -> SessionScope:
+        ctx = self.ctx.in_project(session.directory)
+        return SessionScope(ctx, session, functools.partial(self.is_busy, session.id))
 
-    def project(self, directory: Path) -> EngineContext:
-        """The context of the project at `directory`: its config and trust (a view asks
-        it what waits for trust, and trusts it through `trust_project`)."""
-        return self.ctx.in_project(directory)
+    def workspace(self, directory: Path) -> Workspace:
+        """The project at `directory`: its config, trust, agents and MCP servers (a view
+        asks it what waits for trust, and trusts it through `trust_project`)."""
+        return self.ctx.in_project(directory).workspace
 
     def trust_asked(self, directory: Path) -> None:
         """The person is asked here about the trust of the project at `directory` (/trust):
@@ -138,19 +117,6 @@ class Engine:
 
     # ---- sessions ---------------------------------------------------------------------
 
-    async def _fill_lines(self, session: Session, text: str, expansion: Expansion) -> str:
-        """A custom command's body with its `` !`command` `` lines run and replaced by
-        their output (session/command_lines.py); ExpansionFailed when one does not run."""
-        if command_lines.LINE.search(text) is None:
-            return text
-        directory = Path(session.directory)
-        ctx = self.ctx.in_project(directory)
-        await self.announce_sandbox(ctx)
-        try:
-            return await command_lines.fill(ctx, directory, session.id, text, expansion.allowed)
-        except UsageError as exc:
-            raise ExpansionFailed(f"/{expansion.name}: {exc}") from exc
-
     async def start_afresh(self, session_id: str | None) -> None:
         """The person cleared the conversation (/new): the session left hears SessionEnd
         `clear` and the next session's SessionStart hooks `clear`, as in Claude Code's
@@ -164,13 +130,6 @@ class Engine:
         self.ctx.publish(SessionUpdated(session=session))
         return session
 
-    async def fork(self, session_id: str, message_id: str | None = None) -> Forked:
-        """A new session with this one's history up to `message_id` (all of it when None;
-        before it when the person typed it: its text comes back as `retype`), its summary,
-        pins, ledger, todos and snapshots as they were there."""
-        ctx = await self._ctx(session_id)
-        return await fork.fork(ctx, session_id, message_id)
-
     def is_busy(self, session_id: str) -> bool:
         live = self.ctx.shared.sessions.get(session_id)
         if session_id in self.subagents.running:  # a subagent's session: its parent runs it
@@ -181,61 +140,13 @@ class Engine:
             return True
         return live.run is not None and not live.run.done()
 
-    async def session_model(self, session_id: str) -> str:
-        """The model of the session's newest user message, else the configured one;
-        messages to an agent with a model of its own don't count (that is the agent's)."""
-        ctx, session = await self._opened(session_id)
-        catalog = ctx.agent_catalog(Path(session.directory))
-
-        def own_model(message: MessageWithParts) -> bool:
-            info = message.info
-            agent = catalog.get(info.agent) if isinstance(info, UserMessage) else None
-            return agent is None or agent.model is None
-
-        history = [m for m in await load_history(ctx, session) if own_model(m)]
-        return model_of(history, ctx.config.model)
-
     # ---- what a front-end attaches to a session ------------------------------------------
 
-    def agents(self, directory: Path) -> AgentCatalog:
-        """The agents a session in `directory` can use (built in, config, its files)."""
-        return self.ctx.agent_catalog(directory)
-
-    def attach_editor(self, session_id: str, files: EditorFiles | None) -> None:
-        """An editor's buffers serve the session's file reads and writes (ACP `fs`);
-        None: the files on disk again."""
-        self.ctx.live(session_id).editor = files
-
-    def attach_servers(
-        self, session_id: str, directory: Path, servers: dict[str, McpServerConfig]
-    ) -> None:
-        """An editor's own MCP servers (ACP `mcpServers`) for this session alone: started
-        now, their tools offered in its turns beside its project's, never in another
-        session's; a name the session has already keeps its server."""
-        live = self.ctx.live(session_id)
-        if live.mcp is None:
-            live.mcp = self.ctx.in_project(directory).session_servers()
-        live.mcp.add(servers)
-
-    async def detach_servers(self, session_id: str) -> None:
-        """The editor let the session go: its own MCP servers stop."""
-        live = self.ctx.shared.sessions.get(session_id)
-        if live is not None and live.mcp is not None:
-            servers, live.mcp = live.mcp, None
-            await servers.close()
-
-    def mcp_report(self, session_id: str | None) -> str:
-        """/mcp: the project's servers, then the session's own (an editor's)."""
-        text = self.mcp.render()
-        live = self.ctx.shared.sessions.get(session_id) if session_id else None
-        if live is not None and live.mcp is not None and live.mcp.servers:
-            text += "\n\nThis session's own, from the editor:\n" + live.mcp.render()
-        return text
-
-    def set_reasoning_effort(self, session_id: str, effort: ReasoningEffort | None) -> None:
-        """The person's reasoning effort for the session's next steps (None: the agent's
-        or the model's own); in memory only."""
-        self.ctx.live(session_id).reasoning_effort = effort
+    def live(self, session_id: str) -> LiveSession:
+        """The session's state in this process, which a front-end sets: an editor's files
+        (ACP `fs`) and own MCP servers (`attach_servers`), the person's permission mode
+        and reasoning effort (in memory only)."""
+        return self.ctx.live(session_id)
 
     def name_mode_switch(self, how: str) -> None:
         """How the person switches agents in this front-end, in its words ("with Tab on
@@ -272,46 +183,9 @@ class Engine:
             session_id, reply.text, model=model, agent=reply.agent, saved=saved
         )
 
-    def primary_agent(self, name: str | None, directory: Path) -> AgentInfo:
-        """A primary agent by name (default: build); UsageError naming the valid ones."""
-        catalog = self.ctx.agent_catalog(directory)
-        found = catalog.get(name or DEFAULT_AGENT)
-        if found is None or not found.primary:
-            valid = ", ".join(a.name for a in catalog.agents.values() if a.primary)
-            kind = "a subagent (the task tool runs it)" if found else "not defined"
-            raise UsageError(f"Agent {name!r} is {kind}. Primary agents: {valid}.")
-        return found
-
-    async def model_window(self, model: str) -> windows.ServerWindow | None:
-        """What `model`'s server says its window is (the app asks after its first frame)."""
-        return await windows.discover_window(model, self.ctx.config)
-
-    def await_person(self, session_id: str) -> None:
-        """A front-end that waits for the person (the app) shows a turn's end: unless
-        they type (`person_typed`) or something is sent first, Notification hooks hear
-        `idle_prompt` after `idle_notification` seconds, as Claude Code's do. Shown while
-        the run still goes on (its Stop hooks), the wait starts when it ends."""
-        if self.is_busy(session_id):
-            self.idle.after_run(session_id)
-            return
-        tell = functools.partial(self._tell_idle, session_id)
-        self.idle.start(session_id, self.ctx.config.idle_notification, tell)
-
     async def _tell_idle(self, session_id: str) -> None:
-        if self.is_busy(session_id):  # sent from another view or process meanwhile
-            return
-        ctx, session = await self._opened(session_id)
-        directory = Path(session.directory)
-        await notify(ctx, session_id, directory, IDLE_MESSAGE, "idle_prompt", IDLE_TITLE)
-
-    def person_typed(self, session_id: str) -> None:
-        """The person typed in the session's prompt: they are not away (no
-        `idle_prompt` for the turn that ended)."""
-        self.idle.stop(session_id)
-
-    def set_permission_mode(self, session_id: str, mode: PermissionMode) -> None:
-        """ask, or auto-edits (edit and write run without asking); in memory only."""
-        self.ctx.live(session_id).permission_mode = mode
+        scope = await self.scope(session_id)
+        await notify(scope.ctx, scope.id, scope.directory, IDLE_MESSAGE, "idle_prompt", IDLE_TITLE)
 
     # ---- commands ---------------------------------------------------------------------
 
@@ -344,8 +218,8 @@ class Engine:
         self.idle.stop(session_id)
         session = await self.ctx.db.get_session(session_id)
         ctx = await self.hook_points.trust_question(session)  # before anything of it acts
-        chosen = self.primary_agent(agent, Path(session.directory))
-        model = model or chosen.model or await self.session_model(session_id)
+        chosen = ctx.agent_catalog(Path(session.directory)).chosen(agent)
+        model = model or chosen.model or await self._scope(session).model()
         # A local server's window is asked while litellm loads (the loop awaits the answer).
         windows.start_probe(model, ctx.config)
         # Fail before saving anything the model can't answer.
@@ -353,13 +227,19 @@ class Engine:
         try:
             context = [*context, *await self.hook_points.before_prompt(session, text, expansion)]
             if expansion is not None:
-                text = await self._fill_lines(session, text, expansion)
+                text = await fill_lines(ctx, session, text, expansion)
         except (PromptBlocked, ExpansionFailed) as exc:
-            exc.session_dropped = fresh and await self._drop_if_empty(session)
+            exc.session_dropped = fresh and await drop_if_empty(ctx, session)
             raise
-        with self._claim(session_id) as (busy, lock):
+        with self._scope(session).claim() as (busy, lock):
             await self._save_prompt(
-                session, text, model, chosen.name, queued=lock is None, context=context, files=files
+                session,
+                text,
+                model,
+                agent=chosen.name,
+                queued=lock is None,
+                context=context,
+                files=files,
             )
         if saved is not None:
             saved.set()
@@ -367,131 +247,14 @@ class Engine:
             return None
         return await self.run(session_id, lock=lock)
 
-    async def _drop_if_empty(self, session: Session) -> bool:
-        """A session whose first prompt was refused holds nothing: it is not kept."""
-        newest, _ = await self.ctx.db.recent_messages(session.id, 1)
-        if newest or session.parent_id is not None:
-            return False
-        await self.ctx.db.delete_session(session.id)
-        return True
-
-    @contextlib.contextmanager
-    def _claim(self, session_id: str) -> Iterator[tuple[bool, SessionLock | None]]:
-        """(busy here, the session's lock if this command starts the loop), given back when
-        the body fails. No await before the body: of two commands, of any processes, only
-        one starts the loop."""
-        live = self.ctx.live(session_id)
-        busy, lock = self.is_busy(session_id), None
-        if busy:  # the running loop reads it (session/follow.all_read)
-            live.arrivals += 1
-            live.arriving += 1
-        elif (lock := self.locks.try_acquire(session_id)) is not None:
-            live.claimed = True
-        try:
-            yield busy, lock
-        except BaseException:
-            if lock is not None:
-                live.claimed = False
-                lock.release()
-            raise
-        finally:
-            if busy:
-                live.arriving -= 1
-                live.stored.set()
-
-    async def _save_prompt(
-        self,
-        session: Session,
-        text: str,
-        model: str,
-        agent: str,
-        *,
-        queued: bool,
-        context: Sequence[str] = (),
-        files: Sequence[FilePart] = (),
-    ) -> None:
+    async def _save_prompt(self, session: Session, text: str, model: str, **saved: Any) -> None:
+        """Save the person's message (session/sending.py); the model titles a new session
+        where the front-end asks for it (`model_titles`)."""
         ctx = self.ctx.in_project(session.directory)
-        session_id = session.id
-        info = UserMessage(
-            id=message_id(), session_id=session_id, model=model, agent=agent, queued=queued
-        )
-        ids = {"session_id": session_id, "message_id": info.id}
-        part = TextPart(id=part_id(), **ids, text=text)
-        attachments = await resolve_mentions(
-            text, self._tool_context(session, info.id), ctx.registry
-        )
-        await ctx.add_message(info, part)
-        ctx.live(session_id).newest = info.id
-        for attachment in attachments:  # the model reads them; the view shows the typed text
-            await self._add_synthetic(info, attachment.text)
-            for image in attachment.images:  # an image file: the image itself
-                url = Path(image.path).as_uri()
-                await ctx.save_part(
-                    FilePart(id=part_id(), **ids, mime=image.mime, filename=image.name, url=url)
-                )
-        for text_ in context:  # e.g. files an editor attached, as it has them
-            await self._add_synthetic(info, text_)
-        for file in files:
-            await ctx.save_part(file.model_copy(update={"id": part_id(), **ids}))
-        if not session.title:
-            session.title = default_title(text)
-            await ctx.db.update_session(session)
-            ctx.publish(SessionUpdated(session=session))
-            if self.model_titles:
-                task = asyncio.create_task(generate_title(ctx, session_id, text, model))
-                self._background.add(task)
-                task.add_done_callback(self._background.discard)
-
-    async def _add_synthetic(self, info: UserMessage, text: str) -> None:
-        ids = {"session_id": info.session_id, "message_id": info.id}
-        await self.ctx.save_part(TextPart(id=part_id(), **ids, text=text, synthetic=True))
-
-    async def run_shell(
-        self, session_id: str, command: str, saved: asyncio.Event | None = None
-    ) -> ToolPart:
-        """`!command`: the person runs a shell command in the session's folder (theirs,
-        so nobody is asked to allow bash; it runs in the sandbox all the same, and the
-        person is offered to run it outside when the sandbox blocks it). It is saved as a
-        user message: a bash tool part the view shows as a tool line, and synthetic text
-        with the output that the model reads with the next message. The model is not
-        called."""
-        if not command.strip():
-            raise UsageError("The command is empty: type a shell command after the !.")
-        ctx, session = await self._opened(session_id)
-        model = await self.session_model(session_id)
-        # Idle: the session is held while the command runs, so that no loop (of this or
-        # another process) starts meanwhile and takes its running part for a crashed one.
-        lock = None if self.is_busy(session_id) else self.locks.try_acquire(session_id)
-        try:
-            info = UserMessage(
-                id=message_id(), session_id=session_id, model=model, queued=lock is None
-            )
-            call_id = f"shell-{info.id}"
-            tools = self._tool_context(session, info.id, call_id)
-            tools.permissions["bash"] = "allow"
-            await self.announce_sandbox(ctx)
-            tools.ask = ctx.ask  # only to offer running it outside the sandbox if blocked
-            part = await run_person_command(ctx, info, command, tools, saved)
-            if tools.permissions.get(UNSANDBOXED) == "allow":  # "always" holds for the session
-                ctx.permissions_for(session_id)[UNSANDBOXED] = "allow"
-            return part
-        finally:
-            if lock is not None:
-                lock.release()
-
-    def _tool_context(self, session: Session, message: str, call_id: str = "") -> ToolContext:
-        """What a tool run on the person's behalf needs (mentions, `!command`): nobody
-        is asked, so only what config or 'always' allows runs beyond the given grants."""
-        ctx = self.ctx.in_project(session.directory)
-        context = ctx.tool_context(
-            session.id,
-            message,
-            Path(session.directory),
-            call_id=call_id,
-            permissions=dict(ctx.permissions_for(session.id)),
-        )
-        context.ask = None
-        return context
+        if await save_prompt(ctx, session, text, model, **saved) and self.model_titles:
+            task = asyncio.create_task(generate_title(ctx, session.id, text, model))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
 
     async def compact(
         self,
@@ -500,241 +263,28 @@ class Engine:
         *,
         model: str | None = None,
         up_to: str | None = None,
+        agent: str = DEFAULT_AGENT,
     ) -> LoopResult | None:
-        """Manual compaction (`/compact [instructions]`): summarise now, then stop.
+        """Manual compaction (`/compact [instructions]`): its request saved, the loop
+        summarises now, then stops (None: the loop runs already and does it first).
         `up_to`: the summary ends with that message; refused, with nothing changed, when
-        what stays after it would not fit."""
-        ctx = await self._ctx(session_id)
-        model = model or await self.session_model(session_id)
+        what stays after it would not fit. `agent`: the turn's (a reviewed summary's)."""
+        scope = await self.scope(session_id)
+        config = scope.workspace.config
+        model = model or await scope.model()
         if up_to is not None:
-            plan = await self.compaction_plan(session_id, instructions, model=model, up_to=up_to)
+            plan = await preview(scope, instructions, model=model, up_to=up_to)
             if (refusal := plan.overflowing()) is not None:
                 raise CompactionError(refusal)
-        windows.start_probe(model, ctx.config)
-        await check_credentials(ctx.config.compaction.model or model, ctx.config)
-        return await self._request_compaction(
-            session_id, model=model, instructions=instructions, up_to=up_to
-        )
-
-    async def _request_compaction(self, session_id: str, **request: Any) -> LoopResult | None:
-        """Save a manual compaction's request and run the loop (None: it runs already)."""
-        with self._claim(session_id) as (busy, lock):
+        windows.start_probe(model, config)
+        await check_credentials(config.compaction.model or model, config)
+        request = {"model": model, "instructions": instructions, "up_to": up_to, "agent": agent}
+        with scope.claim() as (busy, lock):
             created = await compaction.create_request(self.ctx, session_id, auto=False, **request)
         self.ctx.live(session_id).newest = created.info.id
         if busy:
             return None
         return await self.run(session_id, lock=lock)
-
-    async def summary_for_review(
-        self, session_id: str, instructions: str | None = None, *, model: str | None = None
-    ) -> PreparedSummary | None:
-        """A manual /compact with `compaction.review`: write the summary the compaction
-        would apply, without applying it (the person applies, edits or discards it with
-        `apply_reviewed` / `discard_reviewed`). None when it cannot be written in one call
-        (a span for chunks): then compact as usual."""
-        ctx = await self._ctx(session_id)
-        model = model or await self.session_model(session_id)
-        await check_credentials(ctx.config.compaction.model or model, ctx.config)
-        with self._idle(session_id, "writing a summary to review"):
-            info = await load_with_summariser(model, ctx.config)
-            history = await load_history(ctx, await ctx.db.get_session(session_id))
-            users = [m.info for m in history if isinstance(m.info, UserMessage)]
-            agent = max(users, key=lambda u: u.id).agent if users else DEFAULT_AGENT
-            return await prepared.prepare(
-                ctx, session_id, info, agent, review=True, instructions=instructions
-            )
-
-    async def apply_reviewed(
-        self, session_id: str, summary: PreparedSummary, text: str | None = None
-    ) -> LoopResult | None:
-        """Apply a reviewed summary (`text`: the person's edit; the original is kept)."""
-        if text is not None and text.strip() and text.strip() != summary.text.strip():
-            summary.edited = text.strip()
-        prepared.cancel(self.ctx, session_id)  # only this one is applied
-        for other in await self.ctx.db.prepared_summaries(session_id, "ready"):
-            if other.id != summary.id:
-                await prepared.discard(self.ctx, other, "the person applied a reviewed one")
-        await self.ctx.db.save_prepared(summary)
-        model = await self.session_model(session_id)
-        return await self._request_compaction(
-            session_id, model=model, agent=summary.agent or DEFAULT_AGENT
-        )
-
-    async def discard_reviewed(self, summary: PreparedSummary) -> None:
-        await prepared.discard(self.ctx, summary, "the person discarded it in the review")
-
-    async def compaction_plan(
-        self,
-        session_id: str,
-        instructions: str | None = None,
-        *,
-        model: str | None = None,
-        up_to: str | None = None,
-    ) -> CompactionPlan:
-        """What `compact` would do now (`--dry-run`): nothing is sent or saved."""
-        ctx, session = await self._opened(session_id)
-        model = model or await self.session_model(session_id)
-        history = await load_history(ctx, session)
-        if not history:
-            raise UsageError("Nothing to compact yet: the session has no messages.")
-        info = await _limits(ctx, model)
-        return await asyncio.to_thread(plan, ctx, session, history, info, instructions, up_to)
-
-    async def context_report(
-        self, session_id: str | None, *, model: str | None = None, directory: Path | None = None
-    ) -> str:
-        """What fills the context window (`/context`), as text; with no session (before a
-        first message), what a first request in `directory` would carry."""
-        from agent_tui.context.breakdown import breakdown, render
-        from agent_tui.context.memory_report import memory_lines
-
-        if session_id is None:
-            assert directory is not None, "no session: the directory of the next one"
-            ctx, history, where = self.project(directory), [], directory
-        else:
-            ctx, session = await self._opened(session_id)
-            history, where = await load_history(ctx, session), Path(session.directory)
-        model = model or model_of(history, ctx.config.model)
-        info = await _limits(ctx, model)
-        tools = ctx.registry.definitions()
-        # Counting tokens loads a tokenizer the first time: off the event loop.
-        result = await asyncio.to_thread(breakdown, history, info, ctx.config, where, tools)
-        memory = await asyncio.to_thread(
-            lambda: memory_lines(memory_of(where, ctx.config), history, where, model)
-        )
-        withheld = ctx.tool_env.withheld_line()
-        sandbox = await ctx.sandbox.status_line()
-        lines = [render(result), *memory, withheld, sandbox, *ctx.lsp.status_lines()]
-        lines += ctx.hooks.status_lines()
-        lines += trust_lines(ctx.workspace)
-        lines += context_lines(ctx.workspace)
-        lines.append(remote.describe())
-        return "\n".join(lines)
-
-    async def uncompact(self, session_id: str, *, model: str | None = None) -> Uncompacted:
-        """Take back the newest compaction (UsageError if there is none or it won't fit)."""
-        ctx = await self._ctx(session_id)
-        with self._idle(session_id, "undoing a compaction"):
-            model = model or await self.session_model(session_id)
-            session = await ctx.db.get_session(session_id)
-            info = await _limits(ctx, model)
-            return await uncompact(ctx, session, info)
-
-    # ---- pins -----------------------------------------------------------------------
-
-    async def pin(self, session_id: str, item_id: str | None = None) -> PinChange:
-        """Pin a message or tool result (default: the agent's newest message with text):
-        restated verbatim after every compaction. Allowed while the agent works: the
-        model sees nothing change until the next compaction."""
-        ctx, session = await self._opened(session_id)
-        return await pin_changes.set_pin(ctx, session, item_id, pinned=True)
-
-    async def unpin(self, session_id: str, item_id: str | None = None) -> PinChange:
-        """Unpin (default: the only pin); compactions from the next one on leave it out."""
-        ctx, session = await self._opened(session_id)
-        return await pin_changes.set_pin(ctx, session, item_id, pinned=False)
-
-    async def pin_choices(self, session_id: str) -> list[tuple[PinnedText, bool]]:
-        """The app's pin list: newest first, each with whether it is pinned."""
-        ctx, session = await self._opened(session_id)
-        return await pin_changes.pin_choices(ctx, session)
-
-    async def pin_list(self, session_id: str) -> PinList:
-        ctx, session = await self._opened(session_id)
-        return await pin_changes.pin_list(ctx, session)
-
-    async def summary(self, session_id: str, *, model: str | None = None) -> SummaryInForce:
-        """The summary in force and what surrounds it (`/summary`); tokens counted for
-        `model`, else the session's."""
-        ctx, session = await self._opened(session_id)
-        model = model or await self.session_model(session_id)
-        return await summary_in_force(ctx, session, model)
-
-    async def edit_summary(self, session_id: str, summary_id: str, text: str | None) -> SummaryEdit:
-        """The person's text for the summary in force, which the model sees from its next
-        step on (None: back to the summariser's text, which stays in the database either
-        way). Allowed while the agent works here; held against an uncompact elsewhere."""
-        ctx = await self._ctx(session_id)
-        lock = None if self.is_busy(session_id) else self.locks.try_acquire(session_id)
-        try:
-            session = await ctx.db.get_session(session_id)
-            return await save_edit(ctx, session, summary_id, text)
-        finally:
-            if lock is not None:
-                lock.release()
-
-    # ---- undo / redo of turns (files included) --------------------------------------
-
-    @contextlib.contextmanager
-    def _idle(self, session_id: str, what: str) -> Iterator[None]:
-        """Hold the session (no loop anywhere) while rewriting its history; UsageError
-        naming where it is busy otherwise."""
-        if self.is_busy(session_id):
-            raise UsageError(f"The agent is working: interrupt it (Esc) before {what}.")
-        lock = self.locks.try_acquire(session_id)
-        if lock is None:
-            holder = self.locks.holder(session_id) or LockHolder()
-            raise UsageError(
-                f"Session {session_id} is busy in {holder.describe()}: wait for its turn to "
-                f"end (or interrupt it there) before {what}."
-            )
-        try:
-            yield
-        finally:
-            lock.release()
-
-    async def undo(self, session_id: str, *, force: bool = False) -> TurnRestored:
-        """Undo the newest turn: restore the files it changed and hide it from the model
-        (UndoConflict, nothing changed, when the person changed one of them since)."""
-        ctx = await self._ctx(session_id)
-        with self._idle(session_id, "undoing a turn"):
-            session = await ctx.db.get_session(session_id)
-            return await turns.undo(ctx, session, force=force)
-
-    async def redo(self, session_id: str, *, force: bool = False) -> TurnRestored:
-        """Redo the turn undone last (until a new message is sent)."""
-        ctx = await self._ctx(session_id)
-        with self._idle(session_id, "redoing a turn"):
-            session = await ctx.db.get_session(session_id)
-            return await turns.redo(ctx, session, force=force)
-
-    async def session_diff(self, session_id: str) -> str:
-        """The unified diff of every file the session's turns changed ("" if none)."""
-        ctx, session = await self._opened(session_id)
-        return await turns.diff(ctx, session)
-
-    async def session_numstat(self, session_id: str) -> dict[str, tuple[int, int]]:
-        """Lines added and removed per file the session's turns changed."""
-        ctx, session = await self._opened(session_id)
-        return await turns.numstat(ctx, session)
-
-    def fetch_instructions(self) -> None:
-        """Fetch config `instructions` URLs in the background (needs a running event loop;
-        a no-op without one, or when started already, or with no URLs). A failure is a
-        warning notice, never an error (step/instruction_urls.py)."""
-        urls = [entry for entry in self.ctx.config.instructions if is_url(entry)]
-        if self._instruction_urls is not None or not urls:
-            return
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return
-
-        async def fetch() -> None:
-            for note in await fetch_all(urls):
-                self.ctx.publish(Notice(level="warning", message=note))
-
-        self._instruction_urls = asyncio.create_task(fetch(), name="instruction-urls")
-
-    async def announce_sandbox(self, ctx: EngineContext | None = None) -> None:
-        """Once per project: a notice when commands cannot be sandboxed here."""
-        sandbox = (ctx or self.ctx).sandbox
-        if sandbox.announced:
-            return
-        sandbox.announced = True
-        notice = await sandbox.start_notice()
-        if notice is not None:
-            self.ctx.publish(Notice(level="warning", message=notice))
 
     async def run(self, session_id: str, *, lock: SessionLock | None = None) -> LoopResult:
         """Run the session's loop here, holding its lock (`lock`: taken by the caller).
@@ -752,12 +302,12 @@ class Engine:
             if lock is not None:  # also when the task was cancelled before it started
                 lock.release()
             if self.idle.run_ended(session_id):
-                self.await_person(session_id)
+                self.idle.await_person(session_id)
 
     async def _run_or_follow(
         self, session_id: str, abort: asyncio.Event, lock: SessionLock | None
     ) -> LoopResult:
-        ctx = await self._ctx(session_id)
+        ctx = (await self.scope(session_id)).ctx
         if lock is None:
             lock = self.locks.try_acquire(session_id)
         if lock is None:
@@ -776,7 +326,7 @@ class Engine:
                 reason = await self.hook_points.after_turn(session_id, continues)
                 if reason is not None:
                     continues += 1
-                    await self._continue_for_hook(session_id, reason)
+                    await continue_for_hook(await self.scope(session_id), reason)
                 elif await all_read(ctx, session_id, arrivals):
                     break
                 else:  # sent while the Stop hooks ran: answered in this turn
@@ -793,29 +343,15 @@ class Engine:
         """What a turn needs before its first request: the MCP servers' tools (the
         project's and the session's own, each within its timeout) and the instruction
         URLs; the context it runs in, with the session's tools."""
-        await self.announce_sandbox(ctx)
+        await ctx.workspace.announce_sandbox()
         ctx.workspace.mcp.start()  # the engine may have been made before the event loop ran
-        self.fetch_instructions()  # likewise
+        self.instructions.start()  # likewise
         await ctx.workspace.mcp.wait_ready()
         own = ctx.live(session_id).mcp
         if own is not None:
             await own.wait_ready()
-        if self._instruction_urls is not None:  # in the system prompt from the first request
-            await asyncio.shield(self._instruction_urls)
+        await self.instructions.ready()
         return ctx.with_session_tools(session_id)
-
-    async def _continue_for_hook(self, session_id: str, reason: str) -> None:
-        """A Stop hook blocked the stop: its reason is the next message, for the model
-        and agent of the last one."""
-        ctx, session = await self._opened(session_id)
-        newest = ctx.live(session_id).newest
-        last = await ctx.db.get_message(newest) if newest else None
-        if isinstance(last, UserMessage):
-            model, agent = last.model, last.agent
-        else:  # a run this engine did not prompt: the session's model, the default agent
-            model = await self.session_model(session_id)
-            agent = self.primary_agent(None, Path(session.directory)).name
-        await self._save_prompt(session, reason, model, agent, queued=False)
 
     async def wait_idle(self, session_id: str) -> None:
         """Until the session's running loop (if any) has finished."""
@@ -829,13 +365,12 @@ class Engine:
         """Stop what the engine started outside a run: the MCP servers (their processes),
         a fetch of instruction URLs still under way, and delete the sandbox's temp dirs.
         `reason`: SessionEnd's (HookPoints.end)."""
-        if self._instruction_urls is not None and not self._instruction_urls.done():
-            self._instruction_urls.cancel()
+        self.instructions.cancel()
         prepared.hand_over(self.ctx)  # finished by a detached process, used next time
         self.idle.stop_all()
         await self.hook_points.end(reason)
         for live in self.ctx.shared.sessions:
-            await self.detach_servers(live.id)
+            await live.detach_servers()
         for project in self.ctx.projects():
             await project.workspace.close()
         if self._owns_database:
@@ -851,11 +386,3 @@ class Engine:
             return False
         event.set()
         return True
-
-
-async def _limits(ctx: EngineContext, model: str) -> ModelInfo:
-    """The model's limits and prices (and the summariser's, when one is set) with the
-    project's config, a local server's window asked first: awaited, as litellm may still
-    be importing."""
-    await windows.discover_window(model, ctx.config)
-    return await load_with_summariser(model, ctx.config)

@@ -17,10 +17,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from agent_tui.context.uncompact import finished_summaries
-from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
 from agent_tui.ids import copy_id
 from agent_tui.ids import session_id as new_session_id
+from agent_tui.scope import SessionScope
 from agent_tui.storage.models import (
     CompactionPart,
     MessageWithParts,
@@ -84,9 +84,11 @@ def _typed(message: MessageWithParts) -> str | None:
     return "\n".join(texts) if texts else None
 
 
-async def fork(ctx: EngineContext, session_id: str, message_id: str | None = None) -> Forked:
-    """A new session of `session_id`'s history up to and including `message_id` (the
-    whole history when None); before it when it is one the person typed."""
+async def fork(scope: SessionScope, message_id: str | None = None) -> Forked:
+    """A new session of the session's history up to and including `message_id` (the
+    whole history when None; before it when it is one the person typed: its text comes
+    back as `retype`), its summary, pins, ledger, todos and snapshots as they were there."""
+    ctx, session_id = scope.ctx, scope.id
     export = await ctx.db.export_session(session_id)
     messages = export.messages
     ends = [i for i, m in enumerate(messages) if m.info.id == message_id]

@@ -15,18 +15,35 @@ IDLE_TITLE = "Waiting for input"
 class IdleWatch:
     """The sessions whose turn ended while the person is away, each until it is told."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        busy: Callable[[str], bool],
+        after: Callable[[], float],
+        tell: Callable[[str], Awaitable[None]],
+    ) -> None:
+        self._busy, self._after, self._tell = busy, after, tell
+        """Whether a session's loop runs; `idle_notification` (seconds); the notification."""
         self._waits: dict[str, asyncio.Task[None]] = {}
         self._after_run: set[str] = set()
         """Sessions whose end a front-end showed while their run still went on (its Stop
         hooks): the wait starts when the run ends."""
 
-    def start(self, session_id: str, after: float, tell: Callable[[], Awaitable[None]]) -> None:
-        """`tell` after `after` seconds, unless `stop` comes first (0: never)."""
+    def await_person(self, session_id: str) -> None:
+        """A front-end that waits for the person (the app) shows a turn's end: unless
+        they type (`stop`) or something is sent first, Notification hooks hear
+        `idle_prompt` after `idle_notification` seconds, as Claude Code's do. Shown while
+        the run still goes on (its Stop hooks), the wait starts when it ends."""
+        if self._busy(session_id):
+            self.after_run(session_id)
+        else:
+            self.start(session_id)
+
+    def start(self, session_id: str) -> None:
+        """Tell after `idle_notification` seconds, unless `stop` comes first (0: never)."""
         self.stop(session_id)
-        if after <= 0:
+        if (after := self._after()) <= 0:
             return
-        wait = asyncio.create_task(self._tell_after(after, tell), name=f"idle-{session_id}")
+        wait = asyncio.create_task(self._tell_after(session_id, after), name=f"idle-{session_id}")
         self._waits[session_id] = wait
         wait.add_done_callback(lambda done: self._forget(session_id, done))
 
@@ -55,10 +72,10 @@ class IdleWatch:
         """Whether the person would be told of this session's idle turn."""
         return session_id in self._waits
 
-    @staticmethod
-    async def _tell_after(after: float, tell: Callable[[], Awaitable[None]]) -> None:
+    async def _tell_after(self, session_id: str, after: float) -> None:
         await asyncio.sleep(after)
-        await tell()
+        if not self._busy(session_id):  # else sent from another view or process meanwhile
+            await self._tell(session_id)
 
     def _forget(self, session_id: str, done: asyncio.Task[None]) -> None:
         if self._waits.get(session_id) is done:

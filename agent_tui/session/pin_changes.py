@@ -21,6 +21,7 @@ from agent_tui.engine_context import EngineContext
 from agent_tui.errors import NotFoundError, UsageError
 from agent_tui.events import MessageUpdated
 from agent_tui.ids import now_ms
+from agent_tui.scope import SessionScope
 from agent_tui.step.messages import summary_for
 from agent_tui.storage.models import (
     AssistantMessage,
@@ -189,11 +190,12 @@ def _usable(messages: list[MessageWithParts]) -> int:
     return 0
 
 
-async def set_pin(
-    ctx: EngineContext, session: Session, item_id: str | None, *, pinned: bool
-) -> PinChange:
-    """Pin (or unpin) a message or tool result of `session`. Without an id, pin the
-    agent's newest message with text, or unpin the only pin."""
+async def set_pin(scope: SessionScope, item_id: str | None, *, pinned: bool) -> PinChange:
+    """Pin (or unpin) a message or tool result of the session: restated verbatim after
+    every compaction (unpinned: left out from the next one on). Without an id, pin the
+    agent's newest message with text, or unpin the only pin. Allowed while the agent
+    works: the model sees nothing change until the next compaction."""
+    ctx, session = scope.ctx, scope.session
     recent = await _recent(ctx, session)
     if item_id is None or not item_id.strip():
         item_id = await _default_id(ctx, session, recent, pinned=pinned)
@@ -209,7 +211,7 @@ async def set_pin(
         else:
             holder.pinned = stamp
             await ctx.save_part(holder)
-    listed = await pin_list(ctx, session)
+    listed = await pin_list(scope)
     boundary = min(filter(None, (session.compaction_id, session.tail_start_id)), default=None)
     message_of = holder.info.id if isinstance(holder, MessageWithParts) else holder.message_id
     restated: set[str] = set()
@@ -271,7 +273,8 @@ class PinList(BaseModel):
         return head + "\n" + listing(self.pins)
 
 
-async def pin_list(ctx: EngineContext, session: Session) -> PinList:
+async def pin_list(scope: SessionScope) -> PinList:
+    ctx, session = scope.ctx, scope.session
     recent = await _recent(ctx, session)
     pins = await current_pins(ctx.db, session.id)
     model = next((m.info.model for m in reversed(recent) if m.info.model), ctx.config.model)
@@ -283,9 +286,10 @@ async def pin_list(ctx: EngineContext, session: Session) -> PinList:
     )
 
 
-async def pin_choices(ctx: EngineContext, session: Session) -> list[tuple[PinnedText, bool]]:
+async def pin_choices(scope: SessionScope) -> list[tuple[PinnedText, bool]]:
     """What the app's list offers, newest first: the pinnable items of the newest
     messages, then older pins (so each pin can be unpinned from the list)."""
+    ctx, session = scope.ctx, scope.session
     choices = pinnable(await _recent(ctx, session))
     shown = {item.id for item, _ in choices}
     older = [p for p in await current_pins(ctx.db, session.id) if p.id not in shown]

@@ -20,6 +20,7 @@ from agent_tui.context.boundary import text_of
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
 from agent_tui.events import MessageUpdated
+from agent_tui.scope import SessionScope
 from agent_tui.storage.models import (
     CompactionPart,
     MessageWithParts,
@@ -166,32 +167,39 @@ async def _apply(
     )
 
 
-async def undo(ctx: EngineContext, session: Session, *, force: bool = False) -> TurnRestored:
-    """Undo the newest turn that is not undone yet."""
-    messages = await ctx.db.messages(session.id, since_id=session.compaction_id)
-    active = [t for t in turns_after_boundary(messages, session) if not t.undone]
-    if not active:
-        hint = " (/uncompact takes the latest compaction back)" if session.compaction_id else ""
-        raise UsageError(f"Nothing to undo in this session{hint}.")
-    return await _apply(ctx, session, active[-1], undo=True, force=force)
+async def undo(scope: SessionScope, *, force: bool = False) -> TurnRestored:
+    """Undo the newest turn that is not undone yet: restore the files it changed and hide
+    it from the model (UndoConflict, nothing changed, when the person changed one of them
+    since); the session held meanwhile."""
+    with scope.idle("undoing a turn"):
+        ctx, session = scope.ctx, await scope.fresh()
+        messages = await ctx.db.messages(session.id, since_id=session.compaction_id)
+        active = [t for t in turns_after_boundary(messages, session) if not t.undone]
+        if not active:
+            hint = " (/uncompact takes the latest compaction back)" if session.compaction_id else ""
+            raise UsageError(f"Nothing to undo in this session{hint}.")
+        return await _apply(ctx, session, active[-1], undo=True, force=force)
 
 
-async def redo(ctx: EngineContext, session: Session, *, force: bool = False) -> TurnRestored:
+async def redo(scope: SessionScope, *, force: bool = False) -> TurnRestored:
     """Redo the turn undone last; a message sent since an undo ends what can be redone."""
-    messages = await ctx.db.messages(session.id, since_id=session.compaction_id)
-    turns = turns_after_boundary(messages, session)
-    newest = max((t.user.info.id for t in turns if not t.undone), default="")
-    undone = [t for t in turns if t.undone and t.user.info.id > newest]
-    if not undone:
-        raise UsageError("Nothing to redo: no turn was undone since the last message sent.")
-    return await _apply(ctx, session, undone[0], undo=False, force=force)
+    with scope.idle("redoing a turn"):
+        ctx, session = scope.ctx, await scope.fresh()
+        messages = await ctx.db.messages(session.id, since_id=session.compaction_id)
+        turns = turns_after_boundary(messages, session)
+        newest = max((t.user.info.id for t in turns if not t.undone), default="")
+        undone = [t for t in turns if t.undone and t.user.info.id > newest]
+        if not undone:
+            raise UsageError("Nothing to redo: no turn was undone since the last message sent.")
+        return await _apply(ctx, session, undone[0], undo=False, force=force)
 
 
-async def session_changes(
-    ctx: EngineContext, session: Session
+async def _session_changes(
+    scope: SessionScope,
 ) -> tuple[Snapshots | None, str | None, str | None, list[str]]:
     """(snapshots, first tree, last tree, files) spanning the session's turns that are
     not undone; trees are None when there is nothing to compare."""
+    ctx, session = scope.ctx, scope.session
     messages = await ctx.db.all_messages(session.id)
     patches = [
         p
@@ -207,9 +215,9 @@ async def session_changes(
     return snapshots, patches[0].before, patches[-1].after, files
 
 
-async def numstat(ctx: EngineContext, session: Session) -> dict[str, tuple[int, int]]:
+async def numstat(scope: SessionScope) -> dict[str, tuple[int, int]]:
     """Lines added and removed per file over the session (its undone turns excluded)."""
-    snapshots, first, last, files = await session_changes(ctx, session)
+    snapshots, first, last, files = await _session_changes(scope)
     if snapshots is None or first is None or last is None:
         return {}
     try:
@@ -218,9 +226,10 @@ async def numstat(ctx: EngineContext, session: Session) -> dict[str, tuple[int, 
         return {}
 
 
-async def diff(ctx: EngineContext, session: Session) -> str:
-    """The session's unified diff: every file its turns changed, first tree to last."""
-    snapshots, first, last, files = await session_changes(ctx, session)
+async def diff(scope: SessionScope) -> str:
+    """The session's unified diff: every file its turns changed, first tree to last ("" if
+    none)."""
+    snapshots, first, last, files = await _session_changes(scope)
     if snapshots is None or first is None or last is None:
         return ""
     try:

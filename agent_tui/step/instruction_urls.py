@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,3 +129,36 @@ async def fetch_all(urls: list[str]) -> list[str]:
             if fetched.note:
                 notes.append(fetched.note)
     return notes
+
+
+class InstructionUrls:
+    """Config `instructions` URLs, fetched once in the background for the engine's life;
+    a failure is a warning (`warn`), never an error."""
+
+    def __init__(self, entries: list[str], warn: Callable[[str], None]) -> None:
+        self._urls = [entry for entry in entries if is_url(entry)]
+        self._warn = warn
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Needs a running event loop: a no-op without one, when started, or with no URLs."""
+        if self._task is not None or not self._urls:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._task = asyncio.create_task(self._fetch(), name="instruction-urls")
+
+    async def _fetch(self) -> None:
+        for note in await fetch_all(self._urls):
+            self._warn(note)
+
+    async def ready(self) -> None:
+        """In the system prompt from the first request: until fetched (if started)."""
+        if self._task is not None:
+            await asyncio.shield(self._task)
+
+    def cancel(self) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()

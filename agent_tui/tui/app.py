@@ -192,14 +192,15 @@ class AgentApp(App[int]):
             run()
         if waiting:
             self.status_line.set_hint(None)
-        await self.engine.announce_sandbox()  # a notice if commands cannot be sandboxed
+        # a notice if commands cannot be sandboxed
+        await self.engine.workspace(self.chat.directory).announce_sandbox()
         self.ask_project_trust()
 
     def ask_project_trust(self) -> None:
         """A project whose own config or `.agent-tui/` waits for trust: asked (/trust),
         listing what it would add; no keeps the safe part (session/hook_points.py). One
         refused for good (an editor's "Reject always") is not, until its files change."""
-        workspace = self.engine.project(self.chat.directory).workspace
+        workspace = self.engine.workspace(self.chat.directory)
         if workspace.asks_trust and not workspace.trust_refused:
             person.run(self.chat, catalog.named("trust"))
 
@@ -225,7 +226,10 @@ class AgentApp(App[int]):
     async def _ask_window(self) -> None:
         """A local server's window, asked after the first frame: the welcome view and
         the sidebar show it once it is known."""
-        if await self.engine.model_window(self.chat.current_model) is not None:
+        from agent_tui.provider.windows import discover_window
+
+        config = self.engine.workspace(self.chat.directory).config
+        if await discover_window(self.chat.current_model, config) is not None:
             self.chat.refresh_sidebar()
 
     def on_resize(self, event: events.Resize) -> None:

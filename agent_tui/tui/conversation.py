@@ -146,7 +146,7 @@ class Conversation(Horizontal):
         self.view = SessionView(id="view")
         self.view.display = self.continuing
         await self.query_one("#chat").mount(self.view, before="#status")
-        self.agent_catalog = engine.agents(self.directory)
+        self.agent_catalog = engine.workspace(self.directory).agent_catalog()
         self.show_agent()
 
     def on_unmount(self) -> None:
@@ -202,7 +202,7 @@ class Conversation(Horizontal):
             self.stats = SessionStats.of(messages)
             self.view.add_older(messages)
         if self.model_override is None:
-            self.session_model = await self.engine.session_model(session.id)
+            self.session_model = await (await self.engine.scope(session.id)).model()
         self.refresh_sidebar()
         self.sidebar.show_todos(await self.engine.queries.todos(session.id))
 
@@ -233,9 +233,11 @@ class Conversation(Horizontal):
 
     async def refresh_changes(self) -> None:
         """The sidebar's files with +/- line counts, from the session's snapshots."""
+        from agent_tui.session.undo import numstat
+
         if self.session is None:
             return
-        self.stats.changes = await self.engine.session_numstat(self.session.id)
+        self.stats.changes = await numstat(await self.engine.scope(self.session.id))
         self.refresh_sidebar()
 
     def show_welcome(self, shown: bool) -> None:
@@ -253,7 +255,7 @@ class Conversation(Horizontal):
             self.run_worker(self.refresh_changes(), exit_on_error=False)
             self._show_pending_plan()
             if self.session is not None:  # the turn's end is on screen: waiting for you
-                self.engine.await_person(self.session.id)
+                self.engine.idle.await_person(self.session.id)
 
     @property
     def current_model(self) -> str:
@@ -301,7 +303,9 @@ class Conversation(Horizontal):
     async def shell(self, command: str) -> None:
         async def shell(saved: asyncio.Event) -> None:
             session = await self.ensure_session()
-            await self.engine.run_shell(session.id, command, saved)
+            from agent_tui.session.sending import run_shell
+
+            await run_shell(await self.engine.scope(session.id), command, saved)
 
         try:
             await self.submissions.run(shell)
@@ -332,7 +336,7 @@ class Conversation(Horizontal):
         if event.text_area is self.prompt:
             self.show_completions()
             if self.session is not None:
-                self.engine.person_typed(self.session.id)
+                self.engine.idle.stop(self.session.id)  # they are not away
 
     def show_completions(self) -> None:
         """The commands what is typed completes to, with their arguments, under the
@@ -423,7 +427,8 @@ class Conversation(Horizontal):
 
     def apply_permission_mode(self) -> None:
         if self.session is not None:
-            self.engine.set_permission_mode(self.session.id, self.permission_mode)
+            live = self.engine.live(self.session.id)
+            live.permission_mode = self.permission_mode
         self.status_line.set_mode(self.permission_mode)
 
     # ---- the plan ---------------------------------------------------------------------

@@ -140,6 +140,28 @@ class Workspace:
     def tell(self, line: str) -> None:
         self.publish(Notice(level="info", message=line))
 
+    def session_servers(self) -> McpServers:
+        """MCP servers for one session (an editor's): run as the person's own servers of
+        this project run, their tools in a registry of their own, the project's names
+        taken."""
+        return McpServers(
+            {},
+            ToolRegistry(),
+            self.publish,
+            self.tool_env.env,
+            self.directory,
+            containment=self.containment,
+            beside=self.registry,
+        )
+
+    async def announce_sandbox(self) -> None:
+        """Once: a notice when commands cannot be sandboxed here."""
+        if self.sandbox.announced:
+            return
+        self.sandbox.announced = True
+        if (notice := await self.sandbox.start_notice()) is not None:
+            self.warn(notice)
+
     async def _ask_model(self, prompt: str, model: str | None) -> str:
         """A prompt hook's question, to its model, else the small one, else the main one."""
         model = model or self.config.small_model or self.config.model
