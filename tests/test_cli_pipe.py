@@ -12,7 +12,15 @@ import pytest
 
 from tests.engine_helpers import run_cli
 from tests.fake_openai import FakeOpenAI, Text
-from tests.test_faults_crash import STARTUP_TIMEOUT, db_rows, read_until, reaped, spawn
+from tests.serve_helpers import serve
+from tests.test_faults_crash import (
+    STARTUP_TIMEOUT,
+    db_rows,
+    read_until,
+    reaped,
+    spawn,
+    wait_for,
+)
 from tests.test_provider_process import gone, provider_processes
 
 LONG = " ".join(f"word{i}" for i in range(3000))
@@ -54,3 +62,30 @@ def test_a_listing_piped_to_a_reader_that_closed_exits_quietly(
         _, stderr = proc.communicate(timeout=60)
     assert stderr.decode().strip() == ""
     assert proc.returncode == 128 + signal.SIGPIPE
+
+
+def test_an_attached_run_whose_reader_stops_reading_ends_quietly(
+    configured: FakeOpenAI, isolated
+) -> None:
+    """`run --attach URL … | head` ends as `run` does here: the turn is cancelled on the
+    server (what streamed is kept there), agent-tui exits 141 without a word."""
+    with serve(isolated) as server:
+        configured.script(Text(LONG, chunk_size=8, delay=0.01))  # ~30 s if read to the end
+        argv = ("run", "--attach", server.url, "tell me a long story")
+        with reaped(spawn(isolated, *argv)) as proc:
+            read_until(proc, b"word1", STARTUP_TIMEOUT)
+            assert proc.stdout is not None
+            proc.stdout.close()
+            _, stderr = proc.communicate(timeout=20)
+        assert stderr.decode().strip() == "", stderr.decode()
+        assert proc.returncode == 128 + signal.SIGPIPE
+
+        def ended() -> bool:
+            rows = db_rows("SELECT info FROM message WHERE role = 'assistant'")
+            return any(json.loads(row[0]).get("completed") for row in rows)
+
+        wait_for(ended, "the server ending the turn", timeout=20)
+        rows = db_rows("SELECT data FROM part WHERE type = 'text'")
+        streamed = [json.loads(row[0])["text"] for row in rows]
+        assert any(text.startswith("word0 word1") for text in streamed)
+        assert not any(text == LONG for text in streamed)  # cancelled, not finished
