@@ -29,8 +29,8 @@
    (default 100) until its newest reply is drawn — a later launch, with the frame the
    warm-up recorded shown first, and the app's own drawing (AGENT_TUI_INSTANT_FRAME=0) —
    beside an empty start until the input is drawn (the app's own frame), 5 interleaved
-   runs each after a warm-up: median and min, with Claude Code's 0.47 s and agent-tui's
-   earlier 0.85 s beside as reference (tui_history.py).
+   runs each after a warm-up: median and min, with Claude Code's 0.66 s and agent-tui's
+   earlier 1.20 s beside as reference (tui_history.py).
 7. `--echo-history [STEPS]` (only this): keys typed every 100 ms while a 6,000-word
    reply streams with no delay, in an empty session and in a session that already holds
    STEPS steps (default 200, opened with --continue): median, p99 and max echo.
@@ -40,7 +40,7 @@ on screen within 30 ms (p50) and 100 ms (p99) while streaming at 1,000 and 5,000
 tokens/s; first frame under 1 s; a 1,000-step session opens within 1.3x the time of an
 empty one; memory after 1,000 steps within 1.5x of after 10; input drawn ≤ 0.6 s;
 key to screen at full stream speed p50 ≤ 25 ms, max ≤ 100 ms; a 100-step session
-reopened ≤ 0.47 s; echo with 200 steps of history median ≤ 25 ms, max ≤ 60 ms.
+reopened ≤ 0.66 s; echo with 200 steps of history median ≤ 25 ms, max ≤ 60 ms.
 """
 
 from __future__ import annotations

@@ -15,10 +15,10 @@ from pty_app import PtyApp
 
 REOPEN_STEPS = 100
 REOPEN_RUNS = 5
-CLAUDE_CODE_REOPEN = 0.47
-"""Claude Code 2.1, launch → a 100-step session's last reply drawn (FACTS.md)."""
-REOPEN_BEFORE = 0.85
-"""agent-tui before issue 31's work on it, the same figure (FACTS.md)."""
+CLAUDE_CODE_REOPEN = 0.66
+"""Claude Code 2.1, launch → a 100-step session's last reply drawn (FACTS.md, 12-01)."""
+REOPEN_BEFORE = 1.20
+"""agent-tui before issue 52's first page from storage, the same figure (FACTS.md)."""
 ECHO_HISTORY_STEPS = 200
 SETTLE = 1.0
 """Seconds a recording launch stays up after the sidebar has read the whole history."""

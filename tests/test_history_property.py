@@ -24,7 +24,6 @@ from agent_tui.step.messages import (
     CONTINUE_TEXT,
     INTERRUPTED_OUTPUT,
     arrange_after_compaction,
-    history_start,
     to_model_messages,
 )
 from agent_tui.step.request import build_request
@@ -234,7 +233,7 @@ class Builder:
     # -- reading it back like the loop
 
     def loaded(self) -> list[MessageWithParts]:
-        start = history_start(self.session)
+        start = self.session.history_start
         since = [m for m in self.messages if start is None or m.info.id >= start]
         return arrange_after_compaction(since, self.session)
 

@@ -4,24 +4,30 @@ kept — text in the prompt, a message sent once the session is ready, in order.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 from agent_tui import paths
 from agent_tui.config.keybinds import DEFAULT_KEYS
 from agent_tui.config.settings import KeybindsConfig, load_config
+from agent_tui.ids import message_id, part_id
 from agent_tui.project import agents
 from agent_tui.session.opening import Opened, engine_on
 from agent_tui.storage.db import Database
+from agent_tui.storage.models import AssistantMessage, Session, TextPart, UserMessage
 from agent_tui.tool.base import AskPermission
+from agent_tui.tui import app_opening
 from agent_tui.tui.app import STARTING_HINT, AgentApp
 from agent_tui.tui.app_opening import FRONT_END
 from agent_tui.tui.conversation import BUILD_AGENT
 from tests.fake_openai import FakeOpenAI, Text
+from tests.process_helpers import python_argv
 from tests.pty_helpers import PtyAgent
 from tests.tui_helpers import GivenApp, view_text, wait_for
 
@@ -63,15 +69,18 @@ class Gate:
     """An opener held until the test opens it: the app has drawn, the session is not
     ready (as while `agent-tui` imports the engine and opens the database)."""
 
-    def __init__(self) -> None:
+    def __init__(self, session: Session | None = None) -> None:
         self.open = asyncio.Event()
         self.db: Database | None = None
+        self.session = session
+        """The session it opens (None: a new one)."""
 
     async def __call__(self, ask: AskPermission) -> Opened:
         await self.open.wait()
         config = load_config()
         self.db = await Database.open(paths.database_path())
-        return Opened(engine_on(self.db, config, front_end=FRONT_END, ask=ask), config)
+        engine = engine_on(self.db, config, front_end=FRONT_END, ask=ask)
+        return Opened(engine, config, self.session)
 
 
 async def test_keys_typed_before_the_session_is_ready_are_kept_and_sent_in_order(
@@ -177,3 +186,74 @@ async def test_the_collector_is_back_on_after_the_first_frame(configured: FakeOp
     finally:
         gc.enable()
         await db.close()
+
+
+CONTINUE = argparse.Namespace(cont=True)
+PAGE_ONLY = (*ENGINE[1:-1], "agent_tui.engine_context")
+"""What the first page needs none of: the engine but for the data models and the view."""
+TURNS = 40
+"""Of a stored session: 80 messages, more than the first page's 60."""
+
+
+async def _stored_session() -> Session:
+    """A finished session of TURNS turns in the person's database, its last reply
+    'Reply 39.'."""
+    db = await Database.open(paths.database_path())
+    try:
+        session = await db.create_session(str(Path.cwd()), title="long")
+        for n in range(TURNS):
+            user = UserMessage(id=message_id(), session_id=session.id, model="openai/test")
+            reply = AssistantMessage(
+                id=message_id(), session_id=session.id, parent_id=user.id, finish="stop"
+            )
+            for info, text in ((user, f"Task {n}"), (reply, f"Reply {n}.")):
+                await db.upsert_message(info)
+                ids = {"session_id": session.id, "message_id": info.id}
+                await db.upsert_part(TextPart(id=part_id(), text=text, **ids))
+        return await db.get_session(session.id)  # as stored: its last update
+    finally:
+        await db.close()
+
+
+def test_the_newest_page_is_read_and_drawn_without_the_engine(isolated: Path) -> None:
+    """`agent-tui --continue` draws the session's newest page before the engine and the
+    config are imported: reading it and the view that draws it need the data models only."""
+    asyncio.run(_stored_session())
+    probe = (
+        "import argparse, sys\n"
+        "import agent_tui.cli, agent_tui.tui.launch, agent_tui.tui.app\n"
+        "from agent_tui.tui import app_opening, session_view\n"
+        "session, page = app_opening.first_page(argparse.Namespace(cont=True))\n"
+        "print(session.title, len(page), page[-1].parts[0].text)\n"
+        f"print(sorted(m for m in {PAGE_ONLY!r} if m in sys.modules))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        python_argv("-c", probe), env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["long 60 Reply 39.", "[]"]
+
+
+async def test_the_first_page_drawn_is_the_one_the_engine_shows(configured: FakeOpenAI) -> None:
+    """The newest page is on screen while the engine is not open yet; once it is, that
+    page stays as it was drawn (the same widgets, at the bottom) and the older history
+    comes in above it."""
+    gate = Gate(await _stored_session())
+    first_page = partial(app_opening.first_page, CONTINUE)
+    app = AgentApp(gate, first_page=first_page, continuing=True)
+    async with app.run_test(size=SIZE) as pilot:
+        chat = app.chat
+        await wait_for(pilot, lambda: hasattr(chat, "view") and view_text(app) == "Reply 39.")
+        assert not app.loaded.is_set()
+        view = chat.view
+        drawn = list(view.children)
+        gate.open.set()
+        await app.loaded.wait()
+        await wait_for(pilot, lambda: len(view._entries) == 2 * TURNS, "the whole history")
+        await pilot.pause()
+        assert chat.view is view and drawn[-1] in view.children
+        assert view_text(app) == "Reply 39."
+        assert view.scroll_y == view.max_scroll_y
+    assert gate.db is not None
+    await gate.db.close()

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 from agent_tui.context import preparing
 from agent_tui.engine_context import EngineContext
-from agent_tui.step.messages import history_start
 from agent_tui.storage.models import MessageWithParts, Session, SessionSummary
 from agent_tui.storage.session_lock import LockHolder
 from agent_tui.storage.sessions import session_tree
@@ -57,4 +56,4 @@ class Queries:
         """The session's messages after the summary in force: what its model reads."""
         db = self._ctx.db
         session = await db.get_session(session_id)
-        return await db.messages(session.id, since_id=history_start(session))
+        return await db.messages(session.id, since_id=session.history_start)

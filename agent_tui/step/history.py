@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from agent_tui.engine_context import EngineContext
-from agent_tui.step.messages import arrange_after_compaction, history_start
+from agent_tui.step.messages import arrange_after_compaction
 from agent_tui.storage.models import MessageWithParts, Session, UserMessage
 
 
 async def load_history(ctx: EngineContext, session: Session) -> list[MessageWithParts]:
     """Messages from the stored boundary on (undone turns left out), never a scan of
     everything before it."""
-    messages = await ctx.db.messages(session.id, since_id=history_start(session))
+    messages = await ctx.db.messages(session.id, since_id=session.history_start)
     # Turns taken back with /undo stay in the database but are no longer the history.
     messages = [m for m in messages if not m.info.undone]
     return arrange_after_compaction(messages, session)

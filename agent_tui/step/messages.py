@@ -61,12 +61,6 @@ def arrange_after_compaction(
     return head + ([summary] if summary else []) + tail + later
 
 
-def history_start(session: Session) -> str | None:
-    if session.compaction_id is None:
-        return None
-    return min(session.compaction_id, session.tail_start_id or session.compaction_id)
-
-
 def _user_content(
     message: MessageWithParts, *, reminder: bool, images: ImagePlacement = "user"
 ) -> list[dict[str, Any]]:

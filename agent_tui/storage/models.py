@@ -32,6 +32,13 @@ class Session(_Model):
     """The session this one was forked from (`fork`); `forked_at`: its last message copied."""
     forked_at: str | None = None
 
+    @property
+    def history_start(self) -> str | None:
+        """The first message the model reads (None: all of them)."""
+        if self.compaction_id is None:
+            return None
+        return min(self.compaction_id, self.tail_start_id or self.compaction_id)
+
 
 # ---- messages -------------------------------------------------------------------------
 

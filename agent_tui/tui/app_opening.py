@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from agent_tui.session.newest_page import Page
     from agent_tui.session.opening import Opened
     from agent_tui.tool.base import AskPermission
 
@@ -34,6 +35,15 @@ def import_engine() -> None:
     taking keys meanwhile; the GIL is handed over every few milliseconds)."""
     for name in ENGINE_MODULES:
         importlib.import_module(name)
+
+
+def first_page(args: argparse.Namespace) -> Page | None:
+    """--continue: the session's newest page, read before the engine's modules are
+    imported (only the data models: `session/newest_page.py`)."""
+    from agent_tui.session.newest_page import newest_page
+    from agent_tui.tui.conversation import FIRST_PAGE
+
+    return newest_page(Path.cwd(), FIRST_PAGE) if getattr(args, "cont", False) else None
 
 
 async def open_workspace(args: argparse.Namespace, ask: AskPermission) -> Opened:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from agent_tui.project.agents import AgentCatalog
     from agent_tui.session.engine import Engine
     from agent_tui.session.expansion import Expansion
+    from agent_tui.session.newest_page import Page
     from agent_tui.step.plan import PlanChoice
     from agent_tui.storage.models import MessageWithParts, Session
     from agent_tui.tool.registry import PermissionMode
@@ -90,6 +91,8 @@ class Conversation(Horizontal):
         """Messages, `!commands` and `/compact` reach the session in the order typed."""
         self._pending_plan: str | None = None
         self._undo_prompt: str | None = None
+        self._first_page: Page | None = None
+        """What `show_first_page` drew, until `show_session` has the engine's read."""
 
     def compose(self):  # type: ignore[no-untyped-def]
         with Vertical(id="chat"):
@@ -135,7 +138,6 @@ class Conversation(Horizontal):
         """The engine exists: the view of messages is mounted and its events shown."""
         from agent_tui.context.stats import SessionStats
         from agent_tui.tui.event_pump import EventPump
-        from agent_tui.tui.session_view import SessionView
 
         self.engine, self.config = engine, config
         engine.name_mode_switch(MODE_SWITCH)
@@ -143,11 +145,26 @@ class Conversation(Horizontal):
         self.stats = SessionStats()
         self.pump = EventPump(self)
         self.pump.attach(engine.subscribe)
-        self.view = SessionView(id="view")
-        self.view.display = self.continuing
-        await self.query_one("#chat").mount(self.view, before="#status")
+        await self._mount_view()
         self.agent_catalog = engine.workspace(self.directory).agent_catalog()
         self.show_agent()
+
+    async def _mount_view(self) -> None:
+        from agent_tui.tui.session_view import SessionView
+
+        if not hasattr(self, "view"):  # mounted once: by the first page, or here
+            self.view = SessionView(id="view")
+            self.view.display = self.continuing
+            await self.query_one("#chat").mount(self.view, before="#status")
+
+    async def show_first_page(self, page: Page | None) -> None:
+        """The newest page of the session opening, drawn from storage before the engine
+        is there; `show_session` keeps it when the engine reads the same."""
+        if page is not None:
+            await self._mount_view()
+            self._first_page = page
+            await self.view.load(*page)
+            await self.view.wait_for_refresh()  # painted before the engine's imports start
 
     def on_unmount(self) -> None:
         if self.pump is not None:
@@ -171,7 +188,9 @@ class Conversation(Horizontal):
         )
         page = [m for m in page if not m.info.undone]  # taken back with /undo
         self.stats = SessionStats.of(page)
-        await self.view.load(session, page)
+        first, self._first_page = self._first_page, None
+        if first != (session, page):
+            await self.view.load(session, page)
         self.agent_of(page)
         self.show_welcome(not page)
         self.refresh_sidebar()

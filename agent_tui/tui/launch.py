@@ -26,11 +26,12 @@ if TYPE_CHECKING:
 
 async def _run(args: argparse.Namespace) -> int:
     from agent_tui.tui.app import AgentApp
-    from agent_tui.tui.app_opening import open_workspace
+    from agent_tui.tui.app_opening import first_page, open_workspace
 
     kind = _recorded_kind(args)
     app = AgentApp(
         opener=partial(open_workspace, args),
+        first_page=partial(first_page, args),
         continuing=bool(getattr(args, "cont", False) or getattr(args, "session", None)),
         model=getattr(args, "model", None),
         # A plain launch records its first frame for the next one, --continue the frame

@@ -26,7 +26,6 @@ from agent_tui.events import (
     SessionStatus,
     SessionUpdated,
 )
-from agent_tui.step.messages import history_start
 from agent_tui.storage.models import (
     AssistantMessage,
     Message,
@@ -213,7 +212,7 @@ class SessionView(VerticalScroll):
         return widgets
 
     def _boundary(self) -> str | None:
-        return history_start(self.session) if self.session else None
+        return self.session.history_start if self.session else None
 
     def _dim_compacted(self) -> None:
         boundary = self._boundary()
