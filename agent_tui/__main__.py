@@ -53,9 +53,9 @@ def _recorded_kind(args: list[str]) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if _is_the_app(args):
-        # No collections while Textual and the app import (~15% of the time to the
+        # No collections while Textual and the app import (a share of the time to the
         # first frame went to collections walking what the imports build, all of it
-        # kept): the app turns them back on after its first frame (app.on_mount).
+        # kept: docs/performance.md): the app turns them back on after its first frame.
         gc.disable()
     try:
         kind = _recorded_kind(args)

@@ -54,5 +54,5 @@ def is_within(path: Path, root: Path) -> bool:
     """Whether `path`, symlinks followed, is inside `root` (not `root` itself)."""
     try:
         return root.resolve() in path.resolve().parents
-    except (OSError, RuntimeError):  # RuntimeError: a link loop (Python 3.11's resolve)
+    except (OSError, RuntimeError):  # RuntimeError: a link loop (an older Python's resolve)
         return False

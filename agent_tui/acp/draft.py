@@ -1,10 +1,10 @@
-"""What ACP's draft has and the Python SDK (agent-client-protocol 0.12.1) does not serve:
-`compaction_update` session updates, for clients that declare the `session.compaction`
-capability, and the `session/delete` request (the TypeScript SDK 2.4 carries all three).
-The capability is read from the raw `initialize` message (the SDK's ClientCapabilities
-drops fields it does not know); the update goes out as JSON through the SDK's connection,
-which its typed `session_update` would refuse; `session/delete` is one more route on the
-SDK's router (its method name is in the SDK's list, but no route serves it)."""
+"""What ACP's draft has and the Python SDK (agent-client-protocol, the version pinned in
+pyproject) does not serve: `compaction_update` session updates, for clients that declare
+the `session.compaction` capability, and the `session/delete` request (the TypeScript SDK
+carries all three). The capability is read from the raw `initialize` message (the SDK's
+ClientCapabilities drops fields it does not know); the update goes out as JSON through the
+SDK's connection, which its typed `session_update` would refuse; `session/delete` is one
+more route on the SDK's router (its method name is in the SDK's list; no route serves it)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """A small blocking WebSocket client (RFC 6455) over one socket: enough for JSON text
-frames to and from `agent-tui serve`. Hand-written because the `websockets` client costs
-~0.1-0.2 s of imports, most of `run --attach`'s start-up budget. Reads wait in `select`
-together with a wake-up socket, so a signal handler can interrupt a wait without ever
-leaving a frame half read."""
+frames to and from `agent-tui serve`. Hand-written because the `websockets` client's
+imports took most of `run --attach`'s start-up budget (docs/performance.md). Reads wait
+in `select` together with a wake-up socket, so a signal handler can interrupt a wait
+without ever leaving a frame half read."""
 
 from __future__ import annotations
 

@@ -93,8 +93,8 @@ STOP_FAILURE_ERRORS = {
     "not_found": "model_not_found",
 }
 """StopFailure's `error`, Claude Code's category, by the kind of provider error that ended
-the turn (provider/provider_errors.py); any other is "unknown", as Claude Code 2.1.197
-names a 400 it was sent (tests/fixtures/claude_code_hooks/StopFailure.json)."""
+the turn (provider/provider_errors.py); any other is "unknown", as Claude Code names a
+400 it was sent (recorded: tests/fixtures/claude_code_hooks/StopFailure.json)."""
 COMMAND_SOURCES = {"project": "projectSettings", "user": "userSettings"}
 """UserPromptExpansion's `command_source` by where a custom command's file is (a project's
 `.claude/commands` or `.agent-tui/commands`, or the person's own), as Claude Code names

@@ -46,7 +46,7 @@ QUOTE_MIN_CHARS = 20
 SUPERSEDED = -1
 """Rank of an output a later read or edit shows better; other ranks are 2*failed + quoted."""
 
-# Both are searched in "\n" + text: a leading literal lets `re` skip ahead (3-7x faster).
+# Both are searched in "\n" + text: a leading literal lets `re` skip ahead to candidates.
 # Lines that report a failure, at the start of a line as shells and test runners print them.
 _ERROR_LINE = re.compile(r"\n(?:Error|ERROR|Traceback|FAILED|error[:\[]|fatal:)")
 _LINE_NUMBER = re.compile(r"\n *\d+\t")  # the read tool's cat -n prefix

@@ -32,7 +32,8 @@ STDERR_TAIL_BYTES = 2000
 """How much of a failed server's stderr the warning shows."""
 ENV_REFERENCE = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 CLOSE_TIMEOUT = 8.0
-"""Seconds to wait for a server to wind down (the SDK's own waits are bounded by ~6 s)."""
+"""Seconds to wait for a server to wind down: longer than the SDK's own bounded waits (the
+mcp version pinned in pyproject), so that they end first."""
 
 
 @dataclass

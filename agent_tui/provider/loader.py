@@ -41,9 +41,9 @@ def litellm() -> Any:
             # litellm overwrites TIKTOKEN_CACHE_DIR on first use unless this is set.
             if os.environ.get("TIKTOKEN_CACHE_DIR"):
                 os.environ.setdefault("CUSTOM_TIKTOKEN_CACHE_DIR", os.environ["TIKTOKEN_CACHE_DIR"])
-            # The import builds ~1M objects that live as long as the process; the
-            # collections it set off walked them again and again (a tenth of the
-            # import). None while importing; then they leave the collector's way.
+            # The import builds objects by the million that live as long as the process;
+            # the collections it set off walked them again and again (docs/performance.md).
+            # None while importing; then they leave the collector's way.
             collecting = gc.isenabled()
             gc.disable()
             try:

@@ -36,8 +36,8 @@ so without this the loop would run nothing else (no key, no frame) until it ende
 STREAM_PAUSE = 0.001
 """Seconds the stream then sleeps: a sleep, not a bare `sleep(0)`, so that chains of
 callbacks (a key goes through four message queues before it is drawn) finish within one
-pause instead of one step per slice. A stream that never waits runs at 2/3 speed: in
-the app that is still ~250 tokens/s (bench_tui), faster than any provider streams."""
+pause instead of one step per slice. A stream that never waits runs slower, but in the
+app still faster than any provider streams (bench_tui: docs/performance.md)."""
 
 
 def normalise_usage(usage: Any) -> Tokens:

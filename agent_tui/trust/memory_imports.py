@@ -206,5 +206,5 @@ def real(path: Path) -> Path:
     """The file a path names (symlinks followed), so one file linked twice is read once."""
     try:
         return path.resolve()
-    except (OSError, RuntimeError):  # RuntimeError: a link loop (Python 3.11)
+    except (OSError, RuntimeError):  # RuntimeError: a link loop (an older Python)
         return path

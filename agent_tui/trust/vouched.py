@@ -107,7 +107,7 @@ def _project_file(root: Path, word: str) -> Path | None:
         candidate = Path(word).expanduser()
         candidate = candidate if candidate.is_absolute() else root / candidate
         real = candidate.resolve()
-    except (OSError, RuntimeError):  # RuntimeError: a link loop, `~nobody` (Python 3.11)
+    except (OSError, RuntimeError):  # RuntimeError: a link loop, `~nobody` (an older Python)
         return None
     return real if root in real.parents and real.is_file() else None
 

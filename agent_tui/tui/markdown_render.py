@@ -16,8 +16,8 @@ class _Markdown(RichMarkdown):
     """rich's Markdown parsed with one shared parser.
 
     `rich.markdown.Markdown.__init__` builds a new `MarkdownIt` per instance, and with it
-    a `LinkifyIt` that compiles large regular expressions: milliseconds per render, and
-    measured to keep ~60 KB alive per instance (12x the memory after 1,000 steps)."""
+    a `LinkifyIt` that compiles large regular expressions: time on every render, and
+    memory kept alive per instance (measured: docs/performance.md)."""
 
     def __init__(self, markup: str) -> None:  # the attributes rich's __init__ sets
         self.markup = markup

@@ -80,10 +80,10 @@ def _place(
 def forget_removed_styles() -> None:
     """Let removed widgets' rendered lines go.
 
-    Textual 8.2 caches `StylesCache.get_inner_outer` with `functools.lru_cache` on the
-    method, so its key holds the instance: up to 1,024 removed widgets' style caches (and
-    every line they rendered) stay alive, ~5 MB per unmounted message in bench_tui. The
-    cache only saves building two `Style`s.
+    Textual (the version pinned in pyproject) caches `StylesCache.get_inner_outer` with
+    `functools.lru_cache` on the method, so its key holds the instance: up to 1,024 removed
+    widgets' style caches (and every line they rendered) stay alive, megabytes per unmounted
+    message in bench_tui (docs/performance.md). The cache only saves building two `Style`s.
     """
     StylesCache.get_inner_outer.cache_clear()
 
@@ -324,7 +324,7 @@ class SessionView(VerticalScroll):
                 self.scroll_end(animate=False, immediate=True)
                 return
             y = anchor.virtual_region.y + offset
-            # Textual 8.2's immediate scroll_to releases the anchor whatever it is told.
+            # Textual's immediate scroll_to releases the anchor whatever it is told.
             self.scroll_to(y=y, animate=False, immediate=True, release_anchor=False)
 
         self.call_after_refresh(restore)

@@ -3,14 +3,14 @@ on the strip itself. When that result is the strip (`[self]` for a line with no 
 it, `self` for a crop of the whole line), the strip refers to itself: a reference cycle.
 Such a strip is freed only by the cyclic garbage collector, not when the frame is done
 with it, and most lines of every frame are such strips. While a long reply streams,
-that garbage (~13,000 strips, with their caches and segments, per 2,000 words) made
-young collections of 20-60 ms, inside frames: a key typed then waited for them
-(bench_tui, unthrottled stream).
+that garbage (thousands of strips, with their caches and segments) made long young
+collections inside frames: a key typed then waited for them (bench_tui, unthrottled
+stream; the figures are in docs/performance.md).
 
 `install()` wraps the two methods so that these results are returned without being
 cached in the strip itself; every other result is cached as before. Same results, no
-cycles. Textual 8.2 (strip.py) has both; should a later Textual lack one, it is left
-alone."""
+cycles. The Textual version pinned in pyproject (strip.py) has both; should a later one
+lack one, it is left alone."""
 
 from __future__ import annotations
 
