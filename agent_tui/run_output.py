@@ -14,6 +14,8 @@ from typing import Any, TextIO
 
 from agent_tui.tool_lines import PLAN_EXIT_TOOL, tool_line
 
+START_HINT = 'Start one with: agent-tui run "..." (or list all sessions with: agent-tui sessions).'
+"""After "No session to continue in DIR." (`run --continue`, here or attached)."""
 READER_GONE_EXIT = 128 + 13
 """The status of a process killed by SIGPIPE, as `yes | head` leaves it: agent-tui
 catches the broken pipe instead, to stop the turn and close the database first."""

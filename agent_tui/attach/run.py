@@ -21,7 +21,7 @@ from agent_tui.attach.target import Target
 from agent_tui.attach.websocket import WebSocket, WebSocketError
 from agent_tui.editor import run_message
 from agent_tui.errors import AgentTuiError, NotFoundError, UsageError
-from agent_tui.run_output import READER_GONE_EXIT, exit_code
+from agent_tui.run_output import READER_GONE_EXIT, START_HINT, exit_code
 from agent_tui.server_link import discovery, server_token
 
 PROTOCOL_VERSION = 1
@@ -148,10 +148,7 @@ class AttachedRun:
         if args.cont:
             listed = self.rpc.call("session/list", {"cwd": cwd}).get("sessions") or []
             if not listed:
-                raise NotFoundError(
-                    f'No session to continue in {cwd}. Start one with: agent-tui run "..." '
-                    "(or list all sessions with: agent-tui sessions)."
-                )
+                raise NotFoundError(f"No session to continue in {cwd}. {START_HINT}")
             session_id = listed[0]["sessionId"]
         else:
             session_id = args.session

@@ -20,7 +20,7 @@ from agent_tui.cli.headless import TextView
 from agent_tui.command.core import CLI, Call, Command, Result, Rows, build
 from agent_tui.config.settings import Config
 from agent_tui.errors import NotFoundError
-from agent_tui.run_output import READER_GONE_EXIT, PipeView, exit_code
+from agent_tui.run_output import READER_GONE_EXIT, START_HINT, PipeView, exit_code
 from agent_tui.session.engine import Engine
 from agent_tui.session.expansion import Expansion
 from agent_tui.session.loop import LoopResult
@@ -28,7 +28,6 @@ from agent_tui.session.opening import asked_session, open_engine
 from agent_tui.storage.models import Session
 
 T = TypeVar("T")
-CLI_START = 'Start one with: agent-tui run "..." (or list all sessions with: agent-tui sessions).'
 
 
 class CliPerson:
@@ -96,7 +95,7 @@ async def resolve_session(
 ) -> Session:
     """The session asked for, else (`create`) a new one, else the directory's newest."""
     directory = Path.cwd()
-    found = await asked_session(engine, directory, session_id, cont or not create, CLI_START)
+    found = await asked_session(engine, directory, session_id, cont or not create, START_HINT)
     return found or await engine.new_session(directory)
 
 
