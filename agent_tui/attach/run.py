@@ -216,15 +216,11 @@ def run_attached(args: argparse.Namespace, target: Target) -> int | None:
     ws = connect(target)
     if ws is None:
         return None  # before reading the message: a prompt on stdin is still there for `run`
-    try:
-        text = run_message(args.message)
-    except UsageError:
-        ws.close()
-        raise
     renderer: Renderer = JsonRenderer() if args.format == "json" else TextRenderer()
     run = AttachedRun(args, ws, renderer)
     prompting = False
     try:
+        text = run_message(args.message)
         run.initialize()
         opened = run.open_session()
         run.session_id = str(opened["sessionId"])
