@@ -75,8 +75,10 @@ class LiveSession:
             self.mcp = workspace.session_servers()
         self.mcp.add(servers)
 
-    async def detach_servers(self) -> None:
-        """The editor let the session go: its own MCP servers stop."""
+    async def detach(self) -> None:
+        """The editor let the session go: the files on disk again, its own MCP servers
+        stopped."""
+        self.editor = None
         if self.mcp is not None:
             servers, self.mcp = self.mcp, None
             await servers.close()

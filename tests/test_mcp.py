@@ -107,8 +107,8 @@ async def test_raw_stdio_server_round_trip(
         session = await engine.new_session(isolated)
         result = await engine.prompt(session.id, "echo through the MCP server")
         assert result is not None and result.outcome == "stop", result
-        assert engine.mcp.servers["srv"].state == "connected"
-        listing = engine.mcp.render()
+        assert engine.ctx.workspace.mcp.servers["srv"].state == "connected"
+        listing = engine.ctx.workspace.mcp.render()
     first, second = fake_llm.requests
     tools = {t["function"]["name"]: t["function"] for t in first["tools"]}
     assert tools["srv_echo"]["description"] == "Echo the text back."
@@ -120,7 +120,7 @@ async def test_raw_stdio_server_round_trip(
     assert "greeting=hello token=False" in output  # tool environment + the server's own
     assert "[image: image/png" in output
     assert "srv  [connected]" in listing and "srv_echo(text)" in listing
-    assert engine.mcp.servers["srv"].state == "closed"  # closed with the engine
+    assert engine.ctx.workspace.mcp.servers["srv"].state == "closed"  # closed with the engine
 
 
 def wait_for_file(path: Path) -> None:
@@ -178,7 +178,7 @@ async def test_failing_server_is_a_warning(isolated: Path, fake_llm: FakeOpenAI)
         session = await engine.new_session(isolated)
         result = await engine.prompt(session.id, "hello")
         assert result is not None and result.outcome == "stop", result
-        states = {name: s.state for name, s in engine.mcp.servers.items()}
+        states = {name: s.state for name, s in engine.ctx.workspace.mcp.servers.items()}
     assert states == {"broken": "failed", "missing": "failed"}
     warnings = [e.message for e in events if isinstance(e, Notice) and e.level == "warning"]
     assert any("MCP server broken failed" in w and "MISSING_TOKEN" in w for w in warnings)
@@ -222,7 +222,7 @@ async def test_mcp_screen_lists_servers_and_tools(isolated: Path, fake_llm: Fake
     try:
         async with app.run_test(size=(100, 30)) as pilot:
             await app.loaded.wait()
-            await app.engine.mcp.wait_ready()
+            await app.engine.ctx.workspace.mcp.wait_ready()
             await type_and_send(pilot, "/mcp")
             await wait_for(pilot, lambda: isinstance(app.screen, TextScreen), "mcp screen")
             text = str(app.screen.query_one("#body Static", Static).render())
@@ -231,7 +231,7 @@ async def test_mcp_screen_lists_servers_and_tools(isolated: Path, fake_llm: Fake
     finally:
         await app.engine.close()
         await app.db.close()
-    assert app.engine.mcp.servers["srv"].state == "closed"
+    assert app.engine.ctx.workspace.mcp.servers["srv"].state == "closed"
 
 
 HTTP_SERVER = r'''
@@ -286,7 +286,9 @@ async def test_remote_server_round_trip(
             session = await engine.new_session(isolated)
             result = await engine.prompt(session.id, "shout")
             assert result is not None and result.outcome == "stop", result
-            assert engine.mcp.servers["web"].state == "connected", engine.mcp.render()
+            assert engine.ctx.workspace.mcp.servers["web"].state == "connected", (
+                engine.ctx.workspace.mcp.render()
+            )
         (output,) = tool_results(fake_llm.requests[1])
         assert output.strip() == "HI"
     finally:

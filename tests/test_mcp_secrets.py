@@ -73,9 +73,9 @@ async def started(name: str) -> tuple[dict[str, Any], list[str]]:
     notices: list[str] = []
     async with open_engine() as engine:
         engine.subscribe(lambda e: notices.append(e.message) if isinstance(e, Notice) else None)
-        engine.mcp.start()
-        await engine.mcp.wait_ready()
-        server = engine.mcp.servers[name]
+        engine.ctx.workspace.mcp.start()
+        await engine.ctx.workspace.mcp.wait_ready()
+        server = engine.ctx.workspace.mcp.servers[name]
         assert server.state == "connected", server.error
         result = await server.call("report", {}, asyncio.Event())
     return json.loads(result.content[0].text), [n for n in notices if "MCP server" in n]
@@ -291,8 +291,8 @@ async def connect_all() -> list[str]:
     notices: list[str] = []
     async with open_engine() as engine:
         engine.subscribe(lambda e: notices.append(e.message) if isinstance(e, Notice) else None)
-        engine.mcp.start()
-        await engine.mcp.wait_ready()
+        engine.ctx.workspace.mcp.start()
+        await engine.ctx.workspace.mcp.wait_ready()
     return [n for n in notices if "left empty" in n]
 
 

@@ -635,8 +635,11 @@ async def test_required_sandbox_refuses_commands_instead(
     async with open_engine() as engine:
         session = await engine.new_session(no_bwrap)
         part = await run_shell(await engine.scope(session.id), f"echo hi > {target}")
-        await engine.mcp.wait_ready()
-        mcp_state, mcp_error = engine.mcp.servers["local"].state, engine.mcp.servers["local"].error
+        await engine.ctx.workspace.mcp.wait_ready()
+        mcp_state, mcp_error = (
+            engine.ctx.workspace.mcp.servers["local"].state,
+            engine.ctx.workspace.mcp.servers["local"].error,
+        )
     assert part.state.status == "error"
     assert "sandbox.required is true" in part.state.error  # type: ignore[union-attr]
     assert not target.exists()

@@ -408,9 +408,7 @@ class AcpAgent:
         await self.cancel(session_id)
         await self.engine.wait_idle(session_id)
         self.sessions.pop(open_.id, None)
-        live = self.engine.live(open_.id)
-        live.editor = None
-        await live.detach_servers()
+        await self.engine.live(open_.id).detach()
         return CloseSessionResponse()
 
     async def _reopen(
@@ -637,7 +635,7 @@ class AcpAgent:
             if open_.turns:
                 await self.cancel(open_.id)
                 await self.engine.wait_idle(open_.id)
-            await self.engine.live(open_.id).detach_servers()  # no process of them outlives
+            await self.engine.live(open_.id).detach()  # no process of its servers outlives
         self._unsubscribe()
         router = AskRouter.of(self.engine)
         if self in router.agents:

@@ -267,47 +267,42 @@ async def save_edit(scope: SessionScope, summary_id: str, text: str | None) -> S
     summary in force or a compaction is under way (its summary would replace the edit).
     Allowed while the agent works here; held against an uncompact elsewhere."""
     with scope.held():
-        return await _save_edit(scope.ctx, await scope.fresh(), summary_id, text)
-
-
-async def _save_edit(
-    ctx: EngineContext, session: Session, summary_id: str, text: str | None
-) -> SummaryEdit:
-    messages, summary = await _current(ctx, session)
-    if summary is None:
-        raise UsageError(NO_COMPACTION)
-    info = summary.info
-    assert isinstance(info, AssistantMessage)
-    if info.id != summary_id:
-        raise UsageError(
-            "The summary you edited is no longer the one in force: the session was compacted "
-            "or uncompacted meanwhile. Nothing was saved; open /summary (or run `agent-tui "
-            "summary`) again to edit the summary in force."
-        )
-    if _pending_compaction(messages, info.parent_id):
-        raise UsageError(
-            "A compaction is under way: its new summary will replace this one. Nothing was "
-            "saved; edit the new summary once the compaction has finished."
-        )
-    original = written_summary(summary)
-    if text is not None:
-        text = text.strip()
-        if not text:
+        ctx, session = scope.ctx, await scope.fresh()
+        messages, summary = await _current(ctx, session)
+        if summary is None:
+            raise UsageError(NO_COMPACTION)
+        info = summary.info
+        assert isinstance(info, AssistantMessage)
+        if info.id != summary_id:
             raise UsageError(
-                "The edited summary is empty: nothing was saved. To go back to the "
-                "summariser's text, restore it (Ctrl+R in the app, `agent-tui summary "
-                "--revert`)."
+                "The summary you edited is no longer the one in force: the session was compacted "
+                "or uncompacted meanwhile. Nothing was saved; open /summary (or run `agent-tui "
+                "summary`) again to edit the summary in force."
             )
-        if text == original.strip():
-            text = None
-    if text == info.edited_summary:
-        return SummaryEdit(summary_id=info.id, changed=False, edited=text is not None)
-    updated = info.model_copy(
-        update={"edited_summary": text, "edited_at": now_ms() if text is not None else None}
-    )
-    await ctx.db.upsert_message(updated, flush=True)
-    ctx.publish(MessageUpdated(info=updated))
-    return SummaryEdit(summary_id=info.id, changed=True, edited=text is not None)
+        if _pending_compaction(messages, info.parent_id):
+            raise UsageError(
+                "A compaction is under way: its new summary will replace this one. Nothing was "
+                "saved; edit the new summary once the compaction has finished."
+            )
+        original = written_summary(summary)
+        if text is not None:
+            text = text.strip()
+            if not text:
+                raise UsageError(
+                    "The edited summary is empty: nothing was saved. To go back to the "
+                    "summariser's text, restore it (Ctrl+R in the app, `agent-tui summary "
+                    "--revert`)."
+                )
+            if text == original.strip():
+                text = None
+        if text == info.edited_summary:
+            return SummaryEdit(summary_id=info.id, changed=False, edited=text is not None)
+        updated = info.model_copy(
+            update={"edited_summary": text, "edited_at": now_ms() if text is not None else None}
+        )
+        await ctx.db.upsert_message(updated, flush=True)
+        ctx.publish(MessageUpdated(info=updated))
+        return SummaryEdit(summary_id=info.id, changed=True, edited=text is not None)
 
 
 def _plural(n: int, noun: str) -> str:

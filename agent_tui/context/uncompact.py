@@ -56,56 +56,51 @@ def finished_summaries(messages: list[MessageWithParts]) -> list[AssistantMessag
 
 
 async def uncompact(scope: SessionScope, model: str | None = None) -> Uncompacted:
-    """Take back the newest compaction (`model`'s window, else the session's model's),
-    the session held meanwhile."""
+    """Take back the newest compaction if the history before it fits the usable window of
+    `model` (else the session's model); UsageError, nothing changed, otherwise. The
+    session is held meanwhile."""
     with scope.idle("undoing a compaction"):
-        model = model or await scope.model()
-        info = await limits(scope.workspace.config, model)
-        return await _uncompact(scope.ctx, await scope.fresh(), info)
-
-
-async def _uncompact(ctx: EngineContext, session: Session, model: ModelInfo) -> Uncompacted:
-    """Undo the newest compaction if the history before it fits the usable window;
-    UsageError (nothing changed) otherwise."""
-    if session.compaction_id is None:
-        raise UsageError("This session has no compaction to undo.")
-    messages = await ctx.db.all_messages(session.id)
-    summaries = finished_summaries(messages)
-    current = next((s for s in summaries if s.parent_id == session.compaction_id), None)
-    if current is None:
-        raise UsageError("This session has no compaction to undo.")
-    earlier = [s for s in summaries if s.id < current.id]
-    previous = earlier[-1] if earlier else None
-    restored = session.model_copy(
-        update={
-            "compaction_id": previous.parent_id if previous else None,
-            "tail_start_id": previous.tail_start_id if previous else None,
-        }
-    )
-    current = current.model_copy(update={"reverted": True})
-    hidden = _hide_followup(messages, current)
-    history = _history_after(messages, restored, current, hidden)
-    estimated, usable = _size(ctx, restored, history, model, before=current.parent_id)
-    if usable and estimated > usable:
-        raise UsageError(
-            f"Undoing the newest compaction would need about {estimated:,} tokens, "
-            f"{estimated - usable:,} more than the {usable:,} usable in {model.id}'s window. "
-            "Nothing was changed."
+        info = await limits(scope.workspace.config, model or await scope.model())
+        ctx, session = scope.ctx, await scope.fresh()
+        if session.compaction_id is None:
+            raise UsageError("This session has no compaction to undo.")
+        messages = await ctx.db.all_messages(session.id)
+        summaries = finished_summaries(messages)
+        current = next((s for s in summaries if s.parent_id == session.compaction_id), None)
+        if current is None:
+            raise UsageError("This session has no compaction to undo.")
+        earlier = [s for s in summaries if s.id < current.id]
+        previous = earlier[-1] if earlier else None
+        restored = session.model_copy(
+            update={
+                "compaction_id": previous.parent_id if previous else None,
+                "tail_start_id": previous.tail_start_id if previous else None,
+            }
         )
-    await ctx.db.upsert_message(current, flush=True)
-    for part in [*hidden, *_unshorten(messages, current)]:
-        await ctx.db.upsert_part(part)
-    await ctx.db.update_session(restored)
-    await ctx.db.flush()
-    ctx.publish(MessageUpdated(info=current))
-    ctx.publish(SessionUpdated(session=restored))
-    ctx.publish(CompactionUndone(session_id=session.id, summary_message_id=current.id))
-    return Uncompacted(
-        summary_id=current.id,
-        messages=len(filter_compacted(history)),
-        estimated=estimated,
-        usable=usable,
-    )
+        current = current.model_copy(update={"reverted": True})
+        hidden = _hide_followup(messages, current)
+        history = _history_after(messages, restored, current, hidden)
+        estimated, usable = _size(ctx, restored, history, info, before=current.parent_id)
+        if usable and estimated > usable:
+            raise UsageError(
+                f"Undoing the newest compaction would need about {estimated:,} tokens, "
+                f"{estimated - usable:,} more than the {usable:,} usable in {info.id}'s window. "
+                "Nothing was changed."
+            )
+        await ctx.db.upsert_message(current, flush=True)
+        for part in [*hidden, *_unshorten(messages, current)]:
+            await ctx.db.upsert_part(part)
+        await ctx.db.update_session(restored)
+        await ctx.db.flush()
+        ctx.publish(MessageUpdated(info=current))
+        ctx.publish(SessionUpdated(session=restored))
+        ctx.publish(CompactionUndone(session_id=session.id, summary_message_id=current.id))
+        return Uncompacted(
+            summary_id=current.id,
+            messages=len(filter_compacted(history)),
+            estimated=estimated,
+            usable=usable,
+        )
 
 
 def _hide_followup(messages: list[MessageWithParts], summary: AssistantMessage) -> list[TextPart]:

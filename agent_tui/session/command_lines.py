@@ -10,47 +10,39 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 from agent_tui.config.layers import merge_permissions
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError, UsageError
+from agent_tui.session.expansion import Expansion, ExpansionFailed
+from agent_tui.storage.models import Session
 
 LINE = re.compile(r"!`([^`\n]+)`")
 SCRATCH = "command"
 """The call id of a line's run (it belongs to no message)."""
 
 
-async def fill(
-    ctx: EngineContext,
-    directory: Path,
-    session_id: str | None,
-    body: str,
-    allowed: dict[str, Any],
-) -> str:
-    """`body` with each `` !`command` `` replaced by what the command printed."""
-    outputs: dict[str, str] = {}
-    for match in LINE.finditer(body):
-        command = match.group(1)
-        if command not in outputs:
-            outputs[command] = await _output(ctx, directory, session_id, command, allowed)
+async def fill(ctx: EngineContext, session: Session, body: str, expansion: Expansion) -> str:
+    """`body` with each `` !`command` `` replaced by what the command printed;
+    ExpansionFailed when one does not run."""
+    commands = dict.fromkeys(match.group(1) for match in LINE.finditer(body))
+    if commands:
+        await ctx.workspace.announce_sandbox()
+    try:
+        outputs = {command: await _output(ctx, session, command, expansion) for command in commands}
+    except UsageError as exc:
+        raise ExpansionFailed(f"/{expansion.name}: {exc}") from exc
     return LINE.sub(lambda match: outputs[match.group(1)], body)
 
 
-async def _output(
-    ctx: EngineContext,
-    directory: Path,
-    session_id: str | None,
-    command: str,
-    allowed: dict[str, Any],
-) -> str:
-    own = ctx.permissions_for(session_id) if session_id else ctx.config.permission
+async def _output(ctx: EngineContext, session: Session, command: str, expansion: Expansion) -> str:
+    own = ctx.permissions_for(session.id)
     tools = ctx.tool_context(
-        session_id or "",
+        session.id,
         "",
-        directory,
+        Path(session.directory),
         call_id=SCRATCH,
-        permissions=merge_permissions(dict(own), allowed),
+        permissions=merge_permissions(dict(own), expansion.allowed),
     )
     try:
         result = await ctx.registry.run("bash", json.dumps({"command": command}), tools)

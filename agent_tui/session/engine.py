@@ -1,5 +1,5 @@
-"""The engine's front door: views send commands in (prompt, compact, abort) and render
-the events that come out of the bus."""
+"""The engine's front door, what every front-end needs: prompt, compact, abort, events;
+a command gets a session's `scope` and calls the mechanism itself (command/)."""
 
 from __future__ import annotations
 
@@ -18,18 +18,18 @@ from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError, UsageError
 from agent_tui.events import AgentSwitched, Event, SessionUpdated
 from agent_tui.live_session import LiveSession
-from agent_tui.mcp.mcp_servers import McpServers
 from agent_tui.project.agents import DEFAULT_AGENT
 from agent_tui.provider import windows
 from agent_tui.provider.auth import check_credentials
 from agent_tui.scope import SessionScope
+from agent_tui.session import command_lines
 from agent_tui.session.expansion import Expansion, ExpansionFailed
 from agent_tui.session.follow import Follower, all_read, run_until_read
 from agent_tui.session.hook_points import HookPoints, PromptBlocked
 from agent_tui.session.idle import IDLE_MESSAGE, IDLE_TITLE, IdleWatch
 from agent_tui.session.loop import LoopResult
 from agent_tui.session.queries import Queries
-from agent_tui.session.sending import continue_for_hook, drop_if_empty, fill_lines, save_prompt
+from agent_tui.session.sending import continue_for_hook, drop_if_empty, save_prompt
 from agent_tui.session.subagent import Subagents
 from agent_tui.session.title import generate_title
 from agent_tui.step.instruction_urls import InstructionUrls
@@ -63,7 +63,7 @@ class Engine:
             ctx.output_dir, ctx.config.truncation.retention_days
         )
         """Deleting saved outputs older than truncation.retention_days, in the background."""
-        self.mcp.start()  # the home project's MCP servers, in the background
+        ctx.workspace.mcp.start()  # the home project's MCP servers, in the background
         self.instructions = InstructionUrls(ctx.config.instructions, ctx.workspace.warn)
         """Config `instructions` URLs, fetched in the background."""
         self.instructions.start()
@@ -76,20 +76,12 @@ class Engine:
         """`handler` gets every engine event from now on; the result unsubscribes."""
         return self.ctx.bus.subscribe(handler)
 
-    @property
-    def mcp(self) -> McpServers:
-        """The MCP servers of the project the engine was opened in (each project's own:
-        `ctx.in_project(directory).workspace.mcp`)."""
-        return self.ctx.workspace.mcp
-
     async def scope(self, session_id: str) -> SessionScope:
         """The session and its project (its own config, agents, sandbox, hooks): what a
         command or view hands to the mechanism (context/, session/undo.py, …)."""
-        return self._scope(await self.ctx.db.get_session(session_id))
-
-    def _scope(self, session: Session) -> SessionScope:
+        session = await self.ctx.db.get_session(session_id)
         ctx = self.ctx.in_project(session.directory)
-        return SessionScope(ctx, session, functools.partial(self.is_busy, session.id))
+        return SessionScope(ctx, session, functools.partial(self.is_busy, session_id))
 
     def workspace(self, directory: Path) -> Workspace:
         """The project at `directory`: its config, trust, agents and MCP servers (a view
@@ -216,10 +208,11 @@ class Engine:
         if not text.strip():
             raise UsageError("The message is empty: type something to send.")
         self.idle.stop(session_id)
-        session = await self.ctx.db.get_session(session_id)
+        scope = await self.scope(session_id)
+        session = scope.session
         ctx = await self.hook_points.trust_question(session)  # before anything of it acts
-        chosen = ctx.agent_catalog(Path(session.directory)).chosen(agent)
-        model = model or chosen.model or await self._scope(session).model()
+        chosen = scope.workspace.agent_catalog().chosen(agent)
+        model = model or chosen.model or await scope.model()
         # A local server's window is asked while litellm loads (the loop awaits the answer).
         windows.start_probe(model, ctx.config)
         # Fail before saving anything the model can't answer.
@@ -227,31 +220,21 @@ class Engine:
         try:
             context = [*context, *await self.hook_points.before_prompt(session, text, expansion)]
             if expansion is not None:
-                text = await fill_lines(ctx, session, text, expansion)
+                text = await command_lines.fill(ctx, session, text, expansion)
         except (PromptBlocked, ExpansionFailed) as exc:
             exc.session_dropped = fresh and await drop_if_empty(ctx, session)
             raise
-        with self._scope(session).claim() as (busy, lock):
-            await self._save_prompt(
-                session,
-                text,
-                model,
-                agent=chosen.name,
-                queued=lock is None,
-                context=context,
-                files=files,
-            )
+        with scope.claim() as (busy, lock):
+            await self._save_prompt(session, text, model, chosen.name, lock is None, context, files)
         if saved is not None:
             saved.set()
-        if busy:
-            return None
-        return await self.run(session_id, lock=lock)
+        return None if busy else await self.run(session_id, lock=lock)
 
-    async def _save_prompt(self, session: Session, text: str, model: str, **saved: Any) -> None:
+    async def _save_prompt(self, session: Session, text: str, model: str, *saved: Any) -> None:
         """Save the person's message (session/sending.py); the model titles a new session
         where the front-end asks for it (`model_titles`)."""
         ctx = self.ctx.in_project(session.directory)
-        if await save_prompt(ctx, session, text, model, **saved) and self.model_titles:
+        if await save_prompt(ctx, session, text, model, *saved) and self.model_titles:
             task = asyncio.create_task(generate_title(ctx, session.id, text, model))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
@@ -282,9 +265,7 @@ class Engine:
         with scope.claim() as (busy, lock):
             created = await compaction.create_request(self.ctx, session_id, auto=False, **request)
         self.ctx.live(session_id).newest = created.info.id
-        if busy:
-            return None
-        return await self.run(session_id, lock=lock)
+        return None if busy else await self.run(session_id, lock=lock)
 
     async def run(self, session_id: str, *, lock: SessionLock | None = None) -> LoopResult:
         """Run the session's loop here, holding its lock (`lock`: taken by the caller).
@@ -301,8 +282,7 @@ class Engine:
             live.run = live.abort = None
             if lock is not None:  # also when the task was cancelled before it started
                 lock.release()
-            if self.idle.run_ended(session_id):
-                self.idle.await_person(session_id)
+            self.idle.run_ended(session_id)
 
     async def _run_or_follow(
         self, session_id: str, abort: asyncio.Event, lock: SessionLock | None
@@ -370,7 +350,7 @@ class Engine:
         self.idle.stop_all()
         await self.hook_points.end(reason)
         for live in self.ctx.shared.sessions:
-            await live.detach_servers()
+            await live.detach()
         for project in self.ctx.projects():
             await project.workspace.close()
         if self._owns_database:

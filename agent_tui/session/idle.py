@@ -34,12 +34,8 @@ class IdleWatch:
         `idle_prompt` after `idle_notification` seconds, as Claude Code's do. Shown while
         the run still goes on (its Stop hooks), the wait starts when it ends."""
         if self._busy(session_id):
-            self.after_run(session_id)
-        else:
-            self.start(session_id)
-
-    def start(self, session_id: str) -> None:
-        """Tell after `idle_notification` seconds, unless `stop` comes first (0: never)."""
+            self._after_run.add(session_id)  # the wait starts when the run ends
+            return
         self.stop(session_id)
         if (after := self._after()) <= 0:
             return
@@ -47,16 +43,11 @@ class IdleWatch:
         self._waits[session_id] = wait
         wait.add_done_callback(lambda done: self._forget(session_id, done))
 
-    def after_run(self, session_id: str) -> None:
-        """Start the wait once the session's run ends (`run_ended`)."""
-        self._after_run.add(session_id)
-
-    def run_ended(self, session_id: str) -> bool:
-        """Whether a wait was asked for while the run went on (and is now to start)."""
-        if session_id not in self._after_run:
-            return False
-        self._after_run.discard(session_id)
-        return True
+    def run_ended(self, session_id: str) -> None:
+        """The session's run ended: the wait asked for meanwhile starts now."""
+        if session_id in self._after_run:
+            self._after_run.discard(session_id)
+            self.await_person(session_id)
 
     def stop(self, session_id: str) -> None:
         self._after_run.discard(session_id)

@@ -9,16 +9,23 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agent_tui.engine_context import EngineContext
-from agent_tui.errors import UsageError
+from agent_tui.errors import AgentTuiError, UsageError
 from agent_tui.events import SessionUpdated
-from agent_tui.ids import message_id, part_id
+from agent_tui.ids import message_id, now_ms, part_id
 from agent_tui.scope import SessionScope
-from agent_tui.session import command_lines
-from agent_tui.session.expansion import Expansion, ExpansionFailed
 from agent_tui.session.mentions import resolve_mentions
-from agent_tui.session.shell import run_person_command
 from agent_tui.session.title import default_title
-from agent_tui.storage.models import FilePart, Session, TextPart, ToolPart, UserMessage
+from agent_tui.storage.models import (
+    FilePart,
+    Session,
+    TextPart,
+    ToolPart,
+    ToolStateCompleted,
+    ToolStateError,
+    ToolStateRunning,
+    ToolTime,
+    UserMessage,
+)
 from agent_tui.tool.base import ToolContext
 from agent_tui.tool.escalation import UNSANDBOXED
 
@@ -43,7 +50,6 @@ async def save_prompt(
     text: str,
     model: str,
     agent: str,
-    *,
     queued: bool,
     context: Sequence[str] = (),
     files: Sequence[FilePart] = (),
@@ -86,17 +92,52 @@ async def drop_if_empty(ctx: EngineContext, session: Session) -> bool:
     return True
 
 
-async def fill_lines(ctx: EngineContext, session: Session, text: str, expansion: Expansion) -> str:
-    """A custom command's body with its `` !`command` `` lines run and replaced by
-    their output (session/command_lines.py); ExpansionFailed when one does not run."""
-    if command_lines.LINE.search(text) is None:
-        return text
-    await ctx.workspace.announce_sandbox()
-    directory = Path(session.directory)
+def shell_text(command: str, output: str) -> str:
+    """The synthetic user text saved with a `!command` (the model reads it with the next
+    message; the view shows the tool line instead)."""
+    return (
+        f"The person ran this command in the shell themselves:\n<command>\n{command}\n"
+        f"</command>\n<output>\n{output}\n</output>"
+    )
+
+
+async def run_person_command(
+    ctx: EngineContext,
+    info: UserMessage,
+    command: str,
+    tools: ToolContext,
+    saved: asyncio.Event | None = None,
+) -> ToolPart:
+    """Save `info` with a running bash part (then set `saved`), run the command with the
+    bash tool, then save its result and the text the model reads."""
+    arguments = {"command": command}
+    start = now_ms()
+    ids = {"session_id": info.session_id, "message_id": info.id}
+    running = ToolStateRunning(input=arguments, title=command, time=ToolTime(start=start))
+    part = ToolPart(id=part_id(), **ids, call_id=tools.call_id, tool="bash", state=running)
+    await ctx.add_message(info, part)
+    if saved is not None:
+        saved.set()
     try:
-        return await command_lines.fill(ctx, directory, session.id, text, expansion.allowed)
-    except UsageError as exc:
-        raise ExpansionFailed(f"/{expansion.name}: {exc}") from exc
+        result = await ctx.registry.run("bash", arguments, tools)
+    except AgentTuiError as exc:
+        part.state = ToolStateError(
+            input=arguments, error=str(exc), time=ToolTime(start=start, end=now_ms())
+        )
+        output = str(exc)
+    else:
+        part.state = ToolStateCompleted(
+            input=arguments,
+            output=result.output,
+            title=command,
+            metadata=result.metadata,
+            time=ToolTime(start=start, end=now_ms()),
+        )
+        output = result.output
+    await ctx.save_part(part)
+    text = shell_text(command, output)
+    await ctx.save_part(TextPart(id=part_id(), **ids, text=text, synthetic=True))
+    return part
 
 
 async def run_shell(
