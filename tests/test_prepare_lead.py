@@ -3,9 +3,11 @@ the summariser's measured time and the session's seconds and tokens per step."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from agent_tui.config.settings import CompactionConfig, Config
+from agent_tui.config.settings import CompactionConfig, Config, ModelLimit
 from agent_tui.context.prepare_lead import (
     PACE_STEPS,
     Measured,
@@ -13,8 +15,17 @@ from agent_tui.context.prepare_lead import (
     pace_of,
     start_share,
     summariser_seconds,
+    wanted,
 )
-from agent_tui.storage.models import AssistantMessage, PreparedSummary, Tokens
+from agent_tui.engine_context import EngineContext
+from agent_tui.provider.limits import ModelInfo, Prices
+from agent_tui.storage.db import Database
+from agent_tui.storage.models import (
+    AssistantMessage,
+    MessageWithParts,
+    PreparedSummary,
+    Tokens,
+)
 
 THRESHOLD = 52_000  # bench_prepared.py's: a 60k window, 8k of output
 WRITER = "anthropic/claude-sonnet-4-5"
@@ -27,12 +38,24 @@ def share(summariser: float | None, seconds: float, tokens: float, **config: flo
     return start_share(measured, CompactionConfig(**config))
 
 
-def test_before_anything_is_measured_the_start_is_prepare_at() -> None:
+def test_before_the_pace_is_measured_the_start_is_prepare_at() -> None:
     assert start_share(Measured(threshold=THRESHOLD), DEFAULT) == 0.8
     assert start_share(Measured(threshold=THRESHOLD, summariser=15.0), DEFAULT) == 0.8
-    pace = Pace(seconds=2, tokens=1_000)
-    assert start_share(Measured(threshold=THRESHOLD, pace=pace), DEFAULT) == 0.8
     assert start_share(Measured(threshold=THRESHOLD), CompactionConfig(prepare_at=0.7)) == 0.7
+
+
+def test_a_summariser_never_measured_starts_the_first_preparation_at_prepare_earliest() -> None:
+    """The first compaction a database sees with a summariser: its time is unknown, so it
+    is taken as slow as the bounds allow, however fast the steps are."""
+    for pace in (Pace(seconds=2, tokens=2_300), Pace(seconds=60, tokens=100)):
+        measured = Measured(threshold=THRESHOLD, pace=pace)
+        assert start_share(measured, DEFAULT) == 0.5
+        assert start_share(measured, CompactionConfig(prepare_earliest=0.6)) == 0.6
+        # prepare_at below prepare_earliest: prepare_at wins (it is the latest start).
+        assert start_share(measured, CompactionConfig(prepare_at=0.4)) == 0.4
+    # Once measured, the lead is the measured one again (15 s, 2 s and 2,300 a step).
+    measured = Measured(threshold=THRESHOLD, summariser=15.0, pace=Pace(seconds=2, tokens=2_300))
+    assert start_share(measured, DEFAULT) == pytest.approx(1 - 9.5 * 2_300 / THRESHOLD)
 
 
 def test_a_summariser_slower_than_prepare_ats_lead_starts_earlier() -> None:
@@ -152,3 +175,31 @@ def test_a_summary_a_compaction_waited_for_counts_one_that_applied_a_prepared_on
     assert summariser_seconds([applied], [instant], WRITER) == 15
     assert summariser_seconds([applied], [instant, waited], WRITER) == 21
     assert summariser_seconds([], [summary(4, 30, "msg_r3", model="other/cheap")], WRITER) is None
+
+
+async def test_the_first_compaction_takes_the_summarisers_time_from_earlier_sessions(
+    tmp_path: Path,
+) -> None:
+    """A session that never summarised, in a real database: a summariser never measured
+    there starts preparing at prepare_earliest; once an earlier session stored its time,
+    the new session's first preparation starts by that time instead."""
+    model = ModelInfo(
+        id=WRITER, limit=ModelLimit(context=60_000, output=8_000), prices=Prices(), known=True
+    )
+    async with await Database.open(tmp_path / "agent-tui.db") as db:
+        ctx = EngineContext(db=db, config=Config())
+        session = await db.create_session(str(tmp_path))
+        steps = [
+            step(n, at=100 + 2 * n, used=20_000 + 2_300 * n).model_copy(
+                update={"session_id": session.id}
+            )
+            for n in range(6)
+        ]
+        history = [MessageWithParts(info=s) for s in steps]
+        past_half = steps[4]  # 29,200 tokens: 0.56 of the threshold (52,000)
+        assert await wanted(ctx, past_half, model, history[:4])  # nothing measured: from 0.5
+        earlier = await db.create_session(str(tmp_path))
+        await db.save_prepared(prepared(1, 15).model_copy(update={"session_id": earlier.id}))
+        # 15 s at 2 s and 2,300 tokens a step: from 1 - 9.5 x 2,300 / 52,000, 0.58.
+        assert not await wanted(ctx, past_half, model, history[:4])
+        assert await wanted(ctx, steps[5], model, history[:5])  # 31,500 tokens: 0.61

@@ -37,6 +37,8 @@ from tests.fake_openai import Call, FakeOpenAI, Gated, Reply, Text, ToolCalls
 from tests.test_faults_crash import STARTUP_TIMEOUT, db_rows, kill9, reaped, spawn, wait_for
 
 PREPARE = {"prepare_at": 0.8}
+AT_PREPARE_AT = {"prepare_earliest": 0.8}
+"""Preparing from prepare_at whatever is measured (or not: context/prepare_lead.py)."""
 
 
 @dataclass
@@ -231,7 +233,7 @@ async def test_a_summariser_measured_slow_starts_the_next_preparation_earlier(
     compaction waits for its remainder). The next engine on the database, as the next
     `run --continue` would, knows only what is stored and starts the next preparation
     earlier by what that one took (context/prepare_lead.py)."""
-    configure(isolated, fake_llm, prepare_margin=4)
+    configure(isolated, fake_llm, prepare_margin=4, **AT_PREPARE_AT)
     gate = threading.Event()
     steps = Steps(40, gate=gate)
     steps.install(isolated, fake_llm)
@@ -244,8 +246,9 @@ async def test_a_summariser_measured_slow_starts_the_next_preparation_earlier(
         assert result is not None and result.compactions == 1, result
         await preparation_done(engine.ctx, session.id)
         (slow,) = await engine.ctx.db.prepared_summaries(session.id)
-    # Nothing was measured before it: it started at prepare_at.
+    # It started at prepare_at (where this test pins the start of what is not measured).
     assert slow.status == "used" and slow.asked_at >= 0.8 * USABLE, slow.asked_at
+    configure(isolated, fake_llm, prepare_margin=4)  # the next engine: the default bounds
     steps.steps = steps.made + 30
     async with open_engine() as engine:
         result = await engine.prompt(session.id, "go on")
@@ -257,6 +260,24 @@ async def test_a_summariser_measured_slow_starts_the_next_preparation_earlier(
     # margin of 4 steps the next starts over 2 steps (1,500 tokens) before prepare_at,
     # never before prepare_earliest.
     assert 0.5 * USABLE <= later[0].asked_at < 0.8 * USABLE - 1_500, later[0].asked_at
+
+
+async def test_a_summariser_never_measured_starts_the_first_preparation_at_prepare_earliest(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    """The first compaction a database sees: the summariser's time is unknown, so it is
+    taken as slow as the bounds allow and the preparation starts once the steps pass
+    prepare_earliest (context/prepare_lead.py), not at prepare_at."""
+    configure(isolated, fake_llm)
+    steps = Steps(15)  # ~11,000 tokens: past prepare_earliest, short of the threshold
+    steps.install(isolated, fake_llm)
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+        result = await engine.prompt(session.id, "go")
+        assert result is not None and result.outcome == "stop", result
+        await preparation_done(engine.ctx, session.id)
+        (first,) = await engine.ctx.db.prepared_summaries(session.id)
+    assert 0.5 * USABLE <= first.asked_at < 0.6 * USABLE, first.asked_at
 
 
 async def test_esc_during_a_preparation_leaves_the_session_as_it_was(
@@ -362,7 +383,9 @@ def test_kill_9_of_the_engine_finishing_a_preparation_leaves_nothing_and_the_nex
 def test_a_preparation_running_when_run_exits_is_finished_by_the_engine_and_used_by_the_next_run(
     isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str], on_engine: None
 ) -> None:
-    configure(isolated, fake_llm)
+    # From prepare_at: the summary held across the exit measures slow, and the next run
+    # would prepare the next one as soon as it applied it.
+    configure(isolated, fake_llm, **AT_PREPARE_AT)
     gate = threading.Event()  # the summary is held until `run` has exited
     # Past prepare_at (12,800 of 16,000), not the threshold: the turn ends mid-preparation.
     steps = Steps(18, gate=gate)

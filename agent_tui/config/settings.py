@@ -193,13 +193,13 @@ class CompactionConfig(_Strict):
     once (0 = never). 0.8: the steps taken between preparing and the threshold (up to 20%
     of the threshold) stay verbatim, which is the size of the usual kept tail, so the
     prompt after a prepared compaction is as small as after one that waited. It is the
-    start before anything is measured and the latest: once the summariser's time and the
-    session's pace are measured, a summary that would not be ready by the threshold is
-    started earlier (context/prepare_lead.py)."""
+    latest start, and the start until the session's pace is measured; then a summary that
+    the summariser's time would not finish by the threshold starts earlier
+    (context/prepare_lead.py)."""
     prepare_earliest: float = Field(default=0.5, ge=0, le=1)
-    """The earliest share of the threshold at which a measured slow summariser starts
-    preparing: a summary begun earlier would cover little, and the steps kept verbatim
-    after it would fill the window again soon."""
+    """The earliest share of the threshold at which a slow summariser (or one never
+    measured) starts preparing: a summary begun earlier would cover little, and the steps
+    kept verbatim after it would fill the window again soon."""
     prepare_margin: float = Field(default=2.0, ge=0)
     """Steps of slack a preparation is started with beyond the steps the summariser's
     measured time spans, so that a slower summary or a larger step is still ready."""

@@ -7,13 +7,14 @@ threshold are fewer than the steps the summariser's time spans, plus
 from what is stored already: the steps' times and tokens are the session's messages
 (which every later `run --continue` reads), the summariser's time is each prepared
 summary's `seconds` (and a summary a compaction waited for); a new session starts from
-the newest times of the same summariser in the database.
+the newest times of the same summariser in the database; one never measured there is
+taken as slow as the bounds allow (a summary ready early costs less than one late).
 
-`compaction.prepare_at` bounds it from above: it is where preparing starts before
-anything is measured, and never later (its lead is the usual kept tail: a summary begun
-later covers no more, `prepared._tail_kept`). `compaction.prepare_earliest` bounds it
-from below: a summary begun earlier would cover little, and the steps kept verbatim after
-it would fill much of the window again.
+`compaction.prepare_at` bounds it from above: it is where preparing starts while the
+session's pace is unknown, and never later (its lead is the usual kept tail: a summary
+begun later covers no more, `prepared._tail_kept`). `compaction.prepare_earliest` bounds
+it from below: a summary begun earlier would cover little, and the steps kept verbatim
+after it would fill much of the window again.
 """
 
 from __future__ import annotations
@@ -69,8 +70,10 @@ def start_share(measured: Measured, config: CompactionConfig) -> float:
     latest = config.prepare_at
     if latest <= 0 or measured.threshold <= 0:
         return 0.0
-    if measured.summariser is None or measured.pace is None:
+    if measured.pace is None:
         return latest
+    if measured.summariser is None:  # never measured: as slow as the bounds allow
+        return min(latest, config.prepare_earliest)
     lead = lead_tokens(measured.summariser, measured.pace, config.prepare_margin)
     share = 1 - lead / measured.threshold
     return min(latest, max(config.prepare_earliest, share))
