@@ -32,8 +32,7 @@ STDERR_TAIL_BYTES = 2000
 """How much of a failed server's stderr the warning shows."""
 ENV_REFERENCE = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 CLOSE_TIMEOUT = 8.0
-"""Seconds to wait for a server to wind down: longer than the SDK's own bounded waits (the
-mcp version pinned in pyproject), so that they end first."""
+"""Seconds to wait for a server to wind down: longer than the SDK's own bounded waits."""
 
 
 @dataclass
