@@ -90,22 +90,16 @@ class CliPerson:
         pass
 
 
-async def resolve_session(
-    engine: Engine, session_id: str | None, cont: bool, *, create: bool
-) -> Session:
-    """The session asked for, else (`create`) a new one, else the directory's newest."""
-    directory = Path.cwd()
-    found = await asked_session(engine, directory, session_id, cont or not create, START_HINT)
-    return found or await engine.new_session(directory)
-
-
 async def _session_of(engine: Engine, command: Command, args: argparse.Namespace) -> str | None:
-    """The session `command` acts on; None for one that may run without a session when
-    the directory has none yet."""
+    """The session `command` acts on (a command that starts one: a new one unless one is
+    named, else the directory's newest); None for one that may run without a session
+    when the directory has none yet."""
     named = bool(args.session or args.cont)
-    create = command.starts and not named
+    directory = Path.cwd()
+    latest = named or not command.starts
     try:
-        return (await resolve_session(engine, args.session, args.cont, create=create)).id
+        found = await asked_session(engine, directory, args.session, latest, START_HINT)
+        return (found or await engine.new_session(directory)).id
     except NotFoundError:
         if command.session_optional and not named:
             return None

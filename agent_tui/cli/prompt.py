@@ -11,16 +11,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_tui.cli.headless import JsonView, TextView
-from agent_tui.cli.person import resolve_session, run_command, watched
+from agent_tui.cli.person import run_command, watched
 from agent_tui.command.catalog import fill_custom
 from agent_tui.command.core import Command
 from agent_tui.config.layers import merge_permissions
 from agent_tui.config.settings import Config
 from agent_tui.editor import run_message
 from agent_tui.provider.auth import check_credentials
-from agent_tui.run_output import READER_GONE_EXIT, exit_code
+from agent_tui.run_output import READER_GONE_EXIT, START_HINT, exit_code
 from agent_tui.session.hook_points import PromptBlocked
-from agent_tui.session.opening import open_engine
+from agent_tui.session.opening import asked_session, open_engine
 from agent_tui.tool.escalation import UNSANDBOXED
 
 if TYPE_CHECKING:
@@ -74,7 +74,8 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
             # Fail before creating an empty session the model could never answer.
             agent = engine.workspace(Path.cwd()).agent_catalog().chosen(args.agent)
             await check_credentials(model or agent.model or config.model, config)
-        session = await resolve_session(engine, args.session, args.cont, create=True)
+        found = await asked_session(engine, Path.cwd(), args.session, args.cont, START_HINT)
+        session = found or await engine.new_session(Path.cwd())
         turn = engine.prompt(
             session.id, text, model=model, agent=args.agent, fresh=fresh, expansion=expansion
         )
