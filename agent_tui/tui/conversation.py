@@ -162,9 +162,14 @@ class Conversation(Horizontal):
         is there; `show_session` keeps it when the engine reads the same."""
         if page is not None:
             await self._mount_view()
-            self._first_page = page
+            self._first_page = session, _ = page
+            label = self.directory_label or session.directory
+            self.sidebar.show_session(session.title, label, self.model_override or "")
             await self.view.load(*page)
-            await self.view.wait_for_refresh()  # painted before the engine's imports start
+            # Painted before the engine's imports start (their thread would slow it): the
+            # first refresh lays the page out, the next draws it scrolled to its end.
+            for _ in range(2):
+                await self.view.wait_for_refresh()
 
     def on_unmount(self) -> None:
         if self.pump is not None:
