@@ -16,10 +16,12 @@ import pytest
 
 from agent_tui import paths
 from agent_tui.config.settings import load_config
+from agent_tui.context.uncompact import uncompact
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
 from agent_tui.events import Event, MessageUpdated, Notice, PartUpdated
 from agent_tui.ids import message_id, part_id
+from agent_tui.session import undo as turns
 from agent_tui.session.engine import Engine
 from agent_tui.session.follow import ends_turn, unseen
 from agent_tui.storage.db import Database
@@ -244,6 +246,9 @@ async def test_a_message_saved_after_a_step_started_is_still_answered(
     assert len(configured.requests) == 2 and "late" in str(configured.requests[1]["messages"])
 
 
+HISTORY_CHANGES = {"undo": turns.undo, "redo": turns.redo, "uncompact": uncompact}
+
+
 @pytest.mark.parametrize("action", ["undo", "redo", "uncompact"])
 async def test_history_changes_wait_for_a_loop_running_elsewhere(
     configured: FakeOpenAI, action: str
@@ -255,7 +260,7 @@ async def test_history_changes_wait_for_a_loop_running_elsewhere(
         elsewhere = SessionLocks(a.locks.folder, "agent-tui run").try_acquire(session.id)
         assert elsewhere is not None
         with pytest.raises(UsageError) as refused:
-            await getattr(a, action)(session.id)
+            await HISTORY_CHANGES[action](await a.scope(session.id))
         elsewhere.release()
     assert f"busy in agent-tui run (pid {lock_pid()})" in str(refused.value)
     assert configured.requests and len(configured.requests) == 1
