@@ -10,11 +10,9 @@ summary's `seconds` (and a summary a compaction waited for); a new session start
 the newest times of the same summariser in the database; one never measured there is
 taken as slow as the bounds allow (a summary ready early costs less than one late).
 
-`compaction.prepare_at` bounds it from above: it is where preparing starts while the
-session's pace is unknown, and never later (its lead is the usual kept tail: a summary
-begun later covers no more, `prepared._tail_kept`). `compaction.prepare_earliest` bounds
-it from below: a summary begun earlier would cover little, and the steps kept verbatim
-after it would fill much of the window again.
+`compaction.prepare_at` bounds it from above (it is also the start while the session's
+pace is unknown; a summary begun later covers no more, `prepared._tail_kept`), and
+`compaction.prepare_earliest` from below (a summary begun earlier would cover little).
 """
 
 from __future__ import annotations
