@@ -16,6 +16,7 @@ from agent_tui.config.settings import Config
 from agent_tui.project.memory import Memory, MemoryFile, load_memory, sources
 from agent_tui.project.skills import load_skills, skills_section
 from agent_tui.step.instruction_urls import is_url, url_text
+from agent_tui.trust.memory_imports import real
 
 
 def base_prompt_name(model: str) -> str:
@@ -104,16 +105,16 @@ def _instructions(directory: Path, config: Config) -> Instructions:
     memory = memory_of(directory, config)
     notes: list[str] = list(memory.notes)
     found = [(instruction_heading(f), f.text) for f in memory.files]
-    read = {_real(path) for path in sources(memory)}
+    read = {real(path) for path in sources(memory)}
     for entry in config.instructions:
         if is_url(entry):  # fetched before the run (instruction_urls.py)
             found.append((f"Instructions from: {entry}", (url_text(entry) or "").strip()))
             continue
         path = Path(entry).expanduser()
         path = path if path.is_absolute() else directory / path
-        if _real(path) in read:
+        if real(path) in read:
             continue
-        read.add(_real(path))
+        read.add(real(path))
         try:
             text = path.read_text(encoding="utf-8", errors="replace").strip()
         except OSError as exc:
@@ -131,14 +132,6 @@ def _instructions(directory: Path, config: Config) -> Instructions:
     if cache is not None:
         cache[key] = (list(sections), list(notes))
     return sections, notes
-
-
-def _real(path: Path) -> Path:
-    """The file a path names (symlinks followed), so one file linked twice is read once."""
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):
-        return path
 
 
 def build_system(
