@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import secrets
 import string
 import threading
@@ -61,3 +62,8 @@ def part_id() -> str:
 
 def now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def local_time(ms: int) -> str:
+    """A stored millisecond time as the person reads it (`?` for none)."""
+    return dt.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M") if ms else "?"

@@ -3,7 +3,6 @@ previewed, reviewed), take the newest summary back, show or correct the one in f
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,6 +19,7 @@ from agent_tui.command.core import (
     option,
     rest,
 )
+from agent_tui.ids import local_time
 
 if TYPE_CHECKING:
     from agent_tui.session.loop import LoopResult
@@ -89,7 +89,7 @@ async def _messages(call: Call) -> Rows:
 
     messages = await call.engine.queries.since_summary(call.session())
     rows = [
-        Row(m.info.id, text, f"{dt.datetime.fromtimestamp(m.info.created / 1000):%Y-%m-%d %H:%M}")
+        Row(m.info.id, text, local_time(m.info.created))
         for m in reversed(messages)
         if isinstance(m.info, UserMessage) and not m.info.undone and (text := m.typed_text())
     ]

@@ -3,7 +3,6 @@ one up to a message, export one as JSON."""
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from agent_tui.command.core import (
     option,
     word,
 )
+from agent_tui.ids import local_time
 
 LISTED = 200
 """Sessions listed (the newest the person started, each with its subagents')."""
@@ -74,8 +74,7 @@ async def session_rows(call: Call, directory: str | None) -> list[Row]:
             },
         }
         percent = f"{usage.percent:.0f}%" if usage.percent is not None else "—"
-        updated = dt.datetime.fromtimestamp(session.updated / 1000)
-        detail = f"{updated:%Y-%m-%d %H:%M}  {summary.messages:>4} msgs  ctx {percent:>4}  "
+        detail = f"{local_time(session.updated)}  {summary.messages:>4} msgs  ctx {percent:>4}  "
         current = session.id == call.session_id
         title = session.title or "(untitled)"
         rows.append(Row(session.id, title, detail + session.directory, current, listed.depth, data))

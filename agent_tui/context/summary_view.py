@@ -11,7 +11,6 @@ both, `uncompact` works as before and a later compaction starts from the edit.
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 from typing import ClassVar
 
 from pydantic import BaseModel
@@ -24,7 +23,7 @@ from agent_tui.context.tail import message_tokens
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
 from agent_tui.events import MessageUpdated
-from agent_tui.ids import now_ms
+from agent_tui.ids import local_time, now_ms
 from agent_tui.scope import SessionScope
 from agent_tui.step.messages import summary_for, summary_text, written_summary
 from agent_tui.storage.models import (
@@ -118,10 +117,6 @@ def _count(text: str, tail: list[MessageWithParts], model: str) -> tuple[int, in
 def _quote(text: str) -> str:
     line = " ".join(text.split())
     return f"“{line[:QUOTE_CHARS]}…”" if len(line) > QUOTE_CHARS else f"“{line}”"
-
-
-def _clock(ms: int) -> str:
-    return dt.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M")
 
 
 def _tail(messages: list[MessageWithParts], info: AssistantMessage) -> list[MessageWithParts]:
@@ -316,13 +311,13 @@ def render_summary(view: SummaryInForce) -> str:
     how = "automatic" if view.auto else "manual"
     head = f"The summary in force: {how} compaction"
     if view.created is not None:
-        head += f" of {_clock(view.created)}"
+        head += f" of {local_time(view.created)}"
     head += f", written by {view.model}" if view.model else ""
     lines = [head + f" (about {_plural(view.tokens, 'token')})."]
     if view.instructions:
         lines.append(f"Asked of it: {view.instructions}")
     if view.edited:
-        when = f" at {_clock(view.edited_at)}" if view.edited_at else ""
+        when = f" at {local_time(view.edited_at)}" if view.edited_at else ""
         lines.append(
             f"Edited by you{when}: the model sees your text; the summariser's stays in the "
             "session (Ctrl+R in the editor or `agent-tui summary --revert` restores it)."
@@ -348,7 +343,7 @@ def render_summary(view: SummaryInForce) -> str:
         lines.append(
             f"Kept verbatim before its boundary: {_plural(tail.steps, 'step')} "
             f"({_plural(tail.messages, 'message')}, about {_plural(tail.tokens, 'token')}), "
-            f"from {tail.start} ({_clock(tail.started)})."
+            f"from {tail.start} ({local_time(tail.started)})."
         )
         if tail.shortened:
             lines.append("  The newest step's outputs were shortened to fit (full text saved).")

@@ -6,12 +6,12 @@ command, an error) from SQLite, where every original is kept.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 
 from pydantic import BaseModel, Field
 
 from agent_tui.errors import ToolError
+from agent_tui.ids import local_time
 from agent_tui.storage.models import (
     MessageWithParts,
     Part,
@@ -42,14 +42,10 @@ class RecallParams(BaseModel):
     limit: int = Field(default=8, ge=1, le=MAX_LIMIT, description="Most results to return.")
 
 
-def _when(ms: int) -> str:
-    return dt.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M") if ms else "?"
-
-
 def _hit_line(hit: SearchHit) -> str:
     what = f"tool {hit.tool}" if hit.tool else f"{hit.role} {hit.kind}"
     flags = [f for f, on in (("compacted away", hit.compacted), ("pruned", hit.pruned)) if on]
-    head = " · ".join([f"[{hit.part_id}] {what}", _when(hit.created), *flags])
+    head = " · ".join([f"[{hit.part_id}] {what}", local_time(hit.created), *flags])
     return f"{head}\n  {hit.excerpt}"
 
 
@@ -74,7 +70,7 @@ def _part_text(part: Part) -> str | None:
 def render_original(message: MessageWithParts) -> str:
     info = message.info
     texts = [t for p in message.parts if (t := _part_text(p))]
-    return f"[{info.id}] {info.role} · {_when(info.created)}\n\n" + "\n\n".join(texts)
+    return f"[{info.id}] {info.role} · {local_time(info.created)}\n\n" + "\n\n".join(texts)
 
 
 class RecallTool(Tool[RecallParams]):
