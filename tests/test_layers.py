@@ -1,5 +1,5 @@
 """The import direction DESIGN.md draws, read from the source: views -> session/ ->
-context/ -> step/ -> budget/ and carry/ -> provider, tool, storage; no two parts of
+context/ -> step/ -> budget/ -> provider, tool, storage; no two parts of
 agent_tui import each other; the engine never imports Textual."""
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def test_the_cycle_check_finds_a_cycle() -> None:
 
 def test_step_never_imports_context_and_the_floors_below_import_neither() -> None:
     assert offenders("step", ("agent_tui.context",)) == []
-    for floor in ("budget", "carry"):
+    for floor in ("budget",):
         assert offenders(floor, ("agent_tui.context", "agent_tui.step")) == [], floor
 
 

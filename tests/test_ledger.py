@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_tui.carry.ledger import LEDGER_HEADER, ledger_text, span_ledger
+from agent_tui.context.ledger import span_ledger
+from agent_tui.step.after_summary import LEDGER_HEADER, ledger_text
 from agent_tui.storage.models import (
     AssistantMessage,
     FileChange,

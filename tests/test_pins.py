@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from agent_tui.carry.pin_text import PINS_HEADER
 from agent_tui.errors import NotFoundError, UsageError
 from agent_tui.events import Event, Notice
 from agent_tui.session.engine import Engine
+from agent_tui.step.after_summary import PINS_HEADER
 from agent_tui.storage.models import (
     AssistantMessage,
     Session,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_tui.budget.overflow import fits, threshold_tokens, usable_tokens
-from agent_tui.carry.carried import announce_left_out
+from agent_tui.context.carried import announce_left_out
 from agent_tui.context.tail import shorten_step
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError

@@ -12,13 +12,14 @@ from pydantic import BaseModel
 from agent_tui import paths
 from agent_tui.budget.overflow import fits, tail_budget, usable_tokens, user_budget
 from agent_tui.budget.tokens import count_tokens
-from agent_tui.carry.restate import choose_restated, restated_text, todos_block
 from agent_tui.context.chunks import chunk_messages, flatten_for_summary
+from agent_tui.context.restate import choose_restated
 from agent_tui.context.tail import choose_tail, message_tokens
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError
 from agent_tui.provider.limits import ModelInfo, model_info
 from agent_tui.provider.stream_events import ModelRequest
+from agent_tui.step.after_summary import restated_text, todos_block
 from agent_tui.step.messages import filter_compacted, to_model_messages
 from agent_tui.step.plan import plan_block
 from agent_tui.step.request import build_request, estimate_tokens, history_tokens, provider_scale

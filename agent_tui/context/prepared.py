@@ -25,11 +25,10 @@ from pathlib import Path
 
 from agent_tui.budget.overflow import fits, prompt_and_output, tail_budget, threshold_tokens
 from agent_tui.budget.tokens import count_tokens
-from agent_tui.carry.carried import after_summary_blocks, carry_into
-from agent_tui.carry.restate import restated_text
 from agent_tui.config.settings import CompactionConfig
 from agent_tui.context import preparing
 from agent_tui.context.boundary import install, new_summary
+from agent_tui.context.carried import carry_into
 from agent_tui.context.compaction_plan import (
     instruction_text,
     select_span,
@@ -44,6 +43,7 @@ from agent_tui.provider import remote
 from agent_tui.provider.api import stream_model
 from agent_tui.provider.limits import ModelInfo
 from agent_tui.provider.stream_events import ModelRequest, SaveWhenLeft, summary_of
+from agent_tui.step.after_summary import after_summary_blocks, restated_text
 from agent_tui.step.history import load_history
 from agent_tui.step.plan import latest_plan
 from agent_tui.step.processor import StepOutcome
@@ -370,7 +370,7 @@ async def apply(
         tokens=found.tokens,
         cost=found.cost,
     )
-    # Pins as they are now and the ledger of the prepared span (carry/carried.py).
+    # Pins as they are now and the ledger of the prepared span (context/carried.py).
     await carry_into(ctx, session, summary, prior[: found.messages], model)
     carried = count_tokens("\n\n".join(after_summary_blocks(summary)), model.id)
     size, most = size_after(ctx, session, prior, found, model, carried)

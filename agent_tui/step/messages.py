@@ -6,8 +6,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from agent_tui.carry.carried import after_summary_blocks
-from agent_tui.carry.restate import BRIDGE_TEXT, TODOS_RESTATED, restated_text, todos_block
+from agent_tui.step.after_summary import (
+    BRIDGE_TEXT,
+    TODOS_RESTATED,
+    after_summary_blocks,
+    restated_text,
+    todos_block,
+)
 from agent_tui.step.media import (
     ImagePlacement,
     file_image_block,
