@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_tui.provider.kept_save import ENGINE_LOCKS, LOCK_DIR
+from agent_tui.context.prepared_left import ENGINE_LOCKS, LOCK_DIR
 from agent_tui.storage.db import Database
 from agent_tui.storage.models import AssistantMessage, PreparedSummary
 from agent_tui.storage.session_lock import LockHolder

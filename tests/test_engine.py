@@ -209,7 +209,7 @@ async def test_a_summary_its_command_left_is_saved_by_the_engine_and_one_stopped
     import threading
 
     from agent_tui import paths
-    from agent_tui.provider.kept_save import engine_locks
+    from agent_tui.context.prepared_left import engine_locks
     from agent_tui.provider.remote import ProviderProcess
     from agent_tui.provider.stream_events import ModelRequest, SaveWhenLeft
     from agent_tui.usage import Prices

@@ -17,9 +17,9 @@ import pytest
 
 from agent_tui import paths
 from agent_tui.context import preparing
+from agent_tui.context.prepared_left import ENGINE_LOCKS, LOCK_DIR
+from agent_tui.context.prepared_left import FRONT_END as ENGINE
 from agent_tui.events import Event, SessionStatus
-from agent_tui.provider.kept_save import ENGINE_LOCKS, LOCK_DIR
-from agent_tui.provider.kept_save import FRONT_END as ENGINE
 from agent_tui.session.engine import Engine
 from agent_tui.storage.models import AssistantMessage, TextPart, ToolPart
 from agent_tui.storage.session_lock import LockHolder, SessionLocks
@@ -354,7 +354,7 @@ def test_kill_9_of_the_engine_finishing_a_preparation_leaves_nothing_and_the_nex
     wait_for(lambda: preparer() is None, "the next preparation done", STARTUP_TIMEOUT)
 
 
-# ---- preparations that outlive the command (provider/kept.py) ---------------------------
+# ---- preparations that outlive the command (provider/detached.py) -----------------------
 
 
 def test_a_preparation_running_when_run_exits_is_finished_by_the_engine_and_used_by_the_next_run(

@@ -4,7 +4,7 @@ Every front-end prepares in its own process while it runs (context/prepared.py).
 closes with a summary still being written (`run` exits as soon as its turn ends; the
 app, the ACP agent or the server may quit), the request goes on in the person's warm
 engine, which saves the summary itself when no command is left to read its end
-(provider/kept.py, provider/kept_save.py); the next command on that session uses it,
+(provider/detached.py, context/prepared_left.py); the next command on that session uses it,
 or waits for the rest of it at the threshold (`wait_elsewhere`). Nothing is asked
 twice: the summariser call that was under way is the one that finishes. With no warm
 engine (`engine.idle` 0) the summary is dropped with its command, and the next command
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import asyncio
 
+from agent_tui.context.prepared_left import LOCK_DIR, engine_locks
 from agent_tui.engine_context import EngineContext
-from agent_tui.provider.kept_save import LOCK_DIR, engine_locks
 from agent_tui.storage.session_lock import LockHolder, SessionLocks
 
 POLL = 0.1

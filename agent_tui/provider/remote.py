@@ -350,7 +350,7 @@ class ProviderProcess:
     def leave(self) -> bool:
         """The command is ending: the requests it may leave (`detachable`) are not
         cancelled with it but go on in the warm engine, which saves them
-        (provider/kept.py). False when there is no engine to take them."""
+        (provider/detached.py). False when there is no engine to take them."""
         self._leaving = self.connection is not None
         return self._leaving
 

@@ -167,7 +167,7 @@ def connect_or_start(idle_minutes: float) -> socket.socket | None:
     why_not = unavailable()
     if why_not is not None:
         raise Unavailable(why_not)
-    argv = [sys.executable, "-P", "-m", "agent_tui.provider.worker", "--serve", str(path)]
+    argv = [sys.executable, "-P", "-m", "agent_tui.relay_process", "--serve", str(path)]
     return start_once(path, [*argv, "--idle", str(idle_minutes * 60)])
 
 

@@ -14,7 +14,7 @@ from agent_tui.usage import Prices, Tokens
 
 class SaveWhenLeft(BaseModel):
     """A summary prepared in the background, as the warm engine saves it when the command
-    that asked for it ended first (provider/kept_save.py): nothing is lost at exit."""
+    that asked for it ended first (context/prepared_left.py): nothing is lost at exit."""
 
     database: str
     """The session's database (the command's: each command may have its own data dir)."""
@@ -38,7 +38,7 @@ class ModelRequest(BaseModel):
     detachable: bool = False
     """A summary prepared in the background: the warm engine finishes it when the command
     that sent it ends, and gives it to the next command sending the same request
-    (provider/kept.py) instead of starting it again."""
+    (provider/detached.py) instead of starting it again."""
     save_when_left: SaveWhenLeft | None = None
     """With `detachable`: how the engine saves the summary itself when no command is left
     to read its end."""

@@ -51,7 +51,7 @@ class _Worker:
         """The command's process (the warm engine: its connection's peer)."""
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.kept: dict[int, dict[str, Any]] = {}
-        """The detachable requests this command follows (provider/kept.py), by id."""
+        """The detachable requests this command follows (provider/detached.py), by id."""
 
     def send(self, message: dict[str, Any]) -> None:
         self.out.write(json.dumps(message, default=str).encode() + b"\n")
@@ -67,9 +67,9 @@ class _Worker:
         ident, op = message["id"], message["op"]
         if op == "cancel":
             if (request := self.kept.pop(ident, None)) is not None:
-                from agent_tui.provider import kept
+                from agent_tui.provider import detached
 
-                kept.drop(request)  # the person stopped it: nobody saves it
+                detached.drop(request)  # the person stopped it: nobody saves it
             task = self.tasks.get(ident)
             if task is not None:
                 task.cancel()
@@ -89,12 +89,12 @@ class _Worker:
         task.add_done_callback(lambda _, ident=ident: self.tasks.pop(ident, None))
 
     async def stream(self, ident: int, message: dict[str, Any]) -> None:
-        from agent_tui.provider import kept
+        from agent_tui.provider import detached
 
         try:
             if _shared is not None and message["request"].get("detachable"):
-                # Kept going when this command ends; the next sender gets it (kept.py).
-                replies = kept.follow(message["request"], lambda: self._replies(message))
+                # Kept going when this command ends; the next sender gets it (detached.py).
+                replies = detached.follow(message["request"], lambda: self._replies(message))
                 self.kept[ident] = message["request"]
             else:
                 replies = self._replies(message)
@@ -225,7 +225,7 @@ class _Shared:
         return sorted(worker.pid for worker in self.workers if worker.tasks)
 
     def working(self) -> bool:
-        """A request under way: a command's, or a summary one left (provider/kept.py)."""
+        """A request under way: a command's, or a summary one left (provider/detached.py)."""
         return bool(self.busy()) or _summaries() > 0
 
     def finish(self) -> None:
@@ -265,9 +265,9 @@ class _Shared:
 
 
 def _summaries() -> int:
-    """The summaries being written that commands left here (provider/kept.py)."""
-    kept = sys.modules.get("agent_tui.provider.kept")
-    return kept.running() if kept is not None else 0
+    """The summaries being written that commands left here (provider/detached.py)."""
+    detached = sys.modules.get("agent_tui.provider.detached")
+    return detached.running() if detached is not None else 0
 
 
 def _status() -> dict[str, Any]:
@@ -279,8 +279,8 @@ def _status() -> dict[str, Any]:
     found = {"pid": os.getpid(), "uptime_seconds": round(time.time() - _started, 1)}
     found["rss_kb"] = rss
     found["litellm"] = "litellm" in sys.modules
-    if "agent_tui.provider.kept" in sys.modules:
-        found["kept_requests"] = sys.modules["agent_tui.provider.kept"].count()
+    if "agent_tui.provider.detached" in sys.modules:
+        found["kept_requests"] = sys.modules["agent_tui.provider.detached"].count()
     if _shared is not None:
         found.update(_shared.status())
     return found

@@ -1,9 +1,11 @@
 """The warm engine's side of a summary prepared in the background whose command ended
-before it did (`ModelRequest.save_when_left`): the engine holds the session's
-preparation lock from the moment the request arrives, so no command starts the same
-summary again meanwhile, and saves the summary itself when no command is left to read
-its end. It writes nothing until the summary is whole: a kill -9 of the engine leaves
-nothing half-written, as a kill -9 of the command does (context/prepared.py)."""
+before it did (`ModelRequest.save_when_left`): the saver agent_tui/relay_process.py
+wires into the transport of detached requests (provider/detached.py, which never imports
+context/). The engine holds the session's preparation lock from the moment the request
+arrives, so no command starts the same summary again meanwhile, and saves the summary
+itself when no command is left to read its end. It writes nothing until the summary is
+whole: a kill -9 of the engine leaves nothing half-written, as a kill -9 of the command
+does (context/prepared.py)."""
 
 from __future__ import annotations
 
