@@ -51,9 +51,9 @@ from agent_tui.ids import message_id  # noqa: E402
 from agent_tui.provider.limits import ModelInfo, Prices  # noqa: E402
 from agent_tui.provider.loader import FIRST_REQUEST_IMPORTS  # noqa: E402
 from agent_tui.provider.stream_events import TextDelta  # noqa: E402
+from agent_tui.records import AssistantMessage, UserMessage  # noqa: E402
 from agent_tui.step.processor import StepProcessor  # noqa: E402
 from agent_tui.storage.db import Database  # noqa: E402
-from agent_tui.storage.models import AssistantMessage, UserMessage  # noqa: E402
 from tests.fake_openai import FakeOpenAI, Gated, Text  # noqa: E402
 
 AGENT_TUI = [sys.executable, "-m", "agent_tui"]

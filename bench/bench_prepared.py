@@ -65,9 +65,9 @@ from agent_tui.config.settings import (
 )
 from agent_tui.engine_context import EngineContext
 from agent_tui.provider.limits import Prices, load_model_info
+from agent_tui.records import PreparedSummary
 from agent_tui.session.engine import Engine
 from agent_tui.storage.db import Database
-from agent_tui.storage.models import PreparedSummary
 from tests.engine_helpers import is_summary_request, text_of
 from tests.fake_anthropic import Call, FakeAnthropic, Text, ToolUse
 

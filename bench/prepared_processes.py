@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_tui.context.prepared_left import ENGINE_LOCKS, LOCK_DIR
+from agent_tui.records import AssistantMessage, PreparedSummary
 from agent_tui.storage.db import Database
-from agent_tui.storage.models import AssistantMessage, PreparedSummary
 from agent_tui.storage.session_lock import LockHolder
 
 REPO = Path(__file__).resolve().parent.parent

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agent_tui.errors import UsageError
-from agent_tui.storage.models import AssistantMessage, ToolPart, UserMessage
+from agent_tui.records import AssistantMessage, ToolPart, UserMessage
 from agent_tui.tui.message_actions_screen import MessageActionsScreen
 from agent_tui.tui.user_message_view import UserMessageView
 from tests.acp_client import RecordingClient, acp_agent, prompt

@@ -14,7 +14,7 @@ from agent_tui.context.prepare_lead import (
     start_share,
     summariser_seconds,
 )
-from agent_tui.storage.models import AssistantMessage, PreparedSummary, Tokens
+from agent_tui.records import AssistantMessage, PreparedSummary, Tokens
 
 THRESHOLD = 52_000  # bench_prepared.py's: a 60k window, 8k of output
 WRITER = "anthropic/claude-sonnet-4-5"

@@ -20,8 +20,8 @@ from agent_tui.context import preparing
 from agent_tui.context.prepared_left import ENGINE_LOCKS, LOCK_DIR
 from agent_tui.context.prepared_left import FRONT_END as ENGINE
 from agent_tui.events import Event, SessionStatus
+from agent_tui.records import AssistantMessage, TextPart, ToolPart
 from agent_tui.session.engine import Engine
-from agent_tui.storage.models import AssistantMessage, TextPart, ToolPart
 from agent_tui.storage.session_lock import LockHolder, SessionLocks
 from tests.compaction_scenario import GENERATOR, USABLE, WINDOW, marker, marker_fate
 from tests.conftest import MODEL, write_config

@@ -14,8 +14,8 @@ import pytest
 from agent_tui.context import compaction
 from agent_tui.context.summary_view import NO_COMPACTION, render_summary
 from agent_tui.errors import UsageError
+from agent_tui.records import AssistantMessage, TextPart, ToolPart
 from agent_tui.step.messages import COMPACTION_QUESTION
-from agent_tui.storage.models import AssistantMessage, TextPart, ToolPart
 from tests.conftest import MODEL, write_config
 from tests.engine_helpers import (
     conversation,

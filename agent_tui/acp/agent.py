@@ -69,10 +69,10 @@ from agent_tui.errors import AgentTuiError, NotFoundError, UsageError
 from agent_tui.events import AgentSwitched, Event, Notice, SessionUpdated, session_of
 from agent_tui.project.agents import DEFAULT_AGENT, PLAN_EXIT_TOOL
 from agent_tui.provider.defaults import context_window, model_catalog
+from agent_tui.records import MessageWithParts, Session
 from agent_tui.session.engine import Engine
 from agent_tui.session.expansion import Expansion
 from agent_tui.session.loop import LoopResult
-from agent_tui.storage.models import MessageWithParts, Session
 from agent_tui.tool.base import PermissionReply, PermissionRequest
 
 log = logging.getLogger(__name__)

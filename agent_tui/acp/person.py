@@ -22,9 +22,9 @@ from agent_tui.errors import UsageError
 
 if TYPE_CHECKING:
     from agent_tui.acp.agent import AcpAgent, AcpSession
+    from agent_tui.records import Session
     from agent_tui.session.expansion import Expansion
     from agent_tui.session.loop import LoopResult
-    from agent_tui.storage.models import Session
 
 CONFIRM = [
     PermissionOption(option_id="yes", name="Yes", kind="allow_once"),

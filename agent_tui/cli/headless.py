@@ -19,7 +19,7 @@ from agent_tui.events import (
     SessionUpdated,
 )
 from agent_tui.project.agents import PLAN_EXIT_TOOL
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     TextPart,
     ToolPart,

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 from agent_tui.errors import UsageError
 
 if TYPE_CHECKING:
+    from agent_tui.records import Session
     from agent_tui.session.engine import Engine
     from agent_tui.session.expansion import Expansion
-    from agent_tui.storage.models import Session
 
 APP, ACP, CLI = "app", "acp", "cli"
 """The views: the app's slash commands and palette, ACP's `/command` prompts and

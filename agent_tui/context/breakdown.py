@@ -11,16 +11,16 @@ from agent_tui.budget.overflow import prompt_and_output, threshold_tokens
 from agent_tui.budget.tokens import count_tokens
 from agent_tui.config.settings import Config
 from agent_tui.provider.limits import ModelInfo
-from agent_tui.step.media import image_tokens, part_image_tokens
-from agent_tui.step.messages import filter_compacted, summary_text, tool_result_text
-from agent_tui.step.system import build_system
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     MessageWithParts,
     TextPart,
     ToolPart,
     ToolStateCompleted,
 )
+from agent_tui.step.media import image_tokens, part_image_tokens
+from agent_tui.step.messages import filter_compacted, summary_text, tool_result_text
+from agent_tui.step.system import build_system
 
 
 class ContextBreakdown(BaseModel):

@@ -21,8 +21,8 @@ from agent_tui.budget.overflow import usable_tokens
 from agent_tui.context.ledger import span_ledger
 from agent_tui.context.pins import choose_pins, current_pins, pin_budget
 from agent_tui.events import Notice
+from agent_tui.records import AssistantMessage, MessageWithParts, Session
 from agent_tui.step.after_summary import describe
-from agent_tui.storage.models import AssistantMessage, MessageWithParts, Session
 
 if TYPE_CHECKING:
     from agent_tui.engine_context import EngineContext

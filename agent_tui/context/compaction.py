@@ -27,10 +27,7 @@ from agent_tui.provider.api import complete_text
 from agent_tui.provider.auth import credentials
 from agent_tui.provider.limits import ModelInfo
 from agent_tui.provider.stream_events import ModelRequest
-from agent_tui.step.after_summary import todos_block
-from agent_tui.step.plan import plan_block
-from agent_tui.step.processor import StepOutcome, StepProcessor
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     CompactionPart,
     ErrorInfo,
@@ -38,6 +35,9 @@ from agent_tui.storage.models import (
     Session,
     UserMessage,
 )
+from agent_tui.step.after_summary import todos_block
+from agent_tui.step.plan import plan_block
+from agent_tui.step.processor import StepOutcome, StepProcessor
 
 AUTO_OFF_ADVICE = (
     "Nothing was compacted: automatic compaction is off (compaction.auto: false). Your "

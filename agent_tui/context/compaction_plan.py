@@ -19,11 +19,7 @@ from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError
 from agent_tui.provider.limits import ModelInfo, model_info
 from agent_tui.provider.stream_events import ModelRequest
-from agent_tui.step.after_summary import restated_text, todos_block
-from agent_tui.step.messages import filter_compacted, to_model_messages
-from agent_tui.step.plan import plan_block
-from agent_tui.step.request import build_request, estimate_tokens, history_tokens, provider_scale
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     CompactionPart,
     MessageWithParts,
@@ -32,6 +28,10 @@ from agent_tui.storage.models import (
     ToolPart,
     UserMessage,
 )
+from agent_tui.step.after_summary import restated_text, todos_block
+from agent_tui.step.messages import filter_compacted, to_model_messages
+from agent_tui.step.plan import plan_block
+from agent_tui.step.request import build_request, estimate_tokens, history_tokens, provider_scale
 
 SUMMARY_REQUEST = "Summarise the conversation above following the structure in your instructions."
 EARLIER_SUMMARY_SHARE = 0.15

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     FileChange,
     FileRecord,

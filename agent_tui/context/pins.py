@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING
 from agent_tui.budget.tokens import count_tokens
 from agent_tui.config.settings import CompactionConfig
 from agent_tui.context.restate import typed_text
-from agent_tui.step.after_summary import pinned_block
-from agent_tui.storage.models import (
+from agent_tui.records import (
     MessageWithParts,
     PinnedText,
     ToolPart,
@@ -27,6 +26,7 @@ from agent_tui.storage.models import (
     ToolStateError,
     UserMessage,
 )
+from agent_tui.step.after_summary import pinned_block
 from agent_tui.tool_lines import short_input
 
 if TYPE_CHECKING:

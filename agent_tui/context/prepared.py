@@ -43,12 +43,7 @@ from agent_tui.provider import remote
 from agent_tui.provider.api import stream_model
 from agent_tui.provider.limits import ModelInfo
 from agent_tui.provider.stream_events import ModelRequest, SaveWhenLeft, summary_of
-from agent_tui.step.after_summary import after_summary_blocks, restated_text
-from agent_tui.step.history import load_history
-from agent_tui.step.plan import latest_plan
-from agent_tui.step.processor import StepOutcome
-from agent_tui.step.request import history_tokens, provider_scale
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     CompactionPart,
     MessageWithParts,
@@ -60,6 +55,11 @@ from agent_tui.storage.models import (
     ToolStateCompleted,
     UserMessage,
 )
+from agent_tui.step.after_summary import after_summary_blocks, restated_text
+from agent_tui.step.history import load_history
+from agent_tui.step.plan import latest_plan
+from agent_tui.step.processor import StepOutcome
+from agent_tui.step.request import history_tokens, provider_scale
 from agent_tui.tool.todo import render_todos
 from agent_tui.usage import Prices, cost_of
 

@@ -44,8 +44,8 @@ def hold(spec: SaveWhenLeft) -> SessionLock | None:
 
 async def save(spec: SaveWhenLeft, replies: list[dict[str, Any]], started: float) -> None:
     """Save the summary the kept request streamed (`replies`, ending in `end`)."""
+    from agent_tui.records import PreparedSummary
     from agent_tui.storage.db import Database
-    from agent_tui.storage.models import PreparedSummary
 
     adapter = event_adapter()
     written = summary_of([adapter.validate_python(r["e"]) for r in replies if "e" in r])

@@ -5,7 +5,7 @@ budget (chosen here when compacting; step/after_summary.py renders them)."""
 from __future__ import annotations
 
 from agent_tui.budget.tokens import count_tokens
-from agent_tui.storage.models import MessageWithParts, TextPart, UserMessage
+from agent_tui.records import MessageWithParts, TextPart, UserMessage
 
 MESSAGE_OVERHEAD_TOKENS = 8
 

@@ -23,9 +23,7 @@ from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
 from agent_tui.events import MessageUpdated
 from agent_tui.ids import now_ms
-from agent_tui.step.after_summary import LEDGER_HEADER, describe, ledger_text
-from agent_tui.step.messages import history_start, summary_for, summary_text, written_summary
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     CompactionPart,
     MessageWithParts,
@@ -34,6 +32,8 @@ from agent_tui.storage.models import (
     ToolStateCompleted,
     UserMessage,
 )
+from agent_tui.step.after_summary import LEDGER_HEADER, describe, ledger_text
+from agent_tui.step.messages import history_start, summary_for, summary_text, written_summary
 
 QUOTE_CHARS = 70
 """How much of a message the "from where" line quotes."""

@@ -19,7 +19,7 @@ class SaveWhenLeft(BaseModel):
     database: str
     """The session's database (the command's: each command may have its own data dir)."""
     prepared: dict[str, Any]
-    """A PreparedSummary (storage/models.py) but for what the stream gives: its text,
+    """A PreparedSummary (agent_tui/records.py) but for what the stream gives: its text,
     tokens, cost and time. Validated where it is saved: this module stays below storage."""
     prices: Prices
     """The summariser's, for the summary's cost."""

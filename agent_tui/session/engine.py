@@ -25,6 +25,16 @@ from agent_tui.project.agents import DEFAULT_AGENT, AgentCatalog, AgentInfo
 from agent_tui.provider import remote, windows
 from agent_tui.provider.auth import check_credentials
 from agent_tui.provider.limits import ModelInfo, load_with_summariser
+from agent_tui.records import (
+    FilePart,
+    MessageWithParts,
+    PinnedText,
+    PreparedSummary,
+    Session,
+    TextPart,
+    ToolPart,
+    UserMessage,
+)
 from agent_tui.session import command_lines, fork, pin_changes
 from agent_tui.session import undo as turns
 from agent_tui.session.expansion import Expansion, ExpansionFailed
@@ -45,16 +55,6 @@ from agent_tui.step.instruction_urls import fetch_all, is_url
 from agent_tui.step.plan import PlanChoice, plan_reply
 from agent_tui.step.system import memory_of
 from agent_tui.step.tool_hooks import notify
-from agent_tui.storage.models import (
-    FilePart,
-    MessageWithParts,
-    PinnedText,
-    PreparedSummary,
-    Session,
-    TextPart,
-    ToolPart,
-    UserMessage,
-)
 from agent_tui.storage.session_lock import LockHolder, SessionLock, SessionLocks
 from agent_tui.tool.base import AskPermission, EditorFiles, ToolContext
 from agent_tui.tool.escalation import UNSANDBOXED

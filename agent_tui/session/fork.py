@@ -21,7 +21,7 @@ from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
 from agent_tui.ids import copy_id
 from agent_tui.ids import session_id as new_session_id
-from agent_tui.storage.models import (
+from agent_tui.records import (
     CompactionPart,
     MessageWithParts,
     Session,

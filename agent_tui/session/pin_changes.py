@@ -19,9 +19,7 @@ from agent_tui.engine_context import EngineContext
 from agent_tui.errors import NotFoundError, UsageError
 from agent_tui.events import MessageUpdated
 from agent_tui.ids import now_ms
-from agent_tui.step.after_summary import describe, pinned_block
-from agent_tui.step.messages import summary_for
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     CompactionPart,
     MessageWithParts,
@@ -32,6 +30,8 @@ from agent_tui.storage.models import (
     ToolPart,
     UserMessage,
 )
+from agent_tui.step.after_summary import describe, pinned_block
+from agent_tui.step.messages import summary_for
 
 RECENT = 200
 """Newest messages read for the default pin, the app's list and the names in errors."""

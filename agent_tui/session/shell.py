@@ -7,7 +7,7 @@ import asyncio
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError
 from agent_tui.ids import now_ms, part_id
-from agent_tui.storage.models import (
+from agent_tui.records import (
     TextPart,
     ToolPart,
     ToolStateCompleted,

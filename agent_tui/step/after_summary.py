@@ -5,7 +5,7 @@ chooses to store there is context/'s (restate.py, pins.py, ledger.py, carried.py
 
 from __future__ import annotations
 
-from agent_tui.storage.models import AssistantMessage, FileRecord, PinnedText
+from agent_tui.records import AssistantMessage, FileRecord, PinnedText
 
 RESTATE_HEADER = (
     "For reference, the messages I wrote in the part of our conversation that the "

@@ -12,8 +12,8 @@ from agent_tui.command import catalog
 from agent_tui.command.core import APP, Call, Command, Result, Rows, present
 
 if TYPE_CHECKING:
+    from agent_tui.records import Session
     from agent_tui.session.expansion import Expansion
-    from agent_tui.storage.models import Session
     from agent_tui.tui.conversation import Conversation
 
 

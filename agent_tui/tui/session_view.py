@@ -26,8 +26,7 @@ from agent_tui.events import (
     SessionStatus,
     SessionUpdated,
 )
-from agent_tui.step.messages import history_start
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     Message,
     MessageWithParts,
@@ -36,6 +35,7 @@ from agent_tui.storage.models import (
     ToolPart,
     UserMessage,
 )
+from agent_tui.step.messages import history_start
 from agent_tui.tui.assistant_message_view import AssistantMessageView
 from agent_tui.tui.compaction_divider import CompactionDivider
 from agent_tui.tui.message_entry import (

@@ -1,4 +1,5 @@
-"""Pydantic models of what is stored: sessions, messages and their parts."""
+"""Pydantic models of sessions, messages and their parts: what storage/ stores, events
+carry and views draw. No storage code: a view may read them without reaching storage."""
 
 from __future__ import annotations
 
