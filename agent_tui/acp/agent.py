@@ -50,7 +50,7 @@ from acp.schema import (
 from agent_tui import __version__
 from agent_tui.acp import draft, options
 from agent_tui.acp.editor_files import EditorFiles
-from agent_tui.acp.person import AcpPerson, available
+from agent_tui.acp.person_editor import AcpPerson, available
 from agent_tui.acp.prompt_blocks import prompt_parts
 from agent_tui.acp.replay import replay
 from agent_tui.acp.tool_calls import permission_content, text_content, tool_kind, tool_meta

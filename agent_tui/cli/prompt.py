@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_tui.cli.headless import READER_GONE_EXIT, JsonView, TextView
-from agent_tui.cli.person import exit_code, resolve_session, run_command, watched
+from agent_tui.cli.person_terminal import exit_code, resolve_session, run_command, watched
 from agent_tui.command.catalog import fill_custom
 from agent_tui.command.core import Command
 from agent_tui.config.layers import merge_permissions

@@ -2,7 +2,7 @@
 sidebar, and what a person steers in it (the session shown, the agent and model the
 next message goes to, the permission mode, a plan waiting for an answer).
 
-Commands (`tui/person.py`), keys and engine events (`tui/conversation_events.py`)
+Commands (`tui/person_dialogs.py`), keys and engine events (`tui/conversation_events.py`)
 talk to it through its public methods. Part of the app's first frame: the engine's
 modules are imported where they are used, once the app has started (`start`).
 """
