@@ -35,8 +35,7 @@ from agent_tui.records import (
     ToolPart,
     UserMessage,
 )
-from agent_tui.session import command_lines, fork, pin_changes
-from agent_tui.session import undo as turns
+from agent_tui.session import command_lines, fork, pin_changes, undo
 from agent_tui.session.expansion import Expansion, ExpansionFailed
 from agent_tui.session.follow import Follower, all_read, run_until_read
 from agent_tui.session.fork import Forked
@@ -689,24 +688,24 @@ class Engine:
         ctx = await self._ctx(session_id)
         with self._idle(session_id, "undoing a turn"):
             session = await ctx.db.get_session(session_id)
-            return await turns.undo(ctx, session, force=force)
+            return await undo.undo(ctx, session, force=force)
 
     async def redo(self, session_id: str, *, force: bool = False) -> TurnRestored:
         """Redo the turn undone last (until a new message is sent)."""
         ctx = await self._ctx(session_id)
         with self._idle(session_id, "redoing a turn"):
             session = await ctx.db.get_session(session_id)
-            return await turns.redo(ctx, session, force=force)
+            return await undo.redo(ctx, session, force=force)
 
     async def session_diff(self, session_id: str) -> str:
         """The unified diff of every file the session's turns changed ("" if none)."""
         ctx, session = await self._opened(session_id)
-        return await turns.diff(ctx, session)
+        return await undo.diff(ctx, session)
 
     async def session_numstat(self, session_id: str) -> dict[str, tuple[int, int]]:
         """Lines added and removed per file the session's turns changed."""
         ctx, session = await self._opened(session_id)
-        return await turns.numstat(ctx, session)
+        return await undo.numstat(ctx, session)
 
     def fetch_instructions(self) -> None:
         """Fetch config `instructions` URLs in the background (needs a running event loop;
