@@ -31,8 +31,8 @@ from agent_tui.config.lsp_config import LspConfig
 from agent_tui.errors import ConfigError
 from agent_tui.trust.memory_imports import OutsideImport
 from agent_tui.trust.store import TRUSTED
+from agent_tui.trust.trusted_files import run_files
 from agent_tui.trust.variables import Sent
-from agent_tui.trust.vouched import run_files
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4-6"
 """The model when the config names none and no key or local server picks one
