@@ -1,5 +1,5 @@
-"""The warm engine's process: `python -m agent_tui.relay_process --serve PATH --idle S`
-(started by provider/shared.py). It is the provider process's serving mode
+"""The relay's process: `python -m agent_tui.relay_process --serve PATH --idle S`
+(started by provider/relay.py). It is the provider process's serving mode
 (provider/worker.py) with the saver of a summary whose command left
 (context/prepared_left.py) wired into the transport of detached requests
 (provider/detached.py): provider/ never imports context/, so the wiring is here, above
@@ -11,7 +11,7 @@ from agent_tui.provider import detached, worker
 
 
 def _saver() -> detached.Saver:
-    """Imported at the first summary to save: the engine listens before importing it."""
+    """Imported at the first summary to save: the relay listens before importing it."""
     from agent_tui.context import prepared_left
 
     return prepared_left

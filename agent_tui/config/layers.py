@@ -377,7 +377,7 @@ def raw_value(*names: str, directory: Path | None = None) -> Any:
     """One value of the config in force, unvalidated (None when no file sets it): the
     project's part only as far as its trust allows. The trust (hashing what it vouches
     for) is looked up only when the project sets this value and it waits for trust:
-    commands ask for `run.attach` and `engine.idle` before anything else."""
+    commands ask for `run.attach` and `relay.idle` before anything else."""
     directory = directory or Path.cwd()
     person = person_data()
     path = project_file(directory)

@@ -109,7 +109,7 @@ def cancel(ctx: EngineContext, session_id: str | None = None) -> None:
 
 
 def hand_over(ctx: EngineContext) -> None:
-    """Closing: a summary still being written goes on in the warm engine, which saves it
+    """Closing: a summary still being written goes on in the relay, which saves it
     for the next command (provider/detached.py); without one it is lost, and the next
     command past the preparation's start prepares it again before its first step."""
     running = [live.id for live in ctx.shared.sessions if live.preparing is not None]
@@ -235,7 +235,7 @@ async def _summarise(
 ) -> tuple[str, Tokens] | None:
     """The summariser's text and usage; None when it answered with no text (a tool call
     instead: compaction will ask again with tools off, as it does today). Detachable: on
-    the warm engine it goes on when this command ends, and the engine saves `prepared`
+    the relay it goes on when this command ends, and the relay saves `prepared`
     with its text for the next (provider/detached.py)."""
     leave = SaveWhenLeft(
         database=str(ctx.db.path),

@@ -1,11 +1,11 @@
-"""The transport of a detached request: one the warm engine keeps going after the command
+"""The transport of a detached request: one the relay keeps going after the command
 that sent it ended (`ModelRequest.detachable`: a summary being prepared). With
-`save_when_left`, the engine saves the summary itself when no command follows it to its
+`save_when_left`, the relay saves the summary itself when no command follows it to its
 end (`saver`: context/prepared_left.py, wired in by the process's entry,
 agent_tui/relay_process.py), and holds the session's preparation lock until then. The
 next command that sends the same request gets what was streamed so far and follows the
 rest, instead of the summary being written again from nothing (issue 41,
-docs/engine.md). A command that cancels it (the person pressed Esc) drops it: it stops
+docs/relay.md). A command that cancels it (the person pressed Esc) drops it: it stops
 once nobody else follows it, and is never saved."""
 
 from __future__ import annotations
@@ -68,16 +68,16 @@ class Saver(Protocol):
 
 find_saver: Callable[[], Saver] | None = None
 """How to get the saver, set by the process's entry (agent_tui/relay_process.py: provider/
-never imports context/); called at the first request to save, so the engine listens
+never imports context/); called at the first request to save, so the relay listens
 before importing it. None: a detached request is kept and replayed, never saved."""
 
 
 LOCAL = ("detachable", "save_when_left")
-"""What a command adds to the request for the engine: not part of what is asked."""
+"""What a command adds to the request for the relay: not part of what is asked."""
 
 
 def key(request: dict[str, Any]) -> str:
-    """The same request, whichever command sends it (what is only for the engine aside)."""
+    """The same request, whichever command sends it (what is only for the relay aside)."""
     body = {k: v for k, v in request.items() if k not in LOCAL}
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -159,10 +159,10 @@ def _expire() -> None:
 
 
 def count() -> int:
-    """Requests kept now (`agent-tui engine` reports them)."""
+    """Requests kept now (`agent-tui relay` reports them)."""
     return len(_kept)
 
 
 def running() -> int:
-    """Kept requests still under way (a leaving engine finishes them first)."""
+    """Kept requests still under way (a leaving relay finishes them first)."""
     return sum(1 for kept in _kept.values() if kept.finished_at is None)
