@@ -105,7 +105,7 @@ def test_kill_9_of_the_relay_mid_turn_is_said_once_and_the_next_command_works(
             process.kill()
             process.wait()
     assert process.returncode == 1, err
-    assert err.count("relay") == 1 and "ended unexpectedly" in err, err
+    assert err.count("agent-tui's relay") == 1 and "ended unexpectedly" in err, err
     done = run(isolated, "run", "--continue", "second")
     assert done.returncode == 0 and "after the crash" in done.stdout, done.stderr
     # The first prompt was saved before the crash: the continued session holds both.
