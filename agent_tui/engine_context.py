@@ -22,11 +22,11 @@ from agent_tui.hooks.transcript import write_transcript
 from agent_tui.live_session import LiveSession, LiveSessions
 from agent_tui.lsp.language_servers import LspServers
 from agent_tui.project.agents import MODE_SWITCH, AgentCatalog
+from agent_tui.records import MessageWithParts, Part, UserMessage
 from agent_tui.redact import Redactor
 from agent_tui.sandbox import Sandbox
 from agent_tui.secrets import ToolEnvironment
 from agent_tui.storage.db import Database
-from agent_tui.storage.models import MessageWithParts, Part, UserMessage
 from agent_tui.storage.snapshot import Snapshots, snapshot_root
 from agent_tui.todos import SessionTodos
 from agent_tui.tool.base import AskPermission, Subagents, ToolContext

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from agent_tui.storage.models import Message, Part, Session, TodoItem
+from agent_tui.records import Message, Part, Session, TodoItem
 
 
 class PartUpdated(BaseModel):

@@ -16,8 +16,8 @@ from agent_tui.errors import UsageError
 from agent_tui.live_session import LiveSession
 from agent_tui.provider import windows
 from agent_tui.provider.limits import ModelInfo, load_with_summariser
+from agent_tui.records import MessageWithParts, Session, UserMessage
 from agent_tui.step.history import load_history, model_of
-from agent_tui.storage.models import MessageWithParts, Session, UserMessage
 from agent_tui.storage.session_lock import LockHolder, SessionLock, SessionLocks
 from agent_tui.workspace.workspace import Workspace
 

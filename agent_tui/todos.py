@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent_tui.events import Event, TodosUpdated
+from agent_tui.records import TodoItem
 from agent_tui.storage.db import Database
-from agent_tui.storage.models import TodoItem
 
 
 class SessionTodos:

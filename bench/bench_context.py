@@ -21,18 +21,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from agent_tui.budget.tokens import counter_for
-from agent_tui.carry.ledger import ledger_text, span_ledger
-from agent_tui.carry.pin_text import current_pins
 from agent_tui.config.settings import Config, ModelConfig, ModelLimit, ProviderConfig
+from agent_tui.context.ledger import span_ledger
+from agent_tui.context.pins import current_pins
 from agent_tui.context.prune import select_prunable
 from agent_tui.engine_context import EngineContext
 from agent_tui.ids import message_id, part_id
 from agent_tui.provider.limits import load_model_info
-from agent_tui.session.decide import finished_after
-from agent_tui.session.loop import load_history
-from agent_tui.step.request import build_request, estimate_next
-from agent_tui.storage.db import Database
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     CompactionPart,
     MessageWithParts,
@@ -45,6 +41,11 @@ from agent_tui.storage.models import (
     ToolTime,
     UserMessage,
 )
+from agent_tui.session.decide import finished_after
+from agent_tui.session.loop import load_history
+from agent_tui.step.after_summary import ledger_text
+from agent_tui.step.request import build_request, estimate_next
+from agent_tui.storage.db import Database
 
 MODEL = "openai/bench-model"
 PARTS_PER_ASSISTANT = 19  # step-start, text, 16 tools, step-finish (+1 user part = 10 avg)

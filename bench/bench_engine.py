@@ -5,7 +5,7 @@
   fake OpenAI server on 127.0.0.1 (litellm's real HTTP path);
 - time from starting `agent-tui run` to its first request reaching that server, next to
   `python -c "import litellm"` alone: the difference is what agent-tui itself adds;
-- on the warm engine, launch → first request for a new session and for `run --continue`,
+- on the relay, launch → first request for a new session and for `run --continue`,
   side by side (median of 5; `--launch` prints only this);
 - time from starting `agent-tui run` with no provider at all to its "what to set" message
   (answered before litellm is imported);
@@ -51,9 +51,9 @@ from agent_tui.ids import message_id  # noqa: E402
 from agent_tui.provider.limits import ModelInfo, Prices  # noqa: E402
 from agent_tui.provider.loader import FIRST_REQUEST_IMPORTS  # noqa: E402
 from agent_tui.provider.stream_events import TextDelta  # noqa: E402
+from agent_tui.records import AssistantMessage, UserMessage  # noqa: E402
 from agent_tui.step.processor import StepProcessor  # noqa: E402
 from agent_tui.storage.db import Database  # noqa: E402
-from agent_tui.storage.models import AssistantMessage, UserMessage  # noqa: E402
 from tests.fake_openai import FakeOpenAI, Gated, Text  # noqa: E402
 
 AGENT_TUI = [sys.executable, "-m", "agent_tui"]
@@ -93,23 +93,23 @@ def _run_env(server: FakeOpenAI, tmp: str) -> tuple[Path, dict[str, str]]:
         "AGENT_TUI_DATA_DIR": str(Path(tmp) / "data"),
         "AGENT_TUI_CONFIG_DIR": str(Path(tmp) / "cfg"),
         "PYTHONPATH": str(ROOT),
-        # Each command's own provider process, as before the warm engine: what
-        # bench_warm_engine compares against.
-        "AGENT_TUI_ENGINE": "0",
+        # Each command's own provider process, as before the relay: what
+        # bench_relay compares against.
+        "AGENT_TUI_RELAY": "0",
     }
     own_project(project, Path(tmp) / "cfg")
     return project, env
 
 
-def bench_warm_engine(runs: int = 7) -> float:
-    """`agent-tui run` with the person's warm engine (docs/engine.md): the first run,
+def bench_relay(runs: int = 7) -> float:
+    """`agent-tui run` with the person's relay (docs/relay.md): the first run,
     which starts it, then runs that connect to it. Launch → first request at the fake
-    server, the whole run, and the memory of the engine against a command's own
+    server, the whole run, and the memory of the relay against a command's own
     provider process."""
     with FakeOpenAI() as server, tempfile.TemporaryDirectory(dir="/tmp") as tmp:
         server.responder = lambda body: Text("ok")
         project, env = _run_env(server, tmp)
-        env = {**env, "AGENT_TUI_ENGINE": "5", "AGENT_TUI_RUNTIME_DIR": tmp}
+        env = {**env, "AGENT_TUI_RELAY": "5", "AGENT_TUI_RUNTIME_DIR": tmp}
         starting = _time_run(server, project, env, "hello")
         firsts, wholes = [], []
         for _ in range(runs):
@@ -117,27 +117,27 @@ def bench_warm_engine(runs: int = 7) -> float:
             firsts.append(first)
             wholes.append(whole)
         status = subprocess.run(
-            [*AGENT_TUI, "engine", "--json", "--stop"], env=env, capture_output=True, text=True
+            [*AGENT_TUI, "relay", "--json", "--stop"], env=env, capture_output=True, text=True
         )
-        engines = json.loads(status.stdout or "[]")
-        rss = sum(int(e.get("rss_kb", 0)) for e in engines) // 1024
+        relays = json.loads(status.stdout or "[]")
+        rss = sum(int(e.get("rss_kb", 0)) for e in relays) // 1024
     print(
-        f"agent-tui run, warm engine: launch → first request {median_ms(firsts)}; whole run "
+        f"agent-tui run, relay: launch → first request {median_ms(firsts)}; whole run "
         f"{median_ms(wholes)}; the run that started it {starting[0] * 1000:.0f} ms to its "
-        f"first request; engine {rss} MiB, shared by every command"
+        f"first request; relay {rss} MiB, shared by every command"
     )
     return statistics.median(firsts)
 
 
 def bench_new_and_continued(runs: int = 5) -> tuple[float, float]:
-    """`agent-tui run` on the warm engine, launch → first request at the fake server, for
+    """`agent-tui run` on the relay, launch → first request at the fake server, for
     a new session and for `run --continue` of the session the run before made, side by
     side (interleaved, so both see the same machine). Returns the two medians."""
     with FakeOpenAI() as server, tempfile.TemporaryDirectory(dir="/tmp") as tmp:
         server.responder = lambda body: Text("ok")
         project, env = _run_env(server, tmp)
-        env = {**env, "AGENT_TUI_ENGINE": "5", "AGENT_TUI_RUNTIME_DIR": tmp}
-        _time_run(server, project, env, "start the engine")
+        env = {**env, "AGENT_TUI_RELAY": "5", "AGENT_TUI_RUNTIME_DIR": tmp}
+        _time_run(server, project, env, "start the relay")
         new, continued, new_whole, continued_whole = [], [], [], []
         for _ in range(runs):
             first, whole = _time_run(server, project, env, "hello")
@@ -146,9 +146,9 @@ def bench_new_and_continued(runs: int = 5) -> tuple[float, float]:
             first, whole = _time_run(server, project, env, "--continue", "and again")
             continued.append(first)
             continued_whole.append(whole)
-        subprocess.run([*AGENT_TUI, "engine", "--stop"], env=env, capture_output=True)
+        subprocess.run([*AGENT_TUI, "relay", "--stop"], env=env, capture_output=True)
     print(
-        f"agent-tui run, warm engine, launch → first request: new session {median_ms(new)}; "
+        f"agent-tui run, relay, launch → first request: new session {median_ms(new)}; "
         f"--continue {median_ms(continued)}"
     )
     print(
@@ -383,7 +383,7 @@ def _rss_kb(pid: int) -> int:
 
 
 def _agent_tui_pids() -> list[int]:
-    """Every agent-tui process of this machine: commands, provider processes, engines."""
+    """Every agent-tui process of this machine: commands, provider processes, relays."""
     found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -443,14 +443,14 @@ class _AppOnPty:
 def bench_memory(commands: int = 3) -> None:
     """The memory of a person's agent-tui processes while `commands` runs and the app are
     mid-turn at once in one project (their replies held at the fake server), with a
-    provider process each (engine.idle 0) and on the warm engine: RSS summed over every
+    provider process each (relay.idle 0) and on the relay: RSS summed over every
     agent-tui process."""
-    for label, engine in (("a provider process each", "0"), ("the warm engine", "5")):
+    for label, idle in (("a provider process each", "0"), ("the relay", "5")):
         gate = threading.Event()
         with FakeOpenAI() as server, tempfile.TemporaryDirectory(dir="/tmp") as tmp:
             server.responder = lambda body, gate=gate: Gated(Text("ok"), gate)
             project, env = _run_env(server, tmp)
-            env = {**env, "AGENT_TUI_ENGINE": engine, "AGENT_TUI_RUNTIME_DIR": tmp}
+            env = {**env, "AGENT_TUI_RELAY": idle, "AGENT_TUI_RUNTIME_DIR": tmp}
             before = set(_agent_tui_pids())
             app = _AppOnPty(project, env)
             runs = [
@@ -484,7 +484,7 @@ def bench_memory(commands: int = 3) -> None:
                 for proc in runs:
                     proc.wait(timeout=120)
                 app.close()
-                subprocess.run([*AGENT_TUI, "engine", "--stop"], env=env, capture_output=True)
+                subprocess.run([*AGENT_TUI, "relay", "--stop"], env=env, capture_output=True)
         print(
             f"{commands} runs and the app mid-turn in one project, {label}: {total} MiB over "
             f"{len(pids)} agent-tui processes"
@@ -565,11 +565,11 @@ if __name__ == "__main__":
     first_request, alone = bench_cold_run()
     no_provider = bench_no_provider()
     print(f"  no-provider message: {no_provider * 1000:.0f} ms (goal ≤ 500 ms; no litellm import)")
-    warm_engine = bench_warm_engine()
+    relay_ms = bench_relay()
     bench_new_and_continued()
     bench_memory()
     print(
-        f"  warm engine {warm_engine * 1000:.0f} ms vs {first_request * 1000:.0f} ms with a "
+        f"  relay {relay_ms * 1000:.0f} ms vs {first_request * 1000:.0f} ms with a "
         "provider process of the command's own (Claude Code: 390-430 ms, FACTS.md)"
     )
     attached = bench_attach()

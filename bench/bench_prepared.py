@@ -15,7 +15,7 @@ Goals: longest stall <= 2 s beyond a normal step; cost <= 1.05x of without; 0 lo
 
 `--processes`: the same work (prepare_at 0.8 only) with each turn a separate `python -m
 agent_tui run [--continue]` process started when the previous one has exited, as a script
-would; a summary still being written when `run` exits goes on in the warm engine, which
+would; a summary still being written when `run` exits goes on in the relay, which
 saves it (context/preparing.py). The fake server and its request log stay in this process. A
 compaction at a turn's start is measured from the process's launch, against the launch ->
 first request of the turns that start without one. Also: how long each `run` took and
@@ -65,9 +65,9 @@ from agent_tui.config.settings import (
 )
 from agent_tui.engine_context import EngineContext
 from agent_tui.provider.limits import Prices, load_model_info
+from agent_tui.records import PreparedSummary
 from agent_tui.session.engine import Engine
 from agent_tui.storage.db import Database
-from agent_tui.storage.models import PreparedSummary
 from tests.engine_helpers import is_summary_request, text_of
 from tests.fake_anthropic import Call, FakeAnthropic, Text, ToolUse
 
@@ -352,14 +352,14 @@ async def run_processes(args: argparse.Namespace, root: Path) -> Run:
                     runs.append(await asyncio.to_thread(run_turn, project, root, turn))
             finally:  # nothing outlives the bench, a failed run included
                 left_behind = await asyncio.to_thread(wait_for_preparers, project, root / "data")
-                engine = [sys.executable, "-m", "agent_tui", "engine", "--stop"]
-                await asyncio.to_thread(subprocess.run, engine, env=process_env(root))
+                stop = [sys.executable, "-m", "agent_tui", "relay", "--stop"]
+                await asyncio.to_thread(subprocess.run, stop, env=process_env(root))
         usages = list(server.usages)
     compactions, rows = await read_back(root / "data")
     launches = [r.launched for r in runs]
     result = outcome(
-        f"processes: each turn a `run --continue` (prepare_at 0.8, AGENT_TUI_ENGINE "
-        f"{args.engine}, crossing {args.crossing}, {args.lines} lines a step)",
+        f"processes: each turn a `run --continue` (prepare_at 0.8, AGENT_TUI_RELAY "
+        f"{args.relay}, crossing {args.crossing}, {args.lines} lines a step)",
         model,
         cut(model.arrivals, launches),
         compactions,
@@ -447,14 +447,14 @@ async def main() -> None:
         "summary is still being written when `run` exits, and the next run needs it soon",
     )
     parser.add_argument(
-        "--engine",
+        "--relay",
         default="30",
-        help="(--processes) the runs' AGENT_TUI_ENGINE: idle minutes of the warm engine, 0 none",
+        help="(--processes) the runs' AGENT_TUI_RELAY: idle minutes of the relay, 0 none",
     )
     parser.add_argument("--keep", type=Path, help="(--processes) work in this new directory, kept")
     args = parser.parse_args()
     if args.processes:
-        prepared_processes.ENGINE[0] = args.engine
+        prepared_processes.RELAY[0] = args.relay
         with tempfile.TemporaryDirectory() as tmp:
             if args.keep:
                 args.keep.mkdir(parents=True)

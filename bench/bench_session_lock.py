@@ -34,10 +34,10 @@ from own_project import own_project  # noqa: E402
 from agent_tui.config.settings import load_config  # noqa: E402
 from agent_tui.engine_context import EngineContext  # noqa: E402
 from agent_tui.events import Event, MessageUpdated, Notice  # noqa: E402
+from agent_tui.records import AssistantMessage  # noqa: E402
 from agent_tui.session.engine import Engine  # noqa: E402
 from agent_tui.session.follow import FOLLOW_INTERVAL  # noqa: E402
 from agent_tui.storage.db import Database  # noqa: E402
-from agent_tui.storage.models import AssistantMessage  # noqa: E402
 from agent_tui.storage.session_lock import SessionLocks  # noqa: E402
 from tests.fake_openai import FakeOpenAI, Gated, Text  # noqa: E402
 

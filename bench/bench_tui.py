@@ -168,7 +168,7 @@ async def build_session(db: Any, directory: Path, steps: int) -> str:
     """A session of `steps` finished steps (a reply and two tool calls each), a user
     message every STEPS_PER_TURN steps, written through the storage API."""
     from agent_tui.ids import message_id, part_id
-    from agent_tui.storage.models import (
+    from agent_tui.records import (
         AssistantMessage,
         StepFinishPart,
         StepStartPart,
@@ -232,8 +232,8 @@ async def stream_once(
     from agent_tui.config.settings import Config
     from agent_tui.events import MessageUpdated, PartUpdated
     from agent_tui.ids import message_id, part_id
+    from agent_tui.records import AssistantMessage, TextPart, UserMessage
     from agent_tui.storage.db import Database
-    from agent_tui.storage.models import AssistantMessage, TextPart, UserMessage
     from agent_tui.tui.assistant_message_view import AssistantMessageView
     from agent_tui.tui.text_part_view import TextPartView
     from tests.tui_helpers import GivenApp
@@ -489,8 +489,7 @@ async def memory_growth(data_dir: Path) -> dict[int, int]:
     from agent_tui.config.settings import Config
     from agent_tui.events import MessageUpdated, PartUpdated, SessionStatus
     from agent_tui.ids import message_id, part_id
-    from agent_tui.storage.db import Database
-    from agent_tui.storage.models import (
+    from agent_tui.records import (
         AssistantMessage,
         TextPart,
         ToolPart,
@@ -498,6 +497,7 @@ async def memory_growth(data_dir: Path) -> dict[int, int]:
         ToolTime,
         UserMessage,
     )
+    from agent_tui.storage.db import Database
     from tests.tui_helpers import GivenApp
 
     db = await Database.open(data_dir / "bench-memory.db")

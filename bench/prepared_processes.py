@@ -1,5 +1,5 @@
 """The `run` processes of `bench_prepared.py --processes`: one turn each, on the bench's
-own data and config dirs, and the summaries they leave to the warm engine
+own data and config dirs, and the summaries they leave to the relay
 (context/preparing.py), waited for at the end so that nothing outlives the bench."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_tui.provider.kept_save import ENGINE_LOCKS, LOCK_DIR
+from agent_tui.context.prepared_left import LOCK_DIR, RELAY_LOCKS
+from agent_tui.records import AssistantMessage, PreparedSummary
 from agent_tui.storage.db import Database
-from agent_tui.storage.models import AssistantMessage, PreparedSummary
 from agent_tui.storage.session_lock import LockHolder
 
 REPO = Path(__file__).resolve().parent.parent
@@ -34,12 +34,12 @@ class RunProcess:
     exited: float
     code: int
     preparers: list[LockHolder]
-    """Who prepared the session's summary when it exited (the warm engine, finishing the
+    """Who prepared the session's summary when it exited (the relay, finishing the
     one `run` left)."""
 
 
-ENGINE = ["30"]
-"""The runs' AGENT_TUI_ENGINE (bench_prepared.py --engine)."""
+RELAY = ["30"]
+"""The runs' AGENT_TUI_RELAY (bench_prepared.py --relay)."""
 
 
 def process_env(root: Path) -> dict[str, str]:
@@ -47,8 +47,8 @@ def process_env(root: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_TUI_")}
     env["AGENT_TUI_DATA_DIR"] = str(root / "data")
     env["AGENT_TUI_CONFIG_DIR"] = str(root / "user-config")
-    env["AGENT_TUI_RUNTIME_DIR"] = str(root)  # the bench's own warm engine (docs/engine.md)
-    env["AGENT_TUI_ENGINE"] = ENGINE[0]
+    env["AGENT_TUI_RUNTIME_DIR"] = str(root)  # the bench's own relay (docs/relay.md)
+    env["AGENT_TUI_RELAY"] = RELAY[0]
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     return env
 
@@ -71,11 +71,11 @@ def working_in(project: Path) -> list[tuple[int, list[str]]]:
 
 
 def preparers(data: Path) -> list[LockHolder]:
-    """Who holds a preparation lock now (a command, or the warm engine finishing what a
+    """Who holds a preparation lock now (a command, or the relay finishing what a
     command left). The lock files are read, never locked (a probe would take the lock for
     a moment); a file whose holder is gone is left out."""
     found = []
-    for folder in (data / LOCK_DIR, data / LOCK_DIR / ENGINE_LOCKS):
+    for folder in (data / LOCK_DIR, data / LOCK_DIR / RELAY_LOCKS):
         for path in folder.glob("*.lock"):
             try:
                 holder = LockHolder.model_validate_json(path.read_bytes())

@@ -44,46 +44,46 @@ PROVIDER_KEYS = (
 
 
 @pytest.fixture(scope="session", autouse=True)
-def warm_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """One warm engine per test worker (docs/engine.md): the agent-tui processes tests
+def warm_relay(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One relay per test worker (docs/relay.md): the agent-tui processes tests
     start connect to it instead of each importing litellm. Its socket lives in the
     worker's own runtime dir; it is stopped when the worker ends (and would leave by
-    itself after AGENT_TUI_ENGINE minutes unused). Tests about a command's own provider
-    process set AGENT_TUI_ENGINE=0."""
-    from agent_tui.provider import shared
+    itself after AGENT_TUI_RELAY minutes unused). Tests about a command's own provider
+    process set AGENT_TUI_RELAY=0."""
+    from agent_tui.provider import relay
 
     runtime = tmp_path_factory.mktemp("runtime")
-    os.environ[shared.RUNTIME_ENV] = str(runtime)
-    os.environ.setdefault(shared.ENGINE_ENV, "10")
+    os.environ[relay.RUNTIME_ENV] = str(runtime)
+    os.environ.setdefault(relay.RELAY_ENV, "10")
     yield runtime
-    stop_engines()
+    stop_relays()
 
 
-def stop_engines() -> None:
-    """Stop the warm engines of the runtime dir in force, and wait until they are gone."""
-    from agent_tui.provider import shared
+def stop_relays() -> None:
+    """Stop the relays of the runtime dir in force, and wait until they are gone."""
+    from agent_tui.provider import relay
 
-    for path in shared.engines():
-        status = shared.ask(path, "stop")
+    for path in relay.relays():
+        status = relay.ask(path, "stop")
         if status is not None:
             pid = int(str(status["pid"]))
-            process_helpers.wait_until(lambda pid=pid: not _alive(pid), f"engine {pid} to stop")
-    folder = shared.runtime_dir()
+            process_helpers.wait_until(lambda pid=pid: not _alive(pid), f"relay {pid} to stop")
+    folder = relay.runtime_dir()
     if folder.parent == Path("/tmp"):  # a test's runtime dir, too long: named by a digest
         shutil.rmtree(folder, ignore_errors=True)  # pytest removes only its own tmp folders
 
 
 @pytest.fixture
 def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """This test's own engines: its own runtime dir, stopped at the end."""
-    from agent_tui.provider import shared
+    """This test's own relays: its own runtime dir, stopped at the end."""
+    from agent_tui.provider import relay
 
     folder = tmp_path / "runtime"
     folder.mkdir()
-    monkeypatch.setenv(shared.RUNTIME_ENV, str(folder))
-    monkeypatch.setenv(shared.ENGINE_ENV, "10")
+    monkeypatch.setenv(relay.RUNTIME_ENV, str(folder))
+    monkeypatch.setenv(relay.RELAY_ENV, "10")
     yield folder
-    stop_engines()
+    stop_relays()
 
 
 def _alive(pid: int) -> bool:
@@ -99,19 +99,19 @@ REMOTE_START = remote.start
 
 
 @pytest.fixture
-def on_engine(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Commands run in this process (run_cli) use the worker's warm engine, as a person's
-    commands do, instead of litellm here: for what the engine does after they end."""
+def on_relay(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands run in this process (run_cli) use the worker's relay, as a person's
+    commands do, instead of litellm here: for what the relay does after they end."""
     monkeypatch.setattr(remote, "start", REMOTE_START)
 
 
 @pytest.fixture(autouse=True)
 def _cold_start(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A test marked `cold_start` is about a command's own provider process: no engine."""
+    """A test marked `cold_start` is about a command's own provider process: no relay."""
     if request.node.get_closest_marker("cold_start") is not None:
-        from agent_tui.provider import shared
+        from agent_tui.provider import relay
 
-        monkeypatch.setenv(shared.ENGINE_ENV, "0")
+        monkeypatch.setenv(relay.RELAY_ENV, "0")
 
 
 def forget_windows() -> None:

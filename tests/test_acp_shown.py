@@ -21,8 +21,8 @@ from agent_tui import paths
 from agent_tui.attach.render import TextRenderer
 from agent_tui.cli import headless
 from agent_tui.events import PartUpdated
+from agent_tui.records import ToolPart
 from agent_tui.storage.db import Database
-from agent_tui.storage.models import ToolPart
 from agent_tui.trust import store
 from agent_tui.tui.confirm_screen import ConfirmScreen
 from agent_tui.tui.tool_line import tool_title

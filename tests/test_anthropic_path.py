@@ -16,7 +16,7 @@ from textual.widgets import Static
 from agent_tui.config.settings import load_config
 from agent_tui.events import SessionStatus
 from agent_tui.provider.limits import load_model_info
-from agent_tui.storage.models import AssistantMessage, ReasoningPart
+from agent_tui.records import AssistantMessage, ReasoningPart
 from agent_tui.tui.reasoning_part_view import ReasoningPartView
 from agent_tui.usage import cost_of
 from tests.conftest import write_config

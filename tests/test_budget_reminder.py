@@ -11,9 +11,7 @@ from typing import Any
 from agent_tui.budget.reminder import budget_reminder_text
 from agent_tui.config.settings import Config
 from agent_tui.ids import message_id, part_id, session_id
-from agent_tui.step.cache import MAX_BREAKPOINTS
-from agent_tui.step.request import build_request
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     MessageWithParts,
     TextPart,
@@ -22,6 +20,8 @@ from agent_tui.storage.models import (
     ToolTime,
     UserMessage,
 )
+from agent_tui.step.cache import MAX_BREAKPOINTS
+from agent_tui.step.request import build_request
 from tests.conftest import MODEL, SMALL, write_config
 from tests.engine_helpers import (
     anthropic_body,

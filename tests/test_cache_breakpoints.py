@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from agent_tui.config.settings import Config, ModelConfig
 from agent_tui.provider.shapes import cache_style
+from agent_tui.records import AssistantMessage
 from agent_tui.step.cache import MAX_BREAKPOINTS, mark_breakpoints
 from agent_tui.step.request import model_options
-from agent_tui.storage.models import AssistantMessage
 from tests.conftest import write_config
 from tests.engine_helpers import anthropic_body, count_breakpoints, open_engine
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls, Usage

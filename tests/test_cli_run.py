@@ -126,8 +126,8 @@ def test_export_round_trips(
 ) -> None:
     import asyncio
 
+    from agent_tui.records import SessionExport
     from agent_tui.storage.db import Database
-    from agent_tui.storage.models import SessionExport
 
     configured.script(ToolCalls([Call("bash", '{"command": "echo x"}')]), Text("done"))
     assert run_cli(capsys, "run", "round trip")[0] == 0

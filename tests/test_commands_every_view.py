@@ -39,7 +39,7 @@ SCENARIOS: list[tuple[str, str]] = [
     ("sessions", ""),
     ("export", "{session} --output export.json"),
     ("trust", "--list"),
-    ("engine", ""),
+    ("relay", ""),
     ("mcp", ""),
     (CUSTOM, "a.txt"),
     ("undo", ""),

@@ -12,8 +12,8 @@ import pytest
 
 from agent_tui.context.compaction_plan import preview
 from agent_tui.errors import CompactionError
+from agent_tui.records import UserMessage
 from agent_tui.session.engine import Engine
-from agent_tui.storage.models import UserMessage
 from agent_tui.tui.app import AgentApp
 from agent_tui.tui.confirm_screen import ConfirmScreen
 from agent_tui.tui.message_actions_screen import MessageActionsScreen

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_tui.carry.restate import restated_text
+from agent_tui.records import AssistantMessage, CompactionPart, Session, TextPart
 from agent_tui.session.engine import Engine
+from agent_tui.step.after_summary import restated_text
 from agent_tui.step.messages import CLEARED_OUTPUT, COMPACTION_QUESTION, CONTINUE_TEXT
-from agent_tui.storage.models import AssistantMessage, CompactionPart, Session, TextPart
 from tests.conftest import MODEL, SMALL, write_config
 from tests.engine_helpers import (
     conversation,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from agent_tui.records import AssistantMessage, ToolPart, ToolStateCompleted
 from agent_tui.step.messages import COMPACTION_QUESTION
-from agent_tui.storage.models import AssistantMessage, ToolPart, ToolStateCompleted
 from tests.compaction_scenario import (
     USABLE,
     WINDOW,

@@ -18,8 +18,8 @@ from agent_tui.budget.reminder import budget_reminder_for
 from agent_tui.config.settings import CompactionConfig, Config, ModelLimit
 from agent_tui.context import prepare_lead
 from agent_tui.provider.limits import ModelInfo, Prices
+from agent_tui.records import AssistantMessage, Tokens
 from agent_tui.storage.db import Database
-from agent_tui.storage.models import AssistantMessage, Tokens
 from tests.acp_client import RecordingClient, acp_agent, prompt
 from tests.conftest import MODEL, SMALL, write_config
 from tests.engine_helpers import is_summary_request, open_engine, run_cli

@@ -377,27 +377,27 @@ async def test_the_app_offers_to_run_a_blocked_project_hook_outside(
 # ---- agent-tui's own processes never import the project ------------------------------------
 
 PLANTED = ("litellm.py", "textual.py", "httpx.py", "aiosqlite.py", "tiktoken.py", "pydantic.py")
-"""Modules agent-tui and its warm engine import, as the model could write them into the
+"""Modules agent-tui and its relay import, as the model could write them into the
 project root (its sandboxed bash may write there)."""
 
 
 @pytest.mark.usefixtures("runtime")
-@pytest.mark.parametrize("engine", ["warm engine", "own provider process"])
+@pytest.mark.parametrize("where", ["relay", "own provider process"])
 def test_a_module_planted_in_the_project_is_never_imported_by_agent_tui(
-    engine: str, configured: FakeOpenAI, isolated: Path, tmp_path: Path
+    where: str, configured: FakeOpenAI, isolated: Path, tmp_path: Path
 ) -> None:
     """`python -m` puts the working directory first on the import path: the provider
-    process and the warm engine (started from the project, holding the person's keys)
+    process and the relay (started from the project, holding the person's keys)
     and `python -m agent_tui` itself would import a planted `litellm.py` outside the
     sandbox. They start with `-P` and drop that entry."""
-    from tests.test_engine import run
+    from tests.test_relay import run
 
     marker = tmp_path / "imported"
     planted = f"open({str(marker)!r}, 'w').write('x')\nraise ImportError('planted')\n"
     for name in PLANTED:
         (isolated / name).write_text(planted)
     configured.script(Text("fine"))
-    switch = {} if engine == "warm engine" else {"AGENT_TUI_ENGINE": "0"}
+    switch = {} if where == "relay" else {"AGENT_TUI_RELAY": "0"}
     done = run(isolated, "run", "hello", **switch)
     assert done.returncode == 0 and "fine" in done.stdout, done.stderr
     assert not marker.exists(), "a planted module ran as part of agent-tui"

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from agent_tui.errors import UsageError
+from agent_tui.records import AssistantMessage, ToolPart, UserMessage
 from agent_tui.session import undo as turns
 from agent_tui.session.fork import fork
 from agent_tui.session.pin_changes import set_pin
-from agent_tui.storage.models import AssistantMessage, ToolPart, UserMessage
 from agent_tui.tui.message_actions_screen import MessageActionsScreen
 from agent_tui.tui.user_message_view import UserMessageView
 from tests.acp_client import RecordingClient, acp_agent, prompt

@@ -20,14 +20,7 @@ from hypothesis import strategies as st
 
 from agent_tui.config.settings import Config
 from agent_tui.ids import message_id, part_id, session_id
-from agent_tui.step.messages import (
-    CONTINUE_TEXT,
-    INTERRUPTED_OUTPUT,
-    arrange_after_compaction,
-    to_model_messages,
-)
-from agent_tui.step.request import build_request
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     CompactionPart,
     ErrorInfo,
@@ -46,6 +39,13 @@ from agent_tui.storage.models import (
     ToolTime,
     UserMessage,
 )
+from agent_tui.step.messages import (
+    CONTINUE_TEXT,
+    INTERRUPTED_OUTPUT,
+    arrange_after_compaction,
+    to_model_messages,
+)
+from agent_tui.step.request import build_request
 
 MODEL = "openai/test-model"
 DIRECTORY = Path("/nonexistent/agent-tui-property")

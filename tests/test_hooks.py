@@ -15,7 +15,7 @@ import pytest
 from textual.widgets import Static
 
 from agent_tui import paths
-from agent_tui.storage.models import TextPart, UserMessage
+from agent_tui.records import TextPart, UserMessage
 from agent_tui.trust import store
 from agent_tui.tui.confirm_screen import ConfirmScreen
 from tests.acp_client import RecordingClient, acp_agent, prompt

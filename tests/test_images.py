@@ -19,11 +19,11 @@ from agent_tui import paths
 from agent_tui.config.settings import Config, ImagesConfig
 from agent_tui.errors import ToolError
 from agent_tui.provider import loader
+from agent_tui.records import ToolStateCompleted
 from agent_tui.step.history import load_history
 from agent_tui.step.media import NOT_SHOWN, image_placement, image_tokens, part_image_tokens
 from agent_tui.step.messages import CLEARED_OUTPUT, last_finished_assistant
 from agent_tui.step.request import build_request, estimate_next, estimate_tokens
-from agent_tui.storage.models import ToolStateCompleted
 from agent_tui.tool.base import ToolContext
 from agent_tui.tool.images import image_size, sniff_mime
 from agent_tui.tool.read import ReadParams, ReadTool

@@ -1,5 +1,5 @@
 """The import direction DESIGN.md draws, read from the source: views -> session/ ->
-context/ -> step/ -> budget/ and carry/ -> provider, tool, storage; no two parts of
+context/ -> step/ -> budget/ -> provider, tool, storage; no two parts of
 agent_tui import each other; the engine never imports Textual."""
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def test_the_cycle_check_finds_a_cycle() -> None:
 
 def test_step_never_imports_context_and_the_floors_below_import_neither() -> None:
     assert offenders("step", ("agent_tui.context",)) == []
-    for floor in ("budget", "carry"):
+    for floor in ("budget",):
         assert offenders(floor, ("agent_tui.context", "agent_tui.step")) == [], floor
 
 
@@ -153,16 +153,11 @@ def test_the_loop_is_a_short_sequence_of_named_steps() -> None:
 FACADE_ONLY = (*VIEWS, "command")
 """The views and the commands: they reach the engine through its facade alone."""
 BEHIND_THE_FACADE = ("agent_tui.storage", "agent_tui.engine_context")
-DATA_MODELS = "agent_tui.storage.models"
-"""The messages, parts and sessions events carry (pydantic models, no storage): what a
-view draws, not a way to the database."""
 ENGINE_INSIDES = frozenset({"ctx", "db", "hook_points"})
 """The engine's context, storage, and its hooks' bookkeeping."""
 
 
 def _behind_the_facade(name: str) -> bool:
-    if name == DATA_MODELS or name.startswith(f"{DATA_MODELS}."):
-        return False
     return any(name == hidden or name.startswith(f"{hidden}.") for hidden in BEHIND_THE_FACADE)
 
 
@@ -195,7 +190,7 @@ def test_views_and_commands_only_translate() -> None:
     """A view or a command reaches the engine through its facade (commands,
     `engine.queries`, events, `session/opening.py` to open it): never storage nor the
     engine's context, never an engine field (DESIGN.md: views only translate). No file is
-    exempt; the data models events carry are what a view draws."""
+    exempt; the data models events carry and views draw are agent_tui/records.py."""
     assert facade_offenders(FACADE_ONLY) == []
 
 
@@ -203,7 +198,8 @@ def test_the_facade_check_finds_storage_and_the_context() -> None:
     assert _behind_the_facade("agent_tui.storage.db")
     assert _behind_the_facade("agent_tui.storage")
     assert _behind_the_facade("agent_tui.engine_context")
-    assert not _behind_the_facade("agent_tui.storage.models")
+    assert not _behind_the_facade("agent_tui.records")
+    assert _behind_the_facade("agent_tui.storage.models")
     assert not _behind_the_facade("agent_tui.storage_extra")
     source = "app.db.close()\nengine.ctx.config\nself.engine.hook_points.asked.add(1)\n"
     found = [_reaches_past_the_facade(n) for n in ast.walk(ast.parse(source))]

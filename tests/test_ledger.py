@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_tui.carry.ledger import LEDGER_HEADER, ledger_text, span_ledger
-from agent_tui.storage.models import (
+from agent_tui.context.ledger import span_ledger
+from agent_tui.records import (
     AssistantMessage,
     FileChange,
     FileRecord,
@@ -16,6 +16,7 @@ from agent_tui.storage.models import (
     ToolPart,
     ToolStateCompleted,
 )
+from agent_tui.step.after_summary import LEDGER_HEADER, ledger_text
 from tests.conftest import write_config
 from tests.engine_helpers import conversation, is_summary_request, open_engine, text_of
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls

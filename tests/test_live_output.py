@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from agent_tui.events import PartUpdated
-from agent_tui.storage.models import ToolStateRunning
+from agent_tui.records import ToolStateRunning
 from tests.conftest import write_config
 from tests.engine_helpers import open_engine
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls

@@ -14,7 +14,7 @@ import pytest
 
 from agent_tui.events import Event, Notice
 from agent_tui.project.agents import wildcard_value
-from agent_tui.storage.models import ToolPart, ToolStateError
+from agent_tui.records import ToolPart, ToolStateError
 from tests.conftest import person_config, write_config
 from tests.engine_helpers import open_engine, tool_results
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls

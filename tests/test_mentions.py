@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_tui.carry.restate import person_texts
+from agent_tui.context.restate import person_texts
+from agent_tui.records import TextPart
 from agent_tui.session.mentions import FileIndex, mentioned_paths
-from agent_tui.storage.models import TextPart
 from agent_tui.tool.walk import walk_project_files
 from tests.engine_helpers import open_engine, run_cli, text_of
 from tests.fake_openai import FakeOpenAI, Text

@@ -63,7 +63,7 @@ pytestmark = pytest.mark.cold_start
 @pytest.fixture(autouse=True)
 def _eager(monkeypatch: pytest.MonkeyPatch) -> None:
     """The provider process imports litellm at once, as people's do (conftest makes the
-    suite's lazy), in a process of the command's own, not the suite's warm engine:
+    suite's lazy), in a process of the command's own, not the suite's relay:
     these tests are about that import in progress (`cold_start`)."""
     monkeypatch.delenv(remote.DISABLE_ENV)
 

@@ -10,18 +10,18 @@ from typing import Any
 
 import pytest
 
-from agent_tui.carry.pin_text import PINS_HEADER
 from agent_tui.errors import NotFoundError, UsageError
 from agent_tui.events import Event, Notice
-from agent_tui.session import undo as turns
-from agent_tui.session.engine import Engine
-from agent_tui.session.pin_changes import set_pin
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     Session,
     ToolPart,
     ToolStateCompleted,
 )
+from agent_tui.session import undo as turns
+from agent_tui.session.engine import Engine
+from agent_tui.session.pin_changes import set_pin
+from agent_tui.step.after_summary import PINS_HEADER
 from tests.compaction_scenario import WINDOW, Scenario, compactions
 from tests.conftest import MODEL, write_config
 from tests.engine_helpers import (

@@ -13,10 +13,10 @@ from agent_tui import paths
 from agent_tui.config.settings import load_config
 from agent_tui.engine_context import EngineContext
 from agent_tui.events import AgentSwitched, PlanProposed
+from agent_tui.records import ToolPart, ToolStateCompleted, ToolStateError
 from agent_tui.session.engine import Engine
 from agent_tui.step.plan import approval_text
 from agent_tui.storage.db import Database
-from agent_tui.storage.models import ToolPart, ToolStateCompleted, ToolStateError
 from agent_tui.tool.base import PermissionRequest
 from tests.conftest import write_config
 from tests.engine_helpers import conversation, open_engine, run_cli, text_of

@@ -19,13 +19,13 @@ from agent_tui.context.prepare_lead import (
 )
 from agent_tui.engine_context import EngineContext
 from agent_tui.provider.limits import ModelInfo, Prices
-from agent_tui.storage.db import Database
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     MessageWithParts,
     PreparedSummary,
     Tokens,
 )
+from agent_tui.storage.db import Database
 
 THRESHOLD = 52_000  # bench_prepared.py's: a 60k window, 8k of output
 WRITER = "anthropic/claude-sonnet-4-5"

@@ -17,12 +17,12 @@ import pytest
 
 from agent_tui import paths
 from agent_tui.context import preparing
+from agent_tui.context.prepared_left import FRONT_END as RELAY
+from agent_tui.context.prepared_left import LOCK_DIR, RELAY_LOCKS
 from agent_tui.events import Event, SessionStatus
-from agent_tui.provider.kept_save import ENGINE_LOCKS, LOCK_DIR
-from agent_tui.provider.kept_save import FRONT_END as ENGINE
+from agent_tui.records import AssistantMessage, TextPart, ToolPart
 from agent_tui.session import undo as turns
 from agent_tui.session.engine import Engine
-from agent_tui.storage.models import AssistantMessage, TextPart, ToolPart
 from agent_tui.storage.session_lock import LockHolder, SessionLocks
 from tests.compaction_scenario import GENERATOR, USABLE, WINDOW, marker, marker_fate
 from tests.conftest import MODEL, write_config
@@ -310,19 +310,19 @@ async def test_esc_during_a_preparation_leaves_the_session_as_it_was(
 
 
 def preparer() -> LockHolder | None:
-    """Who prepares the (only) session's summary now: a command, or the warm engine
+    """Who prepares the (only) session's summary now: a command, or the relay
     finishing one a command left (context/preparing.py)."""
     (session_id,) = [row[0] for row in db_rows("SELECT id FROM session")]
     folder = paths.database_path().parent / LOCK_DIR
-    return SessionLocks(folder).holder(session_id) or engine_locks(folder).holder(session_id)
+    return SessionLocks(folder).holder(session_id) or relay_locks(folder).holder(session_id)
 
 
-def engine_locks(folder: Path) -> SessionLocks:
-    return SessionLocks(folder / ENGINE_LOCKS)
+def relay_locks(folder: Path) -> SessionLocks:
+    return SessionLocks(folder / RELAY_LOCKS)
 
 
-def test_kill_9_during_a_preparation_leaves_nothing_half_done_and_the_engine_finishes_it(
-    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str], on_engine: None
+def test_kill_9_during_a_preparation_leaves_nothing_half_done_and_the_relay_finishes_it(
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str], on_relay: None
 ) -> None:
     configure(isolated, fake_llm)
     gate = threading.Event()  # the summary is held until the process is gone
@@ -333,7 +333,7 @@ def test_kill_9_during_a_preparation_leaves_nothing_half_done_and_the_engine_fin
         made = steps.made
         kill9(proc)
     assert db_rows("SELECT count(*) FROM prepared_summary") == [(0,)]
-    holder = engine_preparer()  # the request goes on in the warm engine
+    holder = relay_preparer()  # the request goes on in the relay
     gate.set()
     wait_for(lambda: preparer() is None, f"{holder.describe()} done", STARTUP_TIMEOUT)
     assert db_rows("SELECT status FROM prepared_summary") == [("ready",)]
@@ -347,41 +347,41 @@ def test_kill_9_during_a_preparation_leaves_nothing_half_done_and_the_engine_fin
     assert marker(0) in last and "go on" in last
 
 
-def engine_preparer() -> LockHolder:
-    """The warm engine, finishing a summary whose command has ended."""
+def relay_preparer() -> LockHolder:
+    """The relay, finishing a summary whose command has ended."""
     holder = preparer()
-    assert holder is not None and holder.front_end == ENGINE, holder
+    assert holder is not None and holder.front_end == RELAY, holder
     return holder
 
 
-def test_kill_9_of_the_engine_finishing_a_preparation_leaves_nothing_and_the_next_command_works(
-    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str], on_engine: None
+def test_kill_9_of_the_relay_finishing_a_preparation_leaves_nothing_and_the_next_command_works(
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str], on_relay: None
 ) -> None:
-    """`run` exits mid-preparation: the warm engine finishes it; kill -9 of the engine
+    """`run` exits mid-preparation: the relay finishes it; kill -9 of the relay
     while the summary is in flight leaves nothing half-written."""
     configure(isolated, fake_llm)
-    gate = threading.Event()  # summaries are held until the engine is gone
+    gate = threading.Event()  # summaries are held until the relay is gone
     # Past prepare_at, not the threshold: the turn ends while its summary is asked.
     steps = Steps(18, gate=gate)
     steps.install(isolated, fake_llm)
     assert run_cli(capsys, "run", "go")[0] == 0
-    holder = engine_preparer()
+    holder = relay_preparer()
     os.kill(holder.pid, signal.SIGKILL)
-    wait_for(lambda: preparer() is None, "the killed engine's lock dropped")
+    wait_for(lambda: preparer() is None, "the killed relay's lock dropped")
     gate.set()
     assert db_rows("SELECT count(*) FROM prepared_summary") == [(0,)]
     assert db_rows("SELECT compaction_id FROM session") == [(None,)]
-    code, _, err = run_cli(capsys, "run", "--continue", "go on")  # on a new engine
+    code, _, err = run_cli(capsys, "run", "--continue", "go on")  # on a new relay
     assert code == 0, err
     assert "go on" in json.dumps(normal_requests(fake_llm)[-1]["messages"])
     wait_for(lambda: preparer() is None, "the next preparation done", STARTUP_TIMEOUT)
 
 
-# ---- preparations that outlive the command (provider/kept.py) ---------------------------
+# ---- preparations that outlive the command (provider/detached.py) -----------------------
 
 
-def test_a_preparation_running_when_run_exits_is_finished_by_the_engine_and_used_by_the_next_run(
-    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str], on_engine: None
+def test_a_preparation_running_when_run_exits_is_finished_by_the_relay_and_used_by_the_next_run(
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str], on_relay: None
 ) -> None:
     # From prepare_at: the summary held across the exit measures slow, and the next run
     # would prepare the next one as soon as it applied it.
@@ -392,7 +392,7 @@ def test_a_preparation_running_when_run_exits_is_finished_by_the_engine_and_used
     steps.install(isolated, fake_llm)
     code, _, err = run_cli(capsys, "run", "go")
     assert code == 0, err
-    holder = engine_preparer()  # `run` has returned; its request goes on in the engine
+    holder = relay_preparer()  # `run` has returned; its request goes on in the relay
     listed = json.loads(run_cli(capsys, "sessions", "--json")[1])[0]["prepared_summaries"]
     assert listed["running"]["pid"] == holder.pid
     gate.set()
@@ -408,7 +408,7 @@ def test_a_preparation_running_when_run_exits_is_finished_by_the_engine_and_used
 
 
 def test_a_session_left_past_prepare_at_starts_preparing_before_its_first_step(
-    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str], on_engine: None
+    isolated: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str], on_relay: None
 ) -> None:
     configure(isolated, fake_llm, prepare_at=0)  # the first command does not prepare
     steps = Steps(18)
@@ -430,7 +430,7 @@ def test_a_session_left_past_prepare_at_starts_preparing_before_its_first_step(
     fake_llm.responder = respond
     assert run_cli(capsys, "run", "--continue", "status?")[0] == 0
     assert first_step == [True]
-    # Written by this command, or (cut off when it exited) by the warm engine.
+    # Written by this command, or (cut off when it exited) by the relay.
     ready = [("ready",)]
     wait_for(lambda: db_rows("SELECT status FROM prepared_summary") == ready, "it", 120)
     wait_for(lambda: preparer() is None, "no preparer left")

@@ -31,7 +31,7 @@ WORKER = b"agent_tui.provider.worker"
 
 
 pytestmark = pytest.mark.cold_start
-"""About a command's own provider process, not the warm engine (test_engine.py is)."""
+"""About a command's own provider process, not the relay (test_relay.py is)."""
 
 
 def provider_processes(parent: int) -> list[int]:

@@ -16,7 +16,7 @@ from agent_tui.budget.tokens import count_tokens
 from agent_tui.config.settings import CompactionConfig
 from agent_tui.context.prune import select_prunable
 from agent_tui.ids import message_id, part_id
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     MessageWithParts,
     Part,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_tui.storage.models import ToolPart, ToolStateError
+from agent_tui.records import ToolPart, ToolStateError
 from agent_tui.tool.base import PermissionReply, PermissionRequest
 from tests.conftest import write_config
 from tests.engine_helpers import open_engine, run_cli

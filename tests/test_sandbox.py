@@ -675,7 +675,7 @@ async def test_app_offers_to_run_a_blocked_shell_command_outside(
 ) -> None:
     from textual.widgets import Label
 
-    from agent_tui.storage.models import ToolStateCompleted
+    from agent_tui.records import ToolStateCompleted
     from agent_tui.tui.permission_screen import PermissionScreen
     from agent_tui.tui.tool_line import ToolLine
     from tests.tui_helpers import open_app, type_and_send, wait_for

@@ -18,9 +18,9 @@ import pytest
 
 from agent_tui import paths
 from agent_tui.attach.websocket import WebSocket, WebSocketError
+from agent_tui.records import TextPart
 from agent_tui.server_link import discovery, server_token
 from agent_tui.storage.db import Database
-from agent_tui.storage.models import TextPart
 from tests.conftest import write_config
 from tests.engine_helpers import run_cli
 from tests.fake_openai import Call, Error, FakeOpenAI, Hang, Text, ToolCalls

@@ -21,11 +21,7 @@ from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
 from agent_tui.events import Event, MessageUpdated, Notice, PartUpdated
 from agent_tui.ids import message_id, part_id
-from agent_tui.session import undo as turns
-from agent_tui.session.engine import Engine
-from agent_tui.session.follow import ends_turn, unseen
-from agent_tui.storage.db import Database
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     MessageWithParts,
     TextPart,
@@ -34,6 +30,10 @@ from agent_tui.storage.models import (
     ToolTime,
     UserMessage,
 )
+from agent_tui.session import undo as turns
+from agent_tui.session.engine import Engine
+from agent_tui.session.follow import ends_turn, unseen
+from agent_tui.storage.db import Database
 from agent_tui.storage.session_lock import SessionLocks
 from tests.fake_openai import FakeOpenAI, Gated, Text
 from tests.process_helpers import ROOT

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 from agent_tui.ids import message_id, part_id
+from agent_tui.records import AssistantMessage, TextPart, Tokens, UserMessage
 from agent_tui.storage.db import Database
-from agent_tui.storage.models import AssistantMessage, TextPart, Tokens, UserMessage
 from agent_tui.tui.instant_frame import ENTER
 from tests.fake_openai import FakeOpenAI
 from tests.pty_helpers import ROOT, PtyAgent, visible

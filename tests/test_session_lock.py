@@ -13,8 +13,8 @@ import pytest
 
 from agent_tui import paths
 from agent_tui.cli import main
+from agent_tui.records import AssistantMessage, MessageWithParts, TextPart, UserMessage
 from agent_tui.storage.db import Database
-from agent_tui.storage.models import AssistantMessage, MessageWithParts, TextPart, UserMessage
 from agent_tui.storage.session_lock import LOCK_DIR
 from agent_tui.tui.user_message_view import UserMessageView
 from tests.conftest import write_config

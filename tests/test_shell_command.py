@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent_tui.records import TextPart, ToolPart, ToolStateCompleted
 from agent_tui.session.sending import run_shell
-from agent_tui.storage.models import TextPart, ToolPart, ToolStateCompleted
 from tests.conftest import write_config
 from tests.engine_helpers import open_engine, text_of
 from tests.fake_openai import FakeOpenAI, Text

@@ -171,8 +171,7 @@ def test_a_continued_sessions_first_request_does_not_wait_for_the_tokenizer(
 def test_the_continued_byte_bound_is_never_below_the_estimate() -> None:
     from agent_tui.ids import message_id
     from agent_tui.provider.stream_events import ModelRequest
-    from agent_tui.step.request import estimate_next, next_size_bound
-    from agent_tui.storage.models import (
+    from agent_tui.records import (
         AssistantMessage,
         MessageWithParts,
         TextPart,
@@ -180,6 +179,7 @@ def test_the_continued_byte_bound_is_never_below_the_estimate() -> None:
         ToolStateCompleted,
         UserMessage,
     )
+    from agent_tui.step.request import estimate_next, next_size_bound
     from agent_tui.usage import Tokens
 
     text = "中文的文本没有空格 🙂 def f(x): return x + 1\n" * 40

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from agent_tui import ids
 from agent_tui.storage.db import Database
-from agent_tui.storage.models import TextPart, UserMessage
+from agent_tui.records import TextPart, UserMessage
 
 async def main(path, name, count):
     db = await Database.open(Path(path), flush_interval=0.005)

@@ -10,9 +10,7 @@ import pytest
 
 from agent_tui import ids
 from agent_tui.errors import NotFoundError, StorageError
-from agent_tui.storage import rows
-from agent_tui.storage.db import Database
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     CompactionPart,
     FilePart,
@@ -29,6 +27,8 @@ from agent_tui.storage.models import (
     ToolTime,
     UserMessage,
 )
+from agent_tui.storage import rows
+from agent_tui.storage.db import Database
 from agent_tui.storage.sessions import AmbiguousIdError
 
 SLOW = 3600.0  # a flush interval that never fires during a test

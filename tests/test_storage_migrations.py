@@ -10,9 +10,9 @@ import pytest
 
 from agent_tui import ids
 from agent_tui.errors import StorageError
+from agent_tui.records import TextPart, UserMessage
 from agent_tui.storage import schema
 from agent_tui.storage.db import Database
-from agent_tui.storage.models import TextPart, UserMessage
 
 
 def version_of(path: Path) -> int:

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from agent_tui import ids
-from agent_tui.storage.db import Database
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     CompactionPart,
     TextPart,
@@ -19,6 +18,7 @@ from agent_tui.storage.models import (
     ToolTime,
     UserMessage,
 )
+from agent_tui.storage.db import Database
 from agent_tui.storage.recovery import INTERRUPTED_TOOL_ERROR
 
 

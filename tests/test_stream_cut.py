@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from agent_tui.events import Event, PartUpdated, SessionStatus
+from agent_tui.records import TextPart, ToolPart
 from agent_tui.step.processor import CUT_OFF_OUTPUT
-from agent_tui.storage.models import TextPart, ToolPart
 from tests.conftest import write_config
 from tests.engine_helpers import conversation, open_engine, run_cli, text_of
 from tests.fake_openai import Call, Cut, FakeOpenAI, StreamError, Text

@@ -20,9 +20,9 @@ from agent_tui.context.summary_view import (
 )
 from agent_tui.context.uncompact import uncompact
 from agent_tui.errors import UsageError
+from agent_tui.records import AssistantMessage, TextPart, ToolPart
 from agent_tui.session.pin_changes import set_pin
 from agent_tui.step.messages import COMPACTION_QUESTION
-from agent_tui.storage.models import AssistantMessage, TextPart, ToolPart
 from tests.conftest import MODEL, write_config
 from tests.engine_helpers import (
     conversation,

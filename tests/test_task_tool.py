@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agent_tui.storage.models import AssistantMessage, ToolPart, ToolStateCompleted, ToolStateError
+from agent_tui.records import AssistantMessage, ToolPart, ToolStateCompleted, ToolStateError
 from tests.conftest import write_config
 from tests.engine_helpers import conversation, open_engine, run_cli, text_of
 from tests.fake_openai import Call, FakeOpenAI, Hang, Reply, Text, ToolCalls, Usage
@@ -239,7 +239,7 @@ def test_sessions_lists_children_under_their_parent(
 
 def test_sessions_screen_indents_children() -> None:
     from agent_tui.command.core import Row
-    from agent_tui.storage.models import Session
+    from agent_tui.records import Session
     from agent_tui.storage.sessions import session_tree
     from agent_tui.tui.choice_screen import row_text
 

@@ -14,7 +14,7 @@ from agent_tui.budget.overflow import (
 )
 from agent_tui.config.settings import CompactionConfig, Config, ModelConfig, ModelLimit
 from agent_tui.provider.limits import load_model_info
-from agent_tui.storage.models import CacheTokens, Tokens
+from agent_tui.records import CacheTokens, Tokens
 
 DEFAULT = CompactionConfig()
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from textual.widgets import Static
 
-from agent_tui.carry.restate import TODOS_HEADER, TODOS_RESTATED
 from agent_tui.events import Event, TodosUpdated
+from agent_tui.step.after_summary import TODOS_HEADER, TODOS_RESTATED
 from agent_tui.tool.todo import render_todos
 from agent_tui.tui.app import AgentApp
 from agent_tui.tui.sidebar import Sidebar

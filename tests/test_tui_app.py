@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import OptionList, Static
 
-from agent_tui.storage.models import TextPart
+from agent_tui.records import TextPart
 from agent_tui.tui.app import AgentApp
 from agent_tui.tui.choice_screen import RowsScreen
 from agent_tui.tui.compaction_divider import CompactionDivider

@@ -17,7 +17,7 @@ from agent_tui.config.settings import load_config
 from agent_tui.provider import defaults
 from agent_tui.provider.defaults import PROVIDERS, choose_model, credentials_source
 from agent_tui.storage.db import Database
-from agent_tui.tui import person
+from agent_tui.tui import person_dialogs as person
 from agent_tui.tui.app import AgentApp
 from agent_tui.tui.model_screen import ModelScreen
 from agent_tui.tui.welcome_view import WelcomeView

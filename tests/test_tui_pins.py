@@ -10,7 +10,7 @@ from textual.pilot import Pilot
 from textual.widgets import OptionList, Static
 from textual.widgets._collapsible import CollapsibleTitle
 
-from agent_tui.storage.models import AssistantMessage, ToolPart, ToolStateCompleted
+from agent_tui.records import AssistantMessage, ToolPart, ToolStateCompleted
 from agent_tui.tui.app import AgentApp
 from agent_tui.tui.assistant_message_view import PINNED, AssistantMessageView
 from agent_tui.tui.message_actions_screen import MessageActionsScreen

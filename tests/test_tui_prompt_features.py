@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_tui.command.reports import help_text
-from agent_tui.storage.models import ToolStateCompleted
+from agent_tui.records import ToolStateCompleted
 from agent_tui.tui.file_picker_screen import FilePickerScreen
 from agent_tui.tui.tool_line import ToolLine
 from tests.engine_helpers import text_of

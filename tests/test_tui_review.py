@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_tui.storage.models import AssistantMessage, TextPart
+from agent_tui.records import AssistantMessage, TextPart
 from agent_tui.tui.review_screen import ReviewScreen
 from tests.conftest import write_config
 from tests.engine_helpers import is_summary_request

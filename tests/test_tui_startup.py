@@ -18,9 +18,9 @@ from agent_tui.config.keybinds import DEFAULT_KEYS
 from agent_tui.config.settings import KeybindsConfig, load_config
 from agent_tui.ids import message_id, part_id
 from agent_tui.project import agents
+from agent_tui.records import AssistantMessage, Session, TextPart, UserMessage
 from agent_tui.session.opening import Opened, engine_on
 from agent_tui.storage.db import Database
-from agent_tui.storage.models import AssistantMessage, Session, TextPart, UserMessage
 from agent_tui.tool.base import AskPermission
 from agent_tui.tui import app_opening
 from agent_tui.tui.app import STARTING_HINT, AgentApp

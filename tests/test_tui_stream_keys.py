@@ -18,7 +18,7 @@ from agent_tui.ids import part_id
 from agent_tui.provider.provider_errors import Received
 from agent_tui.provider.stream import _events
 from agent_tui.provider.stream_events import StepFinish, TextDelta
-from agent_tui.storage.models import TextPart
+from agent_tui.records import TextPart
 from agent_tui.tui import strip_cycles
 from agent_tui.tui.event_pump import MAX_FRAME, EventPump
 from tests.fake_openai import FakeOpenAI, Text

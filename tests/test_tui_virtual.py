@@ -11,8 +11,7 @@ from textual.widget import Widget
 
 from agent_tui.events import MessageUpdated, PartUpdated, SessionStatus
 from agent_tui.ids import message_id, part_id
-from agent_tui.storage.db import Database
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     Session,
     TextPart,
@@ -21,6 +20,7 @@ from agent_tui.storage.models import (
     ToolTime,
     UserMessage,
 )
+from agent_tui.storage.db import Database
 from agent_tui.tui.app import AgentApp
 from agent_tui.tui.assistant_message_view import AssistantMessageView
 from agent_tui.tui.event_pump import EventPump

@@ -10,8 +10,8 @@ from textual.widgets import Static
 
 from agent_tui.context.uncompact import uncompact
 from agent_tui.errors import UsageError
+from agent_tui.records import AssistantMessage
 from agent_tui.step.messages import COMPACTION_QUESTION, CONTINUE_TEXT
-from agent_tui.storage.models import AssistantMessage
 from agent_tui.tui.compaction_divider import CompactionDivider
 from agent_tui.tui.text_screen import TextScreen
 from agent_tui.tui.user_message_view import UserMessageView

@@ -219,7 +219,7 @@ async def test_an_editor_is_asked_before_an_undo_overwrites_the_persons_changes(
     configured: FakeOpenAI, isolated: Path
 ) -> None:
     """Over ACP the conflict is a permission question (command/turns.py through
-    acp/person.py): no leaves the file as the person left it, yes overwrites it."""
+    acp/person_editor.py): no leaves the file as the person left it, yes overwrites it."""
     from acp.exceptions import RequestError
 
     from tests.acp_client import RecordingClient, acp_agent, prompt

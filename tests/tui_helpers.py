@@ -16,9 +16,9 @@ from textual.widgets import Static
 
 from agent_tui import paths
 from agent_tui.config.settings import Config, load_config
+from agent_tui.records import AssistantMessage, Session, TextPart
 from agent_tui.session.opening import Opened, engine_on
 from agent_tui.storage.db import Database
-from agent_tui.storage.models import AssistantMessage, Session, TextPart
 from agent_tui.tool.base import AskPermission
 from agent_tui.tui.app import AgentApp
 from agent_tui.tui.app_opening import FRONT_END

@@ -50,7 +50,7 @@ from acp.schema import (
 from agent_tui import __version__
 from agent_tui.acp import draft, options
 from agent_tui.acp.editor_files import EditorFiles
-from agent_tui.acp.person import AcpPerson, available
+from agent_tui.acp.person_editor import AcpPerson, available
 from agent_tui.acp.prompt_blocks import prompt_parts
 from agent_tui.acp.replay import replay
 from agent_tui.acp.tool_calls import permission_content, text_content, tool_kind, tool_meta
@@ -69,11 +69,11 @@ from agent_tui.errors import AgentTuiError, NotFoundError, UsageError
 from agent_tui.events import AgentSwitched, Event, Notice, SessionUpdated, session_of
 from agent_tui.project.agents import DEFAULT_AGENT, PLAN_EXIT_TOOL
 from agent_tui.provider.defaults import context_window, model_catalog
+from agent_tui.records import MessageWithParts, Session
 from agent_tui.session.engine import Engine
 from agent_tui.session.expansion import Expansion
 from agent_tui.session.fork import fork
 from agent_tui.session.loop import LoopResult
-from agent_tui.storage.models import MessageWithParts, Session
 from agent_tui.tool.base import PermissionReply, PermissionRequest
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from acp.schema import (
     TextResourceContents,
 )
 
-from agent_tui.storage.models import FilePart
+from agent_tui.records import FilePart
 
 
 def _path_of(uri: str, directory: Path) -> str:

@@ -9,8 +9,7 @@ from acp.schema import TextContentBlock, ToolCallStart, UserMessageChunk
 from agent_tui.acp import draft
 from agent_tui.acp.tool_calls import text_content, tool_call_start
 from agent_tui.acp.updates import COMPACT_TITLE, Update, agent_text, agent_thought
-from agent_tui.step.messages import summary_text
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     MessageWithParts,
     ReasoningPart,
@@ -18,6 +17,7 @@ from agent_tui.storage.models import (
     ToolPart,
     UserMessage,
 )
+from agent_tui.step.messages import summary_text
 
 
 def _user(text: str, message_id: str) -> UserMessageChunk:

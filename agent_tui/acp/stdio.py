@@ -94,7 +94,7 @@ def serve_stdio() -> int:
     logging.getLogger(__name__).info("agent-tui acp started; log at %s", log_path)
     from agent_tui.provider import remote
 
-    if remote.start() is None:  # the warm engine (or a provider process): litellm is there
+    if remote.start() is None:  # the relay (or a provider process): litellm is there
         from agent_tui.provider.loader import preload_in_background
 
         preload_in_background(tokenizer=False)  # the first prompt need not wait for litellm

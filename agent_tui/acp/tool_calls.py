@@ -19,14 +19,14 @@ from acp.schema import (
 
 from agent_tui.acp.markdown import laid_out
 from agent_tui.project.agents import PLAN_EXIT_TOOL
-from agent_tui.session.hook_points import TRUST_TOOL
-from agent_tui.storage.models import (
+from agent_tui.records import (
     ToolPart,
     ToolStateCompleted,
     ToolStateError,
     ToolStatePending,
     ToolStateRunning,
 )
+from agent_tui.session.hook_points import TRUST_TOOL
 from agent_tui.tool_lines import failed_exit, short_input
 
 KINDS: dict[str, ToolKind] = {

@@ -35,7 +35,7 @@ from agent_tui.events import (
     SessionUpdated,
     TodosUpdated,
 )
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     Message,
     ReasoningPart,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent_tui.config.settings import CompactionConfig, ModelLimit
-from agent_tui.storage.models import Tokens
+from agent_tui.records import Tokens
 
 TAIL_SHARE = 0.20
 """Newest steps kept verbatim after a compaction, as a share of usable. With the system

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent_tui.budget.overflow import prompt_and_output, threshold_tokens, usable_tokens
 from agent_tui.config.settings import CompactionConfig, ModelLimit
-from agent_tui.storage.models import AssistantMessage
+from agent_tui.records import AssistantMessage
 
 
 def budget_reminder_text(used: int, usable: int, auto: bool, at: int | None = None) -> str:

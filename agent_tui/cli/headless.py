@@ -13,7 +13,7 @@ from agent_tui.events import (
     SessionStatus,
     SessionUpdated,
 )
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     Part,
     TextPart,

@@ -34,7 +34,7 @@ examples:
   agent-tui redo --continue
   agent-tui context
   agent-tui acp                              speak ACP on stdin/stdout (for editors)
-  agent-tui serve                            keep a warm engine; ACP over a WebSocket
+  agent-tui serve                            keep a warm server; ACP over a WebSocket
   agent-tui run --attach http://127.0.0.1:4097 "..."   run through it
 """
 
@@ -169,9 +169,9 @@ def build_parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
     _serve_args(
         sub.add_parser(
             "serve",
-            help="keep one warm engine and speak ACP over a WebSocket (for run --attach, editors)",
+            help="keep one warm server and speak ACP over a WebSocket (for run --attach, editors)",
             description="Serve the Agent Client Protocol over a WebSocket at ws://HOST:PORT/acp, "
-            "with one warm engine. Every request needs the token (Authorization: Bearer TOKEN), "
+            "kept warm. Every request needs the token (Authorization: Bearer TOKEN), "
             "generated on first start into the data dir's server-token file (0600).",
         )
     )

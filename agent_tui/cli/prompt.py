@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_tui.cli.headless import JsonView, TextView
-from agent_tui.cli.person import run_command, watched
+from agent_tui.cli.person_terminal import run_command, watched
 from agent_tui.command.catalog import fill_custom
 from agent_tui.command.core import Command
 from agent_tui.config.layers import merge_permissions

@@ -54,10 +54,15 @@ def cli_commands() -> tuple[Command, ...]:
     return (*offered_in(CLI), *custom)
 
 
+FORMER_NAMES = {"engine": "relay"}
+"""Subcommands renamed since, still accepted from people's scripts (docs/relay.md)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     from agent_tui.cli.parser import build_parser
 
     argv = sys.argv[1:] if argv is None else argv
+    argv = [FORMER_NAMES.get(argv[0], argv[0]), *argv[1:]] if argv else argv
     # `run` needs its own parser only: not the catalog's commands, nor this directory's
     # custom ones (a run's `/NAME` text finds its command in cli/prompt.py).
     commands = {} if argv[:1] == ["run"] else {c.name: c for c in cli_commands()}

@@ -85,7 +85,7 @@ async def _reviewed(call: Call, instructions: str | None) -> Result | None:
 
 async def _messages(call: Call) -> Rows:
     """The person's messages since the summary in force, newest first."""
-    from agent_tui.storage.models import UserMessage
+    from agent_tui.records import UserMessage
 
     messages = await call.engine.queries.since_summary(call.session())
     rows = [

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 from agent_tui.errors import UsageError
 
 if TYPE_CHECKING:
+    from agent_tui.records import Session
     from agent_tui.scope import SessionScope
     from agent_tui.session.engine import Engine
     from agent_tui.session.expansion import Expansion
-    from agent_tui.storage.models import Session
     from agent_tui.workspace.workspace import Workspace
 
 APP, ACP, CLI = "app", "acp", "cli"

@@ -45,8 +45,8 @@ async def _unpin(call: Call, args: UnpinArgs) -> Result | None:
 
 async def _choose(call: Call, *, pinned_only: bool) -> bool:
     """No id: a view that asks shows the list to pin and unpin in (True once it closed)."""
-    from agent_tui.carry.pin_text import describe
     from agent_tui.session.pin_changes import pin_choices
+    from agent_tui.step.after_summary import describe
 
     if not call.person.asks:
         return False

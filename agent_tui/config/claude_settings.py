@@ -14,7 +14,7 @@ from typing import Any
 
 from agent_tui import paths
 from agent_tui.errors import ConfigError
-from agent_tui.trust.vouched import CLAUDE_SETTINGS
+from agent_tui.trust.trusted_files import CLAUDE_SETTINGS
 
 USER_SETTINGS = "settings.json"
 """In Claude Code's own folder (paths.claude_home)."""

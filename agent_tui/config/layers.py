@@ -16,9 +16,9 @@ from agent_tui.config.claude_mcp import mcp_servers
 from agent_tui.config.claude_permissions import permission_of
 from agent_tui.config.claude_settings import add_hooks, contribution, hooks_of, project_files
 from agent_tui.errors import ConfigError
-from agent_tui.trust import keys, memory_imports, store, variables, vouched
+from agent_tui.trust import keys, memory_imports, store, trusted_files, variables
 
-CONFIG_FILE_NAME = vouched.CONFIG_FILE_NAME
+CONFIG_FILE_NAME = trusted_files.CONFIG_FILE_NAME
 ATTACH_VALUES = "off, auto, or the server's URL (http://HOST:PORT)"
 MAX_DEPTH = 100
 """Arrays and objects nested in one another at most in a config file: real ones nest a
@@ -279,7 +279,7 @@ def _claude_files(directory: Path, check: Check | None, skipped: list[str]) -> _
         found.hook_files += [(settings, hooks)] if hooks else []
         found.rules = merge_permissions(found.rules, rules)
         found.first = found.first or settings
-    mcp = directory / vouched.CLAUDE_MCP
+    mcp = directory / trusted_files.CLAUDE_MCP
     servers = _part(skipped, _mcp_file, mcp, check) if os.path.lexists(mcp) else None
     if servers is not None:
         found.servers = servers
@@ -312,8 +312,8 @@ def project_layer(
     own = _part(skipped, read_json, path) if path is not None else None
     claude = _claude_files(directory, check, skipped)
     data = _with_claude(own or {}, claude)
-    runs = vouched.run_files(directory, data)
-    files = vouched.digests(directory.resolve(), vouched.vouched_files(directory, runs))
+    runs = trusted_files.run_files(directory, data)
+    files = trusted_files.digests(directory.resolve(), trusted_files.vouched_files(directory, runs))
     imports = memory_imports.outside_imports(directory, _deny_read(person))
     if os.environ.get("AGENT_TUI_CONFIG"):
         files, imports = {}, []  # AGENT_TUI_CONFIG: the project's files are not read at all
@@ -377,7 +377,7 @@ def raw_value(*names: str, directory: Path | None = None) -> Any:
     """One value of the config in force, unvalidated (None when no file sets it): the
     project's part only as far as its trust allows. The trust (hashing what it vouches
     for) is looked up only when the project sets this value and it waits for trust:
-    commands ask for `run.attach` and `engine.idle` before anything else."""
+    commands ask for `run.attach` and `relay.idle` before anything else."""
     directory = directory or Path.cwd()
     person = person_data()
     path = project_file(directory)

@@ -31,8 +31,8 @@ from agent_tui.config.lsp_config import LspConfig
 from agent_tui.errors import ConfigError
 from agent_tui.trust.memory_imports import OutsideImport
 from agent_tui.trust.store import TRUSTED
+from agent_tui.trust.trusted_files import run_files
 from agent_tui.trust.variables import Sent
-from agent_tui.trust.vouched import run_files
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4-6"
 """The model when the config names none and no key or local server picks one
@@ -309,11 +309,12 @@ class RunConfig(_Strict):
         return check_attach(value)
 
 
-class EngineConfig(_Strict):
+class RelayConfig(_Strict):
     idle: float = Field(default=30.0, ge=0)
-    """Minutes your warm engine (litellm loaded once, shared by your commands: the app,
-    `run`, `acp`) stays after its last command; 0: never start one, each command starts
-    a provider process of its own (docs/engine.md). $AGENT_TUI_ENGINE overrides it."""
+    """Minutes your relay (litellm loaded once in a process of yours, relaying your
+    commands' model requests: the app, `run`, `acp`) stays after its last command; 0:
+    never start one, each command starts a provider process of its own (docs/relay.md).
+    $AGENT_TUI_RELAY overrides it."""
 
 
 DEFAULT_SERVER_PORT = 4097
@@ -462,8 +463,10 @@ class Config(_Strict):
     """`agent-tui run`: whether it sends its prompt to a running `agent-tui serve`."""
     server: ServerConfig = Field(default_factory=ServerConfig)
     """`agent-tui serve`: where it listens (its token is in the data dir, see README)."""
-    engine: EngineConfig = Field(default_factory=EngineConfig)
-    """The warm engine shared by your commands (`agent-tui engine` shows it)."""
+    relay: RelayConfig = Field(
+        default_factory=RelayConfig, validation_alias=AliasChoices("relay", "engine")
+    )
+    """Your relay, shared by your commands (`agent-tui relay` shows it)."""
     hooks: dict[str, list[HookMatcher]] = Field(default_factory=dict)
     """Commands run at fixed points, in Claude Code's shape (docs/hooks.md): event name ->
     [{matcher, hooks: [{type: "command", command, timeout}]}]. The global and project

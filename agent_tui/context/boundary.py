@@ -7,18 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from agent_tui.budget.overflow import fits, threshold_tokens, usable_tokens
-from agent_tui.carry.carried import announce_left_out
+from agent_tui.context.carried import announce_left_out
 from agent_tui.context.tail import shorten_step
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError
 from agent_tui.events import SessionCompacted, SessionUpdated
 from agent_tui.ids import message_id, part_id
 from agent_tui.provider.limits import ModelInfo
-from agent_tui.step.history import load_history
-from agent_tui.step.messages import CONTINUE_TEXT
-from agent_tui.step.plan import latest_plan
-from agent_tui.step.request import history_tokens
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     CompactionPart,
     MessageWithParts,
@@ -26,6 +22,10 @@ from agent_tui.storage.models import (
     TextPart,
     UserMessage,
 )
+from agent_tui.step.history import load_history
+from agent_tui.step.messages import CONTINUE_TEXT
+from agent_tui.step.plan import latest_plan
+from agent_tui.step.request import history_tokens
 from agent_tui.tool.todo import render_todos
 
 NO_PROGRESS_MESSAGE = (

@@ -14,18 +14,18 @@ from agent_tui.config.settings import Config
 from agent_tui.context.memory_report import memory_lines
 from agent_tui.provider import remote
 from agent_tui.provider.limits import ModelInfo
-from agent_tui.scope import limits
-from agent_tui.step.history import model_of
-from agent_tui.step.media import image_tokens, part_image_tokens
-from agent_tui.step.messages import filter_compacted, summary_text, tool_result_text
-from agent_tui.step.system import build_system, memory_of
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     MessageWithParts,
     TextPart,
     ToolPart,
     ToolStateCompleted,
 )
+from agent_tui.scope import limits
+from agent_tui.step.history import model_of
+from agent_tui.step.media import image_tokens, part_image_tokens
+from agent_tui.step.messages import filter_compacted, summary_text, tool_result_text
+from agent_tui.step.system import build_system, memory_of
 from agent_tui.workspace.describe import trust_lines
 from agent_tui.workspace.skipped import context_lines
 from agent_tui.workspace.workspace import Workspace

@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui.budget.overflow import fits
-from agent_tui.carry.carried import carry_into
-from agent_tui.carry.restate import todos_block
 from agent_tui.context import compaction_hooks, prepared
 from agent_tui.context.boundary import install, new_summary
+from agent_tui.context.carried import carry_into
 from agent_tui.context.compaction_plan import (
     SUMMARY_REQUEST,
     chunk_plan,
@@ -28,9 +27,7 @@ from agent_tui.provider.api import complete_text
 from agent_tui.provider.auth import credentials
 from agent_tui.provider.limits import ModelInfo
 from agent_tui.provider.stream_events import ModelRequest
-from agent_tui.step.plan import plan_block
-from agent_tui.step.processor import StepOutcome, StepProcessor
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     CompactionPart,
     ErrorInfo,
@@ -38,6 +35,9 @@ from agent_tui.storage.models import (
     Session,
     UserMessage,
 )
+from agent_tui.step.after_summary import todos_block
+from agent_tui.step.plan import plan_block
+from agent_tui.step.processor import StepOutcome, StepProcessor
 
 AUTO_OFF_ADVICE = (
     "Nothing was compacted: automatic compaction is off (compaction.auto: false). Your "

@@ -11,8 +11,8 @@ from pathlib import Path
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError
 from agent_tui.events import Notice
+from agent_tui.records import AssistantMessage, CompactionPart, Session
 from agent_tui.step.messages import summary_for, summary_text
-from agent_tui.storage.models import AssistantMessage, CompactionPart, Session
 
 
 async def _payload(ctx: EngineContext, session: Session, part: CompactionPart) -> dict[str, object]:

@@ -13,18 +13,14 @@ from pydantic import BaseModel
 from agent_tui import paths
 from agent_tui.budget.overflow import fits, tail_budget, usable_tokens, user_budget
 from agent_tui.budget.tokens import count_tokens
-from agent_tui.carry.restate import choose_restated, restated_text, todos_block
 from agent_tui.context.chunks import chunk_messages, flatten_for_summary
+from agent_tui.context.restate import choose_restated
 from agent_tui.context.tail import choose_tail, message_tokens
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import CompactionError, UsageError
 from agent_tui.provider.limits import ModelInfo, model_info
 from agent_tui.provider.stream_events import ModelRequest
-from agent_tui.scope import SessionScope, limits
-from agent_tui.step.messages import filter_compacted, to_model_messages
-from agent_tui.step.plan import plan_block
-from agent_tui.step.request import build_request, estimate_tokens, history_tokens, provider_scale
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     CompactionPart,
     MessageWithParts,
@@ -33,6 +29,11 @@ from agent_tui.storage.models import (
     ToolPart,
     UserMessage,
 )
+from agent_tui.scope import SessionScope, limits
+from agent_tui.step.after_summary import restated_text, todos_block
+from agent_tui.step.messages import filter_compacted, to_model_messages
+from agent_tui.step.plan import plan_block
+from agent_tui.step.request import build_request, estimate_tokens, history_tokens, provider_scale
 
 SUMMARY_REQUEST = "Summarise the conversation above following the structure in your instructions."
 EARLIER_SUMMARY_SHARE = 0.15

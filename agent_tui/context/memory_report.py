@@ -9,8 +9,8 @@ from pathlib import Path
 
 from agent_tui.budget.tokens import count_tokens
 from agent_tui.project.memory import Memory, MemoryFile
+from agent_tui.records import MessageWithParts
 from agent_tui.step.memory_rules import Triggered, triggered
-from agent_tui.storage.models import MessageWithParts
 
 KINDS = {
     "project": "",

@@ -27,7 +27,7 @@ from agent_tui.config.settings import CompactionConfig
 from agent_tui.context.compaction_plan import summariser
 from agent_tui.engine_context import EngineContext
 from agent_tui.provider.limits import ModelInfo
-from agent_tui.storage.models import AssistantMessage, MessageWithParts, PreparedSummary
+from agent_tui.records import AssistantMessage, MessageWithParts, PreparedSummary
 
 PACE_STEPS = 10
 """The newest step intervals the pace is measured over: recent enough to follow a change

@@ -25,11 +25,10 @@ from pathlib import Path
 
 from agent_tui.budget.overflow import fits, prompt_and_output, tail_budget, threshold_tokens
 from agent_tui.budget.tokens import count_tokens
-from agent_tui.carry.carried import after_summary_blocks, carry_into
-from agent_tui.carry.restate import restated_text
 from agent_tui.config.settings import CompactionConfig
 from agent_tui.context import preparing
 from agent_tui.context.boundary import install, new_summary
+from agent_tui.context.carried import carry_into
 from agent_tui.context.compaction_plan import (
     instruction_text,
     select_span,
@@ -44,11 +43,7 @@ from agent_tui.provider import remote
 from agent_tui.provider.api import stream_model
 from agent_tui.provider.limits import ModelInfo
 from agent_tui.provider.stream_events import ModelRequest, SaveWhenLeft, summary_of
-from agent_tui.step.history import load_history
-from agent_tui.step.plan import latest_plan
-from agent_tui.step.processor import StepOutcome
-from agent_tui.step.request import history_tokens, provider_scale
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     CompactionPart,
     MessageWithParts,
@@ -60,6 +55,11 @@ from agent_tui.storage.models import (
     ToolStateCompleted,
     UserMessage,
 )
+from agent_tui.step.after_summary import after_summary_blocks, restated_text
+from agent_tui.step.history import load_history
+from agent_tui.step.plan import latest_plan
+from agent_tui.step.processor import StepOutcome
+from agent_tui.step.request import history_tokens, provider_scale
 from agent_tui.tool.todo import render_todos
 from agent_tui.usage import Prices, cost_of
 
@@ -109,8 +109,8 @@ def cancel(ctx: EngineContext, session_id: str | None = None) -> None:
 
 
 def hand_over(ctx: EngineContext) -> None:
-    """Closing: a summary still being written goes on in the warm engine, which saves it
-    for the next command (provider/kept.py); without one it is lost, and the next
+    """Closing: a summary still being written goes on in the relay, which saves it
+    for the next command (provider/detached.py); without one it is lost, and the next
     command past the preparation's start prepares it again before its first step."""
     running = [live.id for live in ctx.shared.sessions if live.preparing is not None]
     if running and not remote.leave():
@@ -235,8 +235,8 @@ async def _summarise(
 ) -> tuple[str, Tokens] | None:
     """The summariser's text and usage; None when it answered with no text (a tool call
     instead: compaction will ask again with tools off, as it does today). Detachable: on
-    the warm engine it goes on when this command ends, and the engine saves `prepared`
-    with its text for the next (provider/kept.py)."""
+    the relay it goes on when this command ends, and the relay saves `prepared`
+    with its text for the next (provider/detached.py)."""
     leave = SaveWhenLeft(
         database=str(ctx.db.path),
         prepared=prepared.model_dump(mode="json", exclude={"text"}),
@@ -370,7 +370,7 @@ async def apply(
         tokens=found.tokens,
         cost=found.cost,
     )
-    # Pins as they are now and the ledger of the prepared span (carry/carried.py).
+    # Pins as they are now and the ledger of the prepared span (context/carried.py).
     await carry_into(ctx, session, summary, prior[: found.messages], model)
     carried = count_tokens("\n\n".join(after_summary_blocks(summary)), model.id)
     size, most = size_after(ctx, session, prior, found, model, carried)

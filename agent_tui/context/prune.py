@@ -28,8 +28,7 @@ from agent_tui.config.settings import CompactionConfig
 from agent_tui.engine_context import EngineContext
 from agent_tui.events import PartUpdated
 from agent_tui.ids import now_ms
-from agent_tui.step.media import part_image_tokens
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     MessageWithParts,
     TextPart,
@@ -37,6 +36,7 @@ from agent_tui.storage.models import (
     ToolStateCompleted,
     UserMessage,
 )
+from agent_tui.step.media import part_image_tokens
 
 PROTECTED_TURNS = 2
 FILE_READERS = {"read"}

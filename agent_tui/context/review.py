@@ -7,8 +7,8 @@ from agent_tui.context import prepared
 from agent_tui.project.agents import DEFAULT_AGENT
 from agent_tui.provider.auth import check_credentials
 from agent_tui.provider.limits import load_with_summariser
+from agent_tui.records import PreparedSummary, UserMessage
 from agent_tui.scope import SessionScope
-from agent_tui.storage.models import PreparedSummary, UserMessage
 
 
 async def write(

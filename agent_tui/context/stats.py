@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agent_tui.context.window_usage import ContextUsage, context_usage
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     Message,
     MessageWithParts,

@@ -16,17 +16,13 @@ from typing import ClassVar
 from pydantic import BaseModel
 
 from agent_tui.budget.tokens import count_tokens
-from agent_tui.carry.ledger import LEDGER_HEADER, ledger_text
-from agent_tui.carry.pin_text import describe
-from agent_tui.carry.restate import typed_text
+from agent_tui.context.restate import typed_text
 from agent_tui.context.tail import message_tokens
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
 from agent_tui.events import MessageUpdated
 from agent_tui.ids import local_time, now_ms
-from agent_tui.scope import SessionScope
-from agent_tui.step.messages import summary_for, summary_text, written_summary
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     CompactionPart,
     MessageWithParts,
@@ -35,6 +31,9 @@ from agent_tui.storage.models import (
     ToolStateCompleted,
     UserMessage,
 )
+from agent_tui.scope import SessionScope
+from agent_tui.step.after_summary import LEDGER_HEADER, describe, ledger_text
+from agent_tui.step.messages import summary_for, summary_text, written_summary
 
 QUOTE_CHARS = 70
 """How much of a message the "from where" line quotes."""

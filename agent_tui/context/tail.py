@@ -10,14 +10,14 @@ from __future__ import annotations
 from agent_tui.budget.tokens import count_tokens
 from agent_tui.config.settings import TruncationConfig
 from agent_tui.engine_context import EngineContext
-from agent_tui.step.messages import to_model_messages
-from agent_tui.step.request import estimate_tokens
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     MessageWithParts,
     ToolPart,
     ToolStateCompleted,
 )
+from agent_tui.step.messages import to_model_messages
+from agent_tui.step.request import estimate_tokens
 from agent_tui.tool.truncation import truncate_output_async
 
 HINT_BYTES = 400

@@ -17,6 +17,14 @@ from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
 from agent_tui.events import CompactionUndone, MessageUpdated, SessionUpdated
 from agent_tui.provider.limits import ModelInfo
+from agent_tui.records import (
+    AssistantMessage,
+    MessageWithParts,
+    Session,
+    TextPart,
+    ToolPart,
+    ToolStateCompleted,
+)
 from agent_tui.scope import SessionScope, limits
 from agent_tui.step.messages import (
     arrange_after_compaction,
@@ -25,14 +33,6 @@ from agent_tui.step.messages import (
     to_model_messages,
 )
 from agent_tui.step.request import estimate_tokens, history_tokens, provider_scale
-from agent_tui.storage.models import (
-    AssistantMessage,
-    MessageWithParts,
-    Session,
-    TextPart,
-    ToolPart,
-    ToolStateCompleted,
-)
 
 
 class Uncompacted(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from agent_tui.storage.models import AssistantMessage
+from agent_tui.records import AssistantMessage
 
 
 class ContextUsage(BaseModel):

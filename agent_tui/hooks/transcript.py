@@ -19,8 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from agent_tui import paths
 from agent_tui.config.hook_config import claude_input, claude_name
-from agent_tui.storage.db import Database
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     MessageWithParts,
     ReasoningPart,
@@ -29,6 +28,7 @@ from agent_tui.storage.models import (
     ToolStateCompleted,
     ToolStateError,
 )
+from agent_tui.storage.db import Database
 
 VERSION = "agent-tui"
 

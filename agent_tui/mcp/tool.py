@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agent_tui.config.settings import PermissionLevel
 from agent_tui.errors import ToolError
-from agent_tui.storage.models import ImageAttachment
+from agent_tui.records import ImageAttachment
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
 from agent_tui.tool.images import EXTENSIONS, image_from_bytes, store_image, too_large, too_wide
 

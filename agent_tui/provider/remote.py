@@ -58,32 +58,32 @@ def _spawn(warm: bool, log: str | None) -> tuple[int, int, int]:
 
 def _setting() -> str:
     """DISABLE_ENV read: "off", "lazy" or "on" (unset or anything else)."""
-    from agent_tui.provider import shared  # import-light too
+    from agent_tui.provider import relay  # import-light too
 
-    if shared.switched_off(DISABLE_ENV):
+    if relay.switched_off(DISABLE_ENV):
         return "off"
     return "lazy" if os.environ.get(DISABLE_ENV, "").strip().lower() == "lazy" else "on"
 
 
 RESENDS = 3
-"""How many times a request goes again to a new engine because the one it was written to
+"""How many times a request goes again to a new relay because the one it was written to
 left before reading it (`bye` "finished": none of this command's requests was under way
 there, so nothing is lost or asked twice)."""
 CLOSED = "closed"
 FINISHED, STOPPED = "finished", "stopped"
-"""The warm engine's last word to a command (provider/worker.py `_Shared.leave`)."""
+"""The relay's last word to a command (provider/worker.py `_Relay.leave`)."""
 
 
 class _Resend(Exception):
-    """The engine left before it read the request: send it again, to a new one."""
+    """The relay left before it read the request: send it again, to a new one."""
 
 
 class ProviderProcess:
     """A provider process of this command's own, or (`connection`) the person's warm
-    engine reached over its socket (provider/shared.py): the same protocol either way.
-    It answers the provider interface (provider/api.py). A warm engine's connection that
-    ended (`agent-tui engine --stop`, a crash) is replaced at the next request: by a new
-    engine, else by a provider process of the command's own."""
+    relay reached over its socket (provider/relay.py): the same protocol either way.
+    It answers the provider interface (provider/api.py). A relay's connection that
+    ended (`agent-tui relay --stop`, a crash) is replaced at the next request: by a new
+    relay, else by a provider process of the command's own."""
 
     def __init__(
         self, *, warm: bool = False, log: str | None = None, connection: Any = None
@@ -139,7 +139,7 @@ class ProviderProcess:
 
     async def _enlist(self, waiting: dict[int, Any], waiter: Any) -> int:
         """A new request id, with `waiter` registered under it for the replies; a new
-        connection first when the engine's has ended; the error at once when the
+        connection first when the relay's has ended; the error at once when the
         process has ended."""
         import asyncio
 
@@ -156,19 +156,19 @@ class ProviderProcess:
         return self.connection is not None and not self._closed
 
     def _reopen(self) -> None:
-        """In place of the engine's connection that ended: the person's engine (a new one
+        """In place of the relay's connection that ended: the person's relay (a new one
         started if none runs), else a provider process of this command's own."""
         import contextlib
 
-        from agent_tui.provider import shared
+        from agent_tui.provider import relay
 
         with self._reopen_lock:
             if self._ended is None or not self._replaceable():
                 return  # another request replaced it meanwhile, or the command is ending
             connection = None
             try:
-                idle = shared.idle_minutes()
-                connection = shared.connect_or_start(idle) if idle > 0 else None
+                idle = relay.idle_minutes()
+                connection = relay.connect_or_start(idle) if idle > 0 else None
             except OSError:
                 pass
             old = self.connection
@@ -233,7 +233,7 @@ class ProviderProcess:
                         return
                     if "resend" not in reply:
                         raise error_from_json(reply["err"])
-                    break  # nothing of it had streamed: a new engine answers it
+                    break  # nothing of it had streamed: a new relay answers it
             finally:
                 with self._lock:
                     self._streams.pop(ident, None)
@@ -259,7 +259,7 @@ class ProviderProcess:
                     continue
                 if not isinstance(reply, dict):
                     continue
-                if "bye" in reply:  # the warm engine says why it leaves (worker.py)
+                if "bye" in reply:  # the relay says why it leaves (worker.py)
                     self._bye = str(reply["bye"])
                     continue
                 self._hand(reply)
@@ -288,7 +288,7 @@ class ProviderProcess:
         """The process's exit code (negative: the signal), once."""
         with self._wait_lock:
             if self._status is None and self.connection is not None:
-                self._status = 0  # the engine is not this command's child
+                self._status = 0  # the relay is not this command's child
             if self._status is None:
                 try:
                     _, status = os.waitpid(self.pid, 0)
@@ -299,7 +299,7 @@ class ProviderProcess:
 
     def _end(self, why: str) -> None:
         """The process or connection is gone: everyone still waiting gets the error, or
-        is sent again when the engine left without having read it (`bye` finished)."""
+        is sent again when the relay left without having read it (`bye` finished)."""
         from agent_tui.provider.wire import error_to_json
 
         if self.connection is None:
@@ -323,21 +323,21 @@ class ProviderProcess:
 
         if self.connection is not None and self._bye == STOPPED:
             return ProviderError(
-                "agent-tui's warm engine was stopped (`agent-tui engine --stop --now`) "
+                "agent-tui's relay was stopped (`agent-tui relay --stop --now`) "
                 "while this request was under way. What was streamed is saved; the next "
-                "request starts a new engine."
+                "request starts a new relay."
             )
         if self.connection is not None and self._bye == FINISHED:
             return ProviderError(
-                "agent-tui's warm engine left before it read this request, and no new "
-                "one took it; run the command again (`agent-tui engine` says why)."
+                "agent-tui's relay left before it read this request, and no new "
+                "one took it; run the command again (`agent-tui relay` says why)."
             )
         if self.connection is not None:
             return ProviderError(
-                "agent-tui's warm engine (litellm, shared by your commands) ended "
+                "agent-tui's relay (litellm, shared by your commands) ended "
                 f"unexpectedly ({self._ended or 'it stopped reading'}); its log is beside "
-                "its socket (`agent-tui engine` shows where). What was streamed is saved; the "
-                "next request starts a new engine."
+                "its socket (`agent-tui relay` shows where). What was streamed is saved; the "
+                "next request starts a new relay."
             )
         return ProviderError(
             "agent-tui's provider process (litellm) ended unexpectedly "
@@ -349,8 +349,8 @@ class ProviderProcess:
 
     def leave(self) -> bool:
         """The command is ending: the requests it may leave (`detachable`) are not
-        cancelled with it but go on in the warm engine, which saves them
-        (provider/kept.py). False when there is no engine to take them."""
+        cancelled with it but go on in the relay, which saves them
+        (provider/detached.py). False when there is no relay to take them."""
         self._leaving = self.connection is not None
         return self._leaving
 
@@ -365,7 +365,7 @@ class ProviderProcess:
             self._closed = True
             if self._ended is None:
                 self._ended = CLOSED
-        if self.connection is not None:  # the engine stays for the next command
+        if self.connection is not None:  # the relay stays for the next command
             with contextlib.suppress(OSError):
                 self.connection.shutdown(2)  # SHUT_RDWR: the reader thread sees EOF
             self._wait()
@@ -410,7 +410,7 @@ def start(*, warm: bool = False, log: str | None = None) -> ProviderProcess | No
     if _setting() == "off":
         return None
     if _process is None:
-        _process = _shared_engine()
+        _process = _on_relay()
     if _process is None:
         try:
             _process = ProviderProcess(warm=warm, log=log)
@@ -420,30 +420,30 @@ def start(*, warm: bool = False, log: str | None = None) -> ProviderProcess | No
 
 
 def leave() -> bool:
-    """The command is ending: whether the warm engine takes over what it may leave (a
+    """The command is ending: whether the relay takes over what it may leave (a
     summary being prepared: ProviderProcess.leave)."""
     return _process is not None and _process.leave()
 
 
-_no_engine = "engine.idle is 0"
-"""Why this command has no warm engine, when it has none (`/context`)."""
+_no_relay = "relay.idle is 0"
+"""Why this command has no relay, when it has none (`/context`)."""
 
 
-def _shared_engine() -> ProviderProcess | None:
-    """The person's warm engine (provider/shared.py), started if none runs; None when
-    `engine.idle` is 0 or none can run or be reached here (then the command starts its
-    own: `_no_engine` says why)."""
-    global _no_engine
-    from agent_tui.provider import shared
+def _on_relay() -> ProviderProcess | None:
+    """The person's relay (provider/relay.py), started if none runs; None when
+    `relay.idle` is 0 or none can run or be reached here (then the command starts its
+    own: `_no_relay` says why)."""
+    global _no_relay
+    from agent_tui.provider import relay
 
     try:
-        idle = shared.idle_minutes()
-        connection = shared.connect_or_start(idle) if idle > 0 else None
+        idle = relay.idle_minutes()
+        connection = relay.connect_or_start(idle) if idle > 0 else None
     except OSError as exc:  # its folder is not the person's, Unix sockets are refused…
-        _no_engine = shared.unavailable() or f"its socket failed: {exc}"
+        _no_relay = relay.unavailable() or f"its socket failed: {exc}"
         return None
     if connection is None and idle > 0:
-        _no_engine = "it did not start in time (its log is beside its socket)"
+        _no_relay = "it did not start in time (its log is beside its socket)"
     return ProviderProcess(connection=connection) if connection is not None else None
 
 
@@ -457,10 +457,10 @@ def describe() -> str:
         return "Provider: litellm in this process."
     if _process.connection is not None:
         return (
-            "Provider: your warm engine, shared by your commands (`agent-tui engine` shows "
-            "it; `engine.idle` sets how long it stays unused)."
+            "Provider: your relay, shared by your commands (`agent-tui relay` shows "
+            "it; `relay.idle` sets how long it stays unused)."
         )
-    return f"Provider: a provider process of this command's own (no warm engine: {_no_engine})."
+    return f"Provider: a provider process of this command's own (no relay: {_no_relay})."
 
 
 def stop() -> None:

@@ -13,13 +13,13 @@ from agent_tui.usage import Prices, Tokens
 
 
 class SaveWhenLeft(BaseModel):
-    """A summary prepared in the background, as the warm engine saves it when the command
-    that asked for it ended first (provider/kept_save.py): nothing is lost at exit."""
+    """A summary prepared in the background, as the relay saves it when the command
+    that asked for it ended first (context/prepared_left.py): nothing is lost at exit."""
 
     database: str
     """The session's database (the command's: each command may have its own data dir)."""
     prepared: dict[str, Any]
-    """A PreparedSummary (storage/models.py) but for what the stream gives: its text,
+    """A PreparedSummary (agent_tui/records.py) but for what the stream gives: its text,
     tokens, cost and time. Validated where it is saved: this module stays below storage."""
     prices: Prices
     """The summariser's, for the summary's cost."""
@@ -36,11 +36,11 @@ class ModelRequest(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
     """Further litellm parameters: prompt_cache_key, reasoning_effort, thinking."""
     detachable: bool = False
-    """A summary prepared in the background: the warm engine finishes it when the command
+    """A summary prepared in the background: the relay finishes it when the command
     that sent it ends, and gives it to the next command sending the same request
-    (provider/kept.py) instead of starting it again."""
+    (provider/detached.py) instead of starting it again."""
     save_when_left: SaveWhenLeft | None = None
-    """With `detachable`: how the engine saves the summary itself when no command is left
+    """With `detachable`: how the relay saves the summary itself when no command is left
     to read its end."""
 
 

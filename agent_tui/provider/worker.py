@@ -8,12 +8,12 @@ first request leaves as soon as litellm is ready.
 
 Protocol: one JSON object a line. In, on stdin: `{"id", "op": "stream", "request"}`
 (a ModelRequest), `{"id", "op": "call", "name", "args"}` (a litellm function in
-CALLS), `{"id", "op": "cancel"}`; the warm engine also answers `status`, `finish` and
-`stop` (`agent-tui engine [--stop [--now]]`). Out, on the stdout it was started with:
+CALLS), `{"id", "op": "cancel"}`; the relay also answers `status`, `finish` and
+`stop` (`agent-tui relay [--stop [--now]]`). Out, on the stdout it was started with:
 `{"id", "e"}` (a ProviderEvent), `{"id", "end": true}`, `{"id", "ok"}` (a call's
-result), or `{"id", "err"}` (an error: provider/wire.py); the warm engine's last line to
+result), or `{"id", "err"}` (an error: provider/wire.py); the relay's last line to
 each command as it leaves is `{"bye": "finished"}` (none of its requests was under way:
-it sends them again to a new engine) or `{"bye": "stopped"}` (cut by `--stop --now`).
+it sends them again to a new relay) or `{"bye": "stopped"}` (cut by `--stop --now`).
 Anything litellm prints goes to stderr instead, so it cannot break a line. End of stdin
 ends the process: the command that started it has exited, however it ended. `--warm`
 also loads the tokenizer once litellm is in; `--lazy` (AGENT_TUI_PROVIDER_PROCESS=lazy)
@@ -35,7 +35,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any, BinaryIO
 
-from agent_tui.provider import shared
+from agent_tui.provider import relay
 from agent_tui.provider.wire import error_to_json
 
 CALLS = ("get_model_info", "validate_environment")
@@ -48,10 +48,10 @@ class _Worker:
     def __init__(self, out: BinaryIO, pid: int = 0) -> None:
         self.out = out
         self.pid = pid
-        """The command's process (the warm engine: its connection's peer)."""
+        """The command's process (the relay: its connection's peer)."""
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.kept: dict[int, dict[str, Any]] = {}
-        """The detachable requests this command follows (provider/kept.py), by id."""
+        """The detachable requests this command follows (provider/detached.py), by id."""
 
     def send(self, message: dict[str, Any]) -> None:
         self.out.write(json.dumps(message, default=str).encode() + b"\n")
@@ -67,21 +67,21 @@ class _Worker:
         ident, op = message["id"], message["op"]
         if op == "cancel":
             if (request := self.kept.pop(ident, None)) is not None:
-                from agent_tui.provider import kept
+                from agent_tui.provider import detached
 
-                kept.drop(request)  # the person stopped it: nobody saves it
+                detached.drop(request)  # the person stopped it: nobody saves it
             task = self.tasks.get(ident)
             if task is not None:
                 task.cancel()
             return
         if op in ("status", "finish", "stop"):
             self.send({"id": ident, "ok": _status()})
-            if _shared is None and op != "status":
+            if _relay is None and op != "status":
                 _stop()
             elif op == "finish":  # the commands mid-request finish first
-                _shared.finish()
+                _relay.finish()
             elif op == "stop":  # at once: the requests under way are cut
-                _shared.leave("stopped")
+                _relay.leave("stopped")
             return
         handler = self.stream(ident, message) if op == "stream" else self.call(ident, message)
         task = asyncio.create_task(handler)
@@ -89,12 +89,12 @@ class _Worker:
         task.add_done_callback(lambda _, ident=ident: self.tasks.pop(ident, None))
 
     async def stream(self, ident: int, message: dict[str, Any]) -> None:
-        from agent_tui.provider import kept
+        from agent_tui.provider import detached
 
         try:
-            if _shared is not None and message["request"].get("detachable"):
-                # Kept going when this command ends; the next sender gets it (kept.py).
-                replies = kept.follow(message["request"], lambda: self._replies(message))
+            if _relay is not None and message["request"].get("detachable"):
+                # Kept going when this command ends; the next sender gets it (detached.py).
+                replies = detached.follow(message["request"], lambda: self._replies(message))
                 self.kept[ident] = message["request"]
             else:
                 replies = self._replies(message)
@@ -143,17 +143,17 @@ def _read(stream: BinaryIO, inbox: queue.SimpleQueue[bytes]) -> None:
 
 
 _started = time.time()
-_shared: _Shared | None = None
+_relay: _Relay | None = None
 
 
 LEAVING_TICK = 0.05
 """Seconds between two looks, while leaving, at whether a request is still under way."""
 
 
-class _Shared:
-    """The warm engine (provider/shared.py): connections on a Unix socket, each a
+class _Relay:
+    """The relay (provider/relay.py): connections on a Unix socket, each a
     command's requests; gone after `idle` seconds with none. Leaving (`finish`: `agent-tui
-    engine --stop`, the idle time, its socket removed), it takes no new command and exits
+    relay --stop`, the idle time, its socket removed), it takes no new command and exits
     once no request is under way; `leave("stopped")` (`--stop --now`) cuts them."""
 
     def __init__(self, path: str, idle: float) -> None:
@@ -162,7 +162,7 @@ class _Shared:
         self.served = 0
         self.last_seen = time.monotonic()
         # Before litellm's import: commands connect at once.
-        self.server, self.inode = shared.listen_private(path)
+        self.server, self.inode = relay.listen_private(path)
         self.served_tasks: set[asyncio.Task[None]] = set()
         self.workers: set[_Worker] = set()
         self.leaving = False
@@ -185,7 +185,7 @@ class _Shared:
         self.connections += 1
         self.served += 1
         conn.setblocking(True)
-        worker = _Worker(conn.makefile("wb"), shared.peer(conn)[0])
+        worker = _Worker(conn.makefile("wb"), relay.peer(conn)[0])
         self.workers.add(worker)
         inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
 
@@ -195,7 +195,7 @@ class _Shared:
                     loop.call_soon_threadsafe(inbox.put_nowait, line)
             loop.call_soon_threadsafe(inbox.put_nowait, None)
 
-        threading.Thread(target=read, name="engine-connection", daemon=True).start()
+        threading.Thread(target=read, name="relay-connection", daemon=True).start()
         try:
             while (line := await inbox.get()) is not None:
                 with contextlib.suppress(ValueError, KeyError, OSError):
@@ -215,7 +215,7 @@ class _Shared:
                 LEAVING_TICK if self.leaving else min(1.0, max(self.idle / 4, 0.05))
             )
             idle = self.connections == 0 and time.monotonic() - self.last_seen > self.idle
-            if not shared.still_own(self.path, self.inode) or (self.idle > 0 and idle):
+            if not relay.still_own(self.path, self.inode) or (self.idle > 0 and idle):
                 self.finish()  # its socket removed or another's: no command finds it now
             if self.leaving and not self.working():
                 self.leave("finished")
@@ -225,18 +225,18 @@ class _Shared:
         return sorted(worker.pid for worker in self.workers if worker.tasks)
 
     def working(self) -> bool:
-        """A request under way: a command's, or a summary one left (provider/kept.py)."""
+        """A request under way: a command's, or a summary one left (provider/detached.py)."""
         return bool(self.busy()) or _summaries() > 0
 
     def finish(self) -> None:
-        """Take no new command (the next one starts a new engine) and leave once no
+        """Take no new command (the next one starts a new relay) and leave once no
         request is under way (`_watch`)."""
         self.leaving = True
-        shared.remove_own(self.path, self.inode)
+        relay.remove_own(self.path, self.inode)
 
     def leave(self, why: str) -> None:
         """Exit now, telling each command why (`bye`): `finished` (none of its requests
-        was under way: it sends any it just wrote to a new engine) or `stopped` (the
+        was under way: it sends any it just wrote to a new relay) or `stopped` (the
         requests under way are cut). Connections still waiting to be accepted get it too."""
         self.server.setblocking(False)
         with contextlib.suppress(OSError):
@@ -265,9 +265,9 @@ class _Shared:
 
 
 def _summaries() -> int:
-    """The summaries being written that commands left here (provider/kept.py)."""
-    kept = sys.modules.get("agent_tui.provider.kept")
-    return kept.running() if kept is not None else 0
+    """The summaries being written that commands left here (provider/detached.py)."""
+    detached = sys.modules.get("agent_tui.provider.detached")
+    return detached.running() if detached is not None else 0
 
 
 def _status() -> dict[str, Any]:
@@ -279,38 +279,38 @@ def _status() -> dict[str, Any]:
     found = {"pid": os.getpid(), "uptime_seconds": round(time.time() - _started, 1)}
     found["rss_kb"] = rss
     found["litellm"] = "litellm" in sys.modules
-    if "agent_tui.provider.kept" in sys.modules:
-        found["kept_requests"] = sys.modules["agent_tui.provider.kept"].count()
-    if _shared is not None:
-        found.update(_shared.status())
+    if "agent_tui.provider.detached" in sys.modules:
+        found["kept_requests"] = sys.modules["agent_tui.provider.detached"].count()
+    if _relay is not None:
+        found.update(_relay.status())
     return found
 
 
 def _stop(unlink: bool = True) -> None:
-    if _shared is not None and unlink:
-        shared.remove_own(_shared.path, _shared.inode)
+    if _relay is not None and unlink:
+        relay.remove_own(_relay.path, _relay.inode)
     os._exit(0)
 
 
-def serve_shared(path: str, idle: float) -> None:
-    """`--serve PATH --idle SECONDS`: the person's warm engine."""
-    global _shared
+def serve_relay(path: str, idle: float) -> None:
+    """`--serve PATH --idle SECONDS`: the person's relay."""
+    global _relay
     os.chdir("/")  # it serves every project: it holds none of them (a mount, a cleanup)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
-        _shared = _Shared(path, idle)
-    except OSError as exc:  # another engine won the race: it serves
-        print(f"agent-tui engine: not serving {path}: {exc}", file=sys.stderr)
+        _relay = _Relay(path, idle)
+    except OSError as exc:  # another relay won the race: it serves
+        print(f"agent-tui relay: not serving {path}: {exc}", file=sys.stderr)
         os._exit(0)
     from agent_tui.provider import loader
 
     def warm() -> None:
         loader.warm_tokenizer(loader.litellm())
 
-    threading.Thread(target=warm, name="engine-import", daemon=True).start()
+    threading.Thread(target=warm, name="relay-import", daemon=True).start()
     try:
-        asyncio.run(_shared.run())
+        asyncio.run(_relay.run())
     except BaseException:
         import traceback
 
@@ -323,7 +323,7 @@ def main() -> None:
     args = sys.argv[1:]
     if "--serve" in args:
         idle = float(args[args.index("--idle") + 1]) if "--idle" in args else 0.0
-        serve_shared(args[args.index("--serve") + 1], idle)
+        serve_relay(args[args.index("--serve") + 1], idle)
         return
     # Ctrl+C reaches the whole process group: the command decides (it cancels the
     # stream, which closes the provider's connection here), this process never dies of it.

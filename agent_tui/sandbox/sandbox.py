@@ -23,14 +23,14 @@ from agent_tui.errors import SandboxError
 from agent_tui.sandbox import seccomp
 from agent_tui.sandbox.policy import DeniedPath, SandboxPolicy, bwrap_argv, outermost, resolve
 from agent_tui.sandbox.support import SandboxSupport, probe
-from agent_tui.trust import vouched
+from agent_tui.trust import trusted_files
 
 PROJECT_CONFIG = (
-    vouched.CONFIG_FILE_NAME,
-    vouched.PROJECT_DIR,
-    vouched.CLAUDE_MCP,
-    *vouched.CLAUDE_SETTINGS,
-    *vouched.CLAUDE_TREES,
+    trusted_files.CONFIG_FILE_NAME,
+    trusted_files.PROJECT_DIR,
+    trusted_files.CLAUDE_MCP,
+    *trusted_files.CLAUDE_SETTINGS,
+    *trusted_files.CLAUDE_TREES,
 )
 """agent-tui reads these from the project at its next start: not rewritable by a command."""
 TEMP_PREFIX = "agent-tui-"

@@ -1,5 +1,5 @@
 """The ASGI app of `agent-tui serve`: every request must carry the token; `/acp` upgrades to
-a WebSocket that speaks ACP with one AcpAgent per connection, all over one warm engine."""
+a WebSocket that speaks ACP with one AcpAgent per connection, all over one engine."""
 
 from __future__ import annotations
 

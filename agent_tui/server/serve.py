@@ -1,4 +1,4 @@
-"""`agent-tui serve`: one warm engine (litellm imported, config read, database open) that
+"""`agent-tui serve`: one warm server (litellm imported, config read, database open) that
 `run --attach` and other ACP clients reach over a WebSocket on 127.0.0.1, with a token."""
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def serve(host: str | None, port: int | None, token: str | None) -> int:
     token = token.strip() if token else server_token.load_or_create_token()
     from agent_tui.provider import remote
 
-    if remote.start() is None:  # the warm engine (or a provider process): litellm is there
+    if remote.start() is None:  # the relay (or a provider process): litellm is there
         from agent_tui.provider.loader import preload_in_background
 
         preload_in_background(tokenizer=True)

@@ -14,8 +14,8 @@ from pathlib import Path
 from agent_tui.config.layers import merge_permissions
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError, UsageError
+from agent_tui.records import Session
 from agent_tui.session.expansion import Expansion, ExpansionFailed
-from agent_tui.storage.models import Session
 
 LINE = re.compile(r"!`([^`\n]+)`")
 SCRATCH = "command"

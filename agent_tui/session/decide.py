@@ -10,8 +10,7 @@ from pathlib import Path
 from agent_tui.project.agents import AgentInfo
 from agent_tui.provider.limits import ModelInfo
 from agent_tui.provider.stream_events import ModelRequest
-from agent_tui.step.doom_loop import call_signature
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     CompactionPart,
     MessageWithParts,
@@ -19,6 +18,7 @@ from agent_tui.storage.models import (
     ToolPart,
     UserMessage,
 )
+from agent_tui.step.doom_loop import call_signature
 from agent_tui.storage.recovery import INTERRUPTED_KIND
 from agent_tui.tool.registry import ToolRegistry
 

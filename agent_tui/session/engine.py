@@ -21,6 +21,7 @@ from agent_tui.live_session import LiveSession
 from agent_tui.project.agents import DEFAULT_AGENT
 from agent_tui.provider import windows
 from agent_tui.provider.auth import check_credentials
+from agent_tui.records import FilePart, Session
 from agent_tui.scope import SessionScope
 from agent_tui.session import command_lines
 from agent_tui.session.expansion import Expansion, ExpansionFailed
@@ -35,7 +36,6 @@ from agent_tui.session.title import generate_title
 from agent_tui.step.instruction_urls import InstructionUrls
 from agent_tui.step.plan import PlanChoice, plan_reply
 from agent_tui.step.tool_hooks import notify
-from agent_tui.storage.models import FilePart, Session
 from agent_tui.storage.session_lock import SessionLock, SessionLocks
 from agent_tui.tool.base import AskPermission
 from agent_tui.tool.saved_outputs import start_cleanup

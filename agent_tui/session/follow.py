@@ -22,10 +22,7 @@ from dataclasses import dataclass
 
 from agent_tui.engine_context import EngineContext
 from agent_tui.events import MessageUpdated, Notice, PartUpdated, SessionStatus
-from agent_tui.session.loop import LoopResult, SessionLoop
-from agent_tui.step.history import load_history
-from agent_tui.step.plan import proposed_plan
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     Message,
     MessageWithParts,
@@ -34,6 +31,9 @@ from agent_tui.storage.models import (
     TextPart,
     UserMessage,
 )
+from agent_tui.session.loop import LoopResult, SessionLoop
+from agent_tui.step.history import load_history
+from agent_tui.step.plan import proposed_plan
 from agent_tui.storage.session_lock import SessionLock, SessionLocks
 
 FOLLOW_INTERVAL = 0.1

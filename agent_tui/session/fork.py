@@ -20,8 +20,7 @@ from agent_tui.context.uncompact import finished_summaries
 from agent_tui.errors import UsageError
 from agent_tui.ids import copy_id
 from agent_tui.ids import session_id as new_session_id
-from agent_tui.scope import SessionScope
-from agent_tui.storage.models import (
+from agent_tui.records import (
     CompactionPart,
     MessageWithParts,
     Session,
@@ -31,6 +30,7 @@ from agent_tui.storage.models import (
     ToolPart,
     UserMessage,
 )
+from agent_tui.scope import SessionScope
 
 
 def _rewrite(value: Any, ids: dict[str, str]) -> Any:

@@ -12,10 +12,10 @@ from agent_tui.config.hook_config import STOP_FAILURE_ERRORS
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError
 from agent_tui.events import Notice
+from agent_tui.records import AssistantMessage, MessageWithParts, Session, TextPart
 from agent_tui.session import instructions_loaded
 from agent_tui.session.expansion import Expansion
 from agent_tui.step.history import load_history
-from agent_tui.storage.models import AssistantMessage, MessageWithParts, Session, TextPart
 from agent_tui.tool.base import PermissionRequest
 from agent_tui.workspace.describe import describe, waiting_note
 from agent_tui.workspace.workspace import Workspace

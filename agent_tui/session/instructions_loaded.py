@@ -13,9 +13,9 @@ from typing import Any
 
 from agent_tui.engine_context import EngineContext
 from agent_tui.project.memory import MemoryFile
+from agent_tui.records import AssistantMessage, MessageWithParts, ToolPart
 from agent_tui.step.memory_rules import Triggered, triggered
 from agent_tui.step.system import memory_of
-from agent_tui.storage.models import AssistantMessage, MessageWithParts, ToolPart
 
 EVENT = "InstructionsLoaded"
 NOT_SENT = ("permission_mode",)

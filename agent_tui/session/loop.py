@@ -22,6 +22,12 @@ from agent_tui.project.agents import BUILD, AgentInfo
 from agent_tui.provider import windows
 from agent_tui.provider.limits import ModelInfo, load_with_summariser
 from agent_tui.provider.stream_events import ModelRequest
+from agent_tui.records import (
+    AssistantMessage,
+    CompactionPart,
+    MessageWithParts,
+    UserMessage,
+)
 from agent_tui.session import instructions_loaded
 from agent_tui.session.decide import (
     Step,
@@ -46,12 +52,6 @@ from agent_tui.step.request import (
     provider_scale,
 )
 from agent_tui.step.system import instructions_read_once
-from agent_tui.storage.models import (
-    AssistantMessage,
-    CompactionPart,
-    MessageWithParts,
-    UserMessage,
-)
 from agent_tui.tool.registry import ToolRegistry
 
 __all__ = ["LoopResult", "SessionLoop", "load_history", "model_of"]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agent_tui.errors import AgentTuiError
-from agent_tui.storage.models import ImageAttachment
+from agent_tui.records import ImageAttachment
 from agent_tui.tool.base import ToolContext
 from agent_tui.tool.registry import ToolRegistry
 from agent_tui.tool.walk import walk_project_files

@@ -13,8 +13,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from agent_tui import paths
+from agent_tui.records import MessageWithParts, Session
 from agent_tui.storage import rows
-from agent_tui.storage.models import MessageWithParts, Session
 
 LATEST_ROOT = (
     f"{rows.SELECT_SESSION} WHERE directory = ? AND parent_id IS NULL"

@@ -16,9 +16,9 @@ from agent_tui.config.settings import Config, load_config
 from agent_tui.engine_context import ConfigLoader, EngineContext
 from agent_tui.errors import NotFoundError
 from agent_tui.provider.defaults import choose_by_keys, choose_model
+from agent_tui.records import Session
 from agent_tui.session.engine import Engine
 from agent_tui.storage.db import Database
-from agent_tui.storage.models import Session
 from agent_tui.tool.base import AskPermission
 
 APP_START = "Start agent-tui without --continue."

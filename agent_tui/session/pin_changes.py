@@ -1,6 +1,6 @@
 """Pinning and unpinning (`/pin`, `agent-tui pin`, the app's pin key): set or clear the
 `pinned` flag of a message or tool result, and report what it means for the next
-compaction. What a pin restates, and its budget: carry/pin_text.py."""
+compaction. What a pin restates, and its budget: context/pins.py."""
 
 from __future__ import annotations
 
@@ -9,21 +9,12 @@ from typing import ClassVar
 from pydantic import BaseModel
 
 from agent_tui.budget.tokens import count_tokens
-from agent_tui.carry.pin_text import (
-    current_pins,
-    describe,
-    message_pin,
-    pin_budget,
-    pinned_block,
-    tool_pin,
-)
+from agent_tui.context.pins import current_pins, message_pin, pin_budget, tool_pin
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import NotFoundError, UsageError
 from agent_tui.events import MessageUpdated
 from agent_tui.ids import now_ms
-from agent_tui.scope import SessionScope
-from agent_tui.step.messages import summary_for
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     CompactionPart,
     MessageWithParts,
@@ -34,6 +25,9 @@ from agent_tui.storage.models import (
     ToolPart,
     UserMessage,
 )
+from agent_tui.scope import SessionScope
+from agent_tui.step.after_summary import describe, pinned_block
+from agent_tui.step.messages import summary_for
 
 RECENT = 200
 """Newest messages read for the default pin, the app's list and the names in errors."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from agent_tui.context import preparing
 from agent_tui.engine_context import EngineContext
-from agent_tui.storage.models import MessageWithParts, Session, SessionSummary
+from agent_tui.records import MessageWithParts, Session, SessionSummary
 from agent_tui.storage.session_lock import LockHolder
 from agent_tui.storage.sessions import session_tree
 

@@ -12,10 +12,7 @@ from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError, UsageError
 from agent_tui.events import SessionUpdated
 from agent_tui.ids import message_id, now_ms, part_id
-from agent_tui.scope import SessionScope
-from agent_tui.session.mentions import resolve_mentions
-from agent_tui.session.title import default_title
-from agent_tui.storage.models import (
+from agent_tui.records import (
     FilePart,
     Session,
     TextPart,
@@ -26,6 +23,9 @@ from agent_tui.storage.models import (
     ToolTime,
     UserMessage,
 )
+from agent_tui.scope import SessionScope
+from agent_tui.session.mentions import resolve_mentions
+from agent_tui.session.title import default_title
 from agent_tui.tool.base import ToolContext
 from agent_tui.tool.escalation import UNSANDBOXED
 

@@ -24,10 +24,10 @@ from agent_tui.hooks.transcript import write_transcript
 from agent_tui.ids import message_id, part_id
 from agent_tui.project.agents import AgentInfo
 from agent_tui.provider.auth import check_credentials
+from agent_tui.records import AssistantMessage, Session, TextPart, ToolPart, UserMessage
 from agent_tui.session.hook_points import MAX_STOP_CONTINUES
 from agent_tui.session.loop import LoopResult, SessionLoop
 from agent_tui.step.history import load_history
-from agent_tui.storage.models import AssistantMessage, Session, TextPart, ToolPart, UserMessage
 from agent_tui.tool.base import SubagentAnswer, ToolContext
 from agent_tui.tool.registry import AGENT_ONLY_TOOLS, ToolRegistry
 

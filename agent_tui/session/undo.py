@@ -20,14 +20,14 @@ from agent_tui.context.boundary import text_of
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import UsageError
 from agent_tui.events import MessageUpdated
-from agent_tui.scope import SessionScope
-from agent_tui.storage.models import (
+from agent_tui.records import (
     CompactionPart,
     MessageWithParts,
     PatchPart,
     Session,
     UserMessage,
 )
+from agent_tui.scope import SessionScope
 from agent_tui.storage.snapshot import SnapshotError, Snapshots
 
 NO_SNAPSHOTS = (

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from agent_tui.engine_context import EngineContext
+from agent_tui.records import MessageWithParts, Session, UserMessage
 from agent_tui.step.messages import arrange_after_compaction
-from agent_tui.storage.models import MessageWithParts, Session, UserMessage
 
 
 async def load_history(ctx: EngineContext, session: Session) -> list[MessageWithParts]:

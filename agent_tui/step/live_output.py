@@ -8,8 +8,8 @@ import time
 from collections.abc import Callable
 
 from agent_tui.events import Event, PartUpdated
+from agent_tui.records import ToolPart, ToolStateRunning
 from agent_tui.redact import Redactor
-from agent_tui.storage.models import ToolPart, ToolStateRunning
 
 LIVE_OUTPUT_CHARS = 4_000
 """The tail of the output shown while a command runs."""

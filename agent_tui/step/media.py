@@ -28,7 +28,7 @@ from urllib.parse import unquote, urlparse
 
 from agent_tui.config.settings import Config
 from agent_tui.provider.limits import model_info
-from agent_tui.storage.models import FilePart, ImageAttachment, ToolPart, ToolStateCompleted
+from agent_tui.records import FilePart, ImageAttachment, ToolPart, ToolStateCompleted
 from agent_tui.tool.images import image_size, sniff_mime
 
 ImagePlacement = Literal["tool", "user", "note"]

@@ -25,8 +25,8 @@ from agent_tui.project.memory import (
     nested_memory,
     rule_applies,
 )
+from agent_tui.records import MessageWithParts, ToolPart, ToolStateCompleted
 from agent_tui.step.messages import filter_compacted
-from agent_tui.storage.models import MessageWithParts, ToolPart, ToolStateCompleted
 
 RULE_TOOLS = frozenset({"read", "edit", "write"})
 """The calls that work on a file a rule or a folder's memory may be about."""

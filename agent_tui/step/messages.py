@@ -6,16 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from agent_tui.carry.carried import after_summary_blocks
-from agent_tui.carry.restate import BRIDGE_TEXT, TODOS_RESTATED, restated_text, todos_block
-from agent_tui.step.media import (
-    ImagePlacement,
-    file_image_block,
-    images_message,
-    tool_result_content,
-)
-from agent_tui.step.plan import PLAN_RESTATED, plan_block
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     CompactionPart,
     FilePart,
@@ -31,6 +22,20 @@ from agent_tui.storage.models import (
     ToolStateRunning,
     UserMessage,
 )
+from agent_tui.step.after_summary import (
+    BRIDGE_TEXT,
+    TODOS_RESTATED,
+    after_summary_blocks,
+    restated_text,
+    todos_block,
+)
+from agent_tui.step.media import (
+    ImagePlacement,
+    file_image_block,
+    images_message,
+    tool_result_content,
+)
+from agent_tui.step.plan import PLAN_RESTATED, plan_block
 
 COMPACTION_QUESTION = "What did we do so far?"
 CLEARED_OUTPUT = "[Old tool result content cleared]"

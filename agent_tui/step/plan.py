@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from agent_tui.project.agents import BUILD, PLAN, PLAN_EXIT_TOOL
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     MessageWithParts,
     Part,

@@ -27,13 +27,7 @@ from agent_tui.provider.stream_events import (
     ToolInputDelta,
     parse_arguments,
 )
-from agent_tui.step import edits, step_hooks, tool_hooks
-from agent_tui.step.doom_loop import repeat_refusal
-from agent_tui.step.live_output import LiveOutput
-from agent_tui.step.messages import INTERRUPTED_OUTPUT
-from agent_tui.step.request import estimate_tokens
-from agent_tui.step.retry import retry_delay, sleep_unless
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     ErrorInfo,
     FileChange,
@@ -51,6 +45,12 @@ from agent_tui.storage.models import (
     ToolStateRunning,
     ToolTime,
 )
+from agent_tui.step import edits, step_hooks, tool_hooks
+from agent_tui.step.doom_loop import repeat_refusal
+from agent_tui.step.live_output import LiveOutput
+from agent_tui.step.messages import INTERRUPTED_OUTPUT
+from agent_tui.step.request import estimate_tokens
+from agent_tui.step.retry import retry_delay, sleep_unless
 from agent_tui.storage.snapshot import SnapshotError
 from agent_tui.tool.base import ToolContext, ToolResult
 from agent_tui.usage import cost_of

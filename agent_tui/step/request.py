@@ -15,6 +15,7 @@ from agent_tui.project.agents import AgentInfo
 from agent_tui.provider.auth import credentials
 from agent_tui.provider.shapes import cache_style
 from agent_tui.provider.stream_events import ModelRequest
+from agent_tui.records import AssistantMessage, MessageWithParts, Session, ToolPart
 from agent_tui.step.cache import mark_breakpoints
 from agent_tui.step.media import content_image_tokens, image_placement, part_image_tokens
 from agent_tui.step.memory_rules import rule_reminders
@@ -24,7 +25,6 @@ from agent_tui.step.messages import (
     tool_result_text,
 )
 from agent_tui.step.system import base_prompt_name, build_system, memory_of
-from agent_tui.storage.models import AssistantMessage, MessageWithParts, Session, ToolPart
 
 MESSAGE_OVERHEAD_TOKENS = 4
 SCALE_BOUNDS = (0.5, 2.0)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from agent_tui.config.hook_config import claude_name
 from agent_tui.engine_context import EngineContext
+from agent_tui.records import AssistantMessage, ToolPart, ToolStateCompleted, ToolStateError
 from agent_tui.step.messages import tool_result_text
 from agent_tui.step.tool_hooks import hook_input
-from agent_tui.storage.models import AssistantMessage, ToolPart, ToolStateCompleted, ToolStateError
 
 
 async def message_display(

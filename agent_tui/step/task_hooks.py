@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_tui.engine_context import EngineContext
-from agent_tui.storage.models import TodoItem
+from agent_tui.records import TodoItem
 from agent_tui.tool.base import TodoEvent, TodoHooks
 
 

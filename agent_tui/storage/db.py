@@ -24,10 +24,10 @@ import aiosqlite
 
 from agent_tui.errors import NotFoundError, StorageError
 from agent_tui.ids import now_ms
+from agent_tui.records import Message, MessageWithParts, Part, SessionExport
 from agent_tui.storage import rows, sqlite_errors
 from agent_tui.storage.connection import open_connection
 from agent_tui.storage.history_cache import HistoryCache
-from agent_tui.storage.models import Message, MessageWithParts, Part, SessionExport
 from agent_tui.storage.pin_store import PinQueries
 from agent_tui.storage.prepared_store import PreparedQueries
 from agent_tui.storage.recovery import RecoveryQueries

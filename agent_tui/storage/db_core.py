@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import aiosqlite
 
+from agent_tui.records import Message
 from agent_tui.storage.history_cache import HistoryCache
-from agent_tui.storage.models import Message
 
 
 class DatabaseCore:

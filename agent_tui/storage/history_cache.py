@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from agent_tui.storage.models import Message, MessageWithParts, Part
+from agent_tui.records import Message, MessageWithParts, Part
 
 MAX_SESSIONS = 8
 

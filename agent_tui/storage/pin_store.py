@@ -9,9 +9,9 @@ tens of seconds.
 
 from __future__ import annotations
 
+from agent_tui.records import MessageWithParts, Part
 from agent_tui.storage import rows
 from agent_tui.storage.db_core import DatabaseCore
-from agent_tui.storage.models import MessageWithParts, Part
 
 _PINNED_MESSAGES = (
     "SELECT info FROM message WHERE session_id = ? "

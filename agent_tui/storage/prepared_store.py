@@ -7,8 +7,8 @@ history, the views or an undo.
 
 from __future__ import annotations
 
+from agent_tui.records import PreparedStatus, PreparedSummary
 from agent_tui.storage.db_core import DatabaseCore
-from agent_tui.storage.models import PreparedStatus, PreparedSummary
 
 PREPARED_MIGRATION: tuple[str, ...] = (
     """CREATE TABLE prepared_summary (

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from agent_tui.ids import now_ms
-from agent_tui.storage import rows
-from agent_tui.storage.db_core import DatabaseCore
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     ErrorInfo,
     Message,
@@ -15,6 +13,8 @@ from agent_tui.storage.models import (
     ToolStateRunning,
     ToolTime,
 )
+from agent_tui.storage import rows
+from agent_tui.storage.db_core import DatabaseCore
 
 INTERRUPTED_TOOL_ERROR = "[Tool execution was interrupted]"
 INTERRUPTED_KIND = "interrupted"

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from agent_tui.storage.models import Message, Part, Session
+from agent_tui.records import Message, Part, Session
 
 MESSAGE_ADAPTER: TypeAdapter[Message] = TypeAdapter(Message)
 PART_ADAPTER: TypeAdapter[Part] = TypeAdapter(Part)

@@ -17,9 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agent_tui import ids
-from agent_tui.storage import rows
-from agent_tui.storage.db_core import DatabaseCore
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     MessageWithParts,
     Part,
@@ -29,6 +27,8 @@ from agent_tui.storage.models import (
     ToolStateCompleted,
     ToolStateError,
 )
+from agent_tui.storage import rows
+from agent_tui.storage.db_core import DatabaseCore
 
 log = logging.getLogger(__name__)
 

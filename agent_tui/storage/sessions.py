@@ -8,9 +8,9 @@ from typing import Any
 from agent_tui import ids
 from agent_tui.errors import NotFoundError, StorageError
 from agent_tui.ids import now_ms
+from agent_tui.records import AssistantMessage, Session, SessionExport, SessionSummary
 from agent_tui.storage import rows
 from agent_tui.storage.db_core import DatabaseCore
-from agent_tui.storage.models import AssistantMessage, Session, SessionExport, SessionSummary
 from agent_tui.storage.search import INDEX_PART, searchable_text
 
 FIND_HINT = "Run `agent-tui sessions` to list session ids."

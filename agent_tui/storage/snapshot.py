@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from agent_tui import paths
-from agent_tui.storage.models import FileChange
+from agent_tui.records import FileChange
 
 # Settings that keep the shadow repository independent of the person's git config.
 _GIT_SETTINGS = (

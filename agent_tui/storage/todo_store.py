@@ -12,8 +12,8 @@ import json
 from pydantic import TypeAdapter
 
 from agent_tui.ids import now_ms
+from agent_tui.records import TodoItem
 from agent_tui.storage.db_core import DatabaseCore
-from agent_tui.storage.models import TodoItem
 
 TODO_MIGRATION: tuple[str, ...] = (
     """CREATE TABLE todo (

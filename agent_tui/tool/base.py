@@ -18,12 +18,12 @@ from agent_tui.config.settings import (
     TruncationConfig,
 )
 from agent_tui.project.agents import MODE_SWITCH
+from agent_tui.records import ImageAttachment, TodoItem, Tokens
 from agent_tui.redact import Redactor
-from agent_tui.storage.models import ImageAttachment, TodoItem, Tokens
 
 if TYPE_CHECKING:
+    from agent_tui.records import MessageWithParts
     from agent_tui.sandbox import Sandbox
-    from agent_tui.storage.models import MessageWithParts
     from agent_tui.storage.search import SearchHit
 
 PermissionReply = Literal["once", "always", "deny", "never"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_tui.config.settings import ImagesConfig
-from agent_tui.storage.models import ImageAttachment
+from agent_tui.records import ImageAttachment
 from agent_tui.tool.saved_outputs import IMAGE_PREFIX, human_size
 
 EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp"}

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from agent_tui.errors import ToolError
 from agent_tui.ids import local_time
-from agent_tui.storage.models import (
+from agent_tui.records import (
     MessageWithParts,
     Part,
     ReasoningPart,

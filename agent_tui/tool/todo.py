@@ -11,7 +11,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from agent_tui.errors import ToolError
-from agent_tui.storage.models import TodoItem, TodoPriority, TodoStatus
+from agent_tui.records import TodoItem, TodoPriority, TodoStatus
 from agent_tui.tool.base import TodoHooks, TodoStore, Tool, ToolContext, ToolResult
 
 STATUS_MARK = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}

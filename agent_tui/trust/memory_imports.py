@@ -3,7 +3,7 @@ imports of its own CLAUDE.md, AGENTS.md and `.claude/rules`, followed through th
 they import inside it, that name a file outside the project, and the rules linked
 elsewhere. Until the project is trusted none of them is read; they are part of what it
 brings, so the trust question lists them and the trust vouches for the files naming them
-(vouched.py): a CLAUDE.md that starts importing `@~/notes.md` is asked about again.
+(trusted_files.py): a CLAUDE.md that starts importing `@~/notes.md` is asked about again.
 
 Also the grammar both sides read by: the file names, `@path` references (outside code,
 with markdown-it as Claude Code reads them with its Markdown lexer) and a secret's path,

@@ -1,6 +1,6 @@
 """Which projects the person trusts, and against what: `<data dir>/trusted-projects.json`
 keeps, per project directory, the digest of every file the trust vouched for
-(workspace/vouched.py). A project whose files changed since is asked about again, with
+(trust/trusted_files.py). A project whose files changed since is asked about again, with
 what changed. The person's own config may trust paths outright (`trusted_projects`).
 `refused-projects.json` keeps the projects whose trust the person refused for good (an
 editor's "Reject always"), against their files in the same way: not asked again until

@@ -120,7 +120,7 @@ def expand(
 
 def resolved(text: str) -> str:
     """`text` with each reference's value, nothing refused or raised: only to find the
-    files a command names (trust/vouched.py), never sent anywhere."""
+    files a command names (trust/trusted_files.py), never sent anywhere."""
 
     def value(match: re.Match[str]) -> str:
         return os.environ.get(match["name"] or match["own"], match["default"] or "")

@@ -29,7 +29,8 @@ from agent_tui.command import catalog
 from agent_tui.command.core import APP, Command
 from agent_tui.config.keybinds import Keybinds, configured_keys
 from agent_tui.errors import AgentTuiError
-from agent_tui.tui import person, strip_cycles
+from agent_tui.tui import person_dialogs as person
+from agent_tui.tui import strip_cycles
 from agent_tui.tui.command_provider import AgentCommands
 from agent_tui.tui.conversation import Conversation
 from agent_tui.tui.prompt_input import PromptInput

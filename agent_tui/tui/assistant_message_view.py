@@ -6,7 +6,7 @@ from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import Static
 
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     Part,
     PatchPart,

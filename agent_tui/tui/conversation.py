@@ -2,7 +2,7 @@
 sidebar, and what a person steers in it (the session shown, the agent and model the
 next message goes to, the permission mode, a plan waiting for an answer).
 
-Commands (`tui/person.py`), keys and engine events (`tui/conversation_events.py`)
+Commands (`tui/person_dialogs.py`), keys and engine events (`tui/conversation_events.py`)
 talk to it through its public methods. Part of the app's first frame: the engine's
 modules are imported where they are used, once the app has started (`start`).
 """
@@ -31,11 +31,11 @@ if TYPE_CHECKING:
     from agent_tui.config.settings import Config
     from agent_tui.context.stats import SessionStats
     from agent_tui.project.agents import AgentCatalog
+    from agent_tui.records import MessageWithParts, Session
     from agent_tui.session.engine import Engine
     from agent_tui.session.expansion import Expansion
     from agent_tui.session.newest_page import Page
     from agent_tui.step.plan import PlanChoice
-    from agent_tui.storage.models import MessageWithParts, Session
     from agent_tui.tool.registry import PermissionMode
     from agent_tui.tui.event_pump import EventPump
     from agent_tui.tui.plan_screen import PlanAnswer
@@ -420,7 +420,7 @@ class Conversation(Horizontal):
 
     def agent_of(self, messages: list[MessageWithParts]) -> None:
         """A session opens with the agent of its newest message (if still primary)."""
-        from agent_tui.storage.models import UserMessage
+        from agent_tui.records import UserMessage
 
         for message in reversed(messages):
             if isinstance(message.info, UserMessage):

@@ -24,7 +24,7 @@ from agent_tui.events import (
     TodosUpdated,
     session_of,
 )
-from agent_tui.storage.models import AssistantMessage, PatchPart, ToolPart
+from agent_tui.records import AssistantMessage, PatchPart, ToolPart
 
 if TYPE_CHECKING:
     from agent_tui.tui.conversation import Conversation

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from textual.widget import Widget
 
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     CompactionPart,
     Message,

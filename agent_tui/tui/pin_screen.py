@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from agent_tui.storage.models import PinnedText
+from agent_tui.records import PinnedText
 from agent_tui.tui.dialog import Dialog
 
 PIN_MARK = "📌"

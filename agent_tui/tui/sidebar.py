@@ -13,7 +13,7 @@ from textual.widgets import Label, ProgressBar, Static
 if TYPE_CHECKING:  # part of the first frame: nothing of the engine's until it is drawn
     from agent_tui.context.stats import SessionStats
     from agent_tui.context.window_usage import ContextUsage
-    from agent_tui.storage.models import TodoItem
+    from agent_tui.records import TodoItem
 
 WARNING_SHARE = 0.8
 """The bar turns to warning at this share of the auto-compaction threshold."""

@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Collapsible, Static
 
-from agent_tui.storage.models import ToolPart, ToolStateCompleted, ToolStateError
+from agent_tui.records import ToolPart, ToolStateCompleted, ToolStateError
 from agent_tui.tool_lines import failed_exit, image_mark, short_input
 from agent_tui.tui.message_actions_screen import MENU_KEY, MessageActionsScreen
 

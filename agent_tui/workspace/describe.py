@@ -11,7 +11,7 @@ from agent_tui.project.custom_commands import load_custom_commands
 from agent_tui.project.skills import load_skills
 from agent_tui.trust import store
 from agent_tui.trust.keys import explain
-from agent_tui.trust.vouched import CLAUDE_MCP
+from agent_tui.trust.trusted_files import CLAUDE_MCP
 from agent_tui.workspace.workspace import Workspace
 
 STATES = {

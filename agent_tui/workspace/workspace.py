@@ -18,7 +18,7 @@ from agent_tui.hooks.runner import Hooks
 from agent_tui.lsp.language_servers import LspServers, Server
 from agent_tui.mcp.mcp_servers import McpServers
 from agent_tui.project.agents import AgentCatalog, load_agents
-from agent_tui.project.held_back import held_back
+from agent_tui.project.awaiting_trust import held_back
 from agent_tui.project.skills import USER_SKILLS_DIR
 from agent_tui.provider.api import complete_text
 from agent_tui.provider.auth import credentials
@@ -31,7 +31,7 @@ from agent_tui.tool.base import AskPermission, PermissionRequest
 from agent_tui.tool.escalation import UNSANDBOXED
 from agent_tui.tool.registry import ToolRegistry
 from agent_tui.tool.task import TASK_TOOL, TaskTool
-from agent_tui.trust import store, variables, vouched
+from agent_tui.trust import store, trusted_files, variables
 from agent_tui.trust.keys import explain
 from agent_tui.trust.memory_imports import OutsideImport
 from agent_tui.workspace.skipped import skipped_files
@@ -81,12 +81,12 @@ class Workspace:
         self._for_now = False
         """The person let the project's commands run in this process only (ACP "once")."""
         self._told_changed = False
-        self._seen: vouched.Seen = {}
+        self._seen: trusted_files.Seen = {}
         self._programs()  # asks the trust above
         self._expand_as_named()
 
     def _sandbox(self, own_dirs: list[Path], own_files: list[Path], output_dir: Path) -> Sandbox:
-        project_config = self.directory / vouched.CONFIG_FILE_NAME
+        project_config = self.directory / trusted_files.CONFIG_FILE_NAME
         return Sandbox(
             self.config.sandbox,
             own_dirs=own_dirs,
@@ -298,8 +298,8 @@ class Workspace:
         """The vouched files now, each read again only once it changed on disk. The
         scripts are those of the config as loaded: a changed config is itself a change."""
         runs = [Path(p) for p in self.project.run_files]
-        files = vouched.vouched_files(self.directory, runs)
-        return vouched.digests(self.directory, files, self._seen)
+        files = trusted_files.vouched_files(self.directory, runs)
+        return trusted_files.digests(self.directory, files, self._seen)
 
     def _hook_runs(self, source: HookSource) -> bool:
         return not source.project or self.config.trust_project_hooks or self.commands_may_run()

@@ -1,5 +1,5 @@
 """What code, not the summariser, carries across a summary: the pinned messages
-(carry/pin_text.py) and the file ledger (carry/ledger.py).
+(context/pins.py) and the file ledger (context/ledger.py).
 
 Both are computed once, when a summary is applied, and stored on the summary message, so
 the model messages built from it are the same at every step (prompt caching).
@@ -8,7 +8,8 @@ the model messages built from it are the same at every step (prompt caching).
   summary's text is final, before `boundary.install` (compaction.process after the
   summariser's answer; prepared.apply before it checks what the applied summary leaves);
   `announce_left_out` is called by `install` when the summary is in force.
-- `after_summary_blocks` is what `step/messages.to_model_messages` restates after it.
+- `step/after_summary.after_summary_blocks` is what `step/messages.to_model_messages`
+  restates after it.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_tui.budget.overflow import usable_tokens
-from agent_tui.carry.ledger import ledger_text, span_ledger
-from agent_tui.carry.pin_text import choose_pins, current_pins, describe, pin_budget, pins_text
+from agent_tui.context.ledger import span_ledger
+from agent_tui.context.pins import choose_pins, current_pins, pin_budget
 from agent_tui.events import Notice
-from agent_tui.storage.models import AssistantMessage, MessageWithParts, Session
+from agent_tui.records import AssistantMessage, MessageWithParts, Session
+from agent_tui.step.after_summary import describe
 
 if TYPE_CHECKING:
     from agent_tui.engine_context import EngineContext
@@ -60,10 +62,3 @@ def announce_left_out(ctx: EngineContext, session_id: str, summary: AssistantMes
         f"{names}. Unpin some or raise compaction.pin_tokens."
     )
     ctx.publish(Notice(session_id=session_id, level="warning", message=note))
-
-
-def after_summary_blocks(info: AssistantMessage) -> list[str]:
-    """The texts restated after a summary besides the person's words, todos and plan."""
-    texts = [pins_text(info.pins, info.pins_left_out, info.pin_budget), ledger_text(info.ledger)]
-    texts.append(f"[PostCompact hook]\n{info.hook_context}" if info.hook_context else "")
-    return [text for text in texts if text]

@@ -1,11 +1,12 @@
-"""Requests the warm engine keeps going after the command that sent them ended
-(`ModelRequest.detachable`: a summary being prepared). With `save_when_left`, the engine
-saves the summary itself when no command follows it to its end (provider/kept_save.py),
-and holds the session's preparation lock until then. The next command that sends the
-same request gets what was streamed so far and follows the rest, instead of the summary
-being written again from nothing (issue 41, docs/engine.md). A command that cancels it
-(the person pressed Esc) drops it: it stops once nobody else follows it, and is never
-saved."""
+"""The transport of a detached request: one the relay keeps going after the command
+that sent it ended (`ModelRequest.detachable`: a summary being prepared). With
+`save_when_left`, the relay saves the summary itself when no command follows it to its
+end (`saver`: context/prepared_left.py, wired in by the process's entry,
+agent_tui/relay_process.py), and holds the session's preparation lock until then. The
+next command that sends the same request gets what was streamed so far and follows the
+rest, instead of the summary being written again from nothing (issue 41,
+docs/relay.md). A command that cancels it (the person pressed Esc) drops it: it stops
+once nobody else follows it, and is never saved."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ import json
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from agent_tui.provider.stream_events import SaveWhenLeft
 
 KEEP_SECONDS = 900.0
 """A kept request's outcome stays this long after it finished (compaction.prepare_max_age's
@@ -48,12 +52,32 @@ class _Kept:
 _kept: dict[str, _Kept] = {}
 
 
+class Held(Protocol):
+    def release(self) -> None: ...
+
+
+class Saver(Protocol):
+    """Saves a summary whose command left (context/prepared_left.py): `hold` takes the
+    session's preparation lock when the request arrives (None: another holds it), `save`
+    writes the summary the request streamed."""
+
+    def hold(self, spec: SaveWhenLeft) -> Held | None: ...
+
+    async def save(self, spec: SaveWhenLeft, replies: list[Reply], started: float) -> None: ...
+
+
+find_saver: Callable[[], Saver] | None = None
+"""How to get the saver, set by the process's entry (agent_tui/relay_process.py: provider/
+never imports context/); called at the first request to save, so the relay listens
+before importing it. None: a detached request is kept and replayed, never saved."""
+
+
 LOCAL = ("detachable", "save_when_left")
-"""What a command adds to the request for the engine: not part of what is asked."""
+"""What a command adds to the request for the relay: not part of what is asked."""
 
 
 def key(request: dict[str, Any]) -> str:
-    """The same request, whichever command sends it (what is only for the engine aside)."""
+    """The same request, whichever command sends it (what is only for the relay aside)."""
     body = {k: v for k, v in request.items() if k not in LOCAL}
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -83,19 +107,19 @@ def drop(request: dict[str, Any]) -> None:
 async def _run(
     kept: _Kept, produce: Callable[[], AsyncIterator[Reply]], save: dict[str, Any] | None
 ) -> None:
-    from agent_tui.provider import kept_save
     from agent_tui.provider.stream_events import SaveWhenLeft
 
-    spec = SaveWhenLeft.model_validate(save) if save is not None else None
-    lock = kept_save.hold(spec) if spec is not None else None
+    saver = find_saver() if save is not None and find_saver is not None else None
+    spec = SaveWhenLeft.model_validate(save) if saver is not None else None
+    lock = saver.hold(spec) if saver is not None and spec is not None else None
     try:
         readers = 0  # the commands following it when its end came: each saves it itself
         async for reply in produce():
             kept.replies.append(reply)
             kept.changed.set()
             readers = kept.followers
-        if spec is not None and not readers and not kept.dropped and kept.ended:
-            await kept_save.save(spec, kept.replies, kept.started)  # nobody else will
+        if saver and spec is not None and not readers and not kept.dropped and kept.ended:
+            await saver.save(spec, kept.replies, kept.started)  # nobody else will
     except asyncio.CancelledError:
         kept.replies.append({"err": {"kind": "cancelled", "message": "cancelled"}})
         raise
@@ -135,10 +159,10 @@ def _expire() -> None:
 
 
 def count() -> int:
-    """Requests kept now (`agent-tui engine` reports them)."""
+    """Requests kept now (`agent-tui relay` reports them)."""
     return len(_kept)
 
 
 def running() -> int:
-    """Kept requests still under way (a leaving engine finishes them first)."""
+    """Kept requests still under way (a leaving relay finishes them first)."""
     return sum(1 for kept in _kept.values() if kept.finished_at is None)

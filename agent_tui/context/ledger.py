@@ -1,6 +1,6 @@
 """The file ledger: every file a summarised span read, created, edited or deleted, with
 lines added and removed, written by code (not by the summariser) and restated after the
-summary.
+summary (computed here when compacting; step/after_summary.ledger_text renders it).
 
 Sources, per step: the read tool and `@file` mentions (reads); the step's `PatchPart`
 changes from the working-tree snapshots (every change, bash's included); where a step has
@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from agent_tui.storage.models import (
+from agent_tui.records import (
     AssistantMessage,
     FileChange,
     FileRecord,
@@ -31,14 +31,6 @@ from agent_tui.storage.models import (
 
 Action = Literal["read", "created", "edited", "deleted"]
 
-LEDGER_HEADER = (
-    "Files read, created, edited or deleted in the part of our conversation that the summary "
-    "above replaces and in the summaries before it, oldest action first (kept by agent-tui "
-    "from the tool calls and working-tree snapshots, not written by the summariser; lines "
-    "added and removed in brackets; a bash command that only reads a file is not listed):"
-)
-LEDGER_MAX_FILES = 300
-"""Files listed at most; beyond it files only read are counted, not named."""
 READERS = {"read"}
 WRITERS = {"edit", "write"}
 _MENTION = re.compile(r'<file path="([^"]+)">')
@@ -178,23 +170,3 @@ def span_ledger(messages: list[MessageWithParts], directory: Path) -> list[FileR
         elif not (isinstance(info, AssistantMessage) and info.summary):
             book.step(message)
     return sorted(book.records.values(), key=lambda r: r.path)
-
-
-def _line(record: FileRecord) -> str:
-    counts = f" (+{record.added} -{record.removed})" if record.added or record.removed else ""
-    return f"- {record.path} — {', '.join(record.actions)}{counts}"
-
-
-def ledger_text(ledger: list[FileRecord]) -> str:
-    """The ledger as restated after a summary ("" when no file was touched)."""
-    if not ledger:
-        return ""
-    changed = [r for r in ledger if r.actions != ["read"]]
-    read_only = [r for r in ledger if r.actions == ["read"]]
-    shown = changed[:LEDGER_MAX_FILES]
-    shown += read_only[: max(LEDGER_MAX_FILES - len(shown), 0)]
-    lines = [_line(r) for r in sorted(shown, key=lambda r: r.path)]
-    hidden = len(ledger) - len(shown)
-    if hidden:
-        lines.append(f"- … and {hidden} more files (read or changed earlier; not named here)")
-    return LEDGER_HEADER + "\n" + "\n".join(lines)

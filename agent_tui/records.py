@@ -1,4 +1,5 @@
-"""Pydantic models of what is stored: sessions, messages and their parts."""
+"""Pydantic models of sessions, messages and their parts: what storage/ stores, events
+carry and views draw. No storage code: a view may read them without reaching storage."""
 
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ class UserMessage(_Model):
     view, kept in the database until a redo brings it back."""
     pinned: int | None = None
     """When the person pinned it (ms): its text is restated verbatim after every summary
-    (carry/pin_text.py); None when not pinned."""
+    (context/pins.py, step/after_summary.py); None when not pinned."""
 
 
 class ErrorInfo(_Model):
@@ -70,7 +71,7 @@ class ErrorInfo(_Model):
 
 
 class PinnedText(_Model):
-    """A pinned message or tool result as a summary restates it (carry/pin_text.py)."""
+    """A pinned message or tool result as a summary restates it (context/pins.py)."""
 
     id: str
     """The message (the person's or the agent's words) or tool part pinned."""
@@ -86,7 +87,7 @@ class PinnedText(_Model):
 
 
 class FileRecord(_Model):
-    """One file in a summary's ledger (carry/ledger.py): what the session did to it."""
+    """One file in a summary's ledger (context/ledger.py): what the session did to it."""
 
     path: str
     """Relative to the session's directory when inside it, else absolute."""

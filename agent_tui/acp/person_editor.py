@@ -1,7 +1,7 @@
-"""ACP's adapter of a command (command/core.py): what a command says or shows is agent
-text (a report as Markdown that keeps its layout and wraps: acp/markdown.py), a question
-is a permission question, rows are listed, and a custom command's prompt is a turn like
-any other."""
+"""ACP's adapter of a command (command/core.py), the person in their editor: what a command
+says or shows is agent text (a report as Markdown that keeps its layout and wraps:
+acp/markdown.py), a question is a permission question, rows are listed, and a custom
+command's prompt is a turn like any other."""
 
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ from agent_tui.errors import UsageError
 
 if TYPE_CHECKING:
     from agent_tui.acp.agent import AcpAgent, AcpSession
+    from agent_tui.records import Session
     from agent_tui.session.expansion import Expansion
     from agent_tui.session.loop import LoopResult
-    from agent_tui.storage.models import Session
 
 CONFIRM = [
     PermissionOption(option_id="yes", name="Yes", kind="allow_once"),

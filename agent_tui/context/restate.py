@@ -1,19 +1,12 @@
-"""The person's own words survive a compaction: their messages from the summarised span
-are restated verbatim right after the summary, newest first, within a budget."""
+"""The person's own words survive a compaction: which of their messages from the
+summarised span are restated verbatim right after the summary, newest first, within a
+budget (chosen here when compacting; step/after_summary.py renders them)."""
 
 from __future__ import annotations
 
 from agent_tui.budget.tokens import count_tokens
-from agent_tui.storage.models import MessageWithParts, TextPart, UserMessage
+from agent_tui.records import MessageWithParts, TextPart, UserMessage
 
-RESTATE_HEADER = (
-    "For reference, the messages I wrote in the part of our conversation that the "
-    "summary above replaces, verbatim, newest first:"
-)
-BRIDGE_TEXT = "The newest steps of our conversation follow verbatim."
-TODOS_HEADER = "The current todo list:"
-"""Heads the todo list in the summary request and where it is restated after a summary."""
-TODOS_RESTATED = "The todo list when the summary above was written (todoread shows it now):"
 MESSAGE_OVERHEAD_TOKENS = 8
 
 
@@ -48,13 +41,3 @@ def choose_restated(
         chosen.append(text)
         used += size
     return chosen
-
-
-def restated_text(texts: list[str]) -> str:
-    quoted = "\n\n".join(f"<message>\n{text}\n</message>" for text in texts)
-    return f"{RESTATE_HEADER}\n\n{quoted}"
-
-
-def todos_block(todos: str, header: str = TODOS_HEADER) -> str:
-    """The rendered todo list under its header (empty when there is no list)."""
-    return f"{header}\n{todos}" if todos else ""

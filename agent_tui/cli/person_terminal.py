@@ -20,12 +20,12 @@ from agent_tui.cli.headless import TextView
 from agent_tui.command.core import CLI, Call, Command, Result, Rows, build
 from agent_tui.config.settings import Config
 from agent_tui.errors import NotFoundError
+from agent_tui.records import Session
 from agent_tui.run_output import READER_GONE_EXIT, START_HINT, PipeView, exit_code
 from agent_tui.session.engine import Engine
 from agent_tui.session.expansion import Expansion
 from agent_tui.session.loop import LoopResult
 from agent_tui.session.opening import asked_session, open_engine
-from agent_tui.storage.models import Session
 
 T = TypeVar("T")
 

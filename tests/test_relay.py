@@ -1,6 +1,6 @@
-"""The person's warm engine (provider/shared.py, docs/engine.md): one litellm for every
+"""The person's relay (provider/relay.py, docs/relay.md): one litellm for every
 command, each command's own world kept (its PATH, variables, project), another
-install's or credentials' engine never used, gone when idle, restarted after a crash,
+install's or credentials' relay never used, gone when idle, restarted after a crash,
 reachable by its user alone. These start agent-tui as a process: that is the subject."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_tui.provider import shared
+from agent_tui.provider import relay
 from tests.fake_openai import Call, FakeOpenAI, Gated, Hang, Text, ToolCalls
 from tests.process_helpers import agent_tui_argv, wait_until
 from tests.serve_helpers import env as process_env
@@ -46,15 +46,15 @@ def started(project: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
-def engine_status() -> list[dict[str, object]]:
-    return json.loads(run(Path.cwd(), "engine", "--json").stdout)
+def relay_status() -> list[dict[str, object]]:
+    return json.loads(run(Path.cwd(), "relay", "--json").stdout)
 
 
 def bash(command: str) -> ToolCalls:
     return ToolCalls([Call("bash", json.dumps({"command": command}))])
 
 
-def test_commands_share_one_engine_and_each_keeps_its_own_world(
+def test_commands_share_one_relay_and_each_keeps_its_own_world(
     configured: FakeOpenAI, isolated: Path, tmp_path: Path, runtime: Path
 ) -> None:
     tools = {}
@@ -70,42 +70,42 @@ def test_commands_share_one_engine_and_each_keeps_its_own_world(
         assert done.returncode == 0, done.stderr
         result = configured.requests[-1]["messages"][-1]["content"]
         assert f"tool-{name}" in result and f"mark-{name}" in result, result
-    (engine,) = engine_status()
-    assert engine["current"] and int(str(engine["served"])) >= 2
-    assert engine["litellm"], "litellm is loaded once, in the engine"
+    (status,) = relay_status()
+    assert status["current"] and int(str(status["served"])) >= 2
+    assert status["litellm"], "litellm is loaded once, in the relay"
 
 
-def test_other_credentials_or_another_install_never_share_an_engine(
+def test_other_credentials_or_another_install_never_share_an_relay(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     base = {"PATH": "/usr/bin", "OPENAI_API_KEY": "k1", "HOME": "/home/a", "MY_MARK": "x"}
-    key = shared.engine_key(base)
+    key = relay.relay_key(base)
     terminal = {"TERM_PROGRAM_VERSION": "3.3a", "TMUX": "/tmp/tmux-0/default,1,0"}
-    assert shared.engine_key({**base, "MY_MARK": "y", "PATH": "/bin", **terminal}) == key
-    assert shared.engine_key({**base, "OPENAI_API_KEY": "k2"}) != key
-    assert shared.engine_key({**base, "HOME": "/home/b"}) != key
-    assert shared.engine_key({**base, "HTTPS_PROXY": "http://proxy"}) != key
-    assert shared.engine_key({**base, "AZURE_API_VERSION": "2024-10-21"}) != key
-    monkeypatch.setattr(shared, "_code_stamp", lambda: "another version")
-    assert shared.engine_key(base) != key
+    assert relay.relay_key({**base, "MY_MARK": "y", "PATH": "/bin", **terminal}) == key
+    assert relay.relay_key({**base, "OPENAI_API_KEY": "k2"}) != key
+    assert relay.relay_key({**base, "HOME": "/home/b"}) != key
+    assert relay.relay_key({**base, "HTTPS_PROXY": "http://proxy"}) != key
+    assert relay.relay_key({**base, "AZURE_API_VERSION": "2024-10-21"}) != key
+    monkeypatch.setattr(relay, "_code_stamp", lambda: "another version")
+    assert relay.relay_key(base) != key
 
 
-def test_kill_9_of_the_engine_mid_turn_is_said_once_and_the_next_command_works(
+def test_kill_9_of_the_relay_mid_turn_is_said_once_and_the_next_command_works(
     configured: FakeOpenAI, isolated: Path, runtime: Path
 ) -> None:
     configured.script(Hang(), Text("after the crash"))
     process = started(isolated, "run", "first")
     try:
-        configured.wait_for_requests(1, timeout=60)  # the turn is under way, in the engine
-        (engine,) = engine_status()
-        os.kill(int(str(engine["pid"])), signal.SIGKILL)
+        configured.wait_for_requests(1, timeout=60)  # the turn is under way, in the relay
+        (status,) = relay_status()
+        os.kill(int(str(status["pid"])), signal.SIGKILL)
         _, err = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
     assert process.returncode == 1, err
-    assert err.count("warm engine") == 1 and "ended unexpectedly" in err, err
+    assert err.count("agent-tui's relay") == 1 and "ended unexpectedly" in err, err
     done = run(isolated, "run", "--continue", "second")
     assert done.returncode == 0 and "after the crash" in done.stdout, done.stderr
     # The first prompt was saved before the crash: the continued session holds both.
@@ -113,24 +113,24 @@ def test_kill_9_of_the_engine_mid_turn_is_said_once_and_the_next_command_works(
     assert any("first" in str(p) for p in prompts) and any("second" in str(p) for p in prompts)
 
 
-def test_the_engine_leaves_after_its_idle_time(
+def test_the_relay_leaves_after_its_idle_time(
     configured: FakeOpenAI, isolated: Path, runtime: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(shared.ENGINE_ENV, "0.01")  # 0.6 s
+    monkeypatch.setenv(relay.RELAY_ENV, "0.01")  # 0.6 s
     configured.script(Text("hi"))
     assert run(isolated, "run", "go").returncode == 0
-    (path,) = shared.engines()
-    wait_until(lambda: not path.exists(), "the idle engine to leave")
-    assert engine_status() == []
+    (path,) = relay.relays()
+    wait_until(lambda: not path.exists(), "the idle relay to leave")
+    assert relay_status() == []
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
-def test_another_user_cannot_reach_the_engine(
+def test_another_user_cannot_reach_the_relay(
     configured: FakeOpenAI, isolated: Path, runtime: Path
 ) -> None:
     configured.script(Text("hi"))
     assert run(isolated, "run", "go").returncode == 0
-    (path,) = shared.engines()
+    (path,) = relay.relays()
     assert (path.parent.stat().st_mode & 0o777) == 0o700
     assert (path.stat().st_mode & 0o077) == 0
     probe = (
@@ -152,20 +152,20 @@ def test_another_user_cannot_reach_the_engine(
     assert "REFUSED" in done.stdout, done.stdout + done.stderr
 
 
-def test_engine_status_and_stop(configured: FakeOpenAI, isolated: Path, runtime: Path) -> None:
+def test_relay_status_and_stop(configured: FakeOpenAI, isolated: Path, runtime: Path) -> None:
     configured.script(Text("hi"))
     assert run(isolated, "run", "go").returncode == 0
-    shown = run(isolated, "engine")
-    assert "Warm engine" in shown.stdout and "MiB" in shown.stdout, shown.stdout
-    stopped = run(isolated, "engine", "--stop").stdout
-    assert "Warm engine" in stopped and "stopped" in stopped, stopped
-    assert shared.engines() == []
+    shown = run(isolated, "relay")
+    assert "Relay" in shown.stdout and "MiB" in shown.stdout, shown.stdout
+    stopped = run(isolated, "relay", "--stop").stdout
+    assert "Relay" in stopped and "stopped" in stopped, stopped
+    assert relay.relays() == []
 
 
 async def test_a_summary_being_written_when_its_command_ends_is_finished_for_the_next(
     configured: FakeOpenAI, runtime: Path
 ) -> None:
-    """A detachable request (a summary prepared in the background) goes on in the engine
+    """A detachable request (a summary prepared in the background) goes on in the relay
     when the command that sent it ends; the next command sending the same request gets
     it without a second request to the provider."""
     import asyncio
@@ -187,29 +187,29 @@ async def test_a_summary_being_written_when_its_command_ends_is_finished_for_the
     async def text_of(process: ProviderProcess) -> str:
         return "".join([e.text async for e in process.stream(request) if isinstance(e, TextDelta)])
 
-    first = ProviderProcess(connection=await asyncio.to_thread(shared.connect_or_start, 10))
+    first = ProviderProcess(connection=await asyncio.to_thread(relay.connect_or_start, 10))
     reading = asyncio.create_task(text_of(first))
     await asyncio.to_thread(configured.wait_for_requests, 1, 60)
     reading.cancel()  # the command that asked ends, mid-summary
     first.close()
-    second = ProviderProcess(connection=await asyncio.to_thread(shared.connect_or_start, 10))
+    second = ProviderProcess(connection=await asyncio.to_thread(relay.connect_or_start, 10))
     gate.set()
     assert await asyncio.wait_for(text_of(second), 60) == "the whole summary"
     second.close()
     assert len(configured.requests) == 1, "the summary was not written again"
 
 
-async def test_a_summary_its_command_left_is_saved_by_the_engine_and_one_stopped_is_not(
+async def test_a_summary_its_command_left_is_saved_by_the_relay_and_one_stopped_is_not(
     configured: FakeOpenAI, isolated: Path, runtime: Path
 ) -> None:
-    """The engine saves a prepared summary whose command ended before it (`leave`), with
+    """The relay saves a prepared summary whose command ended before it (`leave`), with
     its text, usage and cost, and holds the session's preparation lock until then; a
     summary the person stopped (Esc: the stream cancelled) stops and is never saved."""
     import asyncio
     import threading
 
     from agent_tui import paths
-    from agent_tui.provider.kept_save import engine_locks
+    from agent_tui.context.prepared_left import relay_locks
     from agent_tui.provider.remote import ProviderProcess
     from agent_tui.provider.stream_events import ModelRequest, SaveWhenLeft
     from agent_tui.usage import Prices
@@ -237,20 +237,20 @@ async def test_a_summary_its_command_left_is_saved_by_the_engine_and_one_stopped
         )
 
     async def asked(words: str, ident: str, *, leaving: bool) -> None:
-        process = ProviderProcess(connection=await asyncio.to_thread(shared.connect_or_start, 10))
+        process = ProviderProcess(connection=await asyncio.to_thread(relay.connect_or_start, 10))
         reading = asyncio.create_task(anext(aiter(process.stream(request(words, ident)))))
         await asyncio.to_thread(configured.wait_for_requests, len(configured.requests) + 1, 60)
         if leaving:
-            assert process.leave()  # the command ends: the engine takes it
+            assert process.leave()  # the command ends: the relay takes it
         reading.cancel()
         await asyncio.gather(reading, return_exceptions=True)
         process.close()
 
-    locks = engine_locks(paths.database_path())
+    locks = relay_locks(paths.database_path())
     await asyncio.to_thread(configured.wait_for_requests, 0)
     await asked("the stopped one", "prp_1", leaving=False)
     await asked("the left one", "prp_2", leaving=True)
-    assert locks.holder(session.id) is not None  # the engine prepares it now
+    assert locks.holder(session.id) is not None  # the relay prepares it now
     gate.set()
     await asyncio.to_thread(wait_until, lambda: locks.holder(session.id) is None, "the save")
     async with open_engine() as engine:
@@ -259,32 +259,32 @@ async def test_a_summary_its_command_left_is_saved_by_the_engine_and_one_stopped
     assert saved.tokens.output > 0 and saved.cost == saved.tokens.output * 0.5
 
 
-def test_serve_and_acp_reach_litellm_through_the_warm_engine(
+def test_serve_and_acp_reach_litellm_through_the_warm_relay(
     configured: FakeOpenAI, isolated: Path, runtime: Path
 ) -> None:
-    """`serve` and an editor's `acp` stay connected to the engine while they run (they
+    """`serve` and an editor's `acp` stay connected to the relay while they run (they
     import no litellm of their own)."""
     from tests.serve_helpers import serve
 
     with serve(isolated):
-        wait_until(lambda: len(engine_status()) == 1, "serve's engine")
-        (engine,) = engine_status()
-        assert engine["connections"] == 1, engine  # serve's, beside the one asking
+        wait_until(lambda: len(relay_status()) == 1, "serve's relay")
+        (status,) = relay_status()
+        assert status["connections"] == 1, status  # serve's, beside the one asking
     acp = subprocess.Popen(
         agent_tui_argv("acp"), cwd=isolated, env=process_env(), stdin=subprocess.PIPE
     )
     try:
-        wait_until(lambda: engine_status()[0]["connections"] == 1, "acp's connection")
+        wait_until(lambda: relay_status()[0]["connections"] == 1, "acp's connection")
     finally:
         acp.kill()
         acp.wait()
 
 
-def test_a_run_on_the_warm_engine_keeps_its_own_world_and_stdin(
+def test_a_run_on_the_warm_relay_keeps_its_own_world_and_stdin(
     configured: FakeOpenAI, isolated: Path, tmp_path: Path, runtime: Path
 ) -> None:
     configured.script(Text("first"))
-    assert run(isolated, "run", "go").returncode == 0  # the engine is up
+    assert run(isolated, "run", "go").returncode == 0  # the relay is up
     folder = tmp_path / "bin-own"
     folder.mkdir()
     (folder / "whoami-tool").write_text("#!/bin/sh\necho tool-own\n")
@@ -312,24 +312,24 @@ def in_world(shell: str, *args: str) -> list[str]:
     return ["sh", "-c", f'{shell}; exec "$@"', "sh", *agent_tui_argv(*args)]
 
 
-def test_a_run_keeps_its_callers_umask_and_limits_on_an_engine_another_started(
+def test_a_run_keeps_its_callers_umask_and_limits_on_an_relay_another_started(
     configured: FakeOpenAI, isolated: Path, runtime: Path
 ) -> None:
-    """Nothing stands in for the caller (no preloaded process forks `run`): the engine,
+    """Nothing stands in for the caller (no preloaded process forks `run`): the relay,
     started by a command with umask 000, only talks to providers; the next `run`, under
     umask 077 and `ulimit -n 256`, makes 0600 files through bash and the write tool, and
     its bash commands see its file limit."""
-    configured.script(Text("engine up"))
+    configured.script(Text("relay up"))
     first = subprocess.run(
-        in_world("umask 000", "run", "start the engine"),
+        in_world("umask 000", "run", "start the relay"),
         cwd=isolated,
         env=process_env(),
         capture_output=True,
         text=True,
         timeout=120,
     )
-    assert first.returncode == 0 and "engine up" in first.stdout, first.stderr
-    assert len(shared.engines()) == 1
+    assert first.returncode == 0 and "relay up" in first.stdout, first.stderr
+    assert len(relay.relays()) == 1
     configured.script(
         bash("touch by-bash.txt; echo limit=$(ulimit -n) umask=$(umask)"),
         ToolCalls([Call("write", json.dumps({"file_path": "by-write.txt", "content": "w"}))]),

@@ -1,9 +1,11 @@
-"""The warm engine's side of a summary prepared in the background whose command ended
-before it did (`ModelRequest.save_when_left`): the engine holds the session's
-preparation lock from the moment the request arrives, so no command starts the same
-summary again meanwhile, and saves the summary itself when no command is left to read
-its end. It writes nothing until the summary is whole: a kill -9 of the engine leaves
-nothing half-written, as a kill -9 of the command does (context/prepared.py)."""
+"""The relay's side of a summary prepared in the background whose command ended
+before it did (`ModelRequest.save_when_left`): the saver agent_tui/relay_process.py
+wires into the transport of detached requests (provider/detached.py, which never imports
+context/). The relay holds the session's preparation lock from the moment the request
+arrives, so no command starts the same summary again meanwhile, and saves the summary
+itself when no command is left to read its end. It writes nothing until the summary is
+whole: a kill -9 of the relay leaves nothing half-written, as a kill -9 of the command
+does (context/prepared.py)."""
 
 from __future__ import annotations
 
@@ -21,20 +23,20 @@ log = logging.getLogger(__name__)
 
 LOCK_DIR = "prepare-locks"
 """Beside the database: who prepares a session's summary now (context/preparing.py)."""
-ENGINE_LOCKS = "engine"
-"""Inside LOCK_DIR: the warm engine's own locks, beside the command's."""
-FRONT_END = "agent-tui engine"
+RELAY_LOCKS = "relay"
+"""Inside LOCK_DIR: the relay's own locks, beside the command's."""
+FRONT_END = "agent-tui relay"
 
 
-def engine_locks(database: Path) -> SessionLocks:
-    return SessionLocks(database.parent / LOCK_DIR / ENGINE_LOCKS, FRONT_END)
+def relay_locks(database: Path) -> SessionLocks:
+    return SessionLocks(database.parent / LOCK_DIR / RELAY_LOCKS, FRONT_END)
 
 
 def hold(spec: SaveWhenLeft) -> SessionLock | None:
-    """The engine's lock on the session's preparation (None: another engine holds it)."""
+    """The relay's lock on the session's preparation (None: another relay holds it)."""
     session_id = str(spec.prepared.get("session_id", ""))
     try:
-        return engine_locks(Path(spec.database)).try_acquire(session_id)
+        return relay_locks(Path(spec.database)).try_acquire(session_id)
     except Exception:  # its folder cannot be made: only the wait is less precise
         log.warning("cannot lock the preparation of %s", session_id, exc_info=True)
         return None
@@ -42,8 +44,8 @@ def hold(spec: SaveWhenLeft) -> SessionLock | None:
 
 async def save(spec: SaveWhenLeft, replies: list[dict[str, Any]], started: float) -> None:
     """Save the summary the kept request streamed (`replies`, ending in `end`)."""
+    from agent_tui.records import PreparedSummary
     from agent_tui.storage.db import Database
-    from agent_tui.storage.models import PreparedSummary
 
     adapter = event_adapter()
     written = summary_of([adapter.validate_python(r["e"]) for r in replies if "e" in r])

@@ -1,9 +1,9 @@
-"""The warm engine, honest (issue 50, docs/engine.md): `agent-tui engine --stop` lets the
+"""The relay, honest (issue 50, docs/relay.md): `agent-tui relay --stop` lets the
 turns under way finish (`--now` cuts them, and those commands say they were stopped); a
-connection reset never prints a thread's traceback; where no engine can run (Unix
+connection reset never prints a thread's traceback; where no relay can run (Unix
 sockets refused, a runtime folder that is not the person's, a missing
 AGENT_TUI_RUNTIME_DIR) each command has a provider process of its own and
-`agent-tui engine` says why."""
+`agent-tui relay` says why."""
 
 from __future__ import annotations
 
@@ -23,11 +23,11 @@ from typing import Any
 import pytest
 
 from agent_tui.errors import ProviderError
-from agent_tui.provider import remote, shared
+from agent_tui.provider import relay, remote
 from tests.engine_helpers import run_cli
 from tests.fake_openai import Call, FakeOpenAI, Gated, Reply, Text, ToolCalls
 from tests.process_helpers import ROOT, Run, wait_until
-from tests.test_engine import run
+from tests.test_relay import run
 
 NOBODY = 65534
 
@@ -50,8 +50,8 @@ socket.socket = _Refused
 """
 
 
-def engine_status(project: Path) -> list[dict[str, Any]]:
-    return json.loads(run(project, "engine", "--json").stdout)
+def relay_status(project: Path) -> list[dict[str, Any]]:
+    return json.loads(run(project, "relay", "--json").stdout)
 
 
 def alive(pid: int) -> bool:
@@ -68,7 +68,7 @@ def by_last_message(body: dict[str, Any]) -> Reply:
     return Text("first turn done") if last["role"] == "tool" else Text("the other's answer")
 
 
-def test_engine_stop_lets_the_turn_under_way_finish_and_new_commands_use_a_new_engine(
+def test_relay_stop_lets_the_turn_under_way_finish_and_new_commands_use_a_new_relay(
     configured: FakeOpenAI, isolated: Path, runtime: Path
 ) -> None:
     gate = threading.Event()
@@ -78,23 +78,23 @@ def test_engine_stop_lets_the_turn_under_way_finish_and_new_commands_use_a_new_e
     first = Run(isolated, "run", "go")
     try:
         configured.wait_for_requests(1, timeout=120)  # its first step is under way
-        (engine,) = engine_status(isolated)
-        assert len(engine["busy"]) == 1, engine
-        shown = run(isolated, "engine").stdout
+        (status,) = relay_status(isolated)
+        assert len(status["busy"]) == 1, status
+        shown = run(isolated, "relay").stdout
         assert re.search(r"runs, 1 command \(pid \d+\) mid-turn", shown), shown
 
-        stopping = run(isolated, "engine", "--stop").stdout
+        stopping = run(isolated, "relay", "--stop").stdout
         assert re.search(
             r"takes no new command and stops once 1 command \(pid \d+\) mid-turn finishes",
             stopping,
         ), stopping
-        assert "agent-tui engine --stop --now" in stopping, stopping
-        old = int(engine["pid"])
-        assert alive(old) and shared.engines() == []  # still finishing; found by no one
+        assert "agent-tui relay --stop --now" in stopping, stopping
+        old = int(status["pid"])
+        assert alive(old) and relay.relays() == []  # still finishing; found by no one
 
-        other = run(isolated, "run", "meanwhile")  # a new engine answers it
+        other = run(isolated, "run", "meanwhile")  # a new relay answers it
         assert other.returncode == 0 and "the other's answer" in other.stdout, other.stderr
-        (new,) = engine_status(isolated)
+        (new,) = relay_status(isolated)
         assert new["pid"] != old
 
         gate.set()
@@ -103,13 +103,13 @@ def test_engine_stop_lets_the_turn_under_way_finish_and_new_commands_use_a_new_e
         gate.set()
         if first.process.poll() is None:
             first.kill()
-    # The turn went on to its end: its second step after the old engine left.
+    # The turn went on to its end: its second step after the old relay left.
     assert code == 0 and "first turn done" in out, err
-    assert "warm engine" not in err and "Traceback" not in err, err
-    wait_until(lambda: not alive(old), "the stopped engine to leave once its turn ended")
+    assert "relay" not in err and "Traceback" not in err, err
+    wait_until(lambda: not alive(old), "the stopped relay to leave once its turn ended")
 
 
-def test_engine_stop_now_cuts_the_turn_and_that_command_says_its_engine_was_stopped(
+def test_relay_stop_now_cuts_the_turn_and_that_command_says_its_relay_was_stopped(
     configured: FakeOpenAI, isolated: Path, runtime: Path
 ) -> None:
     gate = threading.Event()
@@ -117,8 +117,8 @@ def test_engine_stop_now_cuts_the_turn_and_that_command_says_its_engine_was_stop
     first = Run(isolated, "run", "go")
     try:
         configured.wait_for_requests(1, timeout=120)
-        (engine,) = engine_status(isolated)
-        stopped = run(isolated, "engine", "--stop", "--now").stdout
+        (status,) = relay_status(isolated)
+        stopped = run(isolated, "relay", "--stop", "--now").stdout
         assert re.search(r"stopped, cutting the turn of 1 command \(pid \d+\)", stopped), stopped
         code, _, err = first.finish()
     finally:
@@ -126,10 +126,10 @@ def test_engine_stop_now_cuts_the_turn_and_that_command_says_its_engine_was_stop
         if first.process.poll() is None:
             first.kill()
     assert code == 1, err
-    assert "warm engine was stopped (`agent-tui engine --stop --now`)" in err, err
+    assert "relay was stopped (`agent-tui relay --stop --now`)" in err, err
     assert "unexpectedly" not in err and "exit status" not in err, err
     assert "Traceback" not in err and "Exception in thread" not in err, err
-    assert not alive(int(engine["pid"]))
+    assert not alive(int(status["pid"]))
 
 
 async def test_a_reset_connection_is_one_error_line_and_never_a_thread_traceback(
@@ -137,13 +137,13 @@ async def test_a_reset_connection_is_one_error_line_and_never_a_thread_traceback
 ) -> None:
     thread_errors: list[Any] = []
     monkeypatch.setattr(threading, "excepthook", thread_errors.append)
-    ours, engine = socket.socketpair()
+    ours, relay = socket.socketpair()
     process = remote.ProviderProcess(connection=ours)
     try:
         asked = asyncio.create_task(process.validate_environment("openai/test-model"))
-        # The request reached the engine's end, unread: closing it now resets ours.
-        assert await asyncio.to_thread(select.select, [engine], [], [], 60) != ([], [], [])
-        engine.close()
+        # The request reached the relay's end, unread: closing it now resets ours.
+        assert await asyncio.to_thread(select.select, [relay], [], [], 60) != ([], [], [])
+        relay.close()
         with pytest.raises(ProviderError) as caught:
             await asyncio.wait_for(asked, 60)
         await asyncio.to_thread(process._reader.join, 60)
@@ -154,15 +154,15 @@ async def test_a_reset_connection_is_one_error_line_and_never_a_thread_traceback
     assert thread_errors == []
 
 
-async def test_a_request_written_as_the_engine_left_goes_to_the_next_engine(
+async def test_a_request_written_as_the_relay_left_goes_to_the_next_relay(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The engine left with nothing of ours under way (`bye` finished): what we had just
-    written is asked of a new engine, not lost (an app left open across `--stop`)."""
+    """The relay left with nothing of ours under way (`bye` finished): what we had just
+    written is asked of a new relay, not lost (an app left open across `--stop`)."""
     ours, old = socket.socketpair()
     theirs, new = socket.socketpair()
-    monkeypatch.setattr(shared, "idle_minutes", lambda: 10.0)
-    monkeypatch.setattr(shared, "connect_or_start", lambda idle: theirs)
+    monkeypatch.setattr(relay, "idle_minutes", lambda: 10.0)
+    monkeypatch.setattr(relay, "connect_or_start", lambda idle: theirs)
 
     def leaving() -> None:  # read it, then leave without answering
         old.makefile("rb").readline()
@@ -176,16 +176,16 @@ async def test_a_request_written_as_the_engine_left_goes_to_the_next_engine(
             stream.write(b"\n")
             stream.flush()
 
-    engines = [threading.Thread(target=leaving), threading.Thread(target=answering)]
-    for engine in engines:
-        engine.start()
+    threads = [threading.Thread(target=leaving), threading.Thread(target=answering)]
+    for thread in threads:
+        thread.start()
     process = remote.ProviderProcess(connection=ours)
     try:
         answer = await asyncio.wait_for(process.validate_environment("openai/test-model"), 60)
     finally:
         process.close()
-        for engine in engines:
-            engine.join(60)
+        for thread in threads:
+            thread.join(60)
         new.close()
     assert answer == {"asked": ["openai/test-model"]}
 
@@ -200,27 +200,27 @@ def test_where_unix_sockets_are_refused_a_command_answers_with_its_own_provider_
     configured.script(Text("answered all the same"))
     done = run(isolated, "run", "go", **refused)
     assert done.returncode == 0 and "answered all the same" in done.stdout, done.stderr
-    assert list(runtime.rglob("engine-*.sock")) == []
-    shown = run(isolated, "engine", **refused).stdout
-    assert "No warm engine runs here: Unix sockets are refused here (PermissionError" in shown
+    assert list(runtime.rglob("relay-*.sock")) == []
+    shown = run(isolated, "relay", **refused).stdout
+    assert "No relay runs here: Unix sockets are refused here (PermissionError" in shown
     assert "provider process of its own" in shown, shown
 
 
 @pytest.fixture
 def short_tmp() -> Iterator[Path]:
     """A folder with a short path: under a long one (pytest's), the runtime folder would
-    be another, in /tmp (a socket's path must fit in ~107 bytes: shared.MAX_FOLDER)."""
+    be another, in /tmp (a socket's path must fit in ~107 bytes: relay.MAX_FOLDER)."""
     folder = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
 
 
 def _runtime_folder(short_tmp: Path, case: str) -> tuple[Path, str]:
-    """AGENT_TUI_RUNTIME_DIR for `case`, and what `agent-tui engine` says of it."""
+    """AGENT_TUI_RUNTIME_DIR for `case`, and what `agent-tui relay` says of it."""
     base = short_tmp / "runtime"
     folder = base / f"agent-tui-{os.getuid()}"
     if case == "missing":
-        return base, f"{shared.RUNTIME_ENV} is {base}, which is not an existing folder"
+        return base, f"{relay.RUNTIME_ENV} is {base}, which is not an existing folder"
     folder.mkdir(parents=True)
     if case == "open to others":
         folder.chmod(0o755)
@@ -232,20 +232,20 @@ def _runtime_folder(short_tmp: Path, case: str) -> tuple[Path, str]:
 
 
 @pytest.mark.parametrize("case", ["missing", "open to others", "another user's"])
-def test_a_runtime_folder_not_the_persons_means_no_engine_and_engine_says_why(
+def test_a_runtime_folder_not_the_persons_means_no_relay_and_relay_says_why(
     case: str,
     short_tmp: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     base, why = _runtime_folder(short_tmp, case)
-    monkeypatch.setenv(shared.RUNTIME_ENV, str(base))
-    monkeypatch.setenv(shared.ENGINE_ENV, "10")
-    monkeypatch.setattr(remote, "_no_engine", "")
-    assert remote._shared_engine() is None  # the command starts a provider process of its own
-    assert remote._no_engine == why
-    code, out, _ = run_cli(capsys, "engine")
-    assert code == 0 and f"No warm engine runs here: {why}." in out, out
+    monkeypatch.setenv(relay.RUNTIME_ENV, str(base))
+    monkeypatch.setenv(relay.RELAY_ENV, "10")
+    monkeypatch.setattr(remote, "_no_relay", "")
+    assert remote._on_relay() is None  # the command starts a provider process of its own
+    assert remote._no_relay == why
+    code, out, _ = run_cli(capsys, "relay")
+    assert code == 0 and f"No relay runs here: {why}." in out, out
     folder = base / f"agent-tui-{os.getuid()}"
     assert not base.exists() if case == "missing" else list(base.rglob("*")) == [folder]
 
@@ -256,8 +256,49 @@ def test_a_command_beside_a_squatted_runtime_folder_answers_with_its_own_provide
 ) -> None:
     base, why = _runtime_folder(short_tmp, "another user's")
     configured.script(Text("answered all the same"))
-    done = run(isolated, "run", "go", **{shared.RUNTIME_ENV: str(base)})
+    done = run(isolated, "run", "go", **{relay.RUNTIME_ENV: str(base)})
     assert done.returncode == 0 and "answered all the same" in done.stdout, done.stderr
     assert list((base / f"agent-tui-{os.getuid()}").iterdir()) == []  # nothing of ours in it
-    shown = run(isolated, "engine", **{shared.RUNTIME_ENV: str(base)}).stdout
+    shown = run(isolated, "relay", **{relay.RUNTIME_ENV: str(base)}).stdout
     assert why in shown, shown
+
+
+# ---- the former spellings (docs/relay.md: "formerly `engine`") ---------------------------
+
+
+def test_the_former_command_name_still_shows_the_relay(
+    isolated: Path,
+    short_tmp: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv(relay.RUNTIME_ENV, str(short_tmp / "missing"))
+    code, shown, _ = run_cli(capsys, "relay")
+    assert code == 0 and "No relay runs here" in shown, shown
+    assert run_cli(capsys, "engine") == (code, shown, "")
+
+
+def test_the_former_environment_variable_is_read_when_the_new_one_is_unset(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(relay.RELAY_ENV, raising=False)
+    monkeypatch.setenv(relay.FORMER_ENV, "7")
+    assert relay.idle_minutes() == 7.0
+    monkeypatch.setenv(relay.FORMER_ENV, "0")
+    assert relay.idle_minutes() == 0.0
+    monkeypatch.setenv(relay.RELAY_ENV, "3")
+    assert relay.idle_minutes() == 3.0
+
+
+def test_the_former_config_key_still_sets_the_relay(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_tui.config.settings import Config
+    from tests.conftest import person_config
+
+    assert Config.model_validate({"engine": {"idle": 4}}).relay.idle == 4
+    assert Config.model_validate({"relay": {"idle": 5}}).relay.idle == 5
+    person_config({"engine": {"idle": 4}})
+    monkeypatch.delenv(relay.RELAY_ENV, raising=False)
+    monkeypatch.delenv(relay.FORMER_ENV, raising=False)
+    assert relay.idle_minutes() == 4.0

@@ -1,11 +1,12 @@
-"""The person's warm engine, client side: find it, or start it, and connect.
+"""The person's relay (litellm loaded once in a process of theirs, relaying their
+commands' model requests), client side: find it, or start it, and connect.
 
 One provider process (provider/worker.py, litellm imported once) serves every command of
 the same person on this machine, over a Unix socket in a 0700 folder of theirs. It is
-found by a name that holds everything that must match for it to be used (docs/engine.md):
+found by a name that holds everything that must match for it to be used (docs/relay.md):
 this agent-tui's code, the Python running it, and the credentials in the environment
-(a command whose keys differ gets an engine of its own). The first command that needs it
-starts it, detached; it exits after `engine.idle` minutes without a connection.
+(a command whose keys differ gets a relay of its own). The first command that needs it
+starts it, detached; it exits after `relay.idle` minutes without a connection.
 
 Import-light (os, sys, socket, stat, struct, hashlib): `__main__` connects before the CLI is
 imported.
@@ -25,28 +26,32 @@ import time
 from pathlib import Path
 
 RUNTIME_ENV = "AGENT_TUI_RUNTIME_DIR"
-"""Where the engine's socket lives (default: $XDG_RUNTIME_DIR, else the temp dir), in a
+"""Where the relay's socket lives (default: $XDG_RUNTIME_DIR, else the temp dir), in a
 folder `agent-tui-<uid>` of mode 0700 inside it."""
-ENGINE_ENV = "AGENT_TUI_ENGINE"
-"""0: no shared engine (each command starts its own provider process, as before); a
-number: its idle minutes, over the config's."""
+RELAY_ENV = "AGENT_TUI_RELAY"
+"""0: no relay (each command starts its own provider process, as before); a number: its
+idle minutes, over the config's."""
+FORMER_ENV = "AGENT_TUI_ENGINE"
+"""RELAY_ENV's former name, read when RELAY_ENV is unset (docs/relay.md)."""
+FORMER_KEY = "engine"
+"""The config key `relay`'s former name (config/settings.py reads it too)."""
 DEFAULT_IDLE_MINUTES = 30.0
-"""How long an engine nobody uses stays (config `engine.idle`; 0: never start one)."""
+"""How long a relay nobody uses stays (config `relay.idle`; 0: never start one)."""
 START_WAIT = 10.0
-"""Seconds a command waits for a new engine to listen (it binds before importing)."""
+"""Seconds a command waits for a new relay to listen (it binds before importing)."""
 CREDENTIAL_WORDS = (
     "KEY", "TOKEN", "SECRET", "PASSWORD", "BASE", "URL", "ENDPOINT", "HOST", "PROJECT",
     "REGION", "LOCATION", "ORG", "API_VERSION", "PROXY", "CERT", "CA_BUNDLE", "PROFILE",
     "LITELLM", "AWS", "AZURE", "VERTEX", "GOOGLE", "OPENAI", "ANTHROPIC", "GEMINI",
 )  # fmt: skip
 """Variables whose name holds one of these may change what litellm sends where: they are
-part of the engine's name, so a command never uses an engine made with other ones."""
+part of the relay's name, so a command never uses a relay made with other ones."""
 ALSO = ("HOME", "XDG_CONFIG_HOME")
 """Where litellm finds credential files (~/.aws, gcloud's): part of the name too."""
 SOCKET_PATH_MAX = 107
 """A Unix socket's address holds 108 bytes, its terminating NUL included."""
-MAX_FOLDER = SOCKET_PATH_MAX - len("/engine-0123456789abcdef.sock")
-"""Longer, and `engine-<key>.sock` would not fit in a Unix socket's address (the engine
+MAX_FOLDER = SOCKET_PATH_MAX - len("/relay-0123456789abcdef.sock")
+"""Longer, and `relay-<key>.sock` would not fit in a Unix socket's address (the relay
 could not listen)."""
 IGNORED = ("AGENT_TUI_OWNER", "AGENT_TUI_CONFIG_DIR", "AGENT_TUI_DATA_DIR", "AGENT_TUI_CONFIG")
 TERMINAL = ("TERM", "TMUX", "SSH_", "KITTY_", "VSCODE_", "WT_", "ITERM", "KONSOLE", "VTE_")
@@ -55,12 +60,12 @@ credentials, and they differ from one terminal to the next."""
 
 
 class Unavailable(OSError):
-    """No engine can run here; the message is the one line `agent-tui engine` shows (each
+    """No relay can run here; the message is the one line `agent-tui relay` shows (each
     command then runs litellm in a provider process of its own)."""
 
 
 def runtime_dir() -> Path:
-    """The person's own 0700 folder for engine sockets (made, and checked to be theirs);
+    """The person's own 0700 folder for relay sockets (made, and checked to be theirs);
     Unavailable when it cannot be."""
     chosen = os.environ.get(RUNTIME_ENV)
     if chosen and not os.path.isdir(chosen):
@@ -86,7 +91,7 @@ def runtime_dir() -> Path:
 
 
 def unavailable() -> str | None:
-    """Why no engine can run for this person here (one line), or None: the runtime folder
+    """Why no relay can run for this person here (one line), or None: the runtime folder
     (missing, another user's, open to others) or Unix sockets refused (a seccomp filter)."""
     try:
         runtime_dir()
@@ -101,7 +106,7 @@ def unavailable() -> str | None:
 @functools.lru_cache(maxsize=1)
 def _code_stamp() -> str:
     """This agent-tui's code as installed: its version, path and files' sizes and times
-    (an edited checkout is another engine). Read once per process: what it imported is
+    (an edited checkout is another relay). Read once per process: what it imported is
     the code it runs, whatever is edited since."""
     from agent_tui import __version__
 
@@ -130,7 +135,7 @@ def _credential(name: str) -> bool:
     return not name.startswith(TERMINAL) and any(word in name for word in CREDENTIAL_WORDS)
 
 
-def engine_key(environ: dict[str, str] | None = None) -> str:
+def relay_key(environ: dict[str, str] | None = None) -> str:
     digest = hashlib.sha256(_code_stamp().encode())
     for name, value in credential_env(environ).items():
         digest.update(f"\0{name}={value}".encode())
@@ -138,11 +143,11 @@ def engine_key(environ: dict[str, str] | None = None) -> str:
 
 
 def socket_path(environ: dict[str, str] | None = None) -> Path:
-    return runtime_dir() / f"engine-{engine_key(environ)}.sock"
+    return runtime_dir() / f"relay-{relay_key(environ)}.sock"
 
 
 def connect(path: Path) -> socket.socket | None:
-    """A connection to the engine at `path`; None when none listens there (or Unix
+    """A connection to the relay at `path`; None when none listens there (or Unix
     sockets are refused here: `unavailable` says so)."""
     try:
         client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -157,7 +162,7 @@ def connect(path: Path) -> socket.socket | None:
 
 
 def connect_or_start(idle_minutes: float) -> socket.socket | None:
-    """The engine's connection, starting one when none answers (None: it could not be
+    """The relay's connection, starting one when none answers (None: it could not be
     started; the command starts a provider process of its own). Unavailable when none
     can run here."""
     path = socket_path()
@@ -167,7 +172,7 @@ def connect_or_start(idle_minutes: float) -> socket.socket | None:
     why_not = unavailable()
     if why_not is not None:
         raise Unavailable(why_not)
-    argv = [sys.executable, "-P", "-m", "agent_tui.provider.worker", "--serve", str(path)]
+    argv = [sys.executable, "-P", "-m", "agent_tui.relay_process", "--serve", str(path)]
     return start_once(path, [*argv, "--idle", str(idle_minutes * 60)])
 
 
@@ -248,7 +253,7 @@ def switched_off(name: str) -> bool:
 
 def spawn_detached(argv: list[str], log: Path) -> None:
     """`argv` detached (double fork: not this command's child, its own session, no
-    terminal), writing to `log`: the engine."""
+    terminal), writing to `log`: the relay."""
     from agent_tui.procs import OWNER_ENV
 
     env = {k: v for k, v in os.environ.items() if k != OWNER_ENV}  # not a tool of this one
@@ -271,7 +276,7 @@ def spawn_detached(argv: list[str], log: Path) -> None:
 
 
 def ask(path: Path, op: str) -> dict[str, object] | None:
-    """One request to the engine at `path` (`status`, `stop`): its answer, or None when
+    """One request to the relay at `path` (`status`, `stop`): its answer, or None when
     none listens there."""
     import json
 
@@ -289,9 +294,9 @@ def ask(path: Path, op: str) -> dict[str, object] | None:
     return reply.get("ok") if isinstance(reply, dict) else None
 
 
-def engines() -> list[Path]:
-    """The sockets of this person's engines (any version or credentials)."""
-    return _sockets("engine-*.sock")
+def relays() -> list[Path]:
+    """The sockets of this person's relays (any version or credentials)."""
+    return _sockets("relay-*.sock")
 
 
 def _sockets(pattern: str) -> list[Path]:
@@ -302,10 +307,11 @@ def _sockets(pattern: str) -> list[Path]:
 
 
 def idle_minutes() -> float:
-    """`engine.idle` of the config in force here (0 when AGENT_TUI_ENGINE=0)."""
-    if switched_off(ENGINE_ENV):
+    """`relay.idle` of the config in force here (0 when AGENT_TUI_RELAY=0)."""
+    env = RELAY_ENV if RELAY_ENV in os.environ else FORMER_ENV
+    if switched_off(env):
         return 0.0
-    setting = os.environ.get(ENGINE_ENV, "").strip().lower()
+    setting = os.environ.get(env, "").strip().lower()
     try:
         return max(float(setting), 0.0)
     except ValueError:
@@ -313,8 +319,10 @@ def idle_minutes() -> float:
     try:
         from agent_tui.config.layers import raw_value
 
-        value = raw_value("engine", "idle")
-    except Exception:  # a broken config: the CLI reports it; no engine meanwhile
+        value = raw_value("relay", "idle")
+        if value is None:
+            value = raw_value(FORMER_KEY, "idle")
+    except Exception:  # a broken config: the CLI reports it; no relay meanwhile
         return 0.0
     if value is None:
         return DEFAULT_IDLE_MINUTES

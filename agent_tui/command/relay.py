@@ -1,4 +1,4 @@
-"""`agent-tui engine`: this person's warm engines (provider/shared.py) — which runs, its
+"""`agent-tui relay`: this person's relays (provider/relay.py) — which runs, its
 pid, idle time, memory and the commands connected; `--stop` ends them once what they
 are doing is done, `--stop --now` at once."""
 
@@ -15,7 +15,7 @@ from agent_tui.command.core import CLI, Call, Command, NoArgs, flag
 
 
 @dataclass
-class Engines:
+class Relays:
     data: list[dict[str, Any]]
     lines: list[str] = field(default_factory=list)
 
@@ -24,7 +24,7 @@ class Engines:
 
 
 @dataclass
-class EngineArgs(NoArgs):
+class RelayArgs(NoArgs):
     stop: bool = flag(
         "stop them: no new command uses them, and each exits once its commands mid-turn "
         "finish (the next command starts a new one)"
@@ -32,23 +32,23 @@ class EngineArgs(NoArgs):
     now: bool = flag("with --stop: at once, cutting the turns under way")
 
 
-async def _engine(call: Call, args: EngineArgs) -> Engines:
-    from agent_tui.provider import shared
+async def _relay(call: Call, args: RelayArgs) -> Relays:
+    from agent_tui.provider import relay
 
-    why_not = shared.unavailable()
+    why_not = relay.unavailable()
     if why_not is not None:
-        line = f"No warm engine runs here: {why_not}. Each command runs litellm in a "
-        return Engines([], [line + "provider process of its own."])
+        line = f"No relay runs here: {why_not}. Each command runs litellm in a "
+        return Relays([], [line + "provider process of its own."])
     current = None
     with contextlib.suppress(OSError):
-        current = shared.socket_path()
+        current = relay.socket_path()
     found = []
-    for path in shared.engines():
-        status = shared.ask(path, _op(args))
-        if status is None and _op(args) == "finish":  # an older engine: no `finish`
-            status = shared.ask(path, "status")
+    for path in relay.relays():
+        status = relay.ask(path, _op(args))
+        if status is None and _op(args) == "finish":  # an older relay: no `finish`
+            status = relay.ask(path, "status")
             status = {**status, "older": True} if status is not None else None
-        if status is None:  # a crashed engine's socket: nothing answers there
+        if status is None:  # a crashed relay's socket: nothing answers there
             path.unlink(missing_ok=True)
             continue
         found.append({**status, "current": path == current})
@@ -57,24 +57,24 @@ async def _engine(call: Call, args: EngineArgs) -> Engines:
         for pid in [int(str(status.get("pid", 0))) for status in gone]:
             await _wait_gone(pid)
     if not found:
-        idle = shared.idle_minutes()
+        idle = relay.idle_minutes()
         why = (
-            "engine.idle is 0"
+            "relay.idle is 0"
             if idle == 0
             else f"one starts with the next command; idle {idle:g} min"
         )
-        return Engines(found, [f"No warm engine runs ({why})."])
-    return Engines(found, [_line(status, args) for status in found])
+        return Relays(found, [f"No relay runs ({why})."])
+    return Relays(found, [_line(status, args) for status in found])
 
 
-def _op(args: EngineArgs) -> str:
-    """What each engine is asked (provider/worker.py): `stop` cuts the turns under way,
+def _op(args: RelayArgs) -> str:
+    """What each relay is asked (provider/worker.py): `stop` cuts the turns under way,
     `finish` lets them end first."""
     return "stop" if args.now else "finish" if args.stop else "status"
 
 
 def _busy(status: dict[str, object]) -> list[int]:
-    """The commands mid-turn on an engine (a request of theirs under way), by pid."""
+    """The commands mid-turn on a relay (a request of theirs under way), by pid."""
     busy = status.get("busy")
     return [int(str(pid)) for pid in busy] if isinstance(busy, list) else []
 
@@ -87,7 +87,7 @@ def _commands(pids: list[int]) -> str:
 
 
 def _under_way(status: dict[str, object]) -> tuple[str, int]:
-    """What an engine is still doing ("1 command (pid 7) mid-turn and 1 summary a command
+    """What a relay is still doing ("1 command (pid 7) mid-turn and 1 summary a command
     left"), and how many things that is."""
     busy, summaries = _busy(status), int(str(status.get("summaries") or 0))
     parts = [f"{_commands(busy)} mid-turn"] if busy else []
@@ -96,17 +96,17 @@ def _under_way(status: dict[str, object]) -> tuple[str, int]:
     return " and ".join(parts), len(busy) + summaries
 
 
-def _verb(status: dict[str, object], args: EngineArgs) -> str:
+def _verb(status: dict[str, object], args: RelayArgs) -> str:
     under_way, count = _under_way(status)
     busy = _busy(status)
     if status.get("older") and args.stop:
-        return "runs (an older agent-tui's: only `agent-tui engine --stop --now` stops it)"
+        return "runs (an older agent-tui's: only `agent-tui relay --stop --now` stops it)"
     if args.now:
         return f"stopped, cutting the turn of {_commands(busy)}" if busy else "stopped"
     if args.stop and count:
         return (
             f"takes no new command and stops once {under_way} "
-            f"{'finishes' if count == 1 else 'finish'} (`agent-tui engine --stop --now` "
+            f"{'finishes' if count == 1 else 'finish'} (`agent-tui relay --stop --now` "
             "cuts them)"
         )
     if args.stop:
@@ -118,7 +118,7 @@ def _verb(status: dict[str, object], args: EngineArgs) -> str:
     return f"runs, {under_way}" if count else "runs"
 
 
-def _line(status: dict[str, object], args: EngineArgs) -> str:
+def _line(status: dict[str, object], args: RelayArgs) -> str:
     idle = float(str(status.get("idle_seconds", 0)))
     limit = float(str(status.get("idle_limit_seconds", 0)))
     rss = int(str(status.get("rss_kb", 0))) // 1024
@@ -128,7 +128,7 @@ def _line(status: dict[str, object], args: EngineArgs) -> str:
         else "another version's or environment's"
     )
     return (
-        f"Warm engine {status.get('pid')} ({which}) {_verb(status, args)}: up "
+        f"Relay {status.get('pid')} ({which}) {_verb(status, args)}: up "
         f"{status.get('uptime_seconds')} s, idle {idle:.0f} s of {limit:.0f} s, {rss} MiB, "
         f"{status.get('connections')} commands connected, {status.get('served')} served; "
         f"socket {status.get('socket')}"
@@ -146,12 +146,12 @@ async def _wait_gone(pid: int, timeout: float = 5.0) -> None:
         await asyncio.sleep(0.02)
 
 
-ENGINE = Command(
-    "engine",
-    "Show your warm engines (pid, idle time, memory, commands connected); --stop ends them "
+RELAY = Command(
+    "relay",
+    "Show your relays (pid, idle time, memory, commands connected); --stop ends them "
     "once their turns under way finish (--now: at once)",
-    _engine,
-    EngineArgs,
+    _relay,
+    RelayArgs,
     session=False,
     views=frozenset({CLI}),
     engine=False,

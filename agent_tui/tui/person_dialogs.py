@@ -1,6 +1,7 @@
-"""The app's adapter of a command (command/core.py): what a command says is a notice, a
-report opens a screen, a question is a confirmation screen, rows are a picker, a session
-opened is shown. Part of the app's first frame: each screen is imported when it opens."""
+"""The app's adapter of a command (command/core.py), the person in dialogs: what a command
+says is a notice, a report opens a screen, a question is a confirmation screen, rows are
+a picker, a session opened is shown. Part of the app's first frame: each screen is
+imported when it opens."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from agent_tui.command import catalog
 from agent_tui.command.core import APP, Call, Command, Result, Rows, present
 
 if TYPE_CHECKING:
+    from agent_tui.records import Session
     from agent_tui.session.expansion import Expansion
-    from agent_tui.storage.models import Session
     from agent_tui.tui.conversation import Conversation
 
 

@@ -1,10 +1,11 @@
 """Pins: a message (the person's or the agent's) or a tool result the person pinned is
 restated verbatim after every summary, within `compaction.pin_tokens`; a pin that does
-not fit is named after the summary and in a notice, never dropped silently.
+not fit is named after the summary and in a notice, never dropped silently. Here: what a
+pin restates and which fit when compacting; step/after_summary.py renders them.
 
 The flag is the item's own `pinned` field (message info or tool part, JSON: no
 migration). A compaction copies what it restates onto its summary (`AssistantMessage.pins`,
-carry/carried.py), so pinning or unpinning changes nothing the model sees until the next
+context/carried.py), so pinning or unpinning changes nothing the model sees until the next
 compaction: the cached prompt prefix never moves. Pinned tool results are never pruned.
 Pinning and unpinning themselves are commands: session/pin_changes.py.
 """
@@ -15,9 +16,9 @@ import json
 from typing import TYPE_CHECKING
 
 from agent_tui.budget.tokens import count_tokens
-from agent_tui.carry.restate import typed_text
 from agent_tui.config.settings import CompactionConfig
-from agent_tui.storage.models import (
+from agent_tui.context.restate import typed_text
+from agent_tui.records import (
     MessageWithParts,
     PinnedText,
     ToolPart,
@@ -25,6 +26,7 @@ from agent_tui.storage.models import (
     ToolStateError,
     UserMessage,
 )
+from agent_tui.step.after_summary import pinned_block
 from agent_tui.tool_lines import short_input
 
 if TYPE_CHECKING:
@@ -36,11 +38,6 @@ PIN_MIN, at most PIN_MAX tokens): they are what the person chose to keep word fo
 PIN_MIN = 1_000
 PIN_MAX = 20_000
 LABEL_CHARS = 60
-
-PINS_HEADER = (
-    "Messages the person pinned, restated verbatim after every summary, oldest first "
-    "(the person pins and unpins them; they are not written by the summariser):"
-)
 
 
 def pin_budget(usable: int, config: CompactionConfig) -> int:
@@ -88,40 +85,6 @@ def tool_pin(part: ToolPart) -> PinnedText | None:
         label=f"{part.tool} {_label(short_input(state.input))}".strip(),
         text=result,
     )
-
-
-def describe(item: PinnedText) -> str:
-    if item.kind == "tool":
-        return f"the result of {item.label}"
-    who = "your message" if item.kind == "person" else "the agent's message"
-    return f'{who} "{item.label}"'
-
-
-def pinned_block(item: PinnedText) -> str:
-    if item.kind == "tool":
-        return (
-            f'<pinned id="{item.id}" tool="{item.tool}">\nCall: {item.call}\nResult:\n'
-            f"{item.text}\n</pinned>"
-        )
-    return f'<pinned id="{item.id}" from="{item.kind}">\n{item.text}\n</pinned>'
-
-
-def left_out_text(left_out: list[PinnedText], budget: int) -> str:
-    names = "; ".join(f"{i.id} ({describe(i)}, about {i.tokens:,} tokens)" for i in left_out)
-    return (
-        f"Pinned but not restated here, over the {budget:,} tokens pins may take "
-        f"(compaction.pin_tokens): {names}. The recall tool reads any of them in full by id."
-    )
-
-
-def pins_text(kept: list[PinnedText], left_out: list[PinnedText], budget: int) -> str:
-    """The block restated after a summary ("" when nothing is pinned)."""
-    if not kept and not left_out:
-        return ""
-    blocks = [PINS_HEADER, *(pinned_block(item) for item in kept)]
-    if left_out:
-        blocks.append(left_out_text(left_out, budget))
-    return "\n\n".join(blocks)
 
 
 def choose_pins(
