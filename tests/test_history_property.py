@@ -10,16 +10,19 @@ way compaction.process sets it, and the history is read the way the loop reads i
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_tui.config.settings import Config
 from agent_tui.ids import message_id, part_id, session_id
+from agent_tui.provider.limits import load_model_info
 from agent_tui.records import (
     AssistantMessage,
     CompactionPart,
@@ -386,6 +389,13 @@ def config() -> Config:
 
 
 # ---- the properties -------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def model_info_loaded() -> None:
+    """The loop loads the model's info before it builds a request (build_request reads
+    it without awaiting); so does this file, alone or after other tests."""
+    asyncio.run(load_model_info(MODEL, config()))
 
 
 @SETTINGS
