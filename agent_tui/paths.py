@@ -1,13 +1,19 @@
-"""Where agent-tui keeps its config and data."""
+"""Where agent-tui keeps its config and data, and how a file is written whole."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 from pathlib import Path
 
 import platformdirs
 
 APP_NAME = "agent-tui"
+
+# os.umask can only be read by setting it; do that once, at import, not in threads.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
 
 
 def config_dir() -> Path:
@@ -56,3 +62,24 @@ def is_within(path: Path, root: Path) -> bool:
         return root.resolve() in path.resolve().parents
     except (OSError, RuntimeError):  # RuntimeError: a link loop (an older Python's resolve)
         return False
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write to a temp file beside `path`, then rename over it: readers never see half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode: int | None = None
+    with contextlib.suppress(FileNotFoundError):
+        mode = path.stat().st_mode & 0o7777
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        # mkstemp creates 0600; new files get the usual umask-based mode instead.
+        os.chmod(tmp, 0o666 & ~_UMASK if mode is None else mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -41,20 +40,5 @@ def save_outside(directory: Path, name: str) -> Path:
     names = outside.setdefault(str(directory), [])
     if name not in names:
         names.append(name)
-    _write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    paths.atomic_write(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
     return path
-
-
-def _write(path: Path, text: str) -> None:
-    """Whole or not at all: a crash mid-write never leaves half a config."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        if path.exists():
-            os.chmod(temp, path.stat().st_mode & 0o777)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise

@@ -10,8 +10,6 @@ start: context % and automatic compaction work, and the overflow is not hit agai
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
@@ -61,12 +59,4 @@ def write_learned(key: str, window: LearnedWindow) -> None:
     path = store_path()
     data = read_store(path)
     data.windows[key] = window
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".windows-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(data.model_dump(), indent=2, sort_keys=True))
-        os.replace(tmp, path)
-    except OSError:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    paths.atomic_write(path, json.dumps(data.model_dump(), indent=2, sort_keys=True).encode())

@@ -78,13 +78,6 @@ def _reason(exc: BaseException) -> str:
     return text.splitlines()[0]
 
 
-def _write_cache(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-
-
 def _read_cache(path: Path) -> tuple[str, str] | None:
     """(text, the date it was cached) of a cached copy, or None."""
     try:
@@ -108,7 +101,7 @@ async def _fetch(url: str) -> Fetched:
             return Fetched(cached[0], note + f"using the copy cached {cached[1]}.")
         return Fetched(None, f"Instructions from {url} could not be fetched ({reason}); left out.")
     with contextlib.suppress(OSError):  # a read-only data dir only loses the fallback
-        await asyncio.to_thread(_write_cache, path, text)
+        await asyncio.to_thread(paths.atomic_write, path, text.encode("utf-8"))
     return Fetched(text)
 
 

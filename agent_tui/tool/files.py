@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import difflib
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from agent_tui import paths
 
 if TYPE_CHECKING:
     from agent_tui.tool.base import EditorFiles
@@ -38,11 +38,6 @@ BINARY_EXTENSIONS = frozenset({
 # fmt: on
 
 
-# os.umask can only be read by setting it; do that once, at import, not in threads.
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
-
-
 def looks_binary(head: bytes) -> bool:
     return b"\0" in head
 
@@ -55,27 +50,6 @@ def binary_reason(path: Path) -> str | None:
         if looks_binary(handle.read(BINARY_SNIFF_BYTES)):
             return f"it contains a NUL byte in its first {BINARY_SNIFF_BYTES // 1024} KB"
     return None
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write to a temp file beside `path`, then rename over it: readers never see half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode: int | None = None
-    with contextlib.suppress(FileNotFoundError):
-        mode = path.stat().st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        # mkstemp creates 0600; new files get the usual umask-based mode instead.
-        os.chmod(tmp, 0o666 & ~_UMASK if mode is None else mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def unified_diff(old: str, new: str, name: str) -> str:
@@ -157,7 +131,7 @@ async def write_text(path: Path, text: str, editor: EditorFiles | None) -> int:
     if editor is not None and editor.can_write:
         await editor.write_text(path, text)
     else:
-        await asyncio.to_thread(atomic_write, path, data)
+        await asyncio.to_thread(paths.atomic_write, path, data)
     return len(data)
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -59,10 +58,7 @@ def _read(name: str = FILE_NAME) -> dict[str, Any]:
 
 def _write(data: dict[str, Any], name: str = FILE_NAME) -> None:
     path = _store(name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_suffix(f".{os.getpid()}.tmp")
-    temp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(temp, path)
+    paths.atomic_write(path, json.dumps(data, indent=1, sort_keys=True).encode())
 
 
 def covered(directory: Path, trusted_paths: Iterable[str]) -> bool:
