@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import IO
 
 OWNER_ENV = "AGENT_TUI_OWNER"
 KILL_GRACE_SECONDS = 1.0
@@ -51,6 +52,8 @@ KILL_GRACE_SECONDS = 1.0
 POLL_SECONDS = 0.01
 PROC = Path("/proc")
 LINUX = sys.platform.startswith("linux") and PROC.is_dir()
+STDERR_TAIL_BYTES = 2000
+"""How much of a failed server's stderr is kept to say why it stopped."""
 
 _lock = threading.RLock()  # re-entrant: the exit signal handler may interrupt track()
 _groups: set[int] = set()
@@ -371,3 +374,15 @@ def reap_in_background() -> threading.Thread:
 def _reap_quietly() -> None:
     with contextlib.suppress(Exception):  # a start-up nicety must never break start-up
         reap_orphans()
+
+
+def stderr_tail(file: IO[bytes] | None) -> str:
+    """The end of what a server wrote to its stderr file ("" if none, or closed)."""
+    if file is None or file.closed:
+        return ""
+    try:
+        file.seek(0, 2)
+        file.seek(max(0, file.tell() - STDERR_TAIL_BYTES))
+        return file.read().decode("utf-8", "replace").strip()
+    except (OSError, ValueError):
+        return ""

@@ -47,8 +47,6 @@ class Diagnostic(BaseModel):
         return (self.code, self.message, self.source)
 
 
-STDERR_TAIL_BYTES = 2000
-"""How much of a server's stderr is kept to say why it stopped."""
 Wrap = Callable[[list[str], dict[str, str]], Awaitable[Wrapped]]
 """Puts the server's command line in the sandbox (sandbox/containment.py)."""
 MIN_WAIT = 0.05
@@ -227,15 +225,7 @@ class LspClient:
         return found
 
     def stderr_tail(self) -> str:
-        """The end of what the server wrote on stderr ("" if nothing)."""
-        if self._stderr is None or self._stderr.closed:
-            return ""
-        try:
-            self._stderr.seek(0, 2)
-            self._stderr.seek(max(0, self._stderr.tell() - STDERR_TAIL_BYTES))
-            return self._stderr.read().decode("utf-8", "replace").strip()
-        except (OSError, ValueError):
-            return ""
+        return procs.stderr_tail(self._stderr)
 
     def kill(self) -> None:
         """At once, without the shutdown handshake (it answers nothing, or reads nothing)."""

@@ -28,8 +28,6 @@ log = logging.getLogger(__name__)
 
 ServerState = Literal["starting", "connected", "failed", "disabled", "closed"]
 
-STDERR_TAIL_BYTES = 2000
-"""How much of a failed server's stderr the warning shows."""
 ENV_REFERENCE = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 CLOSE_TIMEOUT = 8.0
 """Seconds to wait for a server to wind down: longer than the SDK's own bounded waits."""
@@ -159,25 +157,13 @@ class McpServer:
         if self.state == "failed":
             return
         self.state = "failed"
-        tail = self.stderr_tail()
+        tail = procs.stderr_tail(self._stderr)
         self.error = f"{reason}\n{tail}" if tail else reason
         blocked = explain(tail, self.policy) if tail and self.policy is not None else None
         if blocked is not None:
             self.error += f"\n{blocked} ({self._outside_key}.)"
         if self.on_fail is not None:
             self.on_fail(self)
-
-    def stderr_tail(self) -> str:
-        """The end of a local server's stderr ("" if none)."""
-        if self._stderr is None or self._stderr.closed:
-            return ""
-        try:
-            self._stderr.seek(0, 2)
-            size = self._stderr.tell()
-            self._stderr.seek(max(0, size - STDERR_TAIL_BYTES))
-            return self._stderr.read().decode("utf-8", "replace").strip()
-        except (OSError, ValueError):
-            return ""
 
     async def call(
         self, tool: str, arguments: dict[str, Any], abort: asyncio.Event
