@@ -179,7 +179,8 @@ class Hooks:
             return result
         if "tool_name" in payload:  # Claude Code's name for its counterpart
             payload = {**payload, "tool_name": claude_name(subject or "")}
-        run = _Run(event, directory, payload, {**(env or {}), **self._own_env()}, session_dir)
+        own = {**(env or {}), "CLAUDE_CODE_ENTRYPOINT": self.entrypoint}
+        run = _Run(event, directory, payload, own, session_dir)
         outcomes = await asyncio.gather(
             *(self._run(job, run) for job in jobs), return_exceptions=True
         )
@@ -194,9 +195,6 @@ class Hooks:
         for message in result.messages:
             self.tell(message)
         return result
-
-    def _own_env(self) -> dict[str, str]:
-        return {"CLAUDE_CODE_ENTRYPOINT": self.entrypoint}
 
     async def _run(self, job: Job, run: _Run) -> Outcome:
         command, source = job
