@@ -75,7 +75,7 @@ def test_commands_share_one_relay_and_each_keeps_its_own_world(
     assert status["litellm"], "litellm is loaded once, in the relay"
 
 
-def test_other_credentials_or_another_install_never_share_an_relay(
+def test_other_credentials_or_another_install_never_share_a_relay(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     base = {"PATH": "/usr/bin", "OPENAI_API_KEY": "k1", "HOME": "/home/a", "MY_MARK": "x"}
@@ -312,7 +312,7 @@ def in_world(shell: str, *args: str) -> list[str]:
     return ["sh", "-c", f'{shell}; exec "$@"', "sh", *agent_tui_argv(*args)]
 
 
-def test_a_run_keeps_its_callers_umask_and_limits_on_an_relay_another_started(
+def test_a_run_keeps_its_callers_umask_and_limits_on_a_relay_another_started(
     configured: FakeOpenAI, isolated: Path, runtime: Path
 ) -> None:
     """Nothing stands in for the caller (no preloaded process forks `run`): the relay,
