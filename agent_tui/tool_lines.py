@@ -8,6 +8,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from agent_tui.bash_semantics import exit_meaning
+
 SHORT_INPUT = 60
 PLAN_EXIT_TOOL = "plan_exit"
 """The plan agent's tool: when it completes, `run` prints the plan as the answer."""
@@ -25,12 +27,16 @@ def short_input(data: dict[str, Any]) -> str:
     return text if len(text) <= SHORT_INPUT else text[: SHORT_INPUT - 1] + "…"
 
 
-def failed_exit(metadata: Mapping[str, Any] | None) -> int | None:
-    """A command's exit code when it is not 0: the call ran to its end, but the command
-    failed (every view marks it failed, not done); None for 0 or a call that is no
-    command."""
+def failed_exit(data: Mapping[str, Any], metadata: Mapping[str, Any] | None) -> int | None:
+    """A command's exit code when the command failed: the call ran to its end, but every
+    view marks it failed, not done. None for 0, for an exit that is an answer (grep's 1,
+    "No matches found", as hooks hear it: bash_semantics.exit_meaning), or a call that is
+    no command."""
     code = (metadata or {}).get("exit_code")
-    return code if isinstance(code, int) and code != 0 else None
+    if not isinstance(code, int) or code == 0:
+        return None
+    command = data.get("command")
+    return code if exit_meaning(command if isinstance(command, str) else "", code)[0] else None
 
 
 def image_mark(image: Mapping[str, Any], shown: str = "") -> str:
@@ -59,7 +65,7 @@ def tool_line(
     """`[bash] ls -la — failed (exit code 2)`; `status` is completed or error. A command
     that ran to its end and exited non-zero is `failed` (so is its ACP tool call)."""
     meta = metadata or {}
-    if failed_exit(meta) is not None and error is None:
+    if failed_exit(data, meta) is not None and error is None:
         status = "failed"
     line = f"[{tool}] {short_input(data)} — {status}"
     if status == "error":
@@ -70,7 +76,7 @@ def tool_line(
             line += f" ({image_mark(image, short_input(data))})"
         if meta.get("truncated"):
             line += f" (truncated, full output: {meta.get('output_path')})"
-        if (code := failed_exit(meta)) is not None:
+        if (code := failed_exit(data, meta)) is not None:
             line += f" (exit code {code})"
         if isinstance(meta.get("session_id"), str):  # a subagent's session
             line += f" (session {meta['session_id']})"

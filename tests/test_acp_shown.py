@@ -57,13 +57,15 @@ async def test_a_command_that_exits_non_zero_is_a_failed_tool_call(
     configured: FakeOpenAI, isolated: Path
 ) -> None:
     """As the app marks it (✗, not ✓) and `run` prints it: the call ran to its end, the
-    command failed; what it printed is the call's content all the same."""
+    command failed; what it printed is the call's content all the same. An exit that is
+    an answer (grep's 1: no match, as hooks hear it) is no failure in any view."""
     configured.script(
         ToolCalls(
             [
                 call("bash", command="no-such-command-here"),
                 call("bash", command="echo half-done; exit 3"),
                 call("bash", command="echo fine"),
+                call("bash", command="grep zzz-not-there /dev/null"),
             ]
         ),
         Text("ran them"),
@@ -77,6 +79,8 @@ async def test_a_command_that_exits_non_zero_is_a_failed_tool_call(
     missing, partial = ended["no-such-command-here"], ended["echo half-done; exit 3"]
     assert (missing.status, partial.status) == ("failed", "failed")
     assert ended["echo fine"].status == "completed"
+    no_match = ended["grep zzz-not-there /dev/null"]
+    assert no_match.status == "completed" and no_match.raw_output["metadata"]["exit_code"] == 1
     assert "Exit code: 127" in missing.content[0].content.text
     assert "half-done" in partial.content[0].content.text
     assert partial.raw_output["metadata"]["exit_code"] == 3
@@ -93,6 +97,8 @@ async def test_a_command_that_exits_non_zero_is_a_failed_tool_call(
     assert lines["no-such-command-here"].startswith("✗ bash no-such-command-here")
     assert "exit code 127" in lines["no-such-command-here"]
     assert lines["echo fine"].startswith("✓ bash echo fine")
+    assert lines["grep zzz-not-there /dev/null"].startswith("✓ bash grep")
+    assert "exit code" not in lines["grep zzz-not-there /dev/null"]
     view = headless.TextView()  # `run` prints the engine's events
     view.err = io.StringIO()
     for part in parts:
@@ -100,9 +106,13 @@ async def test_a_command_that_exits_non_zero_is_a_failed_tool_call(
     printed = view.err.getvalue().splitlines()
     assert "[bash] no-such-command-here — failed (exit code 127)" in printed
     assert "[bash] echo fine — completed" in printed
+    assert "[bash] grep zzz-not-there /dev/null — completed" in printed
     attached = io.StringIO()  # `run --attach` prints the ACP call as `run` does
     TextRenderer(io.StringIO(), attached).update(sid, missing.model_dump(by_alias=True))
     assert attached.getvalue().strip() == "[bash] no-such-command-here — failed (exit code 127)"
+    attached = io.StringIO()
+    TextRenderer(io.StringIO(), attached).update(sid, no_match.model_dump(by_alias=True))
+    assert attached.getvalue().strip() == "[bash] grep zzz-not-there /dev/null — completed"
 
 
 async def test_the_step_after_a_queued_message_starts_a_new_paragraph(

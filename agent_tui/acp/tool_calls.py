@@ -204,7 +204,10 @@ def tool_status(part: ToolPart) -> ToolCallStatus:
     """The call's status; a command that ran and exited non-zero failed (its output is
     the call's content all the same), as the app marks it."""
     state = part.state
-    if isinstance(state, ToolStateCompleted) and failed_exit(state.metadata) is not None:
+    if (
+        isinstance(state, ToolStateCompleted)
+        and failed_exit(state.input, state.metadata) is not None
+    ):
         return "failed"
     return STATUSES[state.status]
 

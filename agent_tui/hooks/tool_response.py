@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_tui.hooks.bash_semantics import exit_meaning, no_output_expected
+from agent_tui.bash_semantics import exit_meaning, no_output_expected
 
 CONTEXT_LINES = 3
 """Unchanged lines around each hunk of a `structuredPatch` (a unified diff's)."""

@@ -18,13 +18,13 @@ from agent_tui.config.claude_permissions import claude_rules
 from agent_tui.config.hook_config import claude_input, claude_name, our_input
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import PermissionDenied, ToolError
-from agent_tui.hooks.bash_semantics import exit_meaning
 from agent_tui.hooks.runner import HookResult
 from agent_tui.hooks.tool_response import Ran, claude_response
 from agent_tui.provider.stream_events import ToolCallReady, parse_arguments
 from agent_tui.step import task_hooks
 from agent_tui.tool.base import PermissionReply, PermissionRequest, ToolContext, ToolResult
 from agent_tui.tool.registry import nobody_to_ask
+from agent_tui.tool_lines import failed_exit
 
 PATH_FIELDS = ("file_path", "notebook_path")
 """Inputs that name a file: absolute in the event, as Claude Code gives them (a search's
@@ -205,8 +205,8 @@ async def after(
     (`error`: "Exit code N" and its output), though the model reads it as a result;
     not one whose exit is an answer (grep's 1: no match)."""
     result, before_text, duration_ms = ran
-    code = result.metadata.get("exit_code")
-    if call.name == "bash" and isinstance(code, int) and _failed_exit(call, code):
+    data = parse_arguments(call.arguments) or {}
+    if call.name == "bash" and (code := failed_exit(data, result.metadata)) is not None:
         error = f"Exit code {code}\n{result.output.removesuffix(f'Exit code: {code}').rstrip()}"
         return await failed(ctx, session_id, directory, call, (error, False, duration_ms), stop)
     if not ctx.hooks.any_for("PostToolUse"):
@@ -219,12 +219,6 @@ async def after(
     payload["duration_ms"] = duration_ms
     fired = await ctx.hooks.fire("PostToolUse", directory, payload, subject=call.name)
     return _added("PostToolUse", fired, stop)
-
-
-def _failed_exit(call: ToolCallReady, code: int) -> bool:
-    """Claude Code's judgement of a bash exit status: not 0, and not an answer."""
-    command = (parse_arguments(call.arguments) or {}).get("command")
-    return exit_meaning(command, code)[0] if isinstance(command, str) else code != 0
 
 
 async def failed(

@@ -7,10 +7,10 @@ the level of `*`, never a more specific pattern's."""
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable
 from fnmatch import fnmatchcase
 
+from agent_tui.bash_semantics import shell_tokens
 from agent_tui.config.settings import PermissionLevel
 
 SEPARATORS = frozenset({";", "&&", "||", "|", "&", "|&", ";;"})
@@ -28,15 +28,6 @@ WRITING_ARGUMENTS = {
 """Arguments (or their prefixes) that make an otherwise read-only command run another
 program or write a file."""
 STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
-
-
-def shell_tokens(command: str) -> list[str]:
-    """A command line's words and operators, as the shell splits them (new lines are
-    `;`, `#` is a word). ValueError for unbalanced quotes."""
-    lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    return list(lexer)
 
 
 def split_commands(command: str) -> tuple[list[str], str | None]:

@@ -27,7 +27,10 @@ def shown_status(part: ToolPart) -> str:
     """The status the line shows: a command that ran and exited non-zero failed (its
     output is kept as a completed call's), as `run` and editors say."""
     state = part.state
-    if isinstance(state, ToolStateCompleted) and failed_exit(state.metadata) is not None:
+    if (
+        isinstance(state, ToolStateCompleted)
+        and failed_exit(state.input, state.metadata) is not None
+    ):
         return "error"
     return state.status
 
@@ -53,7 +56,7 @@ def tool_title(part: ToolPart, frame: int = 0) -> str:
             marks.append(f"truncated, full output: {state.metadata.get('output_path')}")
         if isinstance(state.metadata.get("session_id"), str):  # a subagent's child session
             marks.append(f"session {state.metadata['session_id']}")
-        if (exit_code := failed_exit(state.metadata)) is not None:
+        if (exit_code := failed_exit(state.input, state.metadata)) is not None:
             marks.append(f"exit code {exit_code}")
     elif state.status == "running":
         marks.append("running")

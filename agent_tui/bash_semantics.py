@@ -3,11 +3,22 @@ the command is one that prints nothing when it works (`noOutputExpected`), and w
 non-zero exit means for the few commands whose exit 1 is an answer, not a failure
 (`returnCodeInterpretation`: grep's 1 is "No matches found"). Such an exit is a result
 (PostToolUse), not a PostToolUseFailure. Claude Code judges both by each simple
-command's first word, as here."""
+command's first word, as here. Light (the shell's tokenizer only): every view reads
+`exit_meaning` to mark a call failed, `run --attach` too."""
 
 from __future__ import annotations
 
-from agent_tui.tool.bash_policy import shell_tokens
+import shlex
+
+
+def shell_tokens(command: str) -> list[str]:
+    """A command line's words and operators, as the shell splits them (new lines are
+    `;`, `#` is a word). ValueError for unbalanced quotes."""
+    lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    return list(lexer)
+
 
 SILENT_COMMANDS = frozenset(
     {"mv", "cp", "rm", "mkdir", "rmdir", "chmod", "chown", "chgrp", "touch", "ln", "cd"}
