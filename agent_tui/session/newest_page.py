@@ -41,14 +41,10 @@ def newest_page(directory: Path, limit: int) -> Page | None:
             if not newest:
                 return None
             since = (session.id, newest[-1][0])
-            page = [
-                MessageWithParts(info=rows.parse_message(row[0]))
-                for row in conn.execute(rows.HISTORY_MESSAGES, since)
-            ]
-            by_id = {message.info.id: message for message in page}
-            for message_id, data in conn.execute(rows.HISTORY_PARTS, since):
-                if message_id in by_id:
-                    by_id[message_id].parts.append(rows.parse_part(data))
+            page = rows.history(
+                conn.execute(rows.HISTORY_MESSAGES, since).fetchall(),
+                conn.execute(rows.HISTORY_PARTS, since),
+            )
     except (sqlite3.Error, ValidationError, ValueError):
         return None
     page = [m for m in page if not m.info.undone]

@@ -372,12 +372,7 @@ class Database(
         async with self._transaction(write=False) as conn:
             message_rows = await conn.execute_fetchall(rows.HISTORY_MESSAGES, (session_id, lower))
             part_rows = await conn.execute_fetchall(rows.HISTORY_PARTS, (session_id, lower))
-        result = [MessageWithParts(info=rows.parse_message(row[0])) for row in message_rows]
-        by_id = {item.info.id: item for item in result}
-        for message_id, data in part_rows:
-            holder = by_id.get(message_id)
-            if holder is not None:
-                holder.parts.append(rows.parse_part(data))
+        result = rows.history(message_rows, part_rows)
         self._history.put(session_id, lower, result)
         # Writes made while this read waited are in the dirty maps, not in the rows.
         for info in list(self._dirty_messages.values()):

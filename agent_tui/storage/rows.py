@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import TypeAdapter
 
-from agent_tui.records import Message, Part, Session
+from agent_tui.records import Message, MessageWithParts, Part, Session
 
 MESSAGE_ADAPTER: TypeAdapter[Message] = TypeAdapter(Message)
 PART_ADAPTER: TypeAdapter[Part] = TypeAdapter(Part)
@@ -95,3 +96,15 @@ def parse_message(info: str) -> Message:
 
 def parse_part(data: str) -> Part:
     return PART_ADAPTER.validate_json(data)
+
+
+def history(message_rows: Iterable[Any], part_rows: Iterable[Any]) -> list[MessageWithParts]:
+    """The messages of HISTORY_MESSAGES' rows, each with its parts from HISTORY_PARTS'
+    rows (a part whose message is not among them is left out)."""
+    result = [MessageWithParts(info=parse_message(row[0])) for row in message_rows]
+    by_id = {item.info.id: item for item in result}
+    for message_id, data in part_rows:
+        holder = by_id.get(message_id)
+        if holder is not None:
+            holder.parts.append(parse_part(data))
+    return result
