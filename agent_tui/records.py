@@ -18,6 +18,19 @@ class _Model(BaseModel):
 __all__ = ["CacheTokens", "Tokens"]  # their home is agent_tui/usage.py; many read them here
 
 
+class Worktree(_Model):
+    """The git worktree a session works in (`-w NAME`, the EnterWorktree tool)."""
+
+    path: str
+    branch: str
+    base: str
+    """The commit it was made from: a commit beyond it is a change to keep."""
+    checkout: str
+    """The main checkout it belongs to (where `.worktreeinclude` was read)."""
+    removed: bool = False
+    """Removed when its session was left (no change, or the person said so)."""
+
+
 class Session(_Model):
     id: str
     title: str = ""
@@ -32,6 +45,8 @@ class Session(_Model):
     forked_from: str | None = None
     """The session this one was forked from (`fork`); `forked_at`: its last message copied."""
     forked_at: str | None = None
+    worktree: Worktree | None = None
+    """The git worktree made for this session (its `directory`), until it is removed."""
 
     @property
     def history_start(self) -> str | None:

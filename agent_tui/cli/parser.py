@@ -18,6 +18,8 @@ examples:
   agent-tui run --continue "now update the README"
   agent-tui run --format json "..."          one JSON event per line
   agent-tui run --agent plan "..."          investigate and print a plan; change nothing
+  agent-tui -w feature-auth                  the app in a new worktree (.claude/worktrees/)
+  agent-tui run -w fix-123 "..."             a run in a new worktree, kept if it changed files
   agent-tui sessions --json
   agent-tui export SESSION_ID > session.json
   agent-tui compact --continue "keep the list of failing tests"
@@ -61,6 +63,18 @@ def _session_args(parser: argparse.ArgumentParser, *, model: bool = True) -> Non
         )
 
 
+def _worktree_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-w",
+        "--worktree",
+        nargs="?",
+        const="",
+        metavar="NAME",
+        help="start in a new git worktree, .claude/worktrees/NAME on the branch worktree-NAME "
+        "(a generated name without one); removed on leaving when nothing changed",
+    )
+
+
 def _add_command(commands: argparse._SubParsersAction, command: Command) -> None:
     parser = commands.add_parser(
         command.name,
@@ -96,6 +110,7 @@ def _grouped(command: Command) -> list[str]:
 
 def _run_args(run: argparse.ArgumentParser) -> None:
     _session_args(run)
+    _worktree_arg(run)
     run.add_argument(
         "--format",
         choices=["text", "json"],
@@ -160,6 +175,7 @@ def build_parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"agent-tui {__version__}")
     _session_args(parser)
+    _worktree_arg(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     _run_args(sub.add_parser("run", help="run one prompt headless and print the answer"))
     sub.add_parser(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,8 +34,27 @@ MODE_SWITCH = "by running again with --agent build"
 def dispatch(args: argparse.Namespace, command: Command | None, config: Config) -> int:
     """Run `run` or a command with the config cli/start.py loaded."""
     if command is None:
-        return asyncio.run(_run(args, config))
+        return asyncio.run(_run_and_leave(args, config))
     return asyncio.run(run_command(command, args, config))
+
+
+async def _run_and_leave(args: argparse.Namespace, config: Config) -> int:
+    """`run`, and with `-w` the worktree left after it: removed with its branch when the
+    run changed nothing, kept (and said, with its path and branch) when it did."""
+    try:
+        return await _run(args, config)
+    finally:
+        if getattr(args, "made_worktree", None) is not None:
+            os.chdir(args.started_in)  # out of the worktree, which may go now
+            async with open_engine(config, args.command) as engine:
+                kept = await engine.worktrees.leave_made(args.made_worktree)
+            if kept is not None:
+                print(
+                    f"agent-tui: kept the worktree {kept.path} (branch {kept.branch}): it has "
+                    f"changes. Remove it with: git worktree remove {kept.path} && "
+                    f"git branch -D {kept.branch}",
+                    file=sys.stderr,
+                )
 
 
 def _custom_command(text: str) -> tuple[CustomCommand, str] | None:
@@ -75,7 +95,10 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
             agent = engine.workspace(Path.cwd()).agent_catalog().chosen(args.agent)
             await check_credentials(model or agent.model or config.model, config)
         found = await asked_session(engine, Path.cwd(), args.session, args.cont, START_HINT)
-        session = found or await engine.new_session(Path.cwd())
+        made = getattr(args, "made_worktree", None)
+        session = found or await (
+            engine.worktrees.new_session(made) if made else engine.new_session(Path.cwd())
+        )
         turn = engine.prompt(
             session.id, text, model=model, agent=args.agent, fresh=fresh, expansion=expansion
         )

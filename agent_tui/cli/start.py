@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from agent_tui import procs
 from agent_tui.command.core import CLI, Command
-from agent_tui.errors import AgentTuiError
+from agent_tui.errors import AgentTuiError, UsageError
 
 if TYPE_CHECKING:
     from agent_tui.config.settings import Config
@@ -112,7 +112,8 @@ def _dispatch(args: argparse.Namespace, commands: dict[str, Command]) -> int:
             load_config(directory=Path.cwd(), trust=True)
         from agent_tui.attach.target import attach_target
 
-        target = attach_target(args)
+        _enter_worktree(args)  # a worktree's session runs here: leaving it is ours
+        target = attach_target(args) if args.worktree is None else None
         if target is not None:
             from agent_tui.attach.run import run_attached
 
@@ -135,6 +136,28 @@ def _dispatch(args: argparse.Namespace, commands: dict[str, Command]) -> int:
         from agent_tui.cli.prompt import dispatch
 
     return dispatch(args, command, config)
+
+
+def _enter_worktree(args: argparse.Namespace) -> None:
+    """`-w [NAME]`: a new git worktree made and entered before anything reads this
+    directory (config, trust, the session's directory, the sandbox's root), as Claude
+    Code does; `args.made_worktree` is it, for the session the view starts."""
+    args.made_worktree = None
+    if getattr(args, "worktree", None) is None:
+        return
+    if args.session or args.cont:
+        raise UsageError(
+            "-w starts a new session in a new worktree: it does not go with --continue "
+            "or --session (continue a worktree's session from inside its folder)."
+        )
+    import asyncio
+    import os
+
+    from agent_tui.worktrees.git_worktree import create
+
+    args.started_in = Path.cwd()  # where leaving it goes back to
+    args.made_worktree = asyncio.run(create(args.started_in, args.worktree or None))
+    os.chdir(args.made_worktree.path)
 
 
 @contextlib.contextmanager

@@ -22,6 +22,7 @@ from agent_tui.command.core import (
     word,
 )
 from agent_tui.ids import local_time
+from agent_tui.records import Session
 
 LISTED = 200
 """Sessions listed (the newest the person started, each with its subagents')."""
@@ -58,6 +59,7 @@ async def session_rows(call: Call, directory: str | None) -> list[Row]:
             **session.model_dump(include={"id", "parent_id", "forked_from"}),
             "depth": listed.depth,
             **session.model_dump(include={"title", "directory", "created", "updated"}),
+            "worktree": session.worktree.model_dump() if session.worktree else None,
             "messages": summary.messages,
             "compactions": summary.compactions,
             "prepared_summaries": {
@@ -77,8 +79,17 @@ async def session_rows(call: Call, directory: str | None) -> list[Row]:
         detail = f"{local_time(session.updated)}  {summary.messages:>4} msgs  ctx {percent:>4}  "
         current = session.id == call.session_id
         title = session.title or "(untitled)"
-        rows.append(Row(session.id, title, detail + session.directory, current, listed.depth, data))
+        where = session.directory + _worktree_note(session)
+        rows.append(Row(session.id, title, detail + where, current, listed.depth, data))
     return rows
+
+
+def _worktree_note(session: Session) -> str:
+    """The worktree's branch beside a session working in one (and whether it is gone)."""
+    worktree = session.worktree
+    if worktree is None:
+        return ""
+    return f"  (worktree {worktree.branch}{', removed' if worktree.removed else ''})"
 
 
 @dataclass

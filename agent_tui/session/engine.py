@@ -33,6 +33,7 @@ from agent_tui.session.queries import Queries
 from agent_tui.session.sending import continue_for_hook, drop_if_empty, save_prompt
 from agent_tui.session.subagent import Subagents
 from agent_tui.session.title import generate_title
+from agent_tui.session.worktree_sessions import SessionWorktrees
 from agent_tui.step.instruction_urls import InstructionUrls
 from agent_tui.step.plan import PlanChoice, plan_reply
 from agent_tui.step.tool_hooks import notify
@@ -53,6 +54,7 @@ class Engine:
         """Opened for this engine (`session/opening.py`): `close` closes it too."""
         self.subagents = Subagents(ctx)
         """Runs the task tool's child sessions on this engine's loop."""
+        self.worktrees = SessionWorktrees(ctx)
         ctx.subagents = self.subagents
         self.model_titles = model_titles
         """Ask the model for a title on the first message (the app does; `run` does not)."""

@@ -8,7 +8,13 @@ from typing import Any
 from agent_tui import ids
 from agent_tui.errors import NotFoundError, StorageError
 from agent_tui.ids import now_ms
-from agent_tui.records import AssistantMessage, Session, SessionExport, SessionSummary
+from agent_tui.records import (
+    AssistantMessage,
+    Session,
+    SessionExport,
+    SessionSummary,
+    Worktree,
+)
 from agent_tui.storage import rows
 from agent_tui.storage.db_core import DatabaseCore
 from agent_tui.storage.search import INDEX_PART, searchable_text
@@ -64,10 +70,18 @@ class SessionQueries(DatabaseCore):
     """Session methods of Database."""
 
     async def create_session(
-        self, directory: str, title: str = "", parent_id: str | None = None
+        self,
+        directory: str,
+        title: str = "",
+        parent_id: str | None = None,
+        worktree: Worktree | None = None,
     ) -> Session:
         session = Session(
-            id=ids.session_id(), directory=str(directory), title=title, parent_id=parent_id
+            id=ids.session_id(),
+            directory=str(directory),
+            title=title,
+            parent_id=parent_id,
+            worktree=worktree,
         )
         async with self._transaction() as conn:
             await conn.execute(rows.INSERT_SESSION, rows.session_row(session))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agent_tui import paths
+from agent_tui.worktrees.layout import main_checkout
 
 FILE_NAME = "trusted-projects.json"
 REFUSED_FILE_NAME = "refused-projects.json"
@@ -69,7 +70,7 @@ def covered(directory: Path, trusted_paths: Iterable[str]) -> bool:
 
 
 def state(directory: Path, files: dict[str, str], trusted_paths: Iterable[str]) -> TrustState:
-    record = _read().get(str(directory.resolve())) if files else None
+    record = _record(directory, files)
     if not isinstance(record, dict) or not isinstance(record.get("files"), dict):
         record = None
     if covered(directory, trusted_paths):  # a trust recorded as well names variables
@@ -85,6 +86,21 @@ def state(directory: Path, files: dict[str, str], trusted_paths: Iterable[str]) 
     if found.status == "trusted":
         found.named = _named(record)
     return found
+
+
+def _record(directory: Path, files: dict[str, str]) -> dict[str, Any] | None:
+    """The trust recorded for the directory; for a git worktree without one of its own,
+    its main checkout's when the worktree's vouched files are the same content (the
+    trust carries into `-w` worktrees; with any difference the person is asked)."""
+    if not files:
+        return None
+    recorded = _read()
+    record = recorded.get(str(directory.resolve()))
+    if record is None and (main := main_checkout(directory)) is not None:
+        carried = recorded.get(str(main.resolve()))
+        if isinstance(carried, dict) and carried.get("files") == files:
+            record = carried
+    return record
 
 
 def _named(record: dict[str, Any]) -> dict[str, list[str]]:

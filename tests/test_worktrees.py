@@ -1,0 +1,150 @@
+"""Sessions in their own git worktrees (issue 53): `run -w` against the fake OpenAI
+server in a real repository made with git; the worktree's layout, where the session
+works, `.worktreeinclude`, what leaving does, and the trust carried into worktrees."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agent_tui.config.settings import load_config
+from tests.conftest import cloned_project
+from tests.engine_helpers import run_cli, write
+from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
+
+
+def git(folder: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=folder, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def commit_all(folder: Path) -> None:
+    git(folder, "add", "-A")
+    git(folder, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "work")
+
+
+def make_repo(project: Path) -> Path:
+    """The test's project as a git repository with one commit, an ignored `.env` and a
+    `.worktreeinclude` naming it (and an ignored file it does not name)."""
+    git(project, "init", "-q")
+    (project / ".gitignore").write_text(".env\nbuild/\n")
+    (project / ".worktreeinclude").write_text(".env\n")
+    (project / "a.txt").write_text("from the main checkout\n")
+    commit_all(project)
+    (project / ".env").write_text("TOKEN=local\n")
+    (project / "build").mkdir()
+    (project / "build" / "out.bin").write_text("not included\n")
+    return project
+
+
+@pytest.fixture
+def repo(configured: FakeOpenAI, isolated: Path) -> Path:
+    return make_repo(isolated)
+
+
+def sessions(capsys: pytest.CaptureFixture[str]) -> list[dict]:
+    code, out, err = run_cli(capsys, "sessions", "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_run_w_works_in_its_worktree_and_keeps_it_when_changed(
+    repo: Path, configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    worktree = repo / ".claude" / "worktrees" / "feature"
+    configured.script(
+        write("new.txt", "made in the worktree\n"),
+        ToolCalls([Call("bash", json.dumps({"command": "pwd; cat .env"}))]),
+        ToolCalls([Call("bash", json.dumps({"command": f"touch {repo}/escaped.txt"}))]),
+        Text("Done."),
+    )
+    code, _, err = run_cli(capsys, "run", "-w", "feature", "add new.txt")
+    assert code == 0, err
+    assert (worktree / "new.txt").read_text() == "made in the worktree\n"
+    assert not (repo / "new.txt").exists()  # the main checkout is untouched
+    assert not (repo / "escaped.txt").exists()  # the sandbox's root is the worktree
+    pwd = configured.requests[2]["messages"][-1]["content"]
+    assert str(worktree) in pwd and "TOKEN=local" in pwd
+    assert (worktree / ".env").read_text() == "TOKEN=local\n"  # .worktreeinclude
+    assert not (worktree / "build").exists()  # ignored, but not named there
+    assert git(repo, "branch", "--list", "worktree-feature").strip()
+    assert git(worktree, "rev-parse", "--abbrev-ref", "HEAD").strip() == "worktree-feature"
+    assert git(repo, "status", "--porcelain") == ""  # the worktrees are no untracked files
+    assert f"kept the worktree {worktree} (branch worktree-feature)" in err
+    (listed,) = sessions(capsys)
+    assert listed["directory"] == str(worktree)
+    assert listed["worktree"]["path"] == str(worktree)
+    assert listed["worktree"]["branch"] == "worktree-feature"
+    assert listed["worktree"]["removed"] is False
+
+
+def test_run_w_removes_an_unchanged_worktree_and_its_branch(
+    repo: Path, configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configured.script(Text("Nothing to change."))
+    code, _, err = run_cli(capsys, "run", "-w", "look", "just look")
+    assert code == 0, err
+    assert not (repo / ".claude" / "worktrees" / "look").exists()
+    assert git(repo, "branch", "--list", "worktree-look").strip() == ""
+    assert "kept the worktree" not in err
+    (listed,) = sessions(capsys)
+    assert listed["worktree"]["branch"] == "worktree-look"
+    assert listed["worktree"]["removed"] is True
+
+
+def test_run_w_generates_a_name(
+    repo: Path, configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configured.script(write("x.txt", "x\n"), Text("Done."))
+    code, _, err = run_cli(capsys, "run", "go", "-w")
+    assert code == 0, err
+    (listed,) = sessions(capsys)
+    path = Path(listed["worktree"]["path"])
+    assert path.parent == repo / ".claude" / "worktrees" and path.name.count("-") == 2
+    assert listed["worktree"]["branch"] == f"worktree-{path.name}"
+    assert (path / "x.txt").is_file()
+
+
+def test_w_outside_a_repository_says_so(
+    configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run_cli(capsys, "run", "-w", "x", "go")
+    assert code == 1
+    assert "not in a git repository" in err and "git init" in err
+    assert len(err.splitlines()) == 1
+    assert configured.requests == []
+
+
+def test_trust_carries_into_a_worktree_with_the_same_config(
+    untrusted: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cloned_project(untrusted, fake_llm, permission={"webfetch": "allow"})
+    make_repo(untrusted)
+    load_config(directory=untrusted, trust=True)  # the person trusts the main checkout
+    fake_llm.script(Text("Fine."))
+    code, _, err = run_cli(capsys, "run", "-w", "same", "go")
+    assert code == 0, err
+    assert "not trusted" not in err
+
+    # The main checkout's config changed (and trusted so): the worktree, made from the
+    # commit, differs, and is asked about as any untrusted project.
+    (untrusted / "agent-tui.json").write_text(json.dumps({"permission": {"grep": "allow"}}))
+    load_config(directory=untrusted, trust=True)
+    fake_llm.script(Text("Fine."))
+    code, _, err = run_cli(capsys, "run", "-w", "other", "go")
+    assert code == 0, err
+    assert "This project is not trusted" in err
+    assert "agent-tui trust" in err
+
+
+def test_the_worktrees_are_no_part_of_the_main_checkouts_trust(
+    repo: Path, configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = load_config(directory=repo).project.files
+    configured.script(write(".agent-tui/commands/x.md", "hi\n"), Text("Done."))
+    assert run_cli(capsys, "run", "-w", "cfg", "go")[0] == 0
+    assert (repo / ".claude/worktrees/cfg/.agent-tui/commands/x.md").is_file()
+    assert load_config(directory=repo).project.files == before
