@@ -66,6 +66,9 @@ class Shared:
     """How the person switches agents in this front-end, in its words (its view names
     it: the app's key, an editor's mode selector); plan mode's refusal says it."""
 
+    def __post_init__(self) -> None:
+        self.sessions.publish = self.bus.publish
+
 
 class EngineContext:
     """One project's view of the engine: its workspace on the process's `Shared`."""
@@ -290,6 +293,7 @@ class EngineContext:
             todos=SessionTodos(self.db, self.publish),
             editor=self.live(session_id).editor,
             sandbox=self.sandbox,
+            background=self.live(session_id).background,
             env_file=self._env_file(session_id),
             mode_switch=self.shared.mode_switch,
         )

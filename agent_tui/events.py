@@ -95,6 +95,37 @@ class AgentSwitched(BaseModel):
     agent: str
 
 
+BackgroundStatus = Literal["running", "exited", "stopped", "failed"]
+"""exited: ended with 0; failed: ended otherwise (a code, a signal, or it never started);
+stopped: by the model (task_stop), the person, or its session ending."""
+
+
+class BackgroundCommand(BaseModel):
+    """A command the model left running in the background (bash `run_in_background`)."""
+
+    id: str
+    command: str
+    description: str | None = None
+    started: int
+    """When it started (ms since the epoch)."""
+    ended: int | None = None
+    status: BackgroundStatus = "running"
+    exit_code: int | None = None
+    last_line: str = ""
+    """The newest line it printed (redacted), for a list of them."""
+    output_path: str
+    """Where its whole output is saved (capped like any saved output)."""
+
+
+class BackgroundCommandsChanged(BaseModel):
+    """A session's background commands changed: one started, printed a new last line,
+    exited or was stopped. Carries them all, newest last."""
+
+    type: Literal["background.changed"] = "background.changed"
+    session_id: str
+    commands: list[BackgroundCommand]
+
+
 Event = (
     PartUpdated
     | MessageUpdated
@@ -107,6 +138,7 @@ Event = (
     | Notice
     | PlanProposed
     | AgentSwitched
+    | BackgroundCommandsChanged
 )
 
 

@@ -6,13 +6,15 @@ object"). `LiveSessions` holds them for an engine (engine_context.Shared)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_tui.config.settings import McpServerConfig, PermissionRule, ReasoningEffort
+from agent_tui.events import Event
 from agent_tui.mcp.mcp_servers import McpServers
+from agent_tui.tool.background import BackgroundCommands
 from agent_tui.tool.base import EditorFiles
 from agent_tui.tool.registry import PermissionMode
 
@@ -62,6 +64,12 @@ class LiveSession:
     env_file: Path | None = None
     """`CLAUDE_ENV_FILE`: the `export` lines SessionStart hooks wrote, which every later
     bash command of the session runs first (in the session's temp dir)."""
+    background: BackgroundCommands = field(init=False)
+    """The commands its model left running (bash `run_in_background`): listed and stopped
+    by the views through `SessionScope.background`, stopped when it is let go (`detach`)."""
+
+    def __post_init__(self) -> None:
+        self.background = BackgroundCommands(self.id)
 
     @property
     def is_preparing(self) -> bool:
@@ -76,8 +84,9 @@ class LiveSession:
         self.mcp.add(servers)
 
     async def detach(self) -> None:
-        """The editor let the session go: the files on disk again, its own MCP servers
-        stopped."""
+        """The editor (or the engine) let the session go: the files on disk again, its own
+        MCP servers and its background commands stopped."""
+        await self.background.stop_all()
         self.editor = None
         if self.mcp is not None:
             servers, self.mcp = self.mcp, None
@@ -88,6 +97,8 @@ class LiveSessions:
     """The live sessions of one engine, made on first use."""
 
     def __init__(self) -> None:
+        self.publish: Callable[[Event], None] | None = None
+        """Where a session's changes of background commands are announced (the bus)."""
         self._sessions: dict[str, LiveSession] = {}
         self.modes = _Modes(self._sessions)
         """Session id -> permission mode, as the tool registry reads it (one object, so
@@ -97,6 +108,7 @@ class LiveSessions:
         found = self._sessions.get(session_id)
         if found is None:
             found = self._sessions[session_id] = LiveSession(session_id)
+            found.background.publish = self.publish
         return found
 
     def get(self, session_id: str) -> LiveSession | None:

@@ -145,10 +145,18 @@ class StreamRedactor:
             return ""
         return self._release(final=False)
 
+    def feed_lines(self, text: str) -> str:
+        """`feed` for output read while it runs (a background command's): every whole line
+        is released at once; held are the line being printed and a secret reaching the end
+        of the whole lines (a private key's base64 lines may follow)."""
+        self._pieces.append(text)
+        self._size += len(text)
+        return self._release(final=False, lines=True)
+
     def finish(self) -> str:
         return self._release(final=True)
 
-    def _release(self, *, final: bool) -> str:
+    def _release(self, *, final: bool, lines: bool = False) -> str:
         text = "".join(self._pieces)
         # Search with the character before the cut in front, as the whole text would be
         # (word boundaries); a match starting in it was decided on already.
@@ -157,10 +165,14 @@ class StreamRedactor:
             Span(span.start - offset, span.end - offset, span.name)
             for span in self.redactor.find(self._context + text, start_at=offset)
         ]
-        cut = len(text) if final else len(text) - self._hold
+        cut, reach = len(text) if final else max(len(text) - self._hold, 0), len(text)
+        if lines and not final and text.rfind("\n") + 1 > cut:
+            # Released up to the newest line end: a secret ending there may go on.
+            cut = text.rfind("\n") + 1
+            reach = cut - 1
         # A secret that reaches the cut (or the end: it may go on) is held back whole.
         for span in spans:
-            if span.start < cut and (span.end > cut or (not final and span.end == len(text))):
+            if span.start < cut and (span.end > cut or (not final and span.end >= reach)):
                 cut = span.start if len(text) - span.start <= self._max_hold else span.end
                 break
         kept = [s for s in spans if s.end <= cut]

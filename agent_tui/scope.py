@@ -19,6 +19,7 @@ from agent_tui.provider.limits import ModelInfo, load_with_summariser
 from agent_tui.records import MessageWithParts, Session, UserMessage
 from agent_tui.step.history import load_history, model_of
 from agent_tui.storage.session_lock import LockHolder, SessionLock, SessionLocks
+from agent_tui.tool.background import BackgroundCommands
 from agent_tui.workspace.workspace import Workspace
 
 
@@ -46,6 +47,11 @@ class SessionScope:
     def live(self) -> LiveSession:
         """Its state in this process (an editor's files and MCP servers, its modes)."""
         return self.ctx.live(self.id)
+
+    @property
+    def background(self) -> BackgroundCommands:
+        """The commands its model left running here: `list()` them, `stop(id)` one."""
+        return self.live.background
 
     @property
     def locks(self) -> SessionLocks:

@@ -111,6 +111,8 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
                 else exc
             )
             return 0
+        finally:  # headless, as Claude Code's -p: no background command outlives the turn
+            await engine.live(session.id).background.stop_all()
         if view.reader_gone:  # `| head` has what it wanted: nobody is left to tell
             return READER_GONE_EXIT
         view.ended(session.id)

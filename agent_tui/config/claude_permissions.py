@@ -27,6 +27,10 @@ TOOLS = {
     "WebFetch": ("webfetch",),
     "TodoWrite": ("todowrite",),
     "Task": ("task",),
+    "TaskOutput": ("task_output",),
+    "BashOutput": ("task_output",),
+    "TaskStop": ("task_stop",),
+    "KillShell": ("task_stop",),
 }
 """Claude Code's tools -> agent-tui's: as in Claude Code, a `Read` rule covers the tools
 that read files and an `Edit` rule those that change them."""

@@ -70,13 +70,16 @@ CLAUDE_TOOL_NAMES = {
     "todowrite": "TodoWrite",
     "todoread": "TodoRead",
     "task": "Agent",
+    "task_output": "TaskOutput",
+    "task_stop": "TaskStop",
 }
 """agent-tui's tools by the names Claude Code gives their counterparts: a matcher may use
 either, so existing scripts work. Tools Claude Code lacks (recall, skill, plan_exit, …)
 keep agent-tui's name."""
-FORMER_NAMES = {"task": ("Task",)}
-"""Names Claude Code gave a tool before (its subagent tool was `Task` until 2.1): a matcher
-written for them still matches."""
+FORMER_NAMES = {"task": ("Task",), "task_output": ("BashOutput",), "task_stop": ("KillShell",)}
+"""Names Claude Code gave a tool before (its subagent tool was `Task` until 2.1, reading and
+stopping a background command `BashOutput` and `KillShell`): a matcher written for them
+still matches."""
 CLAUDE_FIELDS = {"task": {"agent": "subagent_type"}, "grep": {"include": "glob"}}
 """The inputs Claude Code's counterpart names otherwise (the rest are named alike): a hook
 reads them, and answers `updatedInput`, by Claude Code's names."""

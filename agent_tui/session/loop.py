@@ -28,7 +28,7 @@ from agent_tui.records import (
     MessageWithParts,
     UserMessage,
 )
-from agent_tui.session import instructions_loaded
+from agent_tui.session import instructions_loaded, task_notices
 from agent_tui.session.decide import (
     Step,
     Stop,
@@ -236,6 +236,8 @@ class SessionLoop:
         while True:
             try:
                 turn = await self._read()
+                if await task_notices.deliver(self.ctx, turn):
+                    continue  # a background command ended: the model reads it this step
                 agent, registry = self._agent(turn.user.agent, turn.directory)
                 model = await self._model(turn.user.model or agent.model or self.ctx.config.model)
                 if await self._compact_pending(turn, model) or await self._make_room(turn, model):

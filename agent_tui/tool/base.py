@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from agent_tui.records import MessageWithParts
     from agent_tui.sandbox import Sandbox
     from agent_tui.storage.search import SearchHit
+    from agent_tui.tool.background import BackgroundCommands
 
 PermissionReply = Literal["once", "always", "deny", "never"]
 """never: deny, and deny this tool without asking for the rest of the session."""
@@ -165,6 +166,9 @@ class ToolContext:
     """Commands run in a read-only sandbox, the project included (plan mode)."""
     mode_switch: str = MODE_SWITCH
     """How the person switches agents in the front-end (plan mode's refusal names it)."""
+    background: BackgroundCommands | None = None
+    """The session's background commands (bash `run_in_background`, task_output,
+    task_stop); None: none can be started here."""
     env_file: Path | None = None
     """`CLAUDE_ENV_FILE` (a SessionStart hook's `export` lines): run before each bash
     command, in its shell (None: none)."""

@@ -9,12 +9,11 @@ is explained and may be run again outside (tool/escalation.py)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import shlex
 import signal
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -24,15 +23,20 @@ from agent_tui.secrets import ToolEnvironment
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
 from agent_tui.tool.bash_output import OutputCapture
 from agent_tui.tool.escalation import after_sandbox
+from agent_tui.tool.process_group import (
+    KILL_GRACE_SECONDS,
+    finish,
+    pump,
+    signal_group,
+    spawn,
+    stop_group,
+)
 from agent_tui.tool.tool_paths import resolve_path
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
-KILL_GRACE_SECONDS = 2.0
-"""Time between SIGTERM and SIGKILL when stopping a command's process group."""
 DRAIN_SECONDS = 1.0
 """After the shell exits, how long to keep reading output that background jobs may hold."""
-READ_CHUNK_BYTES = 64 * 1024
 
 Outcome = Literal["exited", "timed_out", "interrupted"]
 
@@ -53,6 +57,14 @@ class BashParams(BaseModel):
         default=None,
         description="Folder to run in, relative to the working directory (default: it).",
     )
+    run_in_background: bool = Field(
+        default=False,
+        description=(
+            "Run the command in the background and return at once with its id (for a dev "
+            "server or a watcher). Read what it prints with task_output, stop it with "
+            "task_stop; you are told when it exits. `timeout` does not apply."
+        ),
+    )
 
 
 NON_INTERACTIVE = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
@@ -68,49 +80,6 @@ def command_env(tool_env: dict[str, str] | None) -> dict[str, str]:
     return procs.process_env({**tool_env, **NON_INTERACTIVE})
 
 
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-async def _pump(stream: asyncio.StreamReader, capture: OutputCapture) -> None:
-    while chunk := await stream.read(READ_CHUNK_BYTES):
-        await capture.feed(chunk)
-
-
-async def _finish(tasks: set[asyncio.Task[Any]], seconds: float) -> bool:
-    """Wait up to `seconds` for all tasks; True when they all finished."""
-    pending = {t for t in tasks if not t.done()}
-    if pending:
-        _, pending = await asyncio.wait(pending, timeout=seconds)
-    return not pending
-
-
-class _ExitAwareProtocol(asyncio.subprocess.SubprocessStreamProtocol):
-    """Signals the shell's exit as soon as it happens.
-
-    `Process.wait()` also waits for the output pipe to close, which a background job
-    (`server &`) can keep open for ever.
-    """
-
-    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__(limit=limit, loop=loop)
-        self.exited = asyncio.Event()
-
-    def process_exited(self) -> None:
-        super().process_exited()
-        self.exited.set()
-
-
-async def _stop_group(pgid: int, tasks: set[asyncio.Task[Any]]) -> None:
-    """SIGTERM the whole group, SIGKILL whatever is left after a grace period."""
-    _signal_group(pgid, signal.SIGTERM)
-    await _finish(tasks, KILL_GRACE_SECONDS)
-    # Always: children that ignored SIGTERM or closed their output are still in the group.
-    _signal_group(pgid, signal.SIGKILL)
-    await _finish(tasks, KILL_GRACE_SECONDS)
-
-
 async def run_command(
     argv: list[str],
     cwd: Path,
@@ -120,33 +89,11 @@ async def run_command(
     env: dict[str, str],
 ) -> tuple[Outcome, int | None]:
     """Run `argv` until it exits, times out or `abort` is set. (outcome, exit code)."""
-    loop = asyncio.get_running_loop()
-    create = asyncio.ensure_future(
-        loop.subprocess_exec(
-            lambda: _ExitAwareProtocol(READ_CHUNK_BYTES, loop),
-            *argv,
-            cwd=cwd,
-            env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,  # its own process group, so that we can stop all of it
-        )
-    )
-    try:
-        transport, protocol = await asyncio.shield(create)
-    except asyncio.CancelledError:
-        # Cancelled while the pipes were being connected: the command may already run
-        # (and have started children); asyncio would kill only the shell.
-        with contextlib.suppress(Exception):
-            started, _ = await create
-            _signal_group(started.get_pid(), signal.SIGKILL)
-            started.close()
-        raise
+    transport, protocol = await spawn(argv, cwd, env)
     pgid = transport.get_pid()
     procs.track(pgid)  # stopped when agent-tui exits if background jobs outlive the shell
     assert protocol.stdout is not None
-    pump = asyncio.create_task(_pump(protocol.stdout, capture))
+    pumping = asyncio.create_task(pump(protocol.stdout, capture.feed))
     exited = asyncio.create_task(protocol.exited.wait())
     aborted = asyncio.create_task(abort.wait())
     outcome: Outcome = "exited"
@@ -156,17 +103,17 @@ async def run_command(
         )
         if exited in done:
             # Background jobs (`cmd &`) may hold the pipe open; do not wait for them.
-            await _finish({pump}, DRAIN_SECONDS)
+            await finish({pumping}, DRAIN_SECONDS)
         else:
             outcome = "interrupted" if aborted in done else "timed_out"
-            await _stop_group(pgid, {exited, pump})
+            await stop_group(pgid, {exited, pumping})
     finally:
         if transport.get_returncode() is None:  # cancelled from outside: leave nothing running
-            _signal_group(pgid, signal.SIGKILL)
-            await _finish({exited, pump}, KILL_GRACE_SECONDS)
-        for task in (aborted, pump, exited):
+            signal_group(pgid, signal.SIGKILL)
+            await finish({exited, pumping}, KILL_GRACE_SECONDS)
+        for task in (aborted, pumping, exited):
             task.cancel()
-        await asyncio.gather(aborted, pump, exited, return_exceptions=True)
+        await asyncio.gather(aborted, pumping, exited, return_exceptions=True)
         transport.close()
         await capture.close()
         procs.release(pgid)  # only once nothing of the command is left
@@ -209,6 +156,8 @@ class BashTool(Tool[BashParams]):
         if not cwd.is_dir():
             raise ToolError(f"workdir {cwd} does not exist or is not a folder.")
         argv, env = ["/bin/bash", "-c", _with_env_file(params.command, ctx)], command_env(ctx.env)
+        if params.run_in_background:
+            return await _start_background(params, ctx, argv, env, cwd)
         if ctx.sandbox is None:
             return await _run(params, ctx, argv, env, cwd)
         wrapped = await ctx.sandbox.wrap(
@@ -220,6 +169,42 @@ class BashTool(Tool[BashParams]):
         return await after_sandbox(
             result, params.command, wrapped.policy, ctx, lambda: _run(params, ctx, argv, env, cwd)
         )
+
+
+async def _start_background(
+    params: BashParams, ctx: ToolContext, argv: list[str], env: dict[str, str], cwd: Path
+) -> ToolResult:
+    """Start it as a foreground command would start (in the sandbox where commands run
+    there) and return its id; it goes on until it exits or is stopped (tool/background.py).
+    A command the sandbox blocks is not offered to run outside: its failure shows later."""
+    if ctx.background is None:
+        raise ToolError(
+            "Background commands cannot be started here: run it without run_in_background."
+        )
+    if ctx.sandbox is not None:
+        wrapped = await ctx.sandbox.wrap(
+            argv, env, key=ctx.session_id, project=ctx.directory, cwd=cwd, read_only=ctx.read_only
+        )
+        argv, env = wrapped.argv, wrapped.env
+    started = await ctx.background.start(
+        argv,
+        cwd,
+        env,
+        command=params.command,
+        description=params.description,
+        output_dir=ctx.output_dir,
+        truncation=ctx.truncation,
+        redactor=ctx.redact,
+    )
+    output = (
+        f"Command running in background with ID: {started.id}. Output is being written to: "
+        f"{started.info.output_path}\nRead its new output with task_output, stop it with "
+        "task_stop; you will be told when it exits."
+    )
+    metadata = {"background_id": started.id, "output_path": started.info.output_path}
+    if params.description:
+        metadata["description"] = params.description
+    return ToolResult(title=params.description or params.command, output=output, metadata=metadata)
 
 
 def _with_env_file(command: str, ctx: ToolContext) -> str:

@@ -34,6 +34,8 @@ from agent_tui.tool.read import ReadTool
 from agent_tui.tool.recall import RecallTool
 from agent_tui.tool.skill import SkillTool
 from agent_tui.tool.task import TASK_TOOL, TaskTool
+from agent_tui.tool.task_output import TASK_OUTPUT_TOOL, TaskOutputTool
+from agent_tui.tool.task_stop import TaskStopTool
 from agent_tui.tool.todo import TodoReadTool, TodoWriteTool
 from agent_tui.tool.truncation import truncate_output_async
 from agent_tui.tool.webfetch import WebFetchTool
@@ -41,7 +43,7 @@ from agent_tui.tool.write import WriteTool
 
 log = logging.getLogger(__name__)
 
-TAIL_TRUNCATED_TOOLS = frozenset({"bash"})
+TAIL_TRUNCATED_TOOLS = frozenset({"bash", TASK_OUTPUT_TOOL})
 """Tools whose outputs keep their end when truncated (where errors and summaries are)."""
 PermissionMode = Literal["ask", "auto-edits"]
 PERMISSION_MODES: tuple[PermissionMode, ...] = ("ask", "auto-edits")
@@ -62,6 +64,8 @@ DEFAULT_TOOLS: tuple[type[Tool], ...] = (
     SkillTool,
     WebFetchTool,
     TaskTool,
+    TaskOutputTool,
+    TaskStopTool,
 )
 """Every engine's tools (MCP servers' join them)."""
 AGENT_ONLY_TOOLS: dict[str, type[Tool]] = {PLAN_EXIT_TOOL: PlanExitTool}

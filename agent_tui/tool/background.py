@@ -1,0 +1,253 @@
+"""A session's background commands (bash `run_in_background`): started as a foreground
+command would be (same sandbox, environment, process group and owner marker) under a
+small supervisor (tool/supervise.py) that ends them if agent-tui is killed; their output
+kept by `BackgroundOutput`; read by task_output, stopped by task_stop, the person, or
+their session's end; each exit told to the model once, at its next step
+(session/task_notices.py). Every change is published as `BackgroundCommandsChanged`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agent_tui import procs
+from agent_tui.config.settings import TruncationConfig
+from agent_tui.errors import ToolError
+from agent_tui.events import BackgroundCommand, BackgroundCommandsChanged, Event
+from agent_tui.ids import now_ms
+from agent_tui.redact import Redactor
+from agent_tui.tool import supervise
+from agent_tui.tool.background_output import BackgroundOutput
+from agent_tui.tool.process_group import finish, pump, spawn, stop_group
+from agent_tui.tool.saved_outputs import new_path
+
+DRAIN_SECONDS = 0.2
+"""After it exits, how long its output may still arrive before what holds the pipe (a
+job it left) is stopped with its group."""
+LINE_EVENT_SECONDS = 0.5
+"""A new last line is published at most this often per session (a chatty server)."""
+ID_PREFIX = "b"
+
+
+def supervised(argv: list[str], fd: int) -> list[str]:
+    """`argv` under the supervisor, which ends it when the pipe at `fd` closes."""
+    return [sys.executable, "-I", supervise.__file__, str(fd), *argv]
+
+
+class Running:
+    """One background command: its process group, output and state."""
+
+    def __init__(self, info: BackgroundCommand, output: BackgroundOutput) -> None:
+        self.info = info
+        self.output = output
+        self.ended = asyncio.Event()
+        """Set once it has ended and its state is settled (what a blocking read waits for)."""
+        self.told = False
+        """Its end was reported to the model (a read after it, or the notice)."""
+        self.stopping = False
+        self._guard: int | None = None
+        self._pgid: int | None = None
+        self._watch: asyncio.Task[None] | None = None
+        self._pumping: asyncio.Task[None] | None = None
+        self._exited: asyncio.Task[Any] | None = None
+
+    @property
+    def id(self) -> str:
+        return self.info.id
+
+    @property
+    def running(self) -> bool:
+        return self.info.status == "running"
+
+    async def wait(self, seconds: float, abort: asyncio.Event) -> None:
+        """Until it ends, `seconds` pass, or `abort` is set."""
+        if not self.running:
+            return
+        waiters = {asyncio.ensure_future(self.ended.wait()), asyncio.ensure_future(abort.wait())}
+        try:
+            await asyncio.wait(waiters, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+
+
+class BackgroundCommands:
+    """One session's background commands (a `LiveSession`'s)."""
+
+    def __init__(self, session_id: str, publish: Callable[[Event], None] | None = None) -> None:
+        self.session_id = session_id
+        self.publish = publish
+        self._commands: dict[str, Running] = {}
+        self._line_event: asyncio.TimerHandle | None = None
+
+    # ---- what front-ends and tools read -------------------------------------------------
+
+    def list(self) -> list[BackgroundCommand]:
+        """Every background command of the session, oldest first, as it is now."""
+        return [self._snapshot(found) for found in self._commands.values()]
+
+    def get(self, command_id: str) -> Running:
+        """The command with this id; a ToolError naming the ids there are otherwise."""
+        found = self._commands.get(command_id.strip())
+        if found is not None:
+            return found
+        known = ", ".join(self._commands) or "none has been started in this session"
+        raise ToolError(
+            f"No background command has the id {command_id!r} (background commands: {known})."
+        )
+
+    def untold(self) -> list[Running]:
+        """Commands that ended without the model hearing of it, marked told now."""
+        ended = [c for c in self._commands.values() if not c.running and not c.told]
+        for command in ended:
+            command.told = True
+        return ended
+
+    # ---- starting and stopping ----------------------------------------------------------
+
+    async def start(
+        self,
+        argv: list[str],
+        cwd: Path,
+        env: dict[str, str],
+        *,
+        command: str,
+        description: str | None,
+        output_dir: Path,
+        truncation: TruncationConfig,
+        redactor: Redactor | None,
+    ) -> Running:
+        """Start `argv` and return at once; it runs until it exits or is stopped."""
+        path = new_path(output_dir)
+        info = BackgroundCommand(
+            id=self._new_id(),
+            command=command,
+            description=description,
+            started=now_ms(),
+            output_path=str(path),
+        )
+        found = Running(info, BackgroundOutput(path, truncation, redactor))
+        read_end, found._guard = os.pipe()
+        try:
+            transport, protocol = await spawn(supervised(argv, read_end), cwd, env, [read_end])
+        except BaseException:
+            os.close(found._guard)
+            raise
+        finally:
+            os.close(read_end)
+        found._pgid = transport.get_pid()
+        procs.track(found._pgid)
+        assert protocol.stdout is not None
+        found._pumping = asyncio.create_task(pump(protocol.stdout, self._feeder(found)))
+        found._exited = asyncio.create_task(protocol.exited.wait())
+        found._watch = asyncio.create_task(self._follow(found, transport))
+        self._commands[info.id] = found
+        self._changed()
+        return found
+
+    async def stop(self, command_id: str) -> Running:
+        """Stop one (SIGTERM to its group, SIGKILL after a grace); a ToolError when there
+        is no such command or it has ended already."""
+        found = self.get(command_id)
+        if not found.running:
+            raise ToolError(
+                f"Background command {found.id} is not running (it {found.info.status}"
+                f"{_code_words(found.info.exit_code)}); there is nothing to stop."
+            )
+        await self._stop(found)
+        return found
+
+    async def stop_all(self) -> None:
+        """Stop every running one (the session or the engine closes, a turn of `run`
+        ends): none outlives its session."""
+        await asyncio.gather(*(self._stop(c) for c in self._commands.values() if c.running))
+
+    async def _stop(self, found: Running) -> None:
+        found.stopping = True
+        found.told = True  # asked for: no notice
+        if found._pgid is not None and found._exited is not None and found._pumping is not None:
+            await stop_group(found._pgid, {found._exited, found._pumping})
+        if found._watch is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(found._watch)
+
+    # ---- following one -------------------------------------------------------------------
+
+    def _feeder(self, found: Running) -> Callable[[bytes], Any]:
+        async def feed(chunk: bytes) -> None:
+            before = found.output.last_line
+            await found.output.feed(chunk)
+            if found.output.last_line != before:
+                self._line_changed()
+
+        return feed
+
+    async def _follow(self, found: Running, transport: asyncio.SubprocessTransport) -> None:
+        """Wait for its end, then settle its state and tell the views."""
+        assert found._exited is not None and found._pumping is not None
+        try:
+            await found._exited
+            # Its own background jobs may hold the pipe: the group goes with it.
+            if not await finish({found._pumping}, DRAIN_SECONDS) and found._pgid is not None:
+                await stop_group(found._pgid, {found._pumping})
+        finally:
+            await self._settle(found, transport)
+
+    async def _settle(self, found: Running, transport: asyncio.SubprocessTransport) -> None:
+        if found._pumping is not None:
+            found._pumping.cancel()
+            await asyncio.gather(found._pumping, return_exceptions=True)
+        if found._guard is not None:
+            os.close(found._guard)
+            found._guard = None
+        transport.close()
+        await found.output.close()
+        code = transport.get_returncode()
+        info = found.info
+        info.exit_code, info.ended = code, now_ms()
+        info.status = "stopped" if found.stopping else "exited" if code == 0 else "failed"
+        info.last_line = found.output.last_line
+        if found._pgid is not None:
+            procs.release(found._pgid)
+        found.ended.set()
+        self._changed()
+
+    # ---- events --------------------------------------------------------------------------
+
+    def _snapshot(self, found: Running) -> BackgroundCommand:
+        return found.info.model_copy(update={"last_line": found.output.last_line})
+
+    def _changed(self) -> None:
+        if self._line_event is not None:
+            self._line_event.cancel()
+            self._line_event = None
+        if self.publish is not None:
+            self.publish(
+                BackgroundCommandsChanged(session_id=self.session_id, commands=self.list())
+            )
+
+    def _line_changed(self) -> None:
+        if self._line_event is None:
+            loop = asyncio.get_running_loop()
+            self._line_event = loop.call_later(LINE_EVENT_SECONDS, self._changed)
+
+    def _new_id(self) -> str:
+        while (found := ID_PREFIX + secrets.token_hex(3)) in self._commands:
+            pass
+        return found
+
+
+def _code_words(code: int | None) -> str:
+    if code is None:
+        return ""
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f", killed by {signal.Signals(-code).name}"
+    return f" with exit code {code}"

@@ -1,0 +1,310 @@
+"""Background commands (bash `run_in_background`, task_output, task_stop): started by the
+model through the real engine against the fake provider, real processes, real signals.
+What the model reads is asserted in the requests the fake server received."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import signal
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_tui import procs
+from agent_tui.events import BackgroundCommandsChanged, Event
+from agent_tui.sandbox import probe
+from agent_tui.session.engine import Engine
+from tests.conftest import write_config
+from tests.engine_helpers import open_engine, tool_results
+from tests.fake_openai import Call, FakeOpenAI, Gated, Hang, Text, ToolCalls
+from tests.process_helpers import agent_tui, wait_until
+
+pytestmark = pytest.mark.skipif(not procs.LINUX, reason="the /proc checks need Linux")
+
+UNSANDBOXED = {"enabled": False}
+WAIT_S = 30.0
+
+
+def background(command: str, **extra: Any) -> ToolCalls:
+    arguments = {"command": command, "run_in_background": True, **extra}
+    return ToolCalls([Call("bash", json.dumps(arguments))])
+
+
+def processes_with(argument: str) -> list[int]:
+    """Live processes (not zombies) whose command line holds this exact argument."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if argument.encode() in (entry / "cmdline").read_bytes().split(b"\0"):
+                stat = procs._stat(int(entry.name))
+                if stat is not None and stat[0] != "Z":
+                    found.append(int(entry.name))
+    return found
+
+
+async def until(condition: Callable[[], object], what: str) -> Any:
+    """Until `condition()` is truthy (its value), checked as the event loop turns."""
+    deadline = asyncio.get_running_loop().time() + WAIT_S
+    while not (value := condition()):
+        assert asyncio.get_running_loop().time() < deadline, f"never: {what}"
+        await asyncio.sleep(0.02)
+    return value
+
+
+class Changes:
+    """The BackgroundCommandsChanged events of an engine, newest last."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.seen: list[BackgroundCommandsChanged] = []
+        engine.subscribe(self._on)
+
+    def _on(self, event: Event) -> None:
+        if isinstance(event, BackgroundCommandsChanged):
+            self.seen.append(event)
+
+    def newest(self) -> dict[str, Any] | None:
+        if not self.seen or not self.seen[-1].commands:
+            return None
+        return self.seen[-1].commands[-1].model_dump()
+
+
+def user_texts(request: dict[str, Any]) -> str:
+    parts = []
+    for message in request["messages"]:
+        if message["role"] == "user":
+            content = message["content"]
+            items = content if isinstance(content, list) else [{"text": content}]
+            parts += [item.get("text", "") for item in items]
+    return "\n".join(parts)
+
+
+async def test_the_model_starts_a_server_reads_it_later_and_stops_it(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    write_config(isolated, fake_llm, sandbox=UNSANDBOXED)
+    served = isolated / "served"  # a unique argument: its processes are found by it
+    served.mkdir()
+    server = f"{sys.executable} -u -m http.server 0 --bind 127.0.0.1 --directory {served}"
+    read, stop, gate = Call("task_output"), Call("task_stop"), threading.Event()
+    fake_llm.script(
+        background(server, description="a dev server"),
+        Gated(ToolCalls([read]), gate),
+        ToolCalls([stop]),
+        Text("stopped it"),
+    )
+    async with open_engine() as engine:
+        changes = Changes(engine)
+        session = await engine.new_session(isolated)
+        turn = asyncio.create_task(engine.prompt(session.id, "start a server"))
+        started = await until(changes.newest, "the command is announced")
+        assert started["status"] == "running" and started["description"] == "a dev server"
+        saved = Path(started["output_path"])
+        line = await until(
+            lambda: re.search(r"port (\d+)", saved.read_text() if saved.is_file() else ""),
+            "the server says its port",
+        )
+        with urllib.request.urlopen(f"http://127.0.0.1:{line[1]}/") as answer:
+            assert answer.status == 200  # it serves while the model goes on
+        await until(lambda: "GET / HTTP" in saved.read_text(), "the request is logged")
+        read.arguments = json.dumps({"task_id": started["id"], "block": False, "filter": "GET"})
+        stop.arguments = json.dumps({"shell_id": started["id"]})  # KillShell's old name
+        gate.set()
+        result = await turn
+        assert result is not None and result.outcome == "stop", result
+        listed = (await engine.scope(session.id)).background.list()
+    reading = tool_results(fake_llm.requests[2])[-1]
+    assert "<status>running</status>" in reading
+    assert '"GET / HTTP/1.1" 200' in reading
+    assert "Serving HTTP" not in reading  # filtered out
+    assert f"Stopped background command {started['id']}" in tool_results(fake_llm.requests[3])[-1]
+    assert [c.status for c in listed] == ["stopped"]
+    assert changes.seen[-1].commands[0].status == "stopped"
+    assert processes_with(str(served)) == []
+
+
+async def test_a_command_that_exits_is_told_to_the_model_at_its_next_step(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    write_config(isolated, fake_llm, sandbox=UNSANDBOXED)
+    gate = threading.Event()
+    fake_llm.script(
+        background("echo first; echo last words; exit 3"),
+        Gated(ToolCalls([Call("bash", json.dumps({"command": "true"}))]), gate),
+        Text("noted"),
+    )
+    async with open_engine() as engine:
+        changes = Changes(engine)
+        session = await engine.new_session(isolated)
+        turn = asyncio.create_task(engine.prompt(session.id, "run it"))
+        ended = await until(
+            lambda: (c := changes.newest()) and c["status"] != "running" and c, "it ends"
+        )
+        gate.set()
+        assert (await turn) is not None
+    assert ended["status"] == "failed" and ended["exit_code"] == 3
+    assert "task-notification" not in user_texts(fake_llm.requests[1])
+    told = user_texts(fake_llm.requests[2])
+    assert f"<task-id>{ended['id']}</task-id>" in told
+    assert "failed with exit code 3" in told and "last words" in told
+    assert told.count("<task-notification>") == 1
+
+
+async def test_an_exit_while_idle_is_told_with_the_next_prompt(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    write_config(isolated, fake_llm, sandbox=UNSANDBOXED)
+    go = isolated / "go"
+    fake_llm.script(
+        background(f"while [ ! -e {go} ]; do sleep 0.05; done; echo built; exit 0"),
+        Text("it runs"),
+        Text("it finished"),
+    )
+    async with open_engine() as engine:
+        changes = Changes(engine)
+        session = await engine.new_session(isolated)
+        await engine.prompt(session.id, "build in the background")
+        go.touch()
+        await until(lambda: (c := changes.newest()) and c["status"] == "exited", "it exits")
+        await engine.prompt(session.id, "and now?")
+    assert all("task-notification" not in user_texts(r) for r in fake_llm.requests[:2])
+    told = user_texts(fake_llm.requests[2])
+    assert "completed (exit code 0)" in told and "built" in told
+
+
+async def test_a_bad_id_is_explained_and_a_read_after_the_end_needs_no_notice(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    write_config(isolated, fake_llm, sandbox=UNSANDBOXED)
+    read = Call("task_output")
+    fake_llm.script(
+        background("echo done here"),
+        ToolCalls([read, Call("task_stop", json.dumps({"task_id": "b000000"}))]),
+        Text("ok"),
+    )
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+
+        def aim(event: Event) -> None:  # the id, as the model would have read it
+            if isinstance(event, BackgroundCommandsChanged) and read.arguments == "{}":
+                read.arguments = json.dumps({"bash_id": event.commands[0].id})  # old name
+
+        engine.subscribe(aim)
+        # The read blocks until the command ends (Claude Code's default, block=true).
+        await engine.prompt(session.id, "go")
+    reading, stopping = tool_results(fake_llm.requests[2])[-2:]
+    assert "<status>exited</status>" in reading and "<exit_code>0</exit_code>" in reading
+    assert "done here" in reading
+    assert "No background command has the id 'b000000'" in stopping
+    assert "task-notification" not in user_texts(fake_llm.requests[2])
+
+
+async def test_in_the_sandbox_and_stopped_when_the_engine_closes(
+    isolated: Path, fake_llm: FakeOpenAI, tmp_path: Path
+) -> None:
+    support = await probe()
+    if not support.available:
+        pytest.skip(f"no sandbox on this machine: {support.reason}")
+    write_config(isolated, fake_llm)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    nap = "345.678"  # a unique argument: its processes are found by it
+    fake_llm.script(
+        background(f"touch {outside}/escaped; echo started; sleep {nap}"),
+        Text("left it running"),
+    )
+    async with open_engine() as engine:
+        changes = Changes(engine)
+        session = await engine.new_session(isolated)
+        await engine.prompt(session.id, "go")
+        saved = Path((await until(changes.newest, "it starts"))["output_path"])
+        await until(lambda: saved.is_file() and "started" in saved.read_text(), "it prints")
+        sleeping = await until(lambda: processes_with(nap), "it sleeps")
+        assert any(
+            b"bwrap" in Path(f"/proc/{pid}/cmdline").read_bytes() for pid in ancestors(sleeping[0])
+        ), "the background command runs outside the sandbox"
+    assert not (outside / "escaped").exists()
+    assert processes_with(nap) == []  # closing the engine stopped it
+
+
+def ancestors(pid: int) -> list[int]:
+    found = []
+    while (stat := procs._stat(pid)) is not None and int(stat[1]) > 1:
+        pid = int(stat[1])
+        found.append(pid)
+    return found
+
+
+# ---- no process outlives `agent-tui run` -------------------------------------------------
+
+
+@pytest.fixture
+def nap() -> Iterator[str]:
+    """A unique `sleep` argument: the test's processes are found by it, and killed at the
+    end whatever happened."""
+    unique = f"{300 + os.getpid() % 1000}.{time.monotonic_ns() % 10**6:06d}"
+    yield unique
+    for pid in processes_with(unique):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def sandbox_of(kind: str) -> dict[str, Any]:
+    if kind == "unsandboxed":
+        return UNSANDBOXED
+    support = asyncio.run(probe())
+    if not support.available:
+        pytest.skip(f"no sandbox on this machine: {support.reason}")
+    return {"enabled": True}
+
+
+def test_run_stops_its_background_commands_when_its_turn_ends(
+    isolated: Path, fake_llm: FakeOpenAI, nap: str
+) -> None:
+    write_config(isolated, fake_llm, sandbox=UNSANDBOXED)
+    gate = threading.Event()
+    fake_llm.script(
+        background(f"sleep {nap} & setsid sleep {nap} >/dev/null 2>&1 & wait"),
+        Gated(Text("left them running"), gate),
+    )
+    run = agent_tui(isolated, "run", "start two sleeps")
+    try:
+        wait_until(lambda: len(processes_with(nap)) == 2, "both sleeps run")
+        gate.set()
+        _, err = run.communicate(timeout=120)
+    finally:
+        gate.set()
+        run.kill()
+    assert run.returncode == 0, err.decode()
+    assert processes_with(nap) == [], "a background command outlived agent-tui run"
+
+
+@pytest.mark.parametrize("kind", ["unsandboxed", "sandboxed"])
+def test_a_sigkilled_run_leaves_no_background_process(
+    isolated: Path, fake_llm: FakeOpenAI, nap: str, kind: str
+) -> None:
+    write_config(isolated, fake_llm, sandbox=sandbox_of(kind))
+    fake_llm.script(
+        background(f"sleep {nap} & setsid sleep {nap} >/dev/null 2>&1 & wait"),
+        Hang(delay=60),  # the turn goes on: agent-tui is killed in it
+    )
+    run = agent_tui(isolated, "run", "start two sleeps")
+    try:
+        wait_until(lambda: len(processes_with(nap)) == 2, "both sleeps run")
+        run.kill()  # SIGKILL: agent-tui cleans nothing up, and nothing starts after it
+        run.communicate(timeout=30)
+        # Its supervisor sees agent-tui's end (a pipe closes): no next start is needed.
+        wait_until(lambda: processes_with(nap) == [], "the background processes end", 30)
+    finally:
+        run.kill()
