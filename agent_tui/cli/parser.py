@@ -94,7 +94,8 @@ def _add_command(commands: argparse._SubParsersAction, command: Command) -> None
         if arg.kind == "flag":
             target.add_argument(arg.option, action="store_true", help=arg.help)
         elif arg.kind == "option":
-            target.add_argument(arg.option, metavar=arg.metavar, help=arg.help)
+            spellings = [f"-{arg.short}", arg.option] if arg.short else [arg.option]
+            target.add_argument(*spellings, metavar=arg.metavar, help=arg.help)
         else:
             nargs = "*" if arg.kind == "rest" else "?"
             target.add_argument(arg.name, nargs=nargs, metavar=arg.metavar, help=arg.help)

@@ -96,6 +96,7 @@ def _dispatch(args: argparse.Namespace, commands: dict[str, Command]) -> int:
     if args.command is None:
         from agent_tui.tui.launch import launch
 
+        _enter_worktree(args)
         return launch(args)
     if args.command == "acp":
         from agent_tui.acp.stdio import serve_stdio

@@ -163,8 +163,9 @@ class Call:
 ArgKind = Literal["flag", "option", "word", "rest"]
 
 
-def _arg(kind: ArgKind, help: str, metavar: str = "", default: Any = None) -> Any:
-    return field(default=default, metadata={"kind": kind, "help": help, "metavar": metavar})
+def _arg(kind: ArgKind, help: str, metavar: str = "", default: Any = None, short: str = "") -> Any:
+    metadata = {"kind": kind, "help": help, "metavar": metavar, "short": short}
+    return field(default=default, metadata=metadata)
 
 
 def flag(help: str) -> Any:
@@ -172,9 +173,9 @@ def flag(help: str) -> Any:
     return _arg("flag", help, default=False)
 
 
-def option(metavar: str, help: str) -> Any:
-    """`--name VALUE` (`/compact --up-to` with no value: "")."""
-    return _arg("option", help, metavar)
+def option(metavar: str, help: str, short: str = "") -> Any:
+    """`--name VALUE` (`/compact --up-to` with no value: ""); `short`: also `-X VALUE`."""
+    return _arg("option", help, metavar, short=short)
 
 
 def word(metavar: str, help: str) -> Any:
@@ -198,6 +199,8 @@ class Arg:
     kind: ArgKind
     help: str
     metavar: str
+    short: str = ""
+    """A one-letter spelling of an option (`/new -w`), without its dash."""
 
     @property
     def option(self) -> str:
@@ -264,6 +267,7 @@ def _hint(arg: Arg) -> str:
 
 def parse_words(command: Command, typed: str) -> dict[str, Any]:
     args = {a.option: a for a in args_of(command.args) if a.kind in ("flag", "option")}
+    args.update({f"-{a.short}": a for a in args.values() if a.short})
     words = [a for a in args_of(command.args) if a.kind in ("word", "rest")]
     values: dict[str, Any] = {}
     left = typed.strip()

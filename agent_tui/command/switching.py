@@ -108,9 +108,26 @@ async def _fork(call: Call, args: ForkArgs) -> Result:
     return Text(said)
 
 
-async def _new(call: Call, args: NoArgs) -> None:
+@dataclass
+class NewArgs(NoArgs):
+    worktree: str | None = option(
+        "NAME",
+        "in a new git worktree, .claude/worktrees/NAME on the branch worktree-NAME "
+        "(a generated name without one)",
+        short="w",
+    )
+
+
+async def _new(call: Call, args: NewArgs) -> None:
+    worktrees = call.engine.worktrees
+    made = (
+        None
+        if args.worktree is None
+        else await worktrees.make(call.directory, args.worktree or None)
+    )
     await call.engine.start_afresh(call.session_id)
-    await call.person.open_session(None, None)
+    session = None if made is None else await worktrees.new_session(made)
+    await call.person.open_session(session, None)
 
 
 @dataclass
@@ -162,8 +179,9 @@ FORK = Command(
 )
 NEW = Command(
     "new",
-    "Start a new session",
+    "Start a new session (-w [NAME]: in a new git worktree)",
     _new,
+    NewArgs,
     keybind="new_session",
     session=False,
     views=frozenset({APP}),

@@ -16,7 +16,7 @@ from agent_tui.config.settings import Config, load_config
 from agent_tui.engine_context import ConfigLoader, EngineContext
 from agent_tui.errors import NotFoundError
 from agent_tui.provider.defaults import choose_by_keys, choose_model
-from agent_tui.records import Session
+from agent_tui.records import Session, Worktree
 from agent_tui.session.engine import Engine
 from agent_tui.storage.db import Database
 from agent_tui.tool.base import AskPermission
@@ -107,6 +107,8 @@ class AppStart:
     model: str | None = None
     session: str | None = None
     cont: bool = False
+    worktree: Worktree | None = None
+    """`-w`: the worktree made for it (the directory), where its new session works."""
 
     @property
     def overrides(self) -> dict[str, Any] | None:
@@ -126,6 +128,8 @@ async def open_for_app(start: AppStart, ask: AskPermission, front_end: str) -> O
     )
     try:
         found = await asked_session(engine, start.directory, start.session, start.cont, APP_START)
+        if start.worktree is not None:
+            found = await engine.worktrees.new_session(start.worktree)
     except BaseException:
         await engine.close()
         raise

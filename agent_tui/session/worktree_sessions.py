@@ -18,10 +18,10 @@ class SessionWorktrees:
     def __init__(self, ctx: EngineContext) -> None:
         self.ctx = ctx
 
-    async def start(self, directory: Path, name: str | None = None) -> Session:
-        """A new worktree of the repository `directory` is in, and a new session in it."""
-        worktree = await git_worktree.create(directory, name)
-        return await self.new_session(worktree)
+    async def make(self, directory: Path, name: str | None = None) -> Worktree:
+        """A new worktree of the repository `directory` is in (`/new -w`: made before the
+        session left hears its end, so a refusal leaves it as it was)."""
+        return await git_worktree.create(directory, name)
 
     async def new_session(self, worktree: Worktree) -> Session:
         """A new session working in a worktree made already (the CLI makes it first: the

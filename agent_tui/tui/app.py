@@ -350,10 +350,24 @@ class AgentApp(App[int]):
     def action_quit_twice(self) -> None:
         now = time.monotonic()
         if now - self._ctrl_c_at < QUIT_WINDOW:
-            self.exit(0)
+            self.run_worker(self.leave(), exclusive=True, group="leave")
             return
         self._ctrl_c_at = now
         self.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW)
+
+    async def leave(self) -> None:
+        """Quit. The shown session's worktree goes when it holds no change; one that
+        does is kept or removed as the person says (session/worktree_sessions.py)."""
+        from agent_tui.tui.worktree_screen import REMOVE, WorktreeScreen
+
+        session = self.chat.session if self.loaded.is_set() else None
+        try:
+            kept = session and await self.engine.worktrees.leave(session.id)
+            if session and kept and await self.push_screen_wait(WorktreeScreen(kept)) == REMOVE:
+                await self.engine.worktrees.remove(session.id)
+        except AgentTuiError as exc:  # git refused: the worktree stays, and we still go
+            self.notify(str(exc), severity="error")
+        self.exit(0)
 
     def action_leader(self) -> None:
         self._leader_at = time.monotonic()

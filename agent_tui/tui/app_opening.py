@@ -56,5 +56,6 @@ async def open_workspace(args: argparse.Namespace, ask: AskPermission) -> Opened
         model=getattr(args, "model", None),
         session=getattr(args, "session", None),
         cont=getattr(args, "cont", False),
+        worktree=getattr(args, "made_worktree", None),
     )
     return await open_for_app(start, ask, FRONT_END)

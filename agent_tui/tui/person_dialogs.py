@@ -15,6 +15,7 @@ from agent_tui.command.core import APP, Call, Command, Result, Rows, present
 if TYPE_CHECKING:
     from agent_tui.records import Session
     from agent_tui.session.expansion import Expansion
+    from agent_tui.tui.app import AgentApp
     from agent_tui.tui.conversation import Conversation
 
 
@@ -81,7 +82,8 @@ class AppPerson:
         self.chat.choose_model(model)
 
     async def leave(self) -> None:
-        self.chat.app.exit()
+        app: AgentApp = self.chat.app  # type: ignore[assignment]
+        await app.leave()  # its worktree asked about first
 
     async def _wait(self, screen: Any) -> Any:
         return await self.chat.app.push_screen_wait(screen)

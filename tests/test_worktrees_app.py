@@ -1,0 +1,87 @@
+"""Worktrees in the app (issue 53): `/new -w` starts a session in a new worktree; quitting
+removes an unchanged one and asks about one with changes (keep, or remove); `agent-tui -w`
+opens the app's session in the worktree made for it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_tui.session.opening import AppStart, open_for_app
+from agent_tui.tui.worktree_screen import WorktreeScreen
+from agent_tui.worktrees.git_worktree import create
+from tests.engine_helpers import write
+from tests.fake_openai import FakeOpenAI, Text
+from tests.test_worktrees import git, make_repo
+from tests.tui_helpers import ask, open_app, type_and_send, wait_for
+
+SIZE = (100, 30)
+
+
+@pytest.fixture
+def repo(configured: FakeOpenAI, isolated: Path) -> Path:
+    return make_repo(isolated)
+
+
+async def _new_worktree_session(pilot, app, name: str) -> Path:  # type: ignore[no-untyped-def]
+    await type_and_send(pilot, f"/new -w {name}")
+    await wait_for(pilot, lambda: app.chat.session is not None, "the worktree's session")
+    worktree = Path(app.chat.session.directory)
+    assert app.chat.session.worktree.branch == f"worktree-{name}"
+    return worktree
+
+
+@pytest.mark.parametrize("answer", ["k", "r"])
+async def test_new_w_and_the_question_when_it_changed(
+    repo: Path, configured: FakeOpenAI, answer: str
+) -> None:
+    configured.script(write("made.txt", "in the worktree\n"), Text("Written."))
+    app = await open_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.loaded.wait()
+        worktree = await _new_worktree_session(pilot, app, "edit")
+        assert worktree == repo / ".claude" / "worktrees" / "edit"
+        await ask(pilot, configured, "write made.txt")
+        assert (worktree / "made.txt").read_text() == "in the worktree\n"
+        assert not (repo / "made.txt").exists()
+        await type_and_send(pilot, "/quit")
+        await wait_for(pilot, lambda: isinstance(app.screen, WorktreeScreen), "the question")
+        await pilot.press(answer)
+        await wait_for(pilot, lambda: app.return_code is not None, "the app's exit")
+    await app.db.close()
+    branches = git(repo, "branch", "--list", "worktree-edit").strip()
+    if answer == "k":
+        assert (worktree / "made.txt").is_file() and branches
+    else:
+        assert not worktree.exists() and branches == ""
+
+
+async def test_quitting_removes_an_unchanged_worktree_without_asking(
+    repo: Path, configured: FakeOpenAI
+) -> None:
+    configured.script(Text("Nothing to do."))
+    app = await open_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.loaded.wait()
+        worktree = await _new_worktree_session(pilot, app, "look")
+        await ask(pilot, configured, "just look")
+        await type_and_send(pilot, "/quit")
+        await wait_for(pilot, lambda: app.return_code is not None, "the app's exit")
+        assert not isinstance(app.screen, WorktreeScreen)
+    await app.db.close()
+    assert not worktree.exists()
+    assert git(repo, "branch", "--list", "worktree-look").strip() == ""
+
+
+async def test_the_app_opened_with_w_works_in_the_worktree(
+    repo: Path, configured: FakeOpenAI
+) -> None:
+    made = await create(repo, "start")
+    opened = await open_for_app(AppStart(Path(made.path), worktree=made), None, "test")  # type: ignore[arg-type]
+    try:
+        assert opened.session is not None
+        assert opened.session.directory == made.path
+        assert opened.session.worktree == made
+    finally:
+        await opened.engine.close()
