@@ -176,12 +176,13 @@ class Found:
     owner: str
 
 
-def _marker(pid: int) -> str | None:
+def _marker(pid: int, name: str = OWNER_ENV) -> str | None:
+    """The value of `name` (the owner marker) in the process's environment."""
     try:
         data = (PROC / str(pid) / "environ").read_bytes()
     except OSError:
         return None
-    key = OWNER_ENV.encode() + b"="
+    key = name.encode() + b"="
     for entry in data.split(b"\0"):
         if entry.startswith(key):
             return entry[len(key) :].decode(errors="replace")
@@ -216,6 +217,15 @@ def scan(wanted: Callable[[str], bool]) -> list[Found]:
         if stat is not None and stat[0] != "Z":
             found.append(Found(pid, int(stat[2]), owner))
     return found
+
+
+def kill_marked(name: str, value: str) -> int:
+    """(Linux) SIGKILL our live processes whose environment sets `name` to `value` (a
+    background command's own marker: what left its group with `setsid` too); how many."""
+    token = owner_token()
+    found = [f for f in scan(lambda owner: owner == token) if _marker(f.pid, name) == value]
+    _signal(found, set(), signal.SIGKILL)
+    return len(found)
 
 
 def _signal(found: Iterable[Found], groups: set[int], sig: signal.Signals) -> None:

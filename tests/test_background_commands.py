@@ -24,10 +24,11 @@ from agent_tui import procs
 from agent_tui.events import BackgroundCommandsChanged, Event
 from agent_tui.sandbox import probe
 from agent_tui.session.engine import Engine
-from tests.conftest import write_config
-from tests.engine_helpers import open_engine, tool_results
+from tests.conftest import person_config, write_config
+from tests.engine_helpers import open_engine, run_cli, tool_results
 from tests.fake_openai import Call, FakeOpenAI, Gated, Hang, Text, ToolCalls
 from tests.process_helpers import agent_tui, wait_until
+from tests.test_hooks import Hook
 
 pytestmark = pytest.mark.skipif(not procs.LINUX, reason="the /proc checks need Linux")
 
@@ -246,6 +247,28 @@ def ancestors(pid: int) -> list[int]:
     return found
 
 
+async def test_task_stop_reaches_what_left_the_command_s_group(
+    isolated: Path, fake_llm: FakeOpenAI, nap: str
+) -> None:
+    write_config(isolated, fake_llm, sandbox=UNSANDBOXED)
+    stop, gate = Call("task_stop"), threading.Event()
+    fake_llm.script(
+        background(f"sleep {nap} & setsid sleep {nap} >/dev/null 2>&1 & wait"),
+        Gated(ToolCalls([stop]), gate),
+        Text("stopped"),
+    )
+    async with open_engine() as engine:
+        changes = Changes(engine)
+        session = await engine.new_session(isolated)
+        turn = asyncio.create_task(engine.prompt(session.id, "start two sleeps"))
+        started = await until(changes.newest, "it starts")
+        await until(lambda: len(processes_with(nap)) == 2, "both sleeps run")
+        stop.arguments = json.dumps({"task_id": started["id"]})
+        gate.set()
+        await turn
+        assert processes_with(nap) == [], "task_stop left the setsid sleep running"
+
+
 # ---- no process outlives `agent-tui run` -------------------------------------------------
 
 
@@ -308,3 +331,34 @@ def test_a_sigkilled_run_leaves_no_background_process(
         wait_until(lambda: processes_with(nap) == [], "the background processes end", 30)
     finally:
         run.kill()
+
+
+def test_hooks_hear_claude_code_s_names_and_the_background_id(
+    configured: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hook = Hook(tmp_path)
+    person_config(
+        {
+            "hooks": {
+                "PreToolUse": [hook.entry(matcher="BashOutput|KillShell")],  # former names
+                "PostToolUse": [hook.entry(matcher="Bash")],
+            }
+        }
+    )
+    configured.script(
+        background("echo hi"),
+        ToolCalls(
+            [
+                Call("task_output", json.dumps({"task_id": "b000000", "block": False})),
+                Call("task_stop", json.dumps({"task_id": "b000000"})),
+            ]
+        ),
+        Text("done"),
+    )
+    code, _, err = run_cli(capsys, "run", "go")
+    assert code == 0, err
+    started, read, stop = hook.events()
+    assert started["tool_name"] == "Bash" and started["tool_input"]["run_in_background"]
+    assert started["tool_response"]["backgroundTaskId"].startswith("b")
+    assert (read["tool_name"], read["tool_input"]["task_id"]) == ("TaskOutput", "b000000")
+    assert stop["tool_name"] == "TaskStop"

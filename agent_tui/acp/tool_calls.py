@@ -43,6 +43,8 @@ KINDS: dict[str, ToolKind] = {
     "todoread": "think",
     "task": "think",
     "skill": "read",
+    "task_output": "execute",
+    "task_stop": "execute",
     PLAN_EXIT_TOOL: "switch_mode",
 }
 STATUSES: dict[str, ToolCallStatus] = {

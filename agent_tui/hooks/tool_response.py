@@ -83,7 +83,9 @@ def _bash(ran: Ran) -> dict[str, Any]:
         "isImage": False,
         "noOutputExpected": no_output_expected(command),
     }
-    if ran.metadata.get("truncated") and ran.metadata.get("output_path"):
+    if ran.metadata.get("background_id"):  # run_in_background: its id, as Claude Code's
+        response["backgroundTaskId"] = ran.metadata["background_id"]
+    elif ran.metadata.get("truncated") and ran.metadata.get("output_path"):
         response["persistedOutputPath"] = ran.metadata["output_path"]  # the whole output
         response["persistedOutputSize"] = int(ran.metadata.get("total_bytes", 0))
     if isinstance(code, int) and code != 0:

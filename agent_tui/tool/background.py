@@ -34,6 +34,10 @@ job it left) is stopped with its group."""
 LINE_EVENT_SECONDS = 0.5
 """A new last line is published at most this often per session (a chatty server)."""
 ID_PREFIX = "b"
+TASK_ENV = "AGENT_TUI_BACKGROUND"
+"""A background command's own marker (`<session>/<id>`) in its processes' environment:
+a stop finds by it what left the command's group (`setsid`), as the owner marker does
+for the whole of agent-tui (procs.py)."""
 
 
 def supervised(argv: list[str], fd: int) -> list[str]:
@@ -52,6 +56,8 @@ class Running:
         self.told = False
         """Its end was reported to the model (a read after it, or the notice)."""
         self.stopping = False
+        self.marker = ""
+        """Its TASK_ENV value."""
         self._guard: int | None = None
         self._pgid: int | None = None
         self._watch: asyncio.Task[None] | None = None
@@ -134,6 +140,8 @@ class BackgroundCommands:
             output_path=str(path),
         )
         found = Running(info, BackgroundOutput(path, truncation, redactor))
+        found.marker = f"{self.session_id}/{info.id}"
+        env = {**env, TASK_ENV: found.marker}
         read_end, found._guard = os.pipe()
         try:
             transport, protocol = await spawn(supervised(argv, read_end), cwd, env, [read_end])
@@ -174,6 +182,8 @@ class BackgroundCommands:
         found.told = True  # asked for: no notice
         if found._pgid is not None and found._exited is not None and found._pumping is not None:
             await stop_group(found._pgid, {found._exited, found._pumping})
+        if procs.LINUX:  # what left its group
+            await asyncio.to_thread(procs.kill_marked, TASK_ENV, found.marker)
         if found._watch is not None:
             with contextlib.suppress(Exception):
                 await asyncio.shield(found._watch)
