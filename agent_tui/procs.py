@@ -27,9 +27,9 @@ Not used: PR_SET_PDEATHSIG. It would stop the direct child (the bash shell) at o
 but not what the shell started (`server &` keeps running), it fires when the forking
 *thread* ends rather than the process, it needs a `preexec_fn`, which is unsafe while
 other threads run (the litellm import thread), and it is Linux-only. A local MCP server
-already sees its stdin close when we die, and the next start reaps the rest. A watcher
-process that reaps as soon as agent-tui dies would close that gap at the price of one
-more long-lived process per instance; not done yet.
+already sees its stdin close when we die, and the next start reaps the rest. A command
+left running in the background has a watcher of its own (tool/supervise.py): when
+agent-tui dies its pipe closes, and it kills every process of ours at once.
 """
 
 from __future__ import annotations

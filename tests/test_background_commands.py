@@ -269,6 +269,27 @@ async def test_task_stop_reaches_what_left_the_command_s_group(
         assert processes_with(nap) == [], "task_stop left the setsid sleep running"
 
 
+async def test_a_subagent_s_background_commands_end_with_its_answer(
+    isolated: Path, fake_llm: FakeOpenAI, nap: str
+) -> None:
+    write_config(isolated, fake_llm, sandbox=UNSANDBOXED, agent={"runner": {"tools": ["bash"]}})
+    gate = threading.Event()
+    task = {"description": "Start it", "prompt": "start a sleep", "agent": "runner"}
+    fake_llm.script(
+        ToolCalls([Call("task", json.dumps(task))]),
+        background(f"sleep {nap}"),  # the subagent's step
+        Gated(Text("it sleeps"), gate),  # its answer
+        Text("done"),
+    )
+    async with open_engine() as engine:
+        session = await engine.new_session(isolated)
+        turn = asyncio.create_task(engine.prompt(session.id, "delegate"))
+        await until(lambda: processes_with(nap), "the subagent's sleep runs")
+        gate.set()
+        await turn
+        assert processes_with(nap) == [], "the subagent's command outlived its answer"
+
+
 # ---- no process outlives `agent-tui run` -------------------------------------------------
 
 

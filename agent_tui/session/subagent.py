@@ -105,6 +105,8 @@ class Subagents:
             result = await self._run(child_ctx, child, ctx.abort, run_as)
         finally:
             self.running.pop(child.id, None)
+            # Nothing reads a subagent's session after its answer: its commands end with it.
+            await self.ctx.live(child.id).background.stop_all()
         if result.outcome == "aborted" or ctx.abort.is_set():
             raise ToolError(f"The subagent was interrupted (session {child.id}).")
         if result.error:
