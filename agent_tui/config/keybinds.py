@@ -23,6 +23,7 @@ class Keybinds:
     pin: str = "p"
     agent_cycle: str = "a"
     permission_mode: str = "e"
+    next_waiting: str = "w"
     interrupt: str = "escape"
     palette: str = "ctrl+p"
 

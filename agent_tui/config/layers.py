@@ -158,7 +158,7 @@ def config_files(directory: Path | None = None) -> list[Path]:
     return [*found, project] if project is not None else found
 
 
-PERSON_ONLY = ("trusted_projects", "trust_project_hooks")
+PERSON_ONLY = ("trusted_projects", "trust_project_hooks", "notify")
 """Keys a project's file never sets, trusted or not: a project cannot vouch for itself."""
 PERSON_ONLY_SANDBOX = ("outside",)
 """Keys of `sandbox` a project's file never sets: it cannot take its own programs out."""

@@ -291,6 +291,8 @@ class KeybindsConfig(_Strict):
     """(leader) switch to the next primary agent (build, plan, ...); Tab in an empty prompt too."""
     permission_mode: str = DEFAULT_KEYS.permission_mode
     """(leader) cycle ask / auto-accept edits for this session; Shift+Tab in the prompt too."""
+    next_waiting: str = DEFAULT_KEYS.next_waiting
+    """(leader) open the session that has waited longest for you (a question, a plan)."""
     interrupt: str = DEFAULT_KEYS.interrupt
     """Interrupt the running step or compaction."""
     palette: str = DEFAULT_KEYS.palette
@@ -483,6 +485,15 @@ class Config(_Strict):
     """Seconds after the agent finishes a turn in the app, with nothing typed since,
     before Notification hooks hear `idle_prompt` (Claude Code's
     `messageIdleNotifThresholdMs`); 0: never."""
+    notify: list[str] = Field(default_factory=list)
+    """A program the app runs when a session that is not on screen waits for you or
+    finishes, as Codex's `notify`: the words, then one JSON argument (`type`: waiting,
+    finished or failed; `session_id`, `title`, `directory`, `reason`). On your machine,
+    not in the sandbox: read from your own config only, never a project's."""
+    notify_terminal: Literal["auto", "osc9", "osc777", "bell", "off"] = "auto"
+    """How the app tells the terminal then: a bell, and a desktop notification where the
+    terminal shows one (auto: OSC 9 in iTerm2, WezTerm, Ghostty and kitty, OSC 777 in foot
+    and urxvt); osc9/osc777 force one; bell only; off."""
     trust_project_hooks: bool = False
     """Run every project's own hooks without asking (read from your own config only;
     `trusted_projects` trusts the whole project instead)."""

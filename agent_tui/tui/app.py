@@ -255,16 +255,29 @@ class AgentApp(App[int]):
     # ---- permissions ------------------------------------------------------------------
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionReply:
+        """Asked in a dialog once the request's session is on screen: a session working
+        beside it waits for the person to open it (tui/side_by_side.py)."""
         from agent_tui.tui.permission_screen import PermissionScreen
 
-        answer: asyncio.Future[PermissionReply] = asyncio.get_running_loop().create_future()
+        async def on_screen() -> PermissionReply:
+            answer: asyncio.Future[PermissionReply] = asyncio.get_running_loop().create_future()
 
-        def done(reply: PermissionReply | None) -> None:
-            if not answer.done():
-                answer.set_result(reply or "deny")
+            def done(reply: PermissionReply | None) -> None:
+                if not answer.done():
+                    answer.set_result(reply or "deny")
 
-        self.push_screen(PermissionScreen(request), callback=done)
-        return await answer
+            self.push_screen(PermissionScreen(request), callback=done)
+            return await answer
+
+        return await self.chat.side.ask(request, on_screen)
+
+    def action_next_waiting(self) -> None:
+        """Open the session that has waited longest for the person (a question, a plan)."""
+        session_id = self.chat.side.next_waiting()
+        if session_id is None:
+            self.notify("No other session is waiting for you.", timeout=4)
+        else:
+            self.run_worker(self._open_session(session_id), exit_on_error=False)
 
     # ---- the prompt -------------------------------------------------------------------
 
@@ -377,7 +390,8 @@ class AgentApp(App[int]):
             f"{keys.leader}: {keys.compact} compact · {keys.new_session} new session · "
             f"{keys.sessions} sessions · {keys.model} model · {keys.sidebar} sidebar · "
             f"{keys.uncompact} uncompact · {keys.undo} undo · {keys.redo} redo · {keys.pin} pin · "
-            f"{keys.agent_cycle} agent · {keys.permission_mode} auto-accept edits"
+            f"{keys.agent_cycle} agent · {keys.permission_mode} auto-accept edits · "
+            f"{keys.next_waiting} next waiting"
         )
         self.set_timer(LEADER_WINDOW, self._leader_timeout)
 
@@ -422,6 +436,7 @@ class AgentApp(App[int]):
                 return
         actions = {
             keys.sidebar: self.action_toggle_sidebar,
+            keys.next_waiting: self.action_next_waiting,
             keys.agent_cycle: self.chat.cycle_agent,
             keys.permission_mode: self.chat.cycle_permission_mode,
         }

@@ -20,6 +20,7 @@ from textual.widgets import Static, TextArea
 
 from agent_tui.errors import AgentTuiError
 from agent_tui.tui.prompt_input import PromptInput
+from agent_tui.tui.side_by_side import SideBySide
 from agent_tui.tui.sidebar import Sidebar
 from agent_tui.tui.status_line import StatusLine
 from agent_tui.tui.submissions import Submissions
@@ -81,7 +82,9 @@ class Conversation(Horizontal):
         self.model_override = model
         """A model chosen for the next messages (`--model`, /model), else None."""
         self.continuing = continuing
-        self.session: Session | None = None
+        self.side = SideBySide(self._show_sessions)
+        """The sessions working here besides the one on screen (tui/side_by_side.py)."""
+        self._session: Session | None = None
         self.agent_name = BUILD_AGENT
         """The primary agent the next message goes to (Tab cycles)."""
         self.permission_mode: PermissionMode = "ask"
@@ -89,7 +92,8 @@ class Conversation(Horizontal):
         self.pump: EventPump | None = None
         self.submissions = Submissions()
         """Messages, `!commands` and `/compact` reach the session in the order typed."""
-        self._pending_plan: str | None = None
+        self._plans: dict[str, str] = {}
+        """A plan each session proposed, until the person answers it on its screen."""
         self._undo_prompt: str | None = None
         self._first_page: Page | None = None
         """What `show_first_page` drew, until `show_session` has the engine's read."""
@@ -105,6 +109,20 @@ class Conversation(Horizontal):
             yield Static("", id="completions", markup=False)
             yield PromptInput(id="prompt")
         yield Sidebar(id="sidebar")
+
+    @property
+    def session(self) -> Session | None:
+        """The session on screen (None: a new one, not saved until its first message)."""
+        return self._session
+
+    @session.setter
+    def session(self, session: Session | None) -> None:
+        self._session = session
+        self.side.show(session.id if session is not None else None)
+
+    def _show_sessions(self) -> None:
+        if self.is_mounted:
+            self.sidebar.show_sessions(self.side.strip())
 
     @property
     def prompt(self) -> PromptInput:
@@ -138,9 +156,14 @@ class Conversation(Horizontal):
         """The engine exists: the view of messages is mounted and its events shown."""
         from agent_tui.context.stats import SessionStats
         from agent_tui.tui.event_pump import EventPump
+        from agent_tui.tui.notifier import Notifier
 
         self.engine, self.config = engine, config
         engine.name_mode_switch(MODE_SWITCH)
+        app = self.app
+        write = None if app.is_headless else getattr(app._driver, "write", None)
+        warn = lambda text: self.notify(text, severity="warning")  # noqa: E731
+        self.side.notifier = Notifier(config.notify_terminal, config.notify, write, warn)
         self.session_model = self.model_override or config.model
         self.stats = SessionStats()
         self.pump = EventPump(self)
@@ -199,9 +222,10 @@ class Conversation(Horizontal):
         self.agent_of(page)
         self.show_welcome(not page)
         self.refresh_sidebar()
-        self.status_line.set_status(
-            "busy" if session and self.engine.is_busy(session.id) else "idle"
-        )
+        busy = session is not None and self.engine.is_busy(session.id)
+        self.status_line.set_status("busy" if busy else "idle")
+        if not busy:
+            self._show_pending_plan()  # proposed while another session was on screen
         if session is not None:
             await self.view.wait_for_refresh()  # the newest page is on screen first
             if self.session is not session:
@@ -457,17 +481,19 @@ class Conversation(Horizontal):
 
     # ---- the plan ---------------------------------------------------------------------
 
-    def propose_plan(self, plan: str) -> None:
-        """The engine's PlanProposed: shown once the session is idle."""
-        self._pending_plan = plan
+    def propose_plan(self, session_id: str, plan: str) -> None:
+        """The engine's PlanProposed: shown once its session is idle on screen."""
+        self._plans[session_id] = plan
 
     def _show_pending_plan(self) -> None:
-        plan, self._pending_plan = self._pending_plan, None
-        if plan is None:
+        session = self.session
+        plan = self._plans.pop(session.id, None) if session is not None else None
+        if session is None or plan is None:
             return
         from agent_tui.tui.plan_screen import PlanScreen
 
         def answered(answer: PlanAnswer | None) -> None:
+            self.side.answered(session.id, "plan")
             self.prompt.focus()
             choice = "keep" if answer is None else answer.choice
             if choice == "keep":

@@ -40,6 +40,9 @@ NOTIFY_SEVERITY = {"info": "information", "warning": "warning", "error": "error"
 async def apply_event(chat: Conversation, event: Event) -> None:
     session_id = session_of(event)
     shown = chat.session is not None and session_id == chat.session.id
+    chat.side.follow(event)  # every session's state, on screen or not
+    if isinstance(event, PlanProposed):  # put to the person once it is on screen, idle
+        chat.propose_plan(event.session_id, event.plan)
     if isinstance(event, Notice) and (shown or session_id is None):  # None: for every session
         chat.notify(event.message, severity=NOTIFY_SEVERITY[event.level])  # type: ignore[arg-type]
     if not shown:
@@ -69,8 +72,6 @@ async def apply_event(chat: Conversation, event: Event) -> None:
         chat.stats.observe_part(event.part)
         if len(chat.stats.files) != before:
             chat.refresh_sidebar()
-    elif isinstance(event, PlanProposed):
-        chat.propose_plan(event.plan)
     elif isinstance(event, AgentSwitched):
         chat.switch_agent(event.agent)
     elif isinstance(event, SessionCompacted):

@@ -51,7 +51,7 @@ class AppPerson:
         if not rows.rows:
             self.chat.notify(rows.empty, severity="warning")
             return None
-        return await self._wait(_picker(self.chat, rows))
+        return await self._wait(_picker(self.chat, self.chat.side.decorate(rows)))
 
     async def open_session(self, session: Session | None, retype: str | None) -> None:
         chat = self.chat

@@ -75,11 +75,15 @@ class Sidebar(VerticalScroll):
     Sidebar #sidebar-agent.-plan { color: $warning; }
     Sidebar > .-todos { display: none; }
     Sidebar.-has-todos > .-todos { display: block; }
+    Sidebar > .-sessions { display: none; }
+    Sidebar.-has-sessions > .-sessions { display: block; }
     """
 
     def compose(self) -> ComposeResult:
         yield Static("New session", id="sidebar-title", markup=False)
         yield Static("", id="sidebar-directory", markup=False)
+        yield Label("Sessions", classes="heading -sessions")
+        yield Static("", id="sidebar-sessions", classes="-sessions", markup=False)
         yield Label("Agent", classes="heading")
         yield Static("build", id="sidebar-agent", markup=False)
         yield Label("Model", classes="heading")
@@ -127,6 +131,12 @@ class Sidebar(VerticalScroll):
         if len(files) > MAX_FILES_SHOWN:
             text = f"… {len(files) - MAX_FILES_SHOWN} more\n" + text
         self.query_one("#sidebar-files", Static).update(text)
+
+    def show_sessions(self, strip: str) -> None:
+        """The sessions working side by side here and their states (tui/side_by_side.py);
+        hidden while there is only the one on screen."""
+        self.query_one("#sidebar-sessions", Static).update(strip)
+        self.set_class(bool(strip), "-has-sessions")
 
     def show_todos(self, items: list[TodoItem]) -> None:
         """The session's todo list; the section is hidden while the list is empty."""
