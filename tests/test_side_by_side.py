@@ -15,6 +15,7 @@ from textual.widgets import Static
 from agent_tui.command.core import Row, Rows
 from agent_tui.events import PlanProposed, SessionError, SessionStatus, SessionUpdated
 from agent_tui.records import Session
+from agent_tui.tui.app import AgentApp
 from agent_tui.tui.choice_screen import RowsScreen
 from agent_tui.tui.notifier import sequence, terminal_kind
 from agent_tui.tui.permission_screen import PermissionScreen
@@ -37,7 +38,7 @@ def _notify_program(isolated: Path) -> tuple[list[str], Path]:
     return [sys.executable, "-c", script], heard
 
 
-def _strip(app) -> str:  # noqa: ANN001
+def _strip(app: AgentApp) -> str:
     return str(app.query_one("#sidebar-sessions", Static).render())
 
 
