@@ -184,6 +184,27 @@ async def test_an_exit_while_idle_is_told_with_the_next_prompt(
     assert "completed (exit code 0)" in told and "built" in told
 
 
+async def test_the_person_stops_one_through_the_scope_and_the_model_is_told(
+    isolated: Path, fake_llm: FakeOpenAI, nap: str
+) -> None:
+    write_config(isolated, fake_llm, sandbox=UNSANDBOXED)
+    fake_llm.script(background(f"sleep {nap}", description="a long nap"), Text("ok"), Text("ok"))
+    async with open_engine() as engine:
+        changes = Changes(engine)
+        session = await engine.new_session(isolated)
+        await engine.prompt(session.id, "nap")
+        await until(lambda: processes_with(nap), "it sleeps")
+        scope = await engine.scope(session.id)  # what a command of a front-end gets
+        (listed,) = scope.background.list()
+        assert (listed.status, listed.description) == ("running", "a long nap")
+        stopped = await scope.background.stop(listed.id)
+        assert stopped.info.status == "stopped" and processes_with(nap) == []
+        assert changes.seen[-1].commands[0].status == "stopped"
+        await engine.prompt(session.id, "and?")
+    told = user_texts(fake_llm.requests[2])
+    assert '"a long nap" was stopped by the person' in told and "<status>killed" in told
+
+
 async def test_a_bad_id_is_explained_and_a_read_after_the_end_needs_no_notice(
     isolated: Path, fake_llm: FakeOpenAI
 ) -> None:

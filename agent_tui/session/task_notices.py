@@ -1,8 +1,9 @@
 """The model hears of a background command's end (tool/background.py) at its next step:
 before the loop calls the model, each command of the session that ended unheard of (not
-stopped on request, not read after its end with task_output) becomes a saved user message
-of synthetic text in a `<task-notification>`, as Claude Code delivers it: its id, command,
-status, exit code and last lines. Saved, it stays in the history the next requests send."""
+read after its end with task_output) becomes a saved user message of synthetic text in a
+`<task-notification>`, as Claude Code delivers it: its id, command, status, exit code and
+last lines (a stop by the person too; the model's own task_stop and the session's end are
+not told). Saved, it stays in the history the next requests send."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ from agent_tui.session.decide import Turn
 from agent_tui.tool.background import Running
 from agent_tui.tool.task_output import TASK_OUTPUT_TOOL
 
+STATUSES = {"exited": "completed", "failed": "failed", "stopped": "killed", "running": "running"}
+"""A status as Claude Code's notifications name it."""
+
 
 def notification(found: Running) -> str:
     """One ended command as the model reads it."""
@@ -22,6 +26,8 @@ def notification(found: Running) -> str:
     label = info.description or info.command
     if info.status == "exited":
         summary = f'Background command "{label}" completed (exit code 0)'
+    elif info.status == "stopped":
+        summary = f'Background command "{label}" was stopped by the person'
     elif info.exit_code is not None and info.exit_code < 0:
         summary = f'Background command "{label}" was killed by signal {-info.exit_code}'
     else:
@@ -31,7 +37,7 @@ def notification(found: Running) -> str:
     return (
         "<task-notification>\n"
         f"<task-id>{info.id}</task-id>\n"
-        f"<status>{'completed' if info.status == 'exited' else 'failed'}</status>\n"
+        f"<status>{STATUSES[info.status]}</status>\n"
         f"<summary>{escape(summary, quote=False)}</summary>\n"
         f"<command>{escape(info.command, quote=False)}</command>\n"
         f"<last-lines>\n{escape(tail, quote=False)}\n</last-lines>\n"

@@ -160,26 +160,27 @@ class BackgroundCommands:
         self._changed()
         return found
 
-    async def stop(self, command_id: str) -> Running:
+    async def stop(self, command_id: str, *, tell_model: bool = True) -> Running:
         """Stop one (SIGTERM to its group, SIGKILL after a grace); a ToolError when there
-        is no such command or it has ended already."""
+        is no such command or it has ended already. The person's stop is told to the
+        model at its next step; `tell_model=False` when the model asked (task_stop)."""
         found = self.get(command_id)
         if not found.running:
             raise ToolError(
                 f"Background command {found.id} is not running (it {found.info.status}"
                 f"{_code_words(found.info.exit_code)}); there is nothing to stop."
             )
-        await self._stop(found)
+        await self._stop(found, told=not tell_model)
         return found
 
     async def stop_all(self) -> None:
         """Stop every running one (the session or the engine closes, a turn of `run`
-        ends): none outlives its session."""
+        ends): none outlives its session, and nobody is left to tell."""
         await asyncio.gather(*(self._stop(c) for c in self._commands.values() if c.running))
 
-    async def _stop(self, found: Running) -> None:
+    async def _stop(self, found: Running, *, told: bool = True) -> None:
         found.stopping = True
-        found.told = True  # asked for: no notice
+        found.told = told
         if found._pgid is not None and found._exited is not None and found._pumping is not None:
             await stop_group(found._pgid, {found._exited, found._pumping})
         if procs.LINUX:  # what left its group

@@ -30,7 +30,7 @@ class TaskStopTool(Tool[TaskStopParams]):
         return f"Stop {params.task_id}", ""
 
     async def execute(self, params: TaskStopParams, ctx: ToolContext) -> ToolResult:
-        stopped = await session_commands(ctx).stop(params.task_id)
+        stopped = await session_commands(ctx).stop(params.task_id, tell_model=False)
         info = stopped.info
         return ToolResult(
             title=info.description or info.command,
