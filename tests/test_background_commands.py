@@ -21,9 +21,15 @@ from typing import Any
 import pytest
 
 from agent_tui import procs
+from agent_tui.config.settings import TruncationConfig
 from agent_tui.events import BackgroundCommandsChanged, Event
 from agent_tui.sandbox import probe
 from agent_tui.session.engine import Engine
+from agent_tui.tool.background import BackgroundCommands
+from agent_tui.tool.background_output import MIN_UNREAD_CHARS
+from agent_tui.tool.base import ToolContext
+from agent_tui.tool.bash import BashParams, BashTool
+from agent_tui.tool.task_output import TaskOutputParams, TaskOutputTool
 from tests.conftest import person_config, write_config
 from tests.engine_helpers import open_engine, run_cli, tool_results
 from tests.fake_openai import Call, FakeOpenAI, Gated, Hang, Text, ToolCalls
@@ -309,6 +315,35 @@ async def test_a_subagent_s_background_commands_end_with_its_answer(
         gate.set()
         await turn
         assert processes_with(nap) == [], "the subagent's command outlived its answer"
+
+
+async def test_a_chatty_command_s_output_stays_bounded(tmp_path: Path) -> None:
+    """20 MB printed: the saved file keeps its newest part within the cap, the next read
+    holds at most the unread limit (what stays in memory) and says what was dropped."""
+    limits = TruncationConfig(max_bytes=1024, max_saved_bytes=256 * 1024)
+    ctx = ToolContext(
+        "ses_test",
+        "msg_test",
+        "call_test",
+        tmp_path,
+        tmp_path / "tool-output",
+        truncation=limits,
+        background=BackgroundCommands("ses_test"),
+    )
+    script = "for i in range(200_000): print(f'line {i:06d} ' + 'x' * 90)"
+    (tmp_path / "chatty.py").write_text(script)
+    params = BashParams(command=f"{sys.executable} chatty.py", run_in_background=True)
+    started = (await BashTool().execute(params, ctx)).metadata["background_id"]
+    read = TaskOutputParams(task_id=started, timeout=WAIT_S * 1000)
+    result = await TaskOutputTool().execute(read, ctx)
+    assert "<status>exited</status>" in result.output
+    assert "of earlier output was dropped before this read" in result.output
+    assert len(result.output) < MIN_UNREAD_CHARS * 2
+    assert "line 199999" in result.output  # the newest is what is kept
+    saved = Path(ctx.background.get(started).info.output_path)
+    assert saved.stat().st_size <= limits.max_saved_bytes + 1024
+    text = saved.read_text()
+    assert "cut from the start of this" in text and text.rstrip().endswith("x" * 90)
 
 
 # ---- no process outlives `agent-tui run` -------------------------------------------------
