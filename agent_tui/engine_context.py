@@ -29,7 +29,7 @@ from agent_tui.secrets import ToolEnvironment
 from agent_tui.storage.db import Database
 from agent_tui.storage.snapshot import Snapshots, snapshot_root
 from agent_tui.todos import SessionTodos
-from agent_tui.tool.base import AskPermission, Subagents, ToolContext
+from agent_tui.tool.base import AskPermission, Subagents, ToolContext, Worktrees
 from agent_tui.tool.registry import PermissionMode, ToolRegistry
 from agent_tui.trust import store
 from agent_tui.workspace.workspace import Workspace
@@ -55,6 +55,8 @@ class Shared:
     """How to ask the person; None refuses every `ask` (headless run)."""
     subagents: Subagents | None = None
     """Runs the task tool's child sessions (the Engine sets it; None: no subagents)."""
+    worktrees: Worktrees | None = None
+    """Moves a session into a new worktree, for enter_worktree (the Engine sets it)."""
     load: ConfigLoader | None = None
     """How a project directory's config is loaded; None: the one config applies to
     every directory (a context made in code, as tests and benchmarks do)."""
@@ -290,6 +292,7 @@ class EngineContext:
             env=self.tool_env.env,
             history=self.db,
             subagents=self.subagents,
+            worktrees=self.shared.worktrees,
             todos=SessionTodos(self.db, self.publish),
             editor=self.live(session_id).editor,
             sandbox=self.sandbox,

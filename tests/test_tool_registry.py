@@ -70,7 +70,7 @@ def test_default_registry_definitions(registry: ToolRegistry) -> None:
     assert registry.get("read") is not None
     assert registry.get("nope") is None
     expected = {
-        "bash": "ask", "edit": "ask", "write": "ask", "webfetch": "ask",
+        "bash": "ask", "edit": "ask", "write": "ask", "webfetch": "ask", "enter_worktree": "ask",
         "glob": "allow", "grep": "allow", "list": "allow", "read": "allow", "recall": "allow",
         "todowrite": "allow", "todoread": "allow", "skill": "allow",
     }  # fmt: skip
@@ -82,7 +82,7 @@ async def test_unknown_tool(registry: ToolRegistry, ctx: ToolContext) -> None:
     with pytest.raises(ToolError) as info:
         await registry.run("rm", "{}", ctx)
     assert str(info.value) == f"Unknown tool 'rm'. Available tools: {', '.join(registry.names())}."
-    assert "bash, edit, glob, grep, list, read, recall" in str(info.value)
+    assert "bash, edit, enter_worktree, glob, grep, list, read, recall" in str(info.value)
 
 
 async def test_invalid_json(registry: ToolRegistry, ctx: ToolContext) -> None:

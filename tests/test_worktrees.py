@@ -148,3 +148,41 @@ def test_the_worktrees_are_no_part_of_the_main_checkouts_trust(
     assert run_cli(capsys, "run", "-w", "cfg", "go")[0] == 0
     assert (repo / ".claude/worktrees/cfg/.agent-tui/commands/x.md").is_file()
     assert load_config(directory=repo).project.files == before
+
+
+def test_enter_worktree_moves_the_session_once_the_person_allows_it(
+    repo: Path, configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    worktree = repo / ".claude" / "worktrees" / "asked"
+    enter = ToolCalls([Call("enter_worktree", json.dumps({"name": "asked"}))])
+    configured.script(
+        enter,
+        write("moved.txt", "after the move\n"),
+        ToolCalls([Call("bash", json.dumps({"command": f"pwd; touch {repo}/escaped.txt"}))]),
+        Text("Done."),
+    )
+    code, _, err = run_cli(capsys, "run", "--allow", "enter_worktree", "work in a worktree")
+    assert code == 0, err
+    assert (worktree / "moved.txt").read_text() == "after the move\n"
+    assert not (repo / "moved.txt").exists()
+    assert not (repo / "escaped.txt").exists()  # the sandbox's root moved with it
+    assert str(worktree) in configured.requests[3]["messages"][-1]["content"]
+    assert f"kept the worktree {worktree} (branch worktree-asked)" in err
+    (listed,) = sessions(capsys)
+    assert listed["directory"] == str(worktree)
+    assert listed["worktree"]["branch"] == "worktree-asked"
+
+
+def test_enter_worktree_waits_for_the_persons_approval(
+    repo: Path, configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configured.script(
+        ToolCalls([Call("enter_worktree", json.dumps({"name": "refused"}))]), Text("Ok.")
+    )
+    code, _, err = run_cli(capsys, "run", "work in a worktree")
+    assert code == 0, err
+    (result,) = [m for m in configured.requests[1]["messages"] if m["role"] == "tool"]
+    assert "The enter_worktree tool needs the person's approval" in result["content"]
+    assert not (repo / ".claude" / "worktrees" / "refused").exists()
+    (listed,) = sessions(capsys)
+    assert listed["directory"] == str(repo) and listed["worktree"] is None

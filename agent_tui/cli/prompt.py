@@ -26,6 +26,8 @@ from agent_tui.tool.escalation import UNSANDBOXED
 
 if TYPE_CHECKING:
     from agent_tui.project.custom_commands import CustomCommand
+    from agent_tui.records import Worktree
+    from agent_tui.session.engine import Engine
 
 MODE_SWITCH = "by running again with --agent build"
 """How a person leaves plan mode with `run` (`--agent plan` prints the plan)."""
@@ -39,22 +41,36 @@ def dispatch(args: argparse.Namespace, command: Command | None, config: Config) 
 
 
 async def _run_and_leave(args: argparse.Namespace, config: Config) -> int:
-    """`run`, and with `-w` the worktree left after it: removed with its branch when the
-    run changed nothing, kept (and said, with its path and branch) when it did."""
+    """`run`; with `-w`, a worktree the run made but never started its session in (it
+    failed first) goes too when unchanged."""
     try:
         return await _run(args, config)
     finally:
-        if getattr(args, "made_worktree", None) is not None:
+        made = getattr(args, "made_worktree", None)
+        if made is not None and not getattr(args, "session_left", False):
             os.chdir(args.started_in)  # out of the worktree, which may go now
             async with open_engine(config, args.command) as engine:
-                kept = await engine.worktrees.leave_made(args.made_worktree)
-            if kept is not None:
-                print(
-                    f"agent-tui: kept the worktree {kept.path} (branch {kept.branch}): it has "
-                    f"changes. Remove it with: git worktree remove {kept.path} && "
-                    f"git branch -D {kept.branch}",
-                    file=sys.stderr,
-                )
+                _say_kept(await engine.worktrees.leave_made(made))
+
+
+async def _leave_worktree(engine: Engine, args: argparse.Namespace, session_id: str) -> None:
+    """The run's session left: its worktree (`-w`, or entered by the enter_worktree
+    tool) removed with its branch when the run changed nothing, kept (and said, with
+    its path and branch) when it did: nobody is here to ask."""
+    if getattr(args, "made_worktree", None) is not None:
+        os.chdir(args.started_in)  # out of the worktree, which may go now
+    args.session_left = True
+    _say_kept(await engine.worktrees.leave(session_id))
+
+
+def _say_kept(kept: Worktree | None) -> None:
+    if kept is not None:
+        print(
+            f"agent-tui: kept the worktree {kept.path} (branch {kept.branch}): it has "
+            f"changes. Remove it with: git worktree remove {kept.path} && "
+            f"git branch -D {kept.branch}",
+            file=sys.stderr,
+        )
 
 
 def _custom_command(text: str) -> tuple[CustomCommand, str] | None:
@@ -113,6 +129,7 @@ async def _run(args: argparse.Namespace, config: Config) -> int:
             return 0
         finally:  # headless, as Claude Code's -p: no background command outlives the turn
             await engine.live(session.id).background.stop_all()
+            await _leave_worktree(engine, args, session.id)
         if view.reader_gone:  # `| head` has what it wanted: nobody is left to tell
             return READER_GONE_EXIT
         view.ended(session.id)

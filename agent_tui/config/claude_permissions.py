@@ -31,6 +31,7 @@ TOOLS = {
     "BashOutput": ("task_output",),
     "TaskStop": ("task_stop",),
     "KillShell": ("task_stop",),
+    "EnterWorktree": ("enter_worktree",),
 }
 """Claude Code's tools -> agent-tui's: as in Claude Code, a `Read` rule covers the tools
 that read files and an `Edit` rule those that change them."""

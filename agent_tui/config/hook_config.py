@@ -72,6 +72,7 @@ CLAUDE_TOOL_NAMES = {
     "task": "Agent",
     "task_output": "TaskOutput",
     "task_stop": "TaskStop",
+    "enter_worktree": "EnterWorktree",
 }
 """agent-tui's tools by the names Claude Code gives their counterparts: a matcher may use
 either, so existing scripts work. Tools Claude Code lacks (recall, skill, plan_exit, …)

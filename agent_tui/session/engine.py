@@ -55,6 +55,8 @@ class Engine:
         self.subagents = Subagents(ctx)
         """Runs the task tool's child sessions on this engine's loop."""
         self.worktrees = SessionWorktrees(ctx)
+        """Sessions in their own worktrees (`-w`, /new -w, the enter_worktree tool)."""
+        ctx.shared.worktrees = self.worktrees
         ctx.subagents = self.subagents
         self.model_titles = model_titles
         """Ask the model for a title on the first message (the app does; `run` does not)."""

@@ -26,6 +26,7 @@ from agent_tui.records import (
     AssistantMessage,
     CompactionPart,
     MessageWithParts,
+    Session,
     UserMessage,
 )
 from agent_tui.session import instructions_loaded, task_notices
@@ -253,6 +254,7 @@ class SessionLoop:
         if self.abort.is_set():
             raise Stop("aborted")
         session = await self.ctx.db.get_session(self.session_id)
+        self._follow_into_worktree(session)
         history = await load_history(self.ctx, session)
         last_user = latest(history, "user")
         if last_user is None:
@@ -268,6 +270,13 @@ class SessionLoop:
             raise Stop(self.result.outcome if self.result.steps else "stop")
         finished = finished_after(history, session)
         return Turn(session, history, last_user, finished)
+
+    def _follow_into_worktree(self, session: Session) -> None:
+        """A session moved into a worktree (the enter_worktree tool) runs in the
+        worktree's project from its next step: its config, sandbox root and hooks."""
+        directory = Path(session.directory).resolve()
+        if session.worktree is not None and directory != self.ctx.workspace.directory:
+            self.ctx = self.ctx.in_project(directory).with_session_tools(self.session_id)
 
     async def _compact_pending(self, turn: Turn, model: ModelInfo) -> bool:
         """A compaction request waiting (the person's, or queued by `_make_room`) is

@@ -10,6 +10,7 @@ from agent_tui.engine_context import EngineContext
 from agent_tui.events import SessionUpdated
 from agent_tui.records import Session, Worktree
 from agent_tui.worktrees import git_worktree
+from agent_tui.worktrees.git_worktree import WorktreeError
 
 
 class SessionWorktrees:
@@ -30,16 +31,21 @@ class SessionWorktrees:
         self.ctx.publish(SessionUpdated(session=session))
         return session
 
-    async def move(self, session_id: str, name: str | None = None) -> Session:
-        """The session moved into a new worktree of its repository (the EnterWorktree
+    async def move(self, session_id: str, name: str | None = None) -> Worktree:
+        """The session moved into a new worktree of its repository (the enter_worktree
         tool): its directory, sandbox root and tools' working directory are the
-        worktree's from its next step on."""
+        worktree's from its next step on (the loop reads the session each step)."""
         session = await self.ctx.db.get_session(session_id)
+        if session.worktree is not None and not session.worktree.removed:
+            raise WorktreeError(
+                f"This session works in the worktree {session.worktree.path} already: "
+                "a session enters one worktree."
+            )
         worktree = await git_worktree.create(Path(session.directory), name)
         session.worktree, session.directory = worktree, worktree.path
         await self.ctx.db.update_session(session)
         self.ctx.publish(SessionUpdated(session=session))
-        return session
+        return worktree
 
     async def changed(self, session_id: str) -> bool:
         """Whether the session's worktree holds work (status or commits beyond its base)."""

@@ -18,7 +18,7 @@ from agent_tui.config.settings import (
     TruncationConfig,
 )
 from agent_tui.project.agents import MODE_SWITCH
-from agent_tui.records import ImageAttachment, TodoItem, Tokens
+from agent_tui.records import ImageAttachment, TodoItem, Tokens, Worktree
 from agent_tui.redact import Redactor
 
 if TYPE_CHECKING:
@@ -76,6 +76,13 @@ class Subagents(Protocol):
     async def run_task(
         self, ctx: ToolContext, description: str, prompt: str, agent: str | None
     ) -> SubagentAnswer: ...
+
+
+class Worktrees(Protocol):
+    """Moves a session into a new git worktree, for the enter_worktree tool (implemented
+    by session/worktree_sessions.py)."""
+
+    async def move(self, session_id: str, name: str | None = None) -> Worktree: ...
 
 
 class EditorFiles(Protocol):
@@ -151,6 +158,8 @@ class ToolContext:
     """The session's stored history, for the recall tool."""
     subagents: Subagents | None = None
     """Runs child sessions, for the task tool (None: subagents are unavailable)."""
+    worktrees: Worktrees | None = None
+    """Moves the session into a new worktree, for enter_worktree (None: unavailable)."""
     todos: TodoStore | None = None
     """The session's todo list, for todowrite and todoread."""
     todo_hooks: TodoHooks | None = None

@@ -24,6 +24,7 @@ from agent_tui.tool.base import PermissionRequest, Tool, ToolContext, ToolResult
 from agent_tui.tool.bash import BashTool
 from agent_tui.tool.bash_policy import STRICTNESS, command_level, rule_level
 from agent_tui.tool.edit import EditTool
+from agent_tui.tool.enter_worktree import EnterWorktreeTool
 from agent_tui.tool.files import os_error_message
 from agent_tui.tool.glob import GlobTool
 from agent_tui.tool.grep import GrepTool
@@ -66,6 +67,7 @@ DEFAULT_TOOLS: tuple[type[Tool], ...] = (
     TaskTool,
     TaskOutputTool,
     TaskStopTool,
+    EnterWorktreeTool,
 )
 """Every engine's tools (MCP servers' join them)."""
 AGENT_ONLY_TOOLS: dict[str, type[Tool]] = {PLAN_EXIT_TOOL: PlanExitTool}
