@@ -4,6 +4,7 @@ works, `.worktreeinclude`, what leaving does, and the trust carried into worktre
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from pathlib import Path
@@ -11,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from agent_tui.config.settings import load_config
+from agent_tui.project.custom_commands import load_custom_commands
+from agent_tui.worktrees.git_worktree import create
 from tests.conftest import cloned_project
 from tests.engine_helpers import run_cli, write
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
@@ -140,14 +143,16 @@ def test_trust_carries_into_a_worktree_with_the_same_config(
     assert "agent-tui trust" in err
 
 
-def test_the_worktrees_are_no_part_of_the_main_checkouts_trust(
-    repo: Path, configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_worktrees_are_no_part_of_the_main_checkouts_config(repo: Path) -> None:
     before = load_config(directory=repo).project.files
-    configured.script(write(".agent-tui/commands/x.md", "hi\n"), Text("Done."))
-    assert run_cli(capsys, "run", "-w", "cfg", "go")[0] == 0
-    assert (repo / ".claude/worktrees/cfg/.agent-tui/commands/x.md").is_file()
+    made = Path(asyncio.run(create(repo, "cfg")).path)
+    (made / ".agent-tui" / "commands").mkdir(parents=True)
+    (made / ".agent-tui" / "commands" / "x.md").write_text("hi\n")
+    (made / ".claude" / "settings.json").parent.mkdir(exist_ok=True)
+    (made / ".claude" / "settings.json").write_text('{"permissions": {"allow": ["Bash"]}}')
     assert load_config(directory=repo).project.files == before
+    assert "x" not in load_custom_commands(repo, set()).commands
+    assert git(repo, "status", "--porcelain") == ""
 
 
 def test_enter_worktree_moves_the_session_once_the_person_allows_it(
@@ -186,3 +191,59 @@ def test_enter_worktree_waits_for_the_persons_approval(
     assert not (repo / ".claude" / "worktrees" / "refused").exists()
     (listed,) = sessions(capsys)
     assert listed["directory"] == str(repo) and listed["worktree"] is None
+
+
+WRITER = """---
+name: writer
+description: Writes the files it is asked for
+tools: Write
+isolation: worktree
+---
+Write what you are asked to.
+"""
+
+
+def task_call(**arguments: str) -> ToolCalls:
+    return ToolCalls([Call("task", json.dumps({"description": "go", "prompt": "go", **arguments}))])
+
+
+def test_a_subagent_with_isolation_works_in_its_own_worktree(
+    repo: Path, configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo / ".claude" / "agents").mkdir(parents=True)
+    (repo / ".claude" / "agents" / "writer.md").write_text(WRITER)
+    configured.script(
+        task_call(agent="writer"),  # the parent
+        write("sub.txt", "from the subagent\n"),  # the subagent
+        Text("Wrote sub.txt."),
+        Text("Done."),  # the parent
+    )
+    code, _, err = run_cli(capsys, "run", "have it written")
+    assert code == 0, err
+    assert not (repo / "sub.txt").exists()
+    (made,) = (repo / ".claude" / "worktrees").iterdir()
+    assert (made / "sub.txt").read_text() == "from the subagent\n"
+    result = [m for m in configured.requests[3]["messages"] if m["role"] == "tool"][-1]
+    branch = f"worktree-{made.name}"
+    assert f"changes are in the worktree {made}, on the branch {branch}" in result["content"]
+    assert git(repo, "branch", "--list", branch).strip()
+    parent, child = sorted(sessions(capsys), key=lambda s: s["depth"])
+    assert parent["worktree"] is None and parent["directory"] == str(repo)
+    assert child["directory"] == str(made) and child["worktree"]["branch"] == branch
+
+
+def test_an_isolated_subagent_that_changed_nothing_leaves_no_worktree(
+    repo: Path, configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configured.script(
+        task_call(isolation="worktree"),
+        ToolCalls([Call("list", "{}")]),
+        Text("Looked around."),
+        Text("Done."),
+    )
+    code, _, err = run_cli(capsys, "run", "look in isolation")
+    assert code == 0, err
+    listed = [m for m in configured.requests[2]["messages"] if m["role"] == "tool"][-1]
+    assert "/.claude/worktrees/" in listed["content"]  # it ran there
+    assert list((repo / ".claude" / "worktrees").iterdir()) == []
+    assert git(repo, "branch", "--list", "worktree-*").strip() == ""

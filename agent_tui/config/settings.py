@@ -262,6 +262,9 @@ class AgentConfig(_Strict):
     """Sampling temperature of its requests (default: the provider's)."""
     hidden: bool = False
     """A primary agent left out of the Tab cycle (still usable with `run --agent`)."""
+    isolation: Literal["worktree"] | None = None
+    """worktree: as a subagent, it works in a new git worktree of its own (Claude Code's
+    `isolation: worktree`), removed after it when it changed nothing."""
     color: str | None = None
     """Accepted for OpenCode agent files; not used."""
 

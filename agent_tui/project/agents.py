@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import ValidationError
 
@@ -118,6 +118,8 @@ class AgentInfo:
     max_steps: int | None = None
     temperature: float | None = None
     hidden: bool = False
+    isolation: Literal["worktree"] | None = None
+    """worktree: as a subagent it runs in a new git worktree of its own."""
     refusal: str | None = None
     """The sentence a refused call gets ({what} is the call, {switch} how the person
     switches agents where they are); default names the agent."""
@@ -254,7 +256,7 @@ def _apply(
     """Merge `entry` into the agent `name` (a new one when unknown), key by key."""
     prompt = _read_prompt(entry.prompt, bases, source) if entry.prompt is not None else None
     info = agents.get(name) or AgentInfo(name=name, source=source)
-    for key in ("mode", "model", "reasoning", "max_steps", "temperature"):
+    for key in ("mode", "model", "reasoning", "max_steps", "temperature", "isolation"):
         if getattr(entry, key) is not None:
             setattr(info, key, getattr(entry, key))
     for key in {"description", "hidden"} & entry.model_fields_set:

@@ -13,7 +13,7 @@ from typing import Any
 from agent_tui.config.claude_permissions import our_tools
 from agent_tui.project.front_matter import text_value, words
 
-KEPT = ("description", "prompt", "color")
+KEPT = ("description", "prompt", "color", "isolation")
 """Keys read as they are; Claude Code's others (`permissionMode`, `skills`, ...) are not."""
 MODELS = {"sonnet": "claude-sonnet-4-6", "opus": "claude-opus-4-6", "haiku": "claude-haiku-4-5"}
 """Claude Code's model aliases, on the Anthropic provider."""

@@ -4,7 +4,9 @@ A child session (`Session.parent_id`) has its own history, context window and
 compaction; its agent (project/agents.py, mode subagent or all) sets its tools (read-only by
 default, never `task`), permissions, model and prompt, and the refusals of the agent
 that called it still hold (plan mode stays read-only inside its tasks). It shares the
-parent's abort event, so interrupting the parent stops the child too.
+parent's abort event, so interrupting the parent stops the child too. One isolated in a
+worktree (the call's or its agent's `isolation: worktree`, as Claude Code's) works in a new
+git worktree, removed after it when it changed nothing, else named in its answer.
 """
 
 from __future__ import annotations
@@ -24,12 +26,21 @@ from agent_tui.hooks.transcript import write_transcript
 from agent_tui.ids import message_id, part_id
 from agent_tui.project.agents import AgentInfo
 from agent_tui.provider.auth import check_credentials
-from agent_tui.records import AssistantMessage, Session, TextPart, ToolPart, UserMessage
+from agent_tui.records import (
+    AssistantMessage,
+    Session,
+    TextPart,
+    ToolPart,
+    UserMessage,
+    Worktree,
+)
 from agent_tui.session.hook_points import MAX_STOP_CONTINUES
 from agent_tui.session.loop import LoopResult, SessionLoop
+from agent_tui.session.worktree_sessions import SessionWorktrees
 from agent_tui.step.history import load_history
 from agent_tui.tool.base import SubagentAnswer, ToolContext
 from agent_tui.tool.registry import AGENT_ONLY_TOOLS, ToolRegistry
+from agent_tui.worktrees import git_worktree
 
 DEFAULT_AGENT = "task"
 """The agent name recorded on a child's first message when none is given."""
@@ -83,19 +94,27 @@ class Subagents:
         return registry.for_agent(agent, self.ctx.permission_modes, subagent=True, also=also)
 
     async def run_task(
-        self, ctx: ToolContext, description: str, prompt: str, agent: str | None
+        self,
+        ctx: ToolContext,
+        description: str,
+        prompt: str,
+        agent: str | None,
+        isolation: str | None = None,
     ) -> SubagentAnswer:
         parent_model, caller = await self._caller(ctx.message_id, ctx.directory)
         config = self.agent(agent, ctx.directory)
-        child_ctx = copy.copy(self.ctx)  # same storage, bus, permissions; its own tools
-        child_ctx.registry = self.tools(config, caller, ctx.session_id)
+        registry = self.tools(config, caller, ctx.session_id)
         model = config.model or parent_model
         try:
             await check_credentials(model, self.ctx.config)
         except AgentTuiError as exc:
             raise ToolError(f"The subagent cannot use {model}: {exc}") from exc
         parent = await self.ctx.db.get_session(ctx.session_id)
-        child = await self._open(parent, description, config.name)
+        worktree = await self._worktree(parent, isolation or config.isolation)
+        project = self.ctx if worktree is None else self.ctx.in_project(worktree.path)
+        child_ctx = copy.copy(project)  # same storage, bus, permissions; its own tools
+        child_ctx.registry = registry
+        child = await self._open(parent, description, config.name, worktree)
         context = await self._hook_start(child)
         await self._first_message(child, prompt, model, agent, config, context)
         self.running[child.id] = ctx.abort
@@ -107,6 +126,7 @@ class Subagents:
             self.running.pop(child.id, None)
             # Nothing reads a subagent's session after its answer: its commands end with it.
             await self.ctx.live(child.id).background.stop_all()
+            kept = await self._leave(child, worktree)
         if result.outcome == "aborted" or ctx.abort.is_set():
             raise ToolError(f"The subagent was interrupted (session {child.id}).")
         if result.error:
@@ -114,7 +134,7 @@ class Subagents:
         summary = (await self.ctx.db.session_summaries([child.id]))[child.id]
         return SubagentAnswer(
             session_id=child.id,
-            text=await self._answer(child_ctx, child.id),
+            text=await self._answer(child_ctx, child.id) + kept,
             cost=summary.cost,
             **await self._figures(child.id),
         )
@@ -130,10 +150,41 @@ class Subagents:
         caller = self.ctx.agent_catalog(directory).get(info.agent)
         return info.model or self.ctx.config.model, caller
 
-    async def _open(self, parent: Session, description: str, agent_type: str) -> Session:
+    async def _worktree(self, parent: Session, isolation: str | None) -> Worktree | None:
+        """A new worktree for a subagent isolated in one (the task call's `isolation`, or
+        its agent's), made from the parent's repository; None otherwise."""
+        if isolation != "worktree":
+            return None
+        try:
+            return await git_worktree.create(Path(parent.directory))
+        except AgentTuiError as exc:
+            raise ToolError(f"The subagent's worktree could not be made: {exc}") from exc
+
+    async def _leave(self, child: Session, worktree: Worktree | None) -> str:
+        """The subagent's worktree, left: removed when it changed nothing, else kept and
+        named for the caller (what its answer is followed by)."""
+        if worktree is None:
+            return ""
+        kept = await SessionWorktrees(self.ctx).leave(child.id)
+        if kept is None:
+            return ""
+        return (
+            f"\n\n(The subagent's changes are in the worktree {kept.path}, on the branch "
+            f"{kept.branch}.)"
+        )
+
+    async def _open(
+        self, parent: Session, description: str, agent_type: str, worktree: Worktree | None
+    ) -> Session:
         """The child session: the parent's permissions and mode, and its hooks those of a
-        subagent of the parent (Claude Code's `agent_id`, `agent_type`)."""
-        child = await self.ctx.db.create_session(parent.directory, description, parent.id)
+        subagent of the parent (Claude Code's `agent_id`, `agent_type`); in its own
+        worktree when it has one."""
+        child = await self.ctx.db.create_session(
+            worktree.path if worktree else parent.directory,
+            description,
+            parent.id,
+            worktree=worktree,
+        )
         self.ctx.publish(SessionUpdated(session=child))
         # The person's "always" answers in the parent hold for its subagents too.
         child_live, parent_live = self.ctx.live(child.id), self.ctx.live(parent.id)

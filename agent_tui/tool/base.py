@@ -74,8 +74,14 @@ class Subagents(Protocol):
     """What the task tool calls: runs a child session with the same loop (session/subagent.py)."""
 
     async def run_task(
-        self, ctx: ToolContext, description: str, prompt: str, agent: str | None
-    ) -> SubagentAnswer: ...
+        self,
+        ctx: ToolContext,
+        description: str,
+        prompt: str,
+        agent: str | None,
+        isolation: str | None = None,
+    ) -> SubagentAnswer:
+        """`isolation` "worktree": the child works in a new git worktree of its own."""
 
 
 class Worktrees(Protocol):

@@ -7,7 +7,7 @@ answer. The running is done by the session layer through `ToolContext.subagents`
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -28,6 +28,12 @@ class TaskParams(BaseModel):
     agent: str | None = Field(
         default=None,
         description="A subagent listed in this tool's description; default: the read-only one.",
+    )
+    isolation: Literal["worktree"] | None = Field(
+        default=None,
+        description='"worktree": the subagent works in a new git worktree of its own (for '
+        "changes kept apart from this checkout); removed after it when it changed nothing, "
+        "else its path and branch are in the answer.",
     )
 
 
@@ -70,7 +76,9 @@ class TaskTool(Tool[TaskParams]):
     async def execute(self, params: TaskParams, ctx: ToolContext) -> ToolResult:
         if ctx.subagents is None:
             raise ToolError("Subagents are not available here: do the work yourself.")
-        answer = await ctx.subagents.run_task(ctx, params.description, params.prompt, params.agent)
+        answer = await ctx.subagents.run_task(
+            ctx, params.description, params.prompt, params.agent, params.isolation
+        )
         return ToolResult(
             title=params.description,
             output=task_result(answer.session_id, answer.text),
