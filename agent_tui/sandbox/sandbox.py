@@ -54,26 +54,67 @@ class GitDirs:
     git_dir: Path
     common_dir: Path
     """Where hooks and config live (a worktree's `.git` file points into another repo)."""
+    pointer: Path | None = None
+    """The `.git` file that points to `git_dir` (a worktree's, a submodule's)."""
 
 
 def find_git(start: Path) -> GitDirs | None:
-    """The repository the folder belongs to: `.git` here or in a parent folder."""
+    """The repository the folder belongs to: `.git` here or in a parent folder.
+
+    A `.git` file (a worktree, a submodule) is followed only where the folder it names
+    points back to it, as git's own layouts do: `<common>/worktrees/<name>` whose
+    `commondir` leads up to `<common>` and whose `gitdir` names that `.git` file, or a
+    submodule's gitdir whose `core.worktree` is that folder. The folders found are made
+    writable for commands, and a command can write a `.git` file where there was none:
+    one naming a folder that does not name it back is no repository here."""
     for folder in (start, *start.parents):
         dotgit = folder / ".git"
         if dotgit.is_dir():
             return GitDirs(dotgit, dotgit)
         if dotgit.is_file():
-            try:
-                text = dotgit.read_text(encoding="utf-8", errors="replace").strip()
-            except OSError:
-                return None
-            if not text.startswith("gitdir:"):
-                return None
-            git_dir = resolve(folder / text.removeprefix("gitdir:").strip())
-            common = git_dir
-            with contextlib.suppress(OSError):
-                common = resolve(git_dir / (git_dir / "commondir").read_text().strip())
-            return GitDirs(git_dir, common)
+            return _pointed(dotgit)
+    return None
+
+
+def _pointed(dotgit: Path) -> GitDirs | None:
+    try:
+        text = dotgit.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    git_dir = resolve(dotgit.parent / text.removeprefix("gitdir:").strip())
+    commondir = git_dir / "commondir"
+    if not commondir.exists():
+        worktree = _core_worktree(git_dir / "config")
+        if worktree is None or resolve(git_dir / worktree) != resolve(dotgit.parent):
+            return None
+        return GitDirs(git_dir, git_dir, dotgit)
+    try:
+        common = resolve(git_dir / commondir.read_text().strip())
+        back = resolve(git_dir / (git_dir / "gitdir").read_text().strip())
+    except OSError:
+        return None
+    layout = git_dir.parent.name == "worktrees" and common == git_dir.parent.parent
+    return GitDirs(git_dir, common, dotgit) if layout and back == resolve(dotgit) else None
+
+
+CORE_WORKTREE = re.compile(r"^\s*worktree\s*=\s*(.+?)\s*$", re.IGNORECASE)
+
+
+def _core_worktree(config: Path) -> str | None:
+    """`core.worktree` of a git config file (a submodule's gitdir names its folder so)."""
+    try:
+        lines = config.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    section = ""
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("["):
+            section = stripped.strip("[]").strip().lower()
+        elif section == "core" and (found := CORE_WORKTREE.match(line)):
+            return found.group(1).strip('"')
     return None
 
 
@@ -181,11 +222,12 @@ class Sandbox:
         real_cwd = resolve(cwd)
         if not real_cwd.is_relative_to(project):
             writable.append(real_cwd)  # a workdir outside the project the person approved
-        protected = [project / name for name in PROJECT_CONFIG]
-        protected += [p for p in (resolve(p) for p in self.protected) if p not in protected]
         git = find_git(project)
         if git is not None:
-            protected += self._git_protected(git, project, writable)
+            for folder in {git.git_dir, git.common_dir}:
+                if not folder.is_relative_to(project):
+                    writable.append(folder)  # the project is a subfolder or a worktree
+        protected = self.protected_in(project, git)
         denied = self._denied(env, keep=(project, temp))
         policy = SandboxPolicy(
             bwrap=bwrap,
@@ -205,22 +247,29 @@ class Sandbox:
         )
         return _with_env(policy, env)
 
-    def _git_protected(self, git: GitDirs, project: Path, writable: list[Path]) -> list[Path]:
-        """The repository writable (commits work) but its hooks and config read-only:
-        they run later outside the sandbox."""
-        dirs = {git.git_dir, git.common_dir}
-        for folder in dirs:
-            if not folder.is_relative_to(project):
-                writable.append(folder)  # the project is a subfolder or a worktree
+    def protected_in(self, project: Path, git: GitDirs | None = None) -> list[Path]:
+        """What stays read-only inside `project` for commands, and the file tools refuse
+        to write (tool/tool_paths.writable_path): agent-tui's project config, the files
+        the person protected, and the repository's hooks and config: they run later
+        outside the sandbox. (The repository itself stays writable: commits work.)"""
+        project = resolve(project)
+        protected = [project / name for name in PROJECT_CONFIG]
+        protected += [p for p in (resolve(p) for p in self.protected) if p not in protected]
+        git = git or find_git(project)
+        if git is None:
+            return protected
         hooks = git.common_dir / "hooks"
         with contextlib.suppress(OSError):
             hooks.mkdir(exist_ok=True)  # to be mounted read-only, it must exist
-        return [
+        protected += [
             hooks,
             git.common_dir / "config",
             git.git_dir / "config.worktree",
             git.git_dir / "hooks",
         ]
+        if git.pointer is not None:  # where git looks for the rest: the model may not move it
+            protected += [git.pointer, git.git_dir / "commondir", git.git_dir / "gitdir"]
+        return protected
 
     def _denied(self, env: dict[str, str], keep: tuple[Path, ...]) -> list[DeniedPath]:
         wanted = [

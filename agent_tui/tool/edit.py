@@ -18,7 +18,7 @@ from agent_tui.tool.files import (
     unified_diff,
     write_text,
 )
-from agent_tui.tool.tool_paths import absolute_path, display_path, is_inside, resolve_path
+from agent_tui.tool.tool_paths import absolute_path, display_path, is_inside, writable_path
 
 
 class EditParams(BaseModel):
@@ -130,7 +130,7 @@ class EditTool(Tool[EditParams]):
             return title, f"(preview unavailable: {exc})"
 
     async def execute(self, params: EditParams, ctx: ToolContext) -> ToolResult:
-        path = await resolve_path(ctx, params.file_path)
+        path = await writable_path(ctx, params.file_path)
         name = display_path(ctx, path)
         if path.is_dir():
             raise ToolError(f"{path} is a folder, not a file.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from agent_tui.errors import PermissionDenied
@@ -73,4 +74,23 @@ async def resolve_path(ctx: ToolContext, p: str | Path | None) -> Path:
         )
     if reply == "always":
         ctx.permissions[EXTERNAL_DIRECTORY] = "allow"
+    return path
+
+
+async def writable_path(ctx: ToolContext, p: str | Path | None) -> Path:
+    """`resolve_path` for a tool that writes: never into what the sandbox keeps read-only
+    for commands (git hooks and config, a worktree's pointers, agent-tui's project
+    config). git and agent-tui run those later outside the sandbox, so only the person
+    changes them; a link to one (made by a command) is followed to it and refused too."""
+    path = await resolve_path(ctx, p)
+    sandbox = ctx.sandbox
+    if sandbox is None or not sandbox.config.enabled:
+        return path
+    protected = await asyncio.to_thread(sandbox.protected_in, ctx.directory)
+    if any(path.is_relative_to(kept) for kept in protected):
+        raise PermissionDenied(
+            f"{path} is read-only for the agent: git hooks and config and agent-tui's "
+            "project config run later outside the sandbox, so only the person changes "
+            "them (sandbox.enabled: false lifts this)."
+        )
     return path

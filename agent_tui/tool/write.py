@@ -13,7 +13,7 @@ from agent_tui.tool.files import (
     unified_diff,
     write_text,
 )
-from agent_tui.tool.tool_paths import absolute_path, display_path, is_inside, resolve_path
+from agent_tui.tool.tool_paths import absolute_path, display_path, is_inside, writable_path
 from agent_tui.tool.truncation import count_lines
 
 PREVIEW_LINES = 100
@@ -59,7 +59,7 @@ class WriteTool(Tool[WriteParams]):
         return title, diff or "(no changes)"
 
     async def execute(self, params: WriteParams, ctx: ToolContext) -> ToolResult:
-        path = await resolve_path(ctx, params.file_path)
+        path = await writable_path(ctx, params.file_path)
         name = display_path(ctx, path)
         if path.is_dir():
             raise ToolError(f"{path} is a folder; give the path of a file to write.")
