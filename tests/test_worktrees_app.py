@@ -4,13 +4,17 @@ opens the app's session in the worktree made for it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from agent_tui.config.settings import load_config
 from agent_tui.session.opening import AppStart, open_for_app
+from agent_tui.tui.confirm_screen import ConfirmScreen
 from agent_tui.tui.worktree_screen import WorktreeScreen
 from agent_tui.worktrees.git_worktree import create
+from tests.conftest import cloned_project
 from tests.engine_helpers import write
 from tests.fake_openai import FakeOpenAI, Text
 from tests.test_worktrees import git, make_repo
@@ -22,6 +26,11 @@ SIZE = (100, 30)
 @pytest.fixture
 def repo(configured: FakeOpenAI, isolated: Path) -> Path:
     return make_repo(isolated)
+
+
+def _commands_running(app) -> bool:  # type: ignore[no-untyped-def]
+    """A command typed runs in a worker of the conversation (person_dialogs.run)."""
+    return any(w.is_running and w.node is app.chat for w in app.workers)
 
 
 async def _new_worktree_session(pilot, app, name: str) -> Path:  # type: ignore[no-untyped-def]
@@ -85,3 +94,41 @@ async def test_the_app_opened_with_w_works_in_the_worktree(
         assert opened.session.worktree == made
     finally:
         await opened.engine.close()
+
+
+async def test_new_w_asks_for_trust_when_the_worktrees_config_differs(
+    untrusted: Path, fake_llm: FakeOpenAI
+) -> None:
+    cloned_project(untrusted, fake_llm, permission={"webfetch": "allow"})
+    make_repo(untrusted)
+    # The main checkout's config changed since the commit, and is trusted so: a worktree
+    # made from the commit holds other content.
+    (untrusted / "agent-tui.json").write_text(json.dumps({"permission": {"grep": "allow"}}))
+    load_config(directory=untrusted, trust=True)
+    app = await open_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.loaded.wait()
+        await type_and_send(pilot, "/new -w other")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        assert "Trust this project?" in str(app.screen.query_one("#question").render())
+        await pilot.press("y")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen), "the answer")
+    await app.db.close()
+    worktree = untrusted / ".claude" / "worktrees" / "other"
+    assert load_config(directory=worktree).project.status == "trusted"
+
+
+async def test_new_w_carries_the_trust_when_the_config_is_the_same(
+    untrusted: Path, fake_llm: FakeOpenAI
+) -> None:
+    cloned_project(untrusted, fake_llm, permission={"webfetch": "allow"})
+    make_repo(untrusted)
+    load_config(directory=untrusted, trust=True)
+    app = await open_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.loaded.wait()
+        worktree = await _new_worktree_session(pilot, app, "same")
+        await wait_for(pilot, lambda: not _commands_running(app), "/new to finish")
+        assert not isinstance(app.screen, ConfirmScreen)
+    await app.db.close()
+    assert load_config(directory=worktree).project.status == "trusted"

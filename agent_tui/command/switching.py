@@ -19,6 +19,7 @@ from agent_tui.command.core import (
     Text,
     flag,
     option,
+    present,
     word,
 )
 from agent_tui.ids import local_time
@@ -128,6 +129,16 @@ async def _new(call: Call, args: NewArgs) -> None:
     await call.engine.start_afresh(call.session_id)
     session = None if made is None else await worktrees.new_session(made)
     await call.person.open_session(session, None)
+    if made is not None and call.engine.workspace(Path(made.path)).asks_trust:
+        await _ask_trust(call, made.path)
+
+
+async def _ask_trust(call: Call, directory: str) -> None:
+    """A worktree whose config is not the trusted main checkout's: asked about as any
+    untrusted project (the trust carries over only when it is the same content)."""
+    from agent_tui.command.trusting import TRUST, TrustArgs  # its Command stays its module's
+
+    await present(call.person, TRUST, await TRUST.run(call, TrustArgs(directory=directory)))
 
 
 @dataclass
