@@ -237,12 +237,12 @@ class SessionLoop:
         while True:
             try:
                 turn = await self._read()
-                if await task_notices.deliver(self.ctx, turn):
-                    continue  # a background command ended: the model reads it this step
                 agent, registry = self._agent(turn.user.agent, turn.directory)
                 model = await self._model(turn.user.model or agent.model or self.ctx.config.model)
                 if await self._compact_pending(turn, model) or await self._make_room(turn, model):
                     continue  # the history changed: read it again
+                if await task_notices.deliver(self.ctx, turn):
+                    continue  # a background command ended: the model reads it this step
                 step = await self._next_step(turn, agent, registry, model)
                 if step is not None:
                     await self._take_step(turn, step)
