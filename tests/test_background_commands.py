@@ -32,8 +32,9 @@ from agent_tui.tool.bash import BashParams, BashTool
 from agent_tui.tool.task_output import TaskOutputParams, TaskOutputTool
 from tests.conftest import person_config, write_config
 from tests.engine_helpers import open_engine, run_cli, tool_results
-from tests.fake_openai import Call, FakeOpenAI, Gated, Hang, Text, ToolCalls
+from tests.fake_openai import Call, FakeOpenAI, Gated, Hang, Reply, Text, ToolCalls
 from tests.process_helpers import agent_tui, wait_until
+from tests.pty_helpers import PtyAgent
 from tests.test_hooks import Hook
 
 pytestmark = pytest.mark.skipif(not procs.LINUX, reason="the /proc checks need Linux")
@@ -439,3 +440,28 @@ def test_hooks_hear_claude_code_s_names_and_the_background_id(
     assert started["tool_response"]["backgroundTaskId"].startswith("b")
     assert (read["tool_name"], read["tool_input"]["task_id"]) == ("TaskOutput", "b000000")
     assert stop["tool_name"] == "TaskStop"
+
+
+def test_the_app_s_quit_stops_its_background_commands(
+    isolated: Path, fake_llm: FakeOpenAI, nap: str
+) -> None:
+    write_config(isolated, fake_llm, sandbox=UNSANDBOXED)
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if not body.get("tools"):
+            return Text("A title")  # the session's title, asked without tools
+        if any(m["role"] == "tool" for m in body["messages"]):
+            return Text("It sleeps in the background.")
+        return background(f"sleep {nap}")
+
+    fake_llm.responder = respond
+    app = PtyAgent(isolated)
+    try:
+        app.wait_for(b"100,000 tokens")  # the session is open
+        app.type(b"start a sleep\r")
+        app.wait_for(b"It sleeps in the background.")
+        wait_until(lambda: processes_with(nap), "the sleep runs")
+    finally:
+        code = app.quit()
+    assert code == 0
+    assert processes_with(nap) == [], "a background command outlived the app"
