@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from agent_tui import procs
-from agent_tui.config.settings import TruncationConfig
+from agent_tui.config.settings import TruncationConfig, load_config
 from agent_tui.events import BackgroundCommandsChanged, Event
 from agent_tui.sandbox import probe
 from agent_tui.session.engine import Engine
@@ -36,6 +36,7 @@ from tests.fake_openai import Call, FakeOpenAI, Gated, Hang, Reply, Text, ToolCa
 from tests.process_helpers import agent_tui, wait_until
 from tests.pty_helpers import PtyAgent
 from tests.test_hooks import Hook
+from tests.test_permission_rules import claude_settings
 
 pytestmark = pytest.mark.skipif(not procs.LINUX, reason="the /proc checks need Linux")
 
@@ -345,6 +346,23 @@ async def test_a_chatty_command_s_output_stays_bounded(tmp_path: Path) -> None:
     assert saved.stat().st_size <= limits.max_saved_bytes + 1024
     text = saved.read_text()
     assert "cut from the start of this" in text and text.rstrip().endswith("x" * 90)
+
+
+def test_claude_code_s_permission_rules_name_the_tools_old_and_new(
+    configured: FakeOpenAI, isolated: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    claude_settings(isolated, deny=["KillShell"], allow=["TaskOutput"])
+    configured.script(
+        background("echo hi"),
+        ToolCalls([Call("task_stop", json.dumps({"task_id": "b000000"}))]),
+        Text("done"),
+    )
+    code, _, err = run_cli(capsys, "run", "--trust", "go")
+    assert code == 0, err
+    assert "denied by config" in tool_results(configured.requests[2])[-1]
+    config = load_config()
+    assert config.permission["task_stop"] == {"*": "deny"}
+    assert config.permission["task_output"] == {"*": "allow"}
 
 
 # ---- no process outlives `agent-tui run` -------------------------------------------------
