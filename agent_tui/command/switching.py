@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_tui.command.core import (
     APP,
@@ -23,7 +23,9 @@ from agent_tui.command.core import (
     word,
 )
 from agent_tui.ids import local_time
-from agent_tui.records import Session
+
+if TYPE_CHECKING:
+    from agent_tui.records import Session
 
 LISTED = 200
 """Sessions listed (the newest the person started, each with its subagents')."""
