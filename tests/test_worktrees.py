@@ -247,3 +247,22 @@ def test_an_isolated_subagent_that_changed_nothing_leaves_no_worktree(
     assert "/.claude/worktrees/" in listed["content"]  # it ran there
     assert list((repo / ".claude" / "worktrees").iterdir()) == []
     assert git(repo, "branch", "--list", "worktree-*").strip() == ""
+
+
+def test_worktreeinclude_copies_only_ignored_files_it_names(repo: Path) -> None:
+    """gitignore syntax, read by git: a folder pattern, a glob, a negation; a tracked file
+    is the worktree's own checkout, never overwritten from the main checkout."""
+    (repo / ".gitignore").write_text(".env\nbuild/\nsecrets/\n*.local.json\n")
+    (repo / ".worktreeinclude").write_text("secrets/\n*.local.json\n!skip.local.json\na.txt\n")
+    commit_all(repo)
+    (repo / "secrets" / "deep").mkdir(parents=True)
+    (repo / "secrets" / "deep" / "dev.key").write_text("key\n")
+    (repo / "app.local.json").write_text("{}\n")
+    (repo / "skip.local.json").write_text("{}\n")
+    (repo / "a.txt").write_text("changed in the main checkout\n")
+    made = Path(asyncio.run(create(repo, "inc")).path)
+    assert (made / "secrets" / "deep" / "dev.key").read_text() == "key\n"
+    assert (made / "app.local.json").is_file()
+    assert not (made / "skip.local.json").exists()
+    assert not (made / ".env").exists()  # ignored, but no longer named
+    assert (made / "a.txt").read_text() == "from the main checkout\n"  # tracked: as committed
