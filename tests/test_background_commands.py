@@ -133,6 +133,7 @@ async def test_the_model_starts_a_server_reads_it_later_and_stops_it(
         result = await turn
         assert result is not None and result.outcome == "stop", result
         listed = (await engine.scope(session.id)).background.list()
+    assert "network of its own" not in tool_results(fake_llm.requests[1])[-1]  # unsandboxed
     reading = tool_results(fake_llm.requests[2])[-1]
     assert "<status>running</status>" in reading
     assert '"GET / HTTP/1.1" 200' in reading
@@ -241,7 +242,7 @@ async def test_a_bad_id_is_explained_and_a_read_after_the_end_needs_no_notice(
 
 
 async def test_in_the_sandbox_and_stopped_when_the_engine_closes(
-    isolated: Path, fake_llm: FakeOpenAI, tmp_path: Path
+    isolated: Path, fake_llm: FakeOpenAI, tmp_path: Path, nap: str
 ) -> None:
     support = await probe()
     if not support.available:
@@ -249,7 +250,6 @@ async def test_in_the_sandbox_and_stopped_when_the_engine_closes(
     write_config(isolated, fake_llm)
     outside = tmp_path / "outside"
     outside.mkdir()
-    nap = "345.678"  # a unique argument: its processes are found by it
     fake_llm.script(
         background(f"touch {outside}/escaped; echo started; sleep {nap}"),
         Text("left it running"),
@@ -266,6 +266,7 @@ async def test_in_the_sandbox_and_stopped_when_the_engine_closes(
         ), "the background command runs outside the sandbox"
     assert not (outside / "escaped").exists()
     assert processes_with(nap) == []  # closing the engine stopped it
+    assert "a network of its own" in tool_results(fake_llm.requests[1])[-1]
 
 
 def ancestors(pid: int) -> list[int]:

@@ -67,6 +67,10 @@ class BashParams(BaseModel):
     )
 
 
+OWN_NETWORK_NOTE = (
+    "It runs in the sandbox with a network of its own (sandbox.network is off): a server it "
+    "starts is reachable only from this same command, not from later ones."
+)
 NON_INTERACTIVE = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
 """No pager or credential prompt may wait for a person who is not watching stdin."""
 
@@ -181,11 +185,13 @@ async def _start_background(
         raise ToolError(
             "Background commands cannot be started here: run it without run_in_background."
         )
+    isolated = False
     if ctx.sandbox is not None:
         wrapped = await ctx.sandbox.wrap(
             argv, env, key=ctx.session_id, project=ctx.directory, cwd=cwd, read_only=ctx.read_only
         )
         argv, env = wrapped.argv, wrapped.env
+        isolated = wrapped.policy is not None and not ctx.sandbox.config.network
     started = await ctx.background.start(
         argv,
         cwd,
@@ -201,6 +207,8 @@ async def _start_background(
         f"{started.info.output_path}\nRead its new output with task_output, stop it with "
         "task_stop; you will be told when it exits."
     )
+    if isolated:
+        output += f"\n{OWN_NETWORK_NOTE}"
     metadata = {"background_id": started.id, "output_path": started.info.output_path}
     if params.description:
         metadata["description"] = params.description
