@@ -266,3 +266,13 @@ def test_worktreeinclude_copies_only_ignored_files_it_names(repo: Path) -> None:
     assert not (made / "skip.local.json").exists()
     assert not (made / ".env").exists()  # ignored, but no longer named
     assert (made / "a.txt").read_text() == "from the main checkout\n"  # tracked: as committed
+
+
+def test_run_w_that_fails_before_its_session_leaves_no_worktree(
+    repo: Path, configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run_cli(capsys, "run", "-w", "early", "--agent", "nosuch", "go")
+    assert code != 0 and "nosuch" in err
+    assert not (repo / ".claude" / "worktrees" / "early").exists()
+    assert git(repo, "branch", "--list", "worktree-early").strip() == ""
+    assert Path.cwd() == repo  # back where it started

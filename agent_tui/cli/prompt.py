@@ -57,10 +57,13 @@ async def _leave_worktree(engine: Engine, args: argparse.Namespace, session_id: 
     """The run's session left: its worktree (`-w`, or entered by the enter_worktree
     tool) removed with its branch when the run changed nothing, kept (and said, with
     its path and branch) when it did: nobody is here to ask."""
-    if getattr(args, "made_worktree", None) is not None:
-        os.chdir(args.started_in)  # out of the worktree, which may go now
     args.session_left = True
-    _say_kept(await engine.worktrees.leave(session_id))
+    made = getattr(args, "made_worktree", None)
+    if made is None:
+        _say_kept(await engine.worktrees.leave(session_id))
+        return
+    os.chdir(args.started_in)  # out of the worktree, which may go now
+    _say_kept(await engine.worktrees.leave_made(made))  # the session may be gone
 
 
 def _say_kept(kept: Worktree | None) -> None:

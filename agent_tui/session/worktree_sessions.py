@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_tui.engine_context import EngineContext
+from agent_tui.errors import NotFoundError
 from agent_tui.events import SessionUpdated
 from agent_tui.records import Session, Worktree
 from agent_tui.worktrees import git_worktree
@@ -64,8 +65,12 @@ class SessionWorktrees:
 
     async def leave(self, session_id: str) -> Worktree | None:
         """Leaving the session: its worktree removed when it has no change; the worktree
-        kept (returned) when it has, for the front-end to say or ask about."""
-        session = await self.ctx.db.get_session(session_id)
+        kept (returned) when it has, for the front-end to say or ask about. A session
+        gone (a first prompt a hook refused leaves none) has nothing to leave."""
+        try:
+            session = await self.ctx.db.get_session(session_id)
+        except NotFoundError:
+            return None
         worktree = session.worktree
         if worktree is None or worktree.removed:
             return None
