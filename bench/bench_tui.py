@@ -31,6 +31,9 @@
    beside an empty start until the input is drawn (the app's own frame), 5 interleaved
    runs each after a warm-up: median and min, with Claude Code's 0.66 s and agent-tui's
    earlier 1.20 s beside as reference (tui_history.py).
+8. `--side-by-side` (only this): keys typed every 100 ms while a reply streams at 1,000
+   tokens/s, alone and with a second session streaming the same reply beside it, off
+   screen (issue 53: neither stream stalls the other).
 7. `--echo-history [STEPS]` (only this): keys typed every 100 ms while a 6,000-word
    reply streams with no delay, in an empty session and in a session that already holds
    STEPS steps (default 200, opened with --continue): median, p99 and max echo.
@@ -225,8 +228,10 @@ async def build_session(db: Any, directory: Path, steps: int) -> str:
 
 
 async def stream_once(
-    rate: int, tokens: list[str], data_dir: Path, earlier: int = 0
+    rate: int, tokens: list[str], data_dir: Path, earlier: int = 0, beside: bool = False
 ) -> dict[str, Any]:
+    """`beside`: another session streams the same reply at the same time, off screen
+    (sessions side by side, tui/side_by_side.py)."""
     from textual import events
 
     from agent_tui.config.settings import Config
@@ -245,7 +250,7 @@ async def stream_once(
 
     class BenchApp(GivenApp):
         def on_text_area_changed(self, event: Any) -> None:
-            super().on_text_area_changed(event)  # the key has reached the input
+            # The key has reached the input (the conversation's own handler ran first).
             if pending_keys:
                 posted = pending_keys.pop(0)
                 key_latencies.append(time.perf_counter() - posted)
@@ -255,7 +260,7 @@ async def stream_once(
         screen_latencies.extend(end - posted for posted in handled_keys)
         handled_keys.clear()
 
-    db = await Database.open(data_dir / f"bench-{rate}-{earlier}.db")
+    db = await Database.open(data_dir / f"bench-{rate}-{earlier}-{int(beside)}.db")
     app = BenchApp(Config(model="openai/bench"), db, directory=data_dir)
     frames: list[float] = []
     restore = install_frame_timer(frames, on_frame)
@@ -286,6 +291,7 @@ async def stream_once(
             )
             publish(MessageUpdated(info=info))
             part = TextPart(id=part_id(), session_id=session.id, message_id=info.id)
+            other = await _other_stream(app, data_dir) if beside else None
             arrivals: list[tuple[float, int]] = []
             await pilot.pause()
             frames.clear()
@@ -306,6 +312,9 @@ async def stream_once(
                     part.text += token
                     publish(PartUpdated(part=part, delta=token))
                     arrivals.append((time.perf_counter(), len(part.text)))
+                    if other is not None:
+                        other.text += token
+                        publish(PartUpdated(part=other, delta=token))
                 sent = due
                 if view is None:  # the streaming step's text, not one from the history
                     steps = [v for v in app.query(AssistantMessageView) if v.info.id == info.id]
@@ -346,12 +355,32 @@ async def stream_once(
         "keys": key_latencies,
         "screen": screen_latencies,
         "earlier": earlier,
+        "beside": beside,
     }
+
+
+async def _other_stream(app: Any, data_dir: Path) -> Any:
+    """A second session, working (busy) and streaming a reply while another is on screen."""
+    from agent_tui.events import MessageUpdated, SessionStatus
+    from agent_tui.ids import message_id, part_id
+    from agent_tui.records import AssistantMessage, TextPart, UserMessage
+
+    session = await app.engine.new_session(data_dir)
+    publish = app.engine.ctx.publish
+    publish(SessionStatus(session_id=session.id, status="busy"))
+    user = UserMessage(id=message_id(), session_id=session.id, model="openai/bench")
+    publish(MessageUpdated(info=user))
+    info = AssistantMessage(
+        id=message_id(), session_id=session.id, parent_id=user.id, model="openai/bench"
+    )
+    publish(MessageUpdated(info=info))
+    return TextPart(id=part_id(), session_id=session.id, message_id=info.id)
 
 
 def report_stream(result: dict[str, Any]) -> None:
     lags, frames, keys = result["lags"], result["frames"], result["keys"]
     history = f", {result['earlier']:,} earlier messages" if result["earlier"] else ""
+    history += ", another session streaming beside it" if result.get("beside") else ""
     print(
         f"\n{result['rate']:>5} tokens/s  ({result['tokens']:,} tokens, producer achieved "
         f"{result['achieved']:,.0f}/s, {result['appends']} Markdown updates{history})"
@@ -574,6 +603,12 @@ def main() -> None:
         help="only (6): --continue on a session of STEPS steps (100) beside an empty start",
     )
     parser.add_argument(
+        "--side-by-side",
+        action="store_true",
+        help="only: keys while a reply streams at 1,000 tokens/s, alone and with a second "
+        "session streaming the same beside it (off screen)",
+    )
+    parser.add_argument(
         "--echo-history",
         type=int,
         nargs="?",
@@ -593,6 +628,12 @@ def main() -> None:
         report_start()
         return
     tokens = markdown_tokens(TOTAL_TOKENS)
+    if args.side_by_side:
+        with tempfile.TemporaryDirectory() as tmp:
+            os.environ["AGENT_TUI_DATA_DIR"] = str(Path(tmp) / "data")
+            for beside in (False, True):
+                report_stream(asyncio.run(stream_once(1000, tokens, Path(tmp), beside=beside)))
+        return
     print(
         f"Reply: {len(tokens):,} tokens, {sum(map(len, tokens)):,} characters, "
         f"{''.join(tokens).count('```') // 2} code blocks; terminal {SIZE[0]}×{SIZE[1]}"
