@@ -31,12 +31,12 @@
    beside an empty start until the input is drawn (the app's own frame), 5 interleaved
    runs each after a warm-up: median and min, with Claude Code's 0.66 s and agent-tui's
    earlier 1.20 s beside as reference (tui_history.py).
-8. `--side-by-side` (only this): keys typed every 100 ms while a reply streams at 1,000
-   tokens/s, alone and with a second session streaming the same reply beside it, off
-   screen (issue 53: neither stream stalls the other).
 7. `--echo-history [STEPS]` (only this): keys typed every 100 ms while a 6,000-word
    reply streams with no delay, in an empty session and in a session that already holds
    STEPS steps (default 200, opened with --continue): median, p99 and max echo.
+8. `--side-by-side` (only this): keys typed every 100 ms while a reply streams at 1,000
+   tokens/s, alone and with a second session streaming the same reply beside it, off
+   screen (issue 53: neither stream stalls the other).
 
 Goals: keeps up at 1,000 tokens/s with at most 100 ms lag whatever the history; keys
 on screen within 30 ms (p50) and 100 ms (p99) while streaming at 1,000 and 5,000
