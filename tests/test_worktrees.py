@@ -276,3 +276,18 @@ def test_run_w_that_fails_before_its_session_leaves_no_worktree(
     assert not (repo / ".claude" / "worktrees" / "early").exists()
     assert git(repo, "branch", "--list", "worktree-early").strip() == ""
     assert Path.cwd() == repo  # back where it started
+
+
+def test_a_commit_in_the_worktree_keeps_it(
+    repo: Path, configured: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Committed work leaves `git status` clean: a commit beyond the base is a change."""
+    commit = "echo x > c.txt && git add c.txt && git -c user.email=m@m -c user.name=m commit -qm c"
+    configured.script(ToolCalls([Call("bash", json.dumps({"command": commit}))]), Text("Done."))
+    code, _, err = run_cli(capsys, "run", "-w", "committed", "commit it")
+    assert code == 0, err
+    worktree = repo / ".claude" / "worktrees" / "committed"
+    assert git(worktree, "status", "--porcelain") == ""
+    assert git(repo, "log", "-1", "--format=%s", "worktree-committed").strip() == "c"
+    assert f"kept the worktree {worktree}" in err
+    assert git(repo, "log", "-1", "--format=%s").strip() == "work"  # main's branch as it was
