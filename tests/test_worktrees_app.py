@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from textual.widgets import Static
 
 from agent_tui.config.settings import load_config
 from agent_tui.session.opening import AppStart, open_for_app
@@ -51,6 +52,8 @@ async def test_new_w_and_the_question_when_it_changed(
         await app.loaded.wait()
         worktree = await _new_worktree_session(pilot, app, "edit")
         assert worktree == repo / ".claude" / "worktrees" / "edit"
+        shown = app.query_one("#sidebar-directory", Static)
+        await wait_for(pilot, lambda: str(shown.render()) == str(worktree), "its folder shown")
         await ask(pilot, configured, "write made.txt")
         assert (worktree / "made.txt").read_text() == "in the worktree\n"
         assert not (repo / "made.txt").exists()

@@ -272,9 +272,10 @@ class Conversation(Horizontal):
         session = self.session
         directory = session.directory if session else str(self.directory)
         title = session.title if session and session.title else "New session"
-        self.sidebar.show_session(title, self.directory_label or directory, self.agent_model)
+        label = directory if session and session.worktree else self.directory_label or directory
+        self.sidebar.show_session(title, label, self.agent_model)  # a worktree: its own path
         if self.welcome.display:
-            self.welcome.show(self.config, self.current_model, self.directory_label or directory)
+            self.welcome.show(self.config, self.current_model, label)
         compaction = self.config.compaction
         auto = compaction.threshold if compaction.auto else 0
         self.sidebar.show_stats(self.stats, directory, auto)
