@@ -18,6 +18,8 @@ from agent_tui.worktrees.git_worktree import create
 from tests.conftest import cloned_project
 from tests.engine_helpers import write
 from tests.fake_openai import FakeOpenAI, Text
+from tests.process_helpers import wait_until
+from tests.pty_helpers import PtyAgent
 from tests.test_worktrees import git, make_repo
 from tests.tui_helpers import ask, open_app, type_and_send, wait_for
 
@@ -135,3 +137,26 @@ async def test_new_w_carries_the_trust_when_the_config_is_the_same(
         assert not isinstance(app.screen, ConfirmScreen)
     await app.db.close()
     assert load_config(directory=worktree).project.status == "trusted"
+
+
+def test_agent_tui_w_in_a_terminal_asks_at_quit_and_keeps_the_worktree(repo: Path) -> None:
+    """The whole path in a real process and terminal: `agent-tui -w NAME` makes the
+    worktree and opens the app in it; a change there, then Ctrl+C twice asks; k keeps."""
+    worktree = repo / ".claude" / "worktrees" / "pty"
+    app = PtyAgent(repo, "-w", "pty")
+    try:
+        app.wait_for(b"100,000 tokens")  # the session is open
+        assert worktree.is_dir()
+        app.type(b"!echo hi > kept.txt\r")
+        wait_until(lambda: (worktree / "kept.txt").is_file(), "the command ran in the worktree")
+        app.type(b"\x03")
+        app.type(b"\x03")
+        app.wait_for(b"Keep it (k)")
+        app.type(b"k")
+        code, _ = app.finish()
+    finally:
+        app.kill()
+    assert code == 0
+    assert (worktree / "kept.txt").read_text() == "hi\n"
+    assert not (repo / "kept.txt").exists()
+    assert git(repo, "branch", "--list", "worktree-pty").strip()
