@@ -41,6 +41,7 @@ SCENARIOS: list[tuple[str, str]] = [
     ("trust", "--list"),
     ("relay", ""),
     ("mcp", ""),
+    ("bashes", ""),  # none in this session: said so (the app and ACP; the CLI has none)
     (CUSTOM, "a.txt"),
     ("undo", ""),
     ("redo", ""),

@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Static, TextArea
 
 from agent_tui.errors import AgentTuiError
+from agent_tui.tui.background_board import BackgroundBoard
 from agent_tui.tui.prompt_input import PromptInput
 from agent_tui.tui.side_by_side import SideBySide
 from agent_tui.tui.sidebar import Sidebar
@@ -84,6 +85,8 @@ class Conversation(Horizontal):
         self.continuing = continuing
         self.side = SideBySide(self._show_sessions)
         """The sessions working here besides the one on screen (tui/side_by_side.py)."""
+        self.background = BackgroundBoard()
+        """Each session's background commands, as the sidebar shows the shown one's."""
         self._session: Session | None = None
         self.agent_name = BUILD_AGENT
         """The primary agent the next message goes to (Tab cycles)."""
@@ -222,6 +225,7 @@ class Conversation(Horizontal):
         self.agent_of(page)
         self.show_welcome(not page)
         self.refresh_sidebar()
+        self.sidebar.show_background(self.background.of(session.id if session else None))
         busy = session is not None and self.engine.is_busy(session.id)
         self.status_line.set_status("busy" if busy else "idle")
         if not busy:

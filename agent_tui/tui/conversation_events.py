@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from agent_tui.context.stats import SessionStats
 from agent_tui.events import (
     AgentSwitched,
+    BackgroundCommandsChanged,
     CompactionUndone,
     Event,
     MessageUpdated,
@@ -43,6 +44,8 @@ async def apply_event(chat: Conversation, event: Event) -> None:
     chat.side.follow(event)  # every session's state, on screen or not
     if isinstance(event, PlanProposed):  # put to the person once it is on screen, idle
         chat.propose_plan(event.session_id, event.plan)
+    if isinstance(event, BackgroundCommandsChanged):  # kept for every session
+        chat.background.follow(event)
     if isinstance(event, Notice) and (shown or session_id is None):  # None: for every session
         chat.notify(event.message, severity=NOTIFY_SEVERITY[event.level])  # type: ignore[arg-type]
     if not shown:
@@ -80,6 +83,8 @@ async def apply_event(chat: Conversation, event: Event) -> None:
         chat.refresh_sidebar()
     elif isinstance(event, TodosUpdated):
         chat.sidebar.show_todos(event.todos)
+    elif isinstance(event, BackgroundCommandsChanged):
+        chat.sidebar.show_background(event.commands)
     elif isinstance(event, CompactionUndone) and chat.session is not None:
         chat.stats = SessionStats.of(await chat.engine.queries.messages(chat.session.id))
         chat.refresh_sidebar()

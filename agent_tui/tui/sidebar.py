@@ -1,4 +1,5 @@
-"""The right-hand panel: session, agent, model, context use, cost, compactions, changed files."""
+"""The right-hand panel: session, agent, model, context use, cost, compactions, todos,
+background commands, changed files."""
 
 from __future__ import annotations
 
@@ -8,16 +9,27 @@ from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.timer import Timer
 from textual.widgets import Label, ProgressBar, Static
+
+from agent_tui.ids import now_ms
+from agent_tui.tool.background_lines import MARK, shorten, state
 
 if TYPE_CHECKING:  # part of the first frame: nothing of the engine's until it is drawn
     from agent_tui.context.stats import SessionStats
     from agent_tui.context.window_usage import ContextUsage
+    from agent_tui.events import BackgroundCommand
     from agent_tui.records import TodoItem
 
 WARNING_SHARE = 0.8
 """The bar turns to warning at this share of the auto-compaction threshold."""
 MAX_FILES_SHOWN = 12
+MAX_BACKGROUND_SHOWN = 6
+"""Background commands listed (the newest); /bashes lists them all."""
+BACKGROUND_CHARS = 27
+"""A command or its last line is cut to this width in the sidebar."""
+TICK_SECONDS = 1.0
+"""How often running times are redrawn while a command runs."""
 TODO_MARK = {"pending": "○", "in_progress": "◐", "completed": "●", "cancelled": "✕"}
 
 
@@ -77,7 +89,12 @@ class Sidebar(VerticalScroll):
     Sidebar.-has-todos > .-todos { display: block; }
     Sidebar > .-sessions { display: none; }
     Sidebar.-has-sessions > .-sessions { display: block; }
+    Sidebar > .-background { display: none; }
+    Sidebar.-has-background > .-background { display: block; }
     """
+
+    _background: list[BackgroundCommand] = []
+    _tick: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("New session", id="sidebar-title", markup=False)
@@ -95,6 +112,8 @@ class Sidebar(VerticalScroll):
         yield Static("", id="sidebar-compactions", markup=False)
         yield Label("Todo", classes="heading -todos", id="sidebar-todo-heading")
         yield Static("", id="sidebar-todos", classes="-todos", markup=False)
+        yield Label("Background", classes="heading -background")
+        yield Static("", id="sidebar-background", classes="-background", markup=False)
         yield Label("Files changed", classes="heading")
         yield Static("none yet", id="sidebar-files", markup=False)
 
@@ -143,3 +162,27 @@ class Sidebar(VerticalScroll):
         text = "\n".join(f"{TODO_MARK[item.status]} {item.content}" for item in items)
         self.query_one("#sidebar-todos", Static).update(text)
         self.set_class(bool(items), "-has-todos")
+
+    def show_background(self, commands: list[BackgroundCommand]) -> None:
+        """The shown session's background commands: each one's command, running time (or
+        how it ended) and last line; hidden while it has none."""
+        self._background = commands
+        self._draw_background()
+        running = any(c.status == "running" for c in commands)
+        if running and self._tick is None:
+            self._tick = self.set_interval(TICK_SECONDS, self._draw_background)
+        elif not running and self._tick is not None:
+            self._tick.stop()
+            self._tick = None
+
+    def _draw_background(self) -> None:
+        now, lines = now_ms(), []
+        for info in self._background[-MAX_BACKGROUND_SHOWN:]:
+            lines.append(f"{MARK[info.status]} {shorten(info.command, BACKGROUND_CHARS)}")
+            lines.append(f"  {state(info, now)}")
+            if info.last_line.strip():
+                lines.append(f"  {shorten(info.last_line, BACKGROUND_CHARS)}")
+        if len(self._background) > MAX_BACKGROUND_SHOWN:
+            lines.append(f"… {len(self._background) - MAX_BACKGROUND_SHOWN} more: /bashes")
+        self.query_one("#sidebar-background", Static).update("\n".join(lines))
+        self.set_class(bool(self._background), "-has-background")
