@@ -153,10 +153,23 @@ def test_agent_tui_w_in_a_terminal_asks_at_quit_and_keeps_the_worktree(repo: Pat
         app.type(b"\x03")
         app.wait_for(b"Keep it (k)")
         app.type(b"k")
-        code, _ = app.finish()
+        code, printed = app.finish()
     finally:
         app.kill()
     assert code == 0
+    assert f"kept the worktree {worktree} (branch worktree-pty)" in printed
     assert (worktree / "kept.txt").read_text() == "hi\n"
     assert not (repo / "kept.txt").exists()
     assert git(repo, "branch", "--list", "worktree-pty").strip()
+
+
+def test_agent_tui_w_that_fails_to_open_leaves_no_worktree(repo: Path) -> None:
+    """The app that never opened a session (its config broken) takes its worktree with it."""
+    app = PtyAgent(repo, "-w", "broken", env={"AGENT_TUI_CONFIG": str(repo / "nowhere.json")})
+    try:
+        code, printed = app.finish()
+    finally:
+        app.kill()
+    assert code != 0, printed
+    assert not (repo / ".claude" / "worktrees" / "broken").exists()
+    assert git(repo, "branch", "--list", "worktree-broken").strip() == ""

@@ -46,11 +46,17 @@ async def _run_and_leave(args: argparse.Namespace, config: Config) -> int:
     try:
         return await _run(args, config)
     finally:
-        made = getattr(args, "made_worktree", None)
-        if made is not None and not getattr(args, "session_left", False):
-            os.chdir(args.started_in)  # out of the worktree, which may go now
-            async with open_engine(config, args.command) as engine:
-                _say_kept(await engine.worktrees.leave_made(made))
+        left = getattr(args, "session_left", False)  # by _leave_worktree, in the turn
+        if getattr(args, "made_worktree", None) is not None and not left:
+            await leave_made_worktree(args, config)
+
+
+async def leave_made_worktree(args: argparse.Namespace, config: Config) -> None:
+    """A `-w` worktree its view is done with (`args.made_worktree`): gone with its branch
+    when unchanged, else kept and said on stderr with its path and branch."""
+    os.chdir(args.started_in)  # out of the worktree, which may go now
+    async with open_engine(config, args.command or "app") as engine:
+        _say_kept(await engine.worktrees.leave_made(args.made_worktree))
 
 
 async def _leave_worktree(engine: Engine, args: argparse.Namespace, session_id: str) -> None:

@@ -94,10 +94,7 @@ def _dispatch(args: argparse.Namespace, commands: dict[str, Command]) -> int:
     """The view the arguments name: the app, `acp`, `serve`, `run` (attached to a server,
     or here) or a command."""
     if args.command is None:
-        from agent_tui.tui.launch import launch
-
-        _enter_worktree(args)
-        return launch(args)
+        return _launch(args)
     if args.command == "acp":
         from agent_tui.acp.stdio import serve_stdio
 
@@ -137,6 +134,29 @@ def _dispatch(args: argparse.Namespace, commands: dict[str, Command]) -> int:
         from agent_tui.cli.prompt import dispatch
 
     return dispatch(args, command, config)
+
+
+def _launch(args: argparse.Namespace) -> int:
+    """The app; with `-w`, in a new worktree, which it asks about for the session it shows
+    as it quits. Left after it too: one it never opened a session in (it failed to start)
+    or left behind another session goes when unchanged, and a kept one is named."""
+    from agent_tui.tui.launch import launch
+
+    _enter_worktree(args)
+    try:
+        return launch(args)
+    finally:
+        if args.made_worktree is not None:
+            import asyncio
+
+            from agent_tui.cli.prompt import leave_made_worktree
+            from agent_tui.config.settings import Config, load_config
+
+            try:
+                config = load_config(directory=args.started_in)
+            except AgentTuiError:  # what stopped the app: its defaults do to leave it
+                config = Config()
+            asyncio.run(leave_made_worktree(args, config))
 
 
 def _enter_worktree(args: argparse.Namespace) -> None:
