@@ -1,22 +1,31 @@
 """The person's side of background commands in the app (issue 53): the sidebar lists the
 shown session's (command, running time or how it ended, last line), `/bashes` lists them
-and stops one. Real processes, the fake provider, Pilot; every wait is for a state."""
+and stops one, and Ctrl+B sends the running foreground bash command to the background —
+the model gets its answer at once while the same process goes on. Real processes, the
+fake provider, Pilot; every wait is for a state."""
 
 from __future__ import annotations
 
+import json
+import re
+import secrets
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets import Static
 
 from agent_tui import procs
 from agent_tui.command.backgrounding import EMPTY
+from agent_tui.events import Event, PartUpdated
+from agent_tui.records import ToolPart, ToolStateRunning
 from agent_tui.tui.app import AgentApp
 from agent_tui.tui.choice_screen import RowsScreen
 from agent_tui.tui.confirm_screen import ConfirmScreen
 from tests.conftest import write_config
-from tests.fake_openai import FakeOpenAI, Text
+from tests.fake_openai import Call, FakeOpenAI, Gated, Text, ToolCalls
 from tests.test_background_commands import background, processes_with, user_texts
 from tests.tui_helpers import open_app, type_and_send, wait_for
 
@@ -31,6 +40,11 @@ while not pathlib.Path(sys.argv[1]).exists():
 print("finished-line", flush=True)
 """
 """Prints a line, then waits for the file its argument names, then prints and exits."""
+TICKER = """import itertools, sys, time
+for n in itertools.count():
+    print(f"tick {n}", flush=True)
+    time.sleep(0.05)
+"""
 
 
 def _script(folder: Path, name: str, text: str) -> Path:
@@ -119,4 +133,67 @@ async def test_bashes_lists_them_and_stops_one_and_the_model_hears_of_it(
         await wait_for(pilot, lambda: app.chat.status == "idle", "answered")
     told = user_texts(fake_llm.requests[-1])
     assert "<task-notification>" in told and "was stopped by the person" in told
+    await app.db.close()
+
+
+def _running_output(seen: list[Event]) -> str:
+    """What the running bash call showed so far (its live output), '' before any."""
+    for event in reversed(seen):
+        part = event.part if isinstance(event, PartUpdated) else None
+        if isinstance(part, ToolPart) and isinstance(part.state, ToolStateRunning):
+            return str(part.state.metadata.get("output", ""))
+    return ""
+
+
+def _tool_results(request: dict[str, Any]) -> list[str]:
+    return [str(m["content"]) for m in request["messages"] if m["role"] == "tool"]
+
+
+async def test_ctrl_b_sends_the_running_command_to_the_background(
+    isolated: Path, fake_llm: FakeOpenAI
+) -> None:
+    write_config(isolated, fake_llm, sandbox=UNSANDBOXED)
+    ticker = _script(isolated, f"ticker_{secrets.token_hex(4)}.py", TICKER)  # found by name
+    command = json.dumps({"command": f"./py -u {ticker.name}", "timeout": 600_000})
+    read, gate = Call("task_output"), threading.Event()
+    fake_llm.script(
+        ToolCalls([Call("bash", command)]), Gated(ToolCalls([read]), gate), Text("read it")
+    )
+    app = await open_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.loaded.wait()
+        await pilot.press("ctrl+b")  # nothing runs yet: said so
+        await wait_for(
+            pilot, lambda: any("No command" in str(n.message) for n in app._notifications)
+        )
+        seen: list[Event] = []
+        app.engine.subscribe(seen.append)
+        await type_and_send(pilot, "run the ticker")
+        await wait_for(pilot, lambda: "tick 0" in _running_output(seen), "its first line")
+        (pid,) = processes_with(ticker.name)
+        assert len(fake_llm.requests) == 1  # the model waits for the command
+
+        await pilot.press("ctrl+b")  # while the turn runs
+        await wait_for(pilot, lambda: len(fake_llm.requests) == 2, "the result reached the model")
+        assert processes_with(ticker.name) == [pid]  # the same process, still running
+        (result,) = _tool_results(fake_llm.requests[1])
+        task_id = re.search(r"ID: (b[0-9a-f]+)", result).group(1)  # type: ignore[union-attr]
+        assert "tick 0" in result and "Output is being written to" in result
+        session = app.chat.session
+        assert session is not None
+        commands = app.engine.live(session.id).background
+        found = commands.get(task_id)
+        await wait_for(pilot, lambda: found.output.total_bytes > 0, "its later output")
+        assert found.running and "ticker_" in _sidebar(app) and "tick " in _sidebar(app)
+
+        read.arguments = json.dumps({"task_id": task_id, "block": False})
+        gate.set()  # the model reads it with task_output
+        await wait_for(pilot, lambda: len(fake_llm.requests) == 3, "the read")
+        await wait_for(pilot, lambda: app.chat.status == "idle", "the turn's end")
+        (_, read_result) = _tool_results(fake_llm.requests[2])
+        assert "<status>running</status>" in read_result
+        assert re.search(r"tick [1-9]\d*", read_result), read_result
+        assert processes_with(ticker.name) == [pid]
+    await app.engine.close("prompt_input_exit")  # as the app's launch does when it quits
+    assert not processes_with(ticker.name)
     await app.db.close()

@@ -25,6 +25,7 @@ class Keybinds:
     permission_mode: str = "e"
     next_waiting: str = "w"
     interrupt: str = "escape"
+    background: str = "ctrl+b"
     palette: str = "ctrl+p"
 
 

@@ -298,6 +298,10 @@ class KeybindsConfig(_Strict):
     """(leader) open the session that has waited longest for you (a question, a plan)."""
     interrupt: str = DEFAULT_KEYS.interrupt
     """Interrupt the running step or compaction."""
+    background: str = DEFAULT_KEYS.background
+    """Send the shown session's running bash command to the background: the model gets its
+    id at once and goes on while the command runs (/bashes lists and stops it). Works while
+    the model's turn runs."""
     palette: str = DEFAULT_KEYS.palette
     """Command palette."""
 

@@ -3,7 +3,9 @@ command would be (same sandbox, environment, process group and owner marker) und
 small supervisor (tool/supervise.py) that ends them if agent-tui is killed; their output
 kept by `BackgroundOutput`; read by task_output, stopped by task_stop, the person, or
 their session's end; each exit told to the model once, at its next step
-(session/task_notices.py). Every change is published as `BackgroundCommandsChanged`."""
+(session/task_notices.py). A foreground bash command sent here while it runs (the app's
+Ctrl+B: `send_foreground`) is adopted: the same process, not started again. Every change
+is published as `BackgroundCommandsChanged`."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import os
 import secrets
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,7 @@ from agent_tui.ids import now_ms
 from agent_tui.redact import Redactor
 from agent_tui.tool import supervise
 from agent_tui.tool.background_output import BackgroundOutput
-from agent_tui.tool.process_group import finish, pump, spawn, stop_group
+from agent_tui.tool.process_group import Group, finish, pump, spawn, stop_group
 from agent_tui.tool.saved_outputs import new_path
 
 DRAIN_SECONDS = 0.2
@@ -92,6 +94,7 @@ class BackgroundCommands:
         self.publish = publish
         self._commands: dict[str, Running] = {}
         self._line_event: asyncio.TimerHandle | None = None
+        self._foreground: list[asyncio.Event] = []
 
     # ---- what front-ends and tools read -------------------------------------------------
 
@@ -159,6 +162,65 @@ class BackgroundCommands:
         self._commands[info.id] = found
         self._changed()
         return found
+
+    async def adopt(
+        self,
+        group: Group,
+        *,
+        command: str,
+        description: str | None,
+        started: int,
+        output_dir: Path,
+        truncation: TruncationConfig,
+        redactor: Redactor | None,
+    ) -> Running:
+        """A running foreground command, sent here: from now on its output feeds its own
+        `BackgroundOutput` and it runs until it exits or is stopped, as if started here.
+        It was started without the supervisor: a killed agent-tui leaves it to the next
+        start's reap (procs.py), and in the sandbox to bubblewrap's --die-with-parent."""
+        path = new_path(output_dir)
+        info = BackgroundCommand(
+            id=self._new_id(),
+            command=command,
+            description=description,
+            started=started,
+            output_path=str(path),
+        )
+        found = Running(info, BackgroundOutput(path, truncation, redactor))
+        found._pgid, found._exited, found._pumping = group.pgid, group.exited, group.pumping
+        group.feed.target = self._feeder(found)
+        found._watch = asyncio.create_task(self._follow(found, group.transport))
+        self._commands[info.id] = found
+        self._changed()
+        return found
+
+    def seed(self, found: Running, printed: str) -> None:
+        """What an adopted command printed before (its tool result holds it): its last
+        lines, shown at once."""
+        found.output.seed(printed)
+        self._changed()
+
+    # ---- a foreground command sent to the background ------------------------------------
+
+    @contextlib.contextmanager
+    def foreground(self) -> Iterator[asyncio.Event]:
+        """While a foreground bash command of the session runs: the event it waits on
+        beside its process, set by `send_foreground` to hand it to `adopt`."""
+        sent = asyncio.Event()
+        self._foreground.append(sent)
+        try:
+            yield sent
+        finally:
+            self._foreground.remove(sent)
+
+    def send_foreground(self) -> bool:
+        """Send the newest foreground command running now to the background (the app's
+        Ctrl+B); False when none runs."""
+        waiting = [sent for sent in self._foreground if not sent.is_set()]
+        if not waiting:
+            return False
+        waiting[-1].set()
+        return True
 
     async def stop(self, command_id: str, *, tell_model: bool = True) -> Running:
         """Stop one (SIGTERM to its group, SIGKILL after a grace); a ToolError when there

@@ -72,6 +72,11 @@ class BackgroundOutput:
             file, self._file = self._file, None
             await asyncio.to_thread(file.close)
 
+    def seed(self, text: str) -> None:
+        """What a foreground command printed before it was sent here (its tool result
+        holds it): its last lines only, not unread and not in this file."""
+        self._remember_lines(text)
+
     def take_unread(self) -> tuple[str, int]:
         """(what it printed since the last read, characters dropped from it meanwhile)."""
         text, dropped = "".join(self._unread), self.dropped_chars

@@ -4,27 +4,37 @@ The group and the AGENT_TUI_OWNER marker in its environment let agent-tui stop w
 the command left running when it exits, or reap it at the next start (see procs.py).
 Where it can be, the command runs in the sandbox (`ToolContext.sandbox`, sandbox/): the
 bubblewrap process leads the group, and what it started ends with it; a blocked command
-is explained and may be run again outside (tool/escalation.py)."""
+is explained and may be run again outside (tool/escalation.py). While it runs, the person
+may send it to the background (the app's Ctrl+B, `BackgroundCommands.send_foreground`):
+the call returns at once as a `run_in_background` start does, and the same process goes
+on as a background command."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shlex
 import signal
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from agent_tui import procs
 from agent_tui.errors import ToolError
+from agent_tui.ids import now_ms
 from agent_tui.secrets import ToolEnvironment
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
 from agent_tui.tool.bash_output import OutputCapture
 from agent_tui.tool.escalation import after_sandbox
 from agent_tui.tool.process_group import (
     KILL_GRACE_SECONDS,
+    FeedSwitch,
+    Group,
     finish,
     pump,
     signal_group,
@@ -33,12 +43,15 @@ from agent_tui.tool.process_group import (
 )
 from agent_tui.tool.tool_paths import resolve_path
 
+if TYPE_CHECKING:
+    from agent_tui.tool.background import Running
+
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 DRAIN_SECONDS = 1.0
 """After the shell exits, how long to keep reading output that background jobs may hold."""
 
-Outcome = Literal["exited", "timed_out", "interrupted"]
+Outcome = Literal["exited", "timed_out", "interrupted", "backgrounded"]
 
 
 class BashParams(BaseModel):
@@ -84,6 +97,16 @@ def command_env(tool_env: dict[str, str] | None) -> dict[str, str]:
     return procs.process_env({**tool_env, **NON_INTERACTIVE})
 
 
+@dataclass
+class Sending:
+    """A foreground command's way to the background: the event the person sets (the
+    app's Ctrl+B) and what adopts its process group then."""
+
+    sent: asyncio.Event
+    adopt: Callable[[Group], Awaitable[Running]]
+    adopted: Running | None = None
+
+
 async def run_command(
     argv: list[str],
     cwd: Path,
@@ -91,37 +114,55 @@ async def run_command(
     abort: asyncio.Event,
     capture: OutputCapture,
     env: dict[str, str],
+    sending: Sending | None = None,
 ) -> tuple[Outcome, int | None]:
-    """Run `argv` until it exits, times out or `abort` is set. (outcome, exit code)."""
+    """Run `argv` until it exits, times out, `abort` is set or it is sent to the
+    background (then adopted, still running). (outcome, exit code)."""
+    feed = FeedSwitch(capture.feed)
     transport, protocol = await spawn(argv, cwd, env)
     pgid = transport.get_pid()
     procs.track(pgid)  # stopped when agent-tui exits if background jobs outlive the shell
     assert protocol.stdout is not None
-    pumping = asyncio.create_task(pump(protocol.stdout, capture.feed))
+    pumping = asyncio.create_task(pump(protocol.stdout, feed))
     exited = asyncio.create_task(protocol.exited.wait())
-    aborted = asyncio.create_task(abort.wait())
+    waiters: dict[asyncio.Task[Any], Outcome] = {asyncio.create_task(abort.wait()): "interrupted"}
+    if sending is not None:
+        waiters[asyncio.create_task(sending.sent.wait())] = "backgrounded"
     outcome: Outcome = "exited"
     try:
         done, _ = await asyncio.wait(
-            {exited, aborted}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED
+            {exited, *waiters}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED
         )
         if exited in done:
             # Background jobs (`cmd &`) may hold the pipe open; do not wait for them.
             await finish({pumping}, DRAIN_SECONDS)
+        elif sending is not None and sending.sent.is_set():
+            sending.adopted = await sending.adopt(Group(transport, exited, pumping, feed))
+            outcome = "backgrounded"
         else:
-            outcome = "interrupted" if aborted in done else "timed_out"
+            outcome = next((waiters[t] for t in done if t in waiters), "timed_out")
             await stop_group(pgid, {exited, pumping})
     finally:
-        if transport.get_returncode() is None:  # cancelled from outside: leave nothing running
-            signal_group(pgid, signal.SIGKILL)
-            await finish({exited, pumping}, KILL_GRACE_SECONDS)
-        for task in (aborted, pumping, exited):
+        for task in waiters:
             task.cancel()
-        await asyncio.gather(aborted, pumping, exited, return_exceptions=True)
-        transport.close()
+        await asyncio.gather(*waiters, return_exceptions=True)
+        if outcome != "backgrounded":  # else the background commands own it now
+            await _leave_nothing(transport, pgid, {exited, pumping})
         await capture.close()
-        procs.release(pgid)  # only once nothing of the command is left
     return outcome, transport.get_returncode()
+
+
+async def _leave_nothing(
+    transport: asyncio.SubprocessTransport, pgid: int, tasks: set[asyncio.Task[Any]]
+) -> None:
+    if transport.get_returncode() is None:  # cancelled from outside: leave nothing running
+        signal_group(pgid, signal.SIGKILL)
+        await finish(tasks, KILL_GRACE_SECONDS)
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    transport.close()
+    procs.release(pgid)  # only once nothing of the command is left
 
 
 def _status_notes(outcome: Outcome, exit_code: int | None, timeout_ms: int) -> list[str]:
@@ -202,17 +243,22 @@ async def _start_background(
         truncation=ctx.truncation,
         redactor=ctx.redact,
     )
-    output = (
-        f"Command running in background with ID: {started.id}. Output is being written to: "
-        f"{started.info.output_path}\nRead its new output with task_output, stop it with "
-        "task_stop; you will be told when it exits."
-    )
+    output = started_text(started)
     if isolated:
         output += f"\n{OWN_NETWORK_NOTE}"
     metadata = {"background_id": started.id, "output_path": started.info.output_path}
     if params.description:
         metadata["description"] = params.description
     return ToolResult(title=params.description or params.command, output=output, metadata=metadata)
+
+
+def started_text(found: Running) -> str:
+    """What the model reads of a command now running in the background."""
+    return (
+        f"Command running in background with ID: {found.id}. Output is being written to: "
+        f"{found.info.output_path}\nRead its new output with task_output, stop it with "
+        "task_stop; you will be told when it exits."
+    )
 
 
 def _with_env_file(command: str, ctx: ToolContext) -> str:
@@ -228,10 +274,17 @@ async def _run(
     params: BashParams, ctx: ToolContext, argv: list[str], env: dict[str, str], cwd: Path
 ) -> ToolResult:
     capture = OutputCapture(ctx.output_dir, ctx.truncation, ctx.redact, ctx.progress)
-    outcome, exit_code = await run_command(
-        argv, cwd, params.timeout / 1000, ctx.abort, capture, env
-    )
+    with _sendable(ctx) as sent:
+        adopt = partial(_adopt, params, ctx, now_ms())
+        sending = None if sent is None else Sending(sent, adopt)
+        outcome, exit_code = await run_command(
+            argv, cwd, params.timeout / 1000, ctx.abort, capture, env, sending
+        )
     output, metadata = await asyncio.to_thread(capture.render)
+    if sending is not None and sending.adopted is not None:
+        assert ctx.background is not None
+        ctx.background.seed(sending.adopted, output)
+        return _sent_result(params, sending.adopted, output, metadata)
     notes = _status_notes(outcome, exit_code, params.timeout)
     if not output and not notes:
         output = "(no output)"
@@ -241,6 +294,47 @@ async def _run(
         metadata["redacted"] = capture.redactions
     if outcome != "exited":
         metadata[outcome] = True  # timed_out or interrupted
+    if params.description:
+        metadata["description"] = params.description
+    return ToolResult(title=params.description or params.command, output=output, metadata=metadata)
+
+
+def _sendable(ctx: ToolContext) -> contextlib.AbstractContextManager[asyncio.Event | None]:
+    """The event that sends this command to the background, where the session has
+    background commands."""
+    if ctx.background is None:
+        return contextlib.nullcontext()
+    return ctx.background.foreground()
+
+
+async def _adopt(params: BashParams, ctx: ToolContext, started: int, group: Group) -> Running:
+    assert ctx.background is not None
+    return await ctx.background.adopt(
+        group,
+        command=params.command,
+        description=params.description,
+        started=started,
+        output_dir=ctx.output_dir,
+        truncation=ctx.truncation,
+        redactor=ctx.redact,
+    )
+
+
+def _sent_result(
+    params: BashParams, found: Running, printed: str, metadata: dict[str, Any]
+) -> ToolResult:
+    """The person sent the running command to the background: the model reads what a
+    `run_in_background` start says, and what the command printed so far."""
+    so_far = printed.rstrip("\n") or "(no output yet)"
+    output = (
+        f"The person sent this command to the background while it ran; it goes on.\n"
+        f"{started_text(found)}\nWhat it printed before (not in that file):\n{so_far}"
+    )
+    metadata |= {
+        "background_id": found.id,
+        "output_path": found.info.output_path,
+        "sent_to_background": True,
+    }
     if params.description:
         metadata["description"] = params.description
     return ToolResult(title=params.description or params.command, output=output, metadata=metadata)

@@ -10,6 +10,7 @@ import contextlib
 import os
 import signal
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,32 @@ async def pump(stream: asyncio.StreamReader, feed: Callable[[bytes], Awaitable[N
     """Every chunk the command prints, to `feed`, until its output closes."""
     while chunk := await stream.read(READ_CHUNK_BYTES):
         await feed(chunk)
+
+
+class FeedSwitch:
+    """Where a pumped command's output goes, changed while it runs: a foreground command
+    sent to the background feeds its background output from then on."""
+
+    def __init__(self, target: Callable[[bytes], Awaitable[None]]) -> None:
+        self.target = target
+
+    async def __call__(self, chunk: bytes) -> None:
+        await self.target(chunk)
+
+
+@dataclass
+class Group:
+    """A running command's process group as a foreground command hands it over (bash's
+    `run_command` to `BackgroundCommands.adopt`): the same process, its pump and exit."""
+
+    transport: asyncio.SubprocessTransport
+    exited: asyncio.Task[Any]
+    pumping: asyncio.Task[None]
+    feed: FeedSwitch
+
+    @property
+    def pgid(self) -> int:
+        return self.transport.get_pid()
 
 
 async def finish(tasks: set[asyncio.Task[Any]], seconds: float) -> bool:

@@ -129,6 +129,8 @@ class AgentApp(App[int]):
         self.bind(keys.interrupt, "interrupt", description="Interrupt")
         # Priority: the prompt's own ctrl+x (cut) must not swallow the leader.
         self._bindings.bind(keys.leader, "leader", "Leader", priority=True)
+        # Priority: it must reach the app whatever has the focus, while a turn runs.
+        self._bindings.bind(keys.background, "background", "Background", priority=True)
 
     # ---- layout -----------------------------------------------------------------------
 
@@ -278,6 +280,15 @@ class AgentApp(App[int]):
             self.notify("No other session is waiting for you.", timeout=4)
         else:
             self.run_worker(self._open_session(session_id), exit_on_error=False)
+
+    def action_background(self) -> None:
+        """Send the shown session's running bash command to the background: its call
+        returns to the model at once and the same process goes on (tool/bash.py)."""
+        session = self.chat.session if self.loaded.is_set() else None
+        if session is None or not self.engine.live(session.id).background.send_foreground():
+            self.notify("No command is running to send to the background.", timeout=4)
+        else:
+            self.notify("Sent to the background: /bashes lists it.", timeout=4)
 
     # ---- the prompt -------------------------------------------------------------------
 
