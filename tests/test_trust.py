@@ -386,8 +386,9 @@ def test_trust_command_lists_grants_and_revokes(
 def test_a_trusted_hooks_script_cannot_be_rewritten_to_run_something_else(
     untrusted: Path, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The script a trusted hook runs is read-only to sandboxed commands; rewritten by
-    other means (the edit tool, a pull), it does not run until trusted again."""
+    """The script a trusted hook runs is read-only to sandboxed commands and refused to
+    the file tools; rewritten by other means (a pull), it does not run until trusted
+    again."""
     require_bwrap()
     script = untrusted / "tools" / "check.sh"
     script.parent.mkdir()
@@ -405,18 +406,34 @@ def test_a_trusted_hooks_script_cannot_be_rewritten_to_run_something_else(
     assert "Read-only file system" in tool_results(fake_llm.requests[1])[-1]
     assert "pwned" not in script.read_text() and not (untrusted / "pwned").exists()
     assert (untrusted / "checks.log").read_text().count("checked") == 1  # before the bash call
-    # The edit tool runs outside the sandbox (the person's config allows it): the file
-    # changes, and the hook no longer runs — with a notice — until trusted again.
-    fake_llm.script(
-        write(script, evil),
-        bash("echo after"),
-        Text("done"),
-    )
+    # The write tool runs in agent-tui's own process, outside the sandbox: it refuses
+    # the script too (tool_paths.writable_path), though the person's config allows it.
+    fake_llm.script(write(script, evil), Text("refused"))
     code, _, err = run_cli(capsys, "run", "--continue", "edit it then")
+    assert code == 0, err
+    assert "is read-only for the agent" in tool_results(fake_llm.requests[-1])[-1]
+    assert "pwned" not in script.read_text()
+    assert (untrusted / "checks.log").read_text().count("checked") == 2  # before the write
+    # Changed by other means while a session runs (a pull in another terminal, here as
+    # the model's first reply is served): the hook no longer runs — with a notice —
+    # until trusted again; changed before a start, the project's hooks are left out.
+    replies = iter([bash("echo after"), Text("done")])
+
+    def pulled(_: dict) -> ToolCalls | Text:
+        script.write_text(evil)
+        return next(replies)
+
+    fake_llm.responder = pulled
+    code, _, err = run_cli(capsys, "run", "--continue", "run it then")
     assert code == 0, err
     assert not (untrusted / "pwned").exists(), "the rewritten script ran"
     assert "changed since they were trusted (tools/check.sh (changed))" in err
-    assert (untrusted / "checks.log").read_text().count("checked") == 2  # before the write
+    fake_llm.responder = None
+    fake_llm.script(bash("echo once more"), Text("done"))
+    code, _, err = run_cli(capsys, "run", "--continue", "run it again")
+    assert not (untrusted / "pwned").exists(), "the rewritten script ran"
+    assert "not trusted (changed since you trusted it): its hooks settings are left out" in err
+    assert (untrusted / "checks.log").read_text().count("checked") == 2
     fake_llm.script(bash("echo trusted again"), Text("ok"))
     code, _, err = run_cli(capsys, "run", "--trust", "--continue", "again")
     assert (untrusted / "pwned").exists(), "trusted again: the person's choice"

@@ -89,8 +89,8 @@ async def writable_path(ctx: ToolContext, p: str | Path | None) -> Path:
     protected = await asyncio.to_thread(sandbox.protected_in, ctx.directory)
     if any(path.is_relative_to(kept) for kept in protected):
         raise PermissionDenied(
-            f"{path} is read-only for the agent: git hooks and config and agent-tui's "
-            "project config run later outside the sandbox, so only the person changes "
-            "them (sandbox.enabled: false lifts this)."
+            f"{path} is read-only for the agent: git hooks and config, the project's "
+            "config and the scripts its hooks run are run later outside the sandbox, so "
+            "only the person changes them (sandbox.enabled: false lifts this)."
         )
     return path

@@ -92,13 +92,14 @@ class SideBySide:
         return "\n".join(lines)
 
     def decorate(self, rows: Rows) -> Rows:
-        """The session list with each session's state here, where it has one."""
+        """The session list with the state of each session working beside the one on
+        screen (whose own state the screen shows)."""
         if rows.kind != "sessions":
             return rows
         listed = []
         for row in rows.rows:
             state = self.board.state(row.id)
-            if state != "idle":
+            if state != "idle" and row.id != self.board.shown:
                 row = replace(row, detail=f"{MARK[state]} {WORDS[state]} · {row.detail}")
             listed.append(row)
         return replace(rows, rows=listed)
