@@ -68,6 +68,7 @@ Keys:
   Shift+Tab                 auto-accept edits on / off  [{k.leader} {k.permission_mode}]
   Ctrl+O (on a message)     its actions: fork, compact up to here, pin, copy (click it first)
   {k.interrupt:<26}interrupt the running step or compaction
+  {k.background:<26}send the running bash command to the background (/bashes)
   {k.leader} {k.sidebar:<{pad}}show / hide the sidebar
   {k.palette:<26}command palette
   Ctrl+C twice              quit

@@ -129,8 +129,9 @@ class AgentApp(App[int]):
         self.bind(keys.interrupt, "interrupt", description="Interrupt")
         # Priority: the prompt's own ctrl+x (cut) must not swallow the leader.
         self._bindings.bind(keys.leader, "leader", "Leader", priority=True)
-        # Priority: it must reach the app whatever has the focus, while a turn runs.
-        self._bindings.bind(keys.background, "background", "Background", priority=True)
+        # Priority: it must reach the app whatever has the focus, while a turn runs. Not
+        # in the footer: /help and the docs name it.
+        self._bindings.bind(keys.background, "background", "Background", show=False, priority=True)
 
     # ---- layout -----------------------------------------------------------------------
 
