@@ -24,7 +24,7 @@ from agent_tui.lsp.language_servers import LspServers
 from agent_tui.project.agents import MODE_SWITCH, AgentCatalog
 from agent_tui.records import MessageWithParts, Part, UserMessage
 from agent_tui.redact import Redactor
-from agent_tui.sandbox import Sandbox
+from agent_tui.sandbox import Sandbox, SessionNetwork
 from agent_tui.secrets import ToolEnvironment
 from agent_tui.storage.db import Database
 from agent_tui.storage.snapshot import Snapshots, snapshot_root
@@ -297,6 +297,7 @@ class EngineContext:
             editor=self.live(session_id).editor,
             sandbox=self.sandbox,
             background=self.live(session_id).background,
+            network=self._network(session_id),
             env_file=self._env_file(session_id),
             mode_switch=self.shared.mode_switch,
         )
@@ -308,6 +309,14 @@ class EngineContext:
         path.touch(mode=0o600, exist_ok=True)
         self.live(session_id).env_file = path
         return path
+
+    def _network(self, session_id: str) -> SessionNetwork:
+        """The session's shared network; a subagent's is its caller's (it checks the
+        server its caller started), up to the session the person talks to."""
+        live = self.live(session_id)
+        while live.subagent is not None:
+            live = self.live(live.subagent[0])
+        return live.network
 
     def _env_file(self, session_id: str) -> Path | None:
         """The session's `CLAUDE_ENV_FILE`; a subagent's is its caller's."""

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_tui.config.settings import McpServerConfig, PermissionRule, ReasoningEffort
-from agent_tui.events import Event
+from agent_tui.events import Event, Notice
 from agent_tui.mcp.mcp_servers import McpServers
+from agent_tui.sandbox.session_network import SessionNetwork
 from agent_tui.tool.background import BackgroundCommands
 from agent_tui.tool.base import EditorFiles
 from agent_tui.tool.registry import PermissionMode
@@ -67,6 +68,9 @@ class LiveSession:
     background: BackgroundCommands = field(init=False)
     """The commands its model left running (bash `run_in_background`): listed and stopped
     by the views through `SessionScope.background`, stopped when it is let go (`detach`)."""
+    network: SessionNetwork = field(default_factory=SessionNetwork)
+    """The loopback its sandboxed commands share while sandbox.network is off (a server
+    one starts answers the next); let go with the session (`detach`)."""
 
     def __post_init__(self) -> None:
         self.background = BackgroundCommands(self.id)
@@ -85,8 +89,9 @@ class LiveSession:
 
     async def detach(self) -> None:
         """The editor (or the engine) let the session go: the files on disk again, its own
-        MCP servers and its background commands stopped."""
+        MCP servers and its background commands stopped, its network let go."""
         await self.background.stop_all()
+        self.network.close()
         self.editor = None
         if self.mcp is not None:
             servers, self.mcp = self.mcp, None
@@ -100,6 +105,7 @@ class LiveSessions:
         self.publish: Callable[[Event], None] | None = None
         """Where a session's changes of background commands are announced (the bus)."""
         self._sessions: dict[str, LiveSession] = {}
+        self._warned = False
         self.modes = _Modes(self._sessions)
         """Session id -> permission mode, as the tool registry reads it (one object, so
         that the registry's views of it stay cached)."""
@@ -109,7 +115,15 @@ class LiveSessions:
         if found is None:
             found = self._sessions[session_id] = LiveSession(session_id)
             found.background.publish = self.publish
+            found.network.warn = self._warn_once
         return found
+
+    def _warn_once(self, line: str) -> None:
+        """A session's network could not be shared: said once per engine (the reason is
+        this machine's, the same for every session)."""
+        if not self._warned and self.publish is not None:
+            self._warned = True
+            self.publish(Notice(level="warning", message=line))
 
     def get(self, session_id: str) -> LiveSession | None:
         return self._sessions.get(session_id)

@@ -28,7 +28,7 @@ from agent_tui.session.engine import Engine
 from agent_tui.tool.background import BackgroundCommands
 from agent_tui.tool.background_output import MIN_UNREAD_CHARS
 from agent_tui.tool.base import ToolContext
-from agent_tui.tool.bash import BashParams, BashTool
+from agent_tui.tool.bash import SHARED_NETWORK_NOTE, BashParams, BashTool
 from agent_tui.tool.task_output import TaskOutputParams, TaskOutputTool
 from tests.conftest import person_config, write_config
 from tests.engine_helpers import open_engine, run_cli, tool_results
@@ -266,7 +266,7 @@ async def test_in_the_sandbox_and_stopped_when_the_engine_closes(
         ), "the background command runs outside the sandbox"
     assert not (outside / "escaped").exists()
     assert processes_with(nap) == []  # closing the engine stopped it
-    assert "a network of its own" in tool_results(fake_llm.requests[1])[-1]
+    assert SHARED_NETWORK_NOTE in tool_results(fake_llm.requests[1])[-1]  # its session's
 
 
 def ancestors(pid: int) -> list[int]:

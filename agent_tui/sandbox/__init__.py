@@ -6,11 +6,13 @@ from __future__ import annotations
 from agent_tui.sandbox.explain import background_note, created_config_note, explain
 from agent_tui.sandbox.policy import SandboxPolicy
 from agent_tui.sandbox.sandbox import Sandbox
+from agent_tui.sandbox.session_network import SessionNetwork
 from agent_tui.sandbox.support import probe
 
 __all__ = [
     "Sandbox",
     "SandboxPolicy",
+    "SessionNetwork",
     "background_note",
     "created_config_note",
     "explain",

@@ -53,6 +53,9 @@ class SandboxPolicy:
     revealed: tuple[Path, ...] = ()
     """Readable (read-only) although inside a denied folder (saved tool outputs)."""
     network: bool = False
+    net_join: tuple[str, ...] = ()
+    """With `network` off: the nsenter line that puts the command in its session's
+    loopback-only network (sandbox/session_network.py); () gives it one of its own."""
     read_only: bool = False
     """Plan mode: the project read-only too; only the temp dir is writable."""
     env: dict[str, str] = field(default_factory=dict)
@@ -64,6 +67,11 @@ class SandboxPolicy:
     absent_config: tuple[Path, ...] = ()
     """agent-tui's project config paths that did not exist when the command started: a
     read-only mount needs something to cover, so a command may create them."""
+
+    @property
+    def own_network(self) -> bool:
+        """No network, and its loopback is its alone (no later command reaches it)."""
+        return not self.network and not self.net_join
 
     def writable_roots(self) -> tuple[Path, ...]:
         if self.read_only:
@@ -102,11 +110,12 @@ def outermost(paths: Iterable[Path]) -> list[Path]:
 
 
 def bwrap_argv(policy: SandboxPolicy, argv: list[str]) -> list[str]:
-    """`bwrap <mounts and namespaces> -- argv` (through `sh` opening the seccomp filter)."""
-    args = [policy.bwrap, *BASE_FLAGS]
+    """`bwrap <mounts and namespaces> -- argv` (through `sh` opening the seccomp filter,
+    and nsenter joining the session's network where it has one)."""
+    args = [*policy.net_join, policy.bwrap, *BASE_FLAGS]
     if policy.seccomp is not None:
         args += ["--seccomp", str(SECCOMP_FD)]
-    if not policy.network:
+    if policy.own_network:
         args.append("--unshare-net")
     for root in outermost(policy.writable_roots()):
         args += ["--bind", str(root), str(root)]

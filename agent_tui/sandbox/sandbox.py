@@ -22,6 +22,7 @@ from agent_tui.config.settings import SandboxConfig
 from agent_tui.errors import SandboxError
 from agent_tui.sandbox import seccomp
 from agent_tui.sandbox.policy import DeniedPath, SandboxPolicy, bwrap_argv, outermost, resolve
+from agent_tui.sandbox.session_network import SessionNetwork
 from agent_tui.sandbox.support import SandboxSupport, probe
 from agent_tui.trust import trusted_files
 
@@ -191,9 +192,12 @@ class Sandbox:
         cwd: Path,
         read_only: bool = False,
         enabled: bool = True,
+        network: SessionNetwork | None = None,
     ) -> Wrapped:
         """The command as it must start. `key` names its temp dir (a session id, or
-        `mcp-NAME`); `enabled` False is a per-server opt-out (mcp.NAME.sandbox)."""
+        `mcp-NAME`); `enabled` False is a per-server opt-out (mcp.NAME.sandbox);
+        `network`: the session's, which its commands share while sandbox.network is off
+        (None: the command's network is its own)."""
         support = await self.support()
         if support is None or not enabled:
             return Wrapped(argv, env)
@@ -204,7 +208,16 @@ class Sandbox:
         policy = await asyncio.to_thread(
             self._policy, support.bwrap, key, project, cwd, env, read_only
         )
+        policy = dataclasses.replace(policy, net_join=await self._join(network, policy))
         return Wrapped(bwrap_argv(policy, argv), {**env, **policy.env}, policy)
+
+    async def _join(self, network: SessionNetwork | None, policy: SandboxPolicy) -> tuple[str, ...]:
+        """How the command joins its session's network: never with sandbox.network (it
+        has this machine's), nor read-only (plan mode must not reach a server that
+        writes, such as a dev server with the project's database)."""
+        if network is None or policy.network or policy.read_only:
+            return ()
+        return await network.join_argv(policy.bwrap)
 
     def _policy(
         self,

@@ -23,7 +23,7 @@ from agent_tui.redact import Redactor
 
 if TYPE_CHECKING:
     from agent_tui.records import MessageWithParts
-    from agent_tui.sandbox import Sandbox
+    from agent_tui.sandbox import Sandbox, SessionNetwork
     from agent_tui.storage.search import SearchHit
     from agent_tui.tool.background import BackgroundCommands
 
@@ -184,6 +184,9 @@ class ToolContext:
     background: BackgroundCommands | None = None
     """The session's background commands (bash `run_in_background`, task_output,
     task_stop); None: none can be started here."""
+    network: SessionNetwork | None = None
+    """The network the session's sandboxed commands share (bash, `!command`) while
+    sandbox.network is off; None: each command's is its own."""
     env_file: Path | None = None
     """`CLAUDE_ENV_FILE` (a SessionStart hook's `export` lines): run before each bash
     command, in its shell (None: none)."""

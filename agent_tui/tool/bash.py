@@ -44,6 +44,7 @@ from agent_tui.tool.process_group import (
 from agent_tui.tool.tool_paths import resolve_path
 
 if TYPE_CHECKING:
+    from agent_tui.sandbox import SandboxPolicy
     from agent_tui.tool.background import Running
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -83,6 +84,10 @@ class BashParams(BaseModel):
 OWN_NETWORK_NOTE = (
     "It runs in the sandbox with a network of its own (sandbox.network is off): a server it "
     "starts is reachable only from this same command, not from later ones."
+)
+SHARED_NETWORK_NOTE = (
+    "It runs in the sandbox on this session's own loopback (sandbox.network is off): a "
+    "server it starts answers this session's later commands (localhost), nothing outside."
 )
 NON_INTERACTIVE = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
 """No pager or credential prompt may wait for a person who is not watching stdin."""
@@ -206,7 +211,13 @@ class BashTool(Tool[BashParams]):
         if ctx.sandbox is None:
             return await _run(params, ctx, argv, env, cwd)
         wrapped = await ctx.sandbox.wrap(
-            argv, env, key=ctx.session_id, project=ctx.directory, cwd=cwd, read_only=ctx.read_only
+            argv,
+            env,
+            key=ctx.session_id,
+            project=ctx.directory,
+            cwd=cwd,
+            read_only=ctx.read_only,
+            network=ctx.network,
         )
         result = await _run(params, ctx, wrapped.argv, wrapped.env, cwd)
         if wrapped.policy is None:
@@ -226,13 +237,19 @@ async def _start_background(
         raise ToolError(
             "Background commands cannot be started here: run it without run_in_background."
         )
-    isolated = False
+    note = ""
     if ctx.sandbox is not None:
         wrapped = await ctx.sandbox.wrap(
-            argv, env, key=ctx.session_id, project=ctx.directory, cwd=cwd, read_only=ctx.read_only
+            argv,
+            env,
+            key=ctx.session_id,
+            project=ctx.directory,
+            cwd=cwd,
+            read_only=ctx.read_only,
+            network=ctx.network,
         )
         argv, env = wrapped.argv, wrapped.env
-        isolated = wrapped.policy is not None and not ctx.sandbox.config.network
+        note = _network_note(wrapped.policy)
     started = await ctx.background.start(
         argv,
         cwd,
@@ -244,12 +261,19 @@ async def _start_background(
         redactor=ctx.redact,
     )
     output = started_text(started)
-    if isolated:
-        output += f"\n{OWN_NETWORK_NOTE}"
+    if note:
+        output += f"\n{note}"
     metadata = {"background_id": started.id, "output_path": started.info.output_path}
     if params.description:
         metadata["description"] = params.description
     return ToolResult(title=params.description or params.command, output=output, metadata=metadata)
+
+
+def _network_note(policy: SandboxPolicy | None) -> str:
+    """What the model is told of a background command's network in the sandbox."""
+    if policy is None or policy.network:
+        return ""
+    return OWN_NETWORK_NOTE if policy.own_network else SHARED_NETWORK_NOTE
 
 
 def started_text(found: Running) -> str:
