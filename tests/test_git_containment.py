@@ -12,8 +12,11 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from agent_tui.sandbox.sandbox import find_git
-from tests.fake_openai import Call, FakeOpenAI
+from tests.engine_helpers import run_cli
+from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls
 from tests.test_sandbox import bash, run_commands, sandboxed  # noqa: F401 (a fixture)
 
 REFUSED = "is read-only for the agent"
@@ -128,3 +131,32 @@ async def test_a_worktree_cannot_be_pointed_elsewhere(
     assert (worktree / ".git").read_text().strip() == f"gitdir: {gitdir}"
     assert "work" in commit  # the worktree's own commits still work
     assert "work" in git(main, "log", "--all", "--oneline")
+
+
+def test_leaving_a_worktree_runs_no_filter_of_a_repository_the_model_made(
+    sandboxed: Path,  # noqa: F811
+    fake_llm: FakeOpenAI,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Leaving a `-w` session asks git on the person's side whether the worktree changed.
+    A repository the model made inside it, registered as a submodule, has a config of
+    its own: its clean filter would run there, outside the sandbox, if git looked in."""
+    main = sandboxed
+    git(main, "init", "-q")
+    (main / "a.txt").write_text("a\n")
+    git(main, "add", "-A")
+    git(main, "commit", "-qm", "start")
+    pwned = tmp_path / "outside" / "pwned"
+    nested = (
+        "git init -q sub && cd sub && echo f > f && printf '* filter=x\\n' > .gitattributes && "
+        f"git config filter.x.clean 'touch {pwned} 2>/dev/null; cat' && "
+        "git add -A && git -c user.name=T -c user.email=t@example.com commit -qm f && cd .. && "
+        "git add sub 2>/dev/null; touch -d '2001-01-01' sub/f && echo nested"
+    )
+    fake_llm.script(ToolCalls([bash(nested)]), Text("made"))
+    code, _, err = run_cli(capsys, "run", "-w", "nested", "go")
+    assert code == 0, err
+    assert "nested" in fake_llm.requests[-1]["messages"][-1]["content"]
+    assert not pwned.exists(), "the nested repository's filter ran outside the sandbox"
+    assert "kept the worktree" in err  # it holds work: the new submodule

@@ -126,7 +126,12 @@ async def changed(worktree: Worktree) -> bool:
     path = Path(worktree.path)
     if not path.is_dir():
         return False
-    status = await git(path, "status", "--porcelain", "--untracked-files=all")
+    # Not into a submodule's files (`dirty`; its commits still count): a repository the
+    # model made and registered there has a config of its own, whose filter drivers git
+    # would run here, outside the sandbox.
+    status = await git(
+        path, "status", "--porcelain", "--untracked-files=all", "--ignore-submodules=dirty"
+    )
     ahead = await git(path, "rev-list", "--count", f"{worktree.base}..HEAD")
     return bool(status.strip()) or int(ahead.strip() or 0) > 0
 
