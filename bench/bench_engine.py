@@ -222,9 +222,11 @@ def bench_reap_scan(runs: int = 20) -> None:
 
 
 async def bench_sandbox(runs: int = 50) -> None:
-    """Median time of `true` as the bash tool starts it, sandboxed and not."""
+    """Median time of `true` as the bash tool starts it, sandboxed and not; sandboxed
+    with a network of its own (--unshare-net: hooks, servers) and in the session's shared
+    one (nsenter first: bash), the namespace made before the runs (once per session)."""
     from agent_tui.config.settings import SandboxConfig, TruncationConfig
-    from agent_tui.sandbox import Sandbox, probe
+    from agent_tui.sandbox import Sandbox, SessionNetwork, probe
     from agent_tui.tool.bash import run_command
     from agent_tui.tool.bash_output import OutputCapture
 
@@ -238,11 +240,18 @@ async def bench_sandbox(runs: int = 50) -> None:
         env = dict(os.environ)
         argv = ["/bin/bash", "-c", "true"]
 
-        async def once(wrapped: bool) -> float:
+        network = SessionNetwork()
+        made = time.perf_counter()
+        await network.join_argv(support.bwrap or "bwrap")
+        made = time.perf_counter() - made
+
+        async def once(wrapped: bool, shared: SessionNetwork | None = None) -> float:
             start = time.perf_counter()
             command, command_env = argv, env
             if wrapped:
-                done = await sandbox.wrap(argv, env, key="bench", project=project, cwd=project)
+                done = await sandbox.wrap(
+                    argv, env, key="bench", project=project, cwd=project, network=shared
+                )
                 command, command_env = done.argv, done.env
             capture = OutputCapture(project, TruncationConfig())
             outcome, code = await run_command(
@@ -253,14 +262,23 @@ async def bench_sandbox(runs: int = 50) -> None:
 
         plain: list[float] = []
         boxed: list[float] = []
-        for _ in range(runs):  # interleaved: both see the same machine load
+        joined: list[float] = []
+        for _ in range(runs):  # interleaved: all see the same machine load
             plain.append(await once(False))
             boxed.append(await once(True))
+            joined.append(await once(True, network))
+        network.close()
         await sandbox.close()
     overhead = (statistics.median(boxed) - statistics.median(plain)) * 1000
+    shared = (statistics.median(joined) - statistics.median(plain)) * 1000
     print(f"bash `true` unsandboxed: {median_ms(plain)}")
-    print(f"bash `true` sandboxed:   {median_ms(boxed)}")
+    print(f"bash `true` sandboxed, a network of its own:     {median_ms(boxed)}")
+    print(f"bash `true` sandboxed, the session's network:    {median_ms(joined)}")
     print(f"sandbox overhead per command: {overhead:.1f} ms median (goal ≤ 20 ms)")
+    print(
+        f"  in the session's shared network: {shared:.1f} ms median; "
+        f"making that network once per session: {made * 1000:.1f} ms"
+    )
 
 
 def _time_run(
