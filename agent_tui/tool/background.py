@@ -176,8 +176,9 @@ class BackgroundCommands:
     ) -> Running:
         """A running foreground command, sent here: from now on its output feeds its own
         `BackgroundOutput` and it runs until it exits or is stopped, as if started here.
-        It was started without the supervisor: a killed agent-tui leaves it to the next
-        start's reap (procs.py), and in the sandbox to bubblewrap's --die-with-parent."""
+        It was started without the supervisor and its own marker: a killed agent-tui
+        leaves it to the next start's reap (procs.py), and in the sandbox to bubblewrap's
+        --die-with-parent; a stop ends its process group, not what left it (`setsid`)."""
         path = new_path(output_dir)
         info = BackgroundCommand(
             id=self._new_id(),
@@ -245,7 +246,7 @@ class BackgroundCommands:
         found.told = told
         if found._pgid is not None and found._exited is not None and found._pumping is not None:
             await stop_group(found._pgid, {found._exited, found._pumping})
-        if procs.LINUX:  # what left its group
+        if procs.LINUX and found.marker:  # what left its group (an adopted one has none)
             await asyncio.to_thread(procs.kill_marked, TASK_ENV, found.marker)
         if found._watch is not None:
             with contextlib.suppress(Exception):
