@@ -23,6 +23,7 @@ import pytest
 from agent_tui import procs
 from agent_tui.events import Event, Notice
 from agent_tui.sandbox.session_network import NSENTER_ENV
+from agent_tui.session.sending import run_shell
 from agent_tui.tool.bash import OWN_NETWORK_NOTE, SHARED_NETWORK_NOTE
 from tests.conftest import write_config
 from tests.engine_helpers import open_engine, tool_results
@@ -67,6 +68,16 @@ def in_netns(inode: int) -> list[int]:
             with contextlib.suppress(OSError):
                 if (entry / "ns" / "net").readlink().name == f"net:[{inode}]":
                     found.append(int(entry.name))
+    return found
+
+
+def held_here(inode: int) -> list[str]:
+    """This process's descriptors of that namespace (agent-tui's hold on it)."""
+    found = []
+    for entry in Path("/proc/self/fd").iterdir():
+        with contextlib.suppress(OSError):
+            if entry.readlink().name == f"net:[{inode}]":
+                found.append(entry.name)
     return found
 
 
@@ -121,7 +132,9 @@ async def test_a_background_server_answers_the_session_s_later_commands_only(
     read, probe, gate = Call("task_output"), bash(""), threading.Event()
     async with open_engine() as engine:
         notices = Notices(engine.subscribe)
-        _, port, started, turn = await start_server(fake_llm, project, engine, [read, probe], gate)
+        session_id, port, started, turn = await start_server(
+            fake_llm, project, engine, [read, probe], gate
+        )
         read.arguments = json.dumps({"task_id": started["id"], "block": False})
         probe.arguments = json.dumps(
             {"command": f"{fetch(port)}; {connect(host.getsockname()[1])}; "
@@ -135,6 +148,8 @@ async def test_a_background_server_answers_the_session_s_later_commands_only(
         inside = in_netns(inode)
         # Only the server's own processes hold the namespace: no holder was left.
         assert inside and all(b"--block-fd" not in cmdline(pid) for pid in inside)
+        assert held_here(inode)
+        shell = await run_shell(await engine.scope(session_id), fetch(port))  # `!command`
         fake_llm.script(ToolCalls([bash(fetch(port))]), Text("tried"))
         other = await engine.new_session(project)
         await engine.prompt(other.id, "try the first session's server")
@@ -144,9 +159,11 @@ async def test_a_background_server_answers_the_session_s_later_commands_only(
     assert f"port {port}" in reading  # read with task_output
     assert "status 200" in probed, probed  # a later step of the same session reaches it
     assert "refused" in probed and "connected" not in probed  # not this machine's listener
+    assert "status 200" in shell.state.output  # type: ignore[union-attr]
     assert "failed" in from_other and "status" not in from_other  # not another session
     assert not any("not reachable" in line for line in notices.seen)
     assert in_netns(inode) == [], "a process outlived the engine in the session's network"
+    assert held_here(inode) == [], "the engine closed, but agent-tui still holds the network"
     assert processes_with(str(project / "served")) == []
 
 

@@ -21,6 +21,7 @@ import contextlib
 import fcntl
 import json
 import os
+import resource
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +33,10 @@ NSENTER_ENV = "AGENT_TUI_NSENTER"
 NS_GET_USERNS = 0xB701
 """ioctl(2) on a namespace: a descriptor of the user namespace that owns it."""
 MAKE_TIMEOUT_S = 10.0
+FIRST_HELD_FD = 256
+"""Held namespaces get descriptor numbers from here up, each a number not used before
+(until the limit makes them start again): a command line naming a closed session's
+descriptor can never find another session's namespace under that number."""
 FALLBACK = (
     "Background servers are not reachable from later commands: sandboxed commands each "
     "get a network of their own here ({reason})."
@@ -40,6 +45,25 @@ FALLBACK = (
 
 class NetworkUnavailable(Exception):
     """The shared namespace cannot be made or joined here (the reason, for the notice)."""
+
+
+class _Numbers:
+    next = FIRST_HELD_FD
+
+
+def _held(fd: int) -> int:
+    """`fd` moved to a number no namespace of this process had before (kept where the
+    descriptor limit leaves none: the number is then reused, as before this move)."""
+    limit = min(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 1 << 20)
+    if _Numbers.next >= limit:
+        _Numbers.next = FIRST_HELD_FD
+    try:
+        moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, _Numbers.next)
+    except OSError:
+        return fd
+    os.close(fd)
+    _Numbers.next = moved + 1
+    return moved
 
 
 @dataclass(frozen=True)
@@ -168,8 +192,8 @@ def _open(info: dict[str, int]) -> _Namespace:
         raise
     if os.fstat(owner).st_ino == os.stat("/proc/self/ns/user").st_ino:
         os.close(owner)  # agent-tui's own (root): joining it again would fail
-        return _Namespace(net, None)
-    return _Namespace(net, owner)
+        return _Namespace(_held(net), None)
+    return _Namespace(_held(net), _held(owner))
 
 
 async def _ended(proc: asyncio.subprocess.Process, namespace: _Namespace | None) -> None:
