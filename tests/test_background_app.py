@@ -24,6 +24,7 @@ from agent_tui.records import ToolPart, ToolStateRunning
 from agent_tui.tui.app import AgentApp
 from agent_tui.tui.choice_screen import RowsScreen
 from agent_tui.tui.confirm_screen import ConfirmScreen
+from agent_tui.tui.tool_line import ToolLine
 from tests.conftest import write_config
 from tests.fake_openai import Call, FakeOpenAI, Gated, Text, ToolCalls
 from tests.test_background_commands import background, processes_with, user_texts
@@ -172,10 +173,13 @@ async def test_ctrl_b_sends_the_running_command_to_the_background(
         await wait_for(pilot, lambda: "tick 0" in _running_output(seen), "its first line")
         (pid,) = processes_with(ticker.name)
         assert len(fake_llm.requests) == 1  # the model waits for the command
+        line = app.query_one(ToolLine)  # it names the key while it runs
+        await wait_for(pilot, lambda: "ctrl+b: to the background" in str(line.title), "hint")
 
         await pilot.press("ctrl+b")  # while the turn runs
         await wait_for(pilot, lambda: len(fake_llm.requests) == 2, "the result reached the model")
         assert processes_with(ticker.name) == [pid]  # the same process, still running
+        await wait_for(pilot, lambda: "to the background" not in str(line.title), "ended")
         (result,) = _tool_results(fake_llm.requests[1])
         task_id = re.search(r"ID: (b[0-9a-f]+)", result).group(1)  # type: ignore[union-attr]
         assert "tick 0" in result and "Output is being written to" in result

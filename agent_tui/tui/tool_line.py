@@ -35,8 +35,9 @@ def shown_status(part: ToolPart) -> str:
     return state.status
 
 
-def tool_title(part: ToolPart, frame: int = 0) -> str:
-    """The one-line summary: icon, tool, short input, status and marks (markup-escaped)."""
+def tool_title(part: ToolPart, frame: int = 0, background_key: str | None = None) -> str:
+    """The one-line summary: icon, tool, short input, status and marks (markup-escaped);
+    a running bash command names `background_key`, which sends it to the background."""
     state = part.state
     status = shown_status(part)
     icon = SPINNER[frame % len(SPINNER)] if status == "running" else STATUS_ICON[status]
@@ -59,7 +60,8 @@ def tool_title(part: ToolPart, frame: int = 0) -> str:
         if (exit_code := failed_exit(state.input, state.metadata)) is not None:
             marks.append(f"exit code {exit_code}")
     elif state.status == "running":
-        marks.append("running")
+        hint = background_key and part.tool == "bash"
+        marks.append(f"running · {background_key}: to the background" if hint else "running")
     if part.pinned is not None:
         marks.append("📌 pinned")
     if marks:
@@ -136,7 +138,7 @@ class ToolLine(Collapsible):
 
     def show(self, part: ToolPart) -> None:
         self.part = part
-        self.title = tool_title(part, self._frame)
+        self.title = tool_title(part, self._frame, self._background_key())
         self._set_status_class()
         self._sync_spinner()
         if self._body is not None:
@@ -157,7 +159,12 @@ class ToolLine(Collapsible):
 
     def _spin(self) -> None:
         self._frame += 1
-        self.title = tool_title(self.part, self._frame)
+        self.title = tool_title(self.part, self._frame, self._background_key())
+
+    def _background_key(self) -> str | None:
+        """The app's key that sends a running command to the background (keybinds)."""
+        keys = getattr(self.app, "keys", None)
+        return getattr(keys, "background", None)
 
     def action_actions(self) -> None:
         """Its menu: expand or collapse, pin or unpin the result, open a subagent's session."""
