@@ -27,7 +27,7 @@ from agent_tui.session.sending import run_shell
 from agent_tui.tool.bash import OWN_NETWORK_NOTE, SHARED_NETWORK_NOTE
 from tests.conftest import write_config
 from tests.engine_helpers import open_engine, tool_results
-from tests.fake_openai import Call, FakeOpenAI, Gated, Text, ToolCalls
+from tests.fake_openai import Call, FakeOpenAI, Gated, Reply, Text, ToolCalls
 from tests.test_background_commands import Changes, processes_with, until
 from tests.test_sandbox import require_bwrap, sandboxed  # noqa: F401 (a fixture)
 
@@ -98,17 +98,22 @@ class Notices:
 
 
 async def start_server(
-    fake_llm: FakeOpenAI, project: Path, engine: Any, later: list[Call], gate: threading.Event
+    fake_llm: FakeOpenAI,
+    project: Path,
+    engine: Any,
+    later: list[Call],
+    gate: threading.Event,
+    after: tuple[Reply, ...] = (Text("checked it"),),
 ) -> tuple[str, str, Any, asyncio.Task[Any]]:
     """The model starts `http.server 0` in the background; `later` are its next calls,
-    held until `gate`. (session id, port, changes, the turn)."""
+    held until `gate`, then `after`. (session id, port, changes, the turn)."""
     served = project / "served"  # a unique argument: its processes are found by it
     served.mkdir()
     server = f"{PY} -u -m http.server 0 --bind 127.0.0.1 --directory {served}"
     fake_llm.script(
         ToolCalls([bash(server, run_in_background=True, description="a dev server")]),
         Gated(ToolCalls(later), gate),
-        Text("checked it"),
+        *after,
     )
     changes = Changes(engine)
     session = await engine.new_session(project)
@@ -165,6 +170,29 @@ async def test_a_background_server_answers_the_session_s_later_commands_only(
     assert in_netns(inode) == [], "a process outlived the engine in the session's network"
     assert held_here(inode) == [], "the engine closed, but agent-tui still holds the network"
     assert processes_with(str(project / "served")) == []
+
+
+async def test_a_subagent_s_commands_reach_its_caller_s_server(
+    sandboxed: Path,  # noqa: F811
+    fake_llm: FakeOpenAI,
+) -> None:
+    """A subagent checks the server its caller started: it works in the caller's network."""
+    write_config(sandboxed, fake_llm, agent={"runner": {"tools": ["bash"]}})
+    task = {"description": "Check it", "prompt": "check the server", "agent": "runner"}
+    probe, gate = bash(""), threading.Event()
+    async with open_engine() as engine:
+        _, port, _, turn = await start_server(
+            fake_llm,
+            sandboxed,
+            engine,
+            [Call("task", json.dumps(task))],
+            gate,
+            (ToolCalls([probe]), Text("it answers"), Text("done")),
+        )
+        probe.arguments = json.dumps({"command": fetch(port)})
+        gate.set()
+        await turn
+    assert "status 200" in tool_results(fake_llm.requests[3])[-1]
 
 
 async def test_plan_mode_commands_keep_a_network_of_their_own(
