@@ -157,6 +157,13 @@ def test_the_session_list_carries_each_state() -> None:
     decorated = {r.id: r.detail for r in side.decorate(rows).rows}
     assert decorated == {"a": "d1", "b": "◐ working · d2"}
     assert "beside — working" in side.strip()
+    side.follow(
+        SessionUpdated(
+            session=Session(id="w", title="in a worktree", directory="/p/.claude/worktrees/feat")
+        )
+    )
+    side.follow(SessionStatus(session_id="w", status="busy"))
+    assert "in a worktree — working\n   ⎇ feat" in side.strip()
 
 
 def test_terminal_notifications() -> None:

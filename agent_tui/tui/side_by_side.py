@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from pathlib import PurePath
 from typing import TYPE_CHECKING, TypeVar
 
 from agent_tui.tui.session_board import MARK, WORDS, Attention, SessionBoard
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 STRIP_MAX = 6
 """Sessions the sidebar's strip lists at most."""
+WORKTREES = "/.claude/worktrees/"
+"""Where a session's own worktree lies (worktrees/layout.py; a path, not imported: the
+strip is part of the first frame)."""
 
 
 class SideBySide:
@@ -89,6 +93,8 @@ class SideBySide:
             here = "▸" if entry.session_id == self.board.shown else " "
             title = (entry.title or "(untitled)")[:22]
             lines.append(f"{here}{MARK[entry.state]} {title} — {WORDS[entry.state]}")
+            if WORKTREES in entry.directory:  # which checkout it works in (-w, /new -w)
+                lines.append(f"   ⎇ {PurePath(entry.directory).name}")
         return "\n".join(lines)
 
     def decorate(self, rows: Rows) -> Rows:
