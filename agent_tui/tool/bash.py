@@ -44,7 +44,8 @@ from agent_tui.tool.process_group import (
 from agent_tui.tool.tool_paths import resolve_path
 
 if TYPE_CHECKING:
-    from agent_tui.sandbox import SandboxPolicy
+    from agent_tui.sandbox import Sandbox, SandboxPolicy
+    from agent_tui.sandbox.sandbox import Wrapped
     from agent_tui.tool.background import Running
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -210,21 +211,28 @@ class BashTool(Tool[BashParams]):
             return await _start_background(params, ctx, argv, env, cwd)
         if ctx.sandbox is None:
             return await _run(params, ctx, argv, env, cwd)
-        wrapped = await ctx.sandbox.wrap(
-            argv,
-            env,
-            key=ctx.session_id,
-            project=ctx.directory,
-            cwd=cwd,
-            read_only=ctx.read_only,
-            network=ctx.network,
-        )
+        wrapped = await _sandboxed(ctx.sandbox, ctx, argv, env, cwd)
         result = await _run(params, ctx, wrapped.argv, wrapped.env, cwd)
         if wrapped.policy is None:
             return result
         return await after_sandbox(
             result, params.command, wrapped.policy, ctx, lambda: _run(params, ctx, argv, env, cwd)
         )
+
+
+async def _sandboxed(
+    sandbox: Sandbox, ctx: ToolContext, argv: list[str], env: dict[str, str], cwd: Path
+) -> Wrapped:
+    """The command as the session's sandbox runs it (its project, network and mode)."""
+    return await sandbox.wrap(
+        argv,
+        env,
+        key=ctx.session_id,
+        project=ctx.directory,
+        cwd=cwd,
+        read_only=ctx.read_only,
+        network=ctx.network,
+    )
 
 
 async def _start_background(
@@ -239,15 +247,7 @@ async def _start_background(
         )
     note = ""
     if ctx.sandbox is not None:
-        wrapped = await ctx.sandbox.wrap(
-            argv,
-            env,
-            key=ctx.session_id,
-            project=ctx.directory,
-            cwd=cwd,
-            read_only=ctx.read_only,
-            network=ctx.network,
-        )
+        wrapped = await _sandboxed(ctx.sandbox, ctx, argv, env, cwd)
         argv, env = wrapped.argv, wrapped.env
         note = _network_note(wrapped.policy)
     started = await ctx.background.start(
