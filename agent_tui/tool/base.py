@@ -192,6 +192,23 @@ class ToolContext:
     command, in its shell (None: none)."""
 
 
+def untitled(schema: Any) -> Any:
+    """A JSON schema less its `title` keywords (a property named `title` stays)."""
+    if isinstance(schema, list):
+        return [untitled(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    kept: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key in ("properties", "$defs") and isinstance(value, dict):
+            kept[key] = {name: untitled(sub) for name, sub in value.items()}
+        else:
+            kept[key] = untitled(value)
+    return kept
+
+
 class Tool(ABC, Generic[P]):
     """A tool whose calls arrive as `P`, its `Params` (the registry validates them)."""
 
@@ -201,10 +218,10 @@ class Tool(ABC, Generic[P]):
     default_permission: ClassVar[PermissionLevel] = "allow"
 
     def parameters(self) -> dict[str, Any]:
-        """The JSON schema of its arguments."""
-        schema = self.Params.model_json_schema()
-        schema.pop("title", None)
-        return schema
+        """The JSON schema of its arguments, without the titles pydantic makes up from
+        the field names (`"title": "Task Id"`): the model reads the names themselves, and
+        every request carried them, ~1,000 characters for the built-in tools."""
+        return untitled(self.Params.model_json_schema())
 
     def definition(self) -> dict[str, Any]:
         """The OpenAI-style function definition sent to the model."""

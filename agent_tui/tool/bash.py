@@ -75,9 +75,8 @@ class BashParams(BaseModel):
     run_in_background: bool = Field(
         default=False,
         description=(
-            "Run the command in the background and return at once with its id (for a dev "
-            "server or a watcher). Read what it prints with task_output, stop it with "
-            "task_stop; you are told when it exits. `timeout` does not apply."
+            "Return at once with its id and let it run (a dev server, a watcher): read it "
+            "with task_output, stop it with task_stop; you are told when it exits."
         ),
     )
 

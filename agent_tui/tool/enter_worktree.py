@@ -16,20 +16,16 @@ ENTER_WORKTREE_TOOL = "enter_worktree"
 class EnterWorktreeParams(BaseModel):
     name: str | None = Field(
         default=None,
-        description="Optional name for the worktree: letters, digits, dots, underscores and "
-        "dashes, 64 at most. A random name is generated if not provided.",
+        description="Letters, digits, . _ - (64 at most); generated if absent.",
     )
 
 
 class EnterWorktreeTool(Tool[EnterWorktreeParams]):
     name = ENTER_WORKTREE_TOOL
     description = (
-        "Use this tool ONLY when the user explicitly asks to work in a worktree. It creates "
-        "an isolated git worktree (.claude/worktrees/NAME on a new branch worktree-NAME, "
-        "from HEAD) and moves this session into it: from your next step on, commands, "
-        "reads and edits work there and the main checkout stays untouched. It needs a git "
-        "repository, and a session not in a worktree already. When the session ends the "
-        "worktree is removed if nothing changed; otherwise the person keeps or removes it."
+        "Only when the user asks to work in a worktree: make a git worktree "
+        "(.claude/worktrees/NAME on a new branch worktree-NAME, from HEAD) and move this "
+        "session into it from your next step; the main checkout stays untouched."
     )
     Params = EnterWorktreeParams
     default_permission = "ask"

@@ -31,9 +31,8 @@ class TaskParams(BaseModel):
     )
     isolation: Literal["worktree"] | None = Field(
         default=None,
-        description='"worktree": the subagent works in a new git worktree of its own (for '
-        "changes kept apart from this checkout); removed after it when it changed nothing, "
-        "else its path and branch are in the answer.",
+        description='"worktree": it works in a new git worktree of its own (kept when it '
+        "changed something: its path and branch are in the answer).",
     )
 
 

@@ -20,23 +20,21 @@ TASK_OUTPUT_TOOL = "task_output"
 class TaskOutputParams(BaseModel):
     task_id: str = Field(
         validation_alias=AliasChoices("task_id", "bash_id", "shell_id"),
-        description="The id bash gave the background command (run_in_background).",
+        description="Its id, from bash's run_in_background.",
     )
     block: bool = Field(
         default=True,
-        description="Wait for the command to end (up to `timeout`) before reading; false "
-        "reads what it printed so far at once.",
+        description="Wait for it to end (up to timeout) before reading.",
     )
     timeout: int = Field(
         default=DEFAULT_WAIT_MS,
         ge=0,
         le=MAX_WAIT_MS,
-        description=f"With block, the longest wait in ms (default {DEFAULT_WAIT_MS}).",
+        description="The longest wait, in ms.",
     )
     filter: str | None = Field(
         default=None,
-        description="A regular expression: only the new lines matching it are shown (the "
-        "others are read too, and not shown again).",
+        description="A regex: only the new lines matching it are shown.",
     )
 
     @field_validator("filter")
@@ -69,11 +67,9 @@ def report(found: Running, output: str) -> str:
 class TaskOutputTool(Tool[TaskOutputParams]):
     name = TASK_OUTPUT_TOOL
     description = (
-        "Read what a background command (bash with run_in_background) printed since your "
-        "last read, and whether it still runs (status running, exited, failed or stopped, "
-        "with its exit code). block=true (the default) waits up to `timeout` ms for it to "
-        "end first; use block=false to look at a server or watcher that keeps running. "
-        "`filter` keeps only the new lines matching a regular expression."
+        "Read what a background command printed since your last read, and its status "
+        "(running, exited, failed, stopped; exit code). Use block=false for a server or "
+        "watcher that keeps running."
     )
     Params = TaskOutputParams
 
