@@ -631,7 +631,8 @@ def main() -> None:
     if args.side_by_side:
         with tempfile.TemporaryDirectory() as tmp:
             os.environ["AGENT_TUI_DATA_DIR"] = str(Path(tmp) / "data")
-            for beside in (False, True):
+            asyncio.run(stream_once(1000, tokens[:2000], Path(tmp) / "warm"))  # imports
+            for beside in (False, True, False, True):
                 report_stream(asyncio.run(stream_once(1000, tokens, Path(tmp), beside=beside)))
         return
     print(
