@@ -37,6 +37,7 @@ from tests.process_helpers import agent_tui, wait_until
 from tests.pty_helpers import PtyAgent
 from tests.test_hooks import Hook
 from tests.test_permission_rules import claude_settings
+from tests.test_sandbox import processes_with
 
 pytestmark = pytest.mark.skipif(not procs.LINUX, reason="the /proc checks need Linux")
 
@@ -47,20 +48,6 @@ WAIT_S = 30.0
 def background(command: str, **extra: Any) -> ToolCalls:
     arguments = {"command": command, "run_in_background": True, **extra}
     return ToolCalls([Call("bash", json.dumps(arguments))])
-
-
-def processes_with(argument: str) -> list[int]:
-    """Live processes (not zombies) whose command line holds this exact argument."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            if argument.encode() in (entry / "cmdline").read_bytes().split(b"\0"):
-                stat = procs._stat(int(entry.name))
-                if stat is not None and stat[0] != "Z":
-                    found.append(int(entry.name))
-    return found
 
 
 async def until(condition: Callable[[], object], what: str) -> Any:
