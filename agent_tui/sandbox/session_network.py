@@ -196,8 +196,10 @@ def _open(info: dict[str, int]) -> _Namespace:
     return _Namespace(_held(net), _held(owner))
 
 
-async def _ended(proc: asyncio.subprocess.Process, namespace: _Namespace | None) -> None:
-    """Wait for the bwrap; a failure or a hang leaves no namespace behind."""
+async def _ended(
+    proc: asyncio.subprocess.Process, namespace: _Namespace | None, program: str = "bwrap"
+) -> None:
+    """Wait for `program`; a failure or a hang leaves no namespace behind."""
     try:
         _, err = await asyncio.wait_for(proc.communicate(), MAKE_TIMEOUT_S)
     except BaseException:
@@ -210,7 +212,7 @@ async def _ended(proc: asyncio.subprocess.Process, namespace: _Namespace | None)
     if proc.returncode != 0 and namespace is not None:
         namespace.close()
         lines = err.decode(errors="replace").strip().splitlines()
-        raise NetworkUnavailable(lines[-1] if lines else f"bwrap exit code {proc.returncode}")
+        raise NetworkUnavailable(lines[-1] if lines else f"{program} exit code {proc.returncode}")
 
 
 async def _check_join(namespace: _Namespace, nsenter: str) -> None:
@@ -223,15 +225,4 @@ async def _check_join(namespace: _Namespace, nsenter: str) -> None:
         stderr=asyncio.subprocess.PIPE,
         env=procs.process_env(dict(os.environ)),
     )
-    try:
-        _, err = await asyncio.wait_for(proc.communicate(), MAKE_TIMEOUT_S)
-    except BaseException:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-        await asyncio.shield(proc.wait())
-        namespace.close()
-        raise
-    if proc.returncode != 0:
-        namespace.close()
-        lines = err.decode(errors="replace").strip().splitlines()
-        raise NetworkUnavailable(lines[-1] if lines else f"nsenter exit code {proc.returncode}")
+    await _ended(proc, namespace, "nsenter")
