@@ -24,13 +24,8 @@ MARK: dict[State, str] = {
     "failed": "✗",
     "idle": "·",
 }
-WORDS: dict[State, str] = {
-    "working": "working",
-    "waiting": "waiting for you",
-    "done": "done",
-    "failed": "failed",
-    "idle": "idle",
-}
+WORDS: dict[State, str] = {"waiting": "waiting for you"}
+"""How a state is said where its name alone does not say it."""
 
 
 @dataclass

@@ -91,8 +91,8 @@ class SideBySide:
         lines = []
         for entry in entries[:STRIP_MAX]:
             here = "▸" if entry.session_id == self.board.shown else " "
-            title = (entry.title or "(untitled)")[:22]
-            lines.append(f"{here}{MARK[entry.state]} {title} — {WORDS[entry.state]}")
+            title, state = (entry.title or "(untitled)")[:22], entry.state
+            lines.append(f"{here}{MARK[state]} {title} — {WORDS.get(state, state)}")
             if WORKTREES in entry.directory:  # which checkout it works in (-w, /new -w)
                 lines.append(f"   ⎇ {PurePath(entry.directory).name}")
         return "\n".join(lines)
@@ -106,6 +106,6 @@ class SideBySide:
         for row in rows.rows:
             state = self.board.state(row.id)
             if state != "idle" and row.id != self.board.shown:
-                row = replace(row, detail=f"{MARK[state]} {WORDS[state]} · {row.detail}")
+                row = replace(row, detail=f"{MARK[state]} {WORDS.get(state, state)} · {row.detail}")
             listed.append(row)
         return replace(rows, rows=listed)
