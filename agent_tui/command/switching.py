@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agent_tui.command.core import (
     APP,
@@ -23,9 +23,6 @@ from agent_tui.command.core import (
     word,
 )
 from agent_tui.ids import local_time
-
-if TYPE_CHECKING:
-    from agent_tui.records import Session
 
 LISTED = 200
 """Sessions listed (the newest the person started, each with its subagents')."""
@@ -81,18 +78,11 @@ async def session_rows(call: Call, directory: str | None) -> list[Row]:
         percent = f"{usage.percent:.0f}%" if usage.percent is not None else "—"
         detail = f"{local_time(session.updated)}  {summary.messages:>4} msgs  ctx {percent:>4}  "
         current = session.id == call.session_id
-        title = session.title or "(untitled)"
-        where = session.directory + _worktree_note(session)
+        title, where = session.title or "(untitled)", session.directory
+        if (worktree := session.worktree) is not None:  # its branch, and whether it is gone
+            where += f"  (worktree {worktree.branch}{', removed' if worktree.removed else ''})"
         rows.append(Row(session.id, title, detail + where, current, listed.depth, data))
     return rows
-
-
-def _worktree_note(session: Session) -> str:
-    """The worktree's branch beside a session working in one (and whether it is gone)."""
-    worktree = session.worktree
-    if worktree is None:
-        return ""
-    return f"  (worktree {worktree.branch}{', removed' if worktree.removed else ''})"
 
 
 @dataclass
@@ -132,15 +122,11 @@ async def _new(call: Call, args: NewArgs) -> None:
     session = None if made is None else await worktrees.new_session(made)
     await call.person.open_session(session, None)
     if made is not None and call.engine.workspace(Path(made.path)).asks_trust:
-        await _ask_trust(call, made.path)
+        # Its config is not the trusted main checkout's (the trust carries over only when
+        # it is the same content): asked about as any untrusted project.
+        from agent_tui.command.trusting import TRUST, TrustArgs  # its Command stays its module's
 
-
-async def _ask_trust(call: Call, directory: str) -> None:
-    """A worktree whose config is not the trusted main checkout's: asked about as any
-    untrusted project (the trust carries over only when it is the same content)."""
-    from agent_tui.command.trusting import TRUST, TrustArgs  # its Command stays its module's
-
-    await present(call.person, TRUST, await TRUST.run(call, TrustArgs(directory=directory)))
+        await present(call.person, TRUST, await TRUST.run(call, TrustArgs(directory=made.path)))
 
 
 @dataclass
