@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 
+from agent_tui.project.memory import expand_braces
 from agent_tui.tool.files import SKIP_DIRS
 
 
@@ -18,18 +19,6 @@ def walk_files(root: Path) -> Iterator[Path]:
         base = Path(folder)
         for name in sorted(files):
             yield base / name
-
-
-def expand_braces(pattern: str) -> list[str]:
-    """`*.{ts,tsx}` -> [`*.ts`, `*.tsx`] (nested braces too)."""
-    match = re.search(r"\{([^{}]*)\}", pattern)
-    if not match:
-        return [pattern]
-    head, tail = pattern[: match.start()], pattern[match.end() :]
-    results: list[str] = []
-    for option in match.group(1).split(","):
-        results.extend(expand_braces(head + option + tail))
-    return results
 
 
 def _translate(pattern: str) -> str:
