@@ -20,14 +20,6 @@ from agent_tui.records import (
 from agent_tui.step.messages import summary_text
 
 
-def _user(text: str, message_id: str) -> UserMessageChunk:
-    return UserMessageChunk(
-        session_update="user_message_chunk",
-        content=TextContentBlock(type="text", text=text),
-        message_id=message_id,
-    )
-
-
 def replay(
     messages: list[MessageWithParts], directory: str, compaction_updates: bool = False
 ) -> Iterator[Update]:
@@ -42,7 +34,11 @@ def replay(
         if isinstance(info, UserMessage):
             for part in message.parts:
                 if isinstance(part, TextPart) and not part.synthetic and part.text:
-                    yield _user(part.text, info.id)
+                    yield UserMessageChunk(
+                        session_update="user_message_chunk",
+                        content=TextContentBlock(type="text", text=part.text),
+                        message_id=info.id,
+                    )
                 elif isinstance(part, ToolPart):  # a `!command`
                     yield tool_call_start(part, directory)
             continue
