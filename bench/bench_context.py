@@ -42,8 +42,8 @@ from agent_tui.records import (
     UserMessage,
 )
 from agent_tui.session.decide import finished_after
-from agent_tui.session.loop import load_history
 from agent_tui.step.after_summary import ledger_text
+from agent_tui.step.history import load_history
 from agent_tui.step.request import build_request, estimate_next
 from agent_tui.storage.db import Database
 

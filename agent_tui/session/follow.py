@@ -259,14 +259,3 @@ def _merged(total: LoopResult, result: LoopResult) -> LoopResult:
     result.notes = total.notes + result.notes
     result.plan = result.plan or total.plan
     return result
-
-
-__all__ = [
-    "FOLLOW_INTERVAL",
-    "Followed",
-    "Follower",
-    "ends_turn",
-    "read_by",
-    "run_until_read",
-    "unseen",
-]

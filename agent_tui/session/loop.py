@@ -55,8 +55,6 @@ from agent_tui.step.request import (
 from agent_tui.step.system import instructions_read_once
 from agent_tui.tool.registry import ToolRegistry
 
-__all__ = ["LoopResult", "SessionLoop", "load_history", "model_of"]
-
 # Compactions in one loop without a successful model step in between: past this the
 # history cannot be made to fit, so stop instead of summarising forever.
 MAX_COMPACTIONS_WITHOUT_PROGRESS = 2

@@ -405,6 +405,3 @@ class Database(
             messages=await self.messages(session_id),
             prepared=await self.prepared_summaries(session_id),
         )
-
-
-__all__ = ["DEFAULT_BUSY_TIMEOUT_MS", "DEFAULT_FLUSH_INTERVAL", "Database", "WriterStats"]

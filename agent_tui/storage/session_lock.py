@@ -140,6 +140,3 @@ def _same_file(fd: int, path: Path) -> bool:
     except FileNotFoundError:
         return False
     return (opened.st_dev, opened.st_ino) == (current.st_dev, current.st_ino)
-
-
-__all__ = ["LOCK_DIR", "LockHolder", "SessionLock", "SessionLocks"]

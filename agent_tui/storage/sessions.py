@@ -312,6 +312,3 @@ def session_tree(sessions: list[Session]) -> list[tuple[Session, int]]:
         if session.parent_id not in listed:
             add(session, 0)
     return ordered
-
-
-__all__ = ["AmbiguousIdError", "SessionQueries", "session_tree"]
