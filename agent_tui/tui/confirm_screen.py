@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Static
 
-from agent_tui.tui.dialog import Question
+from agent_tui.tui.dialog import Answer, Question
 
 
 class ConfirmScreen(Question[bool]):
@@ -16,13 +14,8 @@ class ConfirmScreen(Question[bool]):
     ]
 
     def __init__(self, question: str, detail: str, yes: str = "Yes") -> None:
-        super().__init__(
-            question, [("yes", f"{yes} (y)", "warning"), ("no", "Cancel (n)", "primary")]
-        )
-        self.detail = detail
-
-    def body(self) -> ComposeResult:
-        yield Static(self.detail, markup=False, id="detail")
+        answers: list[Answer] = [("yes", f"{yes} (y)", "warning"), ("no", "Cancel (n)", "primary")]
+        super().__init__(question, answers, detail)
 
     def action_answer(self, choice: str) -> None:
         self.dismiss(choice == "yes")

@@ -8,7 +8,7 @@ from typing import Literal, TypeVar
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label
+from textual.widgets import Button, Label, Static
 
 ResultType = TypeVar("ResultType")
 Answer = tuple[str, str, Literal["default", "primary", "success", "warning", "error"]]
@@ -24,13 +24,14 @@ class Dialog(ModalScreen[ResultType]):
 
 
 class Question(Dialog[ResultType]):
-    """A question, what it is about (`body`), and a button per answer; a button (or a
-    binding's `answer`) answers its id."""
+    """A question, what it is about (`detail`'s text, or a subclass's `body`), and a button
+    per answer; a button (or a binding's `answer`) answers its id."""
 
-    def __init__(self, question: str, answers: list[Answer]) -> None:
+    def __init__(self, question: str, answers: list[Answer], detail: str | None = None) -> None:
         super().__init__()
         self.question = question
         self.answers = answers
+        self.detail = detail
 
     def compose(self) -> ComposeResult:
         with Vertical(id="box"):
@@ -41,7 +42,8 @@ class Question(Dialog[ResultType]):
                     yield Button(label, id=ident, variant=variant)
 
     def body(self) -> ComposeResult:
-        yield from ()
+        if self.detail is not None:
+            yield Static(self.detail, markup=False, id="detail")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

@@ -3,9 +3,7 @@ the worktree (and its branch) or remove them."""
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Static
 
 from agent_tui.records import Worktree
 from agent_tui.tui.dialog import Question
@@ -23,15 +21,7 @@ class WorktreeScreen(Question[str]):
         super().__init__(
             "This session's worktree has changes. Keep it?",
             [(KEEP, "Keep it (k)", "primary"), (REMOVE, "Remove it and its branch (r)", "error")],
-        )
-        self.worktree = worktree
-
-    def body(self) -> ComposeResult:
-        worktree = self.worktree
-        yield Static(
             f"{worktree.path}\nbranch {worktree.branch}\n\nKept, it stays with its branch "
             "for you to merge or come back to (agent-tui sessions lists it). Removed, "
             "its changes and commits are gone.",
-            markup=False,
-            id="detail",
         )
