@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-from functools import partial
 from pathlib import Path
 
 from agent_tui import paths
@@ -240,7 +239,7 @@ async def test_the_first_page_drawn_is_the_one_the_engine_shows(configured: Fake
     page stays as it was drawn (the same widgets, at the bottom) and the older history
     comes in above it."""
     gate = Gate(await _stored_session())
-    first_page = partial(app_opening.first_page, CONTINUE)
+    first_page = app_opening.first_page(CONTINUE)
     app = AgentApp(gate, first_page=first_page, continuing=True)
     async with app.run_test(size=SIZE) as pilot:
         chat = app.chat

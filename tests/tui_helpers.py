@@ -24,7 +24,7 @@ from agent_tui.tui.app import AgentApp
 from agent_tui.tui.app_opening import FRONT_END
 from tests.fake_openai import FakeOpenAI
 
-WAIT_TIMEOUT = 15.0
+WAIT_TIMEOUT = 60.0
 CLICK_TRIES = 5
 
 

@@ -94,7 +94,7 @@ class AgentApp(App[int]):
         self,
         opener: Opener,
         *,
-        first_page: Callable[[], Page | None] | None = None,
+        first_page: Page | None = None,
         continuing: bool = False,
         model: str | None = None,
         directory: Path | None = None,
@@ -102,8 +102,9 @@ class AgentApp(App[int]):
         driver_class: type | None = None,
     ) -> None:
         """`opener` opens the engine after the first frame (`agent-tui`:
-        `app_opening.open_workspace`); `first_page` reads the newest page of the session
-        it opens, drawn before the engine's modules are imported (`app_opening.first_page`);
+        `app_opening.open_workspace`); `first_page`: the newest page of the session it
+        opens, read before the engine's modules are imported (`app_opening.first_page`),
+        drawn in the first frame;
         `continuing`: it opens an existing session, so no welcome view is drawn before it;
         `model`: the one --model named."""
         keys: KeybindsConfig | Keybinds = configured_keys()
@@ -111,12 +112,12 @@ class AgentApp(App[int]):
         super().__init__(driver_class=driver_class)
         self.keys = keys
         self._opener = opener
-        self._first_page = first_page
         self.chat = Conversation(
             directory=directory or Path.cwd(),
             directory_label=directory_label,
             model=model,
             continuing=continuing,
+            first_page=first_page,
             id="main",
         )
         self.startup_error: AgentTuiError | None = None
@@ -176,14 +177,11 @@ class AgentApp(App[int]):
         self.call_after_refresh(self.run_worker, self._start())
 
     async def _start(self) -> None:
-        """After the first frame: the session's newest page, then the engine's modules
-        (on threads), the engine with its config and the session; then what was typed
-        meanwhile runs."""
+        """After the first frame: the engine's modules (on a thread), the engine with its
+        config and the session; then what was typed meanwhile runs."""
         from agent_tui.tui.app_opening import import_engine
 
         try:
-            if self._first_page is not None:
-                await self.chat.show_first_page(await asyncio.to_thread(self._first_page))
             await asyncio.to_thread(import_engine)
             opened = await self._opener(self.ask_permission)
         except AgentTuiError as exc:  # a bad config, a broken database, no such session

@@ -75,8 +75,11 @@ class Conversation(Horizontal):
         directory_label: str | None,
         model: str | None,
         continuing: bool,
+        first_page: Page | None = None,
         id: str | None = None,
     ) -> None:
+        """`first_page`: the newest page of the session opening, read from storage before
+        the engine is there (`app_opening.first_page`), drawn in the first frame."""
         super().__init__(id=id)
         self.directory = directory
         self.directory_label = directory_label
@@ -98,8 +101,8 @@ class Conversation(Horizontal):
         self._plans: dict[str, str] = {}
         """A plan each session proposed, until the person answers it on its screen."""
         self._undo_prompt: str | None = None
-        self._first_page: Page | None = None
-        """What `show_first_page` drew, until `show_session` has the engine's read."""
+        self._first_page = first_page
+        """What the first frame drew, until `show_session` has the engine's read."""
 
     def compose(self):  # type: ignore[no-untyped-def]
         with Vertical(id="chat"):
@@ -107,7 +110,12 @@ class Conversation(Horizontal):
             welcome = WelcomeView(id="welcome")
             welcome.display = not self.continuing
             yield welcome
-            # The SessionView is mounted here once the engine is imported (start).
+            if self._first_page is not None:
+                from agent_tui.tui.session_view import SessionView
+
+                self.view = SessionView(id="view", page=self._first_page)
+                yield self.view
+            # Otherwise the SessionView is mounted here once the engine is imported (start).
             yield StatusLine(id="status")
             yield Static("", id="completions", markup=False)
             yield PromptInput(id="prompt")
@@ -183,19 +191,11 @@ class Conversation(Horizontal):
             self.view.display = self.continuing
             await self.query_one("#chat").mount(self.view, before="#status")
 
-    async def show_first_page(self, page: Page | None) -> None:
-        """The newest page of the session opening, drawn from storage before the engine
-        is there; `show_session` keeps it when the engine reads the same."""
-        if page is not None:
-            await self._mount_view()
-            self._first_page = session, _ = page
+    def on_mount(self) -> None:
+        if self._first_page is not None:  # drawn in the first frame, beside its title
+            session = self._first_page[0]
             label = self.directory_label or session.directory
             self.sidebar.show_session(session.title, label, self.model_override or "")
-            await self.view.load(*page)
-            # Painted before the engine's imports start (their thread would slow it): the
-            # first refresh lays the page out, the next draws it scrolled to its end.
-            for _ in range(2):
-                await self.view.wait_for_refresh()
 
     def on_unmount(self) -> None:
         if self.pump is not None:

@@ -31,7 +31,7 @@ async def _run(args: argparse.Namespace) -> int:
     kind = _recorded_kind(args)
     app = AgentApp(
         opener=partial(open_workspace, args),
-        first_page=partial(first_page, args),
+        first_page=first_page(args),  # drawn in the first frame
         continuing=bool(getattr(args, "cont", False) or getattr(args, "session", None)),
         model=getattr(args, "model", None),
         # A plain launch records its first frame for the next one, --continue the frame

@@ -12,6 +12,7 @@ So mounting, layout and memory per frame do not depend on how long the session i
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual._styles_cache import StylesCache
 from textual.containers import VerticalScroll
@@ -44,6 +45,9 @@ from agent_tui.tui.message_entry import (
 )
 from agent_tui.tui.tool_line import ToolLine
 from agent_tui.tui.user_message_view import UserMessageView
+
+if TYPE_CHECKING:
+    from agent_tui.session.newest_page import Page
 
 WINDOW_MAX = 40
 """Messages with widgets at most; the rest are entries only."""
@@ -97,8 +101,10 @@ class SessionView(VerticalScroll):
     SessionView ToolLine.-shell { margin: 1 0 0 0; }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, page: Page | None = None) -> None:
+        """`page`: a session's newest messages, drawn in the view's first frame."""
         super().__init__(id=id)
+        self._opening = page
         self.session: Session | None = None
         self._entries: list[MessageEntry] = []
         self._by_id: dict[str, MessageEntry] = {}
@@ -113,8 +119,15 @@ class SessionView(VerticalScroll):
         self._restoring = 0
         """Scroll positions to restore after the next layout (see `_keep_in_place`)."""
 
+    def compose(self):  # type: ignore[no-untyped-def]
+        if self._opening is not None:
+            yield from self._open(*self._opening)
+            self._opening = None
+
     def on_mount(self) -> None:
         self.anchor()
+        if self._entries:  # composed with a page: the margin above comes after it
+            self.set_timer(PREFETCH_DELAY, self._request_page)
 
     @property
     def following(self) -> bool:
@@ -130,16 +143,20 @@ class SessionView(VerticalScroll):
         """
         with self.app.batch_update():  # no frame of an empty view in between
             await self.remove_children()
-            self.session = session
-            self._summary_of.clear()
-            self._entries, self._views = self._entries_of(messages), {}
-            self._by_id = {e.key: e for e in self._entries}
-            self._hi = len(self._entries)
-            self._lo = self._open_start()
-            await self.mount_all(self._build(self._lo, self._hi))
+            await self.mount_all(self._open(session, messages))
             self.scroll_end(animate=False, immediate=True)
         self.anchor()
         self.set_timer(PREFETCH_DELAY, self._request_page)
+
+    def _open(self, session: Session | None, messages: list[MessageWithParts]) -> list[Widget]:
+        """Entries for `messages`, and the widgets of the newest screens to mount."""
+        self.session = session
+        self._summary_of.clear()
+        self._entries, self._views = self._entries_of(messages), {}
+        self._by_id = {e.key: e for e in self._entries}
+        self._hi = len(self._entries)
+        self._lo = self._open_start()
+        return self._build(self._lo, self._hi)
 
     def add_older(self, messages: list[MessageWithParts]) -> None:
         """Entries for the messages older than the oldest shown (after a partial load).
