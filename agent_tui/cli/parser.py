@@ -88,9 +88,8 @@ def _add_command(commands: argparse._SubParsersAction, command: Command) -> None
         _session_args(parser, model=command.model)
     grouped = _grouped(command)
     group = parser.add_mutually_exclusive_group() if grouped else parser
-    groups = {name: group for name in grouped}
     for arg in args_of(command.args):
-        target = groups.get(arg.name, parser)
+        target = group if arg.name in grouped else parser
         if arg.kind == "flag":
             target.add_argument(arg.option, action="store_true", help=arg.help)
         elif arg.kind == "option":

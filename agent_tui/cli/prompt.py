@@ -64,12 +64,11 @@ async def _leave_worktree(engine: Engine, args: argparse.Namespace, session_id: 
     tool) removed with its branch when the run changed nothing, kept (and said, with
     its path and branch) when it did: nobody is here to ask."""
     args.session_left = True
-    made = getattr(args, "made_worktree", None)
-    if made is None:
+    if getattr(args, "made_worktree", None) is None:
         _say_kept(await engine.worktrees.leave(session_id))
-        return
-    os.chdir(args.started_in)  # out of the worktree, which may go now
-    _say_kept(await engine.worktrees.leave_made(made))  # the session may be gone
+    else:  # the session may be gone
+        os.chdir(args.started_in)  # out of the worktree, which may go now
+        _say_kept(await engine.worktrees.leave_made(args.made_worktree))
 
 
 def _say_kept(kept: Worktree | None) -> None:
