@@ -1,5 +1,4 @@
 """What a person can ask outside a prompt, written once (between the views and the
-engine): `table` names every command (its arguments, help and the views that offer it:
-the app's slash commands and palette, the CLI's subcommands, ACP's advertised commands),
-`run` runs one against the engine and returns a result whose `message()` is the
-sentence every view shows."""
+engine): each module here defines its commands (`core.Command`: arguments, help, the
+views that offer it, and a `run` against the engine whose result's `message()` every
+view shows); `catalog` finds them."""
