@@ -432,18 +432,17 @@ class AcpAgent:
     ) -> AcpSession:
         """Start following a session: its figures so far, its mode, its commands, and the
         client's own MCP servers for it alone (stopped when the client closes it or goes)."""
+        workspace = self.engine.workspace(Path(session.directory))
         if found := _client_servers(servers):
-            workspace = self.engine.workspace(Path(session.directory))
             self.engine.live(session.id).attach_servers(workspace, found)
         if messages is None:
             messages = await self.engine.queries.messages(session.id)
-        config = self.engine.workspace(Path(session.directory)).config
         model = await (await self.engine.scope(session.id)).model()
         updates = SessionUpdates(
             session_id=session.id,
             directory=session.directory,
             load_message=self.engine.queries.message,
-            window=await asyncio.to_thread(context_window, model, config),
+            window=await asyncio.to_thread(context_window, model, workspace.config),
             stats=SessionStats.of(messages),
             compaction_updates=self.compaction_updates,
         )
@@ -455,8 +454,7 @@ class AcpAgent:
         self.sessions[session.id] = open_
         fs = self.client.fs
         if self.conn is not None and fs is not None and (fs.read_text_file or fs.write_text_file):
-            live = self.engine.live(session.id)
-            live.editor = EditorFiles(
+            self.engine.live(session.id).editor = EditorFiles(
                 self.conn, session.id, bool(fs.read_text_file), bool(fs.write_text_file)
             )
         return open_
