@@ -73,10 +73,8 @@ def tool_body(part: ToolPart) -> str:
     state = part.state
     lines = ["Input:", json.dumps(state.input, indent=2, ensure_ascii=False)]
     if isinstance(state, ToolStateCompleted):
-        if state.time.compacted:
-            lines += ["", "Output (pruned from the model's context, kept here):"]
-        else:
-            lines += ["", "Output:"]
+        pruned = " (pruned from the model's context, kept here)" if state.time.compacted else ""
+        lines += ["", f"Output{pruned}:"]
         output = state.output.splitlines()
         lines += output[:OUTPUT_PREVIEW_LINES]
         if len(output) > OUTPUT_PREVIEW_LINES:
