@@ -126,8 +126,8 @@ class SessionView(VerticalScroll):
 
     def on_mount(self) -> None:
         self.anchor()
-        if self._entries:  # composed with a page: the margin above comes after it
-            self.set_timer(PREFETCH_DELAY, self._request_page)
+        if self._entries:  # composed with a page: the margin above once it is drawn
+            self.call_after_refresh(self.set_timer, PREFETCH_DELAY, self._request_page)
 
     @property
     def following(self) -> bool:
