@@ -296,12 +296,8 @@ def ask(path: Path, op: str) -> dict[str, object] | None:
 
 def relays() -> list[Path]:
     """The sockets of this person's relays (any version or credentials)."""
-    return _sockets("relay-*.sock")
-
-
-def _sockets(pattern: str) -> list[Path]:
     try:
-        return sorted(runtime_dir().glob(pattern))
+        return sorted(runtime_dir().glob("relay-*.sock"))
     except OSError:
         return []
 

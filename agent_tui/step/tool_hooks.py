@@ -40,10 +40,6 @@ async def _answered_once(_: PermissionRequest) -> PermissionReply:
     return "once"
 
 
-def _input(directory: Path, call: ToolCallReady) -> dict[str, Any]:
-    return hook_input(directory, call.name, parse_arguments(call.arguments) or {})
-
-
 def hook_input(directory: Path, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """A call's `tool_input` as hooks read it: Claude Code's names and defaults, and a
     file's path absolute."""
@@ -61,7 +57,7 @@ async def _payload(
     return {
         **await ctx.hook_payload(session_id, directory, effort=True),
         "tool_name": call.name,
-        "tool_input": _input(directory, call),
+        "tool_input": hook_input(directory, call.name, parse_arguments(call.arguments) or {}),
         "tool_use_id": call.call_id,
     }
 
