@@ -136,7 +136,7 @@ def trust(
         "at": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
     _write(data)
-    _forget_refusal(directory)
+    revoke(directory, REFUSED_FILE_NAME)  # an earlier refusal is forgotten
 
 
 def refuse(directory: Path, files: dict[str, str]) -> None:
@@ -153,18 +153,13 @@ def refused(directory: Path, files: dict[str, str]) -> bool:
     return isinstance(record, dict) and record.get("files") == files
 
 
-def _forget_refusal(directory: Path) -> None:
-    data = _read(REFUSED_FILE_NAME)
-    if data.pop(str(directory.resolve()), None) is not None:
-        _write(data, REFUSED_FILE_NAME)
-
-
-def revoke(directory: Path) -> bool:
-    """Forget the project's trust; False when there was none."""
-    data = _read()
+def revoke(directory: Path, name: str = FILE_NAME) -> bool:
+    """Forget the project's trust (`REFUSED_FILE_NAME`: its refusal); False when there
+    was none."""
+    data = _read(name)
     if data.pop(str(directory.resolve()), None) is None:
         return False
-    _write(data)
+    _write(data, name)
     return True
 
 
