@@ -1,13 +1,13 @@
 """`agent-tui --continue` shows the frame of its session recorded by the previous
 --continue in the same place, if the database has not been written since
-(tui/instant_frame.py), and the app's own frames wait behind it until the session is
-drawn again, or a key is typed. Driven in a real pty.
+(tui/instant_frame.py); the app's own first frame, drawn over it, is the same session's
+newest page. Driven in a real pty.
 
-Launches run with a `sitecustomize` that writes a file once the session is drawn (the
-recording's end: `instant_frame.session_drawn`) and, for some, makes the import of the
-engine (on the app's start thread) take SLOW_IMPORT seconds longer, to hold the window
-between the recorded frame and the session drawn by the app open for as long as a test
-needs, and writes a file when that is over; nothing else of the app is changed."""
+Launches run with a `sitecustomize` that writes a file once the app has opened its engine
+(`app_opening.open_workspace` returned: the start is over) and, for some, makes the import
+of the engine (on the app's start thread) take SLOW_IMPORT seconds longer, to hold the
+window between the recorded frame and the engine open for as long as a test needs, and
+writes a file when that is over; nothing else of the app is changed."""
 
 from __future__ import annotations
 
@@ -29,15 +29,16 @@ SLOW_IMPORT = 4.0
 HOOKS = """
 import importlib.abc, pathlib, sys, time
 
-from agent_tui.tui import instant_frame
+from agent_tui.tui import app_opening
 
-drawn = instant_frame.session_drawn
+opened = app_opening.open_workspace
 
-def session_drawn(keep=True):
-    drawn(keep)
-    pathlib.Path({drawn_file!r}).write_text("drawn")
+async def open_workspace(*args, **kwargs):
+    result = await opened(*args, **kwargs)
+    pathlib.Path({drawn_file!r}).write_text("opened")
+    return result
 
-instant_frame.session_drawn = session_drawn
+app_opening.open_workspace = open_workspace
 
 class Slow(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
@@ -58,7 +59,7 @@ class Hooks:
     def __init__(self, tmp_path: Path, *, slow: bool = False) -> None:
         folder = tmp_path / ("hooks-slow" if slow else "hooks")
         folder.mkdir(exist_ok=True)
-        self.drawn = folder / "session-drawn"
+        self.drawn = folder / "engine-opened"
         self.imported = folder / "engine-imported"
         code = HOOKS.format(
             drawn_file=str(self.drawn),
@@ -72,7 +73,7 @@ class Hooks:
         end = time.monotonic() + deadline
         while not self.drawn.exists():
             if time.monotonic() > end or not agent._read(0.05):
-                raise TimeoutError("the session was never drawn (the start did not end)")
+                raise TimeoutError("the engine never opened (the start did not end)")
 
 
 def frames() -> list[Path]:
@@ -120,7 +121,7 @@ def recorded_launch(project: Path, tmp_path: Path) -> bytes:
     return recorded.read_bytes()
 
 
-def test_continue_shows_the_session_recorded_last_time_and_holds_the_app_behind_it(
+def test_continue_shows_the_session_recorded_last_time_then_the_app_draws_the_same(
     configured: FakeOpenAI, isolated: Path, tmp_path: Path
 ) -> None:
     asyncio.run(_add_turn(isolated, REPLY))
@@ -128,7 +129,6 @@ def test_continue_shows_the_session_recorded_last_time_and_holds_the_app_behind_
     assert REPLY.encode() in visible(frame)
 
     hooks = Hooks(tmp_path, slow=True)
-    imported = hooks.imported
     agent = PtyAgent(isolated, "--continue", env=hooks.env)
     try:
         while len(agent.output) < len(ENTER) + len(frame) + frame.count(b"\n") and agent._read(0.1):
@@ -136,22 +136,19 @@ def test_continue_shows_the_session_recorded_last_time_and_holds_the_app_behind_
         # The first thing written: the recorded frame, before Textual is even imported.
         shown = ENTER.encode() + frame
         assert agent.output.replace(b"\r\n", b"\n").startswith(shown)
-        # The app's own first frame (an empty conversation) is held back while the
-        # session opens: nothing more is written while the engine imports.
-        end = time.monotonic() + SLOW_IMPORT / 2
-        while time.monotonic() < end and agent._read(0.05):
-            pass
-        assert not imported.exists()  # (the engine imports for SLOW_IMPORT seconds)
-        assert agent.output.replace(b"\r\n", b"\n") == shown
-        # A key lets the app's frames through at once: it is drawn, the engine still
-        # importing.
-        agent.type(b"typed early")
-        agent.wait_for(b"typed early", deadline=SLOW_IMPORT + 30)
-        assert not imported.exists()
+        # The app's own first frame follows while the engine still imports, and it is
+        # the session's page again: the conversation never blinks to an empty one.
+        start = len(agent.output)
+        end = time.monotonic() + SLOW_IMPORT + 30
+        while REPLY.encode() not in visible(agent.output[start:]):
+            assert time.monotonic() < end and agent._read(0.05), "the app drew no page"
+        assert not hooks.imported.exists()  # (the engine imports for SLOW_IMPORT seconds)
+        hooks.wait_drawn(agent)
     finally:
         assert agent.quit() == 0
-    # Something typed was in the conversation's frame: that one is not recorded.
-    assert [f.read_bytes() for f in frames()] == [frame]
+    # Nothing was written: this launch's first frame is kept for the next one.
+    (kept,) = frames()
+    assert REPLY.encode() in visible(kept.read_bytes())
 
 
 def test_no_session_frame_once_the_database_was_written(

@@ -19,14 +19,11 @@ the person's again however the launch ends: the driver gives it back to Textual 
 Textual saves its settings (`hand_over`), and if the app never got that far, `abandon`
 restores the settings (and leaves the frame's alternate screen).
 
-`agent-tui --continue` (`-c`) gets the same for the session it opens: its recording runs
-until the session's newest messages are drawn (`session_drawn`), and is saved when the
-app ends only if the database is then exactly as it was at launch (`save_session_frame`:
-the app wrote nothing, so the next launch would draw the same session); its key adds the
-database files' sizes and mtimes, so any write since (a reply, another session, anywhere)
-finds no recording. While that frame is up, the app's own frames are held back
-(`HOLD_MAX`), so the conversation does not blink to an empty one while the session opens;
-a key typed lets them through at once.
+`agent-tui --continue` (`-c`) gets the same for the session it opens (the app's first
+frame draws its newest page), saved when the app ends only if the database is then exactly
+as it was at launch (`save_session_frame`: the app wrote nothing, so the next launch would
+draw the same session); its key adds the database files' sizes and mtimes, so any write
+since (a reply, another session, anywhere) finds no recording.
 
 `AGENT_TUI_INSTANT_FRAME=0` switches it off (nothing shown, nothing recorded).
 
@@ -49,8 +46,6 @@ ENV_KEYS = ("TERM", "COLORTERM", "NO_COLOR", "FORCE_COLOR", "LANG", "LC_ALL", "H
 """What Textual's colours and widths, and the welcome's `~` label, are drawn from."""
 PLAIN, CONTINUE = "plain", "continue"
 """The launches that have a recorded frame: `agent-tui`, `agent-tui --continue`."""
-HOLD_MAX = 5.0
-"""Seconds at most the app's own frames wait behind a recorded session frame."""
 
 _shown: dict[str, object] | None = None
 """From `show` until `hand_over`: {"attrs": the terminal's settings before `show`,
@@ -58,9 +53,7 @@ _shown: dict[str, object] | None = None
 _launch_key: str | None = None
 """The key `show` looked for: a session frame is saved under it, and only under it."""
 _session_frame: str | None = None
-"""The recording of a --continue launch up to its session drawn (`session_drawn`)."""
-_driver: object | None = None
-"""The running recording driver (`driver_class`)."""
+"""The first frame of a --continue launch, until `save_session_frame`."""
 
 
 def enabled() -> bool:
@@ -211,23 +204,13 @@ def abandon() -> None:
 def driver_class(kind: str = PLAIN) -> type | None:
     """Textual's driver for this terminal, taking over from a recorded frame and
     recording the first frame it draws (`first_frame_drawn`: the app calls it after
-    its first refresh, with keep=False when what was typed at launch is in it), or for
-    `CONTINUE` what it draws until `session_drawn`; None (Textual's own choice) off
-    POSIX."""
+    its first refresh, with keep=False when what was typed at launch is in it); None
+    (Textual's own choice) off POSIX."""
     if os.name != "posix":
         return None
     from agent_tui.tui.recording_driver import RecordingDriver
 
     return type("RecordingDriver", (RecordingDriver,), {"kind": kind})
-
-
-def session_drawn(keep: bool = True) -> None:
-    """A --continue launch has drawn its session: the recording ends here (kept for
-    `save_session_frame` unless `keep` is False: something typed is in it), and the
-    app's own frames are no longer held back."""
-    drawn = getattr(_driver, "session_drawn", None)
-    if drawn is not None:
-        drawn(keep)
 
 
 def save_session_frame() -> None:

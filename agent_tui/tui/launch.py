@@ -14,14 +14,10 @@ import asyncio
 import sys
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from agent_tui.config.layers import person_files, read_json
 from agent_tui.errors import AgentTuiError
 from agent_tui.tui import instant_frame
-
-if TYPE_CHECKING:
-    from agent_tui.tui.app import AgentApp
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -34,30 +30,18 @@ async def _run(args: argparse.Namespace) -> int:
         first_page=first_page(args),  # drawn in the first frame
         continuing=bool(getattr(args, "cont", False) or getattr(args, "session", None)),
         model=getattr(args, "model", None),
-        # A plain launch records its first frame for the next one, --continue the frame
-        # of its session drawn (instant_frame.py).
+        # Its first frame is recorded for the next launch here (instant_frame.py).
         driver_class=instant_frame.driver_class(kind) if kind else None,
     )
-    shown = asyncio.create_task(_session_shown(app)) if kind == instant_frame.CONTINUE else None
     try:
         await app.run_async()
     finally:
-        if shown is not None:
-            shown.cancel()
         if hasattr(app, "engine"):  # opened: closed with its database
             await app.engine.close("prompt_input_exit")  # MCP server processes end too
             instant_frame.save_session_frame()  # if the database is as it was at launch
     if app.startup_error is not None:
         raise app.startup_error
     return app.return_code or 0
-
-
-async def _session_shown(app: AgentApp) -> None:
-    """--continue: the recording ends once the session is drawn (the app has started:
-    its newest messages and the sidebar's figures painted); not kept when something
-    typed is in it."""
-    await app.loaded.wait()
-    app.call_after_refresh(lambda: instant_frame.session_drawn(keep=not app.prompt.text))
 
 
 def _recorded_kind(args: argparse.Namespace) -> str | None:
