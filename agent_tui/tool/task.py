@@ -81,11 +81,5 @@ class TaskTool(Tool[TaskParams]):
         return ToolResult(
             title=params.description,
             output=task_result(answer.session_id, answer.text),
-            metadata={
-                "session_id": answer.session_id,
-                "cost": answer.cost,
-                "model": answer.model,
-                "tokens": answer.tokens.model_dump() if answer.tokens is not None else None,
-                "tool_uses": answer.tool_uses,
-            },
+            metadata=answer.model_dump(exclude={"text"}),
         )
