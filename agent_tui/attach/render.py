@@ -15,14 +15,12 @@ META = "agent-tui"
 FINISHED = {"completed": "completed", "failed": "error"}
 
 
-def _meta(update: dict[str, Any]) -> dict[str, Any]:
-    meta = update.get("_meta")
-    found = meta.get(META) if isinstance(meta, dict) else None
-    return found if isinstance(found, dict) else {}
-
-
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def _meta(update: dict[str, Any]) -> dict[str, Any]:
+    return _dict(_dict(update.get("_meta")).get(META))
 
 
 def tool_name(call: dict[str, Any]) -> str:
