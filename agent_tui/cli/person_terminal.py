@@ -118,9 +118,7 @@ async def run_command(command: Command, args: argparse.Namespace, config: Config
         call = _call(None, None, args)
         return _report(await command.run(call, typed), call, args)
     async with open_engine(config, command.name) as engine:
-        session_id = None
-        if command.session:
-            session_id = await _session_of(engine, command, args)
+        session_id = await _session_of(engine, command, args) if command.session else None
         call = _call(engine, session_id, args)
         if not command.stream or args.json:
             return _report(await command.run(call, typed), call, args)
