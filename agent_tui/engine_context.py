@@ -20,12 +20,10 @@ from agent_tui.events import Event, MessageUpdated, Notice, PartUpdated
 from agent_tui.hooks.runner import Hooks
 from agent_tui.hooks.transcript import write_transcript
 from agent_tui.live_session import LiveSession, LiveSessions
-from agent_tui.lsp.language_servers import LspServers
 from agent_tui.project.agents import MODE_SWITCH, AgentCatalog
 from agent_tui.records import MessageWithParts, Part, UserMessage
 from agent_tui.redact import Redactor
 from agent_tui.sandbox import Sandbox, SessionNetwork
-from agent_tui.secrets import ToolEnvironment
 from agent_tui.storage.db import Database
 from agent_tui.storage.snapshot import Snapshots, snapshot_root
 from agent_tui.todos import SessionTodos
@@ -150,9 +148,6 @@ class EngineContext:
         await old.close()
         self.workspace.mcp.start()
 
-    def projects(self) -> list[EngineContext]:
-        return list(self.shared.projects.values())
-
     # ---- the workspace's parts ---------------------------------------------------------
 
     @property
@@ -167,10 +162,6 @@ class EngineContext:
     def registry(self, value: ToolRegistry) -> None:
         """A step's or subagent's own tools, on a copy of the context."""
         self._registry = value
-
-    @property
-    def tool_env(self) -> ToolEnvironment:
-        return self.workspace.tool_env
 
     def with_session_tools(self, session_id: str) -> EngineContext:
         """The context a session's turn runs in: its tools are this project's and those of
@@ -193,10 +184,6 @@ class EngineContext:
     @property
     def hooks(self) -> Hooks:
         return self.workspace.hooks
-
-    @property
-    def lsp(self) -> LspServers:
-        return self.workspace.lsp
 
     def agent_catalog(self, directory: Path) -> AgentCatalog:
         """The agents of the project `directory` is in."""
@@ -289,7 +276,7 @@ class EngineContext:
                 permissions if permissions is not None else self.permissions_for(session_id)
             ),
             redact=self.redact,
-            env=self.tool_env.env,
+            env=self.workspace.tool_env.env,
             history=self.db,
             subagents=self.subagents,
             worktrees=self.shared.worktrees,

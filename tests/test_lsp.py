@@ -123,7 +123,7 @@ async def test_a_crashed_server_restarts_once_then_stays_off(
         session = await engine.new_session(isolated)
 
         def kill_server() -> None:
-            (client,) = engine.ctx.lsp._clients.values()
+            (client,) = engine.ctx.workspace.lsp._clients.values()
             assert client.proc is not None
             os.kill(client.proc.pid, signal.SIGKILL)
 

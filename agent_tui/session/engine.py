@@ -355,7 +355,7 @@ class Engine:
         await self.hook_points.end(reason)
         for live in self.ctx.shared.sessions:
             await live.detach()
-        for project in self.ctx.projects():
+        for project in self.ctx.shared.projects.values():
             await project.workspace.close()
         if self._owns_database:
             await self.ctx.db.close()

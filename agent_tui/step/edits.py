@@ -43,7 +43,7 @@ async def watch(ctx: EngineContext, directory: Path, call: ToolCallReady) -> Wat
     if not isinstance(name, str) or not name:
         return None
     path = Path(name) if Path(name).is_absolute() else directory / name
-    checked = ctx.lsp.server_for(path) is not None
+    checked = ctx.workspace.lsp.server_for(path) is not None
     if not checked and formatter_for(ctx, path) is None:
         return None
     return Watched(path, await asyncio.to_thread(_read, path), checked)
@@ -75,7 +75,7 @@ async def notes_after(
     _diff_as_formatted(watched, written, after, directory, result)
     if watched.checked and after is not None:
         try:
-            found = await ctx.lsp.check(
+            found = await ctx.workspace.lsp.check(
                 directory, watched.path, watched.before, after, session_id=session_id
             )
         except Exception:

@@ -63,7 +63,7 @@ async def _run(
 ) -> str:
     """ "" when the formatter succeeded, else why not (one line). `outside`: the person's
     own `sandbox.outside` names it (`format:.EXT`)."""
-    env = procs.process_env(dict(ctx.tool_env.env))
+    env = procs.process_env(dict(ctx.workspace.tool_env.env))
     try:
         wrapped = (
             Wrapped(argv, ctx.workspace.containment.own_env(env))
