@@ -37,10 +37,6 @@ class SideBySide:
         self._redraw = redraw
         self._opened: dict[str, asyncio.Event] = {}
 
-    @property
-    def shown(self) -> str | None:
-        return self.board.shown
-
     def show(self, session_id: str | None) -> None:
         """The person looks at `session_id` now: what it held back may be asked."""
         if session_id == self.board.shown:
