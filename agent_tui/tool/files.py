@@ -1,4 +1,5 @@
-"""File helpers shared by the tools: binary detection, atomic writes, diffs, suggestions."""
+"""File helpers shared by the tools: binary detection, diffs, reads and writes through the
+editor, suggestions."""
 
 from __future__ import annotations
 
@@ -58,23 +59,18 @@ def unified_diff(old: str, new: str, name: str) -> str:
         return f"(diff of {name} not shown: the file is too large)"
     old_lines = old.splitlines(keepends=True)
     new_lines = new.splitlines(keepends=True)
-    lines = []
-    for line in difflib.unified_diff(old_lines, new_lines, f"a/{name}", f"b/{name}"):
-        lines.append(line)
-        if not line.endswith("\n"):
-            lines.append("\n\\ No newline at end of file\n")
-    return "".join(lines)
+    diff = difflib.unified_diff(old_lines, new_lines, f"a/{name}", f"b/{name}")
+    return "".join(
+        line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n" for line in diff
+    )
 
 
 def change_metadata(path: Path, diff: str) -> dict[str, Any]:
     """What edit and write report of a file they changed: its diff and the lines it adds
     and deletes."""
-    additions = deletions = 0
-    for line in diff.splitlines():
-        if line.startswith("+") and not line.startswith("+++"):
-            additions += 1
-        elif line.startswith("-") and not line.startswith("---"):
-            deletions += 1
+    lines = diff.splitlines()
+    additions = sum(line.startswith("+") and not line.startswith("+++") for line in lines)
+    deletions = sum(line.startswith("-") and not line.startswith("---") for line in lines)
     return {"files": [str(path)], "diff": diff, "additions": additions, "deletions": deletions}
 
 
