@@ -15,10 +15,6 @@ from pty_app import PtyApp
 
 REOPEN_STEPS = 100
 REOPEN_RUNS = 5
-CLAUDE_CODE_REOPEN = 0.66
-"""Claude Code 2.1, launch → a 100-step session's last reply drawn (FACTS.md, 12-01)."""
-REOPEN_BEFORE = 1.20
-"""agent-tui before issue 52's first page from storage, the same figure (FACTS.md)."""
 ECHO_HISTORY_STEPS = 200
 SETTLE = 1.0
 """Seconds a recording launch stays up after the sidebar has read the whole history."""
@@ -80,8 +76,8 @@ def report_reopen(workdir: Path, steps: int = REOPEN_STEPS, runs: int = REOPEN_R
     print(f"    the app's own drawing (AGENT_TUI_INSTANT_FRAME=0): {_times(drawn)}")
     print(f"  agent-tui, empty start, input drawn (its own frame): {_times(empty)}")
     print(
-        f"  reference: Claude Code 2.1 {CLAUDE_CODE_REOPEN * 1000:.0f} ms, agent-tui before"
-        f" {REOPEN_BEFORE * 1000:.0f} ms (FACTS.md; goal ≤ {CLAUDE_CODE_REOPEN * 1000:.0f} ms)"
+        "  Claude Code beside it, the same minutes: bench/claude_reopen.py CLAUDE"
+        " (goal: agent-tui's own drawing ≤ Claude Code's)"
     )
 
 
