@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui import paths
-from agent_tui.context.boundary import text_of
+from agent_tui.context.boundary import add_user_text, text_of
 from agent_tui.engine_context import EngineContext
 from agent_tui.errors import AgentTuiError, ToolError
 from agent_tui.events import SessionUpdated
@@ -267,10 +267,8 @@ class Subagents:
     async def _continue(self, child: Session, reason: str) -> None:
         """A SubagentStop hook's reason: the child's next message, as its first's."""
         first = await self.ctx.db.messages(child.id)
-        like = next(m.info for m in first if isinstance(m.info, UserMessage))
-        info = UserMessage(id=message_id(), session_id=child.id, model=like.model, agent=like.agent)
-        ids = {"session_id": child.id, "message_id": info.id}
-        await self.ctx.add_message(info, TextPart(id=part_id(), **ids, text=reason))
+        like = next(m for m in first if isinstance(m.info, UserMessage))
+        await add_user_text(self.ctx, child.id, like, reason, synthetic=False)
 
     async def _figures(self, session_id: str) -> dict[str, Any]:
         """The child's own figures, for its caller's hooks (Claude Code's Agent
