@@ -17,6 +17,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_tui import paths
 from agent_tui.config.settings import ImagesConfig
 from agent_tui.records import ImageAttachment
 from agent_tui.tool.saved_outputs import IMAGE_PREFIX, human_size
@@ -123,14 +124,11 @@ def load_image(path: Path, mime: str) -> ImageFile:
 def store_image(image: ImageFile, output_dir: Path, name: str) -> ImageAttachment:
     """Keep a copy under the data dir (content-addressed) and describe it for the part."""
     digest = hashlib.sha256(image.data).hexdigest()
-    output_dir.mkdir(parents=True, exist_ok=True)
     path = output_dir / f"{IMAGE_PREFIX}{digest}.{EXTENSIONS[image.mime]}"
     if path.is_file():
         os.utime(path)  # in use again: not expired with the old saved outputs
     else:
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(image.data)
-        os.replace(tmp, path)
+        paths.atomic_write(path, image.data)
     return ImageAttachment(
         mime=image.mime,
         path=str(path),
