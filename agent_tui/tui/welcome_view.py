@@ -31,7 +31,7 @@ def _grid(rows: list[tuple[str, Text | str]], key_style: str = "bold") -> Table:
 
 
 def key_rows(keys: KeybindsConfig | Keybinds) -> list[tuple[str, str]]:
-    """The keys as /help names them (commands.help_text)."""
+    """The keys as /help names them (command/reports.py `help_text`)."""
     return [
         ("Enter", "send"),
         ("Shift+Enter", "new line (also Ctrl+J)"),
