@@ -493,8 +493,14 @@ def test_everything_in_the_sandbox_dies_with_a_killed_agent(
         stderr=subprocess.DEVNULL,
     )
     started.append(victim)
-    wait_until(lambda: (sandboxed / "started").exists() and processes_with("3129"), "started")
-    assert processes_with("3128"), "precondition: the setsid job runs"
+    # The background job's fork may exec `setsid … 3128` after the shell has gone on to
+    # `sleep 3129`: waited for, not read once.
+    wait_until(
+        lambda: (
+            (sandboxed / "started").exists() and processes_with("3129") and processes_with("3128")
+        ),
+        "started, with the setsid job running",
+    )
     victim.kill()
     victim.wait()
     wait_until(lambda: not processes_with("3128") and not processes_with("3129"), "ended")
