@@ -18,17 +18,13 @@ claude's main thread's time on a CPU, waiting for one, and asleep (files, childr
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import os
-import pty
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
-import termios
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -133,24 +129,8 @@ class ClaudeApp(PtyApp):
         super().__init__(workdir, args, env=env)
         self.exe = exe
 
-    def __enter__(self) -> ClaudeApp:
-        self.master, slave = pty.openpty()
-        columns, rows = self.size
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
-        self.start = time.perf_counter()
-        self.proc = subprocess.Popen(
-            [self.exe, *self.args],
-            cwd=self.workdir,
-            env=self.env,
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            start_new_session=True,
-        )
-        os.close(slave)
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        return self
+    def command(self) -> tuple[list[str], dict[str, str]]:
+        return [self.exe, *self.args], self.env
 
     def drawn_at(self, text: bytes, timeout: float = 60.0) -> float:
         """When `text` was first on screen (NaN: never). Claude Code moves the cursor

@@ -53,15 +53,19 @@ class PtyApp:
         self.found = 0
         """The index of the chunk in which the last `wait_for` found its text."""
 
-    def __enter__(self) -> PtyApp:
-        env = {**os.environ, "TERM": "xterm-256color", **self.env}
+    def command(self) -> tuple[list[str], dict[str, str]]:
+        """The argv and environment launched: agent-tui's (a subclass may launch another)."""
         exe = Path(sys.executable).with_name("agent-tui")
+        return [str(exe), *self.args], {**os.environ, "TERM": "xterm-256color", **self.env}
+
+    def __enter__(self) -> PtyApp:
+        argv, env = self.command()
         self.master, slave = pty.openpty()
         columns, rows = self.size
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
         self.start = time.perf_counter()
         self.proc = subprocess.Popen(
-            [str(exe), *self.args],
+            argv,
             cwd=self.workdir,
             env=env,
             stdin=slave,
