@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_tui.bash_semantics import exit_meaning
+
+if TYPE_CHECKING:
+    from agent_tui.records import ToolPart
 
 SHORT_INPUT = 60
 PLAN_EXIT_TOOL = "plan_exit"
@@ -37,6 +40,15 @@ def failed_exit(data: Mapping[str, Any], metadata: Mapping[str, Any] | None) -> 
         return None
     command = data.get("command")
     return code if exit_meaning(command if isinstance(command, str) else "", code)[0] else None
+
+
+def shown_status(part: ToolPart) -> str:
+    """The status every view shows: a command that ran and exited non-zero failed
+    ("error"; its output is kept as a completed call's)."""
+    state = part.state
+    if state.status == "completed" and failed_exit(state.input, state.metadata) is not None:
+        return "error"
+    return state.status
 
 
 def image_mark(image: Mapping[str, Any], shown: str = "") -> str:

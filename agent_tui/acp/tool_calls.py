@@ -27,7 +27,7 @@ from agent_tui.records import (
     ToolStateRunning,
 )
 from agent_tui.session.hook_points import TRUST_TOOL
-from agent_tui.tool_lines import failed_exit, short_input
+from agent_tui.tool_lines import short_input, shown_status
 
 KINDS: dict[str, ToolKind] = {
     "read": "read",
@@ -202,25 +202,13 @@ def _raw_output(part: ToolPart) -> Any:
     return None
 
 
-def tool_status(part: ToolPart) -> ToolCallStatus:
-    """The call's status; a command that ran and exited non-zero failed (its output is
-    the call's content all the same), as the app marks it."""
-    state = part.state
-    if (
-        isinstance(state, ToolStateCompleted)
-        and failed_exit(state.input, state.metadata) is not None
-    ):
-        return "failed"
-    return STATUSES[state.status]
-
-
 def _fields(part: ToolPart, directory: str) -> dict[str, Any]:
     state = part.state
     return {
         "tool_call_id": part.call_id,
         "title": tool_title(part),
         "kind": tool_kind(part.tool),
-        "status": tool_status(part),
+        "status": STATUSES[shown_status(part)],
         "content": _content(part, directory),
         "locations": locations(part, directory),
         "raw_input": None if isinstance(state, ToolStatePending) else state.input,

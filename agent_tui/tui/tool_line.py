@@ -13,7 +13,7 @@ from textual.timer import Timer
 from textual.widgets import Collapsible, Static
 
 from agent_tui.records import ToolPart, ToolStateCompleted, ToolStateError
-from agent_tui.tool_lines import failed_exit, image_mark, short_input
+from agent_tui.tool_lines import failed_exit, image_mark, short_input, shown_status
 from agent_tui.tui.message_actions_screen import MENU_KEY, MessageActionsScreen
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -21,18 +21,6 @@ SPINNER_INTERVAL = 0.1
 OUTPUT_PREVIEW_LINES = 200
 """Lines of output shown when expanded; the rest is in the database or the saved file."""
 STATUS_ICON = {"pending": "○", "completed": "✓", "error": "✗"}
-
-
-def shown_status(part: ToolPart) -> str:
-    """The status the line shows: a command that ran and exited non-zero failed (its
-    output is kept as a completed call's), as `run` and editors say."""
-    state = part.state
-    if (
-        isinstance(state, ToolStateCompleted)
-        and failed_exit(state.input, state.metadata) is not None
-    ):
-        return "error"
-    return state.status
 
 
 def tool_title(part: ToolPart, frame: int = 0, background_key: str | None = None) -> str:
