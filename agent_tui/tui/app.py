@@ -274,7 +274,7 @@ class AgentApp(App[int]):
 
     def action_next_waiting(self) -> None:
         """Open the session that has waited longest for the person (a question, a plan)."""
-        session_id = self.chat.side.next_waiting()
+        session_id = self.chat.side.board.next_waiting()
         if session_id is None:
             self.notify("No other session is waiting for you.", timeout=4)
         else:

@@ -76,9 +76,6 @@ class SideBySide:
         self.board.answered(session_id, what)
         self._redraw()
 
-    def next_waiting(self) -> str | None:
-        return self.board.next_waiting()
-
     def strip(self) -> str:
         """The sidebar's lines: each session working, waiting, done or failed here."""
         entries = self.board.entries()
