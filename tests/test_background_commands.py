@@ -136,8 +136,9 @@ async def test_a_command_that_exits_is_told_to_the_model_at_its_next_step(
 ) -> None:
     write_config(isolated, fake_llm, sandbox=UNSANDBOXED)
     gate = threading.Event()
+    go = isolated / "go"  # the command ends once the next step has been asked
     fake_llm.script(
-        background("echo first; echo last words; exit 3"),
+        background(f"until [ -e {go} ]; do sleep 0.02; done; echo first; echo last words; exit 3"),
         Gated(ToolCalls([Call("bash", json.dumps({"command": "true"}))]), gate),
         Text("noted"),
     )
@@ -145,6 +146,8 @@ async def test_a_command_that_exits_is_told_to_the_model_at_its_next_step(
         changes = Changes(engine)
         session = await engine.new_session(isolated)
         turn = asyncio.create_task(engine.prompt(session.id, "run it"))
+        await until(lambda: len(fake_llm.requests) >= 2, "the step after it started asked")
+        go.touch()
         ended = await until(
             lambda: (c := changes.newest()) and c["status"] != "running" and c, "it ends"
         )
