@@ -134,16 +134,8 @@ class BackgroundCommands:
         redactor: Redactor | None,
     ) -> Running:
         """Start `argv` and return at once; it runs until it exits or is stopped."""
-        path = new_path(output_dir)
-        info = BackgroundCommand(
-            id=self._new_id(),
-            command=command,
-            description=description,
-            started=now_ms(),
-            output_path=str(path),
-        )
-        found = Running(info, BackgroundOutput(path, truncation, redactor))
-        found.marker = f"{self.session_id}/{info.id}"
+        found = self._new(command, description, now_ms(), output_dir, truncation, redactor)
+        found.marker = f"{self.session_id}/{found.info.id}"
         env = {**env, TASK_ENV: found.marker}
         read_end, found._guard = os.pipe()
         try:
@@ -159,8 +151,7 @@ class BackgroundCommands:
         found._pumping = asyncio.create_task(pump(protocol.stdout, self._feeder(found)))
         found._exited = asyncio.create_task(protocol.exited.wait())
         found._watch = asyncio.create_task(self._follow(found, transport))
-        self._commands[info.id] = found
-        self._changed()
+        self._add(found)
         return found
 
     async def adopt(
@@ -179,6 +170,23 @@ class BackgroundCommands:
         It was started without the supervisor and its own marker: a killed agent-tui
         leaves it to the next start's reap (procs.py), and in the sandbox to bubblewrap's
         --die-with-parent; a stop ends its process group, not what left it (`setsid`)."""
+        found = self._new(command, description, started, output_dir, truncation, redactor)
+        found._pgid, found._exited, found._pumping = group.pgid, group.exited, group.pumping
+        group.feed.target = self._feeder(found)
+        found._watch = asyncio.create_task(self._follow(found, group.transport))
+        self._add(found)
+        return found
+
+    def _new(
+        self,
+        command: str,
+        description: str | None,
+        started: int,
+        output_dir: Path,
+        truncation: TruncationConfig,
+        redactor: Redactor | None,
+    ) -> Running:
+        """A command's entry and its output file, before it is listed (`_add`)."""
         path = new_path(output_dir)
         info = BackgroundCommand(
             id=self._new_id(),
@@ -187,13 +195,11 @@ class BackgroundCommands:
             started=started,
             output_path=str(path),
         )
-        found = Running(info, BackgroundOutput(path, truncation, redactor))
-        found._pgid, found._exited, found._pumping = group.pgid, group.exited, group.pumping
-        group.feed.target = self._feeder(found)
-        found._watch = asyncio.create_task(self._follow(found, group.transport))
-        self._commands[info.id] = found
+        return Running(info, BackgroundOutput(path, truncation, redactor))
+
+    def _add(self, found: Running) -> None:
+        self._commands[found.info.id] = found
         self._changed()
-        return found
 
     def seed(self, found: Running, printed: str) -> None:
         """What an adopted command printed before (its tool result holds it): its last

@@ -263,9 +263,7 @@ async def _start_background(
     if note:
         output += f"\n{note}"
     metadata = {"background_id": started.id, "output_path": started.info.output_path}
-    if params.description:
-        metadata["description"] = params.description
-    return ToolResult(title=params.description or params.command, output=output, metadata=metadata)
+    return _result(params, output, metadata)
 
 
 def _network_note(policy: SandboxPolicy | None) -> str:
@@ -317,9 +315,7 @@ async def _run(
         metadata["redacted"] = capture.redactions
     if outcome != "exited":
         metadata[outcome] = True  # timed_out or interrupted
-    if params.description:
-        metadata["description"] = params.description
-    return ToolResult(title=params.description or params.command, output=output, metadata=metadata)
+    return _result(params, output, metadata)
 
 
 def _sendable(ctx: ToolContext) -> contextlib.AbstractContextManager[asyncio.Event | None]:
@@ -358,6 +354,11 @@ def _sent_result(
         "output_path": found.info.output_path,
         "sent_to_background": True,
     }
+    return _result(params, output, metadata)
+
+
+def _result(params: BashParams, output: str, metadata: dict[str, Any]) -> ToolResult:
+    """The call's result, titled by its description (kept in the metadata) or command."""
     if params.description:
         metadata["description"] = params.description
     return ToolResult(title=params.description or params.command, output=output, metadata=metadata)
