@@ -41,45 +41,34 @@ def _is_the_app(args: list[str]) -> bool:
     return not any(not a.startswith("-") or a in ("-h", "--help") for a in args)
 
 
-def _recorded_kind(args: list[str]) -> str | None:
-    """The launches that show a recorded frame first (tui/instant_frame.py's kinds)."""
-    if not args:
-        return "plain"
-    if args in (["--continue"], ["-c"]):
-        return "continue"
-    return None
-
-
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if _is_the_app(args):
+        from agent_tui.tui import quiet_launch
+
+        quiet_launch.quiet()  # keys typed before the app reads them: not echoed, kept
         # No collections while Textual and the app import (a share of the time to the
         # first frame went to collections walking what the imports build, all of it
         # kept: docs/performance.md): the app turns them back on after its first frame.
         gc.disable()
     try:
-        kind = _recorded_kind(args)
-        if kind is not None:  # the app: its frame as recorded last time, before any import
-            from agent_tui.tui import instant_frame
-
-            instant_frame.show(kind)
         _start_provider_early(args)
         from agent_tui.cli import main as cli_main
 
         return cli_main(args)
     except KeyboardInterrupt:  # Ctrl+C before the CLI is there to catch it
-        _abandon_frame()
+        _give_terminal_back()
         print("\nagent-tui: interrupted.", file=sys.stderr)
         return 130
     finally:
-        _abandon_frame()
+        _give_terminal_back()
 
 
-def _abandon_frame() -> None:
-    """The terminal back as it was, when a recorded frame is up and the app never took
-    over (tui/instant_frame.py)."""
-    if "agent_tui.tui.instant_frame" in sys.modules:
-        sys.modules["agent_tui.tui.instant_frame"].abandon()
+def _give_terminal_back() -> None:
+    """The terminal's echo back, when the app never took the terminal
+    (tui/quiet_launch.py)."""
+    if "agent_tui.tui.quiet_launch" in sys.modules:
+        sys.modules["agent_tui.tui.quiet_launch"].give_back()
 
 
 def run() -> None:

@@ -26,11 +26,9 @@
    litellm` alone beside; keys typed while the app starts; keys typed every 100 ms
    while a 6,000-word reply streams with no delay, and the same stream headless.
 6. `--reopen [STEPS]` (only this): `agent-tui --continue` on a session of STEPS steps
-   (default 100) until its newest reply is drawn — a later launch, with the frame the
-   warm-up recorded shown first, and the app's own drawing (AGENT_TUI_INSTANT_FRAME=0) —
-   beside an empty start until the input is drawn (the app's own frame), 5 interleaved
-   runs each after a warm-up: median and min, with Claude Code's 0.66 s and agent-tui's
-   earlier 1.20 s beside as reference (tui_history.py).
+   (default 100) until its newest reply is drawn, beside an empty start until the input
+   is drawn, 5 interleaved runs each after a warm-up: median and min; Claude Code's
+   figure on the same machine comes from bench/claude_reopen.py (tui_history.py).
 7. `--echo-history [STEPS]` (only this): keys typed every 100 ms while a 6,000-word
    reply streams with no delay, in an empty session and in a session that already holds
    STEPS steps (default 200, opened with --continue): median, p99 and max echo.

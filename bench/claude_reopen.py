@@ -1,6 +1,6 @@
 """Claude Code beside agent-tui: launch → the newest reply of a 100-step session drawn,
-`claude --continue` in a 120×36 pty, interleaved run by run with `agent-tui --continue`
-(its own drawing, AGENT_TUI_INSTANT_FRAME=0) and agent-tui's empty start.
+`claude --continue` in a 120×36 pty, interleaved run by run with `agent-tui --continue`,
+and both empty starts (launch → the input drawn).
 
 Claude Code writes its session itself: `claude -p "Task 0."`, then `claude -p --continue
 "Task N."`, against a fake Anthropic Messages API on 127.0.0.1 that streams bench_tui's
@@ -37,6 +37,8 @@ from bench_tui import REPLY, STEPS_PER_TURN
 from pty_app import PtyApp, visible
 
 API_KEY = "sk-ant-api03-bench-0000000000000000000000"
+CLAUDE_INPUT = "❯".encode()
+"""Claude Code's input line, drawn with its first whole frame."""
 NO_TRAFFIC = ["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_ERROR_REPORTING"]
 QUIET = dict.fromkeys(["DISABLE_AUTOUPDATER", "DISABLE_TELEMETRY", *NO_TRAFFIC], "1")
 """Claude Code's own switches: no updater, telemetry, error reports or other traffic."""
@@ -163,8 +165,8 @@ def claude_env(home: Path, server: FakeAnthropic) -> dict[str, str]:
     return base | QUIET | own | {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": API_KEY}
 
 
-def prepare_home(home: Path, project: Path, version: str) -> None:
-    """Onboarding done, theme chosen, the project trusted, the API key approved."""
+def prepare_home(home: Path, projects: list[Path], version: str) -> None:
+    """Onboarding done, theme chosen, the projects trusted, the API key approved."""
     (home / ".claude").mkdir(parents=True, exist_ok=True)
     seen = {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
     config = {
@@ -173,7 +175,10 @@ def prepare_home(home: Path, project: Path, version: str) -> None:
         "autoUpdates": False,
         "lastReleaseNotesSeen": version,
         "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
-        "projects": {str(project): {**seen, "projectOnboardingSeenCount": 4, "allowedTools": []}},
+        "projects": {
+            str(project): {**seen, "projectOnboardingSeenCount": 4, "allowedTools": []}
+            for project in projects
+        },
     }
     (home / ".claude.json").write_text(json.dumps(config), encoding="utf-8")
 
@@ -216,22 +221,23 @@ def main() -> None:
         parser.exit(2, "claude_reopen: no claude found: give its path (argument or CLAUDE_BIN)\n")
     version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip()
     place = Path(tempfile.mkdtemp(prefix="claude-reopen-"))
-    project, home = place / "project", place / "home"
+    project, home, bare = place / "project", place / "home", place / "empty"
     project.mkdir()
+    bare.mkdir()
     server = FakeAnthropic(project)
     try:
         env = claude_env(home, server)
-        prepare_home(home, project, version.split()[0])
+        prepare_home(home, [project, bare], version.split()[0])
         session = make_session(exe, project, env, args.steps)
         kinds = [json.loads(line).get("type") for line in session.read_text().splitlines()]
         print(f"Claude Code {version}: {session.name}, {len(kinds)} records", end="")
         print(f" ({kinds.count('user')} user, {kinds.count('assistant')} assistant)", flush=True)
         marker = f"Step {args.steps - 1}".encode()
         full, empty = place / "agent-tui-full", place / "agent-tui-empty"
-        own = {**tui_pty.project(full, history=args.steps), "AGENT_TUI_INSTANT_FRAME": "0"}
+        own = tui_pty.project(full, history=args.steps)
         empty_env = tui_pty.project(empty)
         before = len(server.seen)
-        claude, drawn, started = [], [], []
+        claude, drawn, started, claude_started = [], [], [], []
         print(f"runs ({tui_pty.load()}); claude's main thread: ran / runnable / asleep")
         for run in range(args.runs + 1):  # the first of each warms the caches
             with ClaudeApp(exe, project, ["--continue"], env) as app:
@@ -239,16 +245,20 @@ def main() -> None:
                 ran, queued = app.sched()
             drawn.append(tui_history.reopen_once(full, own, marker))
             started.append(tui_history.empty_once(empty, empty_env))
+            with ClaudeApp(exe, bare, [], env) as app:
+                claude_started.append(app.drawn_at(CLAUDE_INPUT) - app.start)
             asleep = claude[-1] - ran - queued
             print(f"  run {run}: claude {claude[-1] * 1000:.0f} ms", end="")
             print(f" ({ran:.1f} / {queued:.1f}", end="")
             print(f" / {asleep:.1f} s)  agent-tui {drawn[-1] * 1000:.0f} ms", end="")
-            print(f"  empty {started[-1] * 1000:.0f} ms", flush=True)
+            print(f"  empty {started[-1] * 1000:.0f} ms", end="")
+            print(f"  claude empty {claude_started[-1] * 1000:.0f} ms", flush=True)
         print(f"\nreopen, {args.steps} steps (120×36 pty, {args.runs} runs after one warm-up,")
         print(f"  {tui_pty.load()}):")
         print(f"  claude --continue, newest reply drawn: {tui_history._times(claude[1:])}")
-        print(f"  agent-tui --continue, its own drawing: {tui_history._times(drawn[1:])}")
+        print(f"  agent-tui --continue, newest reply drawn: {tui_history._times(drawn[1:])}")
         print(f"  agent-tui, empty start, input drawn:   {tui_history._times(started[1:])}")
+        print(f"  claude, empty start, input drawn:      {tui_history._times(claude_started[1:])}")
         print(f"  requests to the fake API while reopening: {server.seen[before:] or 'none'}")
     finally:
         server.shutdown()

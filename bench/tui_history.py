@@ -7,7 +7,6 @@ Used by bench_tui.py (`--reopen`, `--echo-history`)."""
 from __future__ import annotations
 
 import statistics
-import time
 from pathlib import Path
 
 import tui_pty
@@ -16,29 +15,17 @@ from pty_app import PtyApp
 REOPEN_STEPS = 100
 REOPEN_RUNS = 5
 ECHO_HISTORY_STEPS = 200
-SETTLE = 1.0
-"""Seconds a recording launch stays up after the sidebar has read the whole history."""
-STEP_COST = 0.01
-"""bench_tui.build_session's cost per step."""
 
 
-def reopen_once(
-    workdir: Path, env: dict[str, str], marker: bytes, started: bytes | None = None
-) -> float:
-    """Seconds from `agent-tui --continue` until `marker` is on screen; with `started`,
-    the app is left until that is drawn too (its start over: a frame recorded)."""
+def reopen_once(workdir: Path, env: dict[str, str], marker: bytes) -> float:
+    """Seconds from `agent-tui --continue` until `marker` is on screen."""
     with PtyApp(workdir, ["--continue"], env=env) as app:
-        drawn = app.wait_for(marker) - app.start
-        if started is not None:
-            app.wait_for(started, timeout=120)
-            time.sleep(SETTLE)  # `loaded` and the recording's end come just after
-        return drawn
+        return app.wait_for(marker) - app.start
 
 
 def empty_once(workdir: Path, env: dict[str, str]) -> float:
-    """Seconds from `agent-tui` (drawing its own first frame) until the input is drawn."""
-    own = {**env, "AGENT_TUI_INSTANT_FRAME": "0"}
-    with PtyApp(workdir, env=own) as app:
+    """Seconds from `agent-tui` until the input is drawn."""
+    with PtyApp(workdir, env=env) as app:
         return app.wait_for(tui_pty.PLACEHOLDER) - app.start
 
 
@@ -56,28 +43,18 @@ def report_reopen(workdir: Path, steps: int = REOPEN_STEPS, runs: int = REOPEN_R
     full_env = tui_pty.project(full_dir, history=steps)
     empty_env = tui_pty.project(empty_dir)
     newest = f"Step {steps - 1}".encode()
-    whole = f"Cost ${steps * STEP_COST:.4f}".encode()  # the sidebar has read it all
-    own = {**full_env, "AGENT_TUI_INSTANT_FRAME": "0"}
-    for _ in range(3):  # records the session's frame (if the start ended in time)
-        reopen_once(full_dir, full_env, newest, whole)
-        if any((full_dir / "data" / "frames").glob("*")):
-            break
-    else:
-        print("  (the warm-ups recorded no frame: every launch below draws its own)")
+    reopen_once(full_dir, full_env, newest)  # warm-ups
     empty_once(empty_dir, empty_env)
-    full, drawn, empty = [], [], []
+    drawn, empty = [], []
     for _ in range(runs):
-        full.append(reopen_once(full_dir, full_env, newest))
-        drawn.append(reopen_once(full_dir, own, newest))
+        drawn.append(reopen_once(full_dir, full_env, newest))
         empty.append(empty_once(empty_dir, empty_env))
     print(f"\nreopen (120×36 pty, {runs} runs each after one warm-up, {tui_pty.load()}):")
-    print(f"  agent-tui --continue, {steps}-step session, newest reply drawn:")
-    print(f"    the recorded frame first (a later launch): {_times(full)}")
-    print(f"    the app's own drawing (AGENT_TUI_INSTANT_FRAME=0): {_times(drawn)}")
-    print(f"  agent-tui, empty start, input drawn (its own frame): {_times(empty)}")
+    print(f"  agent-tui --continue, {steps}-step session, newest reply drawn: {_times(drawn)}")
+    print(f"  agent-tui, empty start, input drawn: {_times(empty)}")
     print(
         "  Claude Code beside it, the same minutes: bench/claude_reopen.py CLAUDE"
-        " (goal: agent-tui's own drawing ≤ Claude Code's)"
+        " (goal: agent-tui ≤ Claude Code)"
     )
 
 

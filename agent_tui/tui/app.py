@@ -168,11 +168,6 @@ class AgentApp(App[int]):
             label = chat.directory_label or str(chat.directory)
             chat.welcome.show_starting(self.keys, label, chat.model_override or _configured_model())
         self.call_after_refresh(_collections_back_on)
-        # The first frame, recorded for the next launch here (tui/instant_frame.py);
-        # not one with keys typed at launch in it: the next launch would show them.
-        first_frame_drawn = getattr(self._driver, "first_frame_drawn", None)
-        if first_frame_drawn is not None:
-            self.call_after_refresh(lambda: first_frame_drawn(keep=not self.prompt.text))
         # A start that fails other than by a person's error is a bug: shown, not hidden.
         self.call_after_refresh(self.run_worker, self._start())
 

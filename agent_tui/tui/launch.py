@@ -17,39 +17,28 @@ from pathlib import Path
 
 from agent_tui.config.layers import person_files, read_json
 from agent_tui.errors import AgentTuiError
-from agent_tui.tui import instant_frame
+from agent_tui.tui import quiet_launch
 
 
 async def _run(args: argparse.Namespace) -> int:
     from agent_tui.tui.app import AgentApp
     from agent_tui.tui.app_opening import first_page, open_workspace
 
-    kind = _recorded_kind(args)
     app = AgentApp(
         opener=partial(open_workspace, args),
         first_page=first_page(args),  # drawn in the first frame
         continuing=bool(getattr(args, "cont", False) or getattr(args, "session", None)),
         model=getattr(args, "model", None),
-        # Its first frame is recorded for the next launch here (instant_frame.py).
-        driver_class=instant_frame.driver_class(kind) if kind else None,
+        driver_class=quiet_launch.driver_class(),  # the echo back as Textual takes over
     )
     try:
         await app.run_async()
     finally:
         if hasattr(app, "engine"):  # opened: closed with its database
             await app.engine.close("prompt_input_exit")  # MCP server processes end too
-            instant_frame.save_session_frame()  # if the database is as it was at launch
     if app.startup_error is not None:
         raise app.startup_error
     return app.return_code or 0
-
-
-def _recorded_kind(args: argparse.Namespace) -> str | None:
-    """`agent-tui` with no option, or with --continue only: the launches whose frame is
-    recorded and shown (instant_frame.py)."""
-    if getattr(args, "session", None) or getattr(args, "model", None):
-        return None
-    return instant_frame.CONTINUE if getattr(args, "cont", False) else instant_frame.PLAIN
 
 
 def _provider_log(data_dir: Path) -> str | None:
@@ -76,8 +65,8 @@ def launch(args: argparse.Namespace) -> int:
         remote.start(warm=True, log=_provider_log(paths.data_dir()))
         return asyncio.run(_run(args))
     except AgentTuiError as exc:
-        instant_frame.abandon()  # the message goes to the person's screen, not the frame
+        quiet_launch.give_back()  # the message goes to a terminal as the person had it
         print(f"agent-tui: {exc}", file=sys.stderr)
         return exc.exit_code
     finally:
-        instant_frame.abandon()  # Ctrl+C or a crash before the app took the terminal
+        quiet_launch.give_back()  # Ctrl+C or a crash before the app took the terminal
