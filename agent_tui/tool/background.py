@@ -17,18 +17,19 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_tui import procs
-from agent_tui.config.settings import TruncationConfig
 from agent_tui.errors import ToolError
 from agent_tui.events import BackgroundCommand, BackgroundCommandsChanged, Event
 from agent_tui.ids import now_ms
-from agent_tui.redact import Redactor
 from agent_tui.tool import supervise
 from agent_tui.tool.background_output import BackgroundOutput
 from agent_tui.tool.process_group import Group, finish, pump, spawn, stop_group
 from agent_tui.tool.saved_outputs import new_path
+
+if TYPE_CHECKING:
+    from agent_tui.tool.base import ToolContext
 
 DRAIN_SECONDS = 0.2
 """After it exits, how long its output may still arrive before what holds the pipe (a
@@ -129,12 +130,11 @@ class BackgroundCommands:
         *,
         command: str,
         description: str | None,
-        output_dir: Path,
-        truncation: TruncationConfig,
-        redactor: Redactor | None,
+        ctx: ToolContext,
     ) -> Running:
-        """Start `argv` and return at once; it runs until it exits or is stopped."""
-        found = self._new(command, description, now_ms(), output_dir, truncation, redactor)
+        """Start `argv` and return at once; it runs until it exits or is stopped. `ctx`:
+        the bash call's, whose output folder, truncation and redactor its output takes."""
+        found = self._new(command, description, now_ms(), ctx)
         found.marker = f"{self.session_id}/{found.info.id}"
         env = {**env, TASK_ENV: found.marker}
         read_end, found._guard = os.pipe()
@@ -161,16 +161,14 @@ class BackgroundCommands:
         command: str,
         description: str | None,
         started: int,
-        output_dir: Path,
-        truncation: TruncationConfig,
-        redactor: Redactor | None,
+        ctx: ToolContext,
     ) -> Running:
         """A running foreground command, sent here: from now on its output feeds its own
         `BackgroundOutput` and it runs until it exits or is stopped, as if started here.
         It was started without the supervisor and its own marker: a killed agent-tui
         leaves it to the next start's reap (procs.py), and in the sandbox to bubblewrap's
         --die-with-parent; a stop ends its process group, not what left it (`setsid`)."""
-        found = self._new(command, description, started, output_dir, truncation, redactor)
+        found = self._new(command, description, started, ctx)
         found._pgid, found._exited, found._pumping = group.pgid, group.exited, group.pumping
         group.feed.target = self._feeder(found)
         found._watch = asyncio.create_task(self._follow(found, group.transport))
@@ -178,16 +176,10 @@ class BackgroundCommands:
         return found
 
     def _new(
-        self,
-        command: str,
-        description: str | None,
-        started: int,
-        output_dir: Path,
-        truncation: TruncationConfig,
-        redactor: Redactor | None,
+        self, command: str, description: str | None, started: int, ctx: ToolContext
     ) -> Running:
         """A command's entry and its output file, before it is listed (`_add`)."""
-        path = new_path(output_dir)
+        path = new_path(ctx.output_dir)
         info = BackgroundCommand(
             id=self._new_id(),
             command=command,
@@ -195,7 +187,7 @@ class BackgroundCommands:
             started=started,
             output_path=str(path),
         )
-        return Running(info, BackgroundOutput(path, truncation, redactor))
+        return Running(info, BackgroundOutput(path, ctx.truncation, ctx.redact))
 
     def _add(self, found: Running) -> None:
         self._commands[found.info.id] = found

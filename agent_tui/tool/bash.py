@@ -255,9 +255,7 @@ async def _start_background(
         env,
         command=params.command,
         description=params.description,
-        output_dir=ctx.output_dir,
-        truncation=ctx.truncation,
-        redactor=ctx.redact,
+        ctx=ctx,
     )
     output = started_text(started)
     if note:
@@ -333,9 +331,7 @@ async def _adopt(params: BashParams, ctx: ToolContext, started: int, group: Grou
         command=params.command,
         description=params.description,
         started=started,
-        output_dir=ctx.output_dir,
-        truncation=ctx.truncation,
-        redactor=ctx.redact,
+        ctx=ctx,
     )
 
 
