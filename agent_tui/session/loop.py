@@ -296,7 +296,8 @@ class SessionLoop:
             return False
         if not is_overflow(finished.tokens, model.limit, self.ctx.config.compaction):
             return False
-        return await self._prune_or_compact(turn, model)
+        await self._prune_or_compact(turn, model)
+        return True
 
     async def _next_step(
         self, turn: Turn, agent: AgentInfo, registry: ToolRegistry, model: ModelInfo
@@ -347,8 +348,8 @@ class SessionLoop:
             return estimate
         if self._compactions_since_step >= MAX_COMPACTIONS_WITHOUT_PROGRESS:
             return estimate  # it cannot be made to fit: let the provider answer
-        changed = await self._prune_or_compact(turn, model)
-        return None if changed else estimate
+        await self._prune_or_compact(turn, model)
+        return None
 
     async def _take_step(self, turn: Turn, step: Step) -> None:
         """One model step and what its outcome means; Stop when the loop ends."""
@@ -428,9 +429,9 @@ class SessionLoop:
         self._overflow_retried = False
         await self.ctx.db.touch_session(self.session_id)
 
-    async def _prune_or_compact(self, turn: Turn, model: ModelInfo) -> bool:
+    async def _prune_or_compact(self, turn: Turn, model: ModelInfo) -> None:
         """Over budget: prune first; if that is not enough, queue an automatic compaction.
-        Returns True when the loop should re-read the history; Stop when compacting
+        Either way the history changed (the loop reads it again); Stop when compacting
         again would make no progress."""
         config = self.ctx.config
         if config.compaction.prune:
@@ -441,13 +442,12 @@ class SessionLoop:
                 # step's prompt (unpruned) over a pruned count would look like a scale.
                 local = history_tokens(self.ctx, turn.session, fresh, model.id)
                 if under_threshold(int(local * self._scale), model.limit, config.compaction):
-                    return True
+                    return
         if self._compactions_since_step >= MAX_COMPACTIONS_WITHOUT_PROGRESS:
             raise Stop("error", compaction.NO_PROGRESS_MESSAGE)
         await compaction.create_request(
             self.ctx, self.session_id, auto=True, model=model.id, agent=turn.user.agent
         )
-        return True
 
     async def _compact(
         self, turn: Turn, request_msg: MessageWithParts, part: CompactionPart, model: ModelInfo
