@@ -128,10 +128,9 @@ class EngineContext:
         if shared.load is None:
             return self
         real = Path(directory).resolve()
-        found = shared.projects.get(real)
-        if found is None:
-            found = EngineContext(self.db, shared.load(real, False), shared=shared)
-        return found
+        return shared.projects.get(real) or EngineContext(
+            self.db, shared.load(real, False), shared=shared
+        )
 
     async def retrust(self, *, keep: bool = True) -> None:
         """The person trusted this project: record it (`keep` False: for this process
