@@ -64,10 +64,10 @@ class Containment:
 
     def outside(self, name: str) -> bool:
         """Whether the person's own config runs it outside."""
-        for folder, names in self._outside.items():
-            if name in names and (folder == EVERY_PROJECT or _same(folder, self.directory)):
-                return True
-        return False
+        return any(
+            name in names and (folder == EVERY_PROJECT or _same(folder, self.directory))
+            for folder, names in self._outside.items()
+        )
 
     def add_outside(self, name: str) -> None:
         """The person's config now names it for this project (saved by the caller)."""

@@ -87,10 +87,7 @@ class SandboxPolicy:
         """The mask that hides `path` (None if readable)."""
         if any(path.is_relative_to(shown) for shown in self.revealed):
             return None
-        for denied in self.denied:
-            if path.is_relative_to(denied.path):
-                return denied
-        return None
+        return next((denied for denied in self.denied if path.is_relative_to(denied.path)), None)
 
 
 def resolve(path: Path) -> Path:

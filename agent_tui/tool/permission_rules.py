@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from fnmatch import fnmatchcase
+from itertools import takewhile
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -128,9 +129,4 @@ def always_rules(tool: str, params: BaseModel) -> list[str]:
 
 
 def _prefix(simple: str) -> str:
-    words = []
-    for word in simple.split()[:ALWAYS_WORDS]:
-        if not WORD.match(word):
-            break
-        words.append(word)
-    return " ".join(words)
+    return " ".join(takewhile(WORD.match, simple.split()[:ALWAYS_WORDS]))

@@ -362,11 +362,11 @@ class ToolRegistry:
         """Why config or the agent denies this call before anyone is asked (None: it
         may run, or be asked about): Claude Code denies before PreToolUse hooks run."""
         tool = self._tools.get(name)
-        try:
-            params = parse_arguments(tool, raw_arguments) if tool is not None else None
-        except ToolError:
+        if tool is None:
             return None
-        if tool is None or params is None:
+        try:
+            params = parse_arguments(tool, raw_arguments)
+        except ToolError:
             return None
         if self.policy is not None and (refused := self.policy.refusal(tool, params, ctx)):
             return refused
