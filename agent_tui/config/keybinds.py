@@ -1,6 +1,6 @@
 """The app's keys: their defaults (config/'s `KeybindsConfig` declares them with these)
 and the configured ones read without pydantic, so the app's first frame binds them
-before the config is validated (a leaf: only the plain JSON of `config_files`)."""
+before the config is validated (a leaf: only the plain JSON of `layers.raw_value`)."""
 
 from __future__ import annotations
 

@@ -151,13 +151,6 @@ def project_file(directory: Path) -> Path | None:
     return path if os.path.lexists(path) else None  # a folder there is named, not ignored
 
 
-def config_files(directory: Path | None = None) -> list[Path]:
-    """Every file that makes up the config, lowest priority first."""
-    found = person_files()
-    project = project_file(directory or Path.cwd())
-    return [*found, project] if project is not None else found
-
-
 PERSON_ONLY = ("trusted_projects", "trust_project_hooks", "notify")
 """Keys a project's file never sets, trusted or not: a project cannot vouch for itself."""
 PERSON_ONLY_SANDBOX = ("outside",)
@@ -207,9 +200,9 @@ class ProjectLayer:
         return without_person_only(data)
 
 
-Check = Callable[[dict[str, Any], Path], None]
-"""Validates one file's part of the config, raising ConfigError (config/settings.py's
-model: this leaf has no pydantic)."""
+Check = Callable[[dict[str, Any], Path], object]
+"""Validates one file's part of the config on its own, raising ConfigError (a broken
+one is skipped; config/settings.py's model: this leaf has no pydantic)."""
 T = TypeVar("T")
 
 

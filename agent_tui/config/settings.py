@@ -575,7 +575,7 @@ def _describe_error(err: dict[str, Any]) -> str:
     return f"{field}: {err['msg']} (got {err.get('input')!r})"
 
 
-def _validated(data: dict[str, Any], where: str) -> Config:
+def _validated(data: dict[str, Any], where: str | Path) -> Config:
     """`data` as a Config; ConfigError naming `where` and the fields that are wrong."""
     try:
         return Config.model_validate(data)
@@ -611,15 +611,15 @@ def load_config(
     for path in files:
         data = _read_json(path)
         person_runs += run_files(directory, data)
-        checked = _validated(data, str(path))
+        checked = _validated(data, path)
         if checked.hooks:
             hook_sources.append(HookSource(str(path), checked.hooks))
         trust_all = trust_all or checked.trust_project_hooks
         merged = _deep_merge(merged, {k: v for k, v in data.items() if k != "hooks"})
-    layer = project_layer(directory, merged, trust_now=trust, check=_check_file)
+    layer = project_layer(directory, merged, trust_now=trust, check=_validated)
     applied = layer.applied
     if layer.path is not None:
-        _validated(applied, str(layer.path))
+        _validated(applied, layer.path)
         for path, hooks in layer.hook_files:
             hook_sources.append(HookSource(str(path), _hooks_of(hooks, path), project=True))
         merged = _deep_merge(merged, {k: v for k, v in applied.items() if k != "hooks"})
@@ -635,15 +635,9 @@ def load_config(
     return config.resolve_env()
 
 
-def _check_file(data: dict[str, Any], path: Path) -> None:
-    """One project file's part of the config, checked on its own (a broken one is
-    skipped, layers.project_layer)."""
-    _validated(data, str(path))
-
-
 def _hooks_of(hooks: dict[str, Any], path: Path) -> dict[str, list[HookMatcher]]:
     """One file's hooks (a project's run only once it is trusted)."""
-    return _validated({"hooks": hooks}, str(path)).hooks
+    return _validated({"hooks": hooks}, path).hooks
 
 
 def _program(name: object, entry: object) -> str:
