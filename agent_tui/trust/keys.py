@@ -58,9 +58,6 @@ SAFE: dict[str, Any] = {
 }
 """Key paths that apply from an untrusted project; `"*"` stands for any one key."""
 
-NARROWING = ("permission", "instructions", "agent")
-"""Keys whose safe part is decided entry by entry: only what narrows applies."""
-
 AGENT_SAFE = frozenset(
     {"description", "mode", "prompt", "max_steps", "steps", "maxSteps", "temperature", "hidden",
      "color"}
@@ -107,7 +104,7 @@ def split(data: dict[str, Any], directory: Path) -> Split:
     result = Split()
     for key, value in data.items():
         if key in NARROWING:
-            safe, waiting = _NARROW[key](value, directory)
+            safe, waiting = NARROWING[key](value, directory)
             if safe:
                 result.safe[key] = safe
             result.waiting += [f"{key}.{name}" if name else key for name in waiting]
@@ -230,7 +227,8 @@ def _prompt_file(prompt: Any) -> str | None:
     return None
 
 
-_NARROW = {"permission": _permission, "instructions": _instructions, "agent": _agents}
+NARROWING = {"permission": _permission, "instructions": _instructions, "agent": _agents}
+"""Keys whose safe part is decided entry by entry: only what narrows applies."""
 
 
 def explain(waiting: list[str]) -> list[str]:

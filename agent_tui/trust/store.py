@@ -58,8 +58,7 @@ def _read(name: str = FILE_NAME) -> dict[str, Any]:
 
 
 def _write(data: dict[str, Any], name: str = FILE_NAME) -> None:
-    path = _store(name)
-    paths.atomic_write(path, json.dumps(data, indent=1, sort_keys=True).encode())
+    paths.atomic_write(_store(name), json.dumps(data, indent=1, sort_keys=True).encode())
 
 
 def covered(directory: Path, trusted_paths: Iterable[str]) -> bool:
