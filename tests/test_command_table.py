@@ -91,3 +91,40 @@ async def test_acp_advertises_them(configured: FakeOpenAI, isolated: Path) -> No
         (update, *_) = await client.wait_for(lambda: client.of(sid, "available_commands_update"))
     advertised = {c.name: c.description for c in update.available_commands}
     assert advertised == expected(ACP)
+
+
+def test_the_app_and_run_parse_without_reading_the_catalog(
+    isolated: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The app's launch does not import every command nor read this directory's custom
+    ones to parse its options (the app reads them after its first frame); a command of
+    the catalog, a custom one, `--help` and a mistake are parsed with them all."""
+    import subprocess
+    import sys
+
+    write_custom(isolated)
+    probe = (
+        "import sys\n"
+        "from agent_tui.cli.start import _parse\n"
+        "for argv in (['--continue'], ['-m', 'x/y', '-s', 'ses_1'], ['run', 'hi'], ['acp']):\n"
+        "    args, commands = _parse(argv)\n"
+        "    print(args.command, len(commands), 'agent_tui.command.compacting' in sys.modules)\n"
+        "args, commands = _parse(['review', 'a.py'])\n"
+        "print(args.command, 'review' in commands, 'compact' in commands)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=isolated
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "None 0 False",
+        "None 0 False",
+        "run 0 False",
+        "acp 0 False",
+        "review True True",
+    ]
+    with pytest.raises(SystemExit):
+        main(["--bogus"])
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --bogus" in err
+    assert err.startswith("usage: agent-tui") and "Traceback" not in err

@@ -59,14 +59,9 @@ FORMER_NAMES = {"engine": "relay"}
 
 
 def main(argv: list[str] | None = None) -> int:
-    from agent_tui.cli.parser import build_parser
-
     argv = sys.argv[1:] if argv is None else argv
     argv = [FORMER_NAMES.get(argv[0], argv[0]), *argv[1:]] if argv else argv
-    # `run` needs its own parser only: not the catalog's commands, nor this directory's
-    # custom ones (a run's `/NAME` text finds its command in cli/prompt.py).
-    commands = {} if argv[:1] == ["run"] else {c.name: c for c in cli_commands()}
-    args = build_parser(tuple(commands.values())).parse_args(argv)
+    args, commands = _parse(argv)
     procs.reap_in_background()  # what a killed agent-tui left running (procs.py)
     restore_signals = procs.install_exit_signals()
     try:
@@ -88,6 +83,31 @@ def main(argv: list[str] | None = None) -> int:
             sys.modules["agent_tui.provider.remote"].stop()
         procs.shutdown()  # nothing a tool started outlives agent-tui
         restore_signals()
+
+
+class _NeedsCatalog(Exception):
+    pass
+
+
+def _parse(argv: list[str]) -> tuple[argparse.Namespace, dict[str, Command]]:
+    """The arguments, and the catalog's commands when they name one. The app, `run`,
+    `acp` and `serve` are parsed without the catalog, nor this directory's custom commands
+    (reading them is a share of the app's start; it reads them after its first frame, and a
+    run's `/NAME` text finds its command in cli/prompt.py). Help, and an error, come from
+    the whole parser."""
+    from agent_tui.cli.parser import build_parser
+
+    if not {"-h", "--help"} & set(argv):
+        bare = build_parser(())
+        bare.error = _needs_catalog  # type: ignore[method-assign]
+        with contextlib.suppress(_NeedsCatalog):  # a command of the catalog, or a mistake
+            return bare.parse_args(argv), {}
+    commands = {c.name: c for c in cli_commands()}
+    return build_parser(tuple(commands.values())).parse_args(argv), commands
+
+
+def _needs_catalog(message: str) -> None:
+    raise _NeedsCatalog(message)
 
 
 def _dispatch(args: argparse.Namespace, commands: dict[str, Command]) -> int:
