@@ -26,7 +26,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agent_tui import procs
+from agent_tui.sandbox.support import start_helper
 
 NSENTER_ENV = "AGENT_TUI_NSENTER"
 """The nsenter program to use instead of the one on PATH (util-linux)."""
@@ -133,14 +133,8 @@ async def _make(bwrap: str, nsenter: str) -> _Namespace:
     info_read, info_write = os.pipe()
     block_read, block_write = os.pipe()
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *_holder_argv(bwrap, info_write, block_read),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE,
-            pass_fds=(info_write, block_read),
-            env=procs.process_env(dict(os.environ)),  # reaped at the next start if left
-        )
+        argv = _holder_argv(bwrap, info_write, block_read)
+        proc = await start_helper(*argv, pass_fds=(info_write, block_read))
     except OSError as exc:
         for fd in (info_read, info_write, block_read, block_write):
             os.close(fd)
@@ -217,12 +211,5 @@ async def _ended(
 
 async def _check_join(namespace: _Namespace, nsenter: str) -> None:
     """Join it once with `true`: where setns(2) is refused, no command could."""
-    proc = await asyncio.create_subprocess_exec(
-        *_join_argv(namespace, nsenter),
-        "true",
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-        env=procs.process_env(dict(os.environ)),
-    )
+    proc = await start_helper(*_join_argv(namespace, nsenter), "true")
     await _ended(proc, namespace, "nsenter")

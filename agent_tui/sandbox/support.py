@@ -60,6 +60,19 @@ async def probe() -> SandboxSupport:
     return _cached[key]
 
 
+async def start_helper(*argv: str, pass_fds: tuple[int, ...] = ()) -> asyncio.subprocess.Process:
+    """Start a program the sandbox's set-up runs (a probe, a namespace's maker): no
+    input, no output but its errors; reaped at the next start if left running."""
+    return await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+        pass_fds=pass_fds,
+        env=procs.process_env(dict(os.environ)),
+    )
+
+
 async def _end(proc: asyncio.subprocess.Process) -> None:
     if proc.returncode is None:
         with contextlib.suppress(ProcessLookupError):
@@ -79,18 +92,8 @@ async def _run_probe(wanted: str, bwrap: str | None) -> SandboxSupport:
         os.close(write_end)
     try:
         with_filter = ["--seccomp", str(read_end)] if filter_program is not None else []
-        proc = await asyncio.create_subprocess_exec(
-            bwrap,
-            *BASE_FLAGS,
-            *with_filter,
-            "--unshare-net",
-            "--",
-            "true",
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE,
-            pass_fds=(read_end,),
-            env=procs.process_env(dict(os.environ)),  # reaped at the next start if left
+        proc = await start_helper(
+            bwrap, *BASE_FLAGS, *with_filter, "--unshare-net", "--", "true", pass_fds=(read_end,)
         )
     except OSError as exc:
         return _unavailable(f"{bwrap} could not be run ({exc})", bwrap)
