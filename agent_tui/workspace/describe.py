@@ -31,34 +31,29 @@ def what_it_adds(project: ProjectTrust) -> list[str]:
         lines.append(f"Changed since you trusted it: {store.describe_change(project.changed)}")
     commands = project.commands
     runs = [f"{key}: {', '.join(commands[key])}" for key in COMMAND_KEYS if key in commands]
-    if runs:
-        lines.append("Programs it would run (in the sandbox, the project writable):")
-        lines += [f"  {line}" for line in runs]
-    if commands.get("endpoints"):
-        lines.append("Where requests would go (with your keys):")
-        lines += [f"  {line}" for line in commands["endpoints"]]
+    lines += _section("Programs it would run (in the sandbox, the project writable):", runs)
+    lines += _section("Where requests would go (with your keys):", commands.get("endpoints"))
     if project.run_files:
         lines.append("Files those commands run: " + ", ".join(project.run_files))
-    if project.sent:
-        lines.append("What of your environment its MCP servers would receive:")
-        lines += [f"  {item.line()}" for item in project.sent]
+    sent = [item.line() for item in project.sent]
+    lines += _section("What of your environment its MCP servers would receive:", sent)
     return lines + import_lines(project)
+
+
+def _section(heading: str, items: list[str] | None) -> list[str]:
+    """`heading` and each item indented under it; nothing when there is no item."""
+    return [heading, *(f"  {item}" for item in items)] if items else []
 
 
 def import_lines(project: ProjectTrust) -> list[str]:
     """The files outside the project its memory files import (trust/memory_imports.py):
     those trust lets the model read, and a secret's, never read."""
     directory = Path(project.directory)
-    lines: list[str] = []
     readable = [item.line(directory) for item in project.imports if not item.secret]
-    if readable:
-        lines.append("Files outside it that its memory files import (read into the context):")
-        lines += [f"  {line}" for line in readable]
     secret = [item.line(directory) for item in project.imports if item.secret]
-    if secret:
-        lines.append("A secret's path its memory files import (never read, trusted or not):")
-        lines += [f"  {line}" for line in secret]
-    return lines
+    read = "Files outside it that its memory files import (read into the context):"
+    never = "A secret's path its memory files import (never read, trusted or not):"
+    return _section(read, readable) + _section(never, secret)
 
 
 def describe(workspace: Workspace) -> str:
@@ -67,17 +62,12 @@ def describe(workspace: Workspace) -> str:
     project = workspace.project
     state = STATES.get(project.status, project.status)
     lines = [f"Project: {workspace.directory} ({state})", *what_it_adds(project)]
-    brought = claude_lines(workspace, own=False)
-    if brought:
-        lines.append("What it brings in Claude Code's files:")
-        lines += [f"  {line}" for line in brought]
-    unnamed = workspace.unnamed_secrets()
-    if unnamed:
-        lines.append("Secrets your trust has not named yet (given only once you trust it):")
-        lines += [f"  {line}" for line in unnamed]
-    if waiting := workspace.waiting_lines():
-        lines.append("Everything that waits until you trust it:")
-        lines += [f"  {line}" for line in waiting]
+    lines += _section("What it brings in Claude Code's files:", claude_lines(workspace, own=False))
+    lines += _section(
+        "Secrets your trust has not named yet (given only once you trust it):",
+        workspace.unnamed_secrets(),
+    )
+    lines += _section("Everything that waits until you trust it:", workspace.waiting_lines())
     lines.append("Without trust the rest of its config applies (limits, compaction, keys).")
     return "\n".join(lines)
 
@@ -86,9 +76,7 @@ def report(project: ProjectTrust) -> str:
     """`agent-tui trust`: the project's state, what it would add and what its trust covers."""
     lines = [f"{project.directory}: {STATES.get(project.status, project.status)}"]
     lines += what_it_adds(project)
-    if project.waiting:
-        lines.append("Waits until trusted:")
-        lines += [f"  {line}" for line in explain(project.waiting)]
+    lines += _section("Waits until trusted:", explain(project.waiting))
     if project.files:
         lines.append("Trust covers: " + ", ".join(sorted(project.files)))
     return "\n".join(lines)
@@ -166,8 +154,4 @@ def trust_lines(workspace: Workspace) -> list[str]:
     elif workspace.trust_refused:
         state += ", refused for good (asked again once its files change)"
     lines = [f"Project trust: {state}.", *claude_lines(workspace)]
-    waiting = workspace.waiting_lines()
-    if waiting:
-        lines.append("Waiting for trust (`agent-tui trust`):")
-        lines += [f"  {line}" for line in waiting]
-    return lines
+    return lines + _section("Waiting for trust (`agent-tui trust`):", workspace.waiting_lines())
