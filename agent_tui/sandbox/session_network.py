@@ -26,7 +26,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agent_tui.sandbox.support import start_helper
+from agent_tui.sandbox.support import end_helper, start_helper
 
 NSENTER_ENV = "AGENT_TUI_NSENTER"
 """The nsenter program to use instead of the one on PATH (util-linux)."""
@@ -197,9 +197,7 @@ async def _ended(
     try:
         _, err = await asyncio.wait_for(proc.communicate(), MAKE_TIMEOUT_S)
     except BaseException:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-        await asyncio.shield(proc.wait())
+        await asyncio.shield(end_helper(proc))
         if namespace is not None:
             namespace.close()
         raise

@@ -73,7 +73,8 @@ async def start_helper(*argv: str, pass_fds: tuple[int, ...] = ()) -> asyncio.su
     )
 
 
-async def _end(proc: asyncio.subprocess.Process) -> None:
+async def end_helper(proc: asyncio.subprocess.Process) -> None:
+    """Kill a program `start_helper` started, if it still runs, and reap it."""
     if proc.returncode is None:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
@@ -102,10 +103,10 @@ async def _run_probe(wanted: str, bwrap: str | None) -> SandboxSupport:
     try:
         _, err = await asyncio.wait_for(proc.communicate(), PROBE_TIMEOUT_S)
     except TimeoutError:
-        await _end(proc)
+        await end_helper(proc)
         return _unavailable(f"{bwrap} did not finish within {PROBE_TIMEOUT_S:g} s", bwrap)
     except BaseException:  # cancelled (the engine closed mid-probe): it must not outlive us
-        await asyncio.shield(_end(proc))
+        await asyncio.shield(end_helper(proc))
         raise
     if proc.returncode != 0:
         detail = err.decode(errors="replace").strip().splitlines()
