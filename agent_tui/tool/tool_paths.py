@@ -29,8 +29,6 @@ def is_inside(ctx: ToolContext, path: Path) -> bool:
 def display_path(ctx: ToolContext, path: Path) -> str:
     """Relative to the working directory when inside it, absolute otherwise."""
     root = ctx.directory.resolve()
-    if path == root:
-        return "."
     return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 

@@ -143,8 +143,7 @@ async def _fetch_abortable(url: str, timeout: float, abort: asyncio.Event) -> Fe
                 await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 aborted.cancel()
-                if not task.done():
-                    task.cancel()
+                task.cancel()  # nothing to a task that is done
             if not task.done() or task.cancelled():
                 raise ToolError(f"Fetching {url} was interrupted.")
             return task.result()
