@@ -70,18 +70,15 @@ def _load_dir(
 ) -> dict[str, Skill]:
     stamp = _stamp(root)
     key = (root, scope, within, stamp)
-    if stamp is not None and key in _LOADED:
-        found, lines = _LOADED[key]
-        if skipped is not None:
-            skipped.extend(lines)
-        return dict(found)
-    lines: list[str] = []
-    found = _read_dir(root, scope, within, lines)
+    loaded = _LOADED.get(key) if stamp is not None else None
+    if loaded is None:
+        lines: list[str] = []
+        loaded = (_read_dir(root, scope, within, lines), lines)
+        if stamp is not None:
+            _LOADED[key] = loaded
     if skipped is not None:
-        skipped.extend(lines)
-    if stamp is not None:
-        _LOADED[key] = (dict(found), lines)
-    return found
+        skipped.extend(loaded[1])
+    return dict(loaded[0])
 
 
 def _read_dir(root: Path, scope: str, within: Path | None, skipped: list[str]) -> dict[str, Skill]:
