@@ -43,8 +43,7 @@ def add_hooks(data: dict[str, Any], hooks: dict[str, Any]) -> dict[str, Any]:
     found = data.get("hooks")  # of any shape when unvalidated (layers.raw_value)
     merged = dict(found) if isinstance(found, dict) else {}
     for event, matchers in hooks.items():
-        own = merged.get(event)
-        merged[event] = [*(own if isinstance(own, list) else []), *_list(matchers)]
+        merged[event] = [*_list(merged.get(event)), *_list(matchers)]
     return {**data, "hooks": merged} if merged else data
 
 

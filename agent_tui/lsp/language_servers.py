@@ -50,11 +50,11 @@ class LspServers:
     ) -> None:
         self.config, self.env, self.notice = config, env, notice
         self.allowed = allowed
+        """Whether the project's trust lets a server (configured or a default) start."""
         self.containment = containment
         """Where the servers run (None: unsandboxed, a bare engine)."""
         self._let_out: set[str] = set()
         """Servers the person let out of the sandbox after it stopped them (this process)."""
-        """Whether the project's trust lets a server (configured or a default) start."""
         self._clients: dict[tuple[Path, str], LspClient] = {}
         self._starts: Counter[tuple[Path, str]] = Counter()
         self._off: set[tuple[Path, str]] = set()

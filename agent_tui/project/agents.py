@@ -82,11 +82,8 @@ def wildcard_value(table: dict[str, V], name: str) -> V | None:
 
 
 def read_only_bash() -> dict[str, PermissionLevel]:
-    rules: dict[str, PermissionLevel] = {"*": "deny", "git branch": "allow"}
-    for command in READ_ONLY_COMMANDS:
-        rules[command] = "allow"
-        rules[f"{command} *"] = "allow"
-    return rules
+    allowed = [form for command in READ_ONLY_COMMANDS for form in (command, f"{command} *")]
+    return {"*": "deny", "git branch": "allow", **dict.fromkeys(allowed, "allow")}
 
 
 PLAN_REFUSAL = (
