@@ -349,3 +349,33 @@ def test_a_run_keeps_its_callers_umask_and_limits_on_a_relay_another_started(
     assert "limit=256" in bash_result and "umask=0077" in bash_result, bash_result
     for name in ("by-bash.txt", "by-write.txt"):
         assert (isolated / name).stat().st_mode & 0o777 == 0o600, name
+
+
+GATED_RELAY = """
+import os, sys, time
+if "--serve" in sys.argv:  # the relay: held until the test opens its gate
+    while not os.path.exists({gate!r}):
+        time.sleep(0.02)
+"""
+
+
+def test_the_app_draws_while_the_relay_it_starts_is_not_listening_yet(
+    configured: FakeOpenAI, isolated: Path, tmp_path: Path, runtime: Path
+) -> None:
+    """No relay runs (the first launch after its idle time): the app starts one and
+    draws its first frame without waiting for it to listen, then uses it."""
+    from tests.pty_helpers import ROOT, PtyAgent
+
+    gate = tmp_path / "gate"
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(GATED_RELAY.format(gate=str(gate)))
+    agent = PtyAgent(isolated, env={"PYTHONPATH": f"{hook}{os.pathsep}{ROOT}"})
+    try:
+        agent.wait_for(b"Message the agent")  # drawn while the relay is held
+        assert not any(relay.connect(path) for path in runtime.glob("relay-*.sock"))
+        gate.touch()
+        agent.type(b"/context\r")
+        agent.wait_for(b"Provider: your relay")
+    finally:
+        assert agent.quit() == 0

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import asyncio
+    import threading
     from collections.abc import AsyncIterator
     from concurrent.futures import Future
 
@@ -406,6 +407,33 @@ def start(*, warm: bool = False, log: str | None = None) -> ProviderProcess | No
     also loads litellm's tokenizer once imported (the app: a person types for seconds
     before the first request; `run` sends its request at once and must not wait).
     `log`: a file for what it prints instead of this process's stderr."""
+    _started()
+    return _start(warm, log)
+
+
+_starting: threading.Thread | None = None
+"""The thread of `start_soon`, until `_started` has waited for it."""
+
+
+def start_soon(*, warm: bool = False, log: str | None = None) -> None:
+    """`start` on a thread: the app draws its first frame meanwhile, instead of waiting
+    for a relay that was not running to listen. `start`, `current`, `describe` and `stop`
+    wait for it."""
+    import threading
+
+    global _starting
+    _starting = threading.Thread(target=_start, args=(warm, log), daemon=True)
+    _starting.start()
+
+
+def _started() -> None:
+    global _starting
+    thread, _starting = _starting, None
+    if thread is not None:
+        thread.join()
+
+
+def _start(warm: bool, log: str | None) -> ProviderProcess | None:
     global _process
     if _setting() == "off":
         return None
@@ -448,11 +476,13 @@ def _on_relay() -> ProviderProcess | None:
 
 
 def current() -> ProviderProcess | None:
+    _started()
     return _process
 
 
 def describe() -> str:
     """For `/context`: where litellm runs for this command."""
+    _started()
     if _process is None:
         return "Provider: litellm in this process."
     if _process.connection is not None:
@@ -465,6 +495,7 @@ def describe() -> str:
 
 def stop() -> None:
     global _process
+    _started()
     if _process is not None:
         _process.close()
         _process = None

@@ -62,7 +62,7 @@ def launch(args: argparse.Namespace) -> int:
         # keys typed meanwhile never wait for its import's hold on the GIL. Its
         # tokenizer is loaded there too, before the first reply needs it. What it prints
         # goes to a file: on the terminal it would break the app's screen.
-        remote.start(warm=True, log=_provider_log(paths.data_dir()))
+        remote.start_soon(warm=True, log=_provider_log(paths.data_dir()))
         return asyncio.run(_run(args))
     except AgentTuiError as exc:
         quiet_launch.give_back()  # the message goes to a terminal as the person had it
