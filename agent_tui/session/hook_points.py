@@ -74,10 +74,8 @@ class HookPoints:
         ctx = self.ctx.in_project(directory)
         if ctx.workspace.trusted_elsewhere():
             await ctx.retrust()
-        if session.id in self.started:
-            return ctx
         workspace = ctx.workspace
-        if not workspace.asks_trust:
+        if session.id in self.started or not workspace.asks_trust:
             return ctx
         if ctx.ask is not None and self._may_ask(workspace):
             self.asked.add(workspace.directory)
@@ -95,8 +93,7 @@ class HookPoints:
                 return ctx
             if reply == "never":  # an editor's "Reject always": not asked again
                 workspace.refuse_trust()
-        note = waiting_note(workspace)
-        if note:
+        if note := waiting_note(workspace):
             self.ctx.publish(Notice(session_id=session.id, level="warning", message=note))
         return ctx
 
