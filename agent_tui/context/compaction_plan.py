@@ -33,7 +33,7 @@ from agent_tui.scope import SessionScope, limits
 from agent_tui.step.after_summary import restated_text, todos_block
 from agent_tui.step.messages import filter_compacted, to_model_messages
 from agent_tui.step.plan import plan_block
-from agent_tui.step.request import build_request, estimate_tokens, history_tokens, provider_scale
+from agent_tui.step.request import build_request, estimate_tokens, history_tokens, session_scale
 
 SUMMARY_REQUEST = "Summarise the conversation above following the structure in your instructions."
 EARLIER_SUMMARY_SHARE = 0.15
@@ -105,13 +105,7 @@ def select_span(
     candidates = [m for m in shown if m.info.id > (session.compaction_id or "")]
     # Budgets are shares of the window, which the provider measures: convert them to
     # local token counts by how the provider counted the last step.
-    scale = provider_scale(
-        prior,
-        model=model.id,
-        directory=Path(session.directory),
-        config=config,
-        tools=ctx.registry.definitions(),
-    )
+    scale = session_scale(ctx, session, prior, model.id)
     if tail_tokens is None:
         tail_tokens = tail_budget(model.limit, config.compaction)
     tail_tokens = int(tail_tokens / scale)

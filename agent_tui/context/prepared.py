@@ -59,7 +59,7 @@ from agent_tui.step.after_summary import after_summary_blocks, restated_text
 from agent_tui.step.history import load_history
 from agent_tui.step.plan import latest_plan
 from agent_tui.step.processor import StepOutcome
-from agent_tui.step.request import history_tokens, provider_scale
+from agent_tui.step.request import history_tokens, session_scale
 from agent_tui.tool.todo import render_todos
 from agent_tui.usage import Prices, cost_of
 
@@ -319,17 +319,15 @@ def size_after(
     of the pins and file ledger restated after it) and every step after its span verbatim.
     The most is `prepare_at` of the threshold: past it the next compaction would follow at once,
     so the steps after the span are summarised too (the work waits)."""
-    config = ctx.config
-    directory = Path(session.directory)
-    tools = ctx.registry.definitions()
+    config = ctx.config.compaction
     local = history_tokens(ctx, session, prior[prepared.messages :], model.id)
     local += count_tokens(prepared.text, model.id)
     if prepared.restated:
         local += count_tokens(restated_text(prepared.restated), model.id)
     local += carried
-    scale = provider_scale(prior, model=model.id, directory=directory, config=config, tools=tools)
-    threshold = threshold_tokens(model.limit, config.compaction)
-    return int(local * scale), int((config.compaction.prepare_at or 1.0) * threshold)
+    scale = session_scale(ctx, session, prior, model.id)
+    threshold = threshold_tokens(model.limit, config)
+    return int(local * scale), int((config.prepare_at or 1.0) * threshold)
 
 
 async def apply(

@@ -8,8 +8,6 @@ is hidden or restored. Pruned outputs stay placeholders, as they were before.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pydantic import BaseModel
 
 from agent_tui.budget.overflow import prompt_and_output, usable_tokens
@@ -32,7 +30,7 @@ from agent_tui.step.messages import (
     last_finished_assistant,
     to_model_messages,
 )
-from agent_tui.step.request import estimate_tokens, history_tokens, provider_scale
+from agent_tui.step.request import estimate_tokens, history_tokens, session_scale
 
 
 class Uncompacted(BaseModel):
@@ -158,10 +156,7 @@ def _size(
     """(estimated prompt tokens as the provider counts them, usable): the larger of the
     local count (scaled to the provider's measure) and the provider's own figure for the
     last step before the compaction plus what came after it."""
-    config = ctx.config
-    tools = ctx.registry.definitions()
-    directory = Path(session.directory)
-    scale = provider_scale(history, model=model.id, directory=directory, config=config, tools=tools)
+    scale = session_scale(ctx, session, history, model.id)
     estimated = int(history_tokens(ctx, session, history, model.id) * scale)
     # The newest finished step before the compaction: its usage is the provider's measure
     # of the history that compaction replaced.
@@ -170,4 +165,4 @@ def _size(
         newer = [m for m in history if m.info.id > last.id]
         after = estimate_tokens(to_model_messages(newer), [], model.id) * scale
         estimated = max(estimated, prompt_and_output(last.tokens) + int(after))
-    return estimated, usable_tokens(model.limit, config.compaction)
+    return estimated, usable_tokens(model.limit, ctx.config.compaction)

@@ -242,6 +242,14 @@ def history_tokens(
     return estimate_tokens(request.messages, request.tools, model)
 
 
+def session_scale(
+    ctx: EngineContext, session: Session, history: list[MessageWithParts], model: str
+) -> float:
+    """`provider_scale` of `history` in `session`: its directory, the config, every tool."""
+    directory, tools = Path(session.directory), ctx.registry.definitions()
+    return provider_scale(history, model=model, directory=directory, config=ctx.config, tools=tools)
+
+
 def provider_scale(
     history: list[MessageWithParts],
     *,
