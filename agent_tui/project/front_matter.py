@@ -22,6 +22,8 @@ SIMPLE_LINE = re.compile(r"^([A-Za-z_-]+):\s+(.+)$")
 """An unindented `key: value` line: the only kind the second reading quotes."""
 FIRST_LINE = 2
 """The header's first line in the file: line 1 is the opening `---`."""
+BRACKETS = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+"""How deep each bracket takes a list's text (a comma inside one does not split it)."""
 
 
 class FrontMatterError(ValueError):
@@ -141,14 +143,15 @@ def words(value: Any) -> tuple[str, ...]:
     if isinstance(value, list):
         items = [_scalar_text(item) for item in value]
     else:
-        items = _split_commas(text_value(value))
+        items = split_commas(text_value(value))
     return tuple(item for item in items if item)
 
 
-def _split_commas(text: str) -> list[str]:
+def split_commas(text: str, nesting: dict[str, int] = BRACKETS) -> list[str]:
+    """`text` split at the commas outside the brackets of `nesting`, each item stripped."""
     items, depth, current = [], 0, ""
     for char in text:
-        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(char, 0)
+        depth += nesting.get(char, 0)
         if char == "," and depth <= 0:
             items.append(current.strip())
             current = ""

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from agent_tui import paths
 from agent_tui.project.custom_commands import markdown_text, parse_front_matter
+from agent_tui.project.front_matter import split_commas
 from agent_tui.trust.memory_imports import (
     MAX_IMPORT_DEPTH,
     RULES_DIR,
@@ -47,6 +48,8 @@ GLOBAL_NAMES = ("AGENTS.md", "CLAUDE.md")
 MEMORY_TYPES = {"local": "Local", "user": "User"}
 """Claude Code's `memory_type` of a file by the kind it was read as (InstructionsLoaded);
 the rest are "Project", an import its importer's."""
+BRACES = {"{": 1, "}": -1}
+"""Only braces nest in a rule's `paths:` string (`src/*.{ts,tsx}` is one glob)."""
 
 
 @dataclass(frozen=True)
@@ -273,21 +276,9 @@ def rule_globs(value: object) -> tuple[str, ...]:
     if isinstance(value, list):
         items = [str(item) for item in value]
     else:
-        items = _split_commas(str(value).strip().removeprefix("[").removesuffix("]"))
+        items = split_commas(str(value).strip().removeprefix("[").removesuffix("]"), BRACES)
     globs = [item.strip().strip("\"'") for item in items]
     return tuple(g for glob in globs if glob for g in expand_braces(glob))
-
-
-def _split_commas(text: str) -> list[str]:
-    items, depth, current = [], 0, ""
-    for char in text:
-        depth += {"{": 1, "}": -1}.get(char, 0)
-        if char == "," and depth <= 0:
-            items.append(current)
-            current = ""
-        else:
-            current += char
-    return [*items, current]
 
 
 def expand_braces(glob: str) -> list[str]:
