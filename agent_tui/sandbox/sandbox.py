@@ -309,8 +309,7 @@ class Sandbox:
         if self._root is None or not self._root.is_dir():
             base = Path(tempfile.gettempdir())
             _remove_stale(base)
-            name = f"{TEMP_PREFIX}{procs.owner_token()}-{secrets.token_hex(4)}"
-            root = base / name
+            root = base / f"{TEMP_PREFIX}{procs.owner_token()}-{secrets.token_hex(4)}"
             root.mkdir(mode=0o700)
             self._root = root
         return self._root

@@ -108,9 +108,7 @@ class SessionNetwork:
                     self._failed = str(exc) or f"no answer within {MAKE_TIMEOUT_S:g} s"
                     if self.warn is not None:
                         self.warn(FALLBACK.format(reason=self._failed))
-            if self._namespace is None:
-                return ()
-            return _join_argv(self._namespace)
+            return () if self._namespace is None else _join_argv(self._namespace)
 
     def close(self) -> None:
         """Let the namespace go (it ends with the last command still in it)."""

@@ -47,8 +47,7 @@ def _next_line(text: str, pos: int, direction: Direction) -> tuple[int, int]:
         newline = text.find("\n", pos)
         return pos, len(text) if newline == -1 else newline + 1
     # `pos` is the end of the previous (later) line; its own newline is at pos - 1.
-    start = text.rfind("\n", 0, pos - 1) + 1
-    return start, pos
+    return text.rfind("\n", 0, pos - 1) + 1, pos
 
 
 def build_preview(
@@ -98,13 +97,12 @@ def truncated_output(
         output = f"{preview}\n\n{marker}\n\n{hint}"
     else:
         output = f"{marker}\n\n{preview}\n\n{hint}"
-    metadata = {
+    return output, {
         "truncated": True,
         "output_path": str(path),
         "total_lines": lines,
         "total_bytes": size,
     }
-    return output, metadata
 
 
 def truncate_output(
