@@ -234,17 +234,13 @@ def _signal(found: Iterable[Found], groups: set[int], sig: signal.Signals) -> No
     groups = set(groups)  # the caller's set stays as it was
     for proc in found:
         groups.add(proc.pgid)
-        try:
+        with contextlib.suppress(AttributeError, OSError):  # no pidfd here, or gone
             pidfd = os.pidfd_open(proc.pid)
-        except (AttributeError, OSError):
-            continue
-        try:
-            if _marker(proc.pid) == proc.owner:  # the pidfd is this process, not a reuse
-                signal.pidfd_send_signal(pidfd, sig)
-        except OSError:
-            pass
-        finally:
-            os.close(pidfd)
+            try:
+                if _marker(proc.pid) == proc.owner:  # the pidfd is this process, not a reuse
+                    signal.pidfd_send_signal(pidfd, sig)
+            finally:
+                os.close(pidfd)
     for pgid in groups:
         if pgid > 1 and pgid != os.getpgrp():
             with contextlib.suppress(OSError):
