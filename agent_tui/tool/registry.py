@@ -325,11 +325,11 @@ class ToolRegistry:
         cached = self._views.get(key)
         if cached is not None and cached.policy is not None and cached.policy.agent is agent:
             return cached
-        names = [n for n in self.names() if not (subagent and n == TASK_TOOL)]
         tools = [
             self._tools[n]
-            for n in names
-            if agent.tool_enabled(n, not subagent or n in SUBAGENT_TOOLS)
+            for n in self.names()
+            if not (subagent and n == TASK_TOOL)
+            and agent.tool_enabled(n, not subagent or n in SUBAGENT_TOOLS)
         ]
         tools += [cls() for n, cls in AGENT_ONLY_TOOLS.items() if agent.tool_enabled(n, False)]
         view = ToolRegistry(tools, AgentPolicy(agent, modes, also))
