@@ -90,11 +90,7 @@ def outside_imports(directory: Path, deny_read: tuple[Path, ...] = ()) -> list[O
 def importing_files(directory: Path) -> list[Path]:
     """The project files that name a file outside it that trust would let be read
     (a secret's never is): what a trust vouches for of its memory."""
-    found: list[Path] = []
-    for item in outside_imports(directory):
-        if not item.secret and item.source not in found:
-            found.append(item.source)
-    return found
+    return list(dict.fromkeys(i.source for i in outside_imports(directory) if not i.secret))
 
 
 def folder_files(folder: Path) -> list[Path]:

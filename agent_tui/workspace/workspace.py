@@ -251,10 +251,7 @@ class Workspace:
     def trusted_elsewhere(self) -> bool:
         """Not trusted here, but trusted since (`agent-tui trust` in another terminal,
         `run --attach --trust`): the trust store holds the project's files as they are."""
-        if self.trusted:
-            return False
-        files = self._digests()
-        if not files:
+        if self.trusted or not (files := self._digests()):
             return False
         return store.state(self.directory, files, self.config.trusted_projects).trusted
 
