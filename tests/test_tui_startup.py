@@ -58,6 +58,24 @@ def test_the_first_frame_imports_nothing_of_the_engine() -> None:
     assert done.stdout.strip() == "[]"
 
 
+def test_the_prompt_reads_the_commands_it_completes_when_first_asked() -> None:
+    """The prompt is in the first frame; importing every command module (for `/`
+    completion) is not: it happens when the commands are first asked for."""
+    probe = (
+        "import sys\n"
+        "from agent_tui.tui.prompt_input import PromptInput\n"
+        "prompt = PromptInput()\n"
+        "print('agent_tui.command.compacting' in sys.modules)\n"
+        "print(any(c.name == 'compact' for c in prompt.commands))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True"]
+
+
 def test_first_frame_defaults_are_the_configs() -> None:
     """The first frame binds keys and names the agent before the config is validated."""
     assert KeybindsConfig().model_dump() == DEFAULT_KEYS.__dict__

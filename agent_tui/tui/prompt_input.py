@@ -73,12 +73,24 @@ class PromptInput(TextArea):
         self.sent_history: list[str] = []
         self._history_index: int | None = None
         self._draft = ""
-        self.commands: tuple[Command, ...] = catalog.offered_in(APP)
-        """The slash commands it completes: the built-ins, then the custom ones."""
+        self._commands: tuple[Command, ...] | None = None
         self._mentions = 0
         self._mention: tuple[int, Location] | None = None
         """The `@` being typed: its MentionStarted token and where the `@` is. Cleared
         when the prompt is sent, so a picker asked for before Enter never opens after."""
+
+    @property
+    def commands(self) -> tuple[Command, ...]:
+        """The slash commands it completes: the built-ins, then the custom ones. The
+        built-ins are read when first asked for: importing every command module is no
+        part of the first frame."""
+        if self._commands is None:
+            self._commands = catalog.offered_in(APP)
+        return self._commands
+
+    @commands.setter
+    def commands(self, commands: tuple[Command, ...]) -> None:
+        self._commands = commands
 
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
