@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agent_tui.engine_context import EngineContext
 from agent_tui.events import MessageUpdated, Notice, PartUpdated, SessionStatus
@@ -106,26 +106,19 @@ def _delta(before: Part | None, part: Part) -> str | None:
     return None
 
 
+@dataclass
 class Follower:
     """Shows another process's loop on this engine's bus until it answered here."""
 
-    def __init__(
-        self,
-        ctx: EngineContext,
-        session_id: str,
-        locks: SessionLocks,
-        abort: asyncio.Event,
-        newest: Callable[[], str | None],
-    ) -> None:
-        self.ctx = ctx
-        self.session_id = session_id
-        self.locks = locks
-        self.abort = abort
-        self.newest = newest
-        """The newest message sent from here: following ends when it is answered."""
-        self._infos: dict[str, Message] = {}
-        self._parts: dict[str, Part] = {}
-        self._own: set[str] = set()
+    ctx: EngineContext
+    session_id: str
+    locks: SessionLocks
+    abort: asyncio.Event
+    newest: Callable[[], str | None]
+    """The newest message sent from here: following ends when it is answered."""
+    _infos: dict[str, Message] = field(default_factory=dict, init=False)
+    _parts: dict[str, Part] = field(default_factory=dict, init=False)
+    _own: set[str] = field(default_factory=set, init=False)
 
     async def run(self) -> Followed:
         asked = self.newest() or await self._newest_user()

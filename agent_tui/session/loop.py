@@ -76,32 +76,25 @@ class LoopResult:
     which StopFailure hooks hear of; None when none did."""
 
 
+@dataclass
 class SessionLoop:
-    def __init__(
-        self,
-        ctx: EngineContext,
-        session_id: str,
-        abort: asyncio.Event,
-        *,
-        agent: AgentInfo | None = None,
-    ) -> None:
-        self.ctx = ctx
-        self.session_id = session_id
-        self.abort = abort
-        self.agent = agent
-        """A subagent's run: this agent for every step, on `ctx.registry` as given (its
-        view). None: each user message's own agent, with that agent's tools."""
-        self.result = LoopResult()
-        self._plan_after: str | None = None
-        self._loop_start_user: str | None = None
-        self._overflow_retried = False
-        self._compactions_since_step = 0
-        self._scale = 1.0
-        """How the provider counts over the local count, as the last overflow check found."""
-        self._noted_unknown: set[str] = set()
-        self._told: set[str] = set()
-        """Notes about the request (an instruction file skipped) already shown in this run:
-        each step builds the request again, the person is told once."""
+    ctx: EngineContext
+    session_id: str
+    abort: asyncio.Event
+    agent: AgentInfo | None = field(default=None, kw_only=True)
+    """A subagent's run: this agent for every step, on `ctx.registry` as given (its
+    view). None: each user message's own agent, with that agent's tools."""
+    result: LoopResult = field(default_factory=LoopResult, init=False)
+    _plan_after: str | None = field(default=None, init=False)
+    _loop_start_user: str | None = field(default=None, init=False)
+    _overflow_retried: bool = field(default=False, init=False)
+    _compactions_since_step: int = field(default=0, init=False)
+    _scale: float = field(default=1.0, init=False)
+    """How the provider counts over the local count, as the last overflow check found."""
+    _noted_unknown: set[str] = field(default_factory=set, init=False)
+    _told: set[str] = field(default_factory=set, init=False)
+    """Notes about the request (an instruction file skipped) already shown in this run:
+    each step builds the request again, the person is told once."""
 
     def _status(self, status: str) -> None:
         self.ctx.publish(SessionStatus(session_id=self.session_id, status=status))  # type: ignore[arg-type]
