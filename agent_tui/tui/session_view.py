@@ -96,7 +96,7 @@ class SessionView(VerticalScroll):
     """Follows the stream (anchored) until the person scrolls up."""
 
     DEFAULT_CSS = """
-    SessionView { padding: 0 1; }
+    SessionView { padding: 0 1; scrollbar-gutter: stable; }
     SessionView .-compacted { opacity: 60%; }
     SessionView ToolLine.-shell { margin: 1 0 0 0; }
     """
