@@ -48,6 +48,8 @@ OVERFLOW_ADVICE = (
     "It still did not fit after compacting. Start a new session (/new, or `agent-tui run` "
     "without --continue), ask for less output at once, or choose a model with a larger window."
 )
+_ASKED_AGAIN = {"session_id", "parent_id", "model", "agent", "summary", "restated", "todos", "plan"}
+"""What a summary asked again with tools off keeps of the one that called a tool."""
 
 
 async def create_request(
@@ -207,17 +209,7 @@ async def _summarise_whole(
         summary.error = ErrorInfo(kind="compaction", message="Called a tool instead of answering.")
         await ctx.db.upsert_message(summary, flush=True)
         ctx.publish(MessageUpdated(info=summary))
-        summary = AssistantMessage(
-            id=message_id(),
-            session_id=summary.session_id,
-            parent_id=summary.parent_id,
-            model=summary.model,
-            agent=summary.agent,
-            summary=True,
-            restated=summary.restated,
-            todos=summary.todos,
-            plan=summary.plan,
-        )
+        summary = AssistantMessage(id=message_id(), **summary.model_dump(include=_ASKED_AGAIN))
         request = request.model_copy(update={"options": {**request.options, "tool_choice": "none"}})
     raise CompactionError("The summariser answered without a summary.")
 
