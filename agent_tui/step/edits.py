@@ -29,7 +29,8 @@ class Watched:
     """A language server checks it."""
 
 
-def _read(path: Path) -> str | None:
+def read_text(path: Path) -> str | None:
+    """A file's text; None when it does not exist or is not UTF-8 text."""
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeError):
@@ -46,7 +47,7 @@ async def watch(ctx: EngineContext, directory: Path, call: ToolCallReady) -> Wat
     checked = ctx.workspace.lsp.server_for(path) is not None
     if not checked and formatter_for(ctx, path) is None:
         return None
-    return Watched(path, await asyncio.to_thread(_read, path), checked)
+    return Watched(path, await asyncio.to_thread(read_text, path), checked)
 
 
 async def notes_after(
@@ -63,7 +64,7 @@ async def notes_after(
     if not isinstance(files, list):
         return []
     # The change is made: nothing here may turn the call into a failure.
-    written = await asyncio.to_thread(_read, watched.path) if watched is not None else None
+    written = await asyncio.to_thread(read_text, watched.path) if watched is not None else None
     try:
         notes = await format_files(ctx, session_id, directory, files, read_only)
     except Exception:
@@ -71,7 +72,7 @@ async def notes_after(
         notes = ["[format] the formatter could not run (see agent-tui's log)."]
     if watched is None:
         return notes
-    after = await asyncio.to_thread(_read, watched.path)
+    after = await asyncio.to_thread(read_text, watched.path)
     _diff_as_formatted(watched, written, after, directory, result)
     if watched.checked and after is not None:
         try:

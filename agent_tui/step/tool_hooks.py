@@ -22,6 +22,7 @@ from agent_tui.hooks.runner import HookResult
 from agent_tui.hooks.tool_response import Ran, claude_response
 from agent_tui.provider.stream_events import ToolCallReady, parse_arguments
 from agent_tui.step import task_hooks
+from agent_tui.step.edits import read_text
 from agent_tui.tool.base import PermissionReply, PermissionRequest, ToolContext, ToolResult
 from agent_tui.tool.registry import nobody_to_ask
 from agent_tui.tool_lines import failed_exit
@@ -179,11 +180,7 @@ async def original(ctx: EngineContext, directory: Path, call: ToolCallReady) -> 
     name = (parse_arguments(call.arguments) or {}).get("file_path")
     if not isinstance(name, str) or not name:
         return None
-    path = directory / Path(name).expanduser()
-    try:
-        return await asyncio.to_thread(path.read_text, encoding="utf-8")
-    except (OSError, UnicodeError):
-        return None
+    return await asyncio.to_thread(read_text, directory / Path(name).expanduser())
 
 
 async def after(
