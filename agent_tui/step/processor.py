@@ -145,12 +145,9 @@ class StepProcessor:
             with contextlib.suppress(BaseException):
                 await asyncio.shield(self._interrupt("Interrupted."))
             raise
-        except ContextOverflowError as exc:
-            await self._fail(exc)
-            return "overflow"
         except ProviderError as exc:
             await self._fail(exc)
-            return "error"
+            return "overflow" if isinstance(exc, ContextOverflowError) else "error"
         if self.text is not None:
             await step_hooks.message_display(
                 self.ctx, self.assistant, self.directory, self.text.text
@@ -454,8 +451,12 @@ class StepProcessor:
         start = now_ms()
         try:
             result = await registry.execute(tool, params, tool_ctx)
-        except ToolError as exc:
-            added = await self._failed(call, exc, now_ms() - start)
+        except ToolError as exc:  # PostToolUseFailure hooks may add to its error
+            error, _ = self.ctx.redact.redact(str(exc))
+            failure = (error, self.abort.is_set(), now_ms() - start)
+            added = await tool_hooks.failed(
+                self.ctx, session_id, self.directory, call, failure, self._halt
+            )
             if not added:
                 raise
             raise ToolError(f"{exc}\n\n{added}") from exc
@@ -469,14 +470,6 @@ class StepProcessor:
             output = f"{output}\n\n{added}" if added else output
             result = result.model_copy(update={"output": output})
         return result
-
-    async def _failed(self, call: ToolCallReady, exc: ToolError, duration_ms: int) -> str:
-        """What PostToolUseFailure hooks add to the error of a call that failed as it ran."""
-        error, _ = self.ctx.redact.redact(str(exc))
-        failure = (error, self.abort.is_set(), duration_ms)
-        return await tool_hooks.failed(
-            self.ctx, self.assistant.session_id, self.directory, call, failure, self._halt
-        )
 
     # ---- endings ----------------------------------------------------------------------
 
