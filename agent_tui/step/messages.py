@@ -266,10 +266,9 @@ def to_model_messages(
                 earlier, later = out[-1], produced[0]
                 texts = [t for t in (earlier.get("content"), later.get("content")) if t]
                 earlier["content"] = "\n\n".join(texts) or None
-                if later.get("tool_calls"):
-                    earlier["tool_calls"] = later["tool_calls"]
-                if later.get("thinking_blocks"):
-                    earlier["thinking_blocks"] = later["thinking_blocks"]
+                for key in ("tool_calls", "thinking_blocks"):
+                    if later.get(key):
+                        earlier[key] = later[key]
                 produced = produced[1:]
             out.extend(produced)
             info = message.info
