@@ -47,15 +47,12 @@ BWRAP_FAILED = re.compile(r"^bwrap: (.+)$", re.MULTILINE)
 
 def explain(output: str, policy: SandboxPolicy) -> str | None:
     """The line for a failed command's output, or None when the sandbox is not why."""
-    setup = BWRAP_FAILED.search(output)
-    if setup:
+    if setup := BWRAP_FAILED.search(output):
         return f"{PREFIX} The sandbox could not start: {setup.group(1).strip()}"
     lines = output.splitlines()
     for line in lines:
-        if NOT_READABLE.search(line):
-            found = _hidden(line, policy)
-            if found:
-                return found
+        if NOT_READABLE.search(line) and (found := _hidden(line, policy)):
+            return found
     for line in lines:
         if READ_ONLY_FS.search(line):
             return _read_only(line, policy)
@@ -114,8 +111,7 @@ def _paths(line: str, cwd: Path) -> list[Path]:
 
 
 def _hidden(line: str, policy: SandboxPolicy) -> str | None:
-    proc = PROC_PID.search(line)
-    if proc:
+    if proc := PROC_PID.search(line):
         return (
             f"{PREFIX} /proc/{proc.group(1)} is not visible: the sandbox has its own process "
             "namespace, so agent-tui and every process outside it are out of reach "

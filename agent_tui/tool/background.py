@@ -105,8 +105,7 @@ class BackgroundCommands:
 
     def get(self, command_id: str) -> Running:
         """The command with this id; a ToolError naming the ids there are otherwise."""
-        found = self._commands.get(command_id.strip())
-        if found is not None:
+        if (found := self._commands.get(command_id.strip())) is not None:
             return found
         known = ", ".join(self._commands) or "none has been started in this session"
         raise ToolError(

@@ -102,8 +102,7 @@ class ReadTool(Tool[ReadParams]):
         mime = await asyncio.to_thread(image_mime, path)
         if mime is not None:
             return await self._image(path, shown, mime, ctx)
-        reason = await asyncio.to_thread(binary_reason, path)
-        if reason:
+        if reason := await asyncio.to_thread(binary_reason, path):
             raise ToolError(
                 f"Cannot read {shown}: it is a binary file ({reason}). "
                 "The read tool only shows text files."
@@ -144,12 +143,10 @@ class ReadTool(Tool[ReadParams]):
     async def _image(self, path: Path, shown: str, mime: str, ctx: ToolContext) -> ToolResult:
         """The image itself for the model (stored under the data dir), with a line naming
         it; refused above the size limits, which a provider would reject."""
-        refusal = too_large(shown, path.stat().st_size, ctx.images)
-        if refusal:
+        if refusal := too_large(shown, path.stat().st_size, ctx.images):
             raise ToolError(refusal)
         image = await asyncio.to_thread(load_image, path, mime)
-        refusal = too_wide(shown, image, ctx.images)
-        if refusal:
+        if refusal := too_wide(shown, image, ctx.images):
             raise ToolError(refusal)
         attachment = await asyncio.to_thread(store_image, image, ctx.output_dir, shown)
         return ToolResult(

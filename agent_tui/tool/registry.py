@@ -147,8 +147,7 @@ async def check_permission(
     level, _ = call_level(tool, params, ctx)
     if level == "allow" or (level == "ask" and auto_accept):
         return
-    refusal = config_refusal(tool, params, ctx)
-    if refusal is not None:
+    if (refusal := config_refusal(tool, params, ctx)) is not None:
         raise PermissionDenied(refusal)
     try:
         title, detail = tool.describe(params, ctx)
