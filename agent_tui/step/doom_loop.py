@@ -30,10 +30,8 @@ async def repeat_refusal(
     signature = call_signature(tool, tool_input)
     recent_calls.append(signature)
     limit = ctx.config.doom_loop
-    if not limit or len(recent_calls) < limit:
-        return None
-    if any(s != signature for s in recent_calls[-limit:]):
-        return None
+    if not limit or recent_calls[-limit:] != [signature] * limit:
+        return None  # the check is off, or not `limit` times this call in a row
     if permissions.get(DOOM_LOOP) == "allow":
         return None
     if ctx.ask is None:
