@@ -127,14 +127,13 @@ class Engine:
         return session
 
     def is_busy(self, session_id: str) -> bool:
-        live = self.ctx.shared.sessions.get(session_id)
         if session_id in self.subagents.running:  # a subagent's session: its parent runs it
             return True
+        live = self.ctx.shared.sessions.get(session_id)
         if live is None:
             return False
-        if live.claimed:  # a prompt's loop starts once its message is saved
-            return True
-        return live.run is not None and not live.run.done()
+        # Claimed: a prompt's loop starts once its message is saved.
+        return live.claimed or (live.run is not None and not live.run.done())
 
     # ---- what a front-end attaches to a session ------------------------------------------
 
