@@ -30,6 +30,7 @@ from agent_tui.tool.saved_outputs import new_path
 
 if TYPE_CHECKING:
     from agent_tui.tool.base import ToolContext
+    from agent_tui.tool.bash import BashParams
 
 DRAIN_SECONDS = 0.2
 """After it exits, how long its output may still arrive before what holds the pipe (a
@@ -122,18 +123,12 @@ class BackgroundCommands:
     # ---- starting and stopping ----------------------------------------------------------
 
     async def start(
-        self,
-        argv: list[str],
-        cwd: Path,
-        env: dict[str, str],
-        *,
-        command: str,
-        description: str | None,
-        ctx: ToolContext,
+        self, argv: list[str], cwd: Path, env: dict[str, str], params: BashParams, ctx: ToolContext
     ) -> Running:
-        """Start `argv` and return at once; it runs until it exits or is stopped. `ctx`:
-        the bash call's, whose output folder, truncation and redactor its output takes."""
-        found = self._new(command, description, now_ms(), ctx)
+        """Start `argv` and return at once; it runs until it exits or is stopped. `params`
+        and `ctx`: the bash call's (its command and description; where its output is
+        saved, and how it is cut and redacted)."""
+        found = self._new(params, now_ms(), ctx)
         found.marker = f"{self.session_id}/{found.info.id}"
         env = {**env, TASK_ENV: found.marker}
         read_end, found._guard = os.pipe()
@@ -154,35 +149,27 @@ class BackgroundCommands:
         return found
 
     async def adopt(
-        self,
-        group: Group,
-        *,
-        command: str,
-        description: str | None,
-        started: int,
-        ctx: ToolContext,
+        self, group: Group, params: BashParams, started: int, ctx: ToolContext
     ) -> Running:
         """A running foreground command, sent here: from now on its output feeds its own
         `BackgroundOutput` and it runs until it exits or is stopped, as if started here.
         It was started without the supervisor and its own marker: a killed agent-tui
         leaves it to the next start's reap (procs.py), and in the sandbox to bubblewrap's
         --die-with-parent; a stop ends its process group, not what left it (`setsid`)."""
-        found = self._new(command, description, started, ctx)
+        found = self._new(params, started, ctx)
         found._pgid, found._exited, found._pumping = group.pgid, group.exited, group.pumping
         group.feed.target = self._feeder(found)
         found._watch = asyncio.create_task(self._follow(found, group.transport))
         self._add(found)
         return found
 
-    def _new(
-        self, command: str, description: str | None, started: int, ctx: ToolContext
-    ) -> Running:
+    def _new(self, params: BashParams, started: int, ctx: ToolContext) -> Running:
         """A command's entry and its output file, before it is listed (`_add`)."""
         path = new_path(ctx.output_dir)
         info = BackgroundCommand(
             id=self._new_id(),
-            command=command,
-            description=description,
+            command=params.command,
+            description=params.description,
             started=started,
             output_path=str(path),
         )

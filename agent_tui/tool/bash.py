@@ -249,14 +249,7 @@ async def _start_background(
         wrapped = await _sandboxed(ctx.sandbox, ctx, argv, env, cwd)
         argv, env = wrapped.argv, wrapped.env
         note = _network_note(wrapped.policy)
-    started = await ctx.background.start(
-        argv,
-        cwd,
-        env,
-        command=params.command,
-        description=params.description,
-        ctx=ctx,
-    )
+    started = await ctx.background.start(argv, cwd, env, params, ctx)
     output = started_text(started)
     if note:
         output += f"\n{note}"
@@ -326,13 +319,7 @@ def _sendable(ctx: ToolContext) -> contextlib.AbstractContextManager[asyncio.Eve
 
 async def _adopt(params: BashParams, ctx: ToolContext, started: int, group: Group) -> Running:
     assert ctx.background is not None
-    return await ctx.background.adopt(
-        group,
-        command=params.command,
-        description=params.description,
-        started=started,
-        ctx=ctx,
-    )
+    return await ctx.background.adopt(group, params, started, ctx)
 
 
 def _sent_result(
