@@ -161,8 +161,7 @@ def without_person_only(data: dict[str, Any]) -> dict[str, Any]:
     """A project's config less what only the person's own config may say."""
     kept = {k: v for k, v in data.items() if k not in PERSON_ONLY}
     if isinstance(kept.get("sandbox"), dict):
-        sandbox = kept["sandbox"]
-        kept["sandbox"] = {k: v for k, v in sandbox.items() if k not in PERSON_ONLY_SANDBOX}
+        kept["sandbox"] = {k: v for k, v in kept["sandbox"].items() if k not in PERSON_ONLY_SANDBOX}
     return kept
 
 
@@ -196,8 +195,7 @@ class ProjectLayer:
     def applied(self) -> dict[str, Any]:
         """What of it is in force: all of it once trusted, else the safe part; never what
         only the person's own config may say."""
-        data = self.data if self.state.trusted else self.split.safe
-        return without_person_only(data)
+        return without_person_only(self.data if self.state.trusted else self.split.safe)
 
 
 Check = Callable[[dict[str, Any], Path], object]

@@ -368,9 +368,7 @@ class Workspace:
 
     def formatter_runs(self, suffix: str) -> bool:
         own = self.project.commands.get("format", [])
-        if suffix not in own and suffix.lstrip(".") not in own:
-            return True
-        return self.commands_may_run()
+        return (suffix not in own and suffix.lstrip(".") not in own) or self.commands_may_run()
 
     def waiting_lines(self) -> list[str]:
         """What of the project's config waits for trust, one line a key, with why."""
