@@ -537,8 +537,7 @@ class Config(_Strict):
         )
 
     def limit_for(self, model: str) -> ModelLimit | None:
-        entry = self.models.get(model)
-        return entry.limit if entry else None
+        return self.models[model].limit if model in self.models else None
 
     def model_settings(self, model: str) -> ModelConfig:
         """The `models.<id>` entry of a model, or the defaults."""
@@ -546,9 +545,7 @@ class Config(_Strict):
 
 
 def resolve_env_ref(value: str | None, field: str) -> str | None:
-    if value is None:
-        return None
-    match = ENV_REF.match(value)
+    match = ENV_REF.match(value or "")
     if not match:
         return value
     name = match.group(1)

@@ -113,9 +113,6 @@ def skills_section(skills: dict[str, Skill]) -> str:
     empty when there are none."""
     if not skills:
         return ""
-    lines = [SKILLS_HEADER, "<skills>"]
-    for key in sorted(skills):
-        skill = skills[key]
-        lines.append(f"- {skill.name}" + (f": {skill.description}" if skill.description else ""))
-    lines.append("</skills>")
-    return "\n".join(lines)
+    listed = [skills[key] for key in sorted(skills)]
+    lines = [f"- {s.name}" + (f": {s.description}" if s.description else "") for s in listed]
+    return "\n".join([SKILLS_HEADER, "<skills>", *lines, "</skills>"])
