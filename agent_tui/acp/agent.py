@@ -475,8 +475,7 @@ class AcpAgent:
         return response(modes=modes, config_options=config_options, **fields)
 
     def _session(self, session_id: str) -> AcpSession:
-        found = self.sessions.get(session_id)
-        if found is None:
+        if (found := self.sessions.get(session_id)) is None:
             raise RequestError.invalid_params(
                 {"sessionId": session_id, "reason": "no such session open: session/new or load"}
             )
@@ -617,8 +616,7 @@ class AcpAgent:
         )
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
-        open_ = self.sessions.get(session_id)
-        if open_ is None:
+        if (open_ := self.sessions.get(session_id)) is None:
             return
         open_.cancelled = True
         open_.updates.cancelling = True
