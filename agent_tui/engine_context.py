@@ -23,7 +23,7 @@ from agent_tui.live_session import LiveSession, LiveSessions
 from agent_tui.project.agents import MODE_SWITCH, AgentCatalog
 from agent_tui.records import MessageWithParts, Part, UserMessage
 from agent_tui.redact import Redactor
-from agent_tui.sandbox import Sandbox, SessionNetwork
+from agent_tui.sandbox import Sandbox
 from agent_tui.storage.db import Database
 from agent_tui.storage.snapshot import Snapshots, snapshot_root
 from agent_tui.todos import SessionTodos
@@ -283,8 +283,8 @@ class EngineContext:
             editor=self.live(session_id).editor,
             sandbox=self.sandbox,
             background=self.live(session_id).background,
-            network=self._network(session_id),
-            env_file=self._env_file(session_id),
+            network=self._person_session(session_id).network,
+            env_file=self._person_session(session_id).env_file,
             mode_switch=self.shared.mode_switch,
         )
 
@@ -296,20 +296,13 @@ class EngineContext:
         self.live(session_id).env_file = path
         return path
 
-    def _network(self, session_id: str) -> SessionNetwork:
-        """The session's shared network; a subagent's is its caller's (it checks the
-        server its caller started), up to the session the person talks to."""
+    def _person_session(self, session_id: str) -> LiveSession:
+        """The session the person talks to: a subagent's is its caller's, whose shared
+        network it uses (it checks the server its caller started) and `CLAUDE_ENV_FILE`."""
         live = self.live(session_id)
         while live.subagent is not None:
             live = self.live(live.subagent[0])
-        return live.network
-
-    def _env_file(self, session_id: str) -> Path | None:
-        """The session's `CLAUDE_ENV_FILE`; a subagent's is its caller's."""
-        live = self.live(session_id)
-        if live.subagent is not None:
-            return self.live(live.subagent[0]).env_file
-        return live.env_file
+        return live
 
     def note_redactions(self, session_id: str, count: int) -> None:
         """One notice per step: how many secrets its tools had in their outputs."""
