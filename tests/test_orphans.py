@@ -175,3 +175,25 @@ def test_reap_scan_ignores_live_owners_and_strangers() -> None:
         for proc in (own, dead_owner, elsewhere):
             proc.kill()
             proc.wait()
+
+
+def test_the_app_reaps_once_its_session_is_drawn(isolated: Path, fake_llm: FakeOpenAI) -> None:
+    """The app's start reaps too, once its first frame is drawn (not on the way to it)."""
+    from tests.pty_helpers import PtyAgent
+
+    write_config(isolated, fake_llm, sandbox=UNSANDBOXED)
+    scope = procs.owner_token().rpartition("~")[2]  # this data dir's
+    orphan = subprocess.Popen(  # marked by an agent-tui that is gone
+        ["sleep", "300"],
+        env={**os.environ, procs.OWNER_ENV: f"999999999-1~{scope}"},
+        start_new_session=True,
+    )
+    agent = PtyAgent(isolated)
+    try:
+        agent.wait_for(b"Message the agent")
+        wait_until(lambda: orphan.poll() is not None, "the orphan reaped", timeout=60)
+    finally:
+        assert agent.quit() == 0
+        with contextlib.suppress(OSError):
+            orphan.kill()
+        orphan.wait()

@@ -62,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     argv = [FORMER_NAMES.get(argv[0], argv[0]), *argv[1:]] if argv else argv
     args, commands = _parse(argv)
-    procs.reap_in_background()  # what a killed agent-tui left running (procs.py)
+    if args.command is not None:  # the app's own start: once its session is drawn
+        procs.reap_in_background()  # what a killed agent-tui left running (procs.py)
     restore_signals = procs.install_exit_signals()
     try:
         return _dispatch(args, commands)

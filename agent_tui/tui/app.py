@@ -219,10 +219,12 @@ class AgentApp(App[int]):
         return True
 
     def _preload(self) -> None:
+        from agent_tui import procs
         from agent_tui.provider import remote
         from agent_tui.provider.loader import preload_in_background
         from agent_tui.tui.markdown_render import warm_highlighting
 
+        procs.reap_in_background()  # what a killed agent-tui left running (procs.py)
         if remote.current() is None:  # no provider process: litellm imports here
             preload_in_background()
         threading.Thread(target=warm_highlighting, name="warm-highlighting", daemon=True).start()
