@@ -115,7 +115,7 @@ class ProviderProcess:
             self.pid = 0
             self._input, output = connection.makefile("wb"), connection.makefile("rb")
         self.connection = connection
-        self._status: int | None = None
+        self._status: int | None = None if connection is None else 0  # the relay: not a child
         self._ended: str | None = None
         self._bye: str | None = None
         self._reader = threading.Thread(
@@ -167,11 +167,9 @@ class ProviderProcess:
             if self._ended is None or not self._replaceable():
                 return  # another request replaced it meanwhile, or the command is ending
             connection = None
-            try:
+            with contextlib.suppress(OSError):
                 idle = relay.idle_minutes()
                 connection = relay.connect_or_start(idle) if idle > 0 else None
-            except OSError:
-                pass
             old = self.connection
             try:
                 with self._write_lock, self._lock:
@@ -278,18 +276,14 @@ class ProviderProcess:
             future = self._calls.pop(ident, None)  # type: ignore[arg-type]
             stream = self._streams.get(ident)  # type: ignore[arg-type]
         if future is not None:
-            if "err" in reply:
-                _settle(future, error=error_from_json(reply["err"]))
-            else:
-                _settle(future, result=reply.get("ok"))
+            error = error_from_json(reply["err"]) if "err" in reply else None
+            _settle(future, result=reply.get("ok"), error=error)
         elif stream is not None:
             _put(stream, reply)
 
     def _wait(self) -> int:
         """The process's exit code (negative: the signal), once."""
         with self._wait_lock:
-            if self._status is None and self.connection is not None:
-                self._status = 0  # the relay is not this command's child
             if self._status is None:
                 try:
                     _, status = os.waitpid(self.pid, 0)
@@ -369,7 +363,6 @@ class ProviderProcess:
         if self.connection is not None:  # the relay stays for the next command
             with contextlib.suppress(OSError):
                 self.connection.shutdown(2)  # SHUT_RDWR: the reader thread sees EOF
-            self._wait()
             return
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)
