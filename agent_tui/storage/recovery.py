@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from agent_tui.ids import now_ms
 from agent_tui.records import (
     AssistantMessage,
@@ -41,12 +43,8 @@ def interrupt_tool(part: Part, now: int) -> ToolPart | None:
     return part.model_copy(update={"state": error})
 
 
-def is_unfinished(info: Message) -> bool:
+def is_unfinished(info: Message) -> TypeGuard[AssistantMessage]:
     return isinstance(info, AssistantMessage) and info.completed is None and info.finish is None
-
-
-def is_unfinished_summary(info: Message) -> bool:
-    return is_unfinished(info) and isinstance(info, AssistantMessage) and info.summary
 
 
 def interrupt_message(info: Message, now: int) -> AssistantMessage | None:
@@ -55,7 +53,7 @@ def interrupt_message(info: Message, now: int) -> AssistantMessage | None:
     Unfinished summaries are left alone: `discard_unfinished_summaries` removes them so
     that their compaction request runs again.
     """
-    if not isinstance(info, AssistantMessage) or not is_unfinished(info) or info.summary:
+    if not is_unfinished(info) or info.summary:
         return None
     error = info.error or ErrorInfo(kind=INTERRUPTED_KIND, message=INTERRUPTED_MESSAGE)
     return info.model_copy(update={"error": error, "completed": now})
@@ -115,7 +113,7 @@ class RecoveryQueries(DatabaseCore):
                 (session_id,),
             )
             infos = [rows.parse_message(row[0]) for row in found]
-            doomed = [info.id for info in infos if is_unfinished_summary(info)]
+            doomed = [info.id for info in infos if is_unfinished(info) and info.summary]
             await conn.executemany("DELETE FROM message WHERE id = ?", [(i,) for i in doomed])
         self._forget(doomed)
         return len(doomed)
