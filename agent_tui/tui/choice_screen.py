@@ -5,7 +5,6 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
@@ -29,10 +28,9 @@ class ListScreen(ChoiceScreen):
         self.heading = heading
         self.options = options
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="box"):
-            yield Label(f"{self.heading} — Enter chooses, Esc closes", id="heading")
-            yield OptionList(*self.options)
+    def content(self) -> ComposeResult:
+        yield Label(f"{self.heading} — Enter chooses, Esc closes", id="heading")
+        yield OptionList(*self.options)
 
 
 class RowsScreen(ListScreen):

@@ -16,11 +16,18 @@ Answer = tuple[str, str, Literal["default", "primary", "success", "warning", "er
 
 
 class Dialog(ModalScreen[ResultType]):
-    """A modal screen with its content in one `#box`. `dialog.tcss` styles them all, each
+    """A modal screen with its `content` in one `#box`. `dialog.tcss` styles them all, each
     rule under its screen's name: a screen's own CSS file applies to the whole app, so
     every screen's `#box` rules met in every dialog."""
 
     CSS_PATH = "dialog.tcss"
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="box"):
+            yield from self.content()
+
+    def content(self) -> ComposeResult:
+        yield from ()
 
 
 class Question(Dialog[ResultType]):
@@ -33,13 +40,12 @@ class Question(Dialog[ResultType]):
         self.answers = answers
         self.detail = detail
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="box"):
-            yield Label(self.question, id="question")
-            yield from self.body()
-            with Horizontal(id="buttons"):
-                for ident, label, variant in self.answers:
-                    yield Button(label, id=ident, variant=variant)
+    def content(self) -> ComposeResult:
+        yield Label(self.question, id="question")
+        yield from self.body()
+        with Horizontal(id="buttons"):
+            for ident, label, variant in self.answers:
+                yield Button(label, id=ident, variant=variant)
 
     def body(self) -> ComposeResult:
         if self.detail is not None:

@@ -9,7 +9,6 @@ from pathlib import Path
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
@@ -33,13 +32,12 @@ class FilePickerScreen(ChoiceScreen):
         self.indexed = asyncio.Event()
         """Set once the file list is built (tests wait on it)."""
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="box"):
-            yield Label("Attach a file — type to filter, Enter to insert", id="picker-title")
-            yield Input(
-                self.initial_query, placeholder="path", id="picker-input", select_on_focus=False
-            )
-            yield OptionList(id="picker-files")
+    def content(self) -> ComposeResult:
+        yield Label("Attach a file — type to filter, Enter to insert", id="picker-title")
+        yield Input(
+            self.initial_query, placeholder="path", id="picker-input", select_on_focus=False
+        )
+        yield OptionList(id="picker-files")
 
     def on_mount(self) -> None:
         self.query_one("#picker-input", Input).focus()

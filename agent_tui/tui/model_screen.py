@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
@@ -41,11 +40,10 @@ class ModelScreen(ChoiceScreen):
         self.rows = list({r.id: r for r in reversed(models)}.values())[::-1]  # first one wins
         self.current = current
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="box"):
-            yield Label(f"Model (now {self.current}) — type to filter, or any litellm id")
-            yield Input(placeholder="provider/model", id="model-input")
-            yield OptionList(*self._options(""), id="models")
+    def content(self) -> ComposeResult:
+        yield Label(f"Model (now {self.current}) — type to filter, or any litellm id")
+        yield Input(placeholder="provider/model", id="model-input")
+        yield OptionList(*self._options(""), id="models")
 
     def _options(self, query: str) -> list[Option]:
         found = [r for r in self.rows if matches(r, query)]

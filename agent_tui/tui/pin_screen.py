@@ -8,7 +8,6 @@ from collections.abc import Awaitable, Callable
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
@@ -44,10 +43,9 @@ class PinScreen(Dialog[None]):
         self.pinned = {item.id for item, pinned in choices if pinned}
         self._toggle = toggle
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="box"):
-            yield Label(HEADING, id="heading")
-            yield OptionList(*(Option(self._row(i), id=i) for i in self.items), id="pins")
+    def content(self) -> ComposeResult:
+        yield Label(HEADING, id="heading")
+        yield OptionList(*(Option(self._row(i), id=i) for i in self.items), id="pins")
 
     def _row(self, item_id: str) -> Text:
         return row_text(self.items[item_id], item_id in self.pinned)

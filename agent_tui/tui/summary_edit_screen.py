@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.widgets import Label, TextArea
 
 from agent_tui.context.summary_view import CACHE_NOTE
@@ -27,14 +26,11 @@ class SummaryEditScreen(Dialog[str | None]):
         self.initial = text
         self.original = original
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="box"):
-            yield Label("Edit the summary the model sees", id="heading")
-            yield TextArea(self.initial, soft_wrap=True, id="summary-editor")
-            yield Label(CACHE_NOTE, id="cache-note", classes="hint")
-            yield Label(
-                "Ctrl+S save · Esc cancel · Ctrl+R the summariser's own text", classes="hint"
-            )
+    def content(self) -> ComposeResult:
+        yield Label("Edit the summary the model sees", id="heading")
+        yield TextArea(self.initial, soft_wrap=True, id="summary-editor")
+        yield Label(CACHE_NOTE, id="cache-note", classes="hint")
+        yield Label("Ctrl+S save · Esc cancel · Ctrl+R the summariser's own text", classes="hint")
 
     @property
     def editor(self) -> TextArea:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.widgets import Label, Static
 
 from agent_tui.tui.dialog import Dialog
@@ -21,9 +21,8 @@ class TextScreen(Dialog[str | None]):
         self.text = text
         self.hint = hint
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="box"):
-            yield Label(self.heading, id="heading")
-            with VerticalScroll(id="body"):
-                yield Static(self.text, markup=False)
-            yield Label(self.hint, classes="hint")
+    def content(self) -> ComposeResult:
+        yield Label(self.heading, id="heading")
+        with VerticalScroll(id="body"):
+            yield Static(self.text, markup=False)
+        yield Label(self.hint, classes="hint")
