@@ -266,10 +266,9 @@ def _configured_servers(config: Config) -> list[LocalServer]:
     for name, entry in config.provider.items():
         if not entry.api_base or entry.api_key is not None or "{env:" in entry.api_base:
             continue
-        if name in LOCAL_PROVIDERS:
-            servers.append(LocalServer(name, entry.api_base.rstrip("/"), "ollama"))
-        elif name == "openai":
-            servers.append(LocalServer(name, entry.api_base.rstrip("/"), "openai"))
+        kind = "ollama" if name in LOCAL_PROVIDERS else "openai" if name == "openai" else None
+        if kind is not None:
+            servers.append(LocalServer(name, entry.api_base.rstrip("/"), kind))
     return servers
 
 
