@@ -25,7 +25,6 @@ from agent_tui.records import (
     MessageWithParts,
     Session,
     SessionExport,
-    TextPart,
     TodoItem,
     ToolPart,
     UserMessage,
@@ -80,8 +79,7 @@ def _typed(message: MessageWithParts) -> str | None:
         return None
     if any(isinstance(part, CompactionPart) for part in message.parts):
         return None
-    texts = [p.text for p in message.parts if isinstance(p, TextPart) and not p.synthetic]
-    return "\n".join(texts) if texts else None
+    return message.typed_text() or None
 
 
 async def fork(scope: SessionScope, message_id: str | None = None) -> Forked:
