@@ -339,18 +339,18 @@ class Database(
     # ---- reads ------------------------------------------------------------------------
 
     async def get_message(self, message_id: str) -> Message:
-        await self.flush()
-        found = await self._fetch("SELECT info FROM message WHERE id = ?", (message_id,))
-        if not found:
-            raise NotFoundError(f"No message with id {message_id!r} in {self._path}.")
-        return rows.parse_message(found[0][0])
+        return rows.parse_message(await self._stored("message", "info", message_id))
 
     async def get_part(self, part_id: str) -> Part:
+        return rows.parse_part(await self._stored("part", "data", part_id))
+
+    async def _stored(self, table: str, column: str, row_id: str) -> str:
+        """The JSON column of one row, after a flush (NotFoundError naming the id)."""
         await self.flush()
-        found = await self._fetch("SELECT data FROM part WHERE id = ?", (part_id,))
+        found = await self._fetch(f"SELECT {column} FROM {table} WHERE id = ?", (row_id,))
         if not found:
-            raise NotFoundError(f"No part with id {part_id!r} in {self._path}.")
-        return rows.parse_part(found[0][0])
+            raise NotFoundError(f"No {table} with id {row_id!r} in {self._path}.")
+        return found[0][0]
 
     async def messages(
         self, session_id: str, *, since_id: str | None = None
