@@ -13,7 +13,6 @@ from agent_tui.context.carried import carry_into
 from agent_tui.context.compaction_plan import (
     SUMMARY_REQUEST,
     chunk_plan,
-    instruction_text,
     select_span,
     summariser,
     whole_span_request,
@@ -163,10 +162,9 @@ async def _process(
     summary = await new_summary(
         ctx, session, request_msg.info.id, summary_model.id, span.restated, history[:index]
     )
-    instruction = instruction_text(
-        ctx, Path(session.directory), anchored, part.instructions, summary.todos, summary.plan
+    request, size = whole_span_request(
+        ctx, session, span, summary_model, part.instructions, summary.todos, summary.plan
     )
-    request, size = whole_span_request(ctx, session, span, summary_model, instruction)
     if not fits(size, summary_model.limit, config.compaction):
         outcome = await _summarise_in_chunks(
             ctx, session, summarised, summary, summary_model, anchored, part, abort

@@ -208,17 +208,22 @@ def whole_span_request(
     session: Session,
     span: Span,
     summary_model: ModelInfo,
-    instruction: str,
+    instructions: str | None,
+    todos: str = "",
+    plan: str = "",
 ) -> tuple[ModelRequest, int]:
     """The summary request in one call: the conversation's own system prompt, tools and
     messages (so a provider's prompt cache serves it at a tenth of the price), then the
-    instruction. No `tool_choice`: changing it invalidates Anthropic's cached messages,
+    instruction (`instruction_text`, with the person's `instructions`, the todo list and
+    the plan). No `tool_choice`: changing it invalidates Anthropic's cached messages,
     so the instruction forbids tools and any call is ignored. Returns the request and
     its size as the provider counts it; the caller chunks when that does not fit."""
+    directory = Path(session.directory)
+    instruction = instruction_text(ctx, directory, span.anchored, instructions, todos, plan)
     request, _ = build_request(
         span.summarised,
         model=summary_model.id,
-        directory=Path(session.directory),
+        directory=directory,
         config=ctx.config,
         tools=ctx.registry.definitions(),
         session_id=session.id,
@@ -322,8 +327,7 @@ def plan(
     directory = Path(session.directory)
     span = select_span(ctx, session, history, model, up_to=up_to)
     summary_model = summariser(ctx, model)
-    instruction = instruction_text(ctx, directory, span.anchored, instructions)
-    _, summarised_tokens = whole_span_request(ctx, session, span, summary_model, instruction)
+    _, summarised_tokens = whole_span_request(ctx, session, span, summary_model, instructions)
     one_call = fits(summarised_tokens, summary_model.limit, config.compaction)
     chunks = 1
     if not one_call:

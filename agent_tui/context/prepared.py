@@ -30,7 +30,6 @@ from agent_tui.context import preparing
 from agent_tui.context.boundary import install, new_summary
 from agent_tui.context.carried import carry_into
 from agent_tui.context.compaction_plan import (
-    instruction_text,
     select_span,
     summariser,
     whole_span_request,
@@ -153,21 +152,6 @@ def _tail_kept(history: list[MessageWithParts], model: ModelInfo, config: Compac
     return max(0, tail_budget(model.limit, config) - room)
 
 
-async def _instruction(
-    ctx: EngineContext,
-    session: Session,
-    anchored: bool,
-    history: list[MessageWithParts],
-    instructions: str | None,
-) -> str:
-    """The summary request's instruction: the prompt, the person's words, the todo list
-    and the newest plan."""
-    todos = await ctx.db.get_todos(session.id)
-    rendered = render_todos(todos) if todos else ""
-    directory = Path(session.directory)
-    return instruction_text(ctx, directory, anchored, instructions, rendered, latest_plan(history))
-
-
 async def prepare(
     ctx: EngineContext,
     session_id: str,
@@ -200,8 +184,10 @@ async def prepare(
             raise CompactionError("Nothing to compact yet: the session has no new messages.")
         return None
     writer = summariser(ctx, model)
-    instruction = await _instruction(ctx, session, span.anchored, history, instructions)
-    request, size = whole_span_request(ctx, session, span, writer, instruction)
+    todos = await ctx.db.get_todos(session.id)
+    rendered = render_todos(todos) if todos else ""
+    plan = latest_plan(history)
+    request, size = whole_span_request(ctx, session, span, writer, instructions, rendered, plan)
     if not fits(size, writer.limit, config):
         return None  # a span for chunks: compaction summarises it as before
     started = time.monotonic()
