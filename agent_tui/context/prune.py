@@ -102,9 +102,7 @@ class _Later:
 
 def _file_of(part: ToolPart) -> str | None:
     value = part.state.input.get("file_path") or part.state.input.get("filePath")
-    if not isinstance(value, str):
-        return None
-    return os.path.normpath(value)
+    return os.path.normpath(value) if isinstance(value, str) else None
 
 
 def _strings(value: Any) -> list[str]:
