@@ -15,8 +15,8 @@ from textual.widgets import Collapsible, Static
 from agent_tui.records import ToolPart, ToolStateCompleted, ToolStateError
 from agent_tui.tool_lines import failed_exit, image_mark, short_input, shown_status
 from agent_tui.tui.message_actions_screen import MENU_KEY, MessageActionsScreen
+from agent_tui.tui.status_line import SPINNER
 
-SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPINNER_INTERVAL = 0.1
 OUTPUT_PREVIEW_LINES = 200
 """Lines of output shown when expanded; the rest is in the database or the saved file."""
@@ -43,8 +43,8 @@ def tool_title(part: ToolPart, frame: int = 0, background_key: str | None = None
             marks.append("pruned")
         if state.metadata.get("truncated"):
             marks.append(f"truncated, full output: {state.metadata.get('output_path')}")
-        if isinstance(state.metadata.get("session_id"), str):  # a subagent's child session
-            marks.append(f"session {state.metadata['session_id']}")
+        if (child := child_session(part)) is not None:  # a subagent's child session
+            marks.append(f"session {child}")
         if (exit_code := failed_exit(state.input, state.metadata)) is not None:
             marks.append(f"exit code {exit_code}")
     elif state.status == "running":
@@ -69,8 +69,7 @@ def tool_body(part: ToolPart) -> str:
             lines.append(f"… {len(output) - OUTPUT_PREVIEW_LINES} more lines")
     elif isinstance(state, ToolStateError):
         lines += ["", "Error:", state.error]
-    child = child_session(part)
-    if child is not None:
+    if (child := child_session(part)) is not None:
         lines += ["", f"Subagent session {child}: press o to open it."]
     return "\n".join(lines)
 
@@ -149,8 +148,7 @@ class ToolLine(Collapsible):
 
     def _background_key(self) -> str | None:
         """The app's key that sends a running command to the background (keybinds)."""
-        keys = getattr(self.app, "keys", None)
-        return getattr(keys, "background", None)
+        return getattr(getattr(self.app, "keys", None), "background", None)
 
     def action_actions(self) -> None:
         """Its menu: expand or collapse, pin or unpin the result, open a subagent's session."""
@@ -165,12 +163,11 @@ class ToolLine(Collapsible):
         self.app.push_screen(MessageActionsScreen(str(self.title), actions), self._chosen)
 
     def _chosen(self, action: str | None) -> None:
-        child = child_session(self.part)
         if action == "toggle":
             self.collapsed = not self.collapsed
         elif action == "pin":
             self.post_message(self.TogglePin(self.part))
-        elif action == "open" and child is not None:
+        elif action == "open" and (child := child_session(self.part)) is not None:
             self.post_message(self.OpenSession(child))
         elif action == "copy" and isinstance(self.part.state, ToolStateCompleted):
             self.app.copy_to_clipboard(self.part.state.output)  # the terminal's (OSC 52)
