@@ -69,8 +69,7 @@ class AssistantMessageView(Vertical):
         self._parts: dict[str, Widget] = {}
         children: list[Widget] = []
         for part in parts or []:
-            widget = part_widget(part)
-            if widget is not None:
+            if (widget := part_widget(part)) is not None:
                 self._parts[part.id] = widget
                 children.append(widget)
         self._error = Static(error_text(info) or "", markup=False, classes="error")
@@ -106,7 +105,6 @@ class AssistantMessageView(Vertical):
     def show_info(self, info: AssistantMessage) -> None:
         self.info = info
         self._pin.display = info.pinned is not None
-        text = error_text(info)
-        if text is not None:
+        if (text := error_text(info)) is not None:
             self._error.update(text)
             self._error.display = True

@@ -27,9 +27,7 @@ class AgentCommands(Provider):
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for command in self._commands():
-            text = f"/{command.name} {command.help}"
-            score = matcher.match(text)
-            if score > 0:
+            if (score := matcher.match(f"/{command.name} {command.help}")) > 0:
                 yield Hit(
                     score,
                     matcher.highlight(f"/{command.name}"),
