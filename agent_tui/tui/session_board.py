@@ -80,9 +80,7 @@ class SessionBoard:
 
     def entry(self, session_id: str) -> Entry:
         root = self.root(session_id)
-        if root not in self._entries:
-            self._entries[root] = Entry(root)
-        return self._entries[root]
+        return self._entries.setdefault(root, Entry(root))
 
     def known(self, session_id: str) -> bool:
         """Whether the app has seen the session work (or shown it)."""

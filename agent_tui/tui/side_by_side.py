@@ -69,8 +69,7 @@ class SideBySide:
                 await self._opened.setdefault(root, asyncio.Event()).wait()
             return await on_screen()
         finally:
-            self.board.answered(root, what)
-            self._redraw()
+            self.answered(root, what)
 
     def answered(self, session_id: str, what: str) -> None:
         self.board.answered(session_id, what)
