@@ -46,14 +46,11 @@ class ModelScreen(ChoiceScreen):
         yield OptionList(*self._options(""), id="models")
 
     def _options(self, query: str) -> list[Option]:
-        found = [r for r in self.rows if matches(r, query)]
-        width = max((len(r.id) for r in found[:MAX_SHOWN]), default=0)
+        shown = [r for r in self.rows if matches(r, query)][:MAX_SHOWN]
+        width = max((len(r.id) for r in shown), default=0)
         return [
-            Option(
-                Text.assemble(f"{r.id:<{width}}  ", (window_label(r.window), "dim")),
-                id=r.id,
-            )
-            for r in found[:MAX_SHOWN]
+            Option(Text.assemble(f"{r.id:<{width}}  ", (window_label(r.window), "dim")), id=r.id)
+            for r in shown
         ]
 
     def on_input_changed(self, event: Input.Changed) -> None:

@@ -35,13 +35,9 @@ TODO_MARK = {"pending": "○", "in_progress": "◐", "completed": "●", "cancel
 
 def context_level(usage: ContextUsage) -> str:
     """'ok', 'warning' or 'error' for the context bar's colour."""
-    if not usage.threshold:
+    if not usage.threshold or usage.tokens < usage.threshold * WARNING_SHARE:
         return "ok"
-    if usage.tokens >= usage.threshold:
-        return "error"
-    if usage.tokens >= usage.threshold * WARNING_SHARE:
-        return "warning"
-    return "ok"
+    return "error" if usage.tokens >= usage.threshold else "warning"
 
 
 def context_text(usage: ContextUsage) -> str:
