@@ -67,11 +67,8 @@ class StatusLine(Static):
         self.update(self.render_text(), layout=False)
 
     def render_text(self) -> str:
-        if self.hint:
-            return self.hint
-        activity = self._activity()
-        mode = MODE_TEXT.get(self.mode, "")
-        return f"{activity} · {mode}" if activity and mode else activity or mode
+        said = (self._activity(), MODE_TEXT.get(self.mode, ""))
+        return self.hint or " · ".join(text for text in said if text)
 
     def _activity(self) -> str:
         elapsed = int(time.monotonic() - self._since)

@@ -97,11 +97,8 @@ def welcome(config: Config, model: str, directory: str) -> RenderableType:
     elif source:
         model_line.append(f"  {source}", style="dim")
     info = _info(model_line, directory, f"{window:,} tokens" if window else "unknown")
-    parts: list[RenderableType] = [info, Text("")]
-    if source is None:
-        parts += [setup_block(), Text("")]
-    parts.append(_grid(key_rows(config.keybinds)))
-    return Group(*parts)
+    setup = [setup_block(), Text("")] if source is None else []
+    return Group(info, Text(""), *setup, _grid(key_rows(config.keybinds)))
 
 
 class WelcomeView(VerticalScroll):
