@@ -63,8 +63,7 @@ class ModelScreen(ChoiceScreen):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         value = event.value.strip()
-        options = self.query_one("#models", OptionList)
-        highlighted = options.highlighted_option
+        highlighted = self.query_one("#models", OptionList).highlighted_option
         if highlighted is not None and (not value or value not in (r.id for r in self.rows)):
             # A filter picks the highlighted match; an id nothing matches is taken as typed.
             value = highlighted.id or value
