@@ -286,8 +286,8 @@ def _status() -> dict[str, Any]:
     return found
 
 
-def _stop(unlink: bool = True) -> None:
-    if _relay is not None and unlink:
+def _stop() -> None:
+    if _relay is not None:
         relay.remove_own(_relay.path, _relay.inode)
     os._exit(0)
 
@@ -305,10 +305,7 @@ def serve_relay(path: str, idle: float) -> None:
         os._exit(0)
     from agent_tui.provider import loader
 
-    def warm() -> None:
-        loader.warm_tokenizer(loader.litellm())
-
-    threading.Thread(target=warm, name="relay-import", daemon=True).start()
+    loader.preload_in_background()  # litellm, then its tokenizer
     try:
         asyncio.run(_relay.run())
     except BaseException:
@@ -334,9 +331,9 @@ def main() -> None:
     threading.Thread(target=_read, args=(sys.stdin.buffer, inbox), daemon=True).start()
     from agent_tui.provider import loader
 
-    if "--lazy" not in sys.argv[1:]:  # else the first request imports it
+    if "--lazy" not in args:  # else the first request imports it
         module = loader.litellm()  # with what its first request imports (_warm_up)
-        if "--warm" in sys.argv[1:]:  # its tokenizer, off the serving thread (see loader)
+        if "--warm" in args:  # its tokenizer, off the serving thread (see loader)
             threading.Thread(target=loader.warm_tokenizer, args=(module,), daemon=True).start()
     try:
         asyncio.run(_Worker(out).serve(inbox))
