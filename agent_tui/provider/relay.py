@@ -235,10 +235,8 @@ def remove_own(path: str, inode: int) -> None:
 def peer(conn: socket.socket) -> tuple[int, int, int]:
     """(pid, uid, gid) of the process at the other end of a Unix socket (SO_PEERCRED;
     connected to a listening socket: its server's)."""
-    size = struct.calcsize("3i")
-    pid, uid, gid = struct.unpack(
-        "3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, size)
-    )
+    ucred = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    pid, uid, gid = struct.unpack("3i", ucred)
     return pid, uid, gid
 
 
