@@ -48,9 +48,8 @@ class TextPartView(Vertical):
         self._text = text
         split = self._finished + open_block_start(text[self._finished :])
         if split > self._finished:
-            chunk = text[self._finished : split].rstrip("\n")
+            self._chunks.add(text[self._finished : split].rstrip("\n"))
             self._finished = split
-            self._chunks.add(chunk)
         tail = render_markdown(text[self._finished :], following=self._finished > 0)
         self._tail.update(RenderedOnce(tail))
         if self.commit_log is not None:
