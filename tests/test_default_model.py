@@ -42,11 +42,18 @@ class FakeLocalServer:
     """Stands in for Ollama (`/api/tags`) and an OpenAI-compatible server (`/v1/models`)
     on a free 127.0.0.1 port; records the paths asked for."""
 
-    def __init__(self, ollama: list[str] | None = None, openai: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        ollama: list[str] | None = None,
+        openai: list[str] | None = None,
+        answers: dict[str, Any] | None = None,
+    ) -> None:
+        """`answers` replaces the bodies of those paths (any JSON, `None` for `null`)."""
         self.paths: list[str] = []
         bodies = {
             "/api/tags": {"models": [{"name": n, "model": n} for n in ollama or []]},
             "/v1/models": {"object": "list", "data": [{"id": i} for i in openai or []]},
+            **(answers or {}),
         }
         paths = self.paths
 
@@ -228,6 +235,20 @@ async def test_a_server_with_no_models_or_nothing_listening_is_skipped(isolated:
         config = load_config()
         choice = await choose_model(config, servers=servers)
     assert (choice.model, choice.source) == (DEFAULT_MODEL, "none")
+
+
+async def test_a_server_answering_json_that_is_not_an_object_is_skipped(isolated: Path) -> None:
+    """`null` or a list where the models' object belongs means no server there (this
+    raised an AttributeError out of `choose_model`)."""
+    with FakeLocalServer(answers={"/api/tags": None, "/v1/models": [1]}) as server:
+        servers = [
+            LocalServer("Ollama", f"http://127.0.0.1:{server.port}", "ollama"),
+            LocalServer("LM Studio", f"http://127.0.0.1:{server.port}/v1", "openai"),
+        ]
+        config = load_config()
+        choice = await choose_model(config, servers=servers)
+    assert (choice.model, choice.source) == (DEFAULT_MODEL, "none")
+    assert sorted(server.paths) == ["/api/tags", "/v1/models"]
 
 
 # ---- nothing at all -------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 from agent_tui.config.settings import DEFAULT_MODEL, Config, ModelConfig, ModelLimit, ProviderConfig
 from agent_tui.errors import ConfigError
-from agent_tui.provider.windows import first_answer, known_window
+from agent_tui.provider.windows import first_answer, json_object, known_window
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,6 @@ PROBED_SERVERS: tuple[LocalServer, ...] = LOCAL_SERVERS
 """What `choose_model` asks (tests point it at their own ports)."""
 PROBE_TIMEOUT = 0.3
 """Seconds a local server may take to list its models (a closed port fails at once)."""
-PROBE_MAX_BYTES = 1_000_000
 
 CONFIG_EXAMPLE = (
     '{"model": "openai/NAME", "provider": {"openai": '
@@ -281,12 +280,8 @@ class LocalModels:
 
 async def _list_models(client: Any, server: LocalServer) -> LocalModels | None:
     path = "/api/tags" if server.kind == "ollama" else "/models"
-    try:
-        response = await client.get(server.base_url + path)
-        if response.status_code != 200 or len(response.content) > PROBE_MAX_BYTES:
-            return None
-        data = response.json()
-    except Exception:  # refused, timed out, not JSON: no server there
+    data = await json_object(client, "GET", server.base_url + path)
+    if data is None:  # refused, timed out, not a JSON object: no server there
         return None
     if server.kind == "ollama":
         names = [m.get("name") or m.get("model") for m in data.get("models") or []]

@@ -253,14 +253,18 @@ async def first_answer(asks: list[Awaitable[T | None]], timeout: float) -> T | N
     return next((a for a in answers if a is not None), None)
 
 
-async def _json(client: Any, method: str, url: str, body: Any = None) -> Any:
+async def json_object(
+    client: Any, method: str, url: str, body: Any = None
+) -> dict[str, Any] | None:
+    """A local server's answer when it is a JSON object; None for anything else."""
     try:
         response = await client.request(method, url, json=body)
         if response.status_code != 200 or len(response.content) > PROBE_MAX_BYTES:
             return None
-        return response.json()
+        data = response.json()
     except Exception:  # refused, timed out, not JSON: not this kind of server
         return None
+    return data if isinstance(data, dict) else None
 
 
 def _positive(value: Any) -> int | None:
@@ -268,9 +272,7 @@ def _positive(value: Any) -> int | None:
 
 
 async def _llama_cpp(client: Any, found: Target) -> ServerWindow | None:
-    data = await _json(client, "GET", f"{found.root}/props")
-    if not isinstance(data, dict):
-        return None
+    data = await json_object(client, "GET", f"{found.root}/props") or {}
     settings = data.get("default_generation_settings")
     n_ctx = _positive(settings.get("n_ctx")) if isinstance(settings, dict) else None
     n_ctx = n_ctx or _positive(data.get("n_ctx"))
@@ -283,10 +285,10 @@ def _ollama_name(name: str) -> str:
 
 async def _ollama(client: Any, found: Target) -> ServerWindow | None:
     show, running = await asyncio.gather(
-        _json(client, "POST", f"{found.root}/api/show", {"model": found.name}),
-        _json(client, "GET", f"{found.root}/api/ps"),
+        json_object(client, "POST", f"{found.root}/api/show", {"model": found.name}),
+        json_object(client, "GET", f"{found.root}/api/ps"),
     )
-    if not isinstance(show, dict):
+    if show is None:
         return None
     info = show.get("model_info") if isinstance(show.get("model_info"), dict) else {}
     trained = next((_positive(v) for k, v in info.items() if k.endswith(".context_length")), None)
@@ -294,7 +296,7 @@ async def _ollama(client: Any, found: Target) -> ServerWindow | None:
     match = re.search(r"^\s*num_ctx\s+(\d+)", parameters, re.M)
     num_ctx = int(match.group(1)) if match else None
     loaded = None
-    models = running.get("models") if isinstance(running, dict) else None
+    models = (running or {}).get("models")
     for entry in models if isinstance(models, list) else []:
         names = {entry.get("name"), entry.get("model")} if isinstance(entry, dict) else set()
         if _ollama_name(found.name) in {_ollama_name(str(n)) for n in names if n}:
@@ -312,9 +314,8 @@ async def _ollama(client: Any, found: Target) -> ServerWindow | None:
 
 
 async def _lm_studio(client: Any, found: Target) -> ServerWindow | None:
-    data = await _json(client, "GET", f"{found.root}/api/v0/models/{quote(found.name, safe='')}")
-    if not isinstance(data, dict):
-        return None
+    url = f"{found.root}/api/v0/models/{quote(found.name, safe='')}"
+    data = await json_object(client, "GET", url) or {}
     loaded = _positive(data.get("loaded_context_length"))
     maximum = _positive(data.get("max_context_length"))
     if loaded:
@@ -325,8 +326,8 @@ async def _lm_studio(client: Any, found: Target) -> ServerWindow | None:
 
 
 async def _vllm(client: Any, found: Target) -> ServerWindow | None:
-    data = await _json(client, "GET", f"{found.root}/v1/models")
-    rows = data.get("data") if isinstance(data, dict) else None
+    data = await json_object(client, "GET", f"{found.root}/v1/models") or {}
+    rows = data.get("data")
     for row in rows if isinstance(rows, list) else []:
         if isinstance(row, dict) and row.get("id") == found.name:
             length = _positive(row.get("max_model_len"))
