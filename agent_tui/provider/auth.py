@@ -12,6 +12,7 @@ from agent_tui.provider.defaults import (
     PROVIDERS,
     credentials_source,
     model_is_configured,
+    provider_name,
     providers_with_keys,
     setup_text,
 )
@@ -31,10 +32,6 @@ class ProviderSetupError(ConfigError):
     def __init__(self, message: str, summary: str) -> None:
         super().__init__(message)
         self.summary = summary
-
-
-def provider_name(model: str) -> str:
-    return model.split("/", 1)[0] if "/" in model else "openai"
 
 
 def _known(model: str, config: Config) -> tuple[str | None, str | None] | None:

@@ -142,13 +142,17 @@ def providers_with_keys(
     return [p for p in PROVIDERS if key_source(p, config, environ)]
 
 
+def provider_name(model: str) -> str:
+    return model.split("/", 1)[0] if "/" in model else "openai"
+
+
 def credentials_source(
     config: Config, model: str, environ: Mapping[str, str] | None = None
 ) -> str | None:
     """How a model's provider is reached (a key's source, a base URL), or None when
     agent-tui can tell it has nothing. Providers it does not know are given the benefit
     of the doubt ("" : litellm decides)."""
-    name = model.split("/", 1)[0] if "/" in model else "openai"
+    name = provider_name(model)
     entry = config.provider.get(name)
     if entry is not None:
         if _config_key(config, name):

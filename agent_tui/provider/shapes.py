@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from agent_tui.provider.defaults import provider_name
+
 PROMPT_CACHE_KEY_PROVIDERS = ("openai", "azure")
 TEXT_JOINER = "\n\n"
 
@@ -34,8 +36,7 @@ def cache_style(model: str) -> CacheStyle:
     lowered = model.lower()
     if "claude" in lowered or lowered.startswith("anthropic/"):
         return "anthropic"
-    provider = lowered.split("/", 1)[0] if "/" in lowered else "openai"
-    if provider in PROMPT_CACHE_KEY_PROVIDERS:
+    if provider_name(lowered) in PROMPT_CACHE_KEY_PROVIDERS:
         return "openai"
     return "implicit"
 
