@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from acp.schema import TextContentBlock, ToolCallStart, UserMessageChunk
+from acp.schema import TextContentBlock, UserMessageChunk
 
 from agent_tui.acp import draft
 from agent_tui.acp.tool_calls import text_content, tool_call_start
-from agent_tui.acp.updates import COMPACT_TITLE, Update, agent_text, agent_thought
+from agent_tui.acp.updates import Update, agent_text, agent_thought, compaction_call
 from agent_tui.records import (
     AssistantMessage,
     MessageWithParts,
@@ -46,19 +46,12 @@ def replay(
         if info.summary:
             if info.finish and not info.reverted:
                 text = summary_text(message)  # the person's correction, if any
+                call_id = f"compaction-{info.id}"
                 if compaction_updates:
-                    yield draft.compaction_update(
-                        f"compaction-{info.id}", "completed", summary=text
-                    )
+                    yield draft.compaction_update(call_id, "completed", summary=text)
                     continue
-                yield ToolCallStart(
-                    session_update="tool_call",
-                    tool_call_id=f"compaction-{info.id}",
-                    title=COMPACT_TITLE,
-                    kind="think",
-                    status="completed",
-                    content=[text_content(text)] if text else None,
-                )
+                content = [text_content(text)] if text else None
+                yield compaction_call(call_id, "completed", content=content)
             continue
         for part in message.parts:
             if isinstance(part, TextPart) and not part.synthetic and part.text:

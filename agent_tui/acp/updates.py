@@ -18,6 +18,7 @@ from acp.schema import (
     TextContentBlock,
     ToolCallProgress,
     ToolCallStart,
+    ToolCallStatus,
     Usage,
     UsageUpdate,
 )
@@ -75,6 +76,32 @@ def agent_thought(text: str, message_id: str | None = None) -> AgentThoughtChunk
         session_update="agent_thought_chunk",
         content=TextContentBlock(type="text", text=text),
         message_id=message_id,
+    )
+
+
+def compaction_call(call_id: str, status: ToolCallStatus, **fields: Any) -> ToolCallStart:
+    """A compaction as the "Compact conversation" tool call (to a client that did not
+    declare `session.compaction`)."""
+    return ToolCallStart(
+        session_update="tool_call",
+        tool_call_id=call_id,
+        title=COMPACT_TITLE,
+        kind="think",
+        status=status,
+        **fields,
+    )
+
+
+def compaction_ended(
+    call_id: str, status: ToolCallStatus, text: str, raw_output: Any = None
+) -> ToolCallProgress:
+    """The end of a "Compact conversation" tool call: what it says, and its figures."""
+    return ToolCallProgress(
+        session_update="tool_call_update",
+        tool_call_id=call_id,
+        status=status,
+        content=[text_content(text)],
+        raw_output=raw_output,
     )
 
 
@@ -147,8 +174,7 @@ class SessionUpdates:
             return self._status(event)
         if isinstance(event, SessionCompacted):
             call, self._compaction = self._compaction, None
-            summary_id = event.summary_message_id
-            return [lambda: self._compacted(call, summary_id)]
+            return [lambda: self._compacted(call, event.summary_message_id)]
         if isinstance(event, Notice) and event.level != "info":
             note = agent_thought(f"agent-tui: {event.message}\n")
             note.field_meta = {META: {"notice": event.level}}
@@ -235,16 +261,9 @@ class SessionUpdates:
             if self.compaction_updates:
                 meta = {META: {"tokens_before": self._before}}
                 return [draft.compaction_update(self._compaction, "in_progress", meta=meta)]
+            raw, marked = {"tokens_before": self._before}, {META: {"status": "compacting"}}
             return [
-                ToolCallStart(
-                    session_update="tool_call",
-                    tool_call_id=self._compaction,
-                    title=COMPACT_TITLE,
-                    kind="think",
-                    status="in_progress",
-                    raw_input={"tokens_before": self._before},
-                    field_meta={META: {"status": "compacting"}},
-                )
+                compaction_call(self._compaction, "in_progress", raw_input=raw, field_meta=marked)
             ]
         if event.status != "compacting" and self._compaction is not None:
             call, self._compaction = self._compaction, None
@@ -252,14 +271,7 @@ class SessionUpdates:
                 status = "cancelled" if self.cancelling else "failed"
                 error = None if self.cancelling else "The compaction did not finish."
                 return [draft.compaction_update(call, status, error=error)]
-            return [
-                ToolCallProgress(
-                    session_update="tool_call_update",
-                    tool_call_id=call,
-                    status="failed",
-                    content=[text_content("The compaction did not finish.")],
-                )
-            ]
+            return [compaction_ended(call, "failed", "The compaction did not finish.")]
         return []
 
     async def _compacted(self, call: str | None, summary_id: str) -> list[Update]:
@@ -277,15 +289,8 @@ class SessionUpdates:
             summary = self._summary_text or text
             updates.append(draft.compaction_update(call, "completed", summary=summary, meta=meta))
         elif call is not None:
-            updates.append(
-                ToolCallProgress(
-                    session_update="tool_call_update",
-                    tool_call_id=call,
-                    status="completed",
-                    content=[text_content(text)],
-                    raw_output={"tokens_before": self._before, "tokens_after": after},
-                )
-            )
+            raw = {"tokens_before": self._before, "tokens_after": after}
+            updates.append(compaction_ended(call, "completed", text, raw))
         updates.append(usage_update(self.stats, self.window))
         return updates
 
