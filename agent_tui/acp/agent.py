@@ -254,9 +254,8 @@ class AcpAgent:
     # ---- engine events -----------------------------------------------------------------
 
     def _on_event(self, event: Event) -> None:
-        if isinstance(event, SessionUpdated) and event.session.parent_id:
-            root = self._root_of(event.session.parent_id)
-            if root is not None:
+        if isinstance(event, SessionUpdated) and (parent := event.session.parent_id):
+            if (root := self._root_of(parent)) is not None:
                 self._roots[event.session.id] = root
         session_id = session_of(event)
         if session_id is None:
@@ -264,8 +263,7 @@ class AcpAgent:
                 for open_ in self.sessions.values():
                     self.send(open_.id, *open_.updates(event))
             return
-        open_ = self.sessions.get(session_id)
-        if open_ is None:
+        if (open_ := self.sessions.get(session_id)) is None:
             return
         if isinstance(event, AgentSwitched) and event.agent != open_.mode:
             task = asyncio.create_task(self._set_mode(open_, event.agent))
@@ -668,10 +666,8 @@ class AskRouter:
     async def __call__(self, request: PermissionRequest) -> PermissionReply:
         following = [(a, s) for a in self.agents if (s := a.follows(request.session_id))]
         prompting = [agent for agent, open_ in following if open_.turns]
-        chosen = (prompting or [agent for agent, _ in following] or [None])[0]
-        if chosen is None:
-            return "deny"
-        return await chosen._ask(request)
+        chosen = prompting or [agent for agent, _ in following]
+        return await chosen[0]._ask(request) if chosen else "deny"
 
 
 class Unconfigured:

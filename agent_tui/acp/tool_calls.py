@@ -87,8 +87,7 @@ def _images(part: ToolPart) -> list[dict[str, Any]]:
 
 def _path(data: dict[str, Any], directory: str) -> str | None:
     for key in ("file_path", "path"):
-        value = data.get(key)
-        if isinstance(value, str) and value:
+        if isinstance(value := data.get(key), str) and value:
             return value if os.path.isabs(value) else os.path.join(directory, value)
     return None
 
@@ -105,8 +104,7 @@ def tool_title(part: ToolPart) -> str:
 
 
 def locations(part: ToolPart, directory: str) -> list[ToolCallLocation] | None:
-    path = _path(part.state.input, directory)
-    if path is None:
+    if (path := _path(part.state.input, directory)) is None:
         return None
     line = part.state.input.get("offset")
     return [ToolCallLocation(path=path, line=line if isinstance(line, int) else None)]
@@ -156,8 +154,7 @@ def permission_content(
         return [text_content(laid_out(detail))]
     path = _path(data, directory) if tool in ("edit", "write") else None
     if path is not None:
-        diff = diff_content(path, detail)
-        if diff is not None:
+        if (diff := diff_content(path, detail)) is not None:
             return [diff]
         content = data.get("content")
         if tool == "write" and isinstance(content, str) and not os.path.lexists(path):
@@ -176,13 +173,9 @@ def _content(part: ToolPart, directory: str) -> list[ToolContent] | None:
         return [text_content(live)] if isinstance(live, str) and live else None
     if not isinstance(state, ToolStateCompleted):
         return None
-    found: list[ToolContent] = []
-    unified = state.metadata.get("diff")
-    path = _path(state.input, directory)
-    if isinstance(unified, str) and path is not None:
-        diff = diff_content(path, unified)
-        if diff is not None:
-            found.append(diff)
+    unified, path = state.metadata.get("diff"), _path(state.input, directory)
+    diff = diff_content(path, unified) if isinstance(unified, str) and path is not None else None
+    found: list[ToolContent] = [] if diff is None else [diff]
     if part.tool not in ("edit", "write", "read") or not found:
         output = state.output
         if len(output) > OUTPUT_SHOWN:
