@@ -24,8 +24,7 @@ def _meta(update: dict[str, Any]) -> dict[str, Any]:
 
 
 def tool_name(call: dict[str, Any]) -> str:
-    name = _meta(call).get("tool")
-    if isinstance(name, str):
+    if isinstance(name := _meta(call).get("tool"), str):
         return name
     raw = call.get("rawInput")
     if isinstance(raw, dict) and isinstance(raw.get("tool"), str):
@@ -63,8 +62,7 @@ class TextRenderer(TextView):
             if update.get("sessionUpdate") == "tool_call":
                 self.note("agent-tui: Compacting the conversation…")
             return
-        status = FINISHED.get(str(call.get("status")))
-        if status is None:
+        if (status := FINISHED.get(str(call.get("status")))) is None:
             return
         raw = _dict(call.get("rawOutput"))
         self.tool(

@@ -88,8 +88,7 @@ class Rpc:
             if "method" in message:
                 self._incoming(message)
             elif message.get("id") == request_id:
-                error = message.get("error")
-                if isinstance(error, dict):
+                if isinstance(error := message.get("error"), dict):
                     raise RpcError(
                         int(error.get("code", -32603)),
                         str(error.get("message", "error")),

@@ -42,8 +42,7 @@ def _token_for(target: Target) -> str:
     running = discovery.running_server()
     if running is not None and _endpoint(running.url) == _endpoint(target.url):
         return running.token
-    found = server_token.read_token()
-    if found:
+    if found := server_token.read_token():
         return found
     raise UsageError(
         f"No token for {target.url}: give the server's token with --token or "
@@ -107,8 +106,7 @@ class AttachedRun:
 
     def _notification(self, method: str, params: dict[str, Any]) -> None:
         if method == "session/update" and params.get("sessionId") == self.session_id:
-            update = params.get("update")
-            if isinstance(update, dict):
+            if isinstance(update := params.get("update"), dict):
                 self.renderer.update(str(self.session_id), update)
 
     def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -206,9 +204,7 @@ class AttachedRun:
 
 def _exit_code(kind: str | None) -> int:
     found = getattr(errors, kind, None) if kind else None
-    if isinstance(found, type) and issubclass(found, AgentTuiError):
-        return found.exit_code
-    return 1
+    return found.exit_code if isinstance(found, type) and issubclass(found, AgentTuiError) else 1
 
 
 def run_attached(args: argparse.Namespace, target: Target) -> int | None:

@@ -31,7 +31,5 @@ def attach_target(args: argparse.Namespace) -> Target | None:
     token = args.token or os.environ.get(server_token.TOKEN_ENV)
     if choice == "auto":
         running = discovery.running_server()
-        if running is None:
-            return None
-        return Target(running.url, token or running.token, auto=True)
+        return None if running is None else Target(running.url, token or running.token, auto=True)
     return Target(choice, token)

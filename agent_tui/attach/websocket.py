@@ -87,8 +87,7 @@ class WebSocket:
             sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
             response = b""
             while b"\r\n\r\n" not in response:
-                chunk = sock.recv(4096)
-                if not chunk:
+                if not (chunk := sock.recv(4096)):
                     raise WebSocketError("the server closed the connection during the handshake")
                 response += chunk
                 if len(response) > 65536:
@@ -139,10 +138,8 @@ class WebSocket:
         """The next text message; None when the server closed; "" never. When `wakeup`
         becomes readable first, raises InterruptedError (nothing is half read)."""
         while True:
-            found = self._next_frame()
-            if found is not None:
-                final, opcode, payload = found
-                message = self._on_frame(final, opcode, payload)
+            if (found := self._next_frame()) is not None:
+                message = self._on_frame(*found)
                 if message is not None or self.closed:
                     return message
                 continue
@@ -191,14 +188,11 @@ class WebSocket:
             return None
         first, second = buffer[0], buffer[1]
         size, offset = second & 0x7F, 2
-        if size == 126:
-            if len(buffer) < 4:
+        if size in (126, 127):  # the length follows, in 2 or 8 bytes
+            offset = 4 if size == 126 else 10
+            if len(buffer) < offset:
                 return None
-            size, offset = struct.unpack_from("!H", buffer, 2)[0], 4
-        elif size == 127:
-            if len(buffer) < 10:
-                return None
-            size, offset = struct.unpack_from("!Q", buffer, 2)[0], 10
+            size = int.from_bytes(buffer[2:offset], "big")
         if size > MAX_MESSAGE:
             raise WebSocketError("a frame from the server is too large")
         key = b""
