@@ -23,10 +23,8 @@ REFUSED = b"A valid token is required: Authorization: Bearer <token> (see agent-
 
 
 def _header(scope: dict[str, Any], name: bytes) -> str | None:
-    for key, value in scope.get("headers", []):
-        if key.lower() == name:
-            return value.decode("latin-1")
-    return None
+    headers = scope.get("headers", [])
+    return next((value.decode("latin-1") for key, value in headers if key.lower() == name), None)
 
 
 async def _respond(send: Send, status: int, body: bytes, content_type: bytes) -> None:

@@ -38,8 +38,7 @@ def write_state(server: RunningServer) -> None:
 
 def remove_state(pid: int) -> None:
     """Remove the file if it is this server's (another may have started since)."""
-    found = _read()
-    if found is not None and found.pid == pid:
+    if (found := _read()) is not None and found.pid == pid:
         with contextlib.suppress(OSError):
             state_path().unlink()
 
@@ -67,6 +66,4 @@ def alive(pid: int) -> bool:
 def running_server() -> RunningServer | None:
     """The server on this machine, if its file names a live process."""
     found = _read()
-    if found is None or not alive(found.pid):
-        return None
-    return found
+    return found if found is not None and alive(found.pid) else None

@@ -31,8 +31,7 @@ def load_or_create_token() -> str:
     except FileExistsError:
         with contextlib.suppress(OSError):
             os.chmod(path, 0o600)  # a copied or hand-made file: readable by its owner only
-        found = read_token()
-        if found:
+        if found := read_token():
             return found
         path.unlink(missing_ok=True)  # empty (a crash while writing it): make a new one
         return load_or_create_token()
