@@ -148,8 +148,7 @@ async def watched(engine: Engine, session_id: str, view: PipeView, turn: Awaitab
 
 def _call(engine: Engine | None, session_id: str | None, args: argparse.Namespace) -> Call:
     model = getattr(args, "model", None)
-    person = CliPerson(engine, session_id, args.json)
-    return Call(engine, person, Path.cwd(), session_id, model)
+    return Call(engine, CliPerson(engine, session_id, args.json), Path.cwd(), session_id, model)
 
 
 def _report(result: Any, call: Call, args: argparse.Namespace) -> int:

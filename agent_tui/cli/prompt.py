@@ -87,8 +87,7 @@ def _custom_command(text: str) -> tuple[CustomCommand, str] | None:
     from agent_tui.command.catalog import builtin_names, parse
     from agent_tui.project.custom_commands import load_custom_commands
 
-    called = parse(text)
-    if called is None:  # plain text: no command files to read
+    if (called := parse(text)) is None:  # plain text: no command files to read
         return None
     name, args = called
     command = load_custom_commands(Path.cwd(), builtin_names()).commands.get(name.lower())

@@ -73,8 +73,7 @@ async def _stop(call: Call, commands: list[BackgroundCommand], chosen: str, yes:
     detail = f"{found.command}\n{state(found, now_ms())}"
     if not (yes or await call.person.confirm(question, detail, "Stop", "--yes")):
         return Text(f"{found.id} goes on running.")
-    scope = await call.scope()
-    stopped = await scope.background.stop(found.id)
+    stopped = await (await call.scope()).background.stop(found.id)
     return Text(f"Stopped background command {found.id}: {shorten(stopped.info.command, 80)}")
 
 

@@ -58,8 +58,7 @@ async def _compact(call: Call, args: CompactArgs) -> Result | None:
     await engine.wait_idle(session_id)  # typed while the agent works: after that turn
     review = call.workspace.config.compaction.review and args.up_to is None
     if review and call.person.asks:  # a person there to read and edit it first
-        reviewed = await _reviewed(call, instructions)
-        if reviewed is not None:
+        if (reviewed := await _reviewed(call, instructions)) is not None:
             return reviewed
     result = await engine.compact(session_id, instructions, model=call.model, up_to=args.up_to)
     return Compacted(result)

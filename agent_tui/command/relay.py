@@ -35,8 +35,7 @@ class RelayArgs(NoArgs):
 async def _relay(call: Call, args: RelayArgs) -> Relays:
     from agent_tui.provider import relay
 
-    why_not = relay.unavailable()
-    if why_not is not None:
+    if (why_not := relay.unavailable()) is not None:
         line = f"No relay runs here: {why_not}. Each command runs litellm in a "
         return Relays([], [line + "provider process of its own."])
     current = None
@@ -58,11 +57,7 @@ async def _relay(call: Call, args: RelayArgs) -> Relays:
             await _wait_gone(pid)
     if not found:
         idle = relay.idle_minutes()
-        why = (
-            "relay.idle is 0"
-            if idle == 0
-            else f"one starts with the next command; idle {idle:g} min"
-        )
+        why = f"one starts with the next command; idle {idle:g} min" if idle else "relay.idle is 0"
         return Relays(found, [f"No relay runs ({why})."])
     return Relays(found, [_line(status, args) for status in found])
 

@@ -113,11 +113,9 @@ class NewArgs(NoArgs):
 
 async def _new(call: Call, args: NewArgs) -> None:
     worktrees = call.engine.worktrees
-    made = (
-        None
-        if args.worktree is None
-        else await worktrees.make(call.directory, args.worktree or None)
-    )
+    made = None
+    if args.worktree is not None:
+        made = await worktrees.make(call.directory, args.worktree or None)
     await call.engine.start_afresh(call.session_id)
     session = None if made is None else await worktrees.new_session(made)
     await call.person.open_session(session, None)
