@@ -30,6 +30,8 @@ class SessionScope:
     session: Session
     busy: Callable[[], bool]
     """Its loop runs now (in this process: here, or as a subagent of a running one)."""
+    locks: SessionLocks
+    """One loop per session across processes (storage/session_lock.py): the engine's."""
 
     @property
     def id(self) -> str:
@@ -52,11 +54,6 @@ class SessionScope:
     def background(self) -> BackgroundCommands:
         """The commands its model left running here: `list()` them, `stop(id)` one."""
         return self.live.background
-
-    @property
-    def locks(self) -> SessionLocks:
-        """One loop per session across processes (storage/session_lock.py)."""
-        return SessionLocks.beside(self.ctx.db.path, self.ctx.front_end)
 
     async def fresh(self) -> Session:
         """The session as stored now (read again once it is held)."""

@@ -85,7 +85,7 @@ class Engine:
         command or view hands to the mechanism (context/, session/undo.py, …)."""
         session = await self.ctx.db.get_session(session_id)
         ctx = self.ctx.in_project(session.directory)
-        return SessionScope(ctx, session, functools.partial(self.is_busy, session_id))
+        return SessionScope(ctx, session, functools.partial(self.is_busy, session_id), self.locks)
 
     def workspace(self, directory: Path) -> Workspace:
         """The project at `directory`: its config, trust, agents and MCP servers (a view
