@@ -11,13 +11,14 @@ import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agent_tui import paths
 from agent_tui.bus import Bus
 from agent_tui.config.hook_config import entrypoint
 from agent_tui.config.settings import Config, PermissionRule
 from agent_tui.events import Event, MessageUpdated, Notice, PartUpdated
-from agent_tui.hooks.runner import Hooks
+from agent_tui.hooks.runner import HookResult, Hooks
 from agent_tui.hooks.transcript import write_transcript
 from agent_tui.live_session import LiveSession, LiveSessions
 from agent_tui.project.agents import MODE_SWITCH, AgentCatalog
@@ -347,6 +348,18 @@ class EngineContext:
         if effort and level is not None:
             payload["effort"] = {"level": level}
         return payload
+
+    async def fire_hook(
+        self, event: str, session_id: str, directory: Path, fields: Mapping[str, Any], **fire: Any
+    ) -> HookResult:
+        """Fire `event` with the hooks of the project at `directory` (`fire`: Hooks.fire's
+        `subject`, …), its payload the fields every event carries (`hook_payload`) and its
+        own `fields`; an empty result when no hook listens to it (nothing is written then)."""
+        hooks = self.in_project(directory).hooks
+        if not hooks.any_for(event):
+            return HookResult()
+        payload = {**await self.hook_payload(session_id, directory), **fields}
+        return await hooks.fire(event, directory, payload, **fire)
 
     def permissions_for(self, session_id: str) -> dict[str, PermissionRule]:
         """Config permissions plus the person's 'always allow' answers in this session."""

@@ -124,33 +124,26 @@ class HookPoints:
             )
         if expansion is not None:
             context += await self._expand(session, expansion)
-        if hooks.any_for("UserPromptSubmit"):
-            payload = {
-                **await self.ctx.hook_payload(session.id, directory),
-                "prompt": expansion.typed if expansion is not None else text,
-            }
-            result = await hooks.fire("UserPromptSubmit", directory, payload)
-            if (reason := result.stopped) is not None:
-                raise PromptBlocked(f"A UserPromptSubmit hook blocked the prompt: {reason}")
-            context += [f"{PROMPT_CONTEXT}\n{text}" for text in result.context]
-        return context
+        prompt = {"prompt": expansion.typed if expansion is not None else text}
+        result = await self.ctx.fire_hook("UserPromptSubmit", session.id, directory, prompt)
+        if (reason := result.stopped) is not None:
+            raise PromptBlocked(f"A UserPromptSubmit hook blocked the prompt: {reason}")
+        return context + [f"{PROMPT_CONTEXT}\n{text}" for text in result.context]
 
     async def _expand(self, session: Session, expansion: Expansion) -> list[str]:
         """UserPromptExpansion: the context its hooks add; PromptBlocked when one stops
         the command (exit 2, `decision: "block"`, `continue: false`)."""
-        directory = Path(session.directory)
-        hooks = self.ctx.in_project(directory).hooks
-        if not hooks.any_for("UserPromptExpansion"):
-            return []
-        payload = {
-            **await self.ctx.hook_payload(session.id, directory),
+        fields = {
             "expansion_type": "slash_command",
             "command_name": expansion.name,
             "command_args": expansion.arguments,
             "command_source": expansion.source,
             "prompt": expansion.typed,
         }
-        result = await hooks.fire("UserPromptExpansion", directory, payload, subject=expansion.name)
+        directory = Path(session.directory)
+        result = await self.ctx.fire_hook(
+            "UserPromptExpansion", session.id, directory, fields, subject=expansion.name
+        )
         if (reason := result.stopped) is not None:
             raise PromptBlocked(f"A UserPromptExpansion hook blocked /{expansion.name}: {reason}")
         return [f"{EXPANSION_CONTEXT}\n{text}" for text in result.context]
@@ -233,7 +226,5 @@ class HookPoints:
             if session_id is not None and ended != session_id:
                 continue
             del self.started[ended]
-            hooks = self.ctx.in_project(directory).hooks
-            if hooks.any_for("SessionEnd"):
-                payload = {**await self.ctx.hook_payload(ended, directory), "reason": reason}
-                await hooks.fire("SessionEnd", directory, payload, subject=reason)
+            fields = {"reason": reason}
+            await self.ctx.fire_hook("SessionEnd", ended, directory, fields, subject=reason)

@@ -115,7 +115,7 @@ class Subagents:
         child_ctx = copy.copy(project)  # same storage, bus, permissions; its own tools
         child_ctx.registry = registry
         child = await self._open(parent, description, config.name, worktree)
-        context = await self._hook_start(child)
+        context = await self._hook_start(child, config.name)
         await self._first_message(child, prompt, model, agent, config, context)
         self.running[child.id] = ctx.abort
         # Its prompt is in its first message (after task.txt), not the system prompt.
@@ -234,15 +234,11 @@ class Subagents:
             continues += 1
             await self._continue(child, reason)
 
-    async def _hook_start(self, child: Session) -> list[str]:
-        """SubagentStart: the context its hooks give the subagent."""
-        directory = Path(child.directory)
-        hooks = self.ctx.in_project(directory).hooks
-        if not hooks.any_for("SubagentStart"):
-            return []
-        payload = await self.ctx.hook_payload(child.id, directory)
-        agent_type = str(payload.get("agent_type", ""))
-        started = await hooks.fire("SubagentStart", directory, payload, subject=agent_type)
+    async def _hook_start(self, child: Session, agent_type: str) -> list[str]:
+        """SubagentStart: the context its hooks (matching `agent_type`) give the subagent."""
+        started = await self.ctx.fire_hook(
+            "SubagentStart", child.id, Path(child.directory), {}, subject=agent_type
+        )
         return [f"[SubagentStart hook context]\n{text}" for text in started.context]
 
     async def _hook_stop(self, ctx: EngineContext, child: Session, active: bool) -> str | None:
