@@ -373,9 +373,13 @@ def test_the_app_draws_while_the_relay_it_starts_is_not_listening_yet(
     agent = PtyAgent(isolated, env={"PYTHONPATH": f"{hook}{os.pathsep}{ROOT}"})
     try:
         agent.wait_for(b"Message the agent")  # drawn while the relay is held
-        assert not any(relay.connect(path) for path in runtime.glob("relay-*.sock"))
+        assert not any(relay.connect(path) for path in relay.relays())
         gate.touch()
-        agent.type(b"/context\r")
-        agent.wait_for(b"Provider: your relay")
+
+        def connected() -> bool:  # the app's connection to the relay it started
+            answers = [relay.ask(path, "status") for path in relay.relays()]
+            return any(a and int(str(a.get("connections"))) >= 1 for a in answers)
+
+        wait_until(connected, "the app connected to the relay it started")
     finally:
         assert agent.quit() == 0

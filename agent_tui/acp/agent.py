@@ -452,7 +452,8 @@ class AcpAgent:
         self.sessions[session.id] = open_
         fs = self.client.fs
         if self.conn is not None and fs is not None and (fs.read_text_file or fs.write_text_file):
-            self.engine.live(session.id).editor = EditorFiles(
+            live = self.engine.live(session.id)
+            live.editor = EditorFiles(
                 self.conn, session.id, bool(fs.read_text_file), bool(fs.write_text_file)
             )
         return open_

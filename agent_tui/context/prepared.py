@@ -171,21 +171,19 @@ async def prepare(
     history = await load_history(ctx, session)
     if upto is not None:  # nothing newer than the step that asked for it
         history = [m for m in history if m.info.id <= upto.id]
-    keep: int | None = None  # the usual tail
-    if not review:
-        if _pending_request(history):
-            return None  # a compaction is about to run anyway
-        if await valid_ready(ctx, session, history, model, agent) is not None:
-            return None  # the one already prepared still matches
-        keep = _tail_kept(history, model, config)
+    if not review and (
+        _pending_request(history)  # a compaction is about to run anyway
+        or await valid_ready(ctx, session, history, model, agent) is not None  # still matches
+    ):
+        return None
+    keep = None if review else _tail_kept(history, model, config)  # None: the usual tail
     span = select_span(ctx, session, history, model, tail_tokens=keep)
     if not span.new_content:
         if review:
             raise CompactionError("Nothing to compact yet: the session has no new messages.")
         return None
     writer = summariser(ctx, model)
-    todos = await ctx.db.get_todos(session.id)
-    rendered = render_todos(todos) if todos else ""
+    rendered = render_todos(todos) if (todos := await ctx.db.get_todos(session.id)) else ""
     plan = latest_plan(history)
     request, size = whole_span_request(ctx, session, span, writer, instructions, rendered, plan)
     if not fits(size, writer.limit, config):
