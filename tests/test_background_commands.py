@@ -42,7 +42,9 @@ from tests.test_sandbox import processes_with
 pytestmark = pytest.mark.skipif(not procs.LINUX, reason="the /proc checks need Linux")
 
 UNSANDBOXED = {"enabled": False}
-WAIT_S = 30.0
+WAIT_S = 90.0
+"""How long `until` waits for a state before failing: only a broken build reaches it (a
+sandboxed command on a loaded machine was seen to take over 30 s to be announced)."""
 
 
 def background(command: str, **extra: Any) -> ToolCalls:

@@ -4,6 +4,7 @@ bounded while a live session grows, older messages mounted when scrolled to."""
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 
 import pytest
 from textual.pilot import Pilot
@@ -21,6 +22,7 @@ from agent_tui.records import (
     UserMessage,
 )
 from agent_tui.storage.db import Database
+from agent_tui.tui import event_pump
 from agent_tui.tui.app import AgentApp
 from agent_tui.tui.assistant_message_view import AssistantMessageView
 from agent_tui.tui.event_pump import EventPump
@@ -245,7 +247,11 @@ async def test_a_growing_live_session_keeps_a_bounded_number_of_widgets() -> Non
     await app.db.close()
 
 
-async def test_the_event_pump_posts_at_most_one_batch_per_frame() -> None:
+async def test_the_event_pump_posts_at_most_one_batch_per_frame(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = [100.0]  # the pump's clock, moved by the test: however slow the burst below
+    monkeypatch.setattr(event_pump, "time", SimpleNamespace(monotonic=lambda: clock[0]))
     target = PumpTarget()
     pump = EventPump(target, frame=0.05)  # type: ignore[arg-type]
     part = TextPart(id=part_id(), session_id="ses", message_id="msg")
@@ -258,6 +264,7 @@ async def test_the_event_pump_posts_at_most_one_batch_per_frame() -> None:
     target.arrived.clear()
     pump.publish(PartUpdated(part=part, delta="y"))
     assert len(target.posted) == 1  # within the frame of the previous batch: waits
+    clock[0] += 0.05  # that frame is over
     await asyncio.wait_for(target.arrived.wait(), timeout=5)
     assert len(target.posted) == 2
 
