@@ -63,10 +63,11 @@ class Running:
         self.marker = ""
         """Its TASK_ENV value."""
         self._guard: int | None = None
-        self._pgid: int | None = None
-        self._watch: asyncio.Task[None] | None = None
-        self._pumping: asyncio.Task[None] | None = None
-        self._exited: asyncio.Task[Any] | None = None
+        # Set by `start` or `adopt` before it is listed:
+        self._pgid: int
+        self._watch: asyncio.Task[None]
+        self._pumping: asyncio.Task[None]
+        self._exited: asyncio.Task[Any]
 
     @property
     def id(self) -> str:
@@ -228,13 +229,11 @@ class BackgroundCommands:
     async def _stop(self, found: Running, *, told: bool = True) -> None:
         found.stopping = True
         found.told = told
-        if found._pgid is not None and found._exited is not None and found._pumping is not None:
-            await stop_group(found._pgid, {found._exited, found._pumping})
+        await stop_group(found._pgid, {found._exited, found._pumping})
         if procs.LINUX and found.marker:  # what left its group (an adopted one has none)
             await asyncio.to_thread(procs.kill_marked, TASK_ENV, found.marker)
-        if found._watch is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(found._watch)
+        with contextlib.suppress(Exception):
+            await asyncio.shield(found._watch)
 
     # ---- following one -------------------------------------------------------------------
 
@@ -249,19 +248,17 @@ class BackgroundCommands:
 
     async def _follow(self, found: Running, transport: asyncio.SubprocessTransport) -> None:
         """Wait for its end, then settle its state and tell the views."""
-        assert found._exited is not None and found._pumping is not None
         try:
             await found._exited
             # Its own background jobs may hold the pipe: the group goes with it.
-            if not await finish({found._pumping}, DRAIN_SECONDS) and found._pgid is not None:
+            if not await finish({found._pumping}, DRAIN_SECONDS):
                 await stop_group(found._pgid, {found._pumping})
         finally:
             await self._settle(found, transport)
 
     async def _settle(self, found: Running, transport: asyncio.SubprocessTransport) -> None:
-        if found._pumping is not None:
-            found._pumping.cancel()
-            await asyncio.gather(found._pumping, return_exceptions=True)
+        found._pumping.cancel()
+        await asyncio.gather(found._pumping, return_exceptions=True)
         if found._guard is not None:
             os.close(found._guard)
             found._guard = None
@@ -272,8 +269,7 @@ class BackgroundCommands:
         info.exit_code, info.ended = code, now_ms()
         info.status = "stopped" if found.stopping else "exited" if code == 0 else "failed"
         info.last_line = found.output.last_line
-        if found._pgid is not None:
-            procs.release(found._pgid)
+        procs.release(found._pgid)
         found.ended.set()
         self._changed()
 
