@@ -13,7 +13,6 @@ lines run before it is sent (session/command_lines.py). An optional YAML front m
 from __future__ import annotations
 
 import re
-import shlex
 import stat
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from agent_tui.project.front_matter import (
     text_value,
     words,
 )
+from agent_tui.trust.trusted_files import split_words
 
 PROJECT_COMMANDS_DIR = Path(".agent-tui") / "commands"
 USER_COMMANDS_DIR = "commands"
@@ -56,10 +56,7 @@ class CustomCommand:
 
     def expand(self, arguments: str) -> str:
         """The body with `$ARGUMENTS` and `$1`, `$2`… replaced (missing ones are empty)."""
-        try:
-            words = shlex.split(arguments)
-        except ValueError:  # an unbalanced quote: plain whitespace split
-            words = arguments.split()
+        words = split_words(arguments)
 
         def value(match: re.Match[str]) -> str:
             if match.group(1) == "ARGUMENTS":

@@ -51,7 +51,7 @@ def command_words(data: dict[str, Any]) -> Iterator[str]:
             hooks = matcher.get("hooks") if isinstance(matcher, dict) else None
             for hook in hooks if isinstance(hooks, list) else []:
                 if isinstance(hook, dict) and isinstance(hook.get("command"), str):
-                    yield from _split(hook["command"])
+                    yield from split_words(hook["command"])
     for section in ("lsp", "mcp"):
         entries = data.get(section)
         entries = entries if isinstance(entries, dict) else {}
@@ -62,7 +62,7 @@ def command_words(data: dict[str, Any]) -> Iterator[str]:
                 yield from (str(word) for word in entry["command"])
     for command in _values(data.get("format")):
         if isinstance(command, str):
-            yield from _split(command)
+            yield from split_words(command)
         elif isinstance(command, list):
             yield from (str(word) for word in command)
 
@@ -71,7 +71,8 @@ def _values(value: Any) -> Iterable[Any]:
     return value.values() if isinstance(value, dict) else ()
 
 
-def _split(command: str) -> list[str]:
+def split_words(command: str) -> list[str]:
+    """A command's words as the shell splits them; at the spaces when a quote is unbalanced."""
     try:
         return shlex.split(command)
     except ValueError:
@@ -84,7 +85,7 @@ def run_files(directory: Path, data: dict[str, Any]) -> list[Path]:
     an interpreter). A file a command only writes (a log) is not one."""
     root = directory.resolve()
     words = list(command_words(data))
-    words += [inner for word in words if " " in word for inner in _split(word)]  # sh -c "…"
+    words += [inner for word in words if " " in word for inner in split_words(word)]  # sh -c "…"
     found: list[Path] = []
     after_interpreter = False
     for word in words:
