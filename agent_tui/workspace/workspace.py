@@ -83,7 +83,10 @@ class Workspace:
         self._told_changed = False
         self._seen: trusted_files.Seen = {}
         self._programs()  # asks the trust above
-        self._expand_as_named()
+        self._refused: set[tuple[str, str]] = set()
+        # Each MCP server reads your environment through mcp_expansion as it starts.
+        for name, server in self.mcp.servers.items():
+            server.expand = self.mcp_expansion(name)
 
     def _sandbox(self, own_dirs: list[Path], own_files: list[Path], output_dir: Path) -> Sandbox:
         project_config = self.directory / trusted_files.CONFIG_FILE_NAME
@@ -101,6 +104,8 @@ class Workspace:
     def _programs(self) -> None:
         """What the project's config starts: hooks, language and MCP servers, each where
         the containment puts it (sandbox/containment.py)."""
+        # The MCP servers the project's files define (its `sandbox: false` never counts).
+        project_servers = {*self.project.mcp_servers, *self.project.claude_mcp}
         self.containment = Containment(
             self.sandbox,
             self.directory,
@@ -125,13 +130,13 @@ class Workspace:
             containment=self.containment,
         )
         self.mcp = McpServers(
-            {n: c for n, c in self.config.mcp.items() if self._mcp_runs(n)},
+            {n: c for n, c in self.config.mcp.items() if n not in project_servers or self.trusted},
             self.registry,
             self.publish,
             self.tool_env.env,
             self.directory,
             containment=self.containment,
-            project_servers=self._project_mcp(),
+            project_servers=project_servers,
         )
 
     def warn(self, line: str) -> None:
@@ -176,10 +181,6 @@ class Workspace:
         return await complete_text(request)
 
     # ---- the sandbox of what the project brings ----------------------------------------
-
-    def _project_mcp(self) -> set[str]:
-        """The MCP servers the project's files define (its `sandbox: false` never counts)."""
-        return {*self.project.mcp_servers, *self.project.claude_mcp}
 
     async def _let_out(self, blocked: Blocked) -> bool:
         """The sandbox stopped a project's program: one line naming it, what was blocked
@@ -261,11 +262,7 @@ class Workspace:
     def commands_may_run(self) -> bool:
         """Whether the project's own commands may run now: it is trusted and every file
         the trust vouched for is as it was (a script rewritten since waits)."""
-        if not self.trusted:
-            return False
-        if self.project.status == "by-config":
-            return True
-        return not self.notice_changes()
+        return self.trusted and not self.notice_changes()
 
     def notice_changes(self) -> bool:
         """Whether a vouched file (the project's config, `.agent-tui/`, a script its
@@ -306,12 +303,6 @@ class Workspace:
         if own or server.name in RUNS_PROJECT_CODE or _inside(self.directory, server.argv[0]):
             return self.project.status != "nothing" and self.commands_may_run()
         return True
-
-    def _expand_as_named(self) -> None:
-        """Each MCP server reads your environment through mcp_expansion as it starts."""
-        self._refused: set[tuple[str, str]] = set()
-        for name, server in self.mcp.servers.items():
-            server.expand = self.mcp_expansion(name)
 
     def mcp_expansion(self, name: str) -> Callable[[str, str], str] | None:
         """How the project's MCP server `name` reads your environment as it starts
@@ -357,9 +348,6 @@ class Workspace:
             for item in self.project.sent
             if self._secret(item.variable) and item.line() not in named.get(item.server, [])
         ]
-
-    def _mcp_runs(self, name: str) -> bool:
-        return name not in self._project_mcp() or self.trusted
 
     def _project_names(self, key: str) -> set[str]:
         """The names of what the project's config defines under `key` (`commands` lists
