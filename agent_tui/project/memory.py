@@ -125,12 +125,10 @@ def load_memory(directory: Path, *, trusted: bool, deny_read: tuple[str, ...] = 
         found = _folder_memory(memory, reader, folder, folder)
         memory.files += [f for group in found.groups for f in group]
         memory.scoped += found.scoped
-    for name in GLOBAL_NAMES:
-        if (paths.config_dir() / name).is_file():
-            _add(memory, reader, paths.config_dir() / name, "user", None)
-            break
-    if (reader.claude_home / "CLAUDE.md").is_file():
-        _add(memory, reader, reader.claude_home / "CLAUDE.md", "user", None)
+    own = next((p for p in (paths.config_dir() / n for n in GLOBAL_NAMES) if p.is_file()), None)
+    for path in (own, reader.claude_home / "CLAUDE.md"):
+        if path is not None and path.is_file():
+            memory.files += _read_with_imports(memory, reader, path, "user", None)
     found = FolderMemory()
     _rules(memory, reader, reader.claude_home / "rules", directory, None, found)
     memory.files += [f for group in found.groups for f in group]
@@ -201,10 +199,6 @@ def _rules(
             into.scoped.append(group)
         elif group:
             into.groups.append(group)
-
-
-def _add(memory: Memory, reader: Reader, path: Path, kind: str, root: Path | None) -> None:
-    memory.files.extend(_read_with_imports(memory, reader, path, kind, root))
 
 
 def _read_with_imports(
