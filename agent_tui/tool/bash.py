@@ -286,9 +286,11 @@ async def _run(
     params: BashParams, ctx: ToolContext, argv: list[str], env: dict[str, str], cwd: Path
 ) -> ToolResult:
     capture = OutputCapture(ctx.output_dir, ctx.truncation, ctx.redact, ctx.progress)
-    with _sendable(ctx) as sent:
-        adopt = partial(_adopt, params, ctx, now_ms())
-        sending = None if sent is None else Sending(sent, adopt)
+    sending = None
+    with contextlib.ExitStack() as stack:
+        if ctx.background is not None:  # the session's background commands may adopt it
+            adopt = partial(ctx.background.adopt, params=params, started=now_ms(), ctx=ctx)
+            sending = Sending(stack.enter_context(ctx.background.foreground()), adopt)
         outcome, exit_code = await run_command(
             argv, cwd, params.timeout / 1000, ctx.abort, capture, env, sending
         )
@@ -307,19 +309,6 @@ async def _run(
     if outcome != "exited":
         metadata[outcome] = True  # timed_out or interrupted
     return _result(params, output, metadata)
-
-
-def _sendable(ctx: ToolContext) -> contextlib.AbstractContextManager[asyncio.Event | None]:
-    """The event that sends this command to the background, where the session has
-    background commands."""
-    if ctx.background is None:
-        return contextlib.nullcontext()
-    return ctx.background.foreground()
-
-
-async def _adopt(params: BashParams, ctx: ToolContext, started: int, group: Group) -> Running:
-    assert ctx.background is not None
-    return await ctx.background.adopt(group, params, started, ctx)
 
 
 def _sent_result(
