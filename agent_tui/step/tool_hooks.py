@@ -160,16 +160,8 @@ async def notify(
     ctx: EngineContext, session_id: str, directory: Path, message: str, kind: str, title: str
 ) -> None:
     """Notification: the agent waits for the person (`kind` is `notification_type`)."""
-    hooks = ctx.in_project(directory).hooks
-    if not hooks.any_for("Notification"):
-        return
-    payload = {
-        **await ctx.hook_payload(session_id, directory),
-        "message": message,
-        "title": title,
-        "notification_type": kind,
-    }
-    await hooks.fire("Notification", directory, payload, subject=kind)
+    fields = {"message": message, "title": title, "notification_type": kind}
+    await ctx.fire_hook("Notification", session_id, directory, fields, subject=kind)
 
 
 async def original(ctx: EngineContext, directory: Path, call: ToolCallReady) -> str | None:
