@@ -185,13 +185,8 @@ class SearchQueries(DatabaseCore):
         return item_id
 
     async def _history_start(self, session_id: str) -> str | None:
-        rows = await self._fetch(
-            "SELECT compaction_id, tail_start_id FROM session WHERE id = ?", (session_id,)
-        )
-        if not rows or rows[0][0] is None:
-            return None
-        compaction_id, tail_start = rows[0]
-        return min(compaction_id, tail_start or compaction_id)
+        found = await self._fetch(f"{rows.SELECT_SESSION} WHERE id = ?", (session_id,))
+        return rows.parse_session(found[0]).history_start if found else None
 
     async def backfill_search_index(self) -> int:
         """Index parts stored before the index existed, a batch per transaction so the
