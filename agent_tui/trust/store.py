@@ -72,19 +72,15 @@ def state(directory: Path, files: dict[str, str], trusted_paths: Iterable[str]) 
     record = _record(directory, files)
     if not isinstance(record, dict) or not isinstance(record.get("files"), dict):
         record = None
+    found = None
+    if record is not None:
+        found = compare(record["files"], files)
+        found.named = _named(record) if found.status == "trusted" else {}
     if covered(directory, trusted_paths):  # a trust recorded as well names variables
-        by_config = TrustState("by-config", files)
-        if record is not None and compare(record["files"], files).status == "trusted":
-            by_config.named = _named(record)
-        return by_config
+        return TrustState("by-config", files, named=found.named if found is not None else {})
     if not files:
         return TrustState("nothing", files)
-    if record is None:
-        return TrustState("untrusted", files)
-    found = compare(record["files"], files)
-    if found.status == "trusted":
-        found.named = _named(record)
-    return found
+    return found or TrustState("untrusted", files)
 
 
 def _record(directory: Path, files: dict[str, str]) -> dict[str, Any] | None:
