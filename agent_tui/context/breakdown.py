@@ -86,9 +86,9 @@ def breakdown(
     )
     for message in filter_compacted(history):
         info = message.info
-        is_summary = isinstance(info, AssistantMessage) and info.summary
-        result.compacted = result.compacted or is_summary
-        if is_summary:  # its text in force: the person's edit, if any
+        if isinstance(info, AssistantMessage) and info.summary:
+            result.compacted = True
+            # its text in force: the person's edit, if any
             result.summary += count(summary_text(message))
             continue
         for part in message.parts:
@@ -109,7 +109,7 @@ def breakdown(
                 else:
                     result.tool_outputs += count(tool_result_text(part))
                     result.tool_outputs += part_image_tokens(part, model.id)
-        if isinstance(info, AssistantMessage) and info.finish and not is_summary:
+        if isinstance(info, AssistantMessage) and info.finish:
             result.last_step_tokens = prompt_and_output(info.tokens)
     return result
 
