@@ -33,8 +33,8 @@ from agent_tui.config.settings import (
 )
 from agent_tui.errors import UsageError
 from agent_tui.project.claude_agents import agent_data
-from agent_tui.project.custom_commands import UnreadableFile, markdown_text
-from agent_tui.project.front_matter import FrontMatterError, parse_front_matter
+from agent_tui.project.custom_commands import front_matter_files
+from agent_tui.project.front_matter import FrontMatterError
 from agent_tui.trust.keys import narrow_agent
 
 BUILD = "build"
@@ -49,6 +49,8 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 FILE_REF = re.compile(r"^\{file:(.+)\}$")
 PLAN_EXIT_TOOL = tool_lines.PLAN_EXIT_TOOL
 """Only agents whose `tools` name it get it (the plan agent)."""
+AGENT_FILE = "Agent file"
+"""How a skipped line names an agent's file."""
 SUBAGENT_TOOLS = ("read", "grep", "glob", "list", "recall", "webfetch")
 """A subagent's tools unless its config names others."""
 
@@ -278,13 +280,15 @@ class _Claude:
 
 
 def _load_file(
-    path: Path, untrusted: Path | None = None, claude: _Claude | None = None
+    path: Path,
+    data: dict[str, Any],
+    body: str,
+    untrusted: Path | None = None,
+    claude: _Claude | None = None,
 ) -> tuple[str, AgentConfig]:
-    """Its name and keys, the body as its prompt; FrontMatterError with the field or line
-    that is wrong. `untrusted`: the directory of a project not yet trusted, whose agents
-    only narrow (trust/keys.py `narrow_agent`); UnreadableFile for a file it cannot read
-    (one linking outside that project included)."""
-    data, body = parse_front_matter(markdown_text(path, untrusted))
+    """Its name and keys from its front matter `data`, the body as its prompt;
+    FrontMatterError with the field that is wrong. `untrusted`: the directory of a project
+    not yet trusted, whose agents only narrow (trust/keys.py `narrow_agent`)."""
     if "prompt" in data:
         data["prompt"] = _file_ref(data["prompt"])
     body = body.strip()
@@ -311,18 +315,17 @@ def _load_dir(
     untrusted: Path | None = None,
     claude: _Claude | None = None,
 ) -> None:
-    try:
-        files = sorted(folder.glob("*.md"))
-    except OSError:
-        return
-    for path in files:
+    """Its agents; a file that cannot be read (one linking outside an `untrusted` project
+    included) or parsed, or whose agent is wrong, is a line in `warnings`."""
+    files = front_matter_files(folder, "*.md", untrusted, warnings, AGENT_FILE, lower=False)
+    for path, data, body in files:
         try:
-            name, entry = _load_file(path, untrusted, claude)
+            name, entry = _load_file(path, data, body, untrusted, claude)
             if not NAME_RE.match(name):
                 raise FrontMatterError(f"the name {name!r} is not valid")
             _apply(agents, name, entry, [path.parent, base], str(path))
-        except (FrontMatterError, UnreadableFile, OSError) as exc:
-            warnings.append(f"Agent file {path}: {exc}; skipped.")
+        except (FrontMatterError, OSError) as exc:
+            warnings.append(f"{AGENT_FILE} {path}: {exc}; skipped.")
 
 
 def load_agents(config: Config, directory: Path, *, trusted: bool = True) -> AgentCatalog:

@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui.project.agents import CLAUDE_AGENTS_DIR, PROJECT_AGENTS_DIR
-from agent_tui.project.custom_commands import markdown_text, project_commands
-from agent_tui.project.front_matter import parse_front_matter
+from agent_tui.project.custom_commands import front_matter_files, project_commands
 
 AGENT_KEYS = ("tools", "model", "reasoning")
 
@@ -31,14 +30,8 @@ def _commands(directory: Path) -> list[str]:
 def _agents(directory: Path) -> list[str]:
     found = []
     for folder, claude in ((CLAUDE_AGENTS_DIR, True), (PROJECT_AGENTS_DIR, False)):
-        try:
-            files = sorted((directory / folder).glob("*.md"))
-        except OSError:
-            continue
-        for path in files:
-            header = _header(path)
-            if header is None:
-                continue
+        # a file that cannot be read or parsed is skipped, so not asked about
+        for path, header, _ in front_matter_files(directory / folder, "*.md", lower=False):
             name = str(header.get("name") or path.stem) if claude else path.stem
             keys = [key for key in AGENT_KEYS if header.get(key) not in (None, "", "inherit")]
             if claude and "tools" not in header:
@@ -47,13 +40,6 @@ def _agents(directory: Path) -> list[str]:
                 keys.append("permission")
             found += [f"agents.{name}.{key}" for key in keys]
     return found
-
-
-def _header(path: Path) -> dict[str, Any] | None:
-    try:
-        return parse_front_matter(markdown_text(path))[0]
-    except ValueError:  # UnreadableFile, FrontMatterError: a file skipped is not asked about
-        return None
 
 
 def _widens(permission: Any) -> bool:

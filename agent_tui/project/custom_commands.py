@@ -102,11 +102,13 @@ def front_matter_files(
     within: Path | None = None,
     skipped: list[str] | None = None,
     kind: str = "File",
+    *,
+    lower: bool = True,
 ) -> Iterator[tuple[Path, dict[str, Any], str]]:
-    """(path, front matter with lower-case keys, body) of each readable file matching
-    `pattern` in `folder`, by path; none when the folder cannot be read. Each one that
-    cannot be read (markdown_text, `within` a project) or whose front matter is not valid
-    YAML adds a line to `skipped`, naming it as `kind`."""
+    """(path, front matter with lower-case keys (as written when not `lower`), body) of
+    each readable file matching `pattern` in `folder`, by path; none when the folder
+    cannot be read. Each one that cannot be read (markdown_text, `within` a project) or
+    whose front matter is not valid YAML adds a line to `skipped`, naming it as `kind`."""
     try:
         files = sorted(folder.glob(pattern))
     except OSError:
@@ -118,7 +120,7 @@ def front_matter_files(
             if skipped is not None:
                 skipped.append(f"{kind} {path}: {exc}; skipped.")
             continue
-        yield path, {key.lower(): value for key, value in meta.items()}, body
+        yield path, {key.lower() if lower else key: value for key, value in meta.items()}, body
 
 
 COMMAND_FILE = "Command file"
