@@ -144,7 +144,6 @@ async def _process(
     """Summarise what precedes `request_msg` but the verbatim tail; on success move the
     session's boundary. Afterwards the model sees: the summary, the person's own words
     from the summarised span, the newest steps verbatim, then what came after."""
-    config = ctx.config
     index = next(i for i, m in enumerate(history) if m.info.id == request_msg.info.id)
     if not part.overflow and not part.instructions:
         outcome = await prepared.apply(
@@ -157,7 +156,6 @@ async def _process(
     )
     if not span.new_content and span.replay is None:
         raise CompactionError("Nothing to compact yet: the session has no new messages.")
-    anchored, summarised, tail, replay = span.anchored, span.summarised, span.tail, span.replay
     summary_model = summariser(ctx, model)
     summary = await new_summary(
         ctx, session, request_msg.info.id, summary_model.id, span.restated, history[:index]
@@ -165,9 +163,9 @@ async def _process(
     request, size = whole_span_request(
         ctx, session, span, summary_model, part.instructions, summary.todos, summary.plan
     )
-    if not fits(size, summary_model.limit, config.compaction):
+    if not fits(size, summary_model.limit, ctx.config.compaction):
         outcome = await _summarise_in_chunks(
-            ctx, session, summarised, summary, summary_model, anchored, part, abort
+            ctx, session, span.summarised, summary, summary_model, span.anchored, part, abort
         )
     else:
         outcome, summary = await _summarise_whole(
@@ -175,9 +173,9 @@ async def _process(
         )
     if outcome != "stop":
         return outcome
-    await carry_into(ctx, session, summary, summarised, model)  # pins and the file ledger
+    await carry_into(ctx, session, summary, span.summarised, model)  # pins and the file ledger
     shorten = span.tail_tokens if span.oversize else None
-    await install(ctx, session, request_msg, part, model, summary, tail, replay, shorten)
+    await install(ctx, session, request_msg, part, model, summary, span.tail, span.replay, shorten)
     return "stop"
 
 
