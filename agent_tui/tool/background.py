@@ -25,7 +25,7 @@ from agent_tui.events import BackgroundCommand, BackgroundCommandsChanged, Event
 from agent_tui.ids import now_ms
 from agent_tui.tool import supervise
 from agent_tui.tool.background_output import BackgroundOutput
-from agent_tui.tool.process_group import Group, finish, pump, spawn, stop_group
+from agent_tui.tool.process_group import FeedSwitch, Group, finish, start_group, stop_group
 from agent_tui.tool.saved_outputs import new_path
 
 if TYPE_CHECKING:
@@ -64,10 +64,8 @@ class Running:
         """Its TASK_ENV value."""
         self._guard: int | None = None
         # Set by `start` or `adopt` before it is listed:
-        self._pgid: int
+        self._group: Group
         self._watch: asyncio.Task[None]
-        self._pumping: asyncio.Task[None]
-        self._exited: asyncio.Task[Any]
 
     @property
     def id(self) -> str:
@@ -133,19 +131,15 @@ class BackgroundCommands:
         found.marker = f"{self.session_id}/{found.info.id}"
         env = {**env, TASK_ENV: found.marker}
         read_end, found._guard = os.pipe()
+        feed = FeedSwitch(self._feeder(found))
         try:
-            transport, protocol = await spawn(supervised(argv, read_end), cwd, env, [read_end])
+            found._group = await start_group(supervised(argv, read_end), cwd, env, feed, [read_end])
         except BaseException:
             os.close(found._guard)
             raise
         finally:
             os.close(read_end)
-        found._pgid = transport.get_pid()
-        procs.track(found._pgid)
-        assert protocol.stdout is not None
-        found._pumping = asyncio.create_task(pump(protocol.stdout, self._feeder(found)))
-        found._exited = asyncio.create_task(protocol.exited.wait())
-        found._watch = asyncio.create_task(self._follow(found, transport))
+        found._watch = asyncio.create_task(self._follow(found))
         self._add(found)
         return found
 
@@ -158,9 +152,9 @@ class BackgroundCommands:
         leaves it to the next start's reap (procs.py), and in the sandbox to bubblewrap's
         --die-with-parent; a stop ends its process group, not what left it (`setsid`)."""
         found = self._new(params, started, ctx)
-        found._pgid, found._exited, found._pumping = group.pgid, group.exited, group.pumping
+        found._group = group
         group.feed.target = self._feeder(found)
-        found._watch = asyncio.create_task(self._follow(found, group.transport))
+        found._watch = asyncio.create_task(self._follow(found))
         self._add(found)
         return found
 
@@ -229,7 +223,7 @@ class BackgroundCommands:
     async def _stop(self, found: Running, *, told: bool = True) -> None:
         found.stopping = True
         found.told = told
-        await stop_group(found._pgid, {found._exited, found._pumping})
+        await stop_group(found._group.pgid, {found._group.exited, found._group.pumping})
         if procs.LINUX and found.marker:  # what left its group (an adopted one has none)
             await asyncio.to_thread(procs.kill_marked, TASK_ENV, found.marker)
         with contextlib.suppress(Exception):
@@ -246,30 +240,31 @@ class BackgroundCommands:
 
         return feed
 
-    async def _follow(self, found: Running, transport: asyncio.SubprocessTransport) -> None:
+    async def _follow(self, found: Running) -> None:
         """Wait for its end, then settle its state and tell the views."""
+        group = found._group
         try:
-            await found._exited
+            await group.exited
             # Its own background jobs may hold the pipe: the group goes with it.
-            if not await finish({found._pumping}, DRAIN_SECONDS):
-                await stop_group(found._pgid, {found._pumping})
+            if not await finish({group.pumping}, DRAIN_SECONDS):
+                await stop_group(group.pgid, {group.pumping})
         finally:
-            await self._settle(found, transport)
+            await self._settle(found, group)
 
-    async def _settle(self, found: Running, transport: asyncio.SubprocessTransport) -> None:
-        found._pumping.cancel()
-        await asyncio.gather(found._pumping, return_exceptions=True)
+    async def _settle(self, found: Running, group: Group) -> None:
+        group.pumping.cancel()
+        await asyncio.gather(group.pumping, return_exceptions=True)
         if found._guard is not None:
             os.close(found._guard)
             found._guard = None
-        transport.close()
+        group.transport.close()
         await found.output.close()
-        code = transport.get_returncode()
+        code = group.transport.get_returncode()
         info = found.info
         info.exit_code, info.ended = code, now_ms()
         info.status = "stopped" if found.stopping else "exited" if code == 0 else "failed"
         info.last_line = found.output.last_line
-        procs.release(found._pgid)
+        procs.release(group.pgid)
         found.ended.set()
         self._changed()
 

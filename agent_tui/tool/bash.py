@@ -36,9 +36,8 @@ from agent_tui.tool.process_group import (
     FeedSwitch,
     Group,
     finish,
-    pump,
     signal_group,
-    spawn,
+    start_group,
     stop_group,
 )
 from agent_tui.tool.tool_paths import resolve_path
@@ -123,51 +122,44 @@ async def run_command(
 ) -> tuple[Outcome, int | None]:
     """Run `argv` until it exits, times out, `abort` is set or it is sent to the
     background (then adopted, still running). (outcome, exit code)."""
-    feed = FeedSwitch(capture.feed)
-    transport, protocol = await spawn(argv, cwd, env)
-    pgid = transport.get_pid()
-    procs.track(pgid)  # stopped when agent-tui exits if background jobs outlive the shell
-    assert protocol.stdout is not None
-    pumping = asyncio.create_task(pump(protocol.stdout, feed))
-    exited = asyncio.create_task(protocol.exited.wait())
+    group = await start_group(argv, cwd, env, FeedSwitch(capture.feed))
     waiters: dict[asyncio.Task[Any], Outcome] = {asyncio.create_task(abort.wait()): "interrupted"}
     if sending is not None:
         waiters[asyncio.create_task(sending.sent.wait())] = "backgrounded"
     outcome: Outcome = "exited"
     try:
         done, _ = await asyncio.wait(
-            {exited, *waiters}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED
+            {group.exited, *waiters}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED
         )
-        if exited in done:
+        if group.exited in done:
             # Background jobs (`cmd &`) may hold the pipe open; do not wait for them.
-            await finish({pumping}, DRAIN_SECONDS)
+            await finish({group.pumping}, DRAIN_SECONDS)
         elif sending is not None and sending.sent.is_set():
-            sending.adopted = await sending.adopt(Group(transport, exited, pumping, feed))
+            sending.adopted = await sending.adopt(group)
             outcome = "backgrounded"
         else:
             outcome = next((waiters[t] for t in done if t in waiters), "timed_out")
-            await stop_group(pgid, {exited, pumping})
+            await stop_group(group.pgid, {group.exited, group.pumping})
     finally:
         for task in waiters:
             task.cancel()
         await asyncio.gather(*waiters, return_exceptions=True)
         if outcome != "backgrounded":  # else the background commands own it now
-            await _leave_nothing(transport, pgid, {exited, pumping})
+            await _leave_nothing(group)
         await capture.close()
-    return outcome, transport.get_returncode()
+    return outcome, group.transport.get_returncode()
 
 
-async def _leave_nothing(
-    transport: asyncio.SubprocessTransport, pgid: int, tasks: set[asyncio.Task[Any]]
-) -> None:
-    if transport.get_returncode() is None:  # cancelled from outside: leave nothing running
-        signal_group(pgid, signal.SIGKILL)
+async def _leave_nothing(group: Group) -> None:
+    tasks = {group.exited, group.pumping}
+    if group.transport.get_returncode() is None:  # cancelled from outside: leave nothing running
+        signal_group(group.pgid, signal.SIGKILL)
         await finish(tasks, KILL_GRACE_SECONDS)
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
-    transport.close()
-    procs.release(pgid)  # only once nothing of the command is left
+    group.transport.close()
+    procs.release(group.pgid)  # only once nothing of the command is left
 
 
 def _status_notes(outcome: Outcome, exit_code: int | None, timeout_ms: int) -> list[str]:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent_tui import procs
+
 KILL_GRACE_SECONDS = 2.0
 """Time between SIGTERM and SIGKILL when stopping a command's process group."""
 READ_CHUNK_BYTES = 64 * 1024
@@ -118,3 +120,15 @@ async def spawn(
             signal_group(started.get_pid(), signal.SIGKILL)
             started.close()
         raise
+
+
+async def start_group(
+    argv: list[str], cwd: Path, env: dict[str, str], feed: FeedSwitch, pass_fds: Sequence[int] = ()
+) -> Group:
+    """`spawn` it, tracked (procs.py: stopped when agent-tui exits if its jobs outlive it),
+    its output pumped to `feed` as it comes."""
+    transport, protocol = await spawn(argv, cwd, env, pass_fds)
+    procs.track(transport.get_pid())
+    assert protocol.stdout is not None
+    pumping = asyncio.create_task(pump(protocol.stdout, feed))
+    return Group(transport, asyncio.create_task(protocol.exited.wait()), pumping, feed)
