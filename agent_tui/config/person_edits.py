@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui import paths
-from agent_tui.config.layers import person_files, read_json
+from agent_tui.config.layers import read_json
 from agent_tui.errors import ConfigError
 
 
@@ -17,10 +17,7 @@ def own_config_path() -> Path:
     """The file the person's own settings are saved in (`AGENT_TUI_CONFIG`, else
     `<config dir>/config.json`, made when missing)."""
     explicit = os.environ.get("AGENT_TUI_CONFIG")
-    if explicit:
-        return Path(explicit)
-    found = person_files()
-    return found[-1] if found else paths.config_dir() / "config.json"
+    return Path(explicit) if explicit else paths.config_dir() / "config.json"
 
 
 def save_outside(directory: Path, name: str) -> Path:
