@@ -39,12 +39,11 @@ class PreparedQueries(DatabaseCore):
         self, session_id: str, status: PreparedStatus | None = None
     ) -> list[PreparedSummary]:
         """The session's prepared summaries, oldest first (only `status` when given)."""
-        sql = "SELECT data FROM prepared_summary WHERE session_id = ?"
-        params: tuple[str, ...] = (session_id,)
-        if status is not None:
-            sql += " AND status = ?"
-            params += (status,)
-        found = await self._fetch(sql + " ORDER BY id", params)
+        found = await self._fetch(
+            "SELECT data FROM prepared_summary WHERE session_id = ? "
+            "AND (? IS NULL OR status = ?) ORDER BY id",
+            (session_id, status, status),
+        )
         return [PreparedSummary.model_validate_json(row["data"]) for row in found]
 
     async def prepared_by(self, model: str, newest: int) -> list[PreparedSummary]:
