@@ -242,9 +242,7 @@ async def _start_background(
         argv, env = wrapped.argv, wrapped.env
         note = _network_note(wrapped.policy)
     started = await ctx.background.start(argv, cwd, env, params, ctx)
-    output = started_text(started)
-    if note:
-        output += f"\n{note}"
+    output = started_text(started) + (f"\n{note}" if note else "")
     metadata = {"background_id": started.id, "output_path": started.info.output_path}
     return _result(params, output, metadata)
 
