@@ -32,10 +32,10 @@ INSERT_SESSION = (
     f"VALUES ({', '.join('?' * (len(SESSION_COLUMNS) + 1))})"
 )
 # `updated` never moves backwards: a flush may have bumped it after the caller read
-# the session it is now saving.
+# the session it is now saving. Numbered parameters: it takes INSERT_SESSION's values.
 UPDATE_SESSION = (
-    "UPDATE session SET title = ?, directory = ?, parent_id = ?, created = ?, "
-    "updated = max(updated, ?), compaction_id = ?, tail_start_id = ?, data = ? WHERE id = ?"
+    "UPDATE session SET title = ?2, directory = ?3, parent_id = ?4, created = ?5, "
+    "updated = max(updated, ?6), compaction_id = ?7, tail_start_id = ?8, data = ?9 WHERE id = ?1"
 )
 BUMP_SESSION = "UPDATE session SET updated = max(updated, ?) WHERE id = ?"
 SELECT_SESSION = f"SELECT {', '.join(SESSION_COLUMNS)}, data FROM session"
@@ -65,15 +65,9 @@ PartRow = tuple[str, str, str, str, str]
 
 
 def session_row(session: Session) -> tuple[Any, ...]:
-    """Values for INSERT_SESSION (columns in SESSION_COLUMNS order, then data)."""
+    """Values for INSERT_SESSION and UPDATE_SESSION (SESSION_COLUMNS' order, then data)."""
     extra = session.model_dump(mode="json", exclude=set(SESSION_COLUMNS))
     return (*(getattr(session, c) for c in SESSION_COLUMNS), json.dumps(extra))
-
-
-def session_update_row(session: Session) -> tuple[Any, ...]:
-    """Values for UPDATE_SESSION: everything but the id, then the id."""
-    values = session_row(session)
-    return (*values[1:], values[0])
 
 
 def parse_session(row: sqlite3.Row) -> Session:

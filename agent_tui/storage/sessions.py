@@ -97,7 +97,7 @@ class SessionQueries(DatabaseCore):
     async def update_session(self, session: Session) -> None:
         """Save every field of `session` (its `updated` never moves backwards)."""
         async with self._transaction() as conn:
-            cursor = await conn.execute(rows.UPDATE_SESSION, rows.session_update_row(session))
+            cursor = await conn.execute(rows.UPDATE_SESSION, rows.session_row(session))
             if cursor.rowcount == 0:
                 raise NotFoundError(f"No session with id {session.id!r}. {FIND_HINT}")
 
