@@ -245,9 +245,7 @@ class Workspace:
     def imports_waiting(self) -> list[OutsideImport]:
         """The files outside the project its memory files would read once it is trusted
         (project/memory.py reads none of them until then; a secret's, never)."""
-        if self.trusted:
-            return []
-        return [item for item in self.project.imports if not item.secret]
+        return [] if self.trusted else [item for item in self.project.imports if not item.secret]
 
     def trusted_elsewhere(self) -> bool:
         """Not trusted here, but trusted since (`agent-tui trust` in another terminal,
@@ -360,9 +358,7 @@ class Workspace:
 
     def waiting_lines(self) -> list[str]:
         """What of the project's config waits for trust, one line a key, with why."""
-        if self.trusted:
-            return []
-        return explain(self.project.waiting)
+        return [] if self.trusted else explain(self.project.waiting)
 
     # ---- agents ------------------------------------------------------------------------
 
