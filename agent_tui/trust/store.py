@@ -124,22 +124,21 @@ def trust(
 ) -> None:
     """Record the project as trusted with its files as they are now and what its MCP
     servers were named to receive (`named`: server -> lines; written atomically)."""
-    data = _read()
-    data[str(directory.resolve())] = {
-        "files": files,
-        "named": named or {},
-        "at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-    }
-    _write(data)
+    _keep(directory, {"files": files, "named": named or {}})
     revoke(directory, REFUSED_FILE_NAME)  # an earlier refusal is forgotten
 
 
 def refuse(directory: Path, files: dict[str, str]) -> None:
     """Record that the person refused to trust the project for good, its files as they
     are now (asked again once they change, or when the person asks to trust it)."""
-    data = _read(REFUSED_FILE_NAME)
-    data[str(directory.resolve())] = {"files": files, "at": time.strftime("%Y-%m-%dT%H:%M:%S")}
-    _write(data, REFUSED_FILE_NAME)
+    _keep(directory, {"files": files}, REFUSED_FILE_NAME)
+
+
+def _keep(directory: Path, record: dict[str, Any], name: str = FILE_NAME) -> None:
+    """Record `record` for the directory in the file `name`, with the time it was made."""
+    data = _read(name)
+    data[str(directory.resolve())] = {**record, "at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    _write(data, name)
 
 
 def refused(directory: Path, files: dict[str, str]) -> bool:
