@@ -290,11 +290,9 @@ class Database(
         self, conn: aiosqlite.Connection, sql: str, batch: Sequence[tuple[Any, ...]], what: str
     ) -> int:
         """executemany; if a row breaks a constraint, save the others one by one."""
-        try:
+        with contextlib.suppress(sqlite3.IntegrityError):
             await conn.executemany(sql, batch)
             return len(batch)
-        except sqlite3.IntegrityError:
-            pass
         written = 0
         for row in batch:
             try:
