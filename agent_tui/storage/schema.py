@@ -112,8 +112,7 @@ async def migrate(conn: aiosqlite.Connection, path: Path) -> int:
     for target, migration in enumerate(MIGRATIONS, start=1):
         await conn.execute("BEGIN IMMEDIATE")
         try:
-            tables = await _tables(conn)
-            if "schema_version" not in tables:
+            if "schema_version" not in await _tables(conn):
                 await conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
                 await conn.execute("INSERT INTO schema_version (version) VALUES (0)")
             current = await _version(conn)
