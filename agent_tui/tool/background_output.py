@@ -44,10 +44,6 @@ class BackgroundOutput:
         self.write_error: str | None = None
 
     @property
-    def redactions(self) -> int:
-        return self._stream.count if self._stream is not None else 0
-
-    @property
     def last_line(self) -> str:
         newest = self.last_lines(1)
         return newest[0] if newest else ""
