@@ -61,8 +61,7 @@ def level_for(
 
 
 def _resolved(directory: Path, value: str) -> Path:
-    path = Path(value).expanduser()
-    path = path if path.is_absolute() else directory / path
+    path = directory / Path(value).expanduser()  # an absolute `value` stays itself
     try:
         return path.resolve()  # `src/../.env` and a link to .env are .env
     except OSError:

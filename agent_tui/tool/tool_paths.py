@@ -16,10 +16,7 @@ def absolute_path(ctx: ToolContext, p: str | Path | None) -> Path:
     """`p` made absolute against ctx.directory (`~` expanded, symlinks resolved)."""
     if p is None or str(p).strip() == "":
         return ctx.directory.resolve()
-    path = Path(p).expanduser()
-    if not path.is_absolute():
-        path = ctx.directory / path
-    return path.resolve()
+    return (ctx.directory / Path(p).expanduser()).resolve()  # an absolute `p` stays itself
 
 
 def is_inside(ctx: ToolContext, path: Path) -> bool:
