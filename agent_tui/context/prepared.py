@@ -260,9 +260,8 @@ def _stale_reason(
     if prepared.agent and agent and prepared.agent != agent:
         return f"prepared for agent {prepared.agent}, the turn is {agent}'s"
     span = history[: prepared.messages]
-    if len(span) < prepared.messages or span[-1].info.id != prepared.last_id:
-        return "what it covers was undone or changed"
-    if fingerprint(span) != prepared.fingerprint:
+    cut = len(span) < prepared.messages or span[-1].info.id != prepared.last_id
+    if cut or fingerprint(span) != prepared.fingerprint:
         return "what it covers was undone or changed"
     return None
 
