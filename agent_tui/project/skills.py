@@ -86,15 +86,14 @@ def _read_dir(root: Path, scope: str, within: Path | None, skipped: list[str]) -
     for path, meta, body in front_matter_files(
         root, f"*/{SKILL_FILE}", within, skipped, SKILL_KIND
     ):
-        name = text_value(meta.get("name")) or path.parent.name
-        if name:
-            found[name.lower()] = Skill(
-                name=name,
-                description=" ".join(text_value(meta.get("description")).split()),
-                body=body.strip(),
-                path=path,
-                scope=scope,
-            )
+        name = text_value(meta.get("name")) or path.parent.name  # a folder's: never empty
+        found[name.lower()] = Skill(
+            name=name,
+            description=" ".join(text_value(meta.get("description")).split()),
+            body=body.strip(),
+            path=path,
+            scope=scope,
+        )
     return found
 
 
