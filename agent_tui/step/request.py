@@ -45,8 +45,7 @@ def estimate_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]],
     for message in messages:
         content = message.get("content")
         total += MESSAGE_OVERHEAD_TOKENS + count_tokens(_content_text(content), model)
-        if isinstance(content, list):
-            total += content_image_tokens(content, model)
+        total += content_image_tokens(content, model)  # 0 for text content
         for call in message.get("tool_calls") or []:
             fn = call["function"]
             total += count_tokens(fn["name"] + fn["arguments"], model)
