@@ -100,12 +100,8 @@ def _domain_level(rules: Rules, url: str) -> PermissionLevel | None:
     levels = [
         level
         for pattern, level in rules.items()
-        if pattern.startswith(DOMAIN) and fnmatchcase(host, pattern[len(DOMAIN) :].lower())
-    ]
-    levels += [
-        level
-        for pattern, level in rules.items()
-        if not pattern.startswith(DOMAIN) and pattern != "*" and fnmatchcase(url, pattern)
+        if (pattern.startswith(DOMAIN) and fnmatchcase(host, pattern[len(DOMAIN) :].lower()))
+        or (not pattern.startswith(DOMAIN) and pattern != "*" and fnmatchcase(url, pattern))
     ]
     return _worst(levels)
 
