@@ -108,10 +108,8 @@ def _validation_message(tool: Tool, exc: ValidationError) -> str:
 def parse_arguments(tool: Tool, raw: str | dict[str, Any]) -> BaseModel:
     """The model's raw arguments (JSON text or a dict) as the tool's Params, or ToolError."""
     if isinstance(raw, str):
-        if not raw.strip():
-            raw = "{}"
         try:
-            raw = json.loads(raw)
+            raw = json.loads(raw if raw.strip() else "{}")
         except json.JSONDecodeError as exc:
             quoted = raw if len(raw) <= 200 else raw[:200] + "..."
             raise ToolError(
