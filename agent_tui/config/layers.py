@@ -337,8 +337,7 @@ def project_layer(
 
 def _deny_read(person: dict[str, Any]) -> tuple[Path, ...]:
     """The person's `sandbox.deny_read` (unchecked yet: anything else is none)."""
-    sandbox = person.get("sandbox")
-    entries = sandbox.get("deny_read") if isinstance(sandbox, dict) else None
+    entries = _lookup(person, ("sandbox", "deny_read"))
     if not isinstance(entries, list):
         return ()
     return memory_imports.denied(str(entry) for entry in entries)
