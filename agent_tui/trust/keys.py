@@ -191,8 +191,7 @@ def _agents(value: Any, directory: Path) -> tuple[dict[str, Any], list[str]]:
         if not isinstance(entry, dict):
             waiting.append(name)
             continue
-        kept, left = narrow_agent(entry, directory)
-        safe[name] = kept
+        safe[name], left = narrow_agent(entry, directory)
         waiting += [f"{name}.{key}" for key in left]
     return safe, waiting
 
