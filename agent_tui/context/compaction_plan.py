@@ -4,6 +4,7 @@ that reports it without sending anything."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -165,10 +166,8 @@ def compaction_prompt(ctx: EngineContext, directory: Path) -> str:
         return paths.read_prompt("compaction.txt")
     file = _prompt_file(custom, directory)
     if file is not None:
-        try:
+        with contextlib.suppress(OSError):  # unreadable: the setting is the text itself
             return file.read_text(encoding="utf-8")
-        except OSError:
-            pass
     return custom
 
 
