@@ -122,9 +122,7 @@ def vouched_files(directory: Path, runs: list[Path]) -> list[Path]:
     files = [root / name for name in names if (root / name).is_file()]
     for tree in (PROJECT_DIR, *CLAUDE_TREES):
         files += islice(_tree(root / tree), MAX_FILES)
-    files += [f for f in runs if f not in files]
-    files += [f for f in importing_files(root) if f not in files]
-    return files
+    return list(dict.fromkeys([*files, *runs, *importing_files(root)]))
 
 
 def _tree(folder: Path) -> Iterator[Path]:
