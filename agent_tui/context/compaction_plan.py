@@ -151,11 +151,9 @@ def _after(shown: list[MessageWithParts], up_to: str) -> list[MessageWithParts]:
 def _prompt_file(custom: str, directory: Path) -> Path | None:
     """The file `compaction.prompt` names (as given, or relative to the project), if any."""
     for candidate in (Path(custom).expanduser(), directory / custom):
-        try:
+        with contextlib.suppress(OSError):
             if candidate.is_file():
                 return candidate
-        except OSError:
-            continue
     return None
 
 

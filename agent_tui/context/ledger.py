@@ -12,6 +12,7 @@ always covers everything summarised so far.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from pathlib import Path
@@ -58,10 +59,8 @@ class _Book:
         if not path.is_absolute():
             return path.as_posix()
         for root in (self.directory, self.directory.resolve()):
-            try:
+            with contextlib.suppress(ValueError):  # not inside this root
                 return path.relative_to(root).as_posix()
-            except ValueError:
-                continue
         return path.as_posix()
 
     def act(self, raw: str, action: Action, added: int = 0, removed: int = 0) -> None:
