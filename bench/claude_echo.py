@@ -197,7 +197,7 @@ def claude_round(exe: str, version: str, place: Path, pace: float = 0.0) -> dict
     server = FakeServer(tui_pty.stream_words(tui_pty.STREAM_WORDS) + f"\n\n{END}\n", pace)
     try:
         env = claude_env(home, server)  # type: ignore[arg-type]
-        prepare_home(home, project, version)
+        prepare_home(home, [project], version)
         with ClaudeApp(exe, project, [], env) as app:
             watch = Watch(app)
             watch.until("❯")  # keys typed before the input is drawn may be lost
