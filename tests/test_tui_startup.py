@@ -9,7 +9,6 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from agent_tui import paths
@@ -43,37 +42,37 @@ ENGINE = (
 )
 
 
+def probe(code: str) -> list[str]:
+    """The lines a fresh interpreter prints running `code`, this checkout first."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        python_argv("-c", code), env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
 def test_the_first_frame_imports_nothing_of_the_engine() -> None:
     """What `agent-tui` imports before the app runs: Textual and the app's own widgets."""
-    probe = (
+    code = (
         "import sys\n"
         "import agent_tui.cli, agent_tui.tui.launch, agent_tui.tui.app\n"
         f"print(sorted(m for m in {ENGINE!r} if m in sys.modules))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    assert probe(code) == ["[]"]
 
 
 def test_the_prompt_reads_the_commands_it_completes_when_first_asked() -> None:
     """The prompt is in the first frame; importing every command module (for `/`
     completion) is not: it happens when the commands are first asked for."""
-    probe = (
+    code = (
         "import sys\n"
         "from agent_tui.tui.prompt_input import PromptInput\n"
         "prompt = PromptInput()\n"
         "print('agent_tui.command.compacting' in sys.modules)\n"
         "print(any(c.name == 'compact' for c in prompt.commands))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["False", "True"]
+    assert probe(code) == ["False", "True"]
 
 
 def test_first_frame_defaults_are_the_configs() -> None:
@@ -236,7 +235,7 @@ def test_the_newest_page_is_read_and_drawn_without_the_engine(isolated: Path) ->
     """`agent-tui --continue` draws the session's newest page before the engine and the
     config are imported: reading it and the view that draws it need the data models only."""
     asyncio.run(_stored_session())
-    probe = (
+    code = (
         "import argparse, sys\n"
         "import agent_tui.cli, agent_tui.tui.launch, agent_tui.tui.app\n"
         "from agent_tui.tui import app_opening, session_view\n"
@@ -244,12 +243,7 @@ def test_the_newest_page_is_read_and_drawn_without_the_engine(isolated: Path) ->
         "print(session.title, len(page), page[-1].parts[0].text)\n"
         f"print(sorted(m for m in {PAGE_ONLY!r} if m in sys.modules))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        python_argv("-c", probe), env=env, capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["long 60 Reply 39.", "[]"]
+    assert probe(code) == ["long 60 Reply 39.", "[]"]
 
 
 async def test_the_first_page_drawn_is_the_one_the_engine_shows(configured: FakeOpenAI) -> None:
