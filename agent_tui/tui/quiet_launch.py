@@ -8,7 +8,7 @@ terminal's settings when it takes the terminal, to restore them at exit: its dri
 (`driver_class`) gives the person's settings back just before (`give_back`), and so
 does the launch when the app never gets that far (an error, Ctrl+C).
 
-Imported by `__main__` before anything else: os and sys only at the top.
+Imported by `__main__` before anything else: only os at the top.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 
 _saved: list | None = None
-"""The terminal's settings before `quiet`, until `hand_over`."""
+"""The terminal's settings before `quiet`, until `give_back`."""
 
 
 def quiet() -> None:
