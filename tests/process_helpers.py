@@ -61,6 +61,14 @@ def agent_tui(project: Path, *args: str) -> subprocess.Popen[bytes]:
     )
 
 
+def with_sitecustomize(folder: Path, code: str) -> dict[str, str]:
+    """The environment of a process that runs `code` as its `sitecustomize` first (a gate,
+    a slow import, a refused call), with this checkout on its path: `folder` holds it."""
+    folder.mkdir(exist_ok=True)
+    (folder / "sitecustomize.py").write_text(code, encoding="utf-8")
+    return {"PYTHONPATH": f"{folder}{os.pathsep}{ROOT}"}
+
+
 def wait_until(condition: Callable[[], object], what: str, timeout: float = DEADLINE) -> None:
     """Poll a condition only real processes can change (no event to await for them)."""
     deadline = time.monotonic() + timeout

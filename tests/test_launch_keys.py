@@ -8,13 +8,13 @@ SLOW_IMPORT seconds longer, as on a slow machine; nothing else of the app is cha
 
 from __future__ import annotations
 
-import os
 import termios
 import time
 from pathlib import Path
 
 from tests.fake_openai import FakeOpenAI
-from tests.pty_helpers import ROOT, PtyAgent, visible
+from tests.process_helpers import with_sitecustomize
+from tests.pty_helpers import PtyAgent, visible
 
 SLOW_IMPORT = 3.0
 
@@ -33,10 +33,7 @@ sys.meta_path.insert(0, Slow())
 
 
 def slow_env(tmp_path: Path) -> dict[str, str]:
-    hook = tmp_path / "slow-hook"
-    hook.mkdir(exist_ok=True)
-    (hook / "sitecustomize.py").write_text(SLOW_TEXTUAL, encoding="utf-8")
-    return {"PYTHONPATH": f"{hook}{os.pathsep}{ROOT}"}
+    return with_sitecustomize(tmp_path / "slow-hook", SLOW_TEXTUAL)
 
 
 def until_exit(agent: PtyAgent) -> tuple[int, list[object]]:

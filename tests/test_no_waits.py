@@ -10,7 +10,6 @@ person sees meanwhile was drawn without litellm."""
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from pathlib import Path
 
@@ -19,8 +18,8 @@ import pytest
 from agent_tui.provider import remote
 from tests.acp_client import RecordingClient, acp_agent, prompt
 from tests.fake_openai import FakeOpenAI, Text
-from tests.process_helpers import wait_until
-from tests.pty_helpers import ROOT, PtyAgent
+from tests.process_helpers import wait_until, with_sitecustomize
+from tests.pty_helpers import PtyAgent
 
 HOLD_LITELLM = """
 import importlib.abc, importlib.machinery, os, pathlib, sys, time
@@ -72,13 +71,10 @@ class HeldImport:
     """`import litellm` waits, in every process started with `env`, until `release()`."""
 
     def __init__(self, tmp_path: Path) -> None:
-        hook = tmp_path / "hold-litellm"
-        hook.mkdir()
         self.started = tmp_path / "litellm-import-started"
         self.gate = tmp_path / "litellm-import-released"
         text = HOLD_LITELLM.format(started=str(self.started), gate=str(self.gate))
-        (hook / "sitecustomize.py").write_text(text, encoding="utf-8")
-        self.env = {"PYTHONPATH": f"{hook}{os.pathsep}{ROOT}"}
+        self.env = with_sitecustomize(tmp_path / "hold-litellm", text)
 
     def wait_started(self) -> None:
         wait_until(self.started.exists, "litellm's import to start (and be held)", 60)

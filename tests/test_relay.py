@@ -15,7 +15,7 @@ import pytest
 
 from agent_tui.provider import relay
 from tests.fake_openai import Call, FakeOpenAI, Gated, Hang, Text, ToolCalls
-from tests.process_helpers import agent_tui_argv, wait_until
+from tests.process_helpers import agent_tui_argv, wait_until, with_sitecustomize
 from tests.serve_helpers import env as process_env
 
 pytestmark = pytest.mark.process
@@ -364,13 +364,11 @@ def test_the_app_draws_while_the_relay_it_starts_is_not_listening_yet(
 ) -> None:
     """No relay runs (the first launch after its idle time): the app starts one and
     draws its first frame without waiting for it to listen, then uses it."""
-    from tests.pty_helpers import ROOT, PtyAgent
+    from tests.pty_helpers import PtyAgent
 
     gate = tmp_path / "gate"
-    hook = tmp_path / "hook"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text(GATED_RELAY.format(gate=str(gate)))
-    agent = PtyAgent(isolated, env={"PYTHONPATH": f"{hook}{os.pathsep}{ROOT}"})
+    env = with_sitecustomize(tmp_path / "hook", GATED_RELAY.format(gate=str(gate)))
+    agent = PtyAgent(isolated, env=env)
     try:
         agent.wait_for(b"Message the agent")  # drawn while the relay is held
         assert not any(relay.connect(path) for path in relay.relays())

@@ -26,7 +26,7 @@ from agent_tui.errors import ProviderError
 from agent_tui.provider import relay, remote
 from tests.engine_helpers import run_cli
 from tests.fake_openai import Call, FakeOpenAI, Gated, Reply, Text, ToolCalls
-from tests.process_helpers import ROOT, Run, wait_until
+from tests.process_helpers import Run, wait_until, with_sitecustomize
 from tests.test_relay import run
 
 NOBODY = 65534
@@ -193,10 +193,7 @@ async def test_a_request_written_as_the_relay_left_goes_to_the_next_relay(
 def test_where_unix_sockets_are_refused_a_command_answers_with_its_own_provider_process(
     configured: FakeOpenAI, isolated: Path, runtime: Path, tmp_path: Path
 ) -> None:
-    hook = tmp_path / "seccomp-like"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text(REFUSE_UNIX_SOCKETS, encoding="utf-8")
-    refused = {"PYTHONPATH": f"{hook}{os.pathsep}{ROOT}"}
+    refused = with_sitecustomize(tmp_path / "seccomp-like", REFUSE_UNIX_SOCKETS)
     configured.script(Text("answered all the same"))
     done = run(isolated, "run", "go", **refused)
     assert done.returncode == 0 and "answered all the same" in done.stdout, done.stderr
