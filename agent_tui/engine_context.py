@@ -262,6 +262,7 @@ class EngineContext:
     ) -> ToolContext:
         """What a tool call needs: the session's folder, permissions, the environment and
         redaction policy, and the session's history (for recall)."""
+        live, person = self.live(session_id), self._person_session(session_id)
         return ToolContext(
             session_id=session_id,
             message_id=message_id,
@@ -281,11 +282,11 @@ class EngineContext:
             subagents=self.subagents,
             worktrees=self.shared.worktrees,
             todos=SessionTodos(self.db, self.publish),
-            editor=self.live(session_id).editor,
+            editor=live.editor,
             sandbox=self.sandbox,
-            background=self.live(session_id).background,
-            network=self._person_session(session_id).network,
-            env_file=self._person_session(session_id).env_file,
+            background=live.background,
+            network=person.network,
+            env_file=person.env_file,
             mode_switch=self.shared.mode_switch,
         )
 
