@@ -268,3 +268,27 @@ async def test_the_first_page_drawn_is_the_one_the_engine_shows(configured: Fake
         assert view.scroll_y == view.max_scroll_y
     assert gate.db is not None
     await gate.db.close()
+
+
+async def test_the_first_frame_of_a_long_page_shows_its_end(configured: FakeOpenAI) -> None:
+    """The page is taller than the view: its first frame shows the session's last reply
+    (Textual's anchor placed a page scrolled past its end at the first layout, a blank
+    view until the next one)."""
+    gate = Gate(await _stored_session())
+    frames: list[bool] = []
+
+    class Recording(AgentApp):
+        def post_display_hook(self) -> None:
+            view = getattr(self.chat, "view", None)
+            if view is not None and view.children:
+                last = view.children[-1].region
+                frames.append(bool(last and view.region.overlaps(last)))
+
+    app = Recording(gate, first_page=app_opening.first_page(CONTINUE), continuing=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: bool(frames))
+        assert frames[0], "the first frame with the page does not show its last reply"
+        gate.open.set()
+        await app.loaded.wait()
+    assert gate.db is not None
+    await gate.db.close()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from textual._styles_cache import StylesCache
 from textual.containers import VerticalScroll
+from textual.geometry import Size
 from textual.widget import Widget
 
 from agent_tui.events import (
@@ -47,6 +48,8 @@ from agent_tui.tui.tool_line import ToolLine
 from agent_tui.tui.user_message_view import UserMessageView
 
 if TYPE_CHECKING:
+    from textual._arrange import DockArrangeResult
+
     from agent_tui.session.newest_page import Page
 
 WINDOW_MAX = 40
@@ -118,6 +121,20 @@ class SessionView(VerticalScroll):
         self._paging = False
         self._restoring = 0
         """Scroll positions to restore after the next layout (see `_keep_in_place`)."""
+        self._arranged = Size(0, 0)
+        """The size its children were last arranged in (`container_size`)."""
+
+    def arrange(self, size: Size) -> DockArrangeResult:
+        self._arranged = size
+        return super().arrange(size)
+
+    @property
+    def container_size(self) -> Size:
+        """Textual's anchor scrolls to the bottom of the children just arranged minus this
+        height, which it only sets after the whole screen is laid out: at the first layout
+        the page was scrolled past its end and drawn blank, until the next layout. Until
+        then it is the size just arranged in."""
+        return super().container_size or self._arranged
 
     def compose(self):  # type: ignore[no-untyped-def]
         if self._opening is not None:
