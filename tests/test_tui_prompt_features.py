@@ -105,3 +105,43 @@ async def test_custom_command_completes_and_sends_its_body(
     await app.db.close()
     last = [m for m in configured.requests[-1]["messages"] if m["role"] == "user"][-1]
     assert text_of(last) == "Say hello to Ada (Ada Lovelace)."
+
+
+async def test_the_prompt_is_drawn_in_the_colours_of_the_theme_and_focus_it_has() -> None:
+    """The prompt reads its colours (text, cursor) from the CSS only after its styles
+    changed, not at every frame: a theme, a class or a focus change still recolours it."""
+    from textual.app import App
+    from textual.geometry import Region
+
+    from agent_tui.tui.prompt_input import PromptInput
+
+    class One(App[None]):
+        CSS = "PromptInput.-red > .text-area--cursor { background: red; }"
+
+        def compose(self):  # type: ignore[no-untyped-def]
+            yield PromptInput()
+
+    app = One()
+    async with app.run_test(size=(60, 8)) as pilot:
+        prompt = app.query_one(PromptInput)
+        prompt.focus()
+        await pilot.press("h", "i")
+        await pilot.pause()
+
+        def colours() -> set[object]:
+            """The styles the typed text and the cursor after it are drawn in."""
+            strips = prompt.render_lines(Region(0, 0, *prompt.region.size))
+            return {seg.style for seg in strips[1] if seg.text in ("hi", " ")}
+
+        dark = colours()
+        app.theme = "textual-light"
+        await pilot.pause()
+        light = colours()
+        assert light and light != dark
+        prompt.add_class("-red")  # the same theme: only the styles changed
+        await pilot.pause()
+        red = colours()
+        assert red != light
+        prompt.blur()  # no cursor drawn
+        await pilot.pause()
+        assert colours() != red

@@ -8,7 +8,9 @@ import os
 from dataclasses import dataclass
 
 from textual import events
+from textual.geometry import Region
 from textual.message import Message
+from textual.strip import Strip
 from textual.widgets import TextArea
 from textual.widgets.text_area import Location
 
@@ -78,6 +80,23 @@ class PromptInput(TextArea):
         self._mention: tuple[int, Location] | None = None
         """The `@` being typed: its MentionStarted token and where the `@` is. Cleared
         when the prompt is sent, so a picker asked for before Enter never opens after."""
+        self._themed: object = None
+        """The TextArea theme whose colours (text, cursor, selection) were read from the
+        CSS; None after the styles changed."""
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """TextArea reads its colours from the CSS again at every render (half of a
+        typed key's frame); here only after the styles changed (`notify_style_update`:
+        focus, classes, the theme)."""
+        theme = self._theme
+        if theme is not None and self._themed is not theme:
+            theme.apply_css(self)
+            self._themed = theme
+        return super(TextArea, self).render_lines(crop)
+
+    def notify_style_update(self) -> None:
+        self._themed = None
+        super().notify_style_update()
 
     @property
     def commands(self) -> tuple[Command, ...]:
