@@ -58,3 +58,30 @@ async def test_a_streamed_reply_draws_like_the_whole_text() -> None:
         await pilot.pause()
         assert drawn(streamed) == drawn(whole)
         assert max(len(line) for line in drawn(streamed)) <= 40
+
+
+async def test_finished_blocks_take_the_colours_of_a_new_theme_and_class() -> None:
+    """MarkdownBlocks works its style out once per style change, not per line: a theme
+    or a class that recolours it still does."""
+
+    class Styled(Pair):
+        CSS = "TextPartView.-warn { color: red; background: blue; }"
+
+    def styles(view: TextPartView) -> set[object]:
+        blocks = view.query_one(MarkdownBlocks)
+        strips = blocks.render_lines(Region(0, 0, blocks.size.width, blocks.size.height))
+        return {seg.style for strip in strips for seg in strip if seg.text.strip()}
+
+    app = Styled()
+    async with app.run_test(size=(60, 80)) as pilot:
+        streamed = app.query_one("#streamed", TextPartView)
+        await streamed.show(REPLY)
+        await pilot.pause()
+        dark = styles(streamed)
+        app.theme = "textual-light"
+        await pilot.pause()
+        light = styles(streamed)
+        assert dark and light != dark
+        streamed.add_class("-warn")  # on an ancestor: the blocks' own rules do not change
+        await pilot.pause()
+        assert styles(streamed) != light

@@ -8,6 +8,7 @@ frame's cost does not grow with the length of the reply.
 
 from __future__ import annotations
 
+from rich.style import Style
 from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
@@ -23,6 +24,10 @@ class MarkdownBlocks(Widget):
         self._blocks: list[str] = []
         self._width = 0
         self._lines: list[Strip] = []
+        self._style: Style | None = None
+        """Its rich style, until its styles change (`notify_style_update`: classes, the
+        theme, its ancestors'): working it out walks the ancestors, at every line of
+        every frame of a stream."""
 
     def add(self, markdown: str) -> None:
         """Append a finished block."""
@@ -50,10 +55,16 @@ class MarkdownBlocks(Widget):
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return len(self._lines_at(width)) if width > 0 else 0
 
+    def notify_style_update(self) -> None:
+        self._style = None
+        super().notify_style_update()
+
     def render_line(self, y: int) -> Strip:
         width = self.content_size.width
         lines = self._lines_at(width)
-        style = self.rich_style
+        style = self._style
+        if style is None:
+            style = self._style = self.rich_style
         if y >= len(lines):
             return Strip.blank(width, style)
         return lines[y].apply_style(style)
