@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_tui import pydantic_plugins  # noqa: F401 (before any model: no plugin scan)
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="ignore")

@@ -18,7 +18,7 @@ from pydantic import (
     field_validator,
 )
 
-from agent_tui import paths
+from agent_tui import paths, pydantic_plugins  # noqa: F401 (before the models: no plugin scan)
 from agent_tui.config import claude_settings
 from agent_tui.config.claude_permissions import permission_of
 from agent_tui.config.hook_config import HookMatcher, HookSource
