@@ -72,11 +72,17 @@ class AssistantMessageView(Vertical):
             if (widget := part_widget(part)) is not None:
                 self._parts[part.id] = widget
                 children.append(widget)
-        self._error = Static(error_text(info) or "", markup=False, classes="error")
-        self._error.display = info.error is not None
-        self._pin = Static(PINNED, markup=False, classes="pin")
-        self._pin.display = info.pinned is not None
-        super().__init__(*children, self._error, self._pin)
+        # The error and pin lines, after the parts, exist only once there is one to show:
+        # a page of steps mounts, styles and lays out no hidden widgets.
+        self._error: Static | None = None
+        self._pin: Static | None = None
+        if (text := error_text(info)) is not None:
+            self._error = Static(text, markup=False, classes="error")
+            children.append(self._error)
+        if info.pinned is not None:
+            self._pin = Static(PINNED, markup=False, classes="pin")
+            children.append(self._pin)
+        super().__init__(*children)
 
     async def show_part(self, part: Part) -> None:
         widget = self._parts.get(part.id)
@@ -94,7 +100,7 @@ class AssistantMessageView(Vertical):
             if widget is None:
                 return
             self._parts[part.id] = widget
-            await self.mount(widget, before=self._error)
+            await self.mount(widget, before=self._error or self._pin)
         if isinstance(widget, TextPartView) and isinstance(part, TextPart):
             await widget.show(part.text)
         elif isinstance(widget, ReasoningPartView) and isinstance(part, ReasoningPart):
@@ -104,7 +110,14 @@ class AssistantMessageView(Vertical):
 
     def show_info(self, info: AssistantMessage) -> None:
         self.info = info
-        self._pin.display = info.pinned is not None
+        if self._pin is not None:
+            self._pin.display = info.pinned is not None
+        elif info.pinned is not None:
+            self._pin = Static(PINNED, markup=False, classes="pin")
+            self.mount(self._pin)
         if (text := error_text(info)) is not None:
-            self._error.update(text)
-            self._error.display = True
+            if self._error is None:
+                self._error = Static(text, markup=False, classes="error")
+                self.mount(self._error, before=self._pin)
+            else:
+                self._error.update(text)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.markup import escape
 from textual.message import Message
@@ -118,6 +119,11 @@ class ToolLine(Collapsible):
         )
         self._set_status_class()
 
+    def compose(self) -> ComposeResult:
+        """The title only: the body (Collapsible's Contents) is made when first expanded,
+        so a page of tool lines mounts, styles and lays out none of it."""
+        yield self._title
+
     def on_mount(self) -> None:
         self._sync_spinner()
 
@@ -177,4 +183,4 @@ class ToolLine(Collapsible):
         """The body is built on first expansion: most tool lines are never opened."""
         if event.collapsible is self and self._body is None:
             self._body = Static(tool_body(self.part), markup=False)
-            self.query_one(Collapsible.Contents).mount(self._body)
+            self.mount(Collapsible.Contents(self._body))
