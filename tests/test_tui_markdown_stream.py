@@ -50,6 +50,7 @@ async def test_a_streamed_reply_draws_like_the_whole_text() -> None:
         assert finished.startswith("I will **refactor**")
         assert "Done: the loader" not in finished  # the last block is still the tail
         whole = app.query_one("#whole", TextPartView)
+        assert len(whole.children) == 1  # a finished text: one widget, no empty blocks
         assert drawn(streamed) == drawn(whole)
         assert any("def load(path):" in line for line in drawn(streamed))
 

@@ -3,9 +3,9 @@
 Textual's `Markdown` builds a widget tree per paragraph, list item and code block; a
 finished reply costs tens of milliseconds to mount and every mounted block is laid out
 again on every frame. Here a finished text is one widget. A streaming text is the blocks
-finished so far (`MarkdownBlocks`: rendered once each, drawn line by line) plus the
-growing last block, the only thing re-parsed and re-rendered when more text arrives,
-once per update (`RenderedOnce`).
+finished so far (`MarkdownBlocks`: rendered once each, drawn line by line, mounted when
+the first block is finished) plus the growing last block, the only thing re-parsed and
+re-rendered when more text arrives, once per update (`RenderedOnce`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class TextPartView(Vertical):
         self._chunks = MarkdownBlocks()
         self._tail = Static(RenderedOnce(render_markdown(text)), classes="-tail")
         self.commit_log: list[tuple[float, int]] | None = None
-        super().__init__(self._chunks, self._tail, id=id)
+        super().__init__(self._tail, id=id)
 
     async def show(self, text: str) -> None:
         """Render the part of `text` not shown yet."""
@@ -48,6 +48,8 @@ class TextPartView(Vertical):
         self._text = text
         split = self._finished + open_block_start(text[self._finished :])
         if split > self._finished:
+            if not self._chunks.is_attached:
+                await self.mount(self._chunks, before=self._tail)
             self._chunks.add(text[self._finished : split].rstrip("\n"))
             self._finished = split
         tail = render_markdown(text[self._finished :], following=self._finished > 0)
