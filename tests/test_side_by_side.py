@@ -39,7 +39,9 @@ def _notify_program(isolated: Path) -> tuple[list[str], Path]:
 
 
 def _strip(app: AgentApp) -> str:
-    return str(app.query_one("#sidebar-sessions", Static).render())
+    """The sidebar's sessions section ("" before it was first shown: not mounted)."""
+    found = app.query("#sidebar-sessions")
+    return str(found.first(Static).render()) if found else ""
 
 
 async def test_two_sessions_work_at_once_and_the_waiting_one_is_reached(

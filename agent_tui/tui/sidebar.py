@@ -30,6 +30,13 @@ BACKGROUND_CHARS = 27
 """A command or its last line is cut to this width in the sidebar."""
 TICK_SECONDS = 1.0
 """How often running times are redrawn while a command runs."""
+SECTIONS = {
+    "sessions": ("Sessions", "agent"),
+    "todos": ("Todo", "background"),
+    "background": ("Background", None),
+}
+"""The sections shown only when they have something: heading, and the section they are
+drawn above when it is there (else the files' heading)."""
 TODO_MARK = {"pending": "○", "in_progress": "◐", "completed": "●", "cancelled": "✕"}
 
 
@@ -95,9 +102,9 @@ class Sidebar(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static("New session", id="sidebar-title", markup=False)
         yield Static("", id="sidebar-directory", markup=False)
-        yield Label("Sessions", classes="heading -sessions")
-        yield Static("", id="sidebar-sessions", classes="-sessions", markup=False)
-        yield Label("Agent", classes="heading")
+        # Sessions (side by side), Todo and Background: mounted once they have something
+        # to show (`_section`); a first frame mounts, styles and lays out none of them.
+        yield Label("Agent", classes="heading", id="sidebar-agent-heading")
         yield Static("build", id="sidebar-agent", markup=False)
         yield Label("Model", classes="heading")
         yield Static("", id="sidebar-model", markup=False)
@@ -106,11 +113,7 @@ class Sidebar(VerticalScroll):
         yield ProgressBar(total=100, show_eta=False, show_percentage=False, id="sidebar-bar")
         yield Static("", id="sidebar-cost", markup=False)
         yield Static("", id="sidebar-compactions", markup=False)
-        yield Label("Todo", classes="heading -todos", id="sidebar-todo-heading")
-        yield Static("", id="sidebar-todos", classes="-todos", markup=False)
-        yield Label("Background", classes="heading -background")
-        yield Static("", id="sidebar-background", classes="-background", markup=False)
-        yield Label("Files changed", classes="heading")
+        yield Label("Files changed", classes="heading", id="sidebar-files-heading")
         yield Static("none yet", id="sidebar-files", markup=False)
 
     def show_session(self, title: str, directory: str, model: str) -> None:
@@ -150,14 +153,14 @@ class Sidebar(VerticalScroll):
     def show_sessions(self, strip: str) -> None:
         """The sessions working side by side here and their states (tui/side_by_side.py);
         hidden while there is only the one on screen."""
-        self.query_one("#sidebar-sessions", Static).update(strip)
-        self.set_class(bool(strip), "-has-sessions")
+        if (section := self._section("sessions", bool(strip))) is not None:
+            section.update(strip)
 
     def show_todos(self, items: list[TodoItem]) -> None:
         """The session's todo list; the section is hidden while the list is empty."""
         text = "\n".join(f"{TODO_MARK[item.status]} {item.content}" for item in items)
-        self.query_one("#sidebar-todos", Static).update(text)
-        self.set_class(bool(items), "-has-todos")
+        if (section := self._section("todos", bool(items))) is not None:
+            section.update(text)
 
     def show_background(self, commands: list[BackgroundCommand]) -> None:
         """The shown session's background commands: each one's command, running time (or
@@ -180,5 +183,22 @@ class Sidebar(VerticalScroll):
                 lines.append(f"  {shorten(info.last_line, BACKGROUND_CHARS)}")
         if len(self._background) > MAX_BACKGROUND_SHOWN:
             lines.append(f"… {len(self._background) - MAX_BACKGROUND_SHOWN} more: /bashes")
-        self.query_one("#sidebar-background", Static).update("\n".join(lines))
-        self.set_class(bool(self._background), "-has-background")
+        if (section := self._section("background", bool(self._background))) is not None:
+            section.update("\n".join(lines))
+
+    def _section(self, name: str, shown: bool) -> Static | None:
+        """Section `name`'s text, shown or hidden (the `-has-NAME` class); mounted with
+        its heading, in its place, the first time it is shown (None until then)."""
+        self.set_class(shown, f"-has-{name}")
+        found = self.query(f"#sidebar-{name}")
+        if found:
+            return found.first(Static)
+        if not shown:
+            return None
+        body = Static("", id=f"sidebar-{name}", classes=f"-{name}", markup=False)
+        after = SECTIONS[name][1]
+        following = self.query(f"#sidebar-{after}-heading") if after else None
+        before = following.first() if following else self.query_one("#sidebar-files-heading")
+        heading = Label(SECTIONS[name][0], classes=f"heading -{name}", id=f"sidebar-{name}-heading")
+        self.mount(heading, body, before=before)
+        return body
