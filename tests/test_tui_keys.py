@@ -127,6 +127,7 @@ async def test_too_small_terminal_and_ctrl_c_twice(configured: FakeOpenAI) -> No
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
         assert not app.has_class("-too-small")
+        assert not app.query_one("#too-small").display and len(app.query("#too-small")) == 1
         await pilot.press("ctrl+c")
         await pilot.pause()
         assert app.is_running

@@ -138,11 +138,7 @@ class AgentApp(App[int]):
 
     def compose(self) -> ComposeResult:
         yield self.chat
-        yield Static(
-            f"Terminal too small: agent-tui needs {MIN_WIDTH}×{MIN_HEIGHT}.",
-            id="too-small",
-            markup=False,
-        )
+        # The "terminal too small" notice is mounted the first time it is (`_check_size`).
         yield Footer()
 
     @property
@@ -243,7 +239,13 @@ class AgentApp(App[int]):
         self._check_size(event.size.width, event.size.height)
 
     def _check_size(self, width: int, height: int) -> None:
-        self.set_class(width < MIN_WIDTH or height < MIN_HEIGHT, "-too-small")
+        too_small = width < MIN_WIDTH or height < MIN_HEIGHT
+        self.set_class(too_small, "-too-small")
+        if too_small and not self.query("#too-small"):
+            notice = f"Terminal too small: agent-tui needs {MIN_WIDTH}×{MIN_HEIGHT}."
+            self.screen.mount(
+                Static(notice, id="too-small", markup=False), before=self.query_one(Footer)
+            )
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key):
