@@ -17,7 +17,7 @@ from pathlib import Path
 
 from agent_tui.config.layers import person_files, read_json
 from agent_tui.errors import AgentTuiError
-from agent_tui.tui import quiet_launch, terminal_driver
+from agent_tui.tui import quiet_launch
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -29,7 +29,7 @@ async def _run(args: argparse.Namespace) -> int:
         first_page=first_page(args),  # drawn in the first frame
         continuing=bool(getattr(args, "cont", False) or getattr(args, "session", None)),
         model=getattr(args, "model", None),
-        driver_class=terminal_driver.driver_class(),
+        driver_class=quiet_launch.driver_class(),  # the echo back as Textual takes over
     )
     try:
         await app.run_async()

@@ -4,8 +4,8 @@ Between `agent-tui` and the app's first frame the terminal is still in its cooke
 it would echo what is typed, and the echo would stay on the person's screen under the
 shell's next prompt once the app has quit. So `__main__` turns the echo off first thing
 (`quiet`); the keys wait in the terminal until the app reads them. Textual saves the
-terminal's settings when it takes the terminal, to restore them at exit: the app's driver
-(`terminal_driver.py`) gives the person's settings back just before (`give_back`), and so
+terminal's settings when it takes the terminal, to restore them at exit: its driver
+(`driver_class`) gives the person's settings back just before (`give_back`), and so
 does the launch when the app never gets that far (an error, Ctrl+C).
 
 Imported by `__main__` before anything else: only os at the top.
@@ -49,3 +49,18 @@ def give_back() -> None:
         termios.tcsetattr(0, termios.TCSANOW, attrs)
     except termios.error:
         pass
+
+
+def driver_class() -> type | None:
+    """Textual's driver on POSIX, handing the person's settings over before it saves
+    them; None (Textual's own choice) elsewhere."""
+    if os.name != "posix":
+        return None
+    from textual.drivers.linux_driver import LinuxDriver
+
+    class QuietLaunchDriver(LinuxDriver):
+        def start_application_mode(self) -> None:
+            give_back()
+            super().start_application_mode()
+
+    return QuietLaunchDriver
