@@ -36,7 +36,9 @@ def run_tests_command(project: Path) -> None:
 
 
 def completions(app: object) -> str:
-    return str(app.query_one("#completions", Static).render())  # type: ignore[attr-defined]
+    """The command hints under the prompt ("" before any was shown: not mounted)."""
+    found = app.query("#completions")  # type: ignore[attr-defined]
+    return str(found.first(Static).render()) if found else ""
 
 
 async def test_typing_slash_ru_offers_run_tests_with_its_hint(

@@ -187,7 +187,15 @@ async def test_typing_plain_text_does_not_lay_the_screen_out_again(configured: F
     try:
         async with app.run_test(size=SIZE) as pilot:
             await app.loaded.wait()
+            await pilot.press(*"hello")
+            await pilot.pause()
+            assert not app.query("#completions")  # none yet: not even mounted
+            await pilot.press("ctrl+u", "/", "c", "o")
+            await pilot.pause()
+            await pilot.press("ctrl+u")
+            await pilot.pause()
             hints = app.query_one("#completions", Static)
+            assert not hints.has_class("-shown")
             updates: list[object] = []
             original = hints.update
             hints.update = lambda content="", **kw: (

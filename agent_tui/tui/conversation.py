@@ -106,10 +106,10 @@ class Conversation(Horizontal):
 
     def compose(self):  # type: ignore[no-untyped-def]
         with Vertical(id="chat"):
-            # Opening a session: no welcome view to draw before its messages.
-            welcome = WelcomeView(id="welcome")
-            welcome.display = not self.continuing
-            yield welcome
+            # Opening a session: no welcome view before its messages (mounted if a new
+            # session is shown later: `show_session`).
+            if not self.continuing:
+                yield WelcomeView(id="welcome")
             if self._first_page is not None:
                 from agent_tui.tui.session_view import SessionView
 
@@ -117,7 +117,7 @@ class Conversation(Horizontal):
                 yield self.view
             # Otherwise the SessionView is mounted here once the engine is imported (start).
             yield StatusLine(id="status")
-            yield Static("", id="completions", markup=False)
+            # The command hints (#completions) are mounted when first shown.
             yield PromptInput(id="prompt")
         yield Sidebar(id="sidebar")
 
@@ -223,6 +223,8 @@ class Conversation(Horizontal):
         if first != (session, page):
             await self.view.load(session, page)
         self.agent_of(page)
+        if not page and not self.query("#welcome"):
+            await self.query_one("#chat").mount(WelcomeView(id="welcome"), before=0)
         self.show_welcome(not page)
         self.refresh_sidebar()
         self.sidebar.show_background(self.background.of(session.id if session else None))
@@ -278,7 +280,8 @@ class Conversation(Horizontal):
         title = session.title if session and session.title else "New session"
         label = directory if session and session.worktree else self.directory_label or directory
         self.sidebar.show_session(title, label, self.agent_model)  # a worktree: its own path
-        if self.welcome.display:
+        welcome = self.query("#welcome")
+        if welcome and welcome.first().display:
             self.welcome.show(self.config, self.current_model, label)
         compaction = self.config.compaction
         auto = compaction.threshold if compaction.auto else 0
@@ -295,7 +298,8 @@ class Conversation(Horizontal):
 
     def show_welcome(self, shown: bool) -> None:
         """The welcome view stands in for the conversation while it has no message."""
-        self.welcome.display = shown
+        if welcome := self.query("#welcome"):
+            welcome.first().display = shown
         self.view.display = not shown
 
     @property
@@ -396,7 +400,13 @@ class Conversation(Horizontal):
         prompt; again when the custom commands arrive (`/ru` typed before they did)."""
         found = self.prompt.completions()
         hint = "   ".join(f"{c.usage} — {c.help}" for c in found[:3])
-        completions = self.query_one("#completions", Static)
+        if shown := self.query("#completions"):
+            completions = shown.first(Static)
+        elif found:
+            completions = Static("", id="completions", markup=False)
+            self.query_one("#chat").mount(completions, before=self.prompt)
+        else:
+            return  # nothing to hint, nothing hinted yet
         if hint != completions.content:
             # Only when it changes: an update lays the whole screen out again, and a
             # key typed while a long reply streams would wait for that (bench_tui).
