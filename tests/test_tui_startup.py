@@ -62,6 +62,19 @@ def test_the_first_frame_imports_nothing_of_the_engine() -> None:
     assert probe(code) == ["[]"]
 
 
+def test_an_empty_start_reads_no_page_and_imports_no_data_model() -> None:
+    """Without --continue there is no page to read before the first frame: neither
+    pydantic nor the data models are imported for it."""
+    code = (
+        "import argparse, sys\n"
+        "import agent_tui.cli, agent_tui.tui.launch, agent_tui.tui.app\n"
+        "from agent_tui.tui import app_opening\n"
+        "print(app_opening.first_page(argparse.Namespace(model=None)))\n"
+        "print(sorted(m for m in ('pydantic', 'agent_tui.records') if m in sys.modules))\n"
+    )
+    assert probe(code) == ["None", "[]"]
+
+
 def test_the_prompt_reads_the_commands_it_completes_when_first_asked() -> None:
     """The prompt is in the first frame; importing every command module (for `/`
     completion) is not: it happens when the commands are first asked for."""

@@ -39,11 +39,14 @@ def import_engine() -> None:
 
 def first_page(args: argparse.Namespace) -> Page | None:
     """--continue: the session's newest page, read before the engine's modules are
-    imported (only the data models: `session/newest_page.py`)."""
+    imported (only the data models: `session/newest_page.py`); None without --continue,
+    with nothing imported (the data models are no part of an empty start's first frame)."""
+    if not getattr(args, "cont", False):
+        return None
     from agent_tui.session.newest_page import newest_page
     from agent_tui.tui.conversation import FIRST_PAGE
 
-    return newest_page(Path.cwd(), FIRST_PAGE) if getattr(args, "cont", False) else None
+    return newest_page(Path.cwd(), FIRST_PAGE)
 
 
 async def open_workspace(args: argparse.Namespace, ask: AskPermission) -> Opened:
