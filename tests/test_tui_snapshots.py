@@ -21,6 +21,7 @@ from agent_tui.tool.base import AskPermission
 from agent_tui.tui.app import AgentApp
 from agent_tui.tui.app_opening import FRONT_END
 from agent_tui.tui.compaction_divider import CompactionDivider
+from agent_tui.tui.highlighting import HIGHLIGHTING
 from tests.fake_openai import Call, FakeOpenAI, Text, ToolCalls, Usage
 from tests.tui_helpers import type_and_send, view_text, wait_for
 
@@ -73,6 +74,7 @@ async def _conversation(pilot: Pilot) -> None:
     )
     await type_and_send(pilot, "thanks")
     await wait_for(pilot, lambda: app.chat.status == "idle" and view_text(app) == "You're welcome.")
+    await wait_for(pilot, lambda: HIGHLIGHTING.idle, "the code highlighted")
     app.clear_notifications()
     await pilot.pause()
 

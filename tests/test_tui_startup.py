@@ -11,6 +11,11 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+from pygments.lexers.haskell import HaskellLexer
+from textual.geometry import Region
+from textual.widgets import Static
+
 from agent_tui import paths
 from agent_tui.config.keybinds import DEFAULT_KEYS
 from agent_tui.config.settings import KeybindsConfig, load_config
@@ -24,6 +29,8 @@ from agent_tui.tui import app_opening
 from agent_tui.tui.app import STARTING_HINT, AgentApp
 from agent_tui.tui.app_opening import FRONT_END
 from agent_tui.tui.conversation import BUILD_AGENT
+from agent_tui.tui.highlighting import HIGHLIGHTING
+from agent_tui.tui.text_part_view import TextPartView
 from tests.fake_openai import FakeOpenAI, Text
 from tests.process_helpers import python_argv
 from tests.pty_helpers import PtyAgent
@@ -224,9 +231,9 @@ TURNS = 40
 """Of a stored session: 80 messages, more than the first page's 60."""
 
 
-async def _stored_session() -> Session:
+async def _stored_session(last: str = f"Reply {TURNS - 1}.") -> Session:
     """A finished session of TURNS turns in the person's database, its last reply
-    'Reply 39.'."""
+    `last`."""
     db = await Database.open(paths.database_path())
     try:
         session = await db.create_session(str(Path.cwd()), title="long")
@@ -235,7 +242,8 @@ async def _stored_session() -> Session:
             reply = AssistantMessage(
                 id=message_id(), session_id=session.id, parent_id=user.id, finish="stop"
             )
-            for info, text in ((user, f"Task {n}"), (reply, f"Reply {n}.")):
+            answer = last if n == TURNS - 1 else f"Reply {n}."
+            for info, text in ((user, f"Task {n}"), (reply, answer)):
                 await db.upsert_message(info)
                 ids = {"session_id": session.id, "message_id": info.id}
                 await db.upsert_part(TextPart(id=part_id(), text=text, **ids))
@@ -303,5 +311,40 @@ async def test_the_first_frame_of_a_long_page_shows_its_end(configured: FakeOpen
         assert frames[0], "the first frame with the page does not show its last reply"
         gate.open.set()
         await app.loaded.wait()
+    assert gate.db is not None
+    await gate.db.close()
+
+
+def _code_colours(app: AgentApp, code: str) -> set[object]:
+    """The foreground colours of `code`'s line as the last reply's widget draws it (its
+    words, not the spaces)."""
+    tail = app.chat.view.query(TextPartView).last().query_one(".-tail", Static)
+    strips = tail.render_lines(Region(0, 0, tail.size.width, tail.size.height))
+    line = next(strip for strip in strips if code in strip.text)
+    return {seg.style.color for seg in line if seg.text.strip() and seg.text in code}
+
+
+async def test_the_first_page_draws_code_plain_until_its_lexer_is_built(
+    configured: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pygments builds a lexer at its first use (tens of milliseconds for Python): the
+    first frame does not wait for it. Code in a language whose lexer is not built is drawn
+    plain — the same lines — and in its colours once the app has started and built it
+    on a thread."""
+    monkeypatch.delattr(HaskellLexer, "_tokens", raising=False)  # as in a new process
+    code = 'main = putStrLn "hi"'
+    gate = Gate(await _stored_session(f"Done:\n\n```haskell\n{code}\n```"))
+    app = AgentApp(gate, first_page=app_opening.first_page(CONTINUE), continuing=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: bool(app.chat.view.query(TextPartView)))
+        await pilot.pause()
+        assert len(_code_colours(app, code)) == 1  # plain: the block's one colour
+        assert "_tokens" not in vars(HaskellLexer)  # nothing built before the start
+        plain = view_text(app)
+        gate.open.set()
+        await app.loaded.wait()
+        await wait_for(pilot, lambda: len(_code_colours(app, code)) > 2, "highlighted")
+        assert view_text(app) == plain
+        assert HIGHLIGHTING.idle
     assert gate.db is not None
     await gate.db.close()

@@ -10,8 +10,8 @@ or a leader key runs once the session is ready (`_when_started`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
-import threading
 import time
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from agent_tui.session.newest_page import Page
     from agent_tui.session.opening import Opened
     from agent_tui.tool.base import AskPermission, PermissionReply, PermissionRequest
+    from agent_tui.tui.highlighting import Highlighting
     from agent_tui.tui.tool_line import ToolLine
     from agent_tui.tui.user_message_view import UserMessageView
 
@@ -127,6 +128,8 @@ class AgentApp(App[int]):
         self.loaded = asyncio.Event()
         self._waiting: list[Callable[[], object]] = []
         """What was sent, run or pressed before `loaded`, in order."""
+        self._highlighting: Highlighting | None = None
+        """Builds lexers on a thread once the session is drawn (`highlighting.py`)."""
         self.bind(keys.interrupt, "interrupt", description="Interrupt")
         # Priority: the prompt's own ctrl+x (cut) must not swallow the leader.
         self._bindings.bind(keys.leader, "leader", "Leader", priority=True)
@@ -218,13 +221,30 @@ class AgentApp(App[int]):
         from agent_tui import procs
         from agent_tui.provider import remote
         from agent_tui.provider.loader import preload_in_background
-        from agent_tui.tui.markdown_render import warm_highlighting
+        from agent_tui.tui.highlighting import HIGHLIGHTING
 
         procs.reap_in_background()  # what a killed agent-tui left running (procs.py)
         if remote.current() is None:  # no provider process: litellm imports here
             preload_in_background()
-        threading.Thread(target=warm_highlighting, name="warm-highlighting", daemon=True).start()
+        self._highlighting = HIGHLIGHTING
+        HIGHLIGHTING.start(self._rehighlight_from_thread)
         self.run_worker(self._ask_window, exit_on_error=False)  # made when it runs
+
+    def _rehighlight_from_thread(self) -> None:
+        with contextlib.suppress(RuntimeError):  # the app has left
+            self.call_from_thread(self._rehighlight)
+
+    def _rehighlight(self) -> None:
+        """Draw again the code drawn plain before its lexer was built (`highlighting.py`)."""
+        from agent_tui.tui.text_part_view import TextPartView
+
+        for screen in self.screen_stack:
+            for view in screen.query(TextPartView):
+                view.rehighlight()
+
+    def on_unmount(self) -> None:
+        if self._highlighting is not None:
+            self._highlighting.stop()
 
     async def _ask_window(self) -> None:
         """A local server's window, asked after the first frame: the welcome view and

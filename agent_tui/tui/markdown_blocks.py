@@ -13,6 +13,7 @@ from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
 
+from agent_tui.tui.highlighting import HIGHLIGHTING
 from agent_tui.tui.markdown_render import render_markdown
 
 
@@ -28,6 +29,8 @@ class MarkdownBlocks(Widget):
         """Its rich style, until its styles change (`notify_style_update`: classes, the
         theme, its ancestors'): working it out walks the ancestors, at every line of
         every frame of a stream."""
+        self._plain = False
+        """Some of its code was drawn plain (`highlighting.py`)."""
 
     def add(self, markdown: str) -> None:
         """Append a finished block."""
@@ -41,8 +44,17 @@ class MarkdownBlocks(Widget):
         renderable = render_markdown(self._blocks[index], following=index > 0)
         console = self.app.console
         options = self.app.console_options.update_width(width).update(highlight=False)
+        plain_draws = HIGHLIGHTING.plain_draws
         lines = console.render_lines(renderable, options, pad=True)
+        self._plain = self._plain or HIGHLIGHTING.plain_draws != plain_draws
         return [Strip(line, width) for line in lines]
+
+    def rehighlight(self) -> None:
+        """Draw again what was drawn with its code plain."""
+        if self._plain:
+            self._plain = False
+            self._width = 0
+            self.refresh()
 
     def _lines_at(self, width: int) -> list[Strip]:
         if width != self._width:

@@ -5,11 +5,27 @@ from __future__ import annotations
 
 from markdown_it import MarkdownIt
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.markdown import CodeBlock
 from rich.markdown import Markdown as RichMarkdown
 from rich.segment import Segment
+from rich.syntax import Syntax
+
+from agent_tui.tui.highlighting import HIGHLIGHTING, ready
 
 CODE_THEME = "monokai"
 _parser = MarkdownIt("commonmark").enable(["strikethrough", "table"])
+
+
+class _CodeBlock(CodeBlock):
+    """rich's code block, drawn plain while its language's lexer is not built
+    (`highlighting.py`)."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if ready(self.lexer_name):
+            return super().__rich_console__(console, options)
+        HIGHLIGHTING.drawn_plain(self.lexer_name)
+        code = str(self.text).rstrip()
+        return [Syntax(code, "text", theme=self.theme, word_wrap=True, padding=1)]
 
 
 class _Markdown(RichMarkdown):
@@ -18,6 +34,8 @@ class _Markdown(RichMarkdown):
     `rich.markdown.Markdown.__init__` builds a new `MarkdownIt` per instance, and with it
     a `LinkifyIt` that compiles large regular expressions: time on every render, and
     memory kept alive per instance (measured: docs/performance.md)."""
+
+    elements = {**RichMarkdown.elements, "fence": _CodeBlock, "code_block": _CodeBlock}
 
     def __init__(self, markup: str) -> None:  # the attributes rich's __init__ sets
         self.markup = markup
@@ -73,26 +91,19 @@ class RenderedOnce:
         self.renderable = renderable
         self._width = -1
         self._segments: list[Segment] = []
+        self.plain = False
+        """Some of its code was drawn plain (`highlighting.py`): `forget` to draw it again."""
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         if options.max_width != self._width:
+            plain_draws = HIGHLIGHTING.plain_draws
             self._segments = list(console.render(self.renderable, options))
             self._width = options.max_width
+            self.plain = HIGHLIGHTING.plain_draws != plain_draws
         return self._segments
 
-
-WARM_LEXERS = ("python", "bash", "javascript", "typescript", "json", "diff", "rust", "go")
-"""Code languages whose highlighting is readied after the app starts (`warm_highlighting`)."""
-
-
-def warm_highlighting() -> None:
-    """Build the lexers of common code languages (run on a thread after the start).
-    pygments compiles a lexer's rules on its first use, which would otherwise stall the
-    frame that draws a reply's first code block."""
-    from pygments.lexers import get_lexer_by_name
-
-    for name in WARM_LEXERS:
-        list(get_lexer_by_name(name).get_tokens("x = 1\n"))
+    def forget(self) -> None:
+        self._width = -1
 
 
 def open_block_start(text: str) -> int:

@@ -37,7 +37,8 @@ class TextPartView(Vertical):
         self._finished = 0
         """Characters of `_text` in the chunks above the tail."""
         self._chunks = MarkdownBlocks()
-        self._tail = Static(RenderedOnce(render_markdown(text)), classes="-tail")
+        self._rendered = RenderedOnce(render_markdown(text))
+        self._tail = Static(self._rendered, classes="-tail")
         self.commit_log: list[tuple[float, int]] | None = None
         super().__init__(self._tail, id=id)
 
@@ -53,6 +54,14 @@ class TextPartView(Vertical):
             self._chunks.add(text[self._finished : split].rstrip("\n"))
             self._finished = split
         tail = render_markdown(text[self._finished :], following=self._finished > 0)
-        self._tail.update(RenderedOnce(tail))
+        self._rendered = RenderedOnce(tail)
+        self._tail.update(self._rendered)
         if self.commit_log is not None:
             self.commit_log.append((time.perf_counter(), len(text)))
+
+    def rehighlight(self) -> None:
+        """Draw again what was drawn with its code plain (`highlighting.py`)."""
+        self._chunks.rehighlight()
+        if self._rendered.plain:
+            self._rendered.forget()
+            self._tail.update(self._rendered, layout=False)
