@@ -1,14 +1,22 @@
-"""pydantic looks for plugins (its `pydantic` entry point group) in the metadata of every
-installed distribution when a process builds its first model: a scan of every
-`*.dist-info` in the environment (litellm brings many), on the way to the app's first
-frame. agent-tui uses no pydantic plugin, so importing this module tells pydantic there
-are none, unless it looked already. Imported, before any model is defined, by the modules
-whose models a process builds first: usage.py (records.py imports it) and
-config/settings.py."""
+"""pydantic looks for plugins (its `pydantic` entry point group) when a process builds
+its first model: it imports `importlib.metadata` and reads the metadata of every
+installed distribution (litellm brings many), on the way to the app's first frame.
+agent-tui uses no pydantic plugin: importing this module, before any model is built,
+gives pydantic a plugin loader that finds none (unless pydantic has loaded its own).
+Imported by the modules whose models a process builds first: usage.py (records.py
+imports it) and config/settings.py."""
 
 from __future__ import annotations
 
-from pydantic.plugin import _loader
+import sys
+import types
 
-if _loader._plugins is None:
-    _loader._plugins = {}
+
+def _no_plugins() -> tuple[()]:
+    return ()
+
+
+if "pydantic.plugin._loader" not in sys.modules:
+    _loader = types.ModuleType("pydantic.plugin._loader")
+    _loader.get_plugins = _no_plugins  # type: ignore[attr-defined]  # all pydantic asks of it
+    sys.modules[_loader.__name__] = _loader

@@ -35,3 +35,14 @@ def test_no_plugin_scan_for_the_data_models_or_the_config() -> None:
         )
         assert done.returncode == 0, done.stderr
         assert done.stdout.split() == ["0"], module
+
+
+def test_the_data_models_import_no_distribution_metadata() -> None:
+    """Reading the newest page before the first frame: `importlib.metadata` (~10 ms)
+    is no part of it."""
+    code = "import sys, agent_tui.session.newest_page; print('importlib.metadata' in sys.modules)"
+    done = subprocess.run(
+        python_argv("-c", code), capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False"]
