@@ -45,20 +45,16 @@ class TrustState:
         return self.status in TRUSTED
 
 
-def _store(name: str = FILE_NAME) -> Path:
-    return paths.data_dir() / name
-
-
 def _read(name: str = FILE_NAME) -> dict[str, Any]:
     with contextlib.suppress(OSError, ValueError):
-        raw = json.loads(_store(name).read_text(encoding="utf-8"))
+        raw = json.loads((paths.data_dir() / name).read_text(encoding="utf-8"))
         if isinstance(raw, dict):
             return raw
     return {}
 
 
 def _write(data: dict[str, Any], name: str = FILE_NAME) -> None:
-    paths.atomic_write(_store(name), json.dumps(data, indent=1, sort_keys=True).encode())
+    paths.atomic_write(paths.data_dir() / name, json.dumps(data, indent=1, sort_keys=True).encode())
 
 
 def covered(directory: Path, trusted_paths: Iterable[str]) -> bool:
@@ -70,10 +66,8 @@ def covered(directory: Path, trusted_paths: Iterable[str]) -> bool:
 
 def state(directory: Path, files: dict[str, str], trusted_paths: Iterable[str]) -> TrustState:
     record = _record(directory, files)
-    if not isinstance(record, dict) or not isinstance(record.get("files"), dict):
-        record = None
     found = None
-    if record is not None:
+    if isinstance(record, dict) and isinstance(record.get("files"), dict):
         found = compare(record["files"], files)
         found.named = _named(record) if found.status == "trusted" else {}
     if covered(directory, trusted_paths):  # a trust recorded as well names variables
