@@ -17,13 +17,11 @@ ALL = True
 """The whole subtree is safe."""
 
 
-def _off(value: Any) -> bool:
+def only_off(value: Any) -> bool:
+    """Safe only to switch off (lsp.enabled: a project may not start your language servers
+    when you turned them off)."""
     return value is False
 
-
-ONLY_OFF = _off
-"""Safe only to switch off (lsp.enabled: a project may not start your language servers
-when you turned them off)."""
 
 SAFE: dict[str, Any] = {
     "compaction": {
@@ -54,7 +52,7 @@ SAFE: dict[str, Any] = {
     "max_steps": ALL,
     "snapshot": ALL,
     "models": {"*": {"limit": ALL, "cache": ALL, "vision": ALL}},
-    "lsp": {"enabled": ONLY_OFF, "timeout": ALL, "warnings": ALL, "max_diagnostics": ALL},
+    "lsp": {"enabled": only_off, "timeout": ALL, "warnings": ALL, "max_diagnostics": ALL},
 }
 """Key paths that apply from an untrusted project; `"*"` stands for any one key."""
 
