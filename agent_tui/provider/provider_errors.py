@@ -148,6 +148,7 @@ STATUS_RULES: dict[int, str] = {
     429: "RateLimitError",
 }
 CATCH_ALL_KINDS = {"server", "bad_request"}
+STREAM_KINDS = ("stream", "stream_error")
 CONNECTION_CAUSES = {
     "APIConnectionError",
     "ConnectError",
@@ -273,18 +274,14 @@ def map_exception(
     """Turn any exception from a litellm call into a ProviderError for the loop."""
     detail = _detail(exc)
     rule = _in_stream_error(exc) or _rule_for(exc)
-    if (
-        rule is not None
-        and rule.kind in ("stream", "stream_error")
-        and _looks_like_overflow(detail)
-    ):
+    if rule is not None and rule.kind in STREAM_KINDS and _looks_like_overflow(detail):
         rule = ERROR_TABLE["ContextWindowExceededError"]  # overflow reported inside a 200
     rule = _refine(rule, exc, detail) or ErrorRule(False, "error", "The model call failed.")
     message = f"{rule.sentence} ({model}: {detail})" if detail else f"{rule.sentence} ({model})"
     if rule.kind == "context_overflow":
         return ContextOverflowError(message, window=window_from_error(exc, detail))
     streamed = received is not None and (received.text or received.reasoning or received.tools)
-    if rule.kind in ("stream", "stream_error") and received is not None and streamed:
+    if rule.kind in STREAM_KINDS and streamed:
         message += f" It had sent {received.describe()}."
     return ProviderError(
         message, retryable=rule.retry, kind=rule.kind, retry_after=_retry_after(exc)
