@@ -223,11 +223,9 @@ def _read_with_imports(
         memory.notes.append(f"Instruction file {path} could not be read ({exc}); skipped.")
         return []
     depth = 0 if imported_by is None else imported_by.depth + 1
-    memory_type = (
-        imported_by.memory_type
-        if imported_by is not None
-        else MEMORY_TYPES.get(kind, "User" if root is None else "Project")
-    )
+    memory_type = MEMORY_TYPES.get(kind, "User" if root is None else "Project")
+    if imported_by is not None:  # an import is its importer's
+        memory_type = imported_by.memory_type
     globs = rule_globs(meta.get("paths")) if kind == "rule" else ()
     parent = None if imported_by is None else imported_by.path
     file = MemoryFile(path, body.strip(), kind, parent, depth, globs, base, memory_type)
