@@ -103,6 +103,8 @@ class Conversation(Horizontal):
         self._undo_prompt: str | None = None
         self._first_page = first_page
         """What the first frame drew, until `show_session` has the engine's read."""
+        self._completions: Static | None = None
+        """The command hints under the prompt, once first shown."""
 
     def compose(self):  # type: ignore[no-untyped-def]
         with Vertical(id="chat"):
@@ -400,13 +402,12 @@ class Conversation(Horizontal):
         prompt; again when the custom commands arrive (`/ru` typed before they did)."""
         found = self.prompt.completions()
         hint = "   ".join(f"{c.usage} — {c.help}" for c in found[:3])
-        if shown := self.query("#completions"):
-            completions = shown.first(Static)
-        elif found:
-            completions = Static("", id="completions", markup=False)
+        completions = self._completions
+        if completions is None:  # not by a query: every typed key comes here
+            if not found:
+                return  # nothing to hint, nothing hinted yet
+            completions = self._completions = Static("", id="completions", markup=False)
             self.query_one("#chat").mount(completions, before=self.prompt)
-        else:
-            return  # nothing to hint, nothing hinted yet
         if hint != completions.content:
             # Only when it changes: an update lays the whole screen out again, and a
             # key typed while a long reply streams would wait for that (bench_tui).
