@@ -232,12 +232,10 @@ def remove_own(path: str, inode: int) -> None:
             os.unlink(path)
 
 
-def peer(conn: socket.socket) -> tuple[int, int, int]:
-    """(pid, uid, gid) of the process at the other end of a Unix socket (SO_PEERCRED;
-    connected to a listening socket: its server's)."""
+def peer_pid(conn: socket.socket) -> int:
+    """The pid of the process at the other end of a Unix socket (SO_PEERCRED's first field)."""
     ucred = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    pid, uid, gid = struct.unpack("3i", ucred)
-    return pid, uid, gid
+    return int(struct.unpack("3i", ucred)[0])
 
 
 OFF = ("0", "off", "false", "no")

@@ -185,7 +185,7 @@ class _Relay:
         self.connections += 1
         self.served += 1
         conn.setblocking(True)
-        worker = _Worker(conn.makefile("wb"), relay.peer(conn)[0])
+        worker = _Worker(conn.makefile("wb"), relay.peer_pid(conn))
         self.workers.add(worker)
         inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
 
