@@ -98,18 +98,13 @@ def _verb(status: dict[str, object], args: RelayArgs) -> str:
         return "runs (an older agent-tui's: only `agent-tui relay --stop --now` stops it)"
     if args.now:
         return f"stopped, cutting the turn of {_commands(busy)}" if busy else "stopped"
+    stops = f"stops once {under_way} {'finishes' if count == 1 else 'finish'}"
     if args.stop and count:
-        return (
-            f"takes no new command and stops once {under_way} "
-            f"{'finishes' if count == 1 else 'finish'} (`agent-tui relay --stop --now` "
-            "cuts them)"
-        )
+        return f"takes no new command and {stops} (`agent-tui relay --stop --now` cuts them)"
     if args.stop:
         return "stopped"
-    if status.get("leaving") and count:
-        return f"stops once {under_way} {'finishes' if count == 1 else 'finish'}"
     if status.get("leaving"):
-        return "is stopping"
+        return stops if count else "is stopping"
     return f"runs, {under_way}" if count else "runs"
 
 
