@@ -60,15 +60,12 @@ async def uncompact(scope: SessionScope, model: str | None = None) -> Uncompacte
     with scope.idle("undoing a compaction"):
         info = await limits(scope.workspace.config, model or await scope.model())
         ctx, session = scope.ctx, await scope.fresh()
-        if session.compaction_id is None:
-            raise UsageError("This session has no compaction to undo.")
         messages = await ctx.db.all_messages(session.id)
         summaries = finished_summaries(messages)
         current = next((s for s in summaries if s.parent_id == session.compaction_id), None)
         if current is None:
             raise UsageError("This session has no compaction to undo.")
-        earlier = [s for s in summaries if s.id < current.id]
-        previous = earlier[-1] if earlier else None
+        previous = next((s for s in reversed(summaries) if s.id < current.id), None)
         restored = session.model_copy(
             update={
                 "compaction_id": previous.parent_id if previous else None,
