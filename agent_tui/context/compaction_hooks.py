@@ -39,9 +39,8 @@ async def before(ctx: EngineContext, session: Session, part: CompactionPart) -> 
 
 async def after(ctx: EngineContext, session: Session, part: CompactionPart) -> None:
     hooks = ctx.hooks
-    if not (hooks.any_for("PostCompact") or hooks.any_for("SessionStart")):
-        return
-    if session.compaction_id is None:
+    wanted = hooks.any_for("PostCompact") or hooks.any_for("SessionStart")
+    if not wanted or session.compaction_id is None:
         return
     messages = await ctx.db.messages(session.id, since_id=session.compaction_id)
     found = summary_for(messages, session.compaction_id)
