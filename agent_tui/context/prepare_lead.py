@@ -133,9 +133,8 @@ async def wanted(
     if not config.auto or config.prepare_at <= 0 or threshold == 0 or step.summary:
         return False
     used = prompt_and_output(step.tokens)
-    if used < min(config.prepare_earliest, config.prepare_at) * threshold:
-        return False
-    if ctx.live(step.session_id).is_preparing:
+    early = used < min(config.prepare_earliest, config.prepare_at) * threshold
+    if early or ctx.live(step.session_id).is_preparing:
         return False
     if used >= config.prepare_at * threshold:
         return True
