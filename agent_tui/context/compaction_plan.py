@@ -325,9 +325,8 @@ def plan(
     span = select_span(ctx, session, history, model, up_to=up_to)
     summary_model = summariser(ctx, model)
     _, summarised_tokens = whole_span_request(ctx, session, span, summary_model, instructions)
-    one_call = fits(summarised_tokens, summary_model.limit, config.compaction)
     chunks = 1
-    if not one_call:
+    if not fits(summarised_tokens, summary_model.limit, config.compaction):
         _, parts = chunk_plan(ctx, span.summarised, summary_model, directory, span.anchored)
         chunks = len(parts)
     usable = usable_tokens(model.limit, config.compaction)
