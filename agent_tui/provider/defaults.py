@@ -379,11 +379,8 @@ async def choose_model(
     if chosen is not None:
         return chosen
     if probe:
-        candidates = [
-            *_configured_servers(config),
-            *(PROBED_SERVERS if servers is None else servers),
-        ]
-        found = await probe_local(candidates)
+        servers = PROBED_SERVERS if servers is None else servers
+        found = await probe_local([*_configured_servers(config), *servers])
         if found is not None:
             _use_local(config, found)
             return ModelChoice(
