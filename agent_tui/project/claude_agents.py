@@ -2,9 +2,8 @@
 project and `~/.claude/agents/NAME.md`, whose front matter gives `name`, `description`,
 `tools` (Claude Code's names, comma-separated or a YAML list; none: every tool, as in
 Claude Code) and `model` (`sonnet`, `opus`, `haiku`, `inherit` or a model id), the body
-the prompt. They
-become agent-tui subagents in OpenCode's shape (project/agents.py loads them below
-agent-tui's own folders of the same level)."""
+the prompt. They become agent-tui subagents in OpenCode's shape (project/agents.py loads
+them below agent-tui's own folders of the same level)."""
 
 from __future__ import annotations
 
