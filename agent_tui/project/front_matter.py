@@ -137,9 +137,7 @@ def _scalar_text(value: Any) -> str:
 def words(value: Any) -> tuple[str, ...]:
     """A list written either way Claude Code accepts (`tools`, `allowed-tools`, `paths`):
     a YAML list, or one string split at commas outside brackets (`Bash(git add:*), Read`
-    and `src/*.{ts,tsx}, lib/**` are two each)."""
-    if value is None:
-        return ()
+    and `src/*.{ts,tsx}, lib/**` are two each); none for None."""
     if isinstance(value, list):
         items = [_scalar_text(item) for item in value]
     else:
