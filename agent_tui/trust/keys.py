@@ -159,13 +159,8 @@ def _instructions(value: Any, directory: Path) -> tuple[list[str], list[str]]:
     if not isinstance(value, list):
         return [], [""]
     root = directory.resolve()
-    safe, waiting = [], []
-    for entry in value:
-        if isinstance(entry, str) and _inside(root, entry):
-            safe.append(entry)
-        else:
-            waiting.append(repr(entry))
-    return safe, waiting
+    safe = [entry for entry in value if isinstance(entry, str) and _inside(root, entry)]
+    return safe, [repr(entry) for entry in value if entry not in safe]
 
 
 def _inside(root: Path, entry: str) -> bool:
