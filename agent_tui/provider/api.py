@@ -33,8 +33,7 @@ IN_PROCESS = InProcess()
 def current() -> Provider:
     """The provider process when the command started one (first thing, in __main__ or
     tui/launch.py), else litellm in this process."""
-    process = remote.current()
-    return process if process is not None else IN_PROCESS
+    return remote.current() or IN_PROCESS
 
 
 def stream_model(request: ModelRequest) -> AsyncIterator[ProviderEvent]:
