@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_tui.budget.overflow import fits, threshold_tokens, usable_tokens
+from agent_tui.context import compaction_hooks
 from agent_tui.context.carried import announce_left_out
 from agent_tui.context.tail import shorten_step
 from agent_tui.engine_context import EngineContext
@@ -47,8 +48,8 @@ async def install(
     shorten: int | None = None,
 ) -> None:
     """The summary becomes the start of the history: move the boundary, check the new
-    history fits, announce it, and add what follows it (the replayed question or
-    "continue")."""
+    history fits, announce it, add what follows it (the replayed question or
+    "continue"), then run the person's PostCompact hooks."""
     config = ctx.config
     session.compaction_id = request_msg.info.id
     session.tail_start_id = tail[0].info.id if tail else None
@@ -76,6 +77,7 @@ async def install(
     if followup is not None:
         summary.followup_id = followup.info.id
         await ctx.db.upsert_message(summary, flush=True)
+    await compaction_hooks.after(ctx, session, part)
 
 
 async def check_converged(ctx: EngineContext, session: Session, model: ModelInfo) -> int:

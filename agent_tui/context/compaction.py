@@ -124,26 +124,12 @@ async def process(
     model: ModelInfo,
     abort: asyncio.Event,
 ) -> StepOutcome:
-    """`_process` between the person's PreCompact and PostCompact hooks."""
-    await compaction_hooks.before(ctx, session, part)
-    outcome = await _process(ctx, session, history, request_msg, part, model, abort)
-    if outcome == "stop":
-        await compaction_hooks.after(ctx, session, part)
-    return outcome
-
-
-async def _process(
-    ctx: EngineContext,
-    session: Session,
-    history: list[MessageWithParts],
-    request_msg: MessageWithParts,
-    part: CompactionPart,
-    model: ModelInfo,
-    abort: asyncio.Event,
-) -> StepOutcome:
     """Summarise what precedes `request_msg` but the verbatim tail; on success move the
     session's boundary. Afterwards the model sees: the summary, the person's own words
-    from the summarised span, the newest steps verbatim, then what came after."""
+    from the summarised span, the newest steps verbatim, then what came after. The
+    person's PreCompact hooks run first; PostCompact ones when the boundary has moved
+    (`boundary.install`)."""
+    await compaction_hooks.before(ctx, session, part)
     index = next(i for i, m in enumerate(history) if m.info.id == request_msg.info.id)
     if not part.overflow and not part.instructions:
         outcome = await prepared.apply(
