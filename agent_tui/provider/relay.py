@@ -304,10 +304,8 @@ def idle_minutes() -> float:
     if switched_off(env):
         return 0.0
     setting = os.environ.get(env, "").strip().lower()
-    try:
+    with contextlib.suppress(ValueError):
         return max(float(setting), 0.0)
-    except ValueError:
-        pass
     try:
         from agent_tui.config.layers import raw_value
 
