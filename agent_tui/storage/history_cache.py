@@ -11,23 +11,18 @@ from __future__ import annotations
 import bisect
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from agent_tui.records import Message, MessageWithParts, Part
 
 MAX_SESSIONS = 8
 
 
-@dataclass
 class _Entry:
-    since: str
-    messages: list[MessageWithParts]
-    ids: list[str] = field(default_factory=list)
-    by_id: dict[str, MessageWithParts] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.ids = [m.info.id for m in self.messages]
-        self.by_id = {m.info.id: m for m in self.messages}
+    def __init__(self, since: str, messages: list[MessageWithParts]) -> None:
+        self.since = since
+        self.messages = messages
+        self.ids = [m.info.id for m in messages]
+        self.by_id = {m.info.id: m for m in messages}
 
 
 class HistoryCache:
