@@ -306,9 +306,7 @@ def prompt_source(ctx: EngineContext, directory: Path) -> str:
     if not custom:
         return "default (prompts/compaction.txt)"
     file = _prompt_file(custom, directory)
-    if file is not None:
-        return f"compaction.prompt: file {file}"
-    return "compaction.prompt: text from the config"
+    return f"compaction.prompt: file {file}" if file else "compaction.prompt: text from the config"
 
 
 def plan(
