@@ -95,9 +95,7 @@ def fts_query(query: str, *, any_term: bool = False) -> str | None:
     with `any_term`). Terms are quoted, so FTS5 syntax in them is taken literally."""
     terms = [phrase or word for phrase, word in _TERM.findall(query)]
     quoted = ['"' + term.replace('"', '""') + '"' for term in terms if term.strip()]
-    if not quoted:
-        return None
-    return (" OR " if any_term else " ").join(quoted)
+    return (" OR " if any_term else " ").join(quoted) or None
 
 
 class SearchQueries(DatabaseCore):
