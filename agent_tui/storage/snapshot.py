@@ -48,19 +48,15 @@ def _numstat(record: str) -> tuple[str, tuple[int, int]] | None:
 def parse_changes(out: str) -> list[FileChange]:
     """`diff-tree -z --raw --numstat` output: `:modes shas STATUS\0path\0` records, then
     `added\tremoved\tpath\0` ones ("-" for a binary file)."""
-    fields = out.split("\0")
+    fields = iter(out.split("\0"))
     statuses: dict[str, Literal["added", "modified", "deleted"]] = {}
     counts: dict[str, tuple[int, int]] = {}
-    index = 0
-    while index < len(fields):
-        field = fields[index]
-        if field.startswith(":") and index + 1 < len(fields):
-            statuses[fields[index + 1]] = _STATUS.get(field.rsplit(" ", 1)[-1][:1], "modified")
-            index += 2
-            continue
-        if (record := _numstat(field)) is not None:
+    for field in fields:
+        if field.startswith(":"):  # its path is the next field
+            if (path := next(fields, None)) is not None:
+                statuses[path] = _STATUS.get(field.rsplit(" ", 1)[-1][:1], "modified")
+        elif (record := _numstat(field)) is not None:
             counts[record[0]] = record[1]
-        index += 1
     return [
         FileChange(
             path=path,
