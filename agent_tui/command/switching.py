@@ -26,6 +26,7 @@ from agent_tui.ids import local_time
 
 LISTED = 200
 """Sessions listed (the newest the person started, each with its subagents')."""
+NO_SESSIONS = 'No sessions yet. Start one with: agent-tui run "..." or agent-tui'
 
 
 @dataclass
@@ -35,13 +36,7 @@ class SessionsArgs(NoArgs):
 
 async def _sessions(call: Call, args: SessionsArgs) -> Result | None:
     rows = await session_rows(call, str(call.directory) if args.here else None)
-    listed = Rows(
-        "Sessions",
-        rows,
-        'No sessions yet. Start one with: agent-tui run "..." or agent-tui',
-        "sessions",
-    )
-    chosen = await call.person.choose(listed)
+    chosen = await call.person.choose(Rows("Sessions", rows, NO_SESSIONS, "sessions"))
     if chosen is not None and chosen != call.session_id:
         await call.person.open_session(await call.engine.queries.session(chosen), None)
     return None
