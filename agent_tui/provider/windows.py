@@ -176,8 +176,7 @@ def start_probe(model: str, config: Config) -> Awaitable[ServerWindow | None] | 
         return None
     task = _known.tasks.get(found.key)
     if task is None or task.done():
-        task = asyncio.create_task(_probe_and_keep(found))
-        _known.tasks[found.key] = task
+        task = _known.tasks[found.key] = asyncio.create_task(_probe_and_keep(found))
     return task
 
 

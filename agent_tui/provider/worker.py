@@ -84,8 +84,7 @@ class _Worker:
                 _relay.leave("stopped")
             return
         handler = self.stream(ident, message) if op == "stream" else self.call(ident, message)
-        task = asyncio.create_task(handler)
-        self.tasks[ident] = task
+        task = self.tasks[ident] = asyncio.create_task(handler)
         task.add_done_callback(lambda _, ident=ident: self.tasks.pop(ident, None))
 
     async def stream(self, ident: int, message: dict[str, Any]) -> None:
