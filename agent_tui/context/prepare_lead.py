@@ -114,10 +114,9 @@ def summariser_seconds(
     for summary in summaries:
         if summary.model != writer or not summary.summary or summary.error is not None:
             continue
-        if summary.completed is None or summary.parent_id in applied:
-            continue
-        if summary.completed > summary.created:
-            times.append((summary.completed, (summary.completed - summary.created) / 1000))
+        done = summary.completed
+        if done is not None and done > summary.created and summary.parent_id not in applied:
+            times.append((done, (done - summary.created) / 1000))
     newest = sorted(times)[-SUMMARISER_TIMES:]
     return max((seconds for _, seconds in newest), default=None)
 
