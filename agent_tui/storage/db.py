@@ -305,10 +305,8 @@ class Database(
 
     def _requeue(self, messages: dict[str, Message], parts: dict[str, Part]) -> None:
         """Put back changes of a failed flush, unless a newer version arrived since."""
-        for key, info in messages.items():
-            self._dirty_messages.setdefault(key, info)
-        for key, part in parts.items():
-            self._dirty_parts.setdefault(key, part)
+        self._dirty_messages = {**messages, **self._dirty_messages}
+        self._dirty_parts = {**parts, **self._dirty_parts}
         self._wake.set()
 
     def _forget(self, message_ids: Iterable[str]) -> None:
