@@ -108,11 +108,9 @@ def choose_pins(
 async def current_pins(db: Database, session_id: str) -> list[PinnedText]:
     """Everything pinned in the session now, oldest first (undone turns left out)."""
     messages, parts = await db.pinned(session_id)
-    found: list[tuple[tuple[str, str], PinnedText]] = []
-    for message in messages:
-        item = None if message.info.undone else message_pin(message)
-        if item is not None:
-            found.append(((message.info.id, ""), item))
+    found = [
+        ((m.info.id, ""), item) for m in messages if not m.info.undone and (item := message_pin(m))
+    ]
     for part in parts:
         if not isinstance(part, ToolPart) or part.ignored:
             continue
