@@ -48,8 +48,7 @@ async def after(ctx: EngineContext, session: Session, part: CompactionPart) -> N
         return
     directory = Path(session.directory)
     payload = {**await _payload(ctx, session, part), "summary": summary_text(found)}
-    trigger = str(payload["trigger"])
-    result = await hooks.fire("PostCompact", directory, payload, subject=trigger)
+    result = await hooks.fire("PostCompact", directory, payload, subject=str(payload["trigger"]))
     start = {**await ctx.hook_payload(session.id, directory), "source": "compact"}
     env = {"CLAUDE_ENV_FILE": str(ctx.claude_env_file(session.id))}
     started = await hooks.fire(
