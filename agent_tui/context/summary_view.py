@@ -194,9 +194,8 @@ async def summary_in_force(scope: SessionScope, model: str | None = None) -> Sum
     info = summary.info
     assert isinstance(info, AssistantMessage)
     request = next((m for m in messages if m.info.id == info.parent_id), None)
-    part = (
-        next((p for p in request.parts if isinstance(p, CompactionPart)), None) if request else None
-    )
+    parts = request.parts if request else []
+    part = next((p for p in parts if isinstance(p, CompactionPart)), None)
     tail = _tail(messages, info)
     text = summary_text(summary)
     # Counting loads a tokenizer the first time: off the event loop.
