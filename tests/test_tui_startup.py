@@ -225,7 +225,7 @@ async def test_the_collector_is_back_on_after_the_first_frame(configured: FakeOp
 
 
 CONTINUE = argparse.Namespace(cont=True)
-PAGE_ONLY = (*ENGINE[1:-1], "agent_tui.engine_context")
+PAGE_ONLY = (*ENGINE[1:-1], "agent_tui.engine_context", "agent_tui.events")
 """What the first page needs none of: the engine but for the data models and the view."""
 TURNS = 40
 """Of a stored session: 80 messages, more than the first page's 60."""
@@ -345,6 +345,6 @@ async def test_the_first_page_draws_code_plain_until_its_lexer_is_built(
         await app.loaded.wait()
         await wait_for(pilot, lambda: len(_code_colours(app, code)) > 2, "highlighted")
         assert view_text(app) == plain
-        assert HIGHLIGHTING.idle
+        await wait_for(pilot, lambda: HIGHLIGHTING.idle, "every lexer built")  # the thread ends
     assert gate.db is not None
     await gate.db.close()

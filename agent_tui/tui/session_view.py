@@ -19,15 +19,6 @@ from textual.containers import VerticalScroll
 from textual.geometry import Size
 from textual.widget import Widget
 
-from agent_tui.events import (
-    CompactionUndone,
-    Event,
-    MessageUpdated,
-    PartUpdated,
-    SessionCompacted,
-    SessionStatus,
-    SessionUpdated,
-)
 from agent_tui.records import (
     AssistantMessage,
     Message,
@@ -47,9 +38,10 @@ from agent_tui.tui.message_entry import (
 from agent_tui.tui.tool_line import ToolLine
 from agent_tui.tui.user_message_view import UserMessageView
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the events' models are no part of a reopened session's first frame
     from textual._arrange import DockArrangeResult
 
+    from agent_tui.events import Event, PartUpdated
     from agent_tui.session.newest_page import Page
 
 WINDOW_MAX = 40
@@ -403,23 +395,23 @@ class SessionView(VerticalScroll):
     # ---- live events ------------------------------------------------------------------
 
     async def apply(self, event: Event) -> None:
-        if isinstance(event, PartUpdated):
+        if event.type == "part.updated":
             await self._show_part(event)
-        elif isinstance(event, MessageUpdated):
+        elif event.type == "message.updated":
             await self._show_message(event.info)
-        elif isinstance(event, SessionStatus):
+        elif event.type == "session.status":
             self._busy = event.status != "idle"
             if event.status == "idle":
                 self._cancel_running_dividers()
                 self._mark_queued(held=True)  # the turn ended before a step read them
-        elif isinstance(event, SessionUpdated):
+        elif event.type == "session.updated":
             self.session = event.session
-        elif isinstance(event, (SessionCompacted, CompactionUndone)):
-            state = "done" if isinstance(event, SessionCompacted) else "undone"
+        elif event.type in ("session.compacted", "session.uncompacted"):
+            state = "done" if event.type == "session.compacted" else "undone"
             request_id = self._summary_of.get(event.summary_message_id)
             entry = self._by_id.get(request_id or "")
             if entry is not None:
-                if isinstance(event, SessionCompacted):
+                if event.type == "session.compacted":
                     entry.auto = event.auto
                     # The session's new boundary came just before (SessionUpdated).
                     tail_start = self.session.tail_start_id if self.session else None
