@@ -164,19 +164,16 @@ async def _events(response: Any, received: Received) -> AsyncIterator[ProviderEv
         if time.perf_counter() - turn > STREAM_SLICE:
             await asyncio.sleep(STREAM_PAUSE)  # the app's keys and frames, other streams
             turn = time.perf_counter()
-        chunk_usage = getattr(chunk, "usage", None)
-        if chunk_usage:
+        if chunk_usage := getattr(chunk, "usage", None):
             usage = normalise_usage(chunk_usage)
             received.usage = True
         for choice in chunk.choices or []:
             delta = choice.delta
-            reasoning = getattr(delta, "reasoning_content", None)
-            if reasoning:
+            if reasoning := getattr(delta, "reasoning_content", None):
                 received.reasoning += len(reasoning)
                 yield ReasoningDelta(text=reasoning)
             for block in getattr(delta, "thinking_blocks", None) or []:
-                signed = _signed(block)
-                if signed is not None:
+                if (signed := _signed(block)) is not None:
                     yield signed
             if delta.content:
                 received.text += len(delta.content)
