@@ -29,8 +29,8 @@ from agent_tui.command import catalog
 from agent_tui.command.core import APP, Command
 from agent_tui.config.keybinds import Keybinds, configured_keys
 from agent_tui.errors import AgentTuiError
+from agent_tui.tui import partial_frames, strip_cycles
 from agent_tui.tui import person_dialogs as person
-from agent_tui.tui import strip_cycles
 from agent_tui.tui.command_provider import AgentCommands
 from agent_tui.tui.conversation import Conversation
 from agent_tui.tui.prompt_input import PromptInput
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from agent_tui.tui.user_message_view import UserMessageView
 
 strip_cycles.install()  # frames' lines are freed when drawn, not by the collector
+partial_frames.install()  # a partial frame renders only the widgets and lines it shows
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
 QUIT_WINDOW = 2.0
