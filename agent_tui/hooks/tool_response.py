@@ -119,18 +119,13 @@ def _write(ran: Ran) -> dict[str, Any]:
     """A file that had text is updated (with its patch); one that did not, or was empty,
     is created, as Claude Code tells them apart."""
     path, content = ran.field("file_path"), ran.field("content")
-    if not ran.original:
-        patch: list[dict[str, Any]] = []
-        kind, original = "create", None
-    else:
-        patch = structured_patch(ran.original, _now(path, content))
-        kind, original = "update", ran.original
+    patch = structured_patch(ran.original, _now(path, content)) if ran.original else []
     return {
-        "type": kind,
+        "type": "update" if ran.original else "create",
         "filePath": path,
         "content": content,
         "structuredPatch": patch,
-        "originalFile": original,
+        "originalFile": ran.original or None,
         "userModified": False,
     }
 
