@@ -210,8 +210,7 @@ def scan(wanted: Callable[[str], bool]) -> list[Found]:
         if not entry.name.isdigit() or int(entry.name) in spared:
             continue
         pid = int(entry.name)
-        owner = _marker(pid)
-        if owner is None or not wanted(owner):
+        if (owner := _marker(pid)) is None or not wanted(owner):
             continue
         stat = _stat(pid)
         if stat is not None and stat[0] != "Z":
@@ -269,12 +268,8 @@ def _stop(find: Callable[[], list[Found]], groups: set[int], grace: float) -> in
 
 def _has_live_member(pgid: int) -> bool:
     """(Linux) A non-zombie process in the group: zombies await a reaper we may not be."""
-    for entry in os.scandir(PROC):
-        if entry.name.isdigit():
-            stat = _stat(int(entry.name))
-            if stat is not None and stat[0] != "Z" and int(stat[2]) == pgid:
-                return True
-    return False
+    stats = (_stat(int(entry.name)) for entry in os.scandir(PROC) if entry.name.isdigit())
+    return any(stat is not None and stat[0] != "Z" and int(stat[2]) == pgid for stat in stats)
 
 
 # ---- on exit ------------------------------------------------------------------------
