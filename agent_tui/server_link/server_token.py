@@ -55,9 +55,7 @@ def header(token: str) -> str:
 
 def authorized(value: str | None, token: str) -> bool:
     """Whether an Authorization header carries the token (compared in constant time)."""
-    if not value:
-        return False
-    scheme, _, given = value.partition(" ")
-    if scheme.lower() != SCHEME.lower():
-        return False
-    return hmac.compare_digest(given.strip().encode(), token.encode())
+    scheme, _, given = (value or "").partition(" ")
+    return scheme.lower() == SCHEME.lower() and hmac.compare_digest(
+        given.strip().encode(), token.encode()
+    )
