@@ -77,8 +77,7 @@ class TokenCounter:
             return 0
         if len(text) < MEMO_MIN_CHARS:
             return self._count(text)
-        cached = self._memo.get(text)
-        if cached is not None:
+        if (cached := self._memo.get(text)) is not None:
             self._memo.move_to_end(text)
             return cached
         tokens = self._count(text)
@@ -149,8 +148,7 @@ def _load_encoding(name: str) -> Encoding | None:
     loaded = getattr(getattr(tiktoken, "registry", None), "ENCODINGS", {}).get(name)
     if loaded is not None:  # someone (e.g. litellm) already built it: share the memory
         return loaded
-    constructor = getattr(openai_public, name, None)
-    if constructor is None:
+    if (constructor := getattr(openai_public, name, None)) is None:
         return None
     try:
         return tiktoken.Encoding(**_offline(constructor)())
@@ -194,9 +192,8 @@ def _read_local_blob(url: str, expected_hash: str | None) -> bytes:
     """The first verified copy of `url` in tiktoken's cache layout (file name = sha1(url))."""
     key = hashlib.sha1(url.encode()).hexdigest()
     for folder in _blob_dirs():
-        path = folder / key
         try:
-            data = path.read_bytes()
+            data = (folder / key).read_bytes()
         except OSError:
             continue
         if expected_hash is None or hashlib.sha256(data).hexdigest() == expected_hash:
