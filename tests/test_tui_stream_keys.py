@@ -9,6 +9,7 @@ import gc
 from collections.abc import AsyncIterator
 from types import SimpleNamespace
 
+import pytest
 from rich.segment import Segment
 from textual.strip import Strip
 from textual.widgets import Static
@@ -20,7 +21,13 @@ from agent_tui.provider.stream import _events
 from agent_tui.provider.stream_events import StepFinish, TextDelta
 from agent_tui.records import TextPart
 from agent_tui.tui import strip_cycles
-from agent_tui.tui.event_pump import MAX_FRAME, EventPump
+from agent_tui.tui.event_pump import (
+    DRAW_SHARE,
+    MAX_FRAME,
+    TYPING_SHARE,
+    TYPING_WINDOW,
+    EventPump,
+)
 from tests.fake_openai import FakeOpenAI, Text
 from tests.tui_helpers import PumpTarget, open_app, type_and_send, view_text, wait_for
 
@@ -92,6 +99,12 @@ async def test_a_key_holds_the_next_batch_back_and_slow_frames_space_them() -> N
     assert pump._interval == MAX_FRAME
     pump.drawn(0.0)
     assert pump._interval == 0.02
+    # While the person types, batches take a smaller share of the time.
+    pump.drawn(0.012)
+    assert pump._interval == pytest.approx(0.012 / TYPING_SHARE)
+    pump._typed_at -= TYPING_WINDOW
+    pump.drawn(0.012)
+    assert pump._interval == pytest.approx(0.012 / DRAW_SHARE)
 
 
 async def test_keys_typed_while_a_reply_streams_unthrottled_are_shown_before_it_ends(

@@ -10,9 +10,9 @@ updates of the same streaming part collapse into the newest one: views render te
 from the part's full text, never from the deltas, so nothing is lost by collapsing them.
 
 Keys win over the stream: batches are spaced so that applying and drawing them takes at
-most DRAW_SHARE of the time (a fast stream's frames lay out and redraw the whole view,
-tens of milliseconds each), and a key holds the next batch back one frame so that the
-key's own frame draws it alone (`hold`, `deferred`).
+most DRAW_SHARE of the time, TYPING_SHARE while the person types (a fast stream's frames
+lay out and redraw the whole view, tens of milliseconds each), and a key holds the next
+batch back one frame so that the key's own frame draws it alone (`hold`, `deferred`).
 """
 
 from __future__ import annotations
@@ -33,6 +33,11 @@ DRAW_SHARE = 0.4
 """The share of the time a fast stream's batches may take to apply and draw; the rest is
 for keys and for reading the stream. A batch whose frame took 20 ms is followed by the
 next one 50 ms later."""
+TYPING_SHARE = 0.2
+"""The share while the person types (a key within TYPING_WINDOW): a key that arrives
+while a batch is drawn waits for it, so fewer of them wait (half the typed keys' median
+echo in a pty, bench/claude_echo.py), for a stream drawn in larger steps meanwhile."""
+TYPING_WINDOW = 1.0
 MAX_FRAME = 0.125
 """Seconds between two batches at most, however slow their frames (8 a second)."""
 
@@ -52,6 +57,7 @@ class EventPump:
         self._scheduled = False
         self._last_post = 0.0
         self._held_until = 0.0
+        self._typed_at = -TYPING_WINDOW
         self._unsubscribe: Callable[[], None] | None = None
 
     def attach(self, subscribe: Callable[[Callable[[Event], None]], Callable[[], None]]) -> None:
@@ -91,13 +97,16 @@ class EventPump:
 
     def drawn(self, seconds: float) -> None:
         """The last batch took `seconds` to apply and draw: the next ones are spaced so
-        that drawing takes at most DRAW_SHARE of the time."""
-        self._interval = min(MAX_FRAME, max(self._frame, seconds / DRAW_SHARE))
+        that drawing takes at most DRAW_SHARE of the time (TYPING_SHARE while typing)."""
+        typing = time.monotonic() - self._typed_at < TYPING_WINDOW
+        share = TYPING_SHARE if typing else DRAW_SHARE
+        self._interval = min(MAX_FRAME, max(self._frame, seconds / share))
 
     def hold(self) -> None:
         """A key arrived: the next batch waits one frame, so the key's frame draws the
         key alone (a stream's batch would make it lay out and draw the view too)."""
-        self._held_until = time.monotonic() + self._frame
+        self._typed_at = time.monotonic()
+        self._held_until = self._typed_at + self._frame
 
     def deferred(self) -> bool:
         """True when a Batch that arrived should wait: a key was typed within the last
