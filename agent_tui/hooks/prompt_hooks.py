@@ -51,8 +51,7 @@ def _outcome(raw: str) -> Outcome:
         return Outcome(
             warning=f"got an answer that is not its JSON: {first[0] if first else '(empty)'}"
         )
-    refused = answer.get("ok") is False or answer.get("decision") == "block"
-    if refused:
+    if answer.get("ok") is False or answer.get("decision") == "block":
         return Outcome(BLOCK_EXIT, stderr=str(answer.get("reason") or ""))
     rest = {k: v for k, v in answer.items() if k not in ("ok", "decision", "reason")}
     return Outcome(0, stdout=json.dumps(rest) if rest else "")

@@ -210,16 +210,14 @@ class Hooks:
         contained = source.project or (command.model_extra or {}).get("sandbox") is True
         if not contained or self.containment is None:
             return await run_command(command, data, cwd, own_env, argv)
-        name = _outside_name(command)
         env = _env(self.contained_env, directory, run.env)
         wrapped = await self.containment.wrap(
-            name, argv, env, cwd=cwd or directory, key=run.session_dir
+            _outside_name(command), argv, env, cwd=cwd or directory, key=run.session_dir
         )
         outcome = await run_command(command, data, cwd, wrapped.env, wrapped.argv)
         if outcome.code in (0, None):
             return outcome
-        blocked = self._blocked(job, event, outcome, wrapped, payload)
-        if blocked is None:
+        if (blocked := self._blocked(job, event, outcome, wrapped, payload)) is None:
             return outcome
         if await self.containment.blocked(blocked):
             return await run_command(command, data, cwd, own_env, argv)
