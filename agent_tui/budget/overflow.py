@@ -71,10 +71,8 @@ def under_threshold(estimate: int, limit: ModelLimit, config: CompactionConfig) 
 
 
 def _share(limit: ModelLimit, config: CompactionConfig, share: float, low: int, high: int) -> int:
-    usable = usable_tokens(limit, config)
-    if usable == 0:
-        return low
-    return max(low, min(int(usable * share), high))
+    """`share` of usable, between `low` and `high` (`low` when the window is unknown)."""
+    return max(low, min(int(usable_tokens(limit, config) * share), high))
 
 
 def tail_budget(limit: ModelLimit, config: CompactionConfig) -> int:
