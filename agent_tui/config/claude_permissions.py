@@ -67,12 +67,10 @@ def rules_of(rules: Iterable[str], root: Path) -> dict[str, Any]:
 
 
 def _add(found: dict[str, dict[str, str]], rule: str, level: str, root: Path) -> bool:
-    match = RULE.match(rule)
-    if match is None:
+    if (match := RULE.match(rule)) is None:
         return False
     name, spec = match.group(1), match.group(2)
-    tools = our_tools(name)
-    if not tools:
+    if not (tools := our_tools(name)):
         return False
     for tool in tools:
         pattern = "*" if spec in (None, "", "*") else _pattern(tool, spec.strip(), root)

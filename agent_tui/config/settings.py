@@ -527,8 +527,7 @@ class Config(_Strict):
     def provider_for(self, model: str) -> tuple[str | None, str | None]:
         """(api_base, api_key) for a model's provider, with `{env:NAME}` resolved."""
         name = model.split("/", 1)[0] if "/" in model else "openai"
-        cfg = self.provider.get(name)
-        if cfg is None:
+        if (cfg := self.provider.get(name)) is None:
             return None, None
         key = cfg.api_key.get_secret_value() if cfg.api_key else None
         return (
@@ -664,8 +663,8 @@ def _project_trust(layer: ProjectLayer) -> ProjectTrust:
         for name, entry in (data.get(key) or {}).items()
         if isinstance(entry, dict) and entry.get(field)
     ]
-    attach = (data.get("run") or {}).get("attach") if isinstance(data.get("run"), dict) else None
-    if isinstance(attach, str) and attach not in ("off",):
+    attach = data["run"].get("attach") if isinstance(data.get("run"), dict) else None
+    if isinstance(attach, str) and attach != "off":
         endpoints.append(f"run.attach: {attach}")
     if endpoints:
         commands["endpoints"] = endpoints
