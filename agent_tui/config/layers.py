@@ -271,8 +271,7 @@ def _claude_files(directory: Path, check: Check | None, skipped: list[str]) -> _
         found.rules = merge_permissions(found.rules, rules)
         found.first = found.first or settings
     mcp = directory / trusted_files.CLAUDE_MCP
-    servers = _part(skipped, _mcp_file, mcp, check) if os.path.lexists(mcp) else None
-    if servers is not None:
+    if os.path.lexists(mcp) and (servers := _part(skipped, _mcp_file, mcp, check)) is not None:
         found.servers = servers
         found.first = found.first or mcp
     return found
