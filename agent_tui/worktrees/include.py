@@ -17,7 +17,7 @@ def copy_included(checkout: Path, worktree: Path, names: list[str]) -> list[str]
         source = checkout / name
         if not (source.is_file() or source.is_symlink()):
             continue
-        if root not in source.parent.resolve().parents and source.parent.resolve() != root:
+        if not source.parent.resolve().is_relative_to(root):
             continue
         target = worktree / name
         target.parent.mkdir(parents=True, exist_ok=True)
