@@ -193,8 +193,7 @@ def _ancestors() -> set[int]:
     pids, pid = set(), os.getpid()
     while pid > 1 and pid not in pids:
         pids.add(pid)
-        stat = _stat(pid)
-        if stat is None:
+        if (stat := _stat(pid)) is None:
             break
         pid = int(stat[1])
     return pids
@@ -212,8 +211,7 @@ def scan(wanted: Callable[[str], bool]) -> list[Found]:
         pid = int(entry.name)
         if (owner := _marker(pid)) is None or not wanted(owner):
             continue
-        stat = _stat(pid)
-        if stat is not None and stat[0] != "Z":
+        if (stat := _stat(pid)) is not None and stat[0] != "Z":
             found.append(Found(pid, int(stat[2]), owner))
     return found
 
