@@ -345,8 +345,7 @@ class EngineContext:
         payload["permission_mode"] = mode
         if subagent is not None:
             payload.update(agent_id=session_id, agent_type=subagent[1])
-        level = self.live(session_id).step_effort
-        if effort and level is not None:
+        if effort and (level := self.live(session_id).step_effort) is not None:
             payload["effort"] = {"level": level}
         return payload
 
