@@ -54,8 +54,7 @@ def _list(value: Any) -> list[Any]:
 def contribution(hooks: dict[str, Any], rules: dict[str, Any], skipped: list[str]) -> str:
     """What a settings file brings, for `/context`: its hooks' events, its rules."""
     parts = [f"hooks ({', '.join(hooks)})"] if hooks else []
-    count = sum(len(table) for table in rules.values())
-    if count:
+    if count := sum(len(table) for table in rules.values()):
         parts.append(f"permission rules for {', '.join(sorted(rules))} ({count})")
     if skipped:
         parts.append(f"rules for tools agent-tui does not have, not read: {', '.join(skipped)}")

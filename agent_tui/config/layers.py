@@ -72,8 +72,7 @@ def merge_permissions(base: dict[str, Any], over: dict[str, Any]) -> dict[str, A
     across files, as in Claude Code)."""
     merged = dict(base)
     for tool, rule in over.items():
-        old = merged.get(tool)
-        if old is None:
+        if (old := merged.get(tool)) is None:
             merged[tool] = rule
             continue
         below = old if isinstance(old, dict) else {"*": old}
@@ -129,8 +128,7 @@ def _depth_over(value: Any, limit: int) -> bool:
 def person_files() -> list[Path]:
     """The person's own config files (never in question), lowest priority first:
     `AGENT_TUI_CONFIG` alone when set, else `<config dir>/config.json`."""
-    explicit = os.environ.get("AGENT_TUI_CONFIG")
-    if explicit:
+    if explicit := os.environ.get("AGENT_TUI_CONFIG"):
         path = Path(explicit)
         if not os.path.lexists(path):  # a folder or a link loop: read_json says so
             raise ConfigError(
@@ -262,8 +260,7 @@ def _claude_files(directory: Path, check: Check | None, skipped: list[str]) -> _
     if os.environ.get("AGENT_TUI_CONFIG"):
         return found
     for settings in project_files(directory):
-        part = _part(skipped, _settings_file, settings, directory, check)
-        if part is None:
+        if (part := _part(skipped, _settings_file, settings, directory, check)) is None:
             continue
         hooks, rules, not_read = part
         found.read[str(settings)] = contribution(hooks, rules, not_read)

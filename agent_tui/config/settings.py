@@ -544,12 +544,10 @@ class Config(_Strict):
 
 
 def resolve_env_ref(value: str | None, field: str) -> str | None:
-    match = ENV_REF.match(value or "")
-    if not match:
+    if not (match := ENV_REF.match(value or "")):
         return value
     name = match.group(1)
-    resolved = os.environ.get(name)
-    if not resolved:
+    if not (resolved := os.environ.get(name)):
         raise ConfigError(
             f"Config field {field} is {value!r}, but the environment variable {name} is not set.\n"
             f"Set it (export {name}=...) or put the value in the config file."
