@@ -54,8 +54,7 @@ def read_answer(outcome: Outcome, event: str, result: HookResult) -> None:
         return
     if outcome.code != 0:
         return
-    answer = _json(outcome, event)
-    if answer is None:
+    if (answer := _json(outcome, event)) is None:
         if event in PLAIN_CONTEXT and outcome.stdout.strip() and not outcome.warning:
             result.context.append(outcome.stdout.strip())
         return

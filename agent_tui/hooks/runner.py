@@ -174,8 +174,7 @@ class Hooks:
         sandbox's key), where `CLAUDE_ENV_FILE` lies."""
         assert event in FIRED, event
         result = HookResult()
-        jobs = self._jobs(event, subject)
-        if not jobs:
+        if not (jobs := self._jobs(event, subject)):
             return result
         if "tool_name" in payload:  # Claude Code's name for its counterpart
             payload = {**payload, "tool_name": claude_name(subject or "")}

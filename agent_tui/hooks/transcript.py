@@ -108,8 +108,7 @@ def _lines(message: MessageWithParts, session_id: str, directory: Path) -> list[
         "timestamp": datetime.fromtimestamp(info.created / 1000, UTC).isoformat(),
     }
     if not isinstance(info, AssistantMessage):
-        text = message.typed_text()
-        if not text:
+        if not (text := message.typed_text()):
             return []
         body = {"role": "user", "content": text}
         return [{**common, "type": "user", "message": body, "uuid": info.id}]
@@ -119,8 +118,7 @@ def _lines(message: MessageWithParts, session_id: str, directory: Path) -> list[
         body = {"role": "assistant", "type": "message", "model": info.model, "content": content}
         lines.append({**common, "type": "assistant", "message": body, "uuid": info.id})
     for part in message.parts:
-        result = _result(part) if isinstance(part, ToolPart) else None
-        if result is not None:
+        if isinstance(part, ToolPart) and (result := _result(part)) is not None:
             body = {"role": "user", "content": [result]}
             lines.append({**common, "type": "user", "message": body, "uuid": part.id})
     return lines
