@@ -44,8 +44,7 @@ async def read_text_arg(path: str, option: str) -> str:
 def editor_command() -> tuple[list[str], str]:
     """($VISUAL or $EDITOR as an argv, the variable's name)."""
     for name in ("VISUAL", "EDITOR"):
-        value = os.environ.get(name, "").strip()
-        if not value:
+        if not (value := os.environ.get(name, "").strip()):
             continue
         try:
             argv = shlex.split(value)

@@ -111,8 +111,7 @@ class LiveSessions:
         that the registry's views of it stay cached)."""
 
     def __call__(self, session_id: str) -> LiveSession:
-        found = self._sessions.get(session_id)
-        if found is None:
+        if (found := self._sessions.get(session_id)) is None:
             found = self._sessions[session_id] = LiveSession(session_id)
             found.background.publish = self.publish
             found.network.warn = self._warn_once

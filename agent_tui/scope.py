@@ -82,8 +82,7 @@ class SessionScope:
         naming where it is busy otherwise."""
         if self.busy():
             raise UsageError(f"The agent is working: interrupt it (Esc) before {what}.")
-        lock = self.locks.try_acquire(self.id)
-        if lock is None:
+        if (lock := self.locks.try_acquire(self.id)) is None:
             holder = self.locks.holder(self.id) or LockHolder()
             raise UsageError(
                 f"Session {self.id} is busy in {holder.describe()}: wait for its turn to "
