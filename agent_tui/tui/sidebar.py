@@ -153,14 +153,11 @@ class Sidebar(VerticalScroll):
     def show_sessions(self, strip: str) -> None:
         """The sessions working side by side here and their states (tui/side_by_side.py);
         hidden while there is only the one on screen."""
-        if (section := self._section("sessions", bool(strip))) is not None:
-            section.update(strip)
+        self._section("sessions", strip)
 
     def show_todos(self, items: list[TodoItem]) -> None:
         """The session's todo list; the section is hidden while the list is empty."""
-        text = "\n".join(f"{TODO_MARK[item.status]} {item.content}" for item in items)
-        if (section := self._section("todos", bool(items))) is not None:
-            section.update(text)
+        self._section("todos", "\n".join(f"{TODO_MARK[i.status]} {i.content}" for i in items))
 
     def show_background(self, commands: list[BackgroundCommand]) -> None:
         """The shown session's background commands: each one's command, running time (or
@@ -183,22 +180,21 @@ class Sidebar(VerticalScroll):
                 lines.append(f"  {shorten(info.last_line, BACKGROUND_CHARS)}")
         if len(self._background) > MAX_BACKGROUND_SHOWN:
             lines.append(f"… {len(self._background) - MAX_BACKGROUND_SHOWN} more: /bashes")
-        if (section := self._section("background", bool(self._background))) is not None:
-            section.update("\n".join(lines))
+        self._section("background", "\n".join(lines))
 
-    def _section(self, name: str, shown: bool) -> Static | None:
-        """Section `name`'s text, shown or hidden (the `-has-NAME` class); mounted with
-        its heading, in its place, the first time it is shown (None until then)."""
-        self.set_class(shown, f"-has-{name}")
+    def _section(self, name: str, text: str) -> None:
+        """Section `name` shows `text`, hidden while it is empty (the `-has-NAME` class);
+        mounted with its heading, in its place, the first time it has some."""
+        self.set_class(bool(text), f"-has-{name}")
         found = self.query(f"#sidebar-{name}")
         if found:
-            return found.first(Static)
-        if not shown:
-            return None
-        body = Static("", id=f"sidebar-{name}", classes=f"-{name}", markup=False)
+            found.first(Static).update(text)
+            return
+        if not text:
+            return
+        body = Static(text, id=f"sidebar-{name}", classes=f"-{name}", markup=False)
         after = SECTIONS[name][1]
         following = self.query(f"#sidebar-{after}-heading") if after else None
         before = following.first() if following else self.query_one("#sidebar-files-heading")
         heading = Label(SECTIONS[name][0], classes=f"heading -{name}", id=f"sidebar-{name}-heading")
         self.mount(heading, body, before=before)
-        return body
