@@ -24,9 +24,7 @@ INTERRUPTED = "Interrupted — what was streamed is kept."
 def error_text(info: AssistantMessage) -> str | None:
     if info.error is None:
         return None
-    if info.error.kind == "aborted":
-        return INTERRUPTED
-    return f"Error: {info.error.message}"
+    return INTERRUPTED if info.error.kind == "aborted" else f"Error: {info.error.message}"
 
 
 PINNED = "📌 pinned — restated verbatim after every compaction (/unpin to stop)"
