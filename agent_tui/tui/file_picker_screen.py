@@ -68,16 +68,15 @@ class FilePickerScreen(ChoiceScreen):
         """Keys that reach the screen before its input has the focus (sent while the
         picker was mounting) are typed into the filter, not lost."""
         field = self.query_one("#picker-input", Input)
-        if field.has_focus:
+        typed = event.character if event.is_printable else None
+        if field.has_focus or not (typed or event.key == "backspace"):
             return
-        if event.is_printable and event.character:
-            field.focus()
-            field.insert_text_at_cursor(event.character)
-            event.stop()
-        elif event.key == "backspace":
-            field.focus()
+        field.focus()
+        if typed:
+            field.insert_text_at_cursor(typed)
+        else:
             field.action_delete_left()
-            event.stop()
+        event.stop()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
