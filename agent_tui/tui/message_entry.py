@@ -21,7 +21,6 @@ from agent_tui.records import (
     Part,
     TextPart,
     ToolPart,
-    UserMessage,
 )
 from agent_tui.tui.assistant_message_view import AssistantMessageView
 from agent_tui.tui.compaction_divider import CompactionDivider
@@ -59,12 +58,6 @@ class MessageEntry:
     def compaction(self) -> CompactionPart | None:
         return next((p for p in self.parts.values() if isinstance(p, CompactionPart)), None)
 
-    def shell_tool(self) -> ToolPart | None:
-        """The bash part of a person's `!command` (a user message with a tool part)."""
-        if not isinstance(self.info, UserMessage):
-            return None
-        return next((p for p in self.parts.values() if isinstance(p, ToolPart)), None)
-
     def text(self) -> str:
         """The text a person reads: user words, or an assistant step's reply."""
         return "\n".join(
@@ -86,8 +79,9 @@ def build_widget(entry: MessageEntry) -> Widget | None:
         return CompactionDivider(
             auto, entry.summary, entry.divider_state, edited=entry.edited_summary
         )
-    if (tool := entry.shell_tool()) is not None:
-        line = ToolLine(tool)  # a `!command`, open: the person ran it to see its output
+    # A `!command` (a tool part in a person's message), open: they ran it to see its output.
+    if tool := next((p for p in entry.parts.values() if isinstance(p, ToolPart)), None):
+        line = ToolLine(tool)
         line.add_class("-shell")
         line.collapsed = False
         return line
