@@ -81,10 +81,9 @@ class EventPump:
             queue[-1] = event  # same streaming part: the newest holds all the text so far
         else:
             queue.append(event)
-        if self._scheduled:
-            return
-        self._scheduled = True
-        self._post_when_due()
+        if not self._scheduled:
+            self._scheduled = True
+            self._post_when_due()
 
     def _post_when_due(self) -> None:
         now = time.monotonic()
