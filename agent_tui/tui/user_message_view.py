@@ -73,12 +73,11 @@ class UserMessageView(Static):
 
     def _chosen(self, command: str | None) -> None:
         if command == "compact":  # it cannot be taken back but by /uncompact: asked first
-            question = "Compact up to this message?"
             detail = (
                 "Everything up to and including it is replaced by a summary; the messages "
                 "after it stay as they are. /uncompact takes it back."
             )
-            confirm = ConfirmScreen(question, detail, yes="Compact")
+            confirm = ConfirmScreen("Compact up to this message?", detail, yes="Compact")
             self.app.push_screen(confirm, lambda yes: self._here("compact") if yes else None)
         elif command == "copy":  # the terminal's clipboard (OSC 52)
             self.app.copy_to_clipboard(self.text)
