@@ -33,6 +33,7 @@ from typing import Any
 import tui_history
 import tui_pty
 from claude_reopen import ClaudeApp, Handler, claude_env, prepare_home
+from precompile import compile_bytecode
 
 ASK, CHUNK, END = "write it all", 4, tui_pty.END_MARK
 MOVES = {"A": (-1, 0), "B": (1, 0), "C": (0, 1), "D": (0, -1)}
@@ -253,6 +254,7 @@ def main() -> None:
     parser.add_argument("--pace", type=float, default=0.0, help="seconds between deltas")
     args = parser.parse_args()
     exe = shutil.which(args.claude) or parser.exit(2, f"no claude at {args.claude}\n")
+    compile_bytecode()  # as after a first run, also where PYTHONDONTWRITEBYTECODE is set
     version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip()
     place = Path(tempfile.mkdtemp(prefix="claude-echo-"))
     os.environ["AGENT_TUI_RUNTIME_DIR"] = str(place)  # agent-tui's relays: ours, stopped

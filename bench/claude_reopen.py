@@ -34,6 +34,7 @@ from typing import Any
 import tui_history
 import tui_pty
 from bench_tui import REPLY, STEPS_PER_TURN
+from precompile import compile_bytecode
 from pty_app import PtyApp, visible
 
 API_KEY = "sk-ant-api03-bench-0000000000000000000000"
@@ -220,6 +221,7 @@ def main() -> None:
     if not exe:
         parser.exit(2, "claude_reopen: no claude found: give its path (argument or CLAUDE_BIN)\n")
     version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip()
+    compile_bytecode()  # as after a first run, also where PYTHONDONTWRITEBYTECODE is set
     place = Path(tempfile.mkdtemp(prefix="claude-reopen-"))
     project, home, bare = place / "project", place / "home", place / "empty"
     project.mkdir()

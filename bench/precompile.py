@@ -1,6 +1,7 @@
 """agent_tui's modules compiled before a start-up is timed, as after any first run: where
 PYTHONDONTWRITEBYTECODE is set (this machine's shells), every launch would compile them
-again (~0.2 s). Used by bench_engine.py and bench_tui.py."""
+again (~0.2 s). Used by bench_engine.py, bench_tui.py,
+claude_reopen.py and claude_echo.py."""
 
 from __future__ import annotations
 
