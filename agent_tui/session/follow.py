@@ -134,12 +134,10 @@ class Follower:
         while True:
             asked = self.newest() or asked
             self._own.add(asked)
-            messages = await self._look(since, first)
-            done = self._answered(messages, first, asked)
-            if done is not None:
+            if (done := self._answered(await self._look(since, first), first, asked)) is not None:
                 return done
-            lock = self.locks.try_acquire(self.session_id)
-            if lock is not None:  # that loop ended (or its process died) first
+            # the lock is free: that loop ended (or its process died) first
+            if (lock := self.locks.try_acquire(self.session_id)) is not None:
                 done = self._answered(await self._look(since, first), first, asked)
                 if done is not None:
                     lock.release()
@@ -184,8 +182,7 @@ class Follower:
                 self._infos[info.id] = info
                 self.ctx.publish(MessageUpdated(info=info))
             for part in message.parts:
-                before = self._parts.get(part.id)
-                if before != part:
+                if (before := self._parts.get(part.id)) != part:
                     self._parts[part.id] = part
                     self.ctx.publish(PartUpdated(part=part, delta=_delta(before, part)))
         return messages

@@ -110,8 +110,7 @@ class SessionLoop:
         if self.agent is not None:
             return self.agent, self.ctx.registry
         catalog = self.ctx.agent_catalog(directory)
-        agent = catalog.get(name)
-        if agent is None or not agent.primary:
+        if (agent := catalog.get(name)) is None or not agent.primary:
             if name not in self._noted_unknown:
                 self._noted_unknown.add(name)
                 note = f"No primary agent named {name!r} any more: the build agent answers."
@@ -272,8 +271,7 @@ class SessionLoop:
     async def _compact_pending(self, turn: Turn, model: ModelInfo) -> bool:
         """A compaction request waiting (the person's, or queued by `_make_room`) is
         processed first. True when one was."""
-        pending = pending_compaction(turn.history)
-        if pending is None:
+        if (pending := pending_compaction(turn.history)) is None:
             return False
         await self._compact(turn, *pending, model)
         # The history restarts at the summary: what follows it (a replayed or "continue"
@@ -322,8 +320,7 @@ class SessionLoop:
                 self._told.add(note)
                 self.ctx.publish(Notice(session_id=self.session_id, level="warning", message=note))
         estimate = await self._estimate(turn.history, request, turn.finished, model, turn.directory)
-        checked = await self._fit(turn, request, estimate, model)
-        if checked is None:
+        if (checked := await self._fit(turn, request, estimate, model)) is None:
             return None
         return Step(agent, registry, model, request, checked, last_step)
 
@@ -381,8 +378,7 @@ class SessionLoop:
         if not counter_ready(step.model.id):  # deferred by _estimate: load it now, off the loop
             await asyncio.to_thread(counter_for, step.model.id)
         self.result.outcome = outcome
-        plan = proposed_plan(processor.tools.values()) if outcome == "continue" else None
-        if plan:
+        if outcome == "continue" and (plan := proposed_plan(processor.tools.values())):
             self.result.plan = plan
             self._plan_after = turn.user.id
         await self._after_step(outcome, assistant, step, processor.error)
@@ -428,8 +424,7 @@ class SessionLoop:
         again would make no progress."""
         config = self.ctx.config
         if config.compaction.prune:
-            freed = await prune.prune(self.ctx, turn.history, model.id)
-            if freed:
+            if await prune.prune(self.ctx, turn.history, model.id):
                 fresh = await load_history(self.ctx, await self.ctx.db.get_session(turn.session.id))
                 # The scale the overflow was found with: measured after a prune, the last
                 # step's prompt (unpruned) over a pruned count would look like a scale.
