@@ -274,13 +274,10 @@ class AcpAgent:
     def follows(self, session_id: str) -> AcpSession | None:
         """The open session a session's events and asks belong to (itself or a subagent's
         parent), if this connection has it open."""
-        root = self._root_of(session_id)
-        return self.sessions.get(root) if root else None
+        return self.sessions.get(root) if (root := self._root_of(session_id)) else None
 
     def _root_of(self, session_id: str) -> str | None:
-        if session_id in self.sessions:
-            return session_id
-        return self._roots.get(session_id)
+        return session_id if session_id in self.sessions else self._roots.get(session_id)
 
     # ---- permissions -------------------------------------------------------------------
 
@@ -445,8 +442,7 @@ class AcpAgent:
             compaction_updates=self.compaction_updates,
         )
         open_ = AcpSession(updates)
-        users = [m.info for m in messages if m.info.role == "user"]
-        if users:
+        if users := [m.info for m in messages if m.info.role == "user"]:
             open_.mode = getattr(users[-1], "agent", DEFAULT_AGENT)
         open_.commands = await catalog.offered(ACP, open_.directory)
         self.sessions[session.id] = open_

@@ -37,8 +37,8 @@ def _config(args: argparse.Namespace, calls_model: bool) -> Config:
     from agent_tui.provider.auth import check_setup
 
     asyncio.run(choose_model(config, probe=True))
-    fresh = args.command == "run" and not (args.session or args.cont or args.agent)
-    if fresh:  # a continued session or an agent may have a model of its own
+    # a continued session or an agent may have a model of its own
+    if args.command == "run" and not (args.session or args.cont or args.agent):
         check_setup(config.model, config)
     return config
 
@@ -132,12 +132,10 @@ def _dispatch(args: argparse.Namespace, commands: dict[str, Command]) -> int:
         from agent_tui.attach.target import attach_target
 
         _enter_worktree(args)  # a worktree's session runs here: leaving it is ours
-        target = attach_target(args) if args.worktree is None else None
-        if target is not None:
+        if args.worktree is None and (target := attach_target(args)) is not None:
             from agent_tui.attach.run import run_attached
 
-            code = run_attached(args, target)
-            if code is not None:
+            if (code := run_attached(args, target)) is not None:
                 return code
     from agent_tui.provider import remote
 
