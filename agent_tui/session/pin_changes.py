@@ -97,14 +97,11 @@ def pinnable(messages: list[MessageWithParts]) -> list[tuple[PinnedText, bool]]:
         if info.undone or summary or any(isinstance(p, CompactionPart) for p in message.parts):
             continue
         for part in reversed(message.parts):
-            if isinstance(part, ToolPart) and not part.ignored:
-                item = tool_pin(part)
-                if item is not None:
-                    found.append((item, part.pinned is not None))
+            if isinstance(part, ToolPart) and not part.ignored and (item := tool_pin(part)):
+                found.append((item, part.pinned is not None))
         if isinstance(info, AssistantMessage) and not info.finish and info.error is None:
             continue  # still streaming
-        item = message_pin(message)
-        if item is not None:
+        if (item := message_pin(message)) is not None:
             found.append((item, info.pinned is not None))
     return found
 
@@ -149,8 +146,7 @@ async def _target(
                 f"{item_id} is a {part.type} part: pin its message {message_of} or one of "
                 "its tool results (prt_…) instead."
             )
-        item = tool_pin(part)
-        if item is None:
+        if (item := tool_pin(part)) is None:
             raise UsageError(f"{item_id} ({part.tool}) is still running: pin it when it ends.")
         return part, item
     info = message.info
@@ -158,8 +154,7 @@ async def _target(
         raise UsageError(f"{item_id} is a summary: it is restated already (see /summary).")
     if isinstance(info, AssistantMessage) and not info.finish and info.error is None:
         raise UsageError(f"{item_id} is still streaming: pin it when the step ends.")
-    item = message_pin(message)
-    if item is not None:
+    if (item := message_pin(message)) is not None:
         return message, item
     tools = [p for p in message.parts if isinstance(p, ToolPart) and not p.ignored]
     if len(tools) == 1 and isinstance(info, UserMessage):  # a person's `!command`
