@@ -41,8 +41,8 @@ def last_assistant_text(messages: list[MessageWithParts]) -> str:
     for message in reversed(messages):
         if isinstance(message.info, AssistantMessage) and not message.info.summary:
             texts = [p.text for p in message.parts if isinstance(p, TextPart) and not p.ignored]
-            if "".join(texts).strip():
-                return "".join(texts).strip()
+            if text := "".join(texts).strip():
+                return text
     return ""
 
 
@@ -169,14 +169,13 @@ class HookPoints:
     async def _last_start(self, session: Session) -> list[str]:
         """The SessionStart context the model reads now (that of the newest start)."""
         for message in reversed(await load_history(self.ctx, session)):
-            found = [
+            if found := [
                 part.text
                 for part in message.parts
                 if isinstance(part, TextPart)
                 and part.synthetic
                 and part.text.startswith(START_CONTEXT)
-            ]
-            if found:
+            ]:
                 return found
         return []
 
@@ -206,8 +205,7 @@ class HookPoints:
         """StopFailure, instead of Stop, when a provider error ended the turn: `error` is
         Claude Code's category of it, `last_assistant_message` the error as you read it.
         What its hooks answer is ignored, as Claude Code ignores it."""
-        directory = self.started.get(session_id)
-        if directory is None:
+        if (directory := self.started.get(session_id)) is None:
             return
         hooks = self.ctx.in_project(directory).hooks
         if not hooks.any_for("StopFailure"):
