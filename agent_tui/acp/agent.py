@@ -257,8 +257,7 @@ class AcpAgent:
         if isinstance(event, SessionUpdated) and (parent := event.session.parent_id):
             if (root := self._root_of(parent)) is not None:
                 self._roots[event.session.id] = root
-        session_id = session_of(event)
-        if session_id is None:
+        if (session_id := session_of(event)) is None:
             if isinstance(event, Notice) and event.level != "info":
                 for open_ in self.sessions.values():
                     self.send(open_.id, *open_.updates(event))
@@ -544,8 +543,7 @@ class AcpAgent:
         text, context, files = prompt_parts(prompt, open_.directory)
         try:
             name, typed = catalog.parse(text) or ("", "")
-            command = catalog.called(name.lower(), open_.commands)
-            if command is None:
+            if (command := catalog.called(name.lower(), open_.commands)) is None:
                 result = await self.prompt_text(open_, text, open_.model, context, files)
                 return await self._stop(open_, result)
             person = AcpPerson(self, open_, context, files)

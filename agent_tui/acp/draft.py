@@ -61,8 +61,7 @@ def declares_compaction(message: dict[str, Any]) -> bool | None:
 def serve_delete(conn: Any, agent: Any) -> None:
     """`session/delete` served by the agent's `delete_session`: one more route on the
     router of the SDK's connection (`conn`, as `on_connect` gets it)."""
-    router = getattr(getattr(conn, "_conn", None), "_handler", None)
-    if router is None:
+    if (router := getattr(getattr(conn, "_conn", None), "_handler", None)) is None:
         log.warning("session/delete is not served: the ACP SDK's connection changed")
         return
     router.route_request("session/delete", DeleteSessionRequest, agent, "delete_session")

@@ -152,8 +152,7 @@ def permission_content(
     lines and indents as Markdown that keeps them, else the app's detail."""
     if tool == TRUST_TOOL:
         return [text_content(laid_out(detail))]
-    path = _path(data, directory) if tool in ("edit", "write") else None
-    if path is not None:
+    if tool in ("edit", "write") and (path := _path(data, directory)) is not None:
         if (diff := diff_content(path, detail)) is not None:
             return [diff]
         content = data.get("content")

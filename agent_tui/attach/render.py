@@ -43,8 +43,7 @@ class TextRenderer(TextView):
             self.newline()  # the next reply: on a line of its own, as `run` prints it
         elif kind == "agent_message_chunk":
             content = update.get("content") or {}
-            text = content.get("text") if content.get("type") == "text" else None
-            if text:
+            if content.get("type") == "text" and (text := content.get("text")):
                 self.text(text)
         elif kind in ("tool_call", "tool_call_update"):
             self._tool_call(update)

@@ -144,8 +144,7 @@ class AttachedRun:
         if not (args.session or args.cont):
             return self.rpc.call("session/new", {"cwd": cwd, "mcpServers": []})
         if args.cont:
-            listed = self.rpc.call("session/list", {"cwd": cwd}).get("sessions") or []
-            if not listed:
+            if not (listed := self.rpc.call("session/list", {"cwd": cwd}).get("sessions") or []):
                 raise NotFoundError(f"No session to continue in {cwd}. {START_HINT}")
             session_id = listed[0]["sessionId"]
         else:
@@ -209,8 +208,7 @@ def _exit_code(kind: str | None) -> int:
 
 def run_attached(args: argparse.Namespace, target: Target) -> int | None:
     """`run` through the server; None when `run.attach: auto` found no server to reach."""
-    ws = connect(target)
-    if ws is None:
+    if (ws := connect(target)) is None:
         return None  # before reading the message: a prompt on stdin is still there for `run`
     renderer: Renderer = JsonRenderer() if args.format == "json" else TextRenderer()
     run = AttachedRun(args, ws, renderer)

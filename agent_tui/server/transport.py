@@ -53,8 +53,7 @@ class WebSocketTransport:
                 return None
             if message["type"] != "websocket.receive":
                 continue
-            text = message.get("text")
-            if text is None:
+            if (text := message.get("text")) is None:
                 data = message.get("bytes") or b""
                 try:
                     text = data.decode("utf-8")
