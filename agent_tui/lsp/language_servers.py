@@ -79,8 +79,7 @@ class LspServers:
             if suffix not in extensions or (configured is not None and configured.disabled):
                 continue
             for argv in candidates:
-                found = shutil.which(argv[0], path=self.env.get("PATH"))
-                if found is not None:
+                if (found := shutil.which(argv[0], path=self.env.get("PATH"))) is not None:
                     return Server(name, [found, *argv[1:]])
         return None
 
@@ -104,8 +103,7 @@ class LspServers:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.config.timeout  # the whole check, whatever the server does
         for _ in range(MAX_STARTS):
-            client = await self._client(root, server, deadline, session_id)
-            if client is None:
+            if (client := await self._client(root, server, deadline, session_id)) is None:
                 if (root, server.name) in self._off:
                     return ""
                 return f"[diagnostics] {server.name}: still starting; this edit was not checked."
@@ -130,8 +128,7 @@ class LspServers:
         client = self._clients.get(key)
         if client is not None and client.alive and key not in self._starting:
             return client
-        task = self._starting.get(key)
-        if task is None:
+        if (task := self._starting.get(key)) is None:
             if self._starts[key] >= MAX_STARTS:
                 self._off.add(key)
                 self.notice(
@@ -186,8 +183,7 @@ class LspServers:
         be answered)."""
         if self.containment is None:
             return False, False
-        reason = self.containment.reason(client.stderr_tail(), client.wrapped)
-        if reason is None:
+        if (reason := self.containment.reason(client.stderr_tail(), client.wrapped)) is None:
             return False, False
         blocked = Blocked(
             name=f"lsp:{server.name}",

@@ -73,8 +73,7 @@ class McpServers:
     def add(self, configs: dict[str, McpServerConfig]) -> None:
         """Servers given at run time (an editor's, with an ACP session): started now
         beside the ones these have; a name already known keeps its server."""
-        new = {n: c for n, c in configs.items() if n not in self.servers}
-        if not new:
+        if not (new := {n: c for n, c in configs.items() if n not in self.servers}):
             return
         self.servers.update({name: McpServer(name, config) for name, config in new.items()})
         if self._starting is not None and self._starting.done():

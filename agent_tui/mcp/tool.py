@@ -140,8 +140,7 @@ def _render_block(block: Any) -> str:
         return f"[resource link: {block.uri}]"
     if kind == "resource":
         resource = block.resource
-        text = getattr(resource, "text", None)
-        if text is not None:
+        if (text := getattr(resource, "text", None)) is not None:
             return f"[resource {resource.uri}]\n{text}"
         return f"[resource {resource.uri} ({resource.mime_type or 'binary'}), not shown]"
     return f"[{kind or type(block).__name__} content, not shown]"

@@ -118,8 +118,7 @@ def _hidden(line: str, policy: SandboxPolicy) -> str | None:
             "(sandbox.enabled: false turns the sandbox off)."
         )
     for path in _paths(line, policy.cwd):
-        denied = policy.denial(path)
-        if denied is None:
+        if (denied := policy.denial(path)) is None:
             continue
         if denied.source == "sandbox.deny_read":
             how = f"remove {denied.shown} from sandbox.deny_read to allow reading it"

@@ -152,8 +152,7 @@ class Sandbox:
 
     async def status_line(self) -> str:
         """For /context and `agent-tui context`: what commands run under."""
-        support = await self.support()
-        if support is None:
+        if (support := await self.support()) is None:
             return "Sandbox: off (sandbox.enabled is false): commands run with your full rights."
         if not support.available:
             return self.unavailable_text(support)
@@ -235,8 +234,7 @@ class Sandbox:
         real_cwd = resolve(cwd)
         if not real_cwd.is_relative_to(project):
             writable.append(real_cwd)  # a workdir outside the project the person approved
-        git = find_git(project)
-        if git is not None:
+        if (git := find_git(project)) is not None:
             for folder in {git.git_dir, git.common_dir}:
                 if not folder.is_relative_to(project):
                     writable.append(folder)  # the project is a subfolder or a worktree
@@ -324,8 +322,7 @@ class Sandbox:
     def _seccomp_file(self) -> Path | None:
         path = self._temp_root() / ".seccomp"
         if not path.exists():
-            filter_program = seccomp.program()
-            if filter_program is None:
+            if (filter_program := seccomp.program()) is None:
                 return None
             path.write_bytes(filter_program)
         return path

@@ -41,8 +41,7 @@ ARCHES = {
 
 def program() -> bytes | None:
     """The filter for this machine's architecture (None: not one we know)."""
-    arch = ARCHES.get(platform.machine().lower())
-    if arch is None:
+    if (arch := ARCHES.get(platform.machine().lower())) is None:
         return None
     audit_arch, socket_nr = arch
     insns = [
