@@ -25,8 +25,7 @@ SCRATCH = "command"
 async def fill(ctx: EngineContext, session: Session, body: str, expansion: Expansion) -> str:
     """`body` with each `` !`command` `` replaced by what the command printed;
     ExpansionFailed when one does not run."""
-    commands = dict.fromkeys(match.group(1) for match in LINE.finditer(body))
-    if commands:
+    if commands := dict.fromkeys(match.group(1) for match in LINE.finditer(body)):
         await ctx.workspace.announce_sandbox()
     try:
         outputs = {command: await _output(ctx, session, command, expansion) for command in commands}

@@ -129,8 +129,7 @@ class Engine:
     def is_busy(self, session_id: str) -> bool:
         if session_id in self.subagents.running:  # a subagent's session: its parent runs it
             return True
-        live = self.ctx.shared.sessions.get(session_id)
-        if live is None:
+        if (live := self.ctx.shared.sessions.get(session_id)) is None:
             return False
         # Claimed: a prompt's loop starts once its message is saved.
         return live.claimed or (live.run is not None and not live.run.done())
@@ -306,8 +305,7 @@ class Engine:
             result = await run_until_read(ctx, session_id, abort)
             continues = 0
             while result.outcome == "stop" and not abort.is_set():
-                reason = await self.hook_points.after_turn(session_id, continues)
-                if reason is not None:
+                if (reason := await self.hook_points.after_turn(session_id, continues)) is not None:
                     continues += 1
                     await continue_for_hook(await self.scope(session_id), reason)
                 elif await all_read(ctx, session_id, arrivals):
@@ -330,8 +328,7 @@ class Engine:
         ctx.workspace.mcp.start()  # the engine may have been made before the event loop ran
         self.instructions.start()  # likewise
         await ctx.workspace.mcp.wait_ready()
-        own = ctx.live(session_id).mcp
-        if own is not None:
+        if (own := ctx.live(session_id).mcp) is not None:
             await own.wait_ready()
         await self.instructions.ready()
         return ctx.with_session_tools(session_id)

@@ -154,8 +154,7 @@ class Follower:
     def _answered(
         self, messages: list[MessageWithParts], first: str, asked: str
     ) -> Followed | None:
-        end = next((m for m in reversed(messages) if ends_turn(m, asked)), None)
-        if end is None:
+        if (end := next((m for m in reversed(messages) if ends_turn(m, asked)), None)) is None:
             return None
         self._status("idle")
         return Followed(result=_result(messages, first, end))

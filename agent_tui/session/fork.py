@@ -47,8 +47,7 @@ def _boundary(session: Session, kept: list[MessageWithParts], newest: bool) -> d
     """The compaction in force at the fork's last message."""
     if newest:
         return {"compaction_id": session.compaction_id, "tail_start_id": session.tail_start_id}
-    summaries = finished_summaries(kept)
-    if not summaries:
+    if not (summaries := finished_summaries(kept)):
         return {"compaction_id": None, "tail_start_id": None}
     return {"compaction_id": summaries[-1].parent_id, "tail_start_id": summaries[-1].tail_start_id}
 
@@ -58,8 +57,7 @@ def _todos(kept: list[MessageWithParts]) -> list[TodoItem]:
     for message in reversed(kept):
         for part in reversed(message.parts):
             if isinstance(part, ToolPart) and part.tool == "todowrite":
-                todos = getattr(part.state, "metadata", {}).get("todos")
-                if todos is not None:
+                if (todos := getattr(part.state, "metadata", {}).get("todos")) is not None:
                     return [TodoItem.model_validate(item) for item in todos]
     return []
 

@@ -51,8 +51,7 @@ class IdleWatch:
 
     def stop(self, session_id: str) -> None:
         self._after_run.discard(session_id)
-        wait = self._waits.pop(session_id, None)
-        if wait is not None:
+        if (wait := self._waits.pop(session_id, None)) is not None:
             wait.cancel()
 
     def stop_all(self) -> None:

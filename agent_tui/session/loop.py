@@ -233,8 +233,7 @@ class SessionLoop:
                     continue  # the history changed: read it again
                 if await task_notices.deliver(self.ctx, turn):
                     continue  # a background command ended: the model reads it this step
-                step = await self._next_step(turn, agent, registry, model)
-                if step is not None:
+                if (step := await self._next_step(turn, agent, registry, model)) is not None:
                     await self._take_step(turn, step)
             except Stop as stop:
                 return self._stop(stop.outcome, stop.error)
@@ -246,8 +245,7 @@ class SessionLoop:
         session = await self.ctx.db.get_session(self.session_id)
         self._follow_into_worktree(session)
         history = await load_history(self.ctx, session)
-        last_user = latest(history, "user")
-        if last_user is None:
+        if (last_user := latest(history, "user")) is None:
             raise Stop("stop")
         assert isinstance(last_user.info, UserMessage)
         if self._loop_start_user is None:

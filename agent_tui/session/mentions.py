@@ -66,8 +66,7 @@ async def resolve_mentions(
     for word in mentioned_paths(text):
         if len(attachments) >= MAX_MENTIONS:
             break
-        found = _existing(base.directory, word)
-        if found is None:
+        if (found := _existing(base.directory, word)) is None:
             continue
         mention, path = found
         ctx = replace(base, permissions={**base.permissions, "read": "allow", "list": "allow"})

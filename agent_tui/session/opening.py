@@ -83,8 +83,7 @@ async def asked_session(
         return await engine.queries.find_session(session)
     if not latest:
         return None
-    found = await engine.queries.latest_session(str(directory))
-    if found is None:
+    if (found := await engine.queries.latest_session(str(directory))) is None:
         raise NotFoundError(f"No session to continue in {directory}. {start}")
     return found
 

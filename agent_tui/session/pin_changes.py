@@ -107,8 +107,7 @@ def pinnable(messages: list[MessageWithParts]) -> list[tuple[PinnedText, bool]]:
 
 
 def _named(messages: list[MessageWithParts]) -> str:
-    items = [item for item, _ in pinnable(messages)[:NAMED]]
-    if not items:
+    if not (items := [item for item, _ in pinnable(messages)[:NAMED]]):
         return "This session has nothing to pin yet."
     return "The newest you can pin:\n" + listing(items)
 

@@ -50,8 +50,7 @@ def notification(found: Running) -> str:
 async def deliver(ctx: EngineContext, turn: Turn) -> bool:
     """Save the notices of commands that ended unheard of, for the agent and model of the
     message being answered; True when there were any (the history changed)."""
-    ended = ctx.live(turn.session.id).background.untold()
-    if not ended:
+    if not (ended := ctx.live(turn.session.id).background.untold()):
         return False
     user = turn.user
     info = UserMessage(

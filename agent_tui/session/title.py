@@ -45,8 +45,7 @@ async def generate_title(ctx: EngineContext, session_id: str, text: str, model: 
         )
     except AgentTuiError:
         return None
-    title = clean_title(raw)
-    if not title:
+    if not (title := clean_title(raw)):
         return None
     session = await ctx.db.get_session(session_id)
     session.title = title

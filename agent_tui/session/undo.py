@@ -118,8 +118,7 @@ def turns_after_boundary(messages: list[MessageWithParts], session: Session) -> 
 
 async def _changed_by_person(snapshots: Snapshots, expected: dict[str, str | None]) -> list[str]:
     """Files in `expected` whose content now differs from the tree recorded for them."""
-    now = await snapshots.track()
-    if now is None:
+    if (now := await snapshots.track()) is None:
         return []
     changed: list[str] = []
     for tree in {t for t in expected.values() if t}:
@@ -174,8 +173,7 @@ async def undo(scope: SessionScope, *, force: bool = False) -> TurnRestored:
     with scope.idle("undoing a turn"):
         ctx, session = scope.ctx, await scope.fresh()
         messages = await ctx.db.messages(session.id, since_id=session.compaction_id)
-        active = [t for t in turns_after_boundary(messages, session) if not t.undone]
-        if not active:
+        if not (active := [t for t in turns_after_boundary(messages, session) if not t.undone]):
             hint = " (/uncompact takes the latest compaction back)" if session.compaction_id else ""
             raise UsageError(f"Nothing to undo in this session{hint}.")
         return await _apply(ctx, session, active[-1], undo=True, force=force)
@@ -188,8 +186,7 @@ async def redo(scope: SessionScope, *, force: bool = False) -> TurnRestored:
         messages = await ctx.db.messages(session.id, since_id=session.compaction_id)
         turns = turns_after_boundary(messages, session)
         newest = max((t.user.info.id for t in turns if not t.undone), default="")
-        undone = [t for t in turns if t.undone and t.user.info.id > newest]
-        if not undone:
+        if not (undone := [t for t in turns if t.undone and t.user.info.id > newest]):
             raise UsageError("Nothing to redo: no turn was undone since the last message sent.")
         return await _apply(ctx, session, undone[0], undo=False, force=force)
 
