@@ -176,8 +176,7 @@ class AttachedRun:
     def configure(self, opened: dict[str, Any]) -> None:
         sid = self.session_id
         wanted = self.args.agent or DEFAULT_AGENT
-        current = (opened.get("modes") or {}).get("currentModeId")
-        if current != wanted:
+        if (opened.get("modes") or {}).get("currentModeId") != wanted:
             self.rpc.call("session/set_mode", {"sessionId": sid, "modeId": wanted})
         if self.args.model:
             self.rpc.call(

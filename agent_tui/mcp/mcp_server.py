@@ -159,8 +159,7 @@ class McpServer:
         self.state = "failed"
         tail = procs.stderr_tail(self._stderr)
         self.error = f"{reason}\n{tail}" if tail else reason
-        blocked = explain(tail, self.policy) if tail and self.policy is not None else None
-        if blocked is not None:
+        if tail and self.policy is not None and (blocked := explain(tail, self.policy)):
             self.error += f"\n{blocked} ({self._outside_key}.)"
         if self.on_fail is not None:
             self.on_fail(self)
@@ -170,8 +169,7 @@ class McpServer:
     ) -> mcp_types.CallToolResult:
         """Call one of its tools: RuntimeError when the server is not running or the call
         fails, InterruptedError when `abort` is set first."""
-        session = self._session
-        if session is None or self.state != "connected":
+        if (session := self._session) is None or self.state != "connected":
             raise RuntimeError(f"the server is not running ({self.state}). {self.error}".strip())
         call = asyncio.create_task(session.call_tool(tool, arguments))
         aborted = asyncio.create_task(abort.wait())
@@ -195,8 +193,7 @@ class McpServer:
     async def close(self) -> None:
         """Stop the server (a local one's process is terminated by the SDK)."""
         self._stop.set()
-        task = self._task
-        if task is None or task.done():
+        if (task := self._task) is None or task.done():
             return
         if self.state == "starting":
             task.cancel()  # the SDK's own shutdown is shielded: the process still ends
