@@ -168,8 +168,7 @@ class LspClient:
             with contextlib.suppress(ServerGone):
                 await self._send({"jsonrpc": "2.0", "id": message["id"], "result": None})
         elif "id" in message:
-            future = self._pending.pop(message["id"], None)
-            if future is not None and not future.done():
+            if (future := self._pending.pop(message["id"], None)) is not None and not future.done():
                 future.set_result(message.get("result"))
         elif message.get("method") == "textDocument/publishDiagnostics":
             params = message.get("params") or {}
@@ -185,8 +184,7 @@ class LspClient:
         """Diagnostics of `path` holding `text`; None if not in by `deadline` (loop time). The
         text the server has already (the last edit's result) is answered from what it said."""
         uri = path.as_uri()
-        known = self._known.get(uri)
-        if known is not None and known[0] == text:
+        if (known := self._known.get(uri)) is not None and known[0] == text:
             return known[1]
         loop = asyncio.get_running_loop()
         if deadline - loop.time() < MIN_WAIT:  # no time left to send it and hear back: not asked
@@ -234,8 +232,7 @@ class LspClient:
             self.proc.kill()
 
     async def close(self) -> None:
-        proc = self.proc
-        if proc is None:
+        if (proc := self.proc) is None:
             return
         if proc.returncode is None and not self._killed:
             with contextlib.suppress(ServerGone, TimeoutError):
