@@ -582,8 +582,7 @@ class AcpAgent:
                 return None
             if result.plan is None or result.outcome != "stop" or open_.cancelled:
                 return result
-            choice = await self._ask_plan(open_, result.plan)
-            if choice not in ("approve", "reject"):
+            if (choice := await self._ask_plan(open_, result.plan)) not in ("approve", "reject"):
                 return result
             result = await self.engine.answer_plan(open_.id, result.plan, choice, model=model)
         return result
@@ -640,8 +639,7 @@ def _stop_reason(open_: AcpSession, result: LoopResult | None) -> StopReason:
         return "cancelled"
     if result is not None and result.max_steps_reached:
         return "max_turn_requests"
-    last = open_.updates.stats.last_step
-    if last is not None and last.finish == "content_filter":
+    if (last := open_.updates.stats.last_step) is not None and last.finish == "content_filter":
         return "refusal"
     return "end_turn"
 

@@ -139,8 +139,7 @@ class WebSocket:
         becomes readable first, raises InterruptedError (nothing is half read)."""
         while True:
             if (found := self._next_frame()) is not None:
-                message = self._on_frame(*found)
-                if message is not None or self.closed:
+                if (message := self._on_frame(*found)) is not None or self.closed:
                     return message
                 continue
             if self.closed:

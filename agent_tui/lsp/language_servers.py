@@ -95,8 +95,7 @@ class LspServers:
         """What the edit of `path` (text `before`, None for a new file, -> `after`)
         introduced, as the lines the model reads; "" when nothing new or no server.
         `session_id`: whom to ask should the sandbox stop the server."""
-        server = self.server_for(path)
-        if server is None or (root, server.name) in self._off:
+        if (server := self.server_for(path)) is None or (root, server.name) in self._off:
             return ""
         if not self.allowed(server, server.name in self.config.servers):
             return ""
@@ -169,8 +168,7 @@ class LspServers:
 
     def _wrap(self, server: Server, root: Path) -> Wrap | None:
         """How the server's command line is put in the sandbox (None: it runs outside)."""
-        containment = self.containment
-        if containment is None or server.name in self._let_out:
+        if (containment := self.containment) is None or server.name in self._let_out:
             return None
         name = f"lsp:{server.name}"
         return lambda argv, env: containment.wrap(name, argv, env, cwd=root)

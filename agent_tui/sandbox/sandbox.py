@@ -174,8 +174,7 @@ class Sandbox:
 
     async def start_notice(self) -> str | None:
         """The one notice at start when commands cannot be sandboxed (None otherwise)."""
-        support = await self.support()
-        if support is None or support.available:
+        if (support := await self.support()) is None or support.available:
             return None
         return self.unavailable_text(support)
 
@@ -197,8 +196,7 @@ class Sandbox:
         `mcp-NAME`); `enabled` False is a per-server opt-out (mcp.NAME.sandbox);
         `network`: the session's, which its commands share while sandbox.network is off
         (None: the command's network is its own)."""
-        support = await self.support()
-        if support is None or not enabled:
+        if (support := await self.support()) is None or not enabled:
             return Wrapped(argv, env)
         if not support.available or support.bwrap is None:
             if self.config.required:
@@ -357,7 +355,6 @@ def _remove_stale(base: Path) -> None:
     """Temp dirs of agent-tuis that are no longer running (killed before cleaning up)."""
     with contextlib.suppress(OSError):
         for entry in os.scandir(base):
-            match = STALE_TEMP.match(entry.name)
-            if match and entry.is_dir(follow_symlinks=False):
+            if (match := STALE_TEMP.match(entry.name)) and entry.is_dir(follow_symlinks=False):
                 if not procs.owner_alive(match.group(1)):
                     shutil.rmtree(entry.path, ignore_errors=True)

@@ -87,8 +87,7 @@ class HookPoints:
                 detail=describe(workspace),
                 input={"directory": str(workspace.directory)},
             )
-            reply = await ctx.ask(question)
-            if reply in ("always", "once"):
+            if (reply := await ctx.ask(question)) in ("always", "once"):
                 await ctx.retrust(keep=reply == "always")
                 return ctx
             if reply == "never":  # an editor's "Reject always": not asked again

@@ -43,8 +43,7 @@ def _existing(directory: Path, word: str) -> tuple[str, Path] | None:
     `directory` it names, or None."""
     root = directory.resolve()
     candidates = [word]
-    stripped = word.rstrip(TRAILING_PUNCTUATION)
-    if stripped and stripped != word:
+    if (stripped := word.rstrip(TRAILING_PUNCTUATION)) and stripped != word:
         candidates.append(stripped)
     for candidate in candidates:
         path = (directory / candidate).resolve()
