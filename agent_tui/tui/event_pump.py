@@ -35,8 +35,8 @@ for keys and for reading the stream. A batch whose frame took 20 ms is followed 
 next one 50 ms later."""
 TYPING_SHARE = 0.2
 """The share while the person types (a key within TYPING_WINDOW): a key that arrives
-while a batch is drawn waits for it, so fewer of them wait (half the typed keys' median
-echo in a pty, bench/claude_echo.py), for a stream drawn in larger steps meanwhile."""
+while a batch is drawn waits for it, so fewer of them wait (docs/performance.md), for a
+stream drawn in larger steps meanwhile."""
 TYPING_WINDOW = 1.0
 MAX_FRAME = 0.125
 """Seconds between two batches at most, however slow their frames (8 a second)."""

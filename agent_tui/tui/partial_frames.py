@@ -3,11 +3,11 @@
 Textual's compositor draws one by rendering every visible widget whose clip (the area
 of its container) meets the changed region, each over its whole height, and then keeps
 the changed lines: a key typed in the prompt rendered the sidebar, the footer and the
-whole conversation again (from their caches, through the line filters), ~175 lines for
-the prompt's 3, in every key's frame. `install()` renders only the widgets whose visible
-area meets the changed region, and only the lines of it that region spans. The same
-frames (tests/test_partial_frames.py). The Textual version pinned in pyproject has
-`Compositor._get_renders(crop)`; should a later one not, it is left alone."""
+whole conversation again (from their caches, through the line filters) for the prompt's
+few lines, in every key's frame (docs/performance.md). `install()` renders only the
+widgets whose visible area meets the changed region, and only the lines of it that region
+spans. The same frames (tests/test_partial_frames.py). The Textual version pinned in
+pyproject has `Compositor._get_renders(crop)`; should a later one not, it is left alone."""
 
 from __future__ import annotations
 
