@@ -42,16 +42,13 @@ class ToolEnvironment:
         `include`; then `fixed` (config `shell.env.set`) on top."""
         patterns = (*DEFAULT_EXCLUDE, *exclude)
         include = tuple(include)
-        env: dict[str, str] = {}
-        withheld: dict[str, str] = {}
-        for name, value in environ.items():
-            if matches_any(name, patterns) and not matches_any(name, include):
-                withheld[name] = value
-            else:
-                env[name] = value
-        env.update(fixed or {})
-        for name in fixed or {}:
-            withheld.pop(name, None)
+        fixed = dict(fixed or {})
+        withheld = {
+            name: value
+            for name, value in environ.items()
+            if name not in fixed and matches_any(name, patterns) and not matches_any(name, include)
+        }
+        env = {name: value for name, value in environ.items() if name not in withheld} | fixed
         return cls(env=env, withheld=withheld)
 
     def withheld_line(self) -> str:

@@ -77,7 +77,8 @@ def tool_line(
     """`[bash] ls -la — failed (exit code 2)`; `status` is completed or error. A command
     that ran to its end and exited non-zero is `failed` (so is its ACP tool call)."""
     meta = metadata or {}
-    if failed_exit(data, meta) is not None and error is None:
+    code = failed_exit(data, meta)
+    if code is not None and error is None:
         status = "failed"
     line = f"[{tool}] {short_input(data)} — {status}"
     if status == "error":
@@ -88,7 +89,7 @@ def tool_line(
             line += f" ({image_mark(image, short_input(data))})"
         if meta.get("truncated"):
             line += f" (truncated, full output: {meta.get('output_path')})"
-        if (code := failed_exit(data, meta)) is not None:
+        if code is not None:
             line += f" (exit code {code})"
         if isinstance(meta.get("session_id"), str):  # a subagent's session
             line += f" (session {meta['session_id']})"
