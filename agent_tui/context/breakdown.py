@@ -53,18 +53,6 @@ class ContextBreakdown(BaseModel):
     last_step_tokens: int = 0
     compacted: bool = False
 
-    @property
-    def total(self) -> int:
-        return (
-            self.system_prompt
-            + self.tool_definitions
-            + self.user_text
-            + self.assistant_text
-            + self.tool_outputs
-            + self.pruned
-            + self.summary
-        )
-
 
 def breakdown(
     history: list[MessageWithParts],
@@ -129,7 +117,7 @@ def render(b: ContextBreakdown) -> str:
     for name, tokens in rows:
         share = f"{tokens * 100 / b.context_limit:5.1f}%" if b.context_limit else ""
         lines.append(f"  {name:<{width}}  {tokens:>9,}  {share}")
-    lines.append(f"  {'Total':<{width}}  {b.total:>9,}")
+    lines.append(f"  {'Total':<{width}}  {sum(tokens for _, tokens in rows):>9,}")
     lines.append("")
     if b.pruned_saved:
         lines.append(f"Pruning saves about {b.pruned_saved:,} tokens of old tool outputs.")
