@@ -209,10 +209,8 @@ class SessionView(VerticalScroll):
             elif entry.compaction() is not None:
                 entry.divider_state = "cancelled"
             entries.append(entry)
-        for entry in list(entries):
-            summary = summaries.get(entry.key)
-            if summary is not None and entry.divider_state == "done":
-                _place(entries, entry, getattr(summary.info, "tail_start_id", None))
+        for entry in [e for e in entries if e.divider_state == "done"]:  # a summary answered it
+            _place(entries, entry, getattr(summaries[entry.key].info, "tail_start_id", None))
         return entries
 
     def _open_start(self) -> int:
