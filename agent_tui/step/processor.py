@@ -464,11 +464,9 @@ class StepProcessor:
         notes = await edits.notes_after(
             self.ctx, session_id, self.directory, call, result, watched, tool_ctx.read_only
         )
-        output = "\n\n".join([result.output, *notes])
         added = await tool_hooks.after(self.ctx, session_id, self.directory, call, ran, self._halt)
-        if added or notes:
-            output = f"{output}\n\n{added}" if added else output
-            result = result.model_copy(update={"output": output})
+        if extra := ([*notes, added] if added else notes):
+            result = result.model_copy(update={"output": "\n\n".join([result.output, *extra])})
         return result
 
     # ---- endings ----------------------------------------------------------------------

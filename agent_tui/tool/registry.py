@@ -95,10 +95,9 @@ def compact_schema(params: type[BaseModel]) -> str:
 
 
 def _validation_message(tool: Tool, exc: ValidationError) -> str:
-    problems = []
-    for err in exc.errors():
-        where = ".".join(str(part) for part in err["loc"]) or "(arguments)"
-        problems.append(f"{where}: {err['msg']}")
+    problems = [
+        f"{'.'.join(map(str, err['loc'])) or '(arguments)'}: {err['msg']}" for err in exc.errors()
+    ]
     return (
         f"Invalid arguments for tool {tool.name}: {'; '.join(problems)}. "
         f"Expected parameters: {compact_schema(tool.Params)}"
