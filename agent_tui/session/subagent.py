@@ -60,8 +60,7 @@ class Subagents:
         if name is None:
             return AgentInfo(name=DEFAULT_AGENT, mode="subagent")
         catalog = self.ctx.agent_catalog(directory)
-        found = catalog.get(name)
-        if found is None or not found.subagent:
+        if (found := catalog.get(name)) is None or not found.subagent:
             known = ", ".join(a.name for a in catalog.subagents()) or "none"
             raise ToolError(
                 f"No subagent named {name!r} (subagents: {known}). Leave `agent` out to "
@@ -144,7 +143,7 @@ class Subagents:
         try:
             info = await self.ctx.db.get_message(assistant_id)
         except AgentTuiError:
-            return self.ctx.config.model, None
+            info = None
         if not isinstance(info, AssistantMessage):
             return self.ctx.config.model, None
         caller = self.ctx.agent_catalog(directory).get(info.agent)
@@ -163,10 +162,7 @@ class Subagents:
     async def _leave(self, child: Session, worktree: Worktree | None) -> str:
         """The subagent's worktree, left: removed when it changed nothing, else kept and
         named for the caller (what its answer is followed by)."""
-        if worktree is None:
-            return ""
-        kept = await SessionWorktrees(self.ctx).leave(child.id)
-        if kept is None:
+        if worktree is None or (kept := await SessionWorktrees(self.ctx).leave(child.id)) is None:
             return ""
         return (
             f"\n\n(The subagent's changes are in the worktree {kept.path}, on the branch "
@@ -289,7 +285,6 @@ class Subagents:
         for message in sorted(history, key=lambda m: m.info.id, reverse=True):
             info = message.info
             if isinstance(info, AssistantMessage) and not info.summary and info.finish:
-                text = text_of(message).strip()
-                if text:
+                if text := text_of(message).strip():
                     return text
         return none
