@@ -33,11 +33,8 @@ def choose_restated(
     chosen: list[str] = []
     used = 0
     for text in [*reversed(person_texts(span)), *earlier]:
-        if text in chosen:
-            continue
         size = count_tokens(text, model) + MESSAGE_OVERHEAD_TOKENS
-        if used + size > budget:
-            continue
-        chosen.append(text)
-        used += size
+        if text not in chosen and used + size <= budget:
+            chosen.append(text)
+            used += size
     return chosen
