@@ -63,7 +63,7 @@ class Running:
         self.marker = ""
         """Its TASK_ENV value."""
         self._guard: int | None = None
-        # Set by `start` or `adopt` before it is listed:
+        # Set by `start` or `adopt` as it is listed:
         self._group: Group
         self._watch: asyncio.Task[None]
 
@@ -139,9 +139,7 @@ class BackgroundCommands:
             raise
         finally:
             os.close(read_end)
-        found._watch = asyncio.create_task(self._follow(found))
-        self._add(found)
-        return found
+        return self._add(found)
 
     async def adopt(
         self, group: Group, params: BashParams, started: int, ctx: ToolContext
@@ -154,9 +152,7 @@ class BackgroundCommands:
         found = self._new(params, started, ctx)
         found._group = group
         group.feed.target = self._feeder(found)
-        found._watch = asyncio.create_task(self._follow(found))
-        self._add(found)
-        return found
+        return self._add(found)
 
     def _new(self, params: BashParams, started: int, ctx: ToolContext) -> Running:
         """A command's entry and its output file, before it is listed (`_add`)."""
@@ -170,9 +166,11 @@ class BackgroundCommands:
         )
         return Running(info, BackgroundOutput(path, ctx.truncation, ctx.redact))
 
-    def _add(self, found: Running) -> None:
+    def _add(self, found: Running) -> Running:
+        found._watch = asyncio.create_task(self._follow(found))
         self._commands[found.info.id] = found
         self._changed()
+        return found
 
     def seed(self, found: Running, printed: str) -> None:
         """What an adopted command printed before (its tool result holds it): its last
