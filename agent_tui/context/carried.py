@@ -38,8 +38,7 @@ async def carry_into(
 ) -> None:
     """Set the summary's pins (the session's pins now, within the budget of `model`'s
     window: the session's model) and its ledger (`summarised`, the span it replaces,
-    starting with the summary before it if any, merged). Called by `compaction.process`
-    and `prepared.apply` once the summary's text is final, before `boundary.install`."""
+    starting with the summary before it if any, merged), once its text is final."""
     config = ctx.config.compaction
     budget = pin_budget(usable_tokens(model.limit, config), config)
     kept, left_out = choose_pins(await current_pins(ctx.db, session.id), budget, model.id)
@@ -50,8 +49,8 @@ async def carry_into(
 
 
 def announce_left_out(ctx: EngineContext, session_id: str, summary: AssistantMessage) -> None:
-    """A notice naming the pins a summary now in force could not restate (boundary.install
-    calls it once the summary is installed: a summary prepared but not used says nothing)."""
+    """A notice naming the pins a summary now in force could not restate (a summary
+    prepared but not used says nothing)."""
     left_out = summary.pins_left_out
     if not left_out:
         return
