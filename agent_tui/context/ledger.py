@@ -49,8 +49,7 @@ class _Book:
 
     def path(self, raw: str) -> str:
         """Relative to the session's directory when inside it, else absolute."""
-        name = self._names.get(raw)
-        if name is None:
+        if (name := self._names.get(raw)) is None:
             name = self._names[raw] = self._name(raw)
         return name
 
