@@ -105,7 +105,6 @@ def ledger_text(ledger: list[FileRecord]) -> str:
     shown = changed[:LEDGER_MAX_FILES]
     shown += read_only[: max(LEDGER_MAX_FILES - len(shown), 0)]
     lines = [_line(r) for r in sorted(shown, key=lambda r: r.path)]
-    hidden = len(ledger) - len(shown)
-    if hidden:
+    if hidden := len(ledger) - len(shown):
         lines.append(f"- … and {hidden} more files (read or changed earlier; not named here)")
     return LEDGER_HEADER + "\n" + "\n".join(lines)

@@ -42,8 +42,7 @@ async def format_files(
             continue
         before = await asyncio.to_thread(path.read_bytes)
         outside = ctx.workspace.containment.outside(f"format:{path.suffix}")
-        failure = await _run(ctx, session_id, directory, argv, read_only, outside)
-        if failure:
+        if failure := await _run(ctx, session_id, directory, argv, read_only, outside):
             notes.append(f"[format] {argv[0]} could not format {name}: {failure}")
         elif await asyncio.to_thread(path.read_bytes) != before:
             notes.append(

@@ -95,8 +95,7 @@ async def _fetch(url: str) -> Fetched:
             text = await _download(url)
     except Exception as exc:  # any failure: the cached copy, or nothing; never an error
         reason = _reason(exc)
-        cached = await asyncio.to_thread(_read_cache, path)
-        if cached is not None:
+        if (cached := await asyncio.to_thread(_read_cache, path)) is not None:
             note = f"Instructions from {url} could not be fetched ({reason}); "
             return Fetched(cached[0], note + f"using the copy cached {cached[1]}.")
         return Fetched(None, f"Instructions from {url} could not be fetched ({reason}); left out.")

@@ -92,8 +92,7 @@ def _data_url(path: str, sha256: str, mime: str) -> str | None:
 def image_block(image: ImageAttachment) -> dict[str, Any]:
     """An OpenAI-style image block (litellm converts it for each provider), or a text
     block saying the stored copy is gone."""
-    url = _data_url(image.path, image.sha256, image.mime)
-    if url is None:
+    if (url := _data_url(image.path, image.sha256, image.mime)) is None:
         return {"type": "text", "text": GONE.format(name=image.name or image.path)}
     if image.width and image.height:
         _sizes[url] = (image.width, image.height)
@@ -121,8 +120,7 @@ def tool_result_content(
     part: ToolPart, text: str, placement: ImagePlacement
 ) -> str | list[dict[str, Any]]:
     """The content of a tool result message: its text, with its images when they go there."""
-    images = live_images(part)
-    if not images:
+    if not (images := live_images(part)):
         return text
     if placement == "tool":
         return [{"type": "text", "text": text}, *(image_block(image) for image in images)]

@@ -56,8 +56,7 @@ def arrange_after_compaction(
     messages: list[MessageWithParts], session: Session
 ) -> list[MessageWithParts]:
     """[question, summary, kept tail, later messages] from messages loaded since the boundary."""
-    compaction_id = session.compaction_id
-    if compaction_id is None:
+    if (compaction_id := session.compaction_id) is None:
         return messages
     summary = summary_for(messages, compaction_id)
     head = [m for m in messages if m.info.id == compaction_id]
@@ -169,8 +168,7 @@ def _assistant_messages(
     if not text and not tools:
         return []
     out: dict[str, Any] = {"role": "assistant", "content": text or None}
-    thinking = thinking_blocks(message) if keep_thinking and not summary else []
-    if thinking:
+    if thinking := (thinking_blocks(message) if keep_thinking and not summary else []):
         out["thinking_blocks"] = thinking
     if tools:
         out["tool_calls"] = [
@@ -245,8 +243,7 @@ def to_model_messages(
             reminder = message.info.queued or (
                 reminder_after is not None and message.info.id > reminder_after
             )
-            content = _user_content(message, reminder=reminder, images=images)
-            if not content:
+            if not (content := _user_content(message, reminder=reminder, images=images)):
                 continue
             after_summary = False
             if out and out[-1]["role"] == "user":

@@ -52,8 +52,7 @@ def latest_plan(history: list[MessageWithParts]) -> str:
     """The newest plan in the history: a plan_exit call, else what the newest summary
     restated ("" when there is none)."""
     for message in reversed(history):
-        plan = proposed_plan(message.parts)
-        if plan:
+        if plan := proposed_plan(message.parts):
             return plan
         info = message.info
         if isinstance(info, AssistantMessage) and info.summary and info.plan:

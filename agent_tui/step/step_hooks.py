@@ -65,8 +65,7 @@ async def tool_batch(
     payload = {**await ctx.hook_payload(session_id, directory, effort=True), "tool_calls": calls}
     result = await ctx.hooks.fire("PostToolBatch", directory, payload)
     notes = [f"[PostToolBatch hook] {text}" for text in result.context]
-    stop = result.stopped
-    if stop is not None:
+    if (stop := result.stopped) is not None:
         notes.append(f"[PostToolBatch hook] The agent was stopped: {stop}")
     return BatchAnswer("\n\n".join(notes), stop)
 

@@ -194,8 +194,7 @@ class BackgroundCommands:
     def send_foreground(self) -> bool:
         """Send the newest foreground command running now to the background (the app's
         Ctrl+B); False when none runs."""
-        waiting = [sent for sent in self._foreground if not sent.is_set()]
-        if not waiting:
+        if not (waiting := [sent for sent in self._foreground if not sent.is_set()]):
             return False
         waiting[-1].set()
         return True

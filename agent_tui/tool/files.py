@@ -90,8 +90,7 @@ def not_found_message(path: Path) -> str:
     message = f"File not found: {path}"
     if not path.parent.is_dir():
         return f"{message} (the folder {path.parent} does not exist either)."
-    suggestions = similar_names(path)
-    if suggestions:
+    if suggestions := similar_names(path):
         joined = ", ".join(str(path.parent / name) for name in suggestions)
         return f"{message}. Did you mean: {joined}?"
     return f"{message}."

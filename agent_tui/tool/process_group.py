@@ -60,8 +60,7 @@ class Group:
 
 async def finish(tasks: set[asyncio.Task[Any]], seconds: float) -> bool:
     """Wait up to `seconds` for all tasks; True when they all finished."""
-    pending = {t for t in tasks if not t.done()}
-    if pending:
+    if pending := {t for t in tasks if not t.done()}:
         _, pending = await asyncio.wait(pending, timeout=seconds)
     return not pending
 

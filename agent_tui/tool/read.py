@@ -99,8 +99,7 @@ class ReadTool(Tool[ReadParams]):
             )
         if not path.exists():
             raise ToolError(not_found_message(path))
-        mime = await asyncio.to_thread(image_mime, path)
-        if mime is not None:
+        if (mime := await asyncio.to_thread(image_mime, path)) is not None:
             return await self._image(path, shown, mime, ctx)
         if reason := await asyncio.to_thread(binary_reason, path):
             raise ToolError(

@@ -299,8 +299,7 @@ class ToolRegistry:
         servers beside its project's tools), under this registry's policy. Kept while
         neither changes, so its definitions are built once (a stable prompt prefix)."""
         key = ("joined", other._stamp)
-        found = self._views.get(key)
-        if found is None:
+        if (found := self._views.get(key)) is None:
             free = [tool for name, tool in other._tools.items() if name not in self._tools]
             found = ToolRegistry([*self._tools.values(), *free], self.policy)
             self._views[key] = found
@@ -357,8 +356,7 @@ class ToolRegistry:
     ) -> str | None:
         """Why config or the agent denies this call before anyone is asked (None: it
         may run, or be asked about): Claude Code denies before PreToolUse hooks run."""
-        tool = self._tools.get(name)
-        if tool is None:
+        if (tool := self._tools.get(name)) is None:
             return None
         try:
             params = parse_arguments(tool, raw_arguments)
@@ -373,8 +371,7 @@ class ToolRegistry:
     ) -> tuple[Tool, BaseModel]:
         """The call's tool and parsed input once permitted; a ToolError (PermissionDenied
         among them) refuses it before it runs."""
-        tool = self._tools.get(name)
-        if tool is None:
+        if (tool := self._tools.get(name)) is None:
             raise ToolError(f"Unknown tool {name!r}. Available tools: {', '.join(self.names())}.")
         params = parse_arguments(tool, raw_arguments)
         if self.policy is not None:

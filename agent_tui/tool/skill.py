@@ -34,8 +34,7 @@ class SkillTool(Tool[SkillParams]):
 
     async def execute(self, params: SkillParams, ctx: ToolContext) -> ToolResult:
         skills = await asyncio.to_thread(load_skills, ctx.directory)
-        skill = skills.get(params.name.strip().lower())
-        if skill is None:
+        if (skill := skills.get(params.name.strip().lower())) is None:
             available = ", ".join(skills[key].name for key in sorted(skills)) or "none"
             raise ToolError(f"No skill named {params.name!r}. Available skills: {available}.")
         output = (

@@ -91,8 +91,7 @@ class TodoWriteTool(Tool[TodoWriteParams]):
             for index, entry in enumerate(params.todos, start=1)
         ]
         ids = [item.id for item in items]
-        repeated = sorted({i for i in ids if ids.count(i) > 1})
-        if repeated:
+        if repeated := sorted({i for i in ids if ids.count(i) > 1}):
             raise ToolError(f"Todo ids must be unique; repeated: {', '.join(repeated)}.")
         if any(not item.content for item in items):
             raise ToolError("Every todo needs a non-empty content.")
