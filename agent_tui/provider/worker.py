@@ -70,8 +70,7 @@ class _Worker:
                 from agent_tui.provider import detached
 
                 detached.drop(request)  # the person stopped it: nobody saves it
-            task = self.tasks.get(ident)
-            if task is not None:
+            if (task := self.tasks.get(ident)) is not None:
                 task.cancel()
             return
         if op in ("status", "finish", "stop"):
