@@ -29,13 +29,11 @@ def _translate(pattern: str) -> str:
         char = pattern[i]
         if pattern.startswith("**/", i):
             out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
             i += 2
-            continue
-        if char == "*":
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 1
+        elif char == "*":
             out.append("[^/]*")
         elif char == "?":
             out.append("[^/]")
