@@ -367,8 +367,7 @@ class Workspace:
         (workspace/skipped.py), and the task tool told which subagents it offers."""
         if self.agents is None:
             self.agents = load_agents(self.config, self.directory, trusted=self.trusted)
-            skipped = skipped_files(self.directory, self.project)
-            for warning in [*skipped, *self.agents.warnings]:
+            for warning in [*skipped_files(self.directory, self.project), *self.agents.warnings]:
                 self.publish(Notice(session_id=None, level="warning", message=warning))
             subagents = [(a.name, a.description) for a in self.agents.subagents()]
             if subagents and self.registry.get(TASK_TOOL) is not None:
