@@ -12,6 +12,7 @@ from agent_tui.context.boundary import install, new_summary
 from agent_tui.context.carried import carry_into
 from agent_tui.context.compaction_plan import (
     SUMMARY_REQUEST,
+    Span,
     chunk_plan,
     select_span,
     summariser,
@@ -131,27 +132,24 @@ async def process(
     (`boundary.install`)."""
     await compaction_hooks.before(ctx, session, part)
     index = next(i for i, m in enumerate(history) if m.info.id == request_msg.info.id)
+    prior = history[:index]
     if not part.overflow and not part.instructions:
-        outcome = await prepared.apply(
-            ctx, session, history[:index], request_msg, part, model, abort
-        )
+        outcome = await prepared.apply(ctx, session, prior, request_msg, part, model, abort)
         if outcome is not None:
             return outcome
-    span = select_span(
-        ctx, session, history[:index], model, overflow=part.overflow, up_to=part.up_to
-    )
+    span = select_span(ctx, session, prior, model, overflow=part.overflow, up_to=part.up_to)
     if not span.new_content and span.replay is None:
         raise CompactionError("Nothing to compact yet: the session has no new messages.")
     summary_model = summariser(ctx, model)
     summary = await new_summary(
-        ctx, session, request_msg.info.id, summary_model.id, span.restated, history[:index]
+        ctx, session, request_msg.info.id, summary_model.id, span.restated, prior
     )
     request, size = whole_span_request(
         ctx, session, span, summary_model, part.instructions, summary.todos, summary.plan
     )
     if not fits(size, summary_model.limit, ctx.config.compaction):
         outcome = await _summarise_in_chunks(
-            ctx, session, span.summarised, summary, summary_model, span.anchored, part, abort
+            ctx, session, span, summary, summary_model, part, abort
         )
     else:
         outcome, summary = await _summarise_whole(
@@ -199,17 +197,16 @@ async def _summarise_whole(
 async def _summarise_in_chunks(
     ctx: EngineContext,
     session: Session,
-    summarised: list[MessageWithParts],
+    span: Span,
     summary: AssistantMessage,
     summary_model: ModelInfo,
-    anchored: bool,
     part: CompactionPart,
     abort: asyncio.Event,
 ) -> StepOutcome:
     """A span too large for one request: the fewest chunks the window allows, each
     summary carried into the next; the last one is streamed into `summary`."""
     directory = Path(session.directory)
-    system, chunks = chunk_plan(ctx, summarised, summary_model, directory, anchored)
+    system, chunks = chunk_plan(ctx, span.summarised, summary_model, directory, span.anchored)
     api_base, api_key = credentials(summary_model.id, ctx.config)
     earlier: str | None = None
 
