@@ -94,11 +94,10 @@ async def _fetch(url: str) -> Fetched:
         async with asyncio.timeout(FETCH_TIMEOUT):
             text = await _download(url)
     except Exception as exc:  # any failure: the cached copy, or nothing; never an error
-        reason = _reason(exc)
+        failed = f"Instructions from {url} could not be fetched ({_reason(exc)}); "
         if (cached := await asyncio.to_thread(_read_cache, path)) is not None:
-            note = f"Instructions from {url} could not be fetched ({reason}); "
-            return Fetched(cached[0], note + f"using the copy cached {cached[1]}.")
-        return Fetched(None, f"Instructions from {url} could not be fetched ({reason}); left out.")
+            return Fetched(cached[0], failed + f"using the copy cached {cached[1]}.")
+        return Fetched(None, failed + "left out.")
     with contextlib.suppress(OSError):  # a read-only data dir only loses the fallback
         await asyncio.to_thread(paths.atomic_write, path, text.encode("utf-8"))
     return Fetched(text)

@@ -32,10 +32,8 @@ SCALE_BOUNDS = (0.5, 2.0)
 
 
 def _content_text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
+    if content is None or isinstance(content, str):
+        return content or ""
     return "".join(block.get("text", "") for block in content if isinstance(block, dict))
 
 

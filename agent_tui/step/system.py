@@ -121,12 +121,11 @@ def _instructions(directory: Path, config: Config) -> Instructions:
             notes.append(f"Instruction file {path} could not be read ({exc.strerror}); skipped.")
             continue
         found.append((f"Instructions from: {path}", text))
-    texts: set[str] = set()
-    sections: list[str] = []
+    first: dict[str, str] = {}  # text -> heading: the same text under two names goes in once
     for heading, text in found:
-        if text and text not in texts:  # the same text under two names goes in once
-            texts.add(text)
-            sections.append(f"{heading}\n{text}")
+        if text:
+            first.setdefault(text, heading)
+    sections = [f"{heading}\n{text}" for text, heading in first.items()]
     if skills := skills_section(load_skills(directory)):
         sections.append(skills)
     if cache is not None:

@@ -301,8 +301,7 @@ class ToolRegistry:
         key = ("joined", other._stamp)
         if (found := self._views.get(key)) is None:
             free = [tool for name, tool in other._tools.items() if name not in self._tools]
-            found = ToolRegistry([*self._tools.values(), *free], self.policy)
-            self._views[key] = found
+            found = self._views[key] = ToolRegistry([*self._tools.values(), *free], self.policy)
         return found
 
     def for_agent(
@@ -327,8 +326,7 @@ class ToolRegistry:
             and agent.tool_enabled(n, not subagent or n in SUBAGENT_TOOLS)
         ]
         tools += [cls() for n, cls in AGENT_ONLY_TOOLS.items() if agent.tool_enabled(n, False)]
-        view = ToolRegistry(tools, AgentPolicy(agent, modes, also))
-        self._views[key] = view
+        view = self._views[key] = ToolRegistry(tools, AgentPolicy(agent, modes, also))
         return view
 
     def get(self, name: str) -> Tool | None:
