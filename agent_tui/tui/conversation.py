@@ -462,12 +462,10 @@ class Conversation(Horizontal):
         """A session opens with the agent of its newest message (if still primary)."""
         from agent_tui.records import UserMessage
 
-        for message in reversed(messages):
-            if isinstance(message.info, UserMessage):
-                agent = self.agent_catalog.get(message.info.agent) if self.agent_catalog else None
-                if agent is not None and agent.primary and not agent.hidden:
-                    self.agent_name = agent.name
-                break
+        last = next((m.info for m in reversed(messages) if isinstance(m.info, UserMessage)), None)
+        agent = self.agent_catalog.get(last.agent) if self.agent_catalog and last else None
+        if agent is not None and agent.primary and not agent.hidden:
+            self.agent_name = agent.name
         self.show_agent()
         self.apply_permission_mode()
 
@@ -503,8 +501,7 @@ class Conversation(Horizontal):
 
     def _show_pending_plan(self) -> None:
         session = self.session
-        plan = self._plans.pop(session.id, None) if session is not None else None
-        if session is None or plan is None:
+        if session is None or (plan := self._plans.pop(session.id, None)) is None:
             return
         from agent_tui.tui.plan_screen import PlanScreen
 
