@@ -10,7 +10,6 @@ or a leader key runs once the session is ready (`_when_started`).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import time
 from collections.abc import Awaitable, Callable
@@ -228,12 +227,8 @@ class AgentApp(App[int]):
         if remote.current() is None:  # no provider process: litellm imports here
             preload_in_background()
         self._highlighting = HIGHLIGHTING
-        HIGHLIGHTING.start(self._rehighlight_from_thread)
+        HIGHLIGHTING.start(partial(self.call_from_thread, self._rehighlight))
         self.run_worker(self._ask_window, exit_on_error=False)  # made when it runs
-
-    def _rehighlight_from_thread(self) -> None:
-        with contextlib.suppress(RuntimeError):  # the app has left
-            self.call_from_thread(self._rehighlight)
 
     def _rehighlight(self) -> None:
         """Draw again the code drawn plain before its lexer was built (`highlighting.py`)."""

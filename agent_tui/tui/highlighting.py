@@ -93,7 +93,8 @@ class Highlighting:
                 self._drawn_plain.discard(language)
             redraw = self._redraw
             if drawn and redraw is not None:
-                redraw()
+                with contextlib.suppress(RuntimeError):  # the app has left
+                    redraw()
 
 
 HIGHLIGHTING = Highlighting()
