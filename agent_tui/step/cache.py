@@ -68,7 +68,6 @@ def mark_breakpoints(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for index in marked:
         out[index] = _mark_system(out[index])
     room = MAX_BREAKPOINTS - len(marked)
-    groups = _conversation_groups(out)[-room:]
-    for group in groups:
+    for group in _conversation_groups(out)[-room:]:
         out[group[-1]] = _mark_last_block(out[group[-1]])
     return out

@@ -50,8 +50,7 @@ def _search_python(regex: re.Pattern[str], root: Path, include: str | None) -> M
     # MULTILINE so that `^`/`$` in the whole-file check mean what they mean per line.
     whole = re.compile(regex.pattern, regex.flags | re.MULTILINE)
     matches = Matches()
-    files = [root] if root.is_file() else walk_files(root)
-    for path in files:
+    for path in [root] if root.is_file() else walk_files(root):
         rel = path.name if path == root else path.relative_to(root).as_posix()
         if include and not glob_matches(include, rel):
             continue

@@ -92,12 +92,8 @@ def truncated_output(
     `path`, with the marker and the hint where it is; and its metadata."""
     preview, shown, cut = build_preview(text, config, direction)
     marker = truncation_marker(lines - shown, cut, direction, config.max_bytes)
-    hint = HINT.format(path=path)
-    if direction == "head":
-        output = f"{preview}\n\n{marker}\n\n{hint}"
-    else:
-        output = f"{marker}\n\n{preview}\n\n{hint}"
-    return output, {
+    first, second = (preview, marker) if direction == "head" else (marker, preview)
+    return f"{first}\n\n{second}\n\n{HINT.format(path=path)}", {
         "truncated": True,
         "output_path": str(path),
         "total_lines": lines,
