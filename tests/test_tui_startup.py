@@ -25,7 +25,7 @@ from agent_tui.records import AssistantMessage, Session, TextPart, UserMessage
 from agent_tui.session.opening import Opened, engine_on
 from agent_tui.storage.db import Database
 from agent_tui.tool.base import AskPermission
-from agent_tui.tui import app_opening
+from agent_tui.tui import app_opening, highlighting
 from agent_tui.tui.app import STARTING_HINT, AgentApp
 from agent_tui.tui.app_opening import FRONT_END
 from agent_tui.tui.conversation import BUILD_AGENT
@@ -332,6 +332,7 @@ async def test_the_first_page_draws_code_plain_until_its_lexer_is_built(
     plain — the same lines — and in its colours once the app has started and built it
     on a thread."""
     monkeypatch.delattr(HaskellLexer, "_tokens", raising=False)  # as in a new process
+    monkeypatch.setattr(highlighting, "_READY", set())
     code = 'main = putStrLn "hi"'
     gate = Gate(await _stored_session(f"Done:\n\n```haskell\n{code}\n```"))
     app = AgentApp(gate, first_page=app_opening.first_page(CONTINUE), continuing=True)
@@ -348,3 +349,24 @@ async def test_the_first_page_draws_code_plain_until_its_lexer_is_built(
         await wait_for(pilot, lambda: HIGHLIGHTING.idle, "every lexer built")  # the thread ends
     assert gate.db is not None
     await gate.db.close()
+
+
+def test_a_language_found_ready_is_not_looked_up_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every render of a code block asks whether its language is ready: pygments looks an
+    unknown name up in every installed package's entry points, so the answer is kept."""
+    looked_up: list[str] = []
+    find = highlighting.find_lexer_class_by_name
+
+    def counted(name: str) -> object:
+        looked_up.append(name)
+        return find(name)
+
+    monkeypatch.setattr(highlighting, "find_lexer_class_by_name", counted)
+    monkeypatch.setattr(highlighting, "_READY", set())
+    monkeypatch.delattr(HaskellLexer, "_tokens", raising=False)
+    for _ in range(3):
+        assert highlighting.ready("no-such-language")
+        assert highlighting.ready("text")  # a lexer with no rules to build
+        assert not highlighting.ready("haskell")  # not built: asked again until it is
+    assert looked_up.count("no-such-language") == 1
+    assert looked_up.count("haskell") == 3

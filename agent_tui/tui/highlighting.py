@@ -21,15 +21,25 @@ COMMON = ("python", "bash", "javascript", "typescript", "json", "diff", "rust", 
 """Languages whose lexers are built once the app has started, before any is drawn."""
 
 
+_READY: set[str] = set()
+"""Languages found ready: a built lexer stays built, an unknown name stays unknown (and
+looking one up scans the installed packages' entry points, at every render)."""
+
+
 def ready(language: str) -> bool:
     """Whether `language`'s code can be highlighted without building its lexer."""
+    if language in _READY:
+        return True
     try:
         lexer = find_lexer_class_by_name(language)
     except ClassNotFound:
-        return True  # drawn without token colours either way
+        lexer = None  # drawn without token colours either way
     # pygments' RegexLexerMeta compiles the rules into the class's `_tokens` at its first
     # instance.
-    return not issubclass(lexer, RegexLexer) or "_tokens" in vars(lexer)
+    if lexer is None or not issubclass(lexer, RegexLexer) or "_tokens" in vars(lexer):
+        _READY.add(language)
+        return True
+    return False
 
 
 class Highlighting:
