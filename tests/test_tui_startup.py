@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 from pygments.lexers.haskell import HaskellLexer
+from rich.console import Console
+from rich.markdown import Markdown as RichMarkdown
 from textual.geometry import Region
 from textual.widgets import Static
 
@@ -25,7 +27,7 @@ from agent_tui.records import AssistantMessage, Session, TextPart, UserMessage
 from agent_tui.session.opening import Opened, engine_on
 from agent_tui.storage.db import Database
 from agent_tui.tool.base import AskPermission
-from agent_tui.tui import app_opening, highlighting
+from agent_tui.tui import app_opening, highlighting, markdown_render
 from agent_tui.tui.app import STARTING_HINT, AgentApp
 from agent_tui.tui.app_opening import FRONT_END
 from agent_tui.tui.conversation import BUILD_AGENT
@@ -332,7 +334,7 @@ async def test_the_first_page_draws_code_plain_until_its_lexer_is_built(
     plain — the same lines — and in its colours once the app has started and built it
     on a thread."""
     monkeypatch.delattr(HaskellLexer, "_tokens", raising=False)  # as in a new process
-    monkeypatch.setattr(highlighting, "_READY", set())
+    monkeypatch.setattr(highlighting, "_READY", {})
     code = 'main = putStrLn "hi"'
     gate = Gate(await _stored_session(f"Done:\n\n```haskell\n{code}\n```"))
     app = AgentApp(gate, first_page=app_opening.first_page(CONTINUE), continuing=True)
@@ -362,11 +364,21 @@ def test_a_language_found_ready_is_not_looked_up_again(monkeypatch: pytest.Monke
         return find(name)
 
     monkeypatch.setattr(highlighting, "find_lexer_class_by_name", counted)
-    monkeypatch.setattr(highlighting, "_READY", set())
+    monkeypatch.setattr(highlighting, "_READY", {})
     monkeypatch.delattr(HaskellLexer, "_tokens", raising=False)
     for _ in range(3):
-        assert highlighting.ready("no-such-language")
-        assert highlighting.ready("text")  # a lexer with no rules to build
-        assert not highlighting.ready("haskell")  # not built: asked again until it is
+        assert highlighting.ready("no-such-language") == "text"  # rich's own fallback
+        assert highlighting.ready("text") == "text"  # a lexer with no rules to build
+        assert highlighting.ready("haskell") is None  # not built: asked again until it is
     assert looked_up.count("no-such-language") == 1
     assert looked_up.count("haskell") == 3
+
+
+def test_code_in_a_language_pygments_does_not_know_is_drawn_as_rich_draws_it() -> None:
+    """rich falls back to the "text" lexer for such a name: so does the app, without
+    looking the name up again at every render."""
+    text = "```no-such-language\nx = [1, 2]\n```\n"
+    console = Console(width=40, color_system="truecolor", force_terminal=True)
+    ours = console.render_lines(markdown_render.render_markdown(text))
+    theirs = console.render_lines(RichMarkdown(text, code_theme=markdown_render.CODE_THEME))
+    assert ours == theirs

@@ -21,25 +21,28 @@ COMMON = ("python", "bash", "javascript", "typescript", "json", "diff", "rust", 
 """Languages whose lexers are built once the app has started, before any is drawn."""
 
 
-_READY: set[str] = set()
-"""Languages found ready: a built lexer stays built, an unknown name stays unknown (and
-looking one up scans the installed packages' entry points, at every render)."""
+_READY: dict[str, str] = {}
+"""Languages found ready, with the lexer to highlight them by: a built lexer stays built,
+and a name pygments does not know stays unknown (looking it up scans every installed
+package's entry points, at every render)."""
 
 
-def ready(language: str) -> bool:
-    """Whether `language`'s code can be highlighted without building its lexer."""
-    if language in _READY:
-        return True
+def ready(language: str) -> str | None:
+    """The lexer to highlight `language`'s code by now — "text", rich's own fallback, for a
+    name pygments does not know — or None while its lexer is not built."""
+    if (known := _READY.get(language)) is not None:
+        return known
     try:
         lexer = find_lexer_class_by_name(language)
     except ClassNotFound:
-        lexer = None  # drawn without token colours either way
+        _READY[language] = "text"
+        return "text"
     # pygments' RegexLexerMeta compiles the rules into the class's `_tokens` at its first
     # instance.
-    if lexer is None or not issubclass(lexer, RegexLexer) or "_tokens" in vars(lexer):
-        _READY.add(language)
-        return True
-    return False
+    if not issubclass(lexer, RegexLexer) or "_tokens" in vars(lexer):
+        _READY[language] = language
+        return language
+    return None
 
 
 class Highlighting:

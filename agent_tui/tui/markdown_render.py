@@ -17,15 +17,14 @@ _parser = MarkdownIt("commonmark").enable(["strikethrough", "table"])
 
 
 class _CodeBlock(CodeBlock):
-    """rich's code block, drawn plain while its language's lexer is not built
-    (`highlighting.py`)."""
+    """rich's code block, drawn plain while its language's lexer is not built, and by the
+    lexer `highlighting.ready` names (rich looks an unknown name up at every render)."""
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        if ready(self.lexer_name):
-            return super().__rich_console__(console, options)
-        HIGHLIGHTING.drawn_plain(self.lexer_name)
+        if (lexer := ready(self.lexer_name)) is None:
+            HIGHLIGHTING.drawn_plain(self.lexer_name)
         code = str(self.text).rstrip()
-        return [Syntax(code, "text", theme=self.theme, word_wrap=True, padding=1)]
+        return [Syntax(code, lexer or "text", theme=self.theme, word_wrap=True, padding=1)]
 
 
 class _Markdown(RichMarkdown):
