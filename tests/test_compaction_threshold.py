@@ -132,8 +132,13 @@ async def test_the_app_shows_the_threshold_and_the_auto_off_advice(
         assert "auto off" in str(app.query_one("#sidebar-compactions", Static).render())
         await type_and_send(pilot, "the huge question")
         await wait_for(pilot, lambda: app.chat.status == "idle" and app.query(".error"), "error")
-        # The step's error on the message; why nothing was compacted, in the notice.
-        _auto_off_advice(" ".join(str(n.message) for n in app._notifications))
+        # The step's error on the message; why nothing was compacted, in the notice (Textual
+        # adds a notification when it handles the message `notify` posts: waited for).
+        def notices() -> str:
+            return " ".join(str(n.message) for n in app._notifications)
+
+        await wait_for(pilot, lambda: "Nothing was compacted" in notices(), "the notice")
+        _auto_off_advice(notices())
     await app.db.close()
     assert not any(is_summary_request(r) for r in fake_llm.requests)
 
