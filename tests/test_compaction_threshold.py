@@ -132,6 +132,7 @@ async def test_the_app_shows_the_threshold_and_the_auto_off_advice(
         assert "auto off" in str(app.query_one("#sidebar-compactions", Static).render())
         await type_and_send(pilot, "the huge question")
         await wait_for(pilot, lambda: app.chat.status == "idle" and app.query(".error"), "error")
+
         # The step's error on the message; why nothing was compacted, in the notice (Textual
         # adds a notification when it handles the message `notify` posts: waited for).
         def notices() -> str:
