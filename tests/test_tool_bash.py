@@ -12,7 +12,9 @@ import pytest
 
 from agent_tui.config.settings import TruncationConfig
 from agent_tui.errors import PermissionDenied, ToolError
+from agent_tui.events import BackgroundCommand
 from agent_tui.tool import bash as bash_module
+from agent_tui.tool.background_lines import ending, killed_by
 from agent_tui.tool.base import ToolContext
 from agent_tui.tool.bash import BashParams, BashTool
 
@@ -113,7 +115,14 @@ async def test_non_utf8_output_is_replaced(ctx: ToolContext) -> None:
 async def test_killed_by_signal(ctx: ToolContext) -> None:
     result = await run(ctx, "kill -9 $$")
     assert result.metadata["exit_code"] == -9
-    assert "SIGKILL" in result.output
+    assert "Command was killed by SIGKILL.\nExit code: -9" in result.output
+
+
+def test_how_a_signal_ending_is_worded() -> None:
+    ended = {"status": "exited", "command": "x", "started": 0, "output_path": "out"}
+    assert ending(BackgroundCommand(id="b1", exit_code=-15, **ended)) == "killed by SIGTERM"
+    assert ending(BackgroundCommand(id="b2", exit_code=2, **ended)) == "exit 2"
+    assert killed_by(-99) == "killed by signal 99"
 
 
 @needs_pidfd

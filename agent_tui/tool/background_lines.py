@@ -32,17 +32,21 @@ def duration(ms: int) -> str:
     return f"{hours}h {minutes:02d}m"
 
 
+def killed_by(exit_code: int) -> str:
+    """'killed by SIGKILL' for a negative exit code (a process's return code when a signal
+    ended it), 'killed by signal 99' for a number that names no signal."""
+    try:
+        return f"killed by {signal.Signals(-exit_code).name}"
+    except ValueError:
+        return f"killed by signal {-exit_code}"
+
+
 def ending(info: BackgroundCommand) -> str:
     """How it ended: 'exit 0', 'exit 2', 'killed by SIGKILL', 'stopped'."""
     if info.status == "stopped":
         return "stopped"
     code = info.exit_code
-    if code is not None and code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exit {code}"
+    return killed_by(code) if code is not None and code < 0 else f"exit {code}"
 
 
 def state(info: BackgroundCommand, now: int) -> str:

@@ -28,6 +28,7 @@ from agent_tui import procs
 from agent_tui.errors import ToolError
 from agent_tui.ids import now_ms
 from agent_tui.secrets import ToolEnvironment
+from agent_tui.tool.background_lines import killed_by
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
 from agent_tui.tool.bash_output import OutputCapture
 from agent_tui.tool.escalation import after_sandbox
@@ -168,11 +169,7 @@ def _status_notes(outcome: Outcome, exit_code: int | None, timeout_ms: int) -> l
     if outcome == "interrupted":
         return ["Command was interrupted by the person."]
     if exit_code is not None and exit_code < 0:
-        try:
-            name = signal.Signals(-exit_code).name
-        except ValueError:
-            name = f"signal {-exit_code}"
-        return [f"Command was killed by {name}.", f"Exit code: {exit_code}"]
+        return [f"Command was {killed_by(exit_code)}.", f"Exit code: {exit_code}"]
     if exit_code:
         return [f"Exit code: {exit_code}"]
     return []
