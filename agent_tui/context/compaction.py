@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from agent_tui.aborting import unless_aborted
 from agent_tui.budget.overflow import fits
 from agent_tui.context import compaction_hooks, prepared
 from agent_tui.context.boundary import install, new_summary
@@ -103,17 +104,6 @@ def _summary_messages(
     else:
         messages.append({"role": "user", "content": final})
     return messages
-
-
-async def abortable(coro: Any, abort: asyncio.Event) -> Any:
-    task = asyncio.ensure_future(coro)
-    waiter = asyncio.ensure_future(abort.wait())
-    done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    waiter.cancel()
-    if task in done:
-        return task.result()
-    task.cancel()
-    return None
 
 
 async def process(
@@ -219,7 +209,7 @@ async def _summarise_in_chunks(
         )
 
     for chunk in chunks[:-1]:
-        earlier = await abortable(complete_text(request(chunk)), abort)
+        earlier = await unless_aborted(complete_text(request(chunk)), abort)
         if earlier is None:
             return "aborted"
     return await StepProcessor(ctx, summary, directory, abort, summary_model, run_tools=False).run(

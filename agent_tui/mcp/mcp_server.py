@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
 from agent_tui import procs
+from agent_tui.aborting import unless_aborted
 from agent_tui.config.settings import McpLocalConfig, McpRemoteConfig
 from agent_tui.errors import ConfigError, SandboxError
 from agent_tui.sandbox import SandboxPolicy, explain
@@ -171,24 +172,17 @@ class McpServer:
         fails, InterruptedError when `abort` is set first."""
         if (session := self._session) is None or self.state != "connected":
             raise RuntimeError(f"the server is not running ({self.state}). {self.error}".strip())
-        call = asyncio.create_task(session.call_tool(tool, arguments))
-        aborted = asyncio.create_task(abort.wait())
         try:
-            await asyncio.wait({call, aborted}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            aborted.cancel()
-            if not call.done():
-                call.cancel()  # done only once the loop runs it: not yet cancelled()
-        if call.cancelled() or not call.done():
-            raise InterruptedError("the call was interrupted")
-        try:
-            return call.result()
+            result = await unless_aborted(session.call_tool(tool, arguments), abort)
         except Exception as exc:
             if _connection_closed(exc):
                 self._fail("the server stopped")
                 self._stop.set()  # the owner task winds the connection down
                 raise RuntimeError(self.error) from exc
             raise RuntimeError(_describe(exc, self.timeout)) from exc
+        if result is None:
+            raise InterruptedError("the call was interrupted")
+        return result
 
     async def close(self) -> None:
         """Stop the server (a local one's process is terminated by the SDK)."""

@@ -7,6 +7,7 @@ import contextlib
 from pathlib import Path
 from typing import Literal
 
+from agent_tui.aborting import unless_aborted
 from agent_tui.budget.overflow import threshold_tokens, usable_tokens
 from agent_tui.budget.tokens import count_tokens, counter_for
 from agent_tui.engine_context import EngineContext
@@ -225,21 +226,9 @@ class StepProcessor:
         self.ready = []
 
     async def _stream_abortable(self, request: ModelRequest) -> StepFinish:
-        consume = asyncio.create_task(self._consume(request))
-        aborted = asyncio.create_task(self.abort.wait())
-        try:
-            done, _ = await asyncio.wait({consume, aborted}, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            consume.cancel()
-            aborted.cancel()
-            raise
-        if consume in done:
-            aborted.cancel()
-            return consume.result()
-        consume.cancel()
-        with contextlib.suppress(asyncio.CancelledError, ProviderError):
-            await consume
-        raise _Aborted()
+        if (finish := await unless_aborted(self._consume(request), self.abort)) is None:
+            raise _Aborted()
+        return finish
 
     async def _consume(self, request: ModelRequest) -> StepFinish:
         async for event in stream_model(request):

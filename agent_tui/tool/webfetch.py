@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from agent_tui.aborting import unless_aborted
 from agent_tui.errors import ToolError
 from agent_tui.tool.base import Tool, ToolContext, ToolResult
 from agent_tui.tool.files import looks_binary
@@ -137,16 +138,9 @@ async def _fetch_abortable(url: str, timeout: float, abort: asyncio.Event) -> Fe
 
     try:
         async with asyncio.timeout(timeout):
-            task = asyncio.ensure_future(fetch(url, timeout))
-            aborted = asyncio.ensure_future(abort.wait())
-            try:
-                await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                aborted.cancel()
-                task.cancel()  # nothing to a task that is done
-            if not task.done() or task.cancelled():
+            if (fetched := await unless_aborted(fetch(url, timeout), abort)) is None:
                 raise ToolError(f"Fetching {url} was interrupted.")
-            return task.result()
+            return fetched
     except (TimeoutError, httpx.TimeoutException) as exc:
         raise ToolError(f"Fetching {url} timed out after {timeout:g} seconds.") from exc
     except httpx.HTTPError as exc:
