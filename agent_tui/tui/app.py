@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from agent_tui.session.newest_page import Page
     from agent_tui.session.opening import Opened
     from agent_tui.tool.base import AskPermission, PermissionReply, PermissionRequest
-    from agent_tui.tui.highlighting import Highlighting
     from agent_tui.tui.tool_line import ToolLine
     from agent_tui.tui.user_message_view import UserMessageView
 
@@ -128,8 +127,6 @@ class AgentApp(App[int]):
         self.loaded = asyncio.Event()
         self._waiting: list[Callable[[], object]] = []
         """What was sent, run or pressed before `loaded`, in order."""
-        self._highlighting: Highlighting | None = None
-        """Builds lexers on a thread once the session is drawn (`highlighting.py`)."""
         self.bind(keys.interrupt, "interrupt", description="Interrupt")
         # Priority: the prompt's own ctrl+x (cut) must not swallow the leader.
         self._bindings.bind(keys.leader, "leader", "Leader", priority=True)
@@ -226,7 +223,6 @@ class AgentApp(App[int]):
         procs.reap_in_background()  # what a killed agent-tui left running (procs.py)
         if remote.current() is None:  # no provider process: litellm imports here
             preload_in_background()
-        self._highlighting = HIGHLIGHTING
         HIGHLIGHTING.start(partial(self.call_from_thread, self._rehighlight))
         self.run_worker(self._ask_window, exit_on_error=False)  # made when it runs
 
@@ -239,8 +235,9 @@ class AgentApp(App[int]):
                 view.rehighlight()
 
     def on_unmount(self) -> None:
-        if self._highlighting is not None:
-            self._highlighting.stop()
+        from agent_tui.tui.highlighting import HIGHLIGHTING
+
+        HIGHLIGHTING.stop()  # its thread redraws in this app no more
 
     async def _ask_window(self) -> None:
         """A local server's window, asked after the first frame: the welcome view and
