@@ -19,6 +19,10 @@ from tests import process_helpers
 from tests.fake_openai import FakeOpenAI
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+# The venv's bin first on PATH, as CI's activated venv has it: `python3` in the commands
+# the scenarios run is this interpreter, not a version manager's shim (pyenv's starts a
+# dozen shells: ~0.1 s a command, thousands of commands).
+os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
 
 pytest_plugins = ["tests.exit_guard"]  # a test that leaks a thread cannot hang the run
 
