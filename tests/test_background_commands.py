@@ -22,7 +22,8 @@ import pytest
 
 from agent_tui import procs
 from agent_tui.config.settings import TruncationConfig, load_config
-from agent_tui.events import BackgroundCommandsChanged, Event
+from agent_tui.events import BackgroundCommandsChanged, Event, PartUpdated
+from agent_tui.records import ToolPart
 from agent_tui.sandbox import probe
 from agent_tui.session.engine import Engine
 from agent_tui.tool.background import BackgroundCommands
@@ -211,8 +212,9 @@ async def test_a_bad_id_is_explained_and_a_read_after_the_end_needs_no_notice(
 ) -> None:
     write_config(isolated, fake_llm, sandbox=UNSANDBOXED)
     read = Call("task_output")
+    go = isolated / "go"
     fake_llm.script(
-        background("echo done here"),
+        background(f"while [ ! -e {go} ]; do sleep 0.05; done; echo done here"),
         ToolCalls([read, Call("task_stop", json.dumps({"task_id": "b000000"}))]),
         Text("ok"),
     )
@@ -222,6 +224,12 @@ async def test_a_bad_id_is_explained_and_a_read_after_the_end_needs_no_notice(
         def aim(event: Event) -> None:  # the id, as the model would have read it
             if isinstance(event, BackgroundCommandsChanged) and read.arguments == "{}":
                 read.arguments = json.dumps({"bash_id": event.commands[0].id})  # old name
+            # It ends while the read waits for it, never before the step that reads it
+            # was asked (an end before that would rightly be told to that step).
+            part = event.part if isinstance(event, PartUpdated) else None
+            if isinstance(part, ToolPart) and part.tool == "task_output":
+                if part.state.status == "running":
+                    go.touch()
 
         engine.subscribe(aim)
         # The read blocks until the command ends (Claude Code's default, block=true).
