@@ -81,6 +81,7 @@ async def test_the_apps_slash_commands_palette_and_help_carry_them(
         shown = help_text(app.prompt.commands, app.config.keybinds)
         for name, help in expected(APP).items():
             assert f"/{name}" in shown and help in shown, name
+    await app.db.close()
 
 
 async def test_acp_advertises_them(configured: FakeOpenAI, isolated: Path) -> None:
