@@ -4,7 +4,6 @@ fetch, an MCP call."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable
 from typing import TypeVar
 
@@ -24,6 +23,7 @@ async def unless_aborted(work: Awaitable[T], abort: asyncio.Event) -> T | None:
         task.cancel()  # nothing to a task that is done
     if task.done() and not task.cancelled():
         return task.result()
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        await task
+    await asyncio.wait({task})  # its cleanup; a cancellation of the caller still reaches it
+    if not task.cancelled():
+        task.exception()  # what work given up on raised is nobody's error
     return None

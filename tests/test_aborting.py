@@ -59,3 +59,24 @@ async def test_cancelling_the_caller_cancels_the_work() -> None:
     with pytest.raises(asyncio.CancelledError):
         await waiting
     await asyncio.wait_for(cancelled.wait(), 10)
+
+
+async def test_cancelling_the_caller_during_the_cleanup_is_not_swallowed() -> None:
+    abort, started, cleaning, release = (asyncio.Event() for _ in range(4))
+
+    async def slow() -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            cleaning.set()
+            await release.wait()  # a slow cleanup: the caller is cancelled meanwhile
+
+    waiting = asyncio.create_task(unless_aborted(slow(), abort))
+    await started.wait()
+    abort.set()
+    await cleaning.wait()
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    release.set()
