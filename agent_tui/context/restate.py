@@ -32,9 +32,9 @@ def choose_restated(
     kept whole while the budget allows (what does not fit is left to the summary)."""
     chosen: list[str] = []
     used = 0
-    for text in [*reversed(person_texts(span)), *earlier]:
+    for text in dict.fromkeys([*reversed(person_texts(span)), *earlier]):  # each once
         size = count_tokens(text, model) + MESSAGE_OVERHEAD_TOKENS
-        if text not in chosen and used + size <= budget:
+        if used + size <= budget:
             chosen.append(text)
             used += size
     return chosen
